@@ -1,0 +1,587 @@
+// Generated from constructs/app/spec.ts by constructs/schema/codegen.ts (npm run codegen). Do not edit.
+import type { k8s } from 'cdk8s-plus-28';
+
+/**
+ * One application: a Deployment, and a Service when it has ports, with the companions (autoscaler,
+ * disruption budget) it asks for.
+ */
+export interface AppSpec {
+  /**
+   * The container image, e.g. "nginx:1.27" or a digest reference.
+   */
+  readonly image: string;
+  /**
+   * Desired pods. Ignored while autoscaling is set.
+   * @default 1
+   */
+  readonly replicas?: number;
+  /**
+   * Overrides the image entrypoint.
+   * @default - the image entrypoint
+   */
+  readonly command?: readonly string[];
+  /**
+   * Arguments to the entrypoint.
+   * @default - the image cmd
+   */
+  readonly args?: readonly string[];
+  /**
+   * Environment variables of the main container.
+   * @default - none
+   */
+  readonly env?: readonly EnvVar[];
+  /**
+   * Ports the application listens on. With none, no Service is rendered.
+   * @default - none
+   */
+  readonly ports?: readonly AppPort[];
+  /**
+   * How the Service is exposed.
+   * @default "ClusterIP"
+   */
+  readonly serviceType?: "ClusterIP" | "NodePort" | "LoadBalancer";
+  /**
+   * Compute resources of the main container. When set, exactly these requests and limits are used. A
+   * CPU limit is not set by default: it throttles without protecting anything.
+   * @default {"requests":{"cpu":"100m","memory":"128Mi"},"limits":{"memory":"256Mi"}}
+   */
+  readonly resources?: ResourceRequirements;
+  /**
+   * Restart the container when this fails.
+   * @default - no liveness probe
+   */
+  readonly livenessProbe?: Probe;
+  /**
+   * Take the pod out of the Service while this fails.
+   * @default - no readiness probe
+   */
+  readonly readinessProbe?: Probe;
+  /**
+   * A HorizontalPodAutoscaler for the Deployment. When set, the Deployment leaves replicas to the
+   * autoscaler.
+   * @default - none
+   */
+  readonly autoscaling?: AppAutoscaling;
+  /**
+   * Labels added to every rendered object and to the pod template (never to selectors). Keys under
+   * app.kubernetes.io/ are reserved.
+   * @default - none
+   */
+  readonly labels?: Readonly<Record<string, string>>;
+  /**
+   * Annotations added to every rendered object and to the pod template.
+   * @default - none
+   */
+  readonly annotations?: Readonly<Record<string, string>>;
+  /**
+   * The ServiceAccount the pods run as.
+   * @default - the namespace default, with no API token mounted
+   */
+  readonly serviceAccountName?: string;
+  /**
+   * When the kubelet pulls the image.
+   * @default "IfNotPresent"
+   */
+  readonly imagePullPolicy?: "Always" | "IfNotPresent" | "Never";
+  /**
+   * Secrets holding registry credentials.
+   * @default - none
+   */
+  readonly imagePullSecrets?: readonly string[];
+  /**
+   * Who the container runs as. The default passes the Pod Security "restricted" profile; an image
+   * that must run as root says so explicitly with runAsNonRoot: false and runAsUser: 0.
+   * @default - uid and gid 65532, non-root, no privilege escalation, all capabilities dropped, seccomp RuntimeDefault
+   */
+  readonly securityContext?: AppSecurityContext;
+  /**
+   * Node labels a pod requires (nodeSelector).
+   * @default - none
+   */
+  readonly nodeSelector?: Readonly<Record<string, string>>;
+  /**
+   * Tolerations of the pods, as in a PodSpec (validated by the API server when the workload is
+   * applied).
+   * @default - none
+   */
+  readonly tolerations?: readonly k8s.Toleration[];
+  /**
+   * Affinity of the pods, as in a PodSpec (validated by the API server when the workload is
+   * applied).
+   * @default - a preferred anti-affinity that spreads replicas across nodes
+   */
+  readonly affinity?: k8s.Affinity;
+}
+
+/** {@link AppSpec} with every default applied. */
+export interface ResolvedAppSpec {
+  readonly image: string;
+  readonly replicas: number;
+  readonly command?: readonly string[];
+  readonly args?: readonly string[];
+  readonly env?: readonly ResolvedEnvVar[];
+  readonly ports?: readonly ResolvedAppPort[];
+  readonly serviceType: "ClusterIP" | "NodePort" | "LoadBalancer";
+  readonly resources: ResolvedResourceRequirements;
+  readonly livenessProbe?: ResolvedProbe;
+  readonly readinessProbe?: ResolvedProbe;
+  readonly autoscaling?: ResolvedAppAutoscaling;
+  readonly labels?: Readonly<Record<string, string>>;
+  readonly annotations?: Readonly<Record<string, string>>;
+  readonly serviceAccountName?: string;
+  readonly imagePullPolicy: "Always" | "IfNotPresent" | "Never";
+  readonly imagePullSecrets?: readonly string[];
+  readonly securityContext: ResolvedAppSecurityContext;
+  readonly nodeSelector?: Readonly<Record<string, string>>;
+  readonly tolerations?: readonly k8s.Toleration[];
+  readonly affinity?: k8s.Affinity;
+}
+
+/**
+ * An environment variable: a literal value, or a reference to a Secret or ConfigMap key.
+ */
+export interface EnvVar {
+  /**
+   * Name of the variable.
+   */
+  readonly name: string;
+  /**
+   * A literal value. Never put a password here: use valueFrom.secretKeyRef.
+   * @default - none
+   */
+  readonly value?: string;
+  /**
+   * Where the value comes from.
+   * @default - none
+   */
+  readonly valueFrom?: EnvVarSource;
+}
+
+/** {@link EnvVar} with every default applied. */
+export interface ResolvedEnvVar {
+  readonly name: string;
+  readonly value?: string;
+  readonly valueFrom?: ResolvedEnvVarSource;
+}
+
+/**
+ * Where the value comes from.
+ */
+export interface EnvVarSource {
+  /**
+   * Selects a key of a Secret.
+   * @default - none
+   */
+  readonly secretKeyRef?: SecretKeySelector;
+  /**
+   * Selects a key of a ConfigMap.
+   * @default - none
+   */
+  readonly configMapKeyRef?: ConfigMapKeySelector;
+}
+
+/** {@link EnvVarSource} with every default applied. */
+export interface ResolvedEnvVarSource {
+  readonly secretKeyRef?: ResolvedSecretKeySelector;
+  readonly configMapKeyRef?: ResolvedConfigMapKeySelector;
+}
+
+/**
+ * Selects a key of a Secret.
+ */
+export interface SecretKeySelector {
+  /**
+   * Name of the Secret in the same namespace.
+   */
+  readonly name: string;
+  /**
+   * The key within the Secret.
+   */
+  readonly key: string;
+  /**
+   * Whether the container may start when the Secret or key is missing.
+   * @default - false
+   */
+  readonly optional?: boolean;
+}
+
+/** {@link SecretKeySelector} with every default applied. */
+export interface ResolvedSecretKeySelector {
+  readonly name: string;
+  readonly key: string;
+  readonly optional?: boolean;
+}
+
+/**
+ * Selects a key of a ConfigMap.
+ */
+export interface ConfigMapKeySelector {
+  /**
+   * Name of the ConfigMap in the same namespace.
+   */
+  readonly name: string;
+  /**
+   * The key within the ConfigMap.
+   */
+  readonly key: string;
+  /**
+   * Whether the container may start when the ConfigMap or key is missing.
+   * @default - false
+   */
+  readonly optional?: boolean;
+}
+
+/** {@link ConfigMapKeySelector} with every default applied. */
+export interface ResolvedConfigMapKeySelector {
+  readonly name: string;
+  readonly key: string;
+  readonly optional?: boolean;
+}
+
+/**
+ * A port the application listens on, exposed by the Service.
+ */
+export interface AppPort {
+  /**
+   * Port name (unique; what probes and other objects refer to).
+   */
+  readonly name: string;
+  /**
+   * The port the Service exposes.
+   */
+  readonly port: number;
+  /**
+   * The port the container listens on.
+   * @default - the same as port
+   */
+  readonly targetPort?: number;
+  /**
+   * Transport protocol.
+   * @default "TCP"
+   */
+  readonly protocol?: "TCP" | "UDP" | "SCTP";
+}
+
+/** {@link AppPort} with every default applied. */
+export interface ResolvedAppPort {
+  readonly name: string;
+  readonly port: number;
+  readonly targetPort?: number;
+  readonly protocol: "TCP" | "UDP" | "SCTP";
+}
+
+/**
+ * Compute resources of the main container. When set, exactly these requests and limits are used. A
+ * CPU limit is not set by default: it throttles without protecting anything.
+ */
+export interface ResourceRequirements {
+  /**
+   * What the scheduler reserves for the container.
+   * @default - none
+   */
+  readonly requests?: ResourceList;
+  /**
+   * The most the container may use.
+   * @default - none
+   */
+  readonly limits?: ResourceList;
+}
+
+/** {@link ResourceRequirements} with every default applied. */
+export interface ResolvedResourceRequirements {
+  readonly requests?: ResolvedResourceList;
+  readonly limits?: ResolvedResourceList;
+}
+
+/**
+ * What the scheduler reserves for the container.
+ */
+export interface ResourceList {
+  /**
+   * CPU, in cores, e.g. "250m" or 1.
+   * @default - none
+   */
+  readonly cpu?: string | number;
+  /**
+   * Memory, in bytes, e.g. "256Mi".
+   * @default - none
+   */
+  readonly memory?: string | number;
+}
+
+/** {@link ResourceList} with every default applied. */
+export interface ResolvedResourceList {
+  readonly cpu?: string | number;
+  readonly memory?: string | number;
+}
+
+/**
+ * Restart the container when this fails.
+ */
+export interface Probe {
+  /**
+   * An HTTP GET that must answer 200-399.
+   * @default - none
+   */
+  readonly httpGet?: HttpGetAction;
+  /**
+   * A TCP connection that must open.
+   * @default - none
+   */
+  readonly tcpSocket?: TcpSocketAction;
+  /**
+   * A command that must exit 0.
+   * @default - none
+   */
+  readonly exec?: ExecAction;
+  /**
+   * Seconds after start before the first check.
+   * @default 0
+   */
+  readonly initialDelaySeconds?: number;
+  /**
+   * Seconds between checks.
+   * @default 10
+   */
+  readonly periodSeconds?: number;
+  /**
+   * Seconds a check may take.
+   * @default 1
+   */
+  readonly timeoutSeconds?: number;
+  /**
+   * Failed checks in a row that count as a failure.
+   * @default 3
+   */
+  readonly failureThreshold?: number;
+}
+
+/** {@link Probe} with every default applied. */
+export interface ResolvedProbe {
+  readonly httpGet?: ResolvedHttpGetAction;
+  readonly tcpSocket?: ResolvedTcpSocketAction;
+  readonly exec?: ResolvedExecAction;
+  readonly initialDelaySeconds: number;
+  readonly periodSeconds: number;
+  readonly timeoutSeconds: number;
+  readonly failureThreshold: number;
+}
+
+/**
+ * An HTTP GET that must answer 200-399.
+ */
+export interface HttpGetAction {
+  /**
+   * Path to request.
+   * @default "/"
+   */
+  readonly path?: string;
+  /**
+   * Container port number or name.
+   */
+  readonly port: number | string;
+  /**
+   * HTTP or HTTPS.
+   * @default "HTTP"
+   */
+  readonly scheme?: "HTTP" | "HTTPS";
+}
+
+/** {@link HttpGetAction} with every default applied. */
+export interface ResolvedHttpGetAction {
+  readonly path: string;
+  readonly port: number | string;
+  readonly scheme: "HTTP" | "HTTPS";
+}
+
+/**
+ * A TCP connection that must open.
+ */
+export interface TcpSocketAction {
+  /**
+   * Container port number or name.
+   */
+  readonly port: number | string;
+}
+
+/** {@link TcpSocketAction} with every default applied. */
+export interface ResolvedTcpSocketAction {
+  readonly port: number | string;
+}
+
+/**
+ * A command that must exit 0.
+ */
+export interface ExecAction {
+  /**
+   * The command and its arguments (no shell).
+   */
+  readonly command: readonly string[];
+}
+
+/** {@link ExecAction} with every default applied. */
+export interface ResolvedExecAction {
+  readonly command: readonly string[];
+}
+
+/**
+ * A HorizontalPodAutoscaler for the Deployment. When set, the Deployment leaves replicas to the
+ * autoscaler.
+ */
+export interface AppAutoscaling {
+  /**
+   * The fewest replicas.
+   * @default 1
+   */
+  readonly minReplicas?: number;
+  /**
+   * The most replicas.
+   */
+  readonly maxReplicas: number;
+  /**
+   * Average CPU use, in percent of requests, to aim for.
+   * @default 80
+   */
+  readonly targetCPUUtilizationPercent?: number;
+  /**
+   * Average memory use, in percent of requests, to aim for.
+   * @default - memory is not a target
+   */
+  readonly targetMemoryUtilizationPercent?: number;
+}
+
+/** {@link AppAutoscaling} with every default applied. */
+export interface ResolvedAppAutoscaling {
+  readonly minReplicas: number;
+  readonly maxReplicas: number;
+  readonly targetCPUUtilizationPercent: number;
+  readonly targetMemoryUtilizationPercent?: number;
+}
+
+/**
+ * Who the container runs as. The default passes the Pod Security "restricted" profile; an image
+ * that must run as root says so explicitly with runAsNonRoot: false and runAsUser: 0.
+ */
+export interface AppSecurityContext {
+  /**
+   * The uid the container runs as.
+   * @default 65532
+   */
+  readonly runAsUser?: number;
+  /**
+   * The gid the container runs as.
+   * @default 65532
+   */
+  readonly runAsGroup?: number;
+  /**
+   * The group that owns mounted volumes.
+   * @default - not set
+   */
+  readonly fsGroup?: number;
+  /**
+   * Refuse to start a container that would run as uid 0.
+   * @default true
+   */
+  readonly runAsNonRoot?: boolean;
+  /**
+   * Mount the image read-only (a writable /tmp is always mounted).
+   * @default false
+   */
+  readonly readOnlyRootFilesystem?: boolean;
+}
+
+/** {@link AppSecurityContext} with every default applied. */
+export interface ResolvedAppSecurityContext {
+  readonly runAsUser: number;
+  readonly runAsGroup: number;
+  readonly fsGroup?: number;
+  readonly runAsNonRoot: boolean;
+  readonly readOnlyRootFilesystem: boolean;
+}
+
+/**
+ * What the controller last observed.
+ */
+export interface AppStatus {
+  /**
+   * The metadata.generation this status describes.
+   * @default - none
+   */
+  readonly observedGeneration?: number;
+  /**
+   * Conditions Ready, Progressing and Degraded.
+   * @default - none
+   */
+  readonly conditions?: readonly Condition[];
+  /**
+   * Pods of the Deployment.
+   * @default - none
+   */
+  readonly replicas?: number;
+  /**
+   * Pods that are ready.
+   * @default - none
+   */
+  readonly readyReplicas?: number;
+  /**
+   * The label selector of the pods (for the scale subresource).
+   * @default - none
+   */
+  readonly selector?: string;
+  /**
+   * Where clients connect: the Service DNS name and first port.
+   * @default - none
+   */
+  readonly endpoint?: string;
+}
+
+/** {@link AppStatus} with every default applied. */
+export interface ResolvedAppStatus {
+  readonly observedGeneration?: number;
+  readonly conditions?: readonly ResolvedCondition[];
+  readonly replicas?: number;
+  readonly readyReplicas?: number;
+  readonly selector?: string;
+  readonly endpoint?: string;
+}
+
+/**
+ * One aspect of the current state (metav1.Condition).
+ */
+export interface Condition {
+  /**
+   * Ready, Progressing or Degraded.
+   */
+  readonly type: string;
+  /**
+   * True, False or Unknown.
+   */
+  readonly status: "True" | "False" | "Unknown";
+  /**
+   * The metadata.generation this condition was set from.
+   * @default - none
+   */
+  readonly observedGeneration?: number;
+  /**
+   * When status last changed (RFC 3339).
+   */
+  readonly lastTransitionTime: string;
+  /**
+   * A CamelCase reason for the last transition.
+   */
+  readonly reason: string;
+  /**
+   * A human-readable explanation.
+   */
+  readonly message: string;
+}
+
+/** {@link Condition} with every default applied. */
+export interface ResolvedCondition {
+  readonly type: string;
+  readonly status: "True" | "False" | "Unknown";
+  readonly observedGeneration?: number;
+  readonly lastTransitionTime: string;
+  readonly reason: string;
+  readonly message: string;
+}

@@ -1,0 +1,93 @@
+// The fixed facts of a MySQLCluster's layout that the TypeScript and the shell scripts must agree on:
+// names derived from the cluster name, paths inside the containers, ports, identities, Secret keys.
+import { selectorLabels } from '../common/metadata.js';
+
+/** app.kubernetes.io/name of everything a MySQLCluster renders. */
+export const APP_NAME = 'mysql';
+/** Components (app.kubernetes.io/component): database pods and backup pods must never select each other. */
+export const DATABASE_COMPONENT = 'database';
+export const BACKUP_COMPONENT = 'backup';
+
+export const MYSQL_PORT = 3306;
+export const MYSQL_PORT_NAME = 'mysql';
+
+/** The mysql user and group of the official image: the data files on existing volumes belong to them. */
+export const MYSQL_UID = 999;
+
+/** server_id = offset + ordinal: unique per member and never 0 (a server_id of 0 refuses to replicate). */
+export const SERVER_ID_OFFSET = 100;
+
+/** The keys of the credentials Secret. */
+export const SECRET_KEYS = { rootPassword: 'root-password', replicationPassword: 'replication-password' } as const;
+
+/** The account replicas (and clones) connect to the primary as. */
+export const REPLICATION_USER = 'replication';
+
+/** The pod template annotation that changes whenever my.cnf or the scripts change, so that pods roll. */
+export const CONFIG_HASH_ANNOTATION = 'recon8s.dev/config-hash';
+
+/** The data directory's name within the data volume. */
+export const DATA_DIR_NAME = 'data';
+
+/** Paths inside the containers. The root file system is read-only; every writable path is a volume. */
+export const PATHS = {
+  /** The data volume. The data directory is a subdirectory, so that a file system's lost+found never
+   * sits in it and a clone can be staged next to it and renamed into place atomically. */
+  dataVolume: '/var/lib/mysql',
+  dataDir: `/var/lib/mysql/${DATA_DIR_NAME}`,
+  /** Socket and pid file (an emptyDir). */
+  run: '/var/run/mysqld',
+  socket: '/var/run/mysqld/mysqld.sock',
+  pidFile: '/var/run/mysqld/mysqld.pid',
+  tmp: '/tmp',
+  /** The rendered my.cnf (the config ConfigMap, read-only). */
+  config: '/etc/mysql/recon8s',
+  myCnf: '/etc/mysql/recon8s/my.cnf',
+  /** Per-member settings written at pod start (an emptyDir), included from my.cnf. */
+  memberConfig: '/etc/mysql/recon8s.d',
+  /** The scripts ConfigMap, read-only. */
+  scripts: '/opt/recon8s',
+  /** Where the backup job mounts the backup volume. */
+  backup: '/backup',
+} as const;
+
+/** Everything named after a MySQLCluster. Names are stable: clients use the Service names, and a
+ * StatefulSet's serviceName and selector are immutable. */
+export interface MySQLClusterNames {
+  readonly cluster: string;
+  readonly statefulSet: string;
+  /** Governs the pods' DNS names: <cluster>-N.<headless>. Named "-headless" so that nobody mistakes it
+   * for a load-balanced endpoint (its DNS name answers with every member, read-only replicas included). */
+  readonly headlessService: string;
+  readonly primaryService: string;
+  readonly replicasService: string;
+  readonly config: string;
+  readonly scripts: string;
+  readonly disruptionBudget: string;
+  readonly backup: string;
+  readonly credentialsSecret: string;
+  /** The primary's stable DNS name within the namespace (ordinal 0 is always the primary). */
+  readonly primaryHost: string;
+}
+
+export function clusterNames(cluster: string, credentialsSecretName?: string): MySQLClusterNames {
+  const headlessService = `${cluster}-headless`;
+  return {
+    cluster,
+    statefulSet: cluster,
+    headlessService,
+    primaryService: `${cluster}-primary`,
+    replicasService: `${cluster}-replicas`,
+    config: `${cluster}-config`,
+    scripts: `${cluster}-scripts`,
+    disruptionBudget: cluster,
+    backup: `${cluster}-backup`,
+    credentialsSecret: credentialsSecretName ?? `${cluster}-credentials`,
+    primaryHost: `${cluster}-0.${headlessService}`,
+  };
+}
+
+/** The labels the database pods are selected by (StatefulSet, Services, PodDisruptionBudget). */
+export function databaseSelector(cluster: string): Record<string, string> {
+  return selectorLabels({ name: APP_NAME, instance: cluster, component: DATABASE_COMPONENT });
+}

@@ -1,0 +1,58 @@
+// The my.cnf every member shares. Only options valid on both MySQL 8.4 and 9.7 are emitted, and
+// nothing that is already the default there (binlog_format is deprecated and ROW by default;
+// log_replica_updates is ON by default).
+import { MYSQL_PORT, PATHS } from './layout.js';
+
+/** The options recon8s sets, in the order they are written. Identity and role are per member (see init-config.sh). */
+const MANAGED_OPTIONS: readonly (readonly [string, string])[] = [
+  // The data directory is a subdirectory of the volume; socket and pid live on an emptyDir, since
+  // the root file system is read-only.
+  ['datadir', PATHS.dataDir],
+  ['socket', PATHS.socket],
+  ['pid_file', PATHS.pidFile],
+  ['tmpdir', PATHS.tmp],
+  // No server-side file import/export: nothing on the read-only root file system could be written.
+  ['secure_file_priv', 'NULL'],
+  ['port', String(MYSQL_PORT)],
+  ['bind_address', '*'],
+  // Reverse DNS of pod IPs is slow and meaningless; accounts are matched by '%'.
+  ['skip_name_resolve', 'ON'],
+  // GTID replication: replicas find their position by GTID (SOURCE_AUTO_POSITION), never by file offsets.
+  ['log_bin', 'binlog'],
+  // Named explicitly: the default relay log name contains the host name.
+  ['relay_log', 'relay-bin'],
+  ['gtid_mode', 'ON'],
+  ['enforce_gtid_consistency', 'ON'],
+  // A replica that crashed discards its relay log and fetches again from the primary: crash-safe.
+  ['relay_log_recovery', 'ON'],
+  // Replication is started deliberately by the replication sidecar once mysqld is up, with the
+  // current source and credentials, never implicitly from whatever the data directory remembers.
+  ['skip_replica_start', 'ON'],
+  // New replicas are provisioned by cloning the primary; donor and recipient both need the plugin.
+  ['plugin_load_add', 'mysql_clone.so'],
+];
+
+/** The shared my.cnf: recon8s' options, then the user's (sorted by key), then the per-member directory. */
+export function renderMyCnf(clusterName: string, userOptions: Readonly<Record<string, string>> = {}): string {
+  const user = Object.keys(userOptions).sort().map((k) => `${k}=${cnfValue(userOptions[k] ?? '')}`);
+  return [
+    `# my.cnf of MySQLCluster "${clusterName}", rendered by recon8s.`,
+    '# server_id, report_host, read_only and super_read_only differ per member: init-config writes them',
+    `# at pod start into ${PATHS.memberConfig}/, included at the end.`,
+    '[mysqld]',
+    ...MANAGED_OPTIONS.map(([k, v]) => `${k}=${v}`),
+    ...(user.length > 0 ? ['', '# spec.mysqlConf', ...user] : []),
+    '',
+    `!includedir ${PATHS.memberConfig}`,
+    '',
+  ].join('\n');
+}
+
+/**
+ * A value as mysqld's option-file reader (mysys/my_default.cc) gives it back: a value with a comment
+ * character, a quote, a backslash or surrounding blanks is double-quoted with \\ and \" escaped.
+ */
+export function cnfValue(value: string): string {
+  if (!/[#"'\\]|^\s|\s$/.test(value)) return value;
+  return `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+}

@@ -1,0 +1,83 @@
+import type { k8s } from 'cdk8s-plus-28';
+import { Construct } from 'constructs';
+import { resolveSpec } from '../schema/kind.js';
+import { backupCronJob } from './backup.js';
+import { configMaps } from './config-maps.js';
+import { clusterContext } from './context.js';
+import { disruptionBudget } from './disruption-budget.js';
+import { MYSQL_PORT, databaseSelector } from './layout.js';
+import { services } from './services.js';
+import { MYSQL_CLUSTER } from './spec.js';
+import type { MySQLClusterSpec, ResolvedMySQLClusterSpec } from './spec.generated.js';
+import { statefulSet } from './statefulset.js';
+
+export type MySQLClusterProps = MySQLClusterSpec;
+
+/**
+ * A MySQL cluster: one writable primary (the StatefulSet's ordinal 0) and `replicas - 1` read-only
+ * replicas that follow it by GTID replication. New replicas are provisioned by cloning the primary.
+ *
+ * The construct id is the cluster's name, from which every object's name is derived: the
+ * StatefulSet `<name>`, the Services `<name>-headless` (members are `<name>-N.<name>-headless`),
+ * `<name>-primary` (writes: only ever ordinal 0) and `<name>-replicas` (reads: every ready member,
+ * the primary included, since a selector cannot leave out one ordinal), the ConfigMaps
+ * `<name>-config` and `<name>-scripts`, the PodDisruptionBudget `<name>` and, with `backup`, the
+ * CronJob `<name>-backup`. Objects get the chart's namespace.
+ *
+ * Passwords never appear in props or in the output: the pods read them from the Secret named by
+ * {@link MySQLCluster.credentialsSecretName} (keys `root-password` and `replication-password`). This
+ * construct does not render that Secret, since a pure construct cannot generate a password: the
+ * recon8s controller creates it once for a MySQLCluster resource, and a cdk8s user creates it
+ * beforehand (e.g. `kubectl create secret generic <name>-credentials --from-literal=root-password=...
+ * --from-literal=replication-password=...`). The pods wait for it.
+ *
+ * The primary's volume is the source of truth: it is never re-created from a replica. There is no
+ * automatic failover; while ordinal 0 is down, writes are unavailable and reads continue.
+ */
+export class MySQLCluster extends Construct {
+  /** The props with every default applied. */
+  readonly spec: ResolvedMySQLClusterSpec;
+  readonly statefulSet: k8s.KubeStatefulSet;
+  readonly headlessService: k8s.KubeService;
+  readonly primaryService: k8s.KubeService;
+  readonly replicasService: k8s.KubeService;
+  /** my.cnf. */
+  readonly config: k8s.KubeConfigMap;
+  /** The scripts the init containers, the sidecar, the readiness probe and the backup job run. */
+  readonly scripts: k8s.KubeConfigMap;
+  readonly disruptionBudget: k8s.KubePodDisruptionBudget;
+  /** The backup CronJob, when `backup` is set. */
+  readonly backup?: k8s.KubeCronJob;
+  /** Name of the Secret with root-password and replication-password (spec.credentialsSecretName ?? `${name}-credentials`). */
+  readonly credentialsSecretName: string;
+  /** Host:port for writes, within the namespace. */
+  readonly primaryEndpoint: string;
+  /** Host:port for reads, within the namespace. */
+  readonly replicasEndpoint: string;
+  /** The labels the members are selected by. */
+  readonly podSelector: Readonly<Record<string, string>>;
+
+  /** @throws InvalidSpecError listing every problem, when the name or the props are invalid. */
+  constructor(scope: Construct, id: string, props: MySQLClusterProps = {}) {
+    // Validate before the construct exists: an invalid spec must leave nothing half-built behind.
+    const spec = resolveSpec<ResolvedMySQLClusterSpec>(MYSQL_CLUSTER, id, props);
+    super(scope, id);
+    this.spec = spec;
+    const ctx = clusterContext(id, spec);
+    this.credentialsSecretName = ctx.names.credentialsSecret;
+    this.primaryEndpoint = `${ctx.names.primaryService}:${MYSQL_PORT}`;
+    this.replicasEndpoint = `${ctx.names.replicasService}:${MYSQL_PORT}`;
+    this.podSelector = databaseSelector(id);
+
+    const maps = configMaps(this, ctx);
+    this.config = maps.config;
+    this.scripts = maps.scripts;
+    const svc = services(this, ctx);
+    this.headlessService = svc.headless;
+    this.primaryService = svc.primary;
+    this.replicasService = svc.replicas;
+    this.statefulSet = statefulSet(this, ctx, maps.hash);
+    this.disruptionBudget = disruptionBudget(this, ctx);
+    if (spec.backup) this.backup = backupCronJob(this, ctx, spec.backup);
+  }
+}

@@ -1,0 +1,240 @@
+// The shell scripts that run in the database pods, shipped in the scripts ConfigMap and run with the
+// image's bash. Rules for all of them: never `set -x` (it would print passwords); passwords reach
+// mysql clients through --defaults-extra-file=<(...) (a pipe: never argv, which ps shows, and never a
+// file on disk) and SQL text through stdin; every script is idempotent, since any of them may be
+// run again after a restart at any point.
+import { BOOTSTRAP_SH } from './bootstrap-script.js';
+import { BACKUP_SH } from './backup-script.js';
+import { MYSQL_PORT, PATHS, REPLICATION_USER, SERVER_ID_OFFSET } from './layout.js';
+import { sh } from './shell.js';
+
+/** Functions the other scripts source. */
+export const COMMON_SH = sh`# recon8s: functions sourced by the other scripts. Never enable xtrace: it would print passwords.
+export LC_ALL=C TZ=UTC
+readonly RECON8S_SOCKET=${PATHS.socket}
+
+log() {
+  printf '%(%Y-%m-%dT%H:%M:%SZ)T recon8s %s: %s\n' -1 "\${0##*/}" "$*" >&2
+}
+
+die() {
+  log "$*"
+  exit 1
+}
+
+# Fails unless every variable named is set and not empty.
+require_env() {
+  local name
+  for name in "$@"; do
+    [[ -n \${!name:-} ]] || die "the environment variable $name is not set"
+  done
+}
+
+# This pod's name: the StatefulSet names its pods (and their host names) <cluster>-<ordinal>.
+member_name() {
+  printf '%s' "\${POD_NAME:-\${HOSTNAME:-}}"
+}
+
+# The StatefulSet ordinal of this pod. Ordinal 0 is the primary, every other member a replica.
+member_ordinal() {
+  local pod ordinal
+  pod=$(member_name)
+  ordinal=\${pod##*-}
+  [[ $pod == *-* && $ordinal =~ ^[0-9]+$ ]] || die "cannot derive a StatefulSet ordinal from the pod name '$pod'"
+  printf '%d' "$((10#$ordinal))"
+}
+
+# An option-file value, double-quoted and escaped the way mysys/my_default.cc reads it back.
+cnf_quote() {
+  local s=$1 bs='\' dq='"'
+  s=\${s//"$bs"/"$bs$bs"}
+  s=\${s//"$dq"/"$bs$dq"}
+  s=\${s//$'\n'/"\${bs}n"}
+  s=\${s//$'\r'/"\${bs}r"}
+  s=\${s//$'\t'/"\${bs}t"}
+  printf '"%s"' "$s"
+}
+
+# A SQL string literal. Sessions that use it run SET SESSION sql_mode = '' first, so that backslash
+# escapes are on whatever the server's sql_mode (NO_BACKSLASH_ESCAPES) says.
+sql_quote() {
+  local s=$1 bs='\' sq="'"
+  s=\${s//"$bs"/"$bs$bs"}
+  s=\${s//"$sq"/"$bs$sq"}
+  printf "'%s'" "$s"
+}
+
+# Client credentials, for --defaults-extra-file=<(client_cnf USER PASSWORD).
+client_cnf() {
+  printf '%s\n' '[client]' "user=$1" "password=$(cnf_quote "$2")"
+}
+
+# Runs SQL (from -e or stdin) as root over the local socket and prints bare tab-separated rows.
+local_sql() {
+  mysql --defaults-extra-file=<(client_cnf root "$MYSQL_ROOT_PASSWORD") --socket="$RECON8S_SOCKET" \
+    --batch --skip-column-names "$@"
+}
+`;
+
+/** Init container 1: writes this member's identity, since one pod template serves every ordinal. */
+export const INIT_CONFIG_SH = sh`#!/bin/bash
+# recon8s init-config: writes the settings that differ per member into the directory my.cnf includes.
+set -euo pipefail
+. "\${BASH_SOURCE[0]%/*}/common.sh"
+require_env HEADLESS_SERVICE
+
+dir=\${MEMBER_CONFIG_DIR:-${PATHS.memberConfig}} # overridden by unit tests only
+pod=$(member_name)
+ordinal=$(member_ordinal)
+server_id=$((${SERVER_ID_OFFSET} + ordinal))
+# The primary (ordinal 0) takes writes; replicas refuse them, even from accounts with SUPER.
+if ((ordinal == 0)); then read_only=OFF; else read_only=ON; fi
+
+{
+  printf '# Written by recon8s init-config for %s.\n' "$pod"
+  printf '[mysqld]\n'
+  printf 'server_id=%d\n' "$server_id"
+  printf 'report_host=%s.%s\n' "$pod" "$HEADLESS_SERVICE"
+  printf 'read_only=%s\n' "$read_only"
+  printf 'super_read_only=%s\n' "$read_only"
+} >"$dir/member.cnf.tmp"
+mv -f -- "$dir/member.cnf.tmp" "$dir/member.cnf"
+log "member $ordinal of \${pod%-*}: server_id=$server_id read_only=$read_only"
+`;
+
+/** The readiness probe: the primary must be writable, a replica must be following it. */
+export const READY_SH = sh`#!/bin/bash
+# recon8s readiness: SQL answers, and the member can do its job. A replica is ready while its applier
+# runs and its receiver has not given up: a receiver that is reconnecting (the primary restarts) keeps
+# it ready, so that a primary restart does not take every read endpoint away. A replica whose applier
+# stopped (an error, or nobody started replication) or whose receiver stopped (e.g. the primary no
+# longer has the binary logs it needs) would serve stale data for ever, so it leaves the Service.
+set -euo pipefail
+. "\${BASH_SOURCE[0]%/*}/common.sh"
+require_env MYSQL_ROOT_PASSWORD
+
+if (($(member_ordinal) == 0)); then
+  read_only=$(local_sql -e 'SELECT @@GLOBAL.read_only')
+  [[ $read_only == 0 ]] || die "the primary is read-only"
+else
+  states=$(local_sql -e "SELECT c.SERVICE_STATE, a.SERVICE_STATE FROM performance_schema.replication_connection_status c JOIN performance_schema.replication_applier_status a USING (CHANNEL_NAME) WHERE CHANNEL_NAME = ''")
+  [[ -n $states ]] || die "replication is not configured"
+  receiver=\${states%%$'\t'*}
+  applier=\${states##*$'\t'}
+  [[ $applier == ON ]] || die "replication is not applying (applier: $applier)"
+  [[ $receiver != OFF ]] || die "replication is not receiving (receiver: $receiver)"
+fi
+`;
+
+/** The replication sidecar, beside mysqld for the pod's life. */
+export const REPLICATION_SH = sh`#!/bin/bash
+# recon8s replication sidecar. Replication can only be configured once the local mysqld is running,
+# which happens in the main container, so this runs beside it. Whenever mysqld has (re)started:
+#   - on the primary, it makes sure the replication account exists with the Secret's password;
+#   - on a replica, it points replication at the primary (GTID auto-positioning) and starts it
+#     (skip_replica_start keeps a restarted replica from replicating before that).
+# The receiver retries a lost primary every 10 s for 10 days. In between, this restarts a replica's
+# receiver that stopped by itself anyway (receiver stopped, applier running); a deliberate
+# STOP REPLICA stops both and is left alone.
+set -euo pipefail
+. "\${BASH_SOURCE[0]%/*}/common.sh"
+require_env PRIMARY_HOST MYSQL_ROOT_PASSWORD MYSQL_REPLICATION_PASSWORD
+
+# As PID 1, bash ignores SIGTERM unless it is trapped: without this the pod would wait out its grace period.
+trap 'exit 0' TERM INT
+
+pause() {
+  sleep "$1" &
+  wait $! || true
+}
+
+# When mysqld started, in seconds since the epoch: a restart, however quick, changes it.
+server_started_at() {
+  local row uptime now
+  row=$(local_sql -e "SHOW GLOBAL STATUS LIKE 'Uptime'" 2>/dev/null) || return 1
+  uptime=\${row##*$'\t'}
+  [[ $uptime =~ ^[0-9]+$ ]] || return 1
+  printf -v now '%(%s)T' -1
+  printf '%d' "$((now - uptime))"
+}
+
+replication_login_works() {
+  mysql --defaults-extra-file=<(client_cnf ${REPLICATION_USER} "$MYSQL_REPLICATION_PASSWORD") --host=127.0.0.1 \
+    --port=${MYSQL_PORT} --get-server-public-key --connect-timeout=5 --batch -e 'SELECT 1' >/dev/null 2>&1
+}
+
+# Idempotent, and silent when nothing is to be done: no binary-log event at every restart.
+ensure_replication_user() {
+  replication_login_works && return 0
+  log "creating or updating the ${REPLICATION_USER} account"
+  local password
+  password=$(sql_quote "$MYSQL_REPLICATION_PASSWORD")
+  {
+    printf "SET SESSION sql_mode = '';\n"
+    printf "CREATE USER IF NOT EXISTS '${REPLICATION_USER}'@'%%' IDENTIFIED BY %s;\n" "$password"
+    printf "ALTER USER '${REPLICATION_USER}'@'%%' IDENTIFIED BY %s;\n" "$password"
+    # BACKUP_ADMIN: the primary is the clone donor for new replicas.
+    printf "GRANT REPLICATION SLAVE, REPLICATION CLIENT, BACKUP_ADMIN ON *.* TO '${REPLICATION_USER}'@'%%';\n"
+  } | local_sql
+}
+
+start_replication() {
+  log "replicating from $PRIMARY_HOST:${MYSQL_PORT}"
+  local host secret
+  host=$(sql_quote "$PRIMARY_HOST")
+  secret=$(sql_quote "$MYSQL_REPLICATION_PASSWORD")
+  {
+    printf "SET SESSION sql_mode = '';\n"
+    printf 'STOP REPLICA;\n'
+    printf '%s\n' "CHANGE REPLICATION SOURCE TO SOURCE_HOST = $host, SOURCE_PORT = ${MYSQL_PORT}, \
+SOURCE_USER = '${REPLICATION_USER}', SOURCE_PASSWORD = $secret, SOURCE_AUTO_POSITION = 1, \
+SOURCE_SSL = 1, GET_SOURCE_PUBLIC_KEY = 1, SOURCE_CONNECT_RETRY = 10, SOURCE_RETRY_COUNT = 86400;"
+    printf 'START REPLICA;\n'
+  } | local_sql
+}
+
+restart_stalled_receiver() {
+  local states
+  states=$(local_sql -e "SELECT c.SERVICE_STATE, a.SERVICE_STATE FROM performance_schema.replication_connection_status c JOIN performance_schema.replication_applier_status a USING (CHANNEL_NAME) WHERE CHANNEL_NAME = ''") || return 0
+  if [[ $states == $'OFF\tON' ]]; then
+    log "the replication receiver stopped by itself; starting it again"
+    local_sql -e 'START REPLICA IO_THREAD' || true
+  fi
+}
+
+ordinal=$(member_ordinal)
+configured_for=
+while :; do
+  if started_at=$(server_started_at); then
+    # Both times are whole seconds: allow for rounding.
+    if [[ -z $configured_for ]] || ((started_at - configured_for > 2 || configured_for - started_at > 2)); then
+      if ((ordinal == 0)); then ensure_replication_user && ok=1 || ok=0; else start_replication && ok=1 || ok=0; fi
+      if ((ok)); then configured_for=$started_at; else log "configuring replication failed; retrying"; fi
+    elif ((ordinal > 0)); then
+      restart_stalled_receiver
+    fi
+  fi
+  pause 10
+done
+`;
+
+/** File names of the scripts, as the containers run them. */
+export const SCRIPT = {
+  backup: 'backup.sh',
+  bootstrap: 'bootstrap.sh',
+  initConfig: 'init-config.sh',
+  ready: 'ready.sh',
+  replication: 'replication.sh',
+} as const;
+
+/** Every script, by file name, as the scripts ConfigMap ships them. */
+export function scriptFiles(): Record<string, string> {
+  return {
+    [SCRIPT.backup]: BACKUP_SH,
+    [SCRIPT.bootstrap]: BOOTSTRAP_SH,
+    'common.sh': COMMON_SH,
+    [SCRIPT.initConfig]: INIT_CONFIG_SH,
+    [SCRIPT.ready]: READY_SH,
+    [SCRIPT.replication]: REPLICATION_SH,
+  };
+}

@@ -1,0 +1,343 @@
+// Generated from constructs/mysql/spec.ts by constructs/schema/codegen.ts (npm run codegen). Do not edit.
+import type { k8s } from 'cdk8s-plus-28';
+
+/**
+ * A MySQL cluster: one writable primary (ordinal 0) and read-only replicas that follow it by GTID
+ * replication.
+ */
+export interface MySQLClusterSpec {
+  /**
+   * Members: 1 primary plus replicas-1 read-only replicas.
+   * @default 3
+   */
+  readonly replicas?: number;
+  /**
+   * MySQL long-term-support release: "8.4" or "9.7". End-of-life releases (5.7, 8.0) are refused;
+   * downgrades too.
+   * @default "8.4"
+   */
+  readonly version?: "8.4" | "9.7";
+  /**
+   * Overrides the container image (it must be the same release as version).
+   * @default - mysql:<version>
+   */
+  readonly image?: string;
+  /**
+   * The PersistentVolumeClaim each member gets for its data directory.
+   * @default - 10Gi ReadWriteOnce volumes of the default StorageClass
+   */
+  readonly storage?: MySQLStorage;
+  /**
+   * Compute resources of the main container. When set, exactly these requests and limits are used. A
+   * CPU limit is not set by default: it throttles without protecting anything.
+   * @default {"requests":{"cpu":"500m","memory":"1Gi"},"limits":{"memory":"1Gi"}}
+   */
+  readonly resources?: ResourceRequirements;
+  /**
+   * The Secret holding the passwords (keys root-password and replication-password). When you create
+   * it, recon8s only reads it; when it is the default and missing, the controller creates it once
+   * with random passwords. Passwords never appear in the spec.
+   * @default - <name>-credentials
+   */
+  readonly credentialsSecretName?: string;
+  /**
+   * Extra my.cnf [mysqld] options. Replication and identity options (server-id, gtid_mode,
+   * read_only, log_bin, ...) are managed by recon8s and refused here.
+   * @default - none
+   */
+  readonly mysqlConf?: Readonly<Record<string, string>>;
+  /**
+   * Scheduled logical backups (mysqldump of all databases, consistent through one transaction),
+   * taken from a replica when there is one.
+   * @default - none
+   */
+  readonly backup?: MySQLBackup;
+  /**
+   * What happens to data volumes when the cluster is deleted or scaled down. Data is kept unless you
+   * say otherwise.
+   * @default - Retain when deleted and when scaled down
+   */
+  readonly pvcRetention?: MySQLPvcRetention;
+  /**
+   * Labels added to every rendered object and to the pod template (never to selectors). Keys under
+   * app.kubernetes.io/ are reserved.
+   * @default - none
+   */
+  readonly labels?: Readonly<Record<string, string>>;
+  /**
+   * Annotations added to every rendered object and to the pod template.
+   * @default - none
+   */
+  readonly annotations?: Readonly<Record<string, string>>;
+  /**
+   * Node labels a pod requires (nodeSelector).
+   * @default - none
+   */
+  readonly nodeSelector?: Readonly<Record<string, string>>;
+  /**
+   * Tolerations of the pods, as in a PodSpec (validated by the API server when the workload is
+   * applied).
+   * @default - none
+   */
+  readonly tolerations?: readonly k8s.Toleration[];
+  /**
+   * Affinity of the pods, as in a PodSpec (validated by the API server when the workload is
+   * applied).
+   * @default - a preferred anti-affinity that spreads pods across nodes
+   */
+  readonly affinity?: k8s.Affinity;
+  /**
+   * When the kubelet pulls the image.
+   * @default "IfNotPresent"
+   */
+  readonly imagePullPolicy?: "Always" | "IfNotPresent" | "Never";
+}
+
+/** {@link MySQLClusterSpec} with every default applied. */
+export interface ResolvedMySQLClusterSpec {
+  readonly replicas: number;
+  readonly version: "8.4" | "9.7";
+  readonly image?: string;
+  readonly storage: ResolvedMySQLStorage;
+  readonly resources: ResolvedResourceRequirements;
+  readonly credentialsSecretName?: string;
+  readonly mysqlConf?: Readonly<Record<string, string>>;
+  readonly backup?: ResolvedMySQLBackup;
+  readonly pvcRetention: ResolvedMySQLPvcRetention;
+  readonly labels?: Readonly<Record<string, string>>;
+  readonly annotations?: Readonly<Record<string, string>>;
+  readonly nodeSelector?: Readonly<Record<string, string>>;
+  readonly tolerations?: readonly k8s.Toleration[];
+  readonly affinity?: k8s.Affinity;
+  readonly imagePullPolicy: "Always" | "IfNotPresent" | "Never";
+}
+
+/**
+ * The PersistentVolumeClaim each member gets for its data directory.
+ */
+export interface MySQLStorage {
+  /**
+   * Capacity of each data volume. It may grow (when the StorageClass allows expansion) but never
+   * shrink.
+   * @default "10Gi"
+   */
+  readonly size?: string | number;
+  /**
+   * The StorageClass of the volumes. Fixed once created.
+   * @default - the cluster default StorageClass
+   */
+  readonly storageClassName?: string;
+  /**
+   * Access modes of the volumes. Fixed once created.
+   * @default ["ReadWriteOnce"]
+   */
+  readonly accessModes?: ReadonlyArray<"ReadWriteOnce" | "ReadWriteOncePod" | "ReadWriteMany">;
+}
+
+/** {@link MySQLStorage} with every default applied. */
+export interface ResolvedMySQLStorage {
+  readonly size: string | number;
+  readonly storageClassName?: string;
+  readonly accessModes: ReadonlyArray<"ReadWriteOnce" | "ReadWriteOncePod" | "ReadWriteMany">;
+}
+
+/**
+ * Compute resources of the main container. When set, exactly these requests and limits are used. A
+ * CPU limit is not set by default: it throttles without protecting anything.
+ */
+export interface ResourceRequirements {
+  /**
+   * What the scheduler reserves for the container.
+   * @default - none
+   */
+  readonly requests?: ResourceList;
+  /**
+   * The most the container may use.
+   * @default - none
+   */
+  readonly limits?: ResourceList;
+}
+
+/** {@link ResourceRequirements} with every default applied. */
+export interface ResolvedResourceRequirements {
+  readonly requests?: ResolvedResourceList;
+  readonly limits?: ResolvedResourceList;
+}
+
+/**
+ * What the scheduler reserves for the container.
+ */
+export interface ResourceList {
+  /**
+   * CPU, in cores, e.g. "250m" or 1.
+   * @default - none
+   */
+  readonly cpu?: string | number;
+  /**
+   * Memory, in bytes, e.g. "256Mi".
+   * @default - none
+   */
+  readonly memory?: string | number;
+}
+
+/** {@link ResourceList} with every default applied. */
+export interface ResolvedResourceList {
+  readonly cpu?: string | number;
+  readonly memory?: string | number;
+}
+
+/**
+ * Scheduled logical backups (mysqldump of all databases, consistent through one transaction),
+ * taken from a replica when there is one.
+ */
+export interface MySQLBackup {
+  /**
+   * When to back up, as a cron expression in UTC, e.g. "0 3 * * *".
+   */
+  readonly schedule: string;
+  /**
+   * The existing PersistentVolumeClaim the backups are written to. recon8s never creates or deletes
+   * it.
+   */
+  readonly persistentVolumeClaimName: string;
+  /**
+   * How many backups to keep on the volume; older ones are removed after a successful backup.
+   * @default 7
+   */
+  readonly retain?: number;
+  /**
+   * Pause the schedule without removing it.
+   * @default false
+   */
+  readonly suspend?: boolean;
+}
+
+/** {@link MySQLBackup} with every default applied. */
+export interface ResolvedMySQLBackup {
+  readonly schedule: string;
+  readonly persistentVolumeClaimName: string;
+  readonly retain: number;
+  readonly suspend: boolean;
+}
+
+/**
+ * What happens to data volumes when the cluster is deleted or scaled down. Data is kept unless you
+ * say otherwise.
+ */
+export interface MySQLPvcRetention {
+  /**
+   * On deleting the MySQLCluster.
+   * @default "Retain"
+   */
+  readonly whenDeleted?: "Retain" | "Delete";
+  /**
+   * On scaling replicas down.
+   * @default "Retain"
+   */
+  readonly whenScaled?: "Retain" | "Delete";
+}
+
+/** {@link MySQLPvcRetention} with every default applied. */
+export interface ResolvedMySQLPvcRetention {
+  readonly whenDeleted: "Retain" | "Delete";
+  readonly whenScaled: "Retain" | "Delete";
+}
+
+/**
+ * What the controller last observed.
+ */
+export interface MySQLClusterStatus {
+  /**
+   * The metadata.generation this status describes.
+   * @default - none
+   */
+  readonly observedGeneration?: number;
+  /**
+   * Conditions Ready, Progressing and Degraded.
+   * @default - none
+   */
+  readonly conditions?: readonly Condition[];
+  /**
+   * Members of the StatefulSet.
+   * @default - none
+   */
+  readonly replicas?: number;
+  /**
+   * Members that are ready.
+   * @default - none
+   */
+  readonly readyReplicas?: number;
+  /**
+   * The label selector of the members (for the scale subresource).
+   * @default - none
+   */
+  readonly selector?: string;
+  /**
+   * Host:port of the writable primary.
+   * @default - none
+   */
+  readonly primaryEndpoint?: string;
+  /**
+   * Host:port for reads.
+   * @default - none
+   */
+  readonly replicasEndpoint?: string;
+  /**
+   * The Secret holding the passwords.
+   * @default - none
+   */
+  readonly credentialsSecretName?: string;
+}
+
+/** {@link MySQLClusterStatus} with every default applied. */
+export interface ResolvedMySQLClusterStatus {
+  readonly observedGeneration?: number;
+  readonly conditions?: readonly ResolvedCondition[];
+  readonly replicas?: number;
+  readonly readyReplicas?: number;
+  readonly selector?: string;
+  readonly primaryEndpoint?: string;
+  readonly replicasEndpoint?: string;
+  readonly credentialsSecretName?: string;
+}
+
+/**
+ * One aspect of the current state (metav1.Condition).
+ */
+export interface Condition {
+  /**
+   * Ready, Progressing or Degraded.
+   */
+  readonly type: string;
+  /**
+   * True, False or Unknown.
+   */
+  readonly status: "True" | "False" | "Unknown";
+  /**
+   * The metadata.generation this condition was set from.
+   * @default - none
+   */
+  readonly observedGeneration?: number;
+  /**
+   * When status last changed (RFC 3339).
+   */
+  readonly lastTransitionTime: string;
+  /**
+   * A CamelCase reason for the last transition.
+   */
+  readonly reason: string;
+  /**
+   * A human-readable explanation.
+   */
+  readonly message: string;
+}
+
+/** {@link Condition} with every default applied. */
+export interface ResolvedCondition {
+  readonly type: string;
+  readonly status: "True" | "False" | "Unknown";
+  readonly observedGeneration?: number;
+  readonly lastTransitionTime: string;
+  readonly reason: string;
+  readonly message: string;
+}

@@ -1,0 +1,203 @@
+// The StatefulSet: ordinal 0 is the primary, every other member a read-only replica of it.
+import { k8s } from 'cdk8s-plus-28';
+import type { Construct } from 'constructs';
+import { objectLabels } from '../common/metadata.js';
+import { quantity, resourceRequirements } from '../common/resources.js';
+import { containerSecurityContext, podSecurityContext, preferredAntiAffinity } from '../common/security.js';
+import type { MySQLClusterContext } from './context.js';
+import { clusterLabels, objectMeta, secretEnv } from './context.js';
+import {
+  APP_NAME, CONFIG_HASH_ANNOTATION, DATABASE_COMPONENT, MYSQL_PORT, MYSQL_PORT_NAME, MYSQL_UID, PATHS, SECRET_KEYS,
+  databaseSelector,
+} from './layout.js';
+import { SCRIPT } from './scripts.js';
+
+/** The volume claim template's name; the PersistentVolumeClaims are data-<cluster>-<ordinal>. */
+export const DATA_VOLUME = 'data';
+
+const VOLUMES = {
+  config: 'config',
+  memberConfig: 'member-config',
+  scripts: 'scripts',
+  run: 'run',
+  tmp: 'tmp',
+} as const;
+
+/** mysqld flushes its buffer pool on shutdown; a kill instead means crash recovery at the next start. */
+const TERMINATION_GRACE_SECONDS = 120;
+
+// Small fixed resources for the helper containers: bash, printf and the mysql client.
+const HELPER_RESOURCES: k8s.ResourceRequirements = {
+  requests: { cpu: k8s.Quantity.fromString('10m'), memory: k8s.Quantity.fromString('32Mi') },
+  limits: { memory: k8s.Quantity.fromString('128Mi') },
+};
+
+export function statefulSet(scope: Construct, ctx: MySQLClusterContext, configHash: string): k8s.KubeStatefulSet {
+  const { spec, names } = ctx;
+  const selector = databaseSelector(names.cluster);
+  return new k8s.KubeStatefulSet(scope, 'StatefulSet', {
+    metadata: objectMeta(ctx, names.statefulSet, DATABASE_COMPONENT),
+    spec: {
+      replicas: spec.replicas,
+      serviceName: names.headlessService,
+      selector: { matchLabels: selector },
+      // Replicas clone from the primary: member N starts only once members 0..N-1 are ready.
+      podManagementPolicy: 'OrderedReady',
+      // Highest ordinal first: the replicas are updated before the primary.
+      updateStrategy: { type: 'RollingUpdate' },
+      persistentVolumeClaimRetentionPolicy: { whenDeleted: spec.pvcRetention.whenDeleted, whenScaled: spec.pvcRetention.whenScaled },
+      volumeClaimTemplates: [dataClaimTemplate(ctx)],
+      template: {
+        metadata: {
+          labels: clusterLabels(ctx, DATABASE_COMPONENT),
+          annotations: { ...spec.annotations, [CONFIG_HASH_ANNOTATION]: configHash },
+        },
+        spec: podSpec(ctx, selector),
+      },
+    },
+  });
+}
+
+/**
+ * The claim template is immutable once the StatefulSet exists, so it depends only on what may not
+ * change: no user labels or annotations (they may change), only our fixed labels. Growing
+ * storage.size changes it too: the PVCs are resized directly, and the StatefulSet is re-created with
+ * orphaned pods, which the controller (not this pure construct) has to do.
+ */
+function dataClaimTemplate(ctx: MySQLClusterContext): k8s.KubePersistentVolumeClaimProps {
+  const { storage } = ctx.spec;
+  return {
+    metadata: { name: DATA_VOLUME, labels: objectLabels({ name: APP_NAME, instance: ctx.names.cluster, component: DATABASE_COMPONENT }) },
+    spec: {
+      accessModes: [...storage.accessModes],
+      storageClassName: storage.storageClassName,
+      resources: { requests: { storage: quantity(storage.size) } },
+    },
+  };
+}
+
+function podSpec(ctx: MySQLClusterContext, selector: Record<string, string>): k8s.PodSpec {
+  const { spec } = ctx;
+  return {
+    securityContext: {
+      // uid/gid 999 own the files of the official image; fsGroup makes the volume theirs.
+      ...podSecurityContext({ runAsUser: MYSQL_UID, runAsGroup: MYSQL_UID, fsGroup: MYSQL_UID, runAsNonRoot: true }),
+      // A recursive chown of a large data volume at every start would delay it by minutes.
+      fsGroupChangePolicy: 'OnRootMismatch',
+    },
+    // MySQL needs neither the API server nor a variable per Service in the namespace.
+    automountServiceAccountToken: false,
+    enableServiceLinks: false,
+    terminationGracePeriodSeconds: TERMINATION_GRACE_SECONDS,
+    affinity: spec.affinity ?? preferredAntiAffinity(selector),
+    nodeSelector: spec.nodeSelector ? { ...spec.nodeSelector } : undefined,
+    tolerations: spec.tolerations ? [...spec.tolerations] : undefined,
+    initContainers: [initConfigContainer(ctx), bootstrapContainer(ctx)],
+    containers: [mysqlContainer(ctx), replicationContainer(ctx)],
+    volumes: [
+      { name: VOLUMES.config, configMap: { name: ctx.names.config } },
+      { name: VOLUMES.scripts, configMap: { name: ctx.names.scripts } },
+      { name: VOLUMES.memberConfig, emptyDir: {} },
+      { name: VOLUMES.run, emptyDir: {} },
+      { name: VOLUMES.tmp, emptyDir: {} },
+    ],
+  };
+}
+
+/** What every container of the pod shares: image, identity, a read-only root file system. */
+function baseContainer(ctx: MySQLClusterContext, name: string): k8s.Container {
+  return {
+    name,
+    image: ctx.image,
+    imagePullPolicy: ctx.spec.imagePullPolicy,
+    securityContext: containerSecurityContext({ runAsNonRoot: true, readOnlyRootFilesystem: true }),
+  };
+}
+
+const mount = (name: string, mountPath: string, readOnly = false): k8s.VolumeMount => (readOnly ? { name, mountPath, readOnly } : { name, mountPath });
+const runScript = (file: string): string[] => ['bash', `${PATHS.scripts}/${file}`];
+const podNameEnv: k8s.EnvVar = { name: 'POD_NAME', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.name' } } };
+
+function memberEnv(ctx: MySQLClusterContext): k8s.EnvVar[] {
+  return [
+    podNameEnv,
+    { name: 'HEADLESS_SERVICE', value: ctx.names.headlessService },
+    { name: 'PRIMARY_HOST', value: ctx.names.primaryHost },
+    secretEnv(ctx, 'MYSQL_ROOT_PASSWORD', SECRET_KEYS.rootPassword),
+    secretEnv(ctx, 'MYSQL_REPLICATION_PASSWORD', SECRET_KEYS.replicationPassword),
+  ];
+}
+
+function initConfigContainer(ctx: MySQLClusterContext): k8s.Container {
+  return {
+    ...baseContainer(ctx, 'init-config'),
+    command: runScript(SCRIPT.initConfig),
+    env: [podNameEnv, { name: 'HEADLESS_SERVICE', value: ctx.names.headlessService }],
+    resources: HELPER_RESOURCES,
+    volumeMounts: [
+      mount(VOLUMES.scripts, PATHS.scripts, true),
+      mount(VOLUMES.memberConfig, PATHS.memberConfig),
+      mount(VOLUMES.tmp, PATHS.tmp),
+    ],
+  };
+}
+
+/** Runs temporary mysqld servers (initialization, clone): it gets the database's resources. */
+function bootstrapContainer(ctx: MySQLClusterContext): k8s.Container {
+  return {
+    ...baseContainer(ctx, 'bootstrap'),
+    command: runScript(SCRIPT.bootstrap),
+    env: memberEnv(ctx),
+    resources: resourceRequirements(ctx.spec.resources),
+    volumeMounts: [
+      mount(VOLUMES.scripts, PATHS.scripts, true),
+      mount(VOLUMES.config, PATHS.config, true),
+      mount(VOLUMES.memberConfig, PATHS.memberConfig, true),
+      mount(DATA_VOLUME, PATHS.dataVolume),
+      mount(VOLUMES.tmp, PATHS.tmp),
+    ],
+  };
+}
+
+function mysqlContainer(ctx: MySQLClusterContext): k8s.Container {
+  // Liveness asks only whether mysqld answers: mysqladmin ping succeeds even when access is denied,
+  // so a wrong or rotated password can never get a healthy server killed in a loop.
+  const ping: k8s.Probe = { exec: { command: ['mysqladmin', '--no-defaults', `--socket=${PATHS.socket}`, 'ping'] }, periodSeconds: 10, timeoutSeconds: 5 };
+  return {
+    ...baseContainer(ctx, 'mysql'),
+    // mysqld directly, with our my.cnf only: the member was prepared by the init containers, and
+    // nothing depends on the image's entrypoint or its /etc/my.cnf (spec.image may be another build).
+    command: ['mysqld', `--defaults-file=${PATHS.myCnf}`],
+    ports: [{ name: MYSQL_PORT_NAME, containerPort: MYSQL_PORT }],
+    env: [podNameEnv, secretEnv(ctx, 'MYSQL_ROOT_PASSWORD', SECRET_KEYS.rootPassword)],
+    resources: resourceRequirements(ctx.spec.resources),
+    volumeMounts: [
+      mount(VOLUMES.config, PATHS.config, true),
+      mount(VOLUMES.memberConfig, PATHS.memberConfig, true),
+      mount(VOLUMES.scripts, PATHS.scripts, true),
+      mount(DATA_VOLUME, PATHS.dataVolume),
+      mount(VOLUMES.run, PATHS.run),
+      mount(VOLUMES.tmp, PATHS.tmp),
+    ],
+    // Crash recovery of a large instance can take long; until the first ping succeeds, liveness
+    // waits (up to an hour) instead of killing a server that is recovering.
+    startupProbe: { ...ping, failureThreshold: 360 },
+    livenessProbe: { ...ping, failureThreshold: 6 },
+    readinessProbe: { exec: { command: runScript(SCRIPT.ready) }, periodSeconds: 10, timeoutSeconds: 5, failureThreshold: 3 },
+  };
+}
+
+/** Configures and starts replication whenever mysqld (re)starts: see replication.sh. */
+function replicationContainer(ctx: MySQLClusterContext): k8s.Container {
+  return {
+    ...baseContainer(ctx, 'replication'),
+    command: runScript(SCRIPT.replication),
+    env: memberEnv(ctx),
+    resources: HELPER_RESOURCES,
+    volumeMounts: [
+      mount(VOLUMES.scripts, PATHS.scripts, true),
+      mount(VOLUMES.run, PATHS.run),
+      mount(VOLUMES.tmp, PATHS.tmp),
+    ],
+  };
+}

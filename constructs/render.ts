@@ -1,0 +1,91 @@
+import * as cdk8s from 'cdk8s';
+import { App } from './app/app.js';
+import type { AppSpec } from './app/spec.generated.js';
+import { APP } from './app/spec.js';
+import { MySQLCluster } from './mysql/mysql-cluster.js';
+import type { MySQLClusterSpec } from './mysql/spec.generated.js';
+import { MYSQL_CLUSTER } from './mysql/spec.js';
+import type { KindDefinition } from './schema/schema.js';
+import type { Problem } from './schema/validate.js';
+import { InvalidSpecError, isPlainObject } from './schema/validate.js';
+
+/** The metadata render() reads from a custom resource. */
+export interface ResourceMetadata {
+  readonly name: string;
+  readonly namespace?: string;
+  readonly [key: string]: unknown;
+}
+
+export interface AppResource {
+  readonly apiVersion: 'recon8s.dev/v1alpha1';
+  readonly kind: 'App';
+  readonly metadata: ResourceMetadata;
+  readonly spec: AppSpec;
+}
+
+export interface MySQLClusterResource {
+  readonly apiVersion: 'recon8s.dev/v1alpha1';
+  readonly kind: 'MySQLCluster';
+  readonly metadata: ResourceMetadata;
+  readonly spec?: MySQLClusterSpec;
+}
+
+export type Recon8sResource = AppResource | MySQLClusterResource;
+
+/** A rendered Kubernetes object: plain JSON, ready for server-side apply. */
+export interface KubernetesObject {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly metadata: { readonly name: string; readonly namespace?: string; readonly labels?: Record<string, string>; readonly annotations?: Record<string, string>; readonly [key: string]: unknown };
+  readonly [key: string]: unknown;
+}
+
+export const KINDS: readonly KindDefinition[] = [APP, MYSQL_CLUSTER];
+
+/**
+ * The desired children of a recon8s custom resource, rendered by the very constructs a cdk8s user
+ * instantiates (the resource's name as the construct id, its spec as the props, its namespace as the
+ * chart's).
+ *
+ * Pure and deterministic: the same input gives the same objects, with keys in a fixed order, whatever
+ * the environment. The resource is validated whatever its static type (it often comes from parsed
+ * YAML or the API): throws {@link InvalidSpecError} listing every problem when it is invalid.
+ */
+export function render(resource: Recon8sResource): KubernetesObject[] {
+  const { kind, name, namespace, spec } = identify(resource);
+  const app = new cdk8s.App();
+  const chart = new cdk8s.Chart(app, 'render', { namespace, disableResourceNameHashes: true });
+  if (kind === APP) new App(chart, name, spec as AppSpec);
+  else new MySQLCluster(chart, name, spec as MySQLClusterSpec);
+  return chart.toJson().map((o) => canonical(o) as KubernetesObject);
+}
+
+function identify(resource: unknown): { kind: KindDefinition; name: string; namespace?: string; spec: unknown } {
+  const problems: Problem[] = [];
+  if (!isPlainObject(resource)) throw new InvalidSpecError('resource', [{ field: '(root)', value: resource, expected: 'a Kubernetes object with apiVersion, kind, metadata and spec' }]);
+  const apiVersion = resource.apiVersion;
+  const kindName = resource.kind;
+  const kind = KINDS.find((k) => k.kind === kindName);
+  const expectedApiVersion = `${kind?.group ?? 'recon8s.dev'}/${kind?.version ?? 'v1alpha1'}`;
+  if (!kind) problems.push({ field: 'kind', value: kindName, expected: `one of ${KINDS.map((k) => `"${k.kind}"`).join(', ')}` });
+  if (apiVersion !== expectedApiVersion) problems.push({ field: 'apiVersion', value: apiVersion, expected: `"${expectedApiVersion}"` });
+  const metadata = isPlainObject(resource.metadata) ? resource.metadata : undefined;
+  const name = metadata?.name;
+  if (typeof name !== 'string' || name === '') problems.push({ field: 'metadata.name', value: name, expected: 'a non-empty name' });
+  const namespace = metadata?.namespace;
+  if (namespace !== undefined && (typeof namespace !== 'string' || !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(namespace) || namespace.length > 63)) {
+    problems.push({ field: 'metadata.namespace', value: namespace, expected: 'a DNS label (lower-case letters, digits and "-", at most 63)' });
+  }
+  if (resource.spec !== undefined && !isPlainObject(resource.spec)) problems.push({ field: 'spec', value: resource.spec, expected: 'an object' });
+  if (problems.length > 0 || !kind) throw new InvalidSpecError(`${typeof kindName === 'string' ? kindName : 'resource'} "${typeof name === 'string' ? name : ''}"`, problems);
+  return { kind, name: name as string, namespace: namespace as string | undefined, spec: resource.spec ?? {} };
+}
+
+/** Keys sorted at every level, so that output never depends on construction order or environment. */
+function canonical(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(canonical);
+  if (isPlainObject(value)) {
+    return Object.fromEntries(Object.keys(value).sort().map((k) => [k, canonical(value[k])]));
+  }
+  return value;
+}

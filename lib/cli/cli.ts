@@ -1,0 +1,58 @@
+import { parseArgs } from 'node:util';
+import { RENDER_USAGE, renderCommand } from './render-command.js';
+import { UsageError } from './usage-error.js';
+
+const USAGE = `Usage: recon8s <command> [options]
+
+Commands:
+  render   print what App and MySQLCluster resources render to (offline)
+
+Run "recon8s <command> --help" for a command's options.
+`;
+
+/** Runs the CLI; returns the exit code (0 ok, 1 invalid resource or differences, 2 usage or I/O error). */
+export async function main(argv: readonly string[], out: NodeJS.WritableStream = process.stdout, err: NodeJS.WritableStream = process.stderr): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case 'render': {
+        const { values } = parseArgs({
+          args: [...rest],
+          options: { filename: { type: 'string', short: 'f' }, output: { type: 'string', short: 'o', default: 'yaml' }, help: { type: 'boolean', short: 'h' } },
+          strict: true,
+        });
+        if (values.help) { out.write(RENDER_USAGE); return 0; }
+        if (!values.filename) throw new UsageError('render needs -f FILE', RENDER_USAGE);
+        if (values.output !== 'yaml' && values.output !== 'json') throw new UsageError(`-o must be yaml or json, got "${values.output}"`, RENDER_USAGE);
+        return await renderCommand({ filename: values.filename, output: values.output }, out, err);
+      }
+      case undefined:
+      case 'help':
+      case '--help':
+      case '-h':
+        out.write(USAGE);
+        return command === undefined ? 2 : 0;
+      default:
+        throw new UsageError(`unknown command "${command}"`, USAGE);
+    }
+  } catch (e) {
+    if (e instanceof UsageError) {
+      err.write(`error: ${e.message}\n${e.usage ? `\n${e.usage}` : ''}`);
+      return 2;
+    }
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'EACCES' || code === 'EISDIR') {
+      err.write(`error: ${(e as Error).message}\n`);
+      return 2;
+    }
+    if (e instanceof TypeError && (e as NodeJS.ErrnoException).code?.startsWith('ERR_PARSE_ARGS')) {
+      err.write(`error: ${e.message}\n\n${USAGE}`);
+      return 2;
+    }
+    if (e instanceof Error && /not valid YAML or JSON/.test(e.message)) {
+      err.write(`error: ${e.message}\n`);
+      return 2;
+    }
+    throw e;
+  }
+}

@@ -1,0 +1,82 @@
+import type { KubernetesObject } from '../../constructs/index.js';
+import type { ConditionInput } from './conditions.js';
+
+/** Workload figures read from a live Deployment or StatefulSet. */
+export interface WorkloadFigures {
+  readonly desired: number;
+  readonly replicas: number;
+  readonly ready: number;
+  readonly updated: number;
+  readonly available: number;
+  /** The workload controller has seen the latest spec. */
+  readonly observed: boolean;
+  /** Kubernetes says the rollout is stuck (Deployment ProgressDeadlineExceeded). */
+  readonly stuck?: string;
+}
+
+export function workloadFigures(live: KubernetesObject | undefined, desiredReplicas: number): WorkloadFigures | undefined {
+  if (!live) return undefined;
+  const status = (live.status ?? {}) as {
+    replicas?: number; readyReplicas?: number; updatedReplicas?: number; availableReplicas?: number; observedGeneration?: number;
+    conditions?: { type: string; status: string; reason?: string; message?: string }[];
+    currentRevision?: string; updateRevision?: string;
+  };
+  const generation = (live.metadata as { generation?: number }).generation ?? 0;
+  const progressing = status.conditions?.find((c) => c.type === 'Progressing');
+  const stuck = progressing?.status === 'False' && progressing.reason === 'ProgressDeadlineExceeded' ? (progressing.message ?? 'progress deadline exceeded') : undefined;
+  // A StatefulSet reports availableReplicas too (1.22+); readiness is what clients feel.
+  return {
+    desired: desiredReplicas,
+    replicas: status.replicas ?? 0,
+    ready: status.readyReplicas ?? 0,
+    updated: status.updatedReplicas ?? 0,
+    available: status.availableReplicas ?? status.readyReplicas ?? 0,
+    observed: (status.observedGeneration ?? 0) >= generation,
+    ...(stuck ? { stuck } : {}),
+  };
+}
+
+/**
+ * Ready / Progressing / Degraded from what the workload reports. Ready means every desired replica
+ * is updated and available; Progressing means a rollout or scale is under way; Degraded means
+ * Kubernetes gave up on the rollout.
+ */
+export function workloadConditions(what: string, f: WorkloadFigures | undefined): ConditionInput[] {
+  if (!f) {
+    return [
+      { type: 'Ready', status: 'False', reason: 'Creating', message: `the ${what} does not exist yet` },
+      { type: 'Progressing', status: 'True', reason: 'Creating', message: `creating the ${what}` },
+      { type: 'Degraded', status: 'False', reason: 'AsExpected', message: 'no problems found' },
+    ];
+  }
+  const done = f.observed && f.updated >= f.desired && f.available >= f.desired && f.replicas <= f.desired;
+  const ready: ConditionInput = done
+    ? { type: 'Ready', status: 'True', reason: 'Available', message: `${f.available}/${f.desired} replicas available` }
+    : { type: 'Ready', status: 'False', reason: f.desired === 0 ? 'ScaledToZero' : 'Unavailable', message: `${f.available}/${f.desired} replicas available, ${f.updated} updated` };
+  if (f.desired === 0 && f.replicas === 0) {
+    return [
+      { type: 'Ready', status: 'True', reason: 'ScaledToZero', message: 'scaled to zero replicas' },
+      { type: 'Progressing', status: 'False', reason: 'Complete', message: 'no rollout in progress' },
+      { type: 'Degraded', status: 'False', reason: 'AsExpected', message: 'no problems found' },
+    ];
+  }
+  return [
+    ready,
+    done
+      ? { type: 'Progressing', status: 'False', reason: 'Complete', message: 'no rollout in progress' }
+      : { type: 'Progressing', status: 'True', reason: 'RollingOut', message: `rolling out: ${f.updated}/${f.desired} updated, ${f.ready}/${f.desired} ready` },
+    f.stuck
+      ? { type: 'Degraded', status: 'True', reason: 'ProgressDeadlineExceeded', message: f.stuck }
+      : { type: 'Degraded', status: 'False', reason: 'AsExpected', message: 'no problems found' },
+  ];
+}
+
+/** Conditions when the reconcile itself failed: the children were not (all) converged. */
+export function failureConditions(reason: string, message: string, previous?: readonly ConditionInput[]): ConditionInput[] {
+  const ready = previous?.find((c) => c.type === 'Ready');
+  return [
+    ready && ready.status === 'True' ? ready : { type: 'Ready', status: 'False', reason, message },
+    { type: 'Progressing', status: 'False', reason, message },
+    { type: 'Degraded', status: 'True', reason, message },
+  ];
+}

@@ -1,0 +1,141 @@
+/*
+ * A local control plane for developers, kept running between commands:
+ *
+ *   npm run cluster -- up       start it (in the background) and say how to use it
+ *   npm run cluster -- env      print export lines: eval "$(npm run --silent cluster -- env)"
+ *   npm run cluster -- status   say whether it is up (exit 0) or not (exit 1)
+ *   npm run cluster -- down     stop it and remove its state
+ *
+ * State, certificates, etcd data and logs live in ${XDG_CACHE_HOME:-~/.cache}/recon8s/cluster/.
+ */
+import { rm } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { Health } from '@kubernetes/client-node';
+import { loadKubeConfig } from './kubeconfig.js';
+import {
+  DEFAULT_CONTROLLERS,
+  WORKLOAD_CONTROLLERS,
+  readState,
+  runningProcesses,
+  startControlPlane,
+  stopControlPlaneAt,
+} from './index.js';
+import type { ControlPlaneState } from './index.js';
+
+const cacheHome = process.env.XDG_CACHE_HOME !== undefined && process.env.XDG_CACHE_HOME !== '' ? process.env.XDG_CACHE_HOME : join(homedir(), '.cache');
+const CLUSTER_DIR = join(cacheHome, 'recon8s', 'cluster');
+const USAGE = 'usage: npm run cluster -- up|down|env|status';
+
+/** POSIX single-quoting, so the printed lines survive any path when eval'ed. */
+function quote(value: string): string {
+  return `'${value.replace(/'/g, `'\\''`)}'`;
+}
+
+function exportLines(state: ControlPlaneState): string {
+  return [
+    `export KUBECONFIG=${quote(state.kubeconfigPath)}`,
+    `export PATH=${quote(state.binDir)}:"$PATH"  # kubectl ${state.kubeVersion}`,
+  ].join('\n');
+}
+
+type ClusterHealth = 'up' | 'down' | { degraded: string };
+
+async function healthOf(state: ControlPlaneState | undefined): Promise<ClusterHealth> {
+  if (state === undefined) return 'down';
+  const running = runningProcesses(state);
+  if (running.length === 0) return 'down';
+  if (running.length < state.processes.length) {
+    const stopped = state.processes.filter((p) => !running.includes(p)).map((p) => `${p.name} (log: ${p.logPath})`);
+    return { degraded: `not running: ${stopped.join(', ')}` };
+  }
+  try {
+    const ready = await new Health(loadKubeConfig(state.kubeconfigPath)).readyz({ signal: AbortSignal.timeout(5_000) });
+    return ready ? 'up' : { degraded: `${state.server}/readyz is not ok yet` };
+  } catch (error) {
+    return { degraded: `${state.server}/readyz: ${(error as Error).message}` };
+  }
+}
+
+async function up(): Promise<number> {
+  const previous = readState(CLUSTER_DIR);
+  const health = await healthOf(previous);
+  if (previous && health === 'up') {
+    console.log(`The recon8s control plane is already up at ${previous.server}.\n\n${exportLines(previous)}`);
+    return 0;
+  }
+  // Half a control plane (one component crashed, the machine restarted, a start was interrupted) is
+  // replaced, not repaired. The directory is ours alone.
+  if (previous) await stopControlPlaneAt(CLUSTER_DIR);
+  await rm(CLUSTER_DIR, { recursive: true, force: true });
+  const controllers = [...DEFAULT_CONTROLLERS, ...WORKLOAD_CONTROLLERS];
+  const controlPlane = await startControlPlane({
+    dir: CLUSTER_DIR,
+    persistent: true,
+    controllers,
+    onProgress: (message) => console.error(`cluster: ${message}`),
+  });
+  const state = readState(CLUSTER_DIR);
+  if (!state) throw new Error(`The control plane started but wrote no state into ${CLUSTER_DIR}.`);
+  const logs = controlPlane.logs;
+  console.log(`
+The recon8s control plane is up: Kubernetes ${controlPlane.kubeVersion} at ${controlPlane.server}
+  controllers: ${controllers.join(', ')} (no scheduler, no kubelet: Pods never run)
+  logs:        ${[logs.etcd, logs.kubeApiserver, logs.kubeControllerManager].filter(Boolean).join('\n               ')}
+
+Point kubectl (and recon8s, which reads KUBECONFIG) at it:
+
+${exportLines(state)}
+
+or: eval "$(npm run --silent cluster -- env)"
+Stop it with: npm run cluster -- down`);
+  return 0;
+}
+
+async function down(): Promise<number> {
+  const stopped = await stopControlPlaneAt(CLUSTER_DIR);
+  await rm(CLUSTER_DIR, { recursive: true, force: true });
+  console.log(stopped ? `Stopped the recon8s control plane and removed ${CLUSTER_DIR}.` : 'The recon8s control plane is not running.');
+  return 0;
+}
+
+async function env(): Promise<number> {
+  const state = readState(CLUSTER_DIR);
+  if (!state || (await healthOf(state)) === 'down') {
+    console.error('The recon8s control plane is not running; start it with: npm run cluster -- up');
+    return 1;
+  }
+  console.log(exportLines(state));
+  return 0;
+}
+
+async function status(): Promise<number> {
+  const state = readState(CLUSTER_DIR);
+  const health = await healthOf(state);
+  if (health === 'down' || !state) {
+    console.log('down');
+    return 1;
+  }
+  const pids = state.processes.map((p) => `${p.name}=${p.pid}`).join(' ');
+  if (health === 'up') {
+    console.log(`up: Kubernetes ${state.kubeVersion} at ${state.server} (${pids})\nKUBECONFIG=${state.kubeconfigPath}`);
+    return 0;
+  }
+  console.log(`degraded: ${health.degraded}\nReplace it with: npm run cluster -- up`);
+  return 1;
+}
+
+const commands: Readonly<Record<string, () => Promise<number>>> = { up, down, env, status };
+const name = process.argv[2];
+const command = name === undefined ? undefined : commands[name];
+if (command === undefined || process.argv.length > 3) {
+  console.error(USAGE);
+  process.exitCode = 2;
+} else {
+  try {
+    process.exitCode = await command();
+  } catch (error) {
+    console.error(`cluster ${name}: ${(error as Error).message}`);
+    process.exitCode = 1;
+  }
+}

@@ -1,0 +1,171 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseAllDocuments, stringify } from 'yaml';
+import { render } from '../../constructs/index.js';
+import type { KubernetesObject } from '../../constructs/index.js';
+import { runSynth } from '../support/run.js';
+import { freshNamespace, useSharedControlPlane } from './cluster.js';
+import { eventually } from './eventually.js';
+import { kubectl } from './support/kubectl.js';
+
+const toYaml = (objects: readonly unknown[]): string => objects.map((o) => stringify(o)).join('---\n');
+
+describe('CRDs and manifests on a real API server', function () {
+  this.timeout(120_000);
+  const controlPlane = useSharedControlPlane();
+  let synthesized: Map<string, KubernetesObject[]>;
+
+  before(function () {
+    this.timeout(180_000);
+    const outdir = mkdtempSync(join(tmpdir(), 'recon8s-synth-'));
+    try {
+      const r = runSynth(outdir);
+      assert.equal(r.status, 0, r.stderr);
+      synthesized = new Map(readdirSync(outdir).map((f) => [f, parseAllDocuments(readFileSync(join(outdir, f), 'utf8')).map((d) => d.toJS() as KubernetesObject)]));
+    } finally {
+      rmSync(outdir, { recursive: true, force: true });
+    }
+    const crds = synthesized.get('crds.k8s.yaml') ?? [];
+    const r = kubectl(controlPlane(), ['apply', '--server-side', '--field-manager=recon8s-tests', '-f', '-'], toYaml(crds));
+    assert.equal(r.status, 0, r.stderr);
+  });
+
+  it('installs both CRDs and they become Established', async () => {
+    await eventually(() => {
+      for (const name of ['apps.recon8s.dev', 'mysqlclusters.recon8s.dev']) {
+        const r = kubectl(controlPlane(), ['get', 'crd', name, '-o', 'jsonpath={.status.conditions[?(@.type=="Established")].status}']);
+        assert.equal(r.stdout, 'True', `${name}: ${r.stderr}`);
+      }
+    }, { timeoutMs: 30_000, description: 'the CRDs to be Established' });
+  });
+
+  it('serves kubectl explain from the field descriptions', async () => {
+    // The OpenAPI document of a new CRD is published a moment after it is Established.
+    await eventually(() => {
+      const r = kubectl(controlPlane(), ['explain', 'mysqlclusters.spec.storage.size']);
+      assert.equal(r.status, 0, r.stderr);
+      assert.match(r.stdout, /may grow[\s\S]*never shrink/);
+    }, { timeoutMs: 30_000, description: 'kubectl explain to describe spec.storage.size' });
+  });
+
+  it('passes a server-side dry-run apply of every synthesized manifest', async () => {
+    const ns = await freshNamespace('synth');
+    for (const [file, objects] of synthesized) {
+      const inNs = objects.map((o) => (o.metadata.namespace ? { ...o, metadata: { ...o.metadata, namespace: ns } } : o));
+      const r = kubectl(controlPlane(), ['apply', '--server-side', '--dry-run=server', '--field-manager=recon8s-tests', '-f', '-'], toYaml(inNs));
+      assert.equal(r.status, 0, `${file}: ${r.stderr}`);
+      assert.equal(r.stderr.trim(), '', `${file} produced warnings: ${r.stderr}`);
+    }
+  });
+
+  it('raises no Pod Security "restricted" warning for any workload we render', async () => {
+    const ns = await freshNamespace('restricted', { labels: { 'pod-security.kubernetes.io/warn': 'restricted', 'pod-security.kubernetes.io/enforce': 'restricted' } });
+    const workloads = [...synthesized.values()].flat().filter((o) => ['Deployment', 'StatefulSet', 'CronJob', 'Job'].includes(o.kind));
+    // Also the variants the example does not use: autoscaling, one replica, a MySQL cluster without backups.
+    workloads.push(...render({ apiVersion: 'recon8s.dev/v1alpha1', kind: 'App', metadata: { name: 'minimal' }, spec: { image: 'busybox' } }));
+    workloads.push(...render({ apiVersion: 'recon8s.dev/v1alpha1', kind: 'MySQLCluster', metadata: { name: 'single' }, spec: { replicas: 1, version: '9.7' } }));
+    const inNs = workloads.filter((o) => ['Deployment', 'StatefulSet', 'CronJob'].includes(o.kind)).map((o) => ({ ...o, metadata: { ...o.metadata, namespace: ns } }));
+    assert.ok(inNs.length >= 4);
+    const r = kubectl(controlPlane(), ['apply', '--server-side', '--dry-run=server', '--field-manager=recon8s-tests', '-f', '-'], toYaml(inNs));
+    assert.equal(r.status, 0, r.stderr);
+    assert.doesNotMatch(r.stderr, /PodSecurity|violate/i, r.stderr);
+  });
+
+  it('proves the Pod Security check is live: a privileged template is warned about', async () => {
+    const ns = await freshNamespace('restricted-canary', { labels: { 'pod-security.kubernetes.io/warn': 'restricted' } });
+    const [deployment] = render({ apiVersion: 'recon8s.dev/v1alpha1', kind: 'App', metadata: { name: 'root', namespace: ns }, spec: { image: 'busybox', securityContext: { runAsUser: 0, runAsNonRoot: false } } });
+    const r = kubectl(controlPlane(), ['apply', '--server-side', '--dry-run=server', '--field-manager=recon8s-tests', '-f', '-'], toYaml([deployment]));
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stderr, /would violate PodSecurity "restricted:latest"/);
+  });
+
+  describe('admission of bad custom resources', () => {
+    let ns: string;
+    before(async () => { ns = await freshNamespace('admission'); });
+
+    const create = (resource: Record<string, unknown>): { status: number | null; stderr: string } =>
+      kubectl(controlPlane(), ['create', '-n', ns, '-f', '-'], JSON.stringify(resource));
+    const apply = (resource: Record<string, unknown>): { status: number | null; stderr: string } =>
+      kubectl(controlPlane(), ['apply', '--server-side', '--field-manager=recon8s-tests', '-n', ns, '-f', '-'], JSON.stringify(resource));
+    const mysql = (name: string, spec: Record<string, unknown>): Record<string, unknown> => ({ apiVersion: 'recon8s.dev/v1alpha1', kind: 'MySQLCluster', metadata: { name }, spec });
+    const app = (name: string, spec: Record<string, unknown>): Record<string, unknown> => ({ apiVersion: 'recon8s.dev/v1alpha1', kind: 'App', metadata: { name }, spec });
+
+    it('accepts a valid resource and fills in the defaults', () => {
+      const r = create(mysql('good', {}));
+      assert.equal(r.status, 0, r.stderr);
+      const got = kubectl(controlPlane(), ['get', 'mysqlcluster', 'good', '-n', ns, '-o', 'jsonpath={.spec.replicas} {.spec.version} {.spec.storage.size} {.spec.pvcRetention.whenDeleted}']);
+      assert.equal(got.stdout, '3 8.4 10Gi Retain');
+    });
+
+    it('fails on an unknown field, naming it', () => {
+      const r = create(app('typo', { image: 'nginx', replicaz: 2 }));
+      assert.notEqual(r.status, 0);
+      assert.match(r.stderr, /unknown field "spec\.replicaz"/);
+    });
+
+    it('fails on replicas out of range', () => {
+      const r = create(mysql('too-many', { replicas: 10 }));
+      assert.notEqual(r.status, 0);
+      assert.match(r.stderr, /spec\.replicas: Invalid value: 10: spec\.replicas in body should be less than or equal to 9/);
+    });
+
+    it('fails on a wrong type', () => {
+      const r = create(app('wrong-type', { image: 'nginx', replicas: 'two' }));
+      assert.notEqual(r.status, 0);
+      assert.match(r.stderr, /spec\.replicas: Invalid value: "string": spec\.replicas in body must be of type integer/);
+    });
+
+    it('fails on an end-of-life MySQL version, saying why', () => {
+      const r = create(mysql('eol', { version: '8.0' }));
+      assert.notEqual(r.status, 0);
+      assert.match(r.stderr, /spec\.version/);
+      assert.match(r.stderr, /end-of-life/);
+    });
+
+    it('fails on a cross-field rule (exactly one of value or valueFrom)', () => {
+      const r = create(app('env', { image: 'nginx', env: [{ name: 'A', value: 'x', valueFrom: { configMapKeyRef: { name: 'c', key: 'k' } } }] }));
+      assert.notEqual(r.status, 0);
+      assert.match(r.stderr, /spec\.env\[0\].*exactly one of value or valueFrom/);
+    });
+
+    it('fails on a my.cnf option recon8s manages, in any spelling', () => {
+      const r = create(mysql('conf', { mysqlConf: { max_connections: '100', 'skip-log-bin': 'ON' } }));
+      assert.notEqual(r.status, 0);
+      assert.match(r.stderr, /spec\.mysqlConf: Invalid value: .*no options that recon8s manages/);
+      assert.equal(create(mysql('conf', { mysqlConf: { max_connections: '100' } })).status, 0);
+    });
+
+    it('fails on a name too long for the StatefulSet pods', () => {
+      const r = create(mysql('a'.repeat(53), {}));
+      assert.notEqual(r.status, 0);
+      assert.match(r.stderr, /metadata\.name must be at most 52 characters/);
+    });
+
+    it('fails when storage shrinks, but lets it grow', () => {
+      assert.equal(apply(mysql('grow', { storage: { size: '20Gi' } })).status, 0);
+      const shrink = apply(mysql('grow', { storage: { size: '10Gi' } }));
+      assert.notEqual(shrink.status, 0);
+      assert.match(shrink.stderr, /spec\.storage\.size: Invalid value: .*may grow but never shrink/);
+      const grow = apply(mysql('grow', { storage: { size: '30Gi' } }));
+      assert.equal(grow.status, 0, grow.stderr);
+    });
+
+    it('fails when storageClassName changes', () => {
+      assert.equal(apply(mysql('sc', { storage: { storageClassName: 'fast' } })).status, 0);
+      const r = apply(mysql('sc', { storage: { storageClassName: 'slow' } }));
+      assert.notEqual(r.status, 0);
+      assert.match(r.stderr, /spec\.storage\.storageClassName: Invalid value: .*immutable/);
+    });
+
+    it('fails on a version downgrade, but allows the upgrade', () => {
+      assert.equal(apply(mysql('upgrade', { version: '8.4' })).status, 0);
+      assert.equal(apply(mysql('upgrade', { version: '9.7' })).status, 0);
+      const r = apply(mysql('upgrade', { version: '8.4' }));
+      assert.notEqual(r.status, 0);
+      assert.match(r.stderr, /spec\.version: Invalid value: .*never downgraded/);
+    });
+  });
+});
+

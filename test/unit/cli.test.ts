@@ -1,0 +1,103 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { runCli } from '../support/run.js';
+
+interface Obj { kind: string; metadata: { name: string }; spec: Record<string, unknown> }
+
+const NGINX = `apiVersion: recon8s.dev/v1alpha1
+kind: App
+metadata:
+  name: nginx
+  namespace: shop
+spec:
+  image: nginx
+  replicas: 2
+  env:
+    - name: GREETING
+      value: hello
+  resources:
+    requests: { cpu: 250m, memory: 64Mi }
+    limits: { memory: 128Mi }
+  ports:
+    - name: http
+      port: 8080
+      targetPort: 80
+`;
+
+describe('recon8s render', function () {
+  this.timeout(60_000);
+  let dir: string;
+  const file = (name: string, text: string): string => {
+    const p = join(dir, name);
+    writeFileSync(p, text);
+    return p;
+  };
+  before(() => { dir = mkdtempSync(join(tmpdir(), 'recon8s-cli-')); });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('prints a Deployment and a Service with exactly the values of the App', () => {
+    const r = runCli(['render', '-f', file('nginx.yaml', NGINX)]);
+    assert.equal(r.status, 0, r.stderr);
+    const objects = parseAllDocuments(r.stdout).map((d) => d.toJS() as Obj);
+    assert.deepEqual(objects.map((o) => `${o.kind}/${o.metadata.name}`).sort(), ['Deployment/nginx', 'PodDisruptionBudget/nginx', 'Service/nginx']);
+    const deployment = objects.find((o) => o.kind === 'Deployment') as unknown as {
+      spec: { replicas: number; template: { spec: { containers: { image: string; env: unknown; resources: unknown; ports: { containerPort: number }[] }[] } } };
+    };
+    const container = deployment.spec.template.spec.containers[0];
+    assert.equal(deployment.spec.replicas, 2);
+    assert.equal(container?.image, 'nginx');
+    assert.deepEqual(container?.env, [{ name: 'GREETING', value: 'hello' }]);
+    assert.deepEqual(container?.resources, { requests: { cpu: '250m', memory: '64Mi' }, limits: { memory: '128Mi' } });
+    assert.deepEqual(container?.ports.map((p) => p.containerPort), [80]);
+    const service = objects.find((o) => o.kind === 'Service') as unknown as { spec: { ports: unknown[] } };
+    assert.deepEqual(service.spec.ports, [{ name: 'http', port: 8080, protocol: 'TCP', targetPort: 80 }]);
+  });
+
+  it('prints a JSON List with -o json', () => {
+    const r = runCli(['render', '-f', file('nginx.yaml', NGINX), '-o', 'json']);
+    assert.equal(r.status, 0, r.stderr);
+    const list = JSON.parse(r.stdout) as { kind: string; items: Obj[] };
+    assert.equal(list.kind, 'List');
+    assert.ok(list.items.some((o) => o.kind === 'Deployment'));
+  });
+
+  it('reads JSON and standard input', () => {
+    const json = JSON.stringify({ apiVersion: 'recon8s.dev/v1alpha1', kind: 'App', metadata: { name: 'api' }, spec: { image: 'busybox' } });
+    const r = runCli(['render', '-f', '-'], { input: json });
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /kind: Deployment/);
+    assert.doesNotMatch(r.stdout, /kind: Service/);
+  });
+
+  it('renders every document of a multi-document file', () => {
+    const two = `${NGINX}---\napiVersion: recon8s.dev/v1alpha1\nkind: MySQLCluster\nmetadata:\n  name: db\nspec:\n  replicas: 1\n`;
+    const r = runCli(['render', '-f', file('two.yaml', two)]);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /kind: StatefulSet/);
+    assert.match(r.stdout, /kind: Deployment/);
+  });
+
+  it('fails on an invalid resource with every problem named, and prints nothing', () => {
+    const bad = 'apiVersion: recon8s.dev/v1alpha1\nkind: MySQLCluster\nmetadata:\n  name: db\nspec:\n  replicas: 12\n  version: "8.0"\n  storage: { size: lots }\n';
+    const r = runCli(['render', '-f', file('bad.yaml', bad)]);
+    assert.equal(r.status, 1);
+    assert.equal(r.stdout, '');
+    assert.match(r.stderr, /spec\.replicas: got 12, expected an integer from 1 to 9/);
+    assert.match(r.stderr, /spec\.version: got "8\.0", expected .*end-of-life/);
+    assert.match(r.stderr, /spec\.storage\.size: got "lots", expected a Kubernetes quantity/);
+  });
+
+  it('fails with exit 2 on a missing file, bad YAML or a bad option', () => {
+    assert.equal(runCli(['render', '-f', join(dir, 'nope.yaml')]).status, 2);
+    const bad = runCli(['render', '-f', file('broken.yaml', 'kind: [unclosed\n')]);
+    assert.equal(bad.status, 2);
+    assert.match(bad.stderr, /not valid YAML or JSON/);
+    const opt = runCli(['render', '-f', file('nginx.yaml', NGINX), '-o', 'xml']);
+    assert.equal(opt.status, 2);
+    assert.match(opt.stderr, /-o must be yaml or json, got "xml"/);
+    assert.equal(runCli(['frobnicate']).status, 2);
+  });
+});

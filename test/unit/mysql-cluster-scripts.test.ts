@@ -1,0 +1,282 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { gunzipSync } from 'node:zlib';
+import type { ScriptSandbox } from './support/mysql-scripts.js';
+import { eventually, scriptSandbox, shippedScripts } from './support/mysql-scripts.js';
+import { allContainers, synthMySQL } from './support/mysql-synth.js';
+
+// Passwords with every character that could break quoting on the way to mysql.
+const ROOT_PASSWORD = `r00t'"\\#$ x`;
+const REPLICATION_PASSWORD = `repl'"\\#;--`;
+const PASSWORDS = { MYSQL_ROOT_PASSWORD: ROOT_PASSWORD, MYSQL_REPLICATION_PASSWORD: REPLICATION_PASSWORD };
+const MEMBER = { HEADLESS_SERVICE: 'shop-headless', PRIMARY_HOST: 'shop-0.shop-headless', ...PASSWORDS };
+
+/** The argv lines the fakes recorded (not the credentials or SQL they were handed). */
+const argvLines = (calls: string) => calls.split('\n').filter((l) => /^(mysql|mysqld|mysqladmin|mysqldump|mysql_tzinfo_to_sql) /.test(l));
+
+function assertPasswordsOnlyInCredentials(calls: string): void {
+  for (const line of argvLines(calls)) {
+    for (const p of [ROOT_PASSWORD, REPLICATION_PASSWORD, 'r00t', 'repl\'']) assert.equal(line.includes(p), false, `a password is on a command line: ${line}`);
+  }
+}
+
+describe('MySQLCluster scripts', () => {
+  let box: ScriptSandbox;
+  beforeEach(() => { box = scriptSandbox(); });
+  afterEach(() => box.cleanup());
+
+  it('ships scripts that bash parses', () => {
+    const scripts = shippedScripts();
+    assert.deepEqual(Object.keys(scripts).sort(), ['backup.sh', 'bootstrap.sh', 'common.sh', 'init-config.sh', 'ready.sh', 'replication.sh']);
+    for (const [name, text] of Object.entries(scripts)) {
+      const r = spawnSync('bash', ['-n'], { input: text, encoding: 'utf8' });
+      assert.equal(r.status, 0, `${name}: ${r.stderr}`);
+    }
+  });
+
+  it('never enables xtrace and contains nothing that looks like a literal password', () => {
+    for (const [name, text] of Object.entries(shippedScripts())) {
+      assert.doesNotMatch(text, /set\s+-[a-z]*x|set -o xtrace/, name);
+      assert.doesNotMatch(text, /password\s*[:=]\s*["']?[^\s"'$]/i, name);
+    }
+  });
+
+  it('gives every container the environment its script requires', () => {
+    const s = synthMySQL({ backup: { schedule: '@daily', persistentVolumeClaimName: 'b' } });
+    const scripts = shippedScripts();
+    const required = (script: string) => [...(scripts[script] ?? '').matchAll(/^require_env (.+)$/gm)].flatMap((m) => (m[1] ?? '').split(' '));
+    const backup = s.cronJob?.spec?.jobTemplate.spec?.template.spec?.containers ?? [];
+    const byScript: [string, string][] = [['init-config', 'init-config.sh'], ['bootstrap', 'bootstrap.sh'], ['replication', 'replication.sh'], ['mysql', 'ready.sh'], ['backup', 'backup.sh']];
+    for (const [container, script] of byScript) {
+      const c = [...allContainers(s.podSpec), ...backup].find((x) => x.name === container);
+      assert.ok(c, container);
+      const names = new Set((c.env ?? []).map((e) => e.name));
+      const needed = required(script);
+      assert.ok(needed.length > 0, script);
+      for (const n of needed) assert.ok(names.has(n), `${container} lacks ${n}, which ${script} requires`);
+    }
+  });
+
+  describe('common.sh', () => {
+    const call = (fn: string, ...args: string[]) => spawnSync('bash', ['-c', `. "${box.scripts}/common.sh"; ${fn} "$@"`, 'test', ...args], { encoding: 'utf8' });
+
+    it('quotes option-file values the way mysqld reads them back', () => {
+      assert.equal(call('cnf_quote', 'a"b\\c#d\ne\tf').stdout, '"a\\"b\\\\c#d\\ne\\tf"');
+    });
+
+    it('quotes SQL strings with backslash escapes', () => {
+      assert.equal(call('sql_quote', `it's \\ here`).stdout, `'it\\'s \\\\ here'`);
+    });
+
+    it('writes client credentials as an option file', () => {
+      assert.equal(call('client_cnf', 'root', 'se"cret').stdout, '[client]\nuser=root\npassword="se\\"cret"\n');
+    });
+
+    it('derives the ordinal from the pod name, and fails on a name without one', () => {
+      const ordinal = (pod: string) => spawnSync('bash', ['-c', `. "${box.scripts}/common.sh"; member_ordinal`], { env: { PATH: process.env.PATH, POD_NAME: pod }, encoding: 'utf8' });
+      assert.equal(ordinal('my-db-12').stdout, '12');
+      assert.equal(ordinal('my-db-08').stdout, '8');
+      const bad = ordinal('mydb');
+      assert.equal(bad.status, 1);
+      assert.match(bad.stderr, /cannot derive a StatefulSet ordinal from the pod name 'mydb'/);
+    });
+  });
+
+  describe('init-config.sh', () => {
+    const member = (pod: string) => {
+      const dir = box.path('member');
+      mkdirSync(dir, { recursive: true });
+      const r = box.run('init-config.sh', { POD_NAME: pod, HEADLESS_SERVICE: 'shop-headless', MEMBER_CONFIG_DIR: dir });
+      assert.equal(r.status, 0, r.stderr);
+      assert.deepEqual(readdirSync(dir), ['member.cnf']);
+      return readFileSync(`${dir}/member.cnf`, 'utf8');
+    };
+
+    it('makes ordinal 0 the writable primary with server_id 100', () => {
+      const cnf = member('shop-0');
+      assert.match(cnf, /^\[mysqld\]$/m);
+      assert.match(cnf, /^server_id=100$/m);
+      assert.match(cnf, /^read_only=OFF$/m);
+      assert.match(cnf, /^super_read_only=OFF$/m);
+      assert.match(cnf, /^report_host=shop-0\.shop-headless$/m);
+    });
+
+    it('makes other ordinals read-only replicas with server_id 100 + ordinal', () => {
+      const cnf = member('shop-2');
+      assert.match(cnf, /^server_id=102$/m);
+      assert.match(cnf, /^read_only=ON$/m);
+      assert.match(cnf, /^super_read_only=ON$/m);
+      assert.match(cnf, /^report_host=shop-2\.shop-headless$/m);
+    });
+
+    it('gives the same result when run again', () => {
+      assert.equal(member('shop-1'), member('shop-1'));
+    });
+  });
+
+  describe('ready.sh', () => {
+    const ready = (pod: string, fake: Record<string, string>) => box.run('ready.sh', { POD_NAME: pod, ...PASSWORDS, ...fake });
+
+    it('is ready on a writable primary and not on a read-only one', () => {
+      assert.equal(ready('shop-0', { FAKE_READ_ONLY: '0' }).status, 0);
+      const r = ready('shop-0', { FAKE_READ_ONLY: '1' });
+      assert.equal(r.status, 1);
+      assert.match(r.stderr, /the primary is read-only/);
+    });
+
+    it('is ready on a replica that applies and receives, or reconnects to, the primary', () => {
+      assert.equal(ready('shop-1', { FAKE_STATES: 'ON\tON' }).status, 0);
+      assert.equal(ready('shop-1', { FAKE_STATES: 'CONNECTING\tON' }).status, 0);
+    });
+
+    it('is not ready on a replica that stopped applying or receiving, or does not replicate', () => {
+      assert.match(ready('shop-1', { FAKE_STATES: 'ON\tOFF' }).stderr, /not applying \(applier: OFF\)/);
+      assert.match(ready('shop-1', { FAKE_STATES: 'OFF\tON' }).stderr, /not receiving \(receiver: OFF\)/);
+      const r = ready('shop-1', { FAKE_STATES: '' });
+      assert.equal(r.status, 1);
+      assert.match(r.stderr, /replication is not configured/);
+    });
+
+    it('hands the root password to mysql through an option file only', () => {
+      ready('shop-0', {});
+      const calls = box.calls();
+      assert.ok(calls.includes(`password="r00t'\\"\\\\#$ x"`), calls);
+      assertPasswordsOnlyInCredentials(calls);
+    });
+  });
+
+  describe('replication.sh', () => {
+    async function runSidecar(pod: string, fake: Record<string, string>, until: (calls: string) => boolean): Promise<string> {
+      const child = box.start('replication.sh', { POD_NAME: pod, ...MEMBER, ...fake });
+      const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+      try {
+        await eventually(() => until(box.calls()), 'the sidecar to act');
+      } finally {
+        child.kill('SIGTERM');
+      }
+      // It exits at once and cleanly on SIGTERM, instead of holding the pod for its grace period.
+      const code = await Promise.race([exited, new Promise<string>((r) => setTimeout(() => r('still running'), 3000))]);
+      assert.equal(code, 0);
+      return box.calls();
+    }
+
+    it('points a replica at the primary with GTID auto-positioning and starts it', async () => {
+      const calls = await runSidecar('shop-1', {}, (c) => c.includes('START REPLICA;'));
+      assert.ok(calls.includes("CHANGE REPLICATION SOURCE TO SOURCE_HOST = 'shop-0.shop-headless', SOURCE_PORT = 3306, SOURCE_USER = 'replication', SOURCE_PASSWORD = 'repl\\'\"\\\\#;--', SOURCE_AUTO_POSITION = 1, SOURCE_SSL = 1, GET_SOURCE_PUBLIC_KEY = 1, SOURCE_CONNECT_RETRY = 10, SOURCE_RETRY_COUNT = 86400;"), calls);
+      assert.ok(calls.includes("SET SESSION sql_mode = '';\nSTOP REPLICA;"), calls);
+      assertPasswordsOnlyInCredentials(calls);
+    });
+
+    it('creates the replication account on the primary when it cannot log in', async () => {
+      const calls = await runSidecar('shop-0', { FAKE_LOGIN_STATUS: '1' }, (c) => c.includes('GRANT REPLICATION SLAVE'));
+      assert.ok(calls.includes("CREATE USER IF NOT EXISTS 'replication'@'%' IDENTIFIED BY 'repl\\'\"\\\\#;--';"), calls);
+      assert.ok(calls.includes("GRANT REPLICATION SLAVE, REPLICATION CLIENT, BACKUP_ADMIN ON *.* TO 'replication'@'%';"), calls);
+      assertPasswordsOnlyInCredentials(calls);
+    });
+
+    it('writes nothing on the primary when the account already works', async () => {
+      const calls = await runSidecar('shop-0', { FAKE_LOGIN_STATUS: '0' }, (c) => c.includes('--host=127.0.0.1'));
+      assert.equal(calls.includes('STDIN'), false, calls);
+    });
+  });
+
+  describe('bootstrap.sh', () => {
+    const bootstrap = (pod: string) => box.run('bootstrap.sh', { POD_NAME: pod, DATA_VOLUME: box.path('volume'), ...MEMBER });
+    const volume = (...p: string[]) => box.path('volume', ...p);
+    beforeEach(() => mkdirSync(volume()));
+
+    it('leaves an existing data directory alone', () => {
+      mkdirSync(volume('data'));
+      writeFileSync(volume('data', 'mysql.ibd'), 'x');
+      const r = bootstrap('shop-0');
+      assert.equal(r.status, 0, r.stderr);
+      assert.match(r.stderr, /nothing to do/);
+      assert.equal(argvLines(box.calls()).length, 0);
+    });
+
+    it('refuses a non-empty data directory without a data dictionary', () => {
+      mkdirSync(volume('data'));
+      writeFileSync(volume('data', 'stray-file'), 'x');
+      const r = bootstrap('shop-1');
+      assert.equal(r.status, 1);
+      assert.match(r.stderr, /not empty but holds no MySQL data dictionary/);
+      assert.deepEqual(readdirSync(volume('data')), ['stray-file']);
+    });
+
+    it('initializes the primary, sets the passwords and creates the accounts without binary-logging them', () => {
+      mkdirSync(volume('data'));
+      writeFileSync(volume('data.bootstrap'), 'left over by an interrupted attempt');
+      const r = bootstrap('shop-0');
+      assert.equal(r.status, 0, r.stderr);
+      assert.deepEqual(readdirSync(volume()).sort(), ['data']);
+      assert.ok(existsSync(volume('data', 'mysql.ibd')));
+      const calls = box.calls();
+      assert.match(calls, /^mysqld --defaults-file=\/etc\/mysql\/recon8s\/my\.cnf --read-only=OFF --super-read-only=OFF --initialize-insecure --datadir=\S+\/data\.bootstrap$/m);
+      assert.match(calls, /^mysqld .* --skip-networking --mysqlx=OFF$/m);
+      assert.ok(calls.includes("SET SESSION sql_log_bin = 0;\nALTER USER 'root'@'localhost' IDENTIFIED BY 'r00t\\'\"\\\\#$ x';"), calls);
+      assert.ok(calls.includes("CREATE USER 'replication'@'%' IDENTIFIED BY 'repl\\'\"\\\\#;--';"), calls);
+      assert.ok(calls.includes('FCTY'), 'the time zone tables are loaded, patched as the official image does');
+      assert.ok(calls.includes('SHUTDOWN;'));
+      assertPasswordsOnlyInCredentials(calls);
+    });
+
+    it('clones a replica from the primary into a fresh data directory with its own identity', () => {
+      const r = bootstrap('shop-2');
+      assert.equal(r.status, 0, r.stderr);
+      assert.deepEqual(readdirSync(volume()).sort(), ['data']);
+      assert.deepEqual(readdirSync(volume('data')).sort(), ['mysql.ibd']);
+      const calls = box.calls();
+      assert.match(calls, /^mysql --defaults-extra-file=\S+ --host=shop-0\.shop-headless --port=3306 /m);
+      assert.ok(calls.includes("SET GLOBAL clone_valid_donor_list = 'shop-0.shop-headless:3306';"), calls);
+      assert.ok(calls.includes(`CLONE INSTANCE FROM 'replication'@'shop-0.shop-headless':3306 IDENTIFIED BY 'repl\\'"\\\\#;--' DATA DIRECTORY = '${volume('data.bootstrap')}';`), calls);
+      assertPasswordsOnlyInCredentials(calls);
+    });
+
+    it('leaves nothing half-made when the clone fails', () => {
+      const r = box.run('bootstrap.sh', { POD_NAME: 'shop-1', DATA_VOLUME: volume(), ...MEMBER, FAKE_SQL_STATUS: '1' });
+      assert.equal(r.status, 1);
+      // No data directory that mysqld would start from, and the throwaway server's files are gone;
+      // the next attempt removes the staging directory before it starts again.
+      assert.equal(existsSync(volume('data')), false);
+      assert.equal(existsSync(volume('bootstrap-recipient')), false);
+    });
+  });
+
+  describe('backup.sh', () => {
+    const dir = () => box.path('backup');
+    const OLD = ['20200101T000000Z', '20200102T000000Z', '20200103T000000Z', '20200104T000000Z'].map((t) => `shop-${t}.sql.gz`);
+    const FOREIGN = ['shop-eu-20200101T000000Z.sql.gz', 'shop-notes.txt'];
+    const backup = (fake: Record<string, string> = {}) =>
+      box.run('backup.sh', { CLUSTER_NAME: 'shop', BACKUP_HOST: 'shop-replicas', BACKUP_RETAIN: '3', BACKUP_DIR: dir(), ...PASSWORDS, ...fake });
+    beforeEach(() => {
+      mkdirSync(dir());
+      for (const f of [...OLD, ...FOREIGN]) writeFileSync(`${dir()}/${f}`, 'x');
+    });
+
+    it('writes a gzipped dump and keeps only the newest BACKUP_RETAIN backups of this cluster', () => {
+      const r = backup();
+      assert.equal(r.status, 0, r.stderr);
+      const files = readdirSync(dir()).sort();
+      const fresh = files.filter((f) => /^shop-\d{8}T\d{6}Z\.sql\.gz$/.test(f) && !OLD.includes(f));
+      assert.equal(fresh.length, 1, files.join(' '));
+      assert.deepEqual(files, [...FOREIGN, ...OLD.slice(-2), ...fresh].sort());
+      assert.equal(gunzipSync(readFileSync(`${dir()}/${fresh[0]}`)).toString(), '-- the dump\n-- Dump completed\n');
+    });
+
+    it('dumps everything consistently, restorable into a new primary', () => {
+      backup();
+      const [argv] = argvLines(box.calls());
+      for (const flag of ['--host=shop-replicas', '--single-transaction', '--all-databases', '--routines', '--events', '--triggers', '--set-gtid-purged=OFF', '--flush-privileges', '--hex-blob']) {
+        assert.ok(argv?.split(' ').includes(flag), `${flag} in ${argv}`);
+      }
+      assertPasswordsOnlyInCredentials(box.calls());
+    });
+
+    it('keeps every existing backup and leaves no partial file when the dump fails', () => {
+      const r = backup({ FAKE_DUMP_FAIL: '1' });
+      assert.notEqual(r.status, 0);
+      assert.deepEqual(readdirSync(dir()).sort(), [...OLD, ...FOREIGN].sort());
+    });
+  });
+});

@@ -1,0 +1,115 @@
+import assert from 'node:assert/strict';
+import type { ExpectedMySQLProblem } from './support/mysql-synth.js';
+import { assertMySQLProblem, invalidMySQL } from './support/mysql-synth.js';
+
+const BACKUP = { schedule: '0 3 * * *', persistentVolumeClaimName: 'shop-backups' };
+const EOL = /end-of-life and get no security fixes/;
+
+interface FailCase extends ExpectedMySQLProblem {
+  readonly name: string;
+  readonly props: unknown;
+  readonly id?: string;
+}
+
+const cases: FailCase[] = [
+  // The name: every child's name is derived from it.
+  { name: 'fails on a name that is not a DNS-1035 label', id: 'My_DB', props: {}, field: 'metadata.name', value: 'My_DB', expected: /DNS-1035 label/ },
+  { name: 'fails on a name starting with a digit', id: '1db', props: {}, field: 'metadata.name', value: '1db', expected: /DNS-1035 label/ },
+  { name: 'fails on a name of 53 characters, leaving no room for the children names', id: 'a'.repeat(53), props: {}, field: 'metadata.name', value: 'a'.repeat(53), expected: /at most 52 characters/ },
+  // replicas
+  { name: 'fails when replicas is 0', props: { replicas: 0 }, field: 'spec.replicas', value: 0, expected: /an integer from 1 to 9/ },
+  { name: 'fails when replicas is 10', props: { replicas: 10 }, field: 'spec.replicas', value: 10, expected: /an integer from 1 to 9/ },
+  { name: 'fails when replicas is not an integer', props: { replicas: 1.5 }, field: 'spec.replicas', value: 1.5, expected: /an integer/ },
+  { name: 'fails when replicas is a string', props: { replicas: '3' }, field: 'spec.replicas', value: '3', expected: /an integer/ },
+  // version
+  { name: 'fails on version 8.0, saying it is end-of-life', props: { version: '8.0' }, field: 'spec.version', value: '8.0', expected: EOL },
+  { name: 'fails on version 8.0, naming the supported releases', props: { version: '8.0' }, field: 'spec.version', value: '8.0', expected: /one of "8\.4", "9\.7"/ },
+  { name: 'fails on version 5.7, saying it is end-of-life', props: { version: '5.7' }, field: 'spec.version', value: '5.7', expected: EOL },
+  { name: 'fails on an unknown version 9.1', props: { version: '9.1' }, field: 'spec.version', value: '9.1', expected: /one of "8\.4", "9\.7"/ },
+  { name: 'fails when version is a number', props: { version: 8.4 }, field: 'spec.version', value: 8.4, expected: /a string/ },
+  // image
+  { name: 'fails on an empty image', props: { image: '' }, field: 'spec.image', value: '', expected: /at least 1 character/ },
+  { name: 'fails on an image with a space', props: { image: 'mysql 8.4' }, field: 'spec.image', value: 'mysql 8.4', expected: /without spaces/ },
+  { name: 'fails on an image longer than 512 characters', props: { image: 'm'.repeat(513) }, field: 'spec.image', value: 'm'.repeat(513), expected: /at most 512 characters/ },
+  // storage
+  { name: 'fails on a storage size of "ten gigs"', props: { storage: { size: 'ten gigs' } }, field: 'spec.storage.size', value: 'ten gigs', expected: /a Kubernetes quantity/ },
+  { name: 'fails on a negative storage size', props: { storage: { size: -1 } }, field: 'spec.storage.size', value: -1, expected: /a Kubernetes quantity/ },
+  { name: 'fails on a storageClassName that is not a DNS subdomain', props: { storage: { storageClassName: 'Fast_SSD' } }, field: 'spec.storage.storageClassName', value: 'Fast_SSD', expected: /a DNS subdomain name/ },
+  { name: 'fails on no access modes', props: { storage: { accessModes: [] } }, field: 'spec.storage.accessModes', value: [], expected: /at least 1 item/ },
+  { name: 'fails on an unknown access mode', props: { storage: { accessModes: ['ReadOnlyMany'] } }, field: 'spec.storage.accessModes[0]', value: 'ReadOnlyMany', expected: /one of "ReadWriteOnce"/ },
+  { name: 'fails on a repeated access mode', props: { storage: { accessModes: ['ReadWriteOnce', 'ReadWriteOnce'] } }, field: 'spec.storage.accessModes[1]', value: 'ReadWriteOnce', expected: /no duplicates/ },
+  { name: 'fails on an unknown storage field', props: { storage: { sizeGi: 10 } }, field: 'spec.storage.sizeGi', value: 10, expected: /no such field; known fields: size, storageClassName, accessModes/ },
+  // resources
+  { name: 'fails on a CPU request that is not a quantity', props: { resources: { requests: { cpu: 'lots' } } }, field: 'spec.resources.requests.cpu', value: 'lots', expected: /a Kubernetes quantity/ },
+  { name: 'fails on an unknown resource', props: { resources: { limits: { gpu: 1 } } }, field: 'spec.resources.limits.gpu', value: 1, expected: /no such field/ },
+  // credentials
+  { name: 'fails on a credentialsSecretName that is not a DNS subdomain', props: { credentialsSecretName: 'My Secret' }, field: 'spec.credentialsSecretName', value: 'My Secret', expected: /a DNS subdomain name/ },
+  // mysqlConf
+  { name: 'fails on the managed my.cnf key server-id', props: { mysqlConf: { 'server-id': '7' } }, field: 'spec.mysqlConf', value: { 'server-id': '7' }, expected: /no options that recon8s manages, in any spelling \(server_id, gtid_mode/ },
+  { name: 'fails on a managed option in another spelling (skip-log-bin)', props: { mysqlConf: { 'skip-log-bin': 'ON' } }, field: 'spec.mysqlConf', value: { 'skip-log-bin': 'ON' }, expected: /no options that recon8s manages/ },
+  { name: 'fails on a managed option behind loose_ (loose-server-id)', props: { mysqlConf: { 'loose-server-id': '3' } }, field: 'spec.mysqlConf', value: { 'loose-server-id': '3' }, expected: /no options that recon8s manages/ },
+  { name: 'fails on the managed my.cnf key gtid_mode', props: { mysqlConf: { gtid_mode: 'OFF' } }, field: 'spec.mysqlConf', value: { gtid_mode: 'OFF' }, expected: /no options that recon8s manages/ },
+  { name: 'fails on the managed my.cnf key super_read_only', props: { mysqlConf: { super_read_only: 'OFF' } }, field: 'spec.mysqlConf', value: { super_read_only: 'OFF' }, expected: /no options that recon8s manages/ },
+  { name: 'fails on an upper-case my.cnf key', props: { mysqlConf: { Max_Connections: '9' } }, field: 'spec.mysqlConf["Max_Connections"]', value: 'Max_Connections', expected: /a lower-case option name/ },
+  { name: 'fails on a my.cnf value of more than one line', props: { mysqlConf: { init_connect: 'a\nb' } }, field: 'spec.mysqlConf["init_connect"]', value: 'a\nb', expected: /a single line/ },
+  { name: 'fails on a my.cnf value longer than 1024 characters', props: { mysqlConf: { init_connect: 'x'.repeat(1025) } }, field: 'spec.mysqlConf["init_connect"]', value: 'x'.repeat(1025), expected: /at most 1024 characters/ },
+  { name: 'fails on more than 128 my.cnf options', props: { mysqlConf: Object.fromEntries(Array.from({ length: 129 }, (_, i) => [`opt_${i}`, '1'])) }, field: 'spec.mysqlConf', value: '129 keys', expected: /at most 128 keys/ },
+  // backup
+  { name: 'fails on the backup schedule "every day"', props: { backup: { ...BACKUP, schedule: 'every day' } }, field: 'spec.backup.schedule', value: 'every day', expected: /a five-field cron expression/ },
+  { name: 'fails on a backup without a schedule', props: { backup: { persistentVolumeClaimName: 'b' } }, field: 'spec.backup.schedule', expected: /required/ },
+  { name: 'fails on a backup without a volume', props: { backup: { schedule: '@daily' } }, field: 'spec.backup.persistentVolumeClaimName', expected: /required/ },
+  { name: 'fails on a backup volume name that is not a DNS subdomain', props: { backup: { ...BACKUP, persistentVolumeClaimName: 'Backups!' } }, field: 'spec.backup.persistentVolumeClaimName', value: 'Backups!', expected: /a DNS subdomain name/ },
+  { name: 'fails when backup.retain is 0', props: { backup: { ...BACKUP, retain: 0 } }, field: 'spec.backup.retain', value: 0, expected: /an integer from 1 to 1000/ },
+  { name: 'fails when backup.retain is 1001', props: { backup: { ...BACKUP, retain: 1001 } }, field: 'spec.backup.retain', value: 1001, expected: /an integer from 1 to 1000/ },
+  { name: 'fails when backup.suspend is not a boolean', props: { backup: { ...BACKUP, suspend: 'yes' } }, field: 'spec.backup.suspend', value: 'yes', expected: /true or false/ },
+  // pvcRetention
+  { name: 'fails on pvcRetention.whenDeleted "Keep"', props: { pvcRetention: { whenDeleted: 'Keep' } }, field: 'spec.pvcRetention.whenDeleted', value: 'Keep', expected: /one of "Retain", "Delete"/ },
+  { name: 'fails on pvcRetention.whenScaled "Keep"', props: { pvcRetention: { whenScaled: 'Keep' } }, field: 'spec.pvcRetention.whenScaled', value: 'Keep', expected: /one of "Retain", "Delete"/ },
+  // metadata and scheduling
+  { name: 'fails on a label under app.kubernetes.io/', props: { labels: { 'app.kubernetes.io/name': 'x' } }, field: 'spec.labels', value: { 'app.kubernetes.io/name': 'x' }, expected: /no keys under app\.kubernetes\.io\// },
+  { name: 'fails on an invalid label value', props: { labels: { team: 'a b' } }, field: 'spec.labels["team"]', value: 'a b', expected: /a label value/ },
+  { name: 'fails on an annotation under app.kubernetes.io/', props: { annotations: { 'app.kubernetes.io/x': 'y' } }, field: 'spec.annotations', value: { 'app.kubernetes.io/x': 'y' }, expected: /no keys under app\.kubernetes\.io\// },
+  { name: 'fails on an invalid nodeSelector key', props: { nodeSelector: { 'bad key': 'x' } }, field: 'spec.nodeSelector["bad key"]', value: 'bad key', expected: /a qualified label key/ },
+  { name: 'fails when tolerations is not a list', props: { tolerations: { key: 'x' } }, field: 'spec.tolerations', value: { key: 'x' }, expected: /a list of/ },
+  { name: 'fails when affinity is not an object', props: { affinity: 'spread' }, field: 'spec.affinity', value: 'spread', expected: /an object/ },
+  { name: 'fails on an unknown imagePullPolicy', props: { imagePullPolicy: 'Sometimes' }, field: 'spec.imagePullPolicy', value: 'Sometimes', expected: /one of "Always", "IfNotPresent", "Never"/ },
+  // shape
+  { name: 'fails on an unknown field and names the known ones', props: { replica: 3 }, field: 'spec.replica', value: 3, expected: /no such field; known fields: replicas, version, image/ },
+  { name: 'fails when the spec is not an object', props: 'three replicas', field: 'spec', value: 'three replicas', expected: /an object/ },
+];
+
+describe('MySQLCluster validation', () => {
+  for (const c of cases) {
+    it(c.name, () => {
+      const { error } = invalidMySQL(c.props, c.id);
+      assertMySQLProblem(error, c);
+    });
+  }
+
+  it('fails on version 9.1 without calling it end-of-life', () => {
+    const { error } = invalidMySQL({ version: '9.1' });
+    assert.equal(error.problems.length, 1);
+    assert.doesNotMatch(error.message, /end-of-life/);
+  });
+
+  it('fails with the subject and every problem reported together', () => {
+    const { error } = invalidMySQL({ replicas: 0, version: '5.7', storage: { size: 'ten gigs' }, mysqlConf: { 'server-id': '1' }, backup: { ...BACKUP, schedule: 'every day' }, replica: 3 }, 'Shop');
+    assert.match(error.message, /^MySQLCluster "Shop" is invalid:\n/);
+    const want: ExpectedMySQLProblem[] = [
+      { field: 'metadata.name', value: 'Shop', expected: /DNS-1035 label/ },
+      { field: 'spec.replicas', value: 0, expected: /an integer from 1 to 9/ },
+      { field: 'spec.version', value: '5.7', expected: EOL },
+      { field: 'spec.storage.size', value: 'ten gigs', expected: /a Kubernetes quantity/ },
+      { field: 'spec.mysqlConf', value: { 'server-id': '1' }, expected: /no options that recon8s manages/ },
+      { field: 'spec.backup.schedule', value: 'every day', expected: /cron expression/ },
+      { field: 'spec.replica', value: 3, expected: /no such field/ },
+    ];
+    for (const w of want) assertMySQLProblem(error, w);
+  });
+
+  it('fails before creating anything, leaving the chart empty', () => {
+    const { chart } = invalidMySQL({ replicas: 0, backup: BACKUP });
+    assert.deepEqual(chart.toJson(), []);
+    assert.equal(chart.node.children.length, 0);
+  });
+});

@@ -1,0 +1,443 @@
+import assert from 'node:assert/strict';
+import type { V1Container } from '@kubernetes/client-node';
+import { allContainers, selects, synthMySQL } from './support/mysql-synth.js';
+
+const SELECTOR = {
+  'app.kubernetes.io/name': 'mysql',
+  'app.kubernetes.io/instance': 'shop',
+  'app.kubernetes.io/component': 'database',
+};
+const BACKUP = { schedule: '0 3 * * *', persistentVolumeClaimName: 'shop-backups' };
+
+const env = (c: V1Container, name: string) => c.env?.find((e) => e.name === name);
+const mountAt = (c: V1Container, path: string) => c.volumeMounts?.find((m) => m.mountPath === path);
+
+describe('MySQLCluster', () => {
+  describe('objects and names', () => {
+    it('renders the StatefulSet, three Services, two ConfigMaps and a PodDisruptionBudget named after the cluster', () => {
+      const { objects } = synthMySQL();
+      assert.deepEqual(objects.map((o) => `${o.kind}/${o.metadata?.name}`).sort(), [
+        'ConfigMap/shop-config',
+        'ConfigMap/shop-scripts',
+        'PodDisruptionBudget/shop',
+        'Service/shop-headless',
+        'Service/shop-primary',
+        'Service/shop-replicas',
+        'StatefulSet/shop',
+      ]);
+    });
+
+    it('sets no namespace itself, so the chart namespace applies to every object', () => {
+      const { objects } = synthMySQL();
+      for (const o of objects) assert.equal(o.metadata?.namespace, 'db', `${o.kind}/${o.metadata?.name}`);
+    });
+
+    it('never renders a Secret: the credentials Secret is created outside the construct', () => {
+      const { objects, cluster } = synthMySQL();
+      assert.equal(objects.filter((o) => o.kind === 'Secret').length, 0);
+      assert.equal(cluster.credentialsSecretName, 'shop-credentials');
+    });
+
+    it('exposes the resolved spec, endpoints and pod selector', () => {
+      const { cluster } = synthMySQL({ replicas: 2 });
+      assert.equal(cluster.spec.replicas, 2);
+      assert.equal(cluster.spec.version, '8.4');
+      assert.equal(cluster.spec.imagePullPolicy, 'IfNotPresent');
+      assert.equal(cluster.primaryEndpoint, 'shop-primary:3306');
+      assert.equal(cluster.replicasEndpoint, 'shop-replicas:3306');
+      assert.deepEqual(cluster.podSelector, SELECTOR);
+      assert.equal(cluster.backup, undefined);
+    });
+  });
+
+  describe('StatefulSet', () => {
+    it('has 3 members by default, the headless Service, ordered start-up and rolling updates', () => {
+      const { statefulSet } = synthMySQL();
+      assert.equal(statefulSet.spec?.replicas, 3);
+      assert.equal(statefulSet.spec?.serviceName, 'shop-headless');
+      assert.equal(statefulSet.spec?.podManagementPolicy, 'OrderedReady');
+      assert.deepEqual(statefulSet.spec?.updateStrategy, { type: 'RollingUpdate' });
+      assert.deepEqual(statefulSet.spec?.selector, { matchLabels: SELECTOR });
+    });
+
+    it('takes spec.replicas', () => {
+      assert.equal(synthMySQL({ replicas: 5 }).statefulSet.spec?.replicas, 5);
+    });
+
+    it('claims a 10Gi ReadWriteOnce volume named data per member by default, the size as a string', () => {
+      const [claim, ...more] = synthMySQL().statefulSet.spec?.volumeClaimTemplates ?? [];
+      assert.equal(more.length, 0);
+      assert.equal(claim?.metadata?.name, 'data');
+      assert.deepEqual(claim?.spec?.accessModes, ['ReadWriteOnce']);
+      assert.equal(claim?.spec?.resources?.requests?.storage, '10Gi');
+      assert.equal(claim?.spec?.storageClassName, undefined);
+    });
+
+    it('takes storage size, class and access modes', () => {
+      const [claim] = synthMySQL({ storage: { size: '50Gi', storageClassName: 'fast-ssd', accessModes: ['ReadWriteOncePod'] } }).statefulSet.spec?.volumeClaimTemplates ?? [];
+      assert.equal(claim?.spec?.resources?.requests?.storage, '50Gi');
+      assert.equal(claim?.spec?.storageClassName, 'fast-ssd');
+      assert.deepEqual(claim?.spec?.accessModes, ['ReadWriteOncePod']);
+    });
+
+    it('keeps user labels out of the immutable claim template', () => {
+      const [claim] = synthMySQL({ labels: { team: 'payments' } }).statefulSet.spec?.volumeClaimTemplates ?? [];
+      assert.equal(claim?.metadata?.labels?.team, undefined);
+      assert.ok(selects(SELECTOR, claim?.metadata?.labels));
+    });
+
+    it('retains the volumes when deleted or scaled down by default', () => {
+      assert.deepEqual(synthMySQL().statefulSet.spec?.persistentVolumeClaimRetentionPolicy, { whenDeleted: 'Retain', whenScaled: 'Retain' });
+    });
+
+    it('deletes the volumes when asked', () => {
+      const { statefulSet } = synthMySQL({ pvcRetention: { whenDeleted: 'Delete', whenScaled: 'Delete' } });
+      assert.deepEqual(statefulSet.spec?.persistentVolumeClaimRetentionPolicy, { whenDeleted: 'Delete', whenScaled: 'Delete' });
+    });
+
+    it('mounts the data volume at /var/lib/mysql in the bootstrap and mysql containers', () => {
+      const s = synthMySQL();
+      for (const name of ['bootstrap', 'mysql']) {
+        const m = mountAt(s.container(name), '/var/lib/mysql');
+        assert.equal(m?.name, 'data', name);
+        assert.notEqual(m?.readOnly, true, name);
+      }
+    });
+
+    it('runs init-config and bootstrap before mysql, with the replication sidecar beside it', () => {
+      const { podSpec } = synthMySQL();
+      assert.deepEqual(podSpec.initContainers?.map((c) => c.name), ['init-config', 'bootstrap']);
+      assert.deepEqual(podSpec.containers.map((c) => c.name), ['mysql', 'replication']);
+      assert.deepEqual(podSpec.initContainers?.map((c) => c.command), [['bash', '/opt/recon8s/init-config.sh'], ['bash', '/opt/recon8s/bootstrap.sh']]);
+      assert.deepEqual(podSpec.containers.map((c) => c.command), [['mysqld', '--defaults-file=/etc/mysql/recon8s/my.cnf'], ['bash', '/opt/recon8s/replication.sh']]);
+    });
+
+    it('exposes port 3306 named mysql', () => {
+      assert.deepEqual(synthMySQL().container('mysql').ports, [{ name: 'mysql', containerPort: 3306 }]);
+    });
+
+    it('gives MySQL two minutes to shut down', () => {
+      assert.equal(synthMySQL().podSpec.terminationGracePeriodSeconds, 120);
+    });
+
+    it('checks liveness with mysqladmin ping on the socket, readiness with a script, and allows a long start-up', () => {
+      const mysql = synthMySQL().container('mysql');
+      const ping = ['mysqladmin', '--no-defaults', '--socket=/var/run/mysqld/mysqld.sock', 'ping'];
+      assert.deepEqual(mysql.livenessProbe?.exec?.command, ping);
+      assert.deepEqual(mysql.startupProbe?.exec?.command, ping);
+      assert.deepEqual(mysql.readinessProbe?.exec?.command, ['bash', '/opt/recon8s/ready.sh']);
+      const startupSeconds = (mysql.startupProbe?.periodSeconds ?? 0) * (mysql.startupProbe?.failureThreshold ?? 0);
+      assert.ok(startupSeconds >= 3600, `start-up allowed ${startupSeconds}s`);
+      for (const p of [mysql.livenessProbe, mysql.readinessProbe, mysql.startupProbe]) assert.equal(p?.timeoutSeconds, 5);
+    });
+
+    it('uses the default resources, without a CPU limit, for mysql and bootstrap', () => {
+      const s = synthMySQL();
+      for (const name of ['mysql', 'bootstrap']) {
+        assert.deepEqual(s.container(name).resources, { requests: { cpu: '500m', memory: '1Gi' }, limits: { memory: '1Gi' } }, name);
+      }
+    });
+
+    it('uses exactly the resources given', () => {
+      assert.deepEqual(synthMySQL({ resources: { requests: { cpu: 2 } } }).container('mysql').resources, { requests: { cpu: 2 } });
+    });
+
+    it('passes nodeSelector and tolerations to the pods', () => {
+      const toleration = { key: 'dedicated', operator: 'Equal', value: 'db', effect: 'NoSchedule' };
+      const { podSpec } = synthMySQL({ nodeSelector: { disk: 'ssd' }, tolerations: [toleration] });
+      assert.deepEqual(podSpec.nodeSelector, { disk: 'ssd' });
+      assert.deepEqual(podSpec.tolerations, [toleration]);
+    });
+
+    it('emits no nodeSelector or tolerations when none are given', () => {
+      const { podSpec } = synthMySQL();
+      assert.equal('nodeSelector' in podSpec, false);
+      assert.equal('tolerations' in podSpec, false);
+    });
+  });
+
+  describe('image', () => {
+    it('runs the official mysql:8.4 image by default, pulled if not present, in every container', () => {
+      for (const c of allContainers(synthMySQL().podSpec)) {
+        assert.equal(c.image, 'mysql:8.4', c.name);
+        assert.equal(c.imagePullPolicy, 'IfNotPresent', c.name);
+      }
+    });
+
+    it('follows spec.version', () => {
+      assert.equal(synthMySQL({ version: '9.7' }).container('mysql').image, 'mysql:9.7');
+    });
+
+    it('takes spec.image and spec.imagePullPolicy everywhere, the backup job included', () => {
+      const s = synthMySQL({ image: 'registry.example.com/mysql:8.4.7', imagePullPolicy: 'Always', backup: BACKUP });
+      const backup = s.cronJob?.spec?.jobTemplate.spec?.template.spec?.containers ?? [];
+      for (const c of [...allContainers(s.podSpec), ...backup]) {
+        assert.equal(c.image, 'registry.example.com/mysql:8.4.7', c.name);
+        assert.equal(c.imagePullPolicy, 'Always', c.name);
+      }
+    });
+  });
+
+  describe('security', () => {
+    it('runs the pods as the mysql user 999 with the restricted pod security context', () => {
+      assert.deepEqual(synthMySQL().podSpec.securityContext, {
+        runAsUser: 999,
+        runAsGroup: 999,
+        fsGroup: 999,
+        fsGroupChangePolicy: 'OnRootMismatch',
+        runAsNonRoot: true,
+        seccompProfile: { type: 'RuntimeDefault' },
+      });
+    });
+
+    it('runs every container without privileges and with a read-only root file system', () => {
+      for (const c of allContainers(synthMySQL().podSpec)) {
+        assert.deepEqual(c.securityContext, {
+          allowPrivilegeEscalation: false,
+          capabilities: { drop: ['ALL'] },
+          readOnlyRootFilesystem: true,
+          runAsNonRoot: true,
+          seccompProfile: { type: 'RuntimeDefault' },
+        }, c.name);
+      }
+    });
+
+    it('gives mysqld writable emptyDirs for its socket, temporary files and member config', () => {
+      const s = synthMySQL();
+      const volumes = new Map(s.podSpec.volumes?.map((v) => [v.name, v]));
+      const mysql = s.container('mysql');
+      for (const path of ['/var/run/mysqld', '/tmp']) {
+        const m = mountAt(mysql, path);
+        assert.ok(m, `mysql mounts ${path}`);
+        assert.notEqual(m.readOnly, true, path);
+        assert.deepEqual(volumes.get(m.name)?.emptyDir, {}, path);
+      }
+      const member = mountAt(s.container('init-config'), '/etc/mysql/recon8s.d');
+      assert.ok(member);
+      assert.notEqual(member.readOnly, true);
+      assert.deepEqual(volumes.get(member.name)?.emptyDir, {});
+      assert.equal(mountAt(mysql, '/etc/mysql/recon8s.d')?.name, member.name);
+    });
+
+    it('mounts configuration and scripts read-only', () => {
+      for (const c of allContainers(synthMySQL().podSpec)) {
+        for (const path of ['/etc/mysql/recon8s', '/opt/recon8s']) {
+          const m = mountAt(c, path);
+          if (m) assert.equal(m.readOnly, true, `${c.name} ${path}`);
+        }
+      }
+    });
+
+    it('mounts no service account token and injects no Service variables', () => {
+      const { podSpec } = synthMySQL();
+      assert.equal(podSpec.automountServiceAccountToken, false);
+      assert.equal(podSpec.enableServiceLinks, false);
+    });
+  });
+
+  describe('credentials', () => {
+    it('reads every password from the credentials Secret, never from a literal', () => {
+      const s = synthMySQL({ backup: BACKUP });
+      const backup = s.cronJob?.spec?.jobTemplate.spec?.template.spec?.containers ?? [];
+      let seen = 0;
+      for (const c of [...allContainers(s.podSpec), ...backup]) {
+        for (const e of c.env ?? []) {
+          if (!/PASSWORD/.test(e.name)) continue;
+          seen++;
+          assert.equal(e.value, undefined, `${c.name} ${e.name}`);
+          assert.equal(e.valueFrom?.secretKeyRef?.name, 'shop-credentials', `${c.name} ${e.name}`);
+        }
+      }
+      assert.ok(seen >= 6, `password variables seen: ${seen}`);
+    });
+
+    it('maps MYSQL_ROOT_PASSWORD and MYSQL_REPLICATION_PASSWORD to the root-password and replication-password keys', () => {
+      const bootstrap = synthMySQL().container('bootstrap');
+      assert.deepEqual(env(bootstrap, 'MYSQL_ROOT_PASSWORD')?.valueFrom, { secretKeyRef: { name: 'shop-credentials', key: 'root-password' } });
+      assert.deepEqual(env(bootstrap, 'MYSQL_REPLICATION_PASSWORD')?.valueFrom, { secretKeyRef: { name: 'shop-credentials', key: 'replication-password' } });
+    });
+
+    it('uses spec.credentialsSecretName', () => {
+      const s = synthMySQL({ credentialsSecretName: 'vault-synced' });
+      assert.equal(s.cluster.credentialsSecretName, 'vault-synced');
+      assert.equal(env(s.container('mysql'), 'MYSQL_ROOT_PASSWORD')?.valueFrom?.secretKeyRef?.name, 'vault-synced');
+      assert.equal(s.json.includes('shop-credentials'), false);
+    });
+
+    it('keeps passwords off the command lines of every container', () => {
+      for (const c of allContainers(synthMySQL().podSpec)) {
+        assert.equal(JSON.stringify([c.command, c.args]).includes('PASSWORD'), false, c.name);
+      }
+    });
+  });
+
+  describe('my.cnf', () => {
+    const myCnf = (props?: Parameters<typeof synthMySQL>[0]) => synthMySQL(props).configMap('shop-config').data?.['my.cnf'] ?? '';
+
+    it('configures GTID replication, crash-safe replicas and the clone plugin', () => {
+      const lines = myCnf().split('\n');
+      for (const line of [
+        '[mysqld]', 'gtid_mode=ON', 'enforce_gtid_consistency=ON', 'log_bin=binlog', 'relay_log_recovery=ON',
+        'skip_replica_start=ON', 'plugin_load_add=mysql_clone.so', 'bind_address=*', 'port=3306',
+        'datadir=/var/lib/mysql/data', 'socket=/var/run/mysqld/mysqld.sock', 'pid_file=/var/run/mysqld/mysqld.pid',
+      ]) {
+        assert.ok(lines.includes(line), `my.cnf has ${line}`);
+      }
+    });
+
+    it('includes the per-member directory last', () => {
+      assert.match(myCnf(), /\n!includedir \/etc\/mysql\/recon8s\.d\n$/);
+    });
+
+    it('emits no option removed or deprecated in 8.4, nor the per-member ones', () => {
+      const text = myCnf();
+      for (const option of ['binlog_format', 'log_slave_updates', 'master_info_repository', 'relay_log_info_repository', 'default_authentication_plugin', 'server_id', 'read_only', 'report_host']) {
+        assert.equal(new RegExp(`^${option}=`, 'm').test(text), false, option);
+      }
+    });
+
+    it('adds spec.mysqlConf after recon8s options, sorted by key', () => {
+      const text = myCnf({ mysqlConf: { max_connections: '500', innodb_buffer_pool_size: '512M' } });
+      const a = text.indexOf('innodb_buffer_pool_size=512M');
+      const b = text.indexOf('max_connections=500');
+      assert.ok(text.indexOf('plugin_load_add=') < a && a < b && b < text.indexOf('!includedir'), text);
+    });
+
+    it('quotes values the option-file reader would otherwise cut at a comment', () => {
+      assert.ok(myCnf({ mysqlConf: { init_connect: "SET @tag='#1'" } }).includes(`init_connect="SET @tag='#1'"`));
+    });
+  });
+
+  describe('Services', () => {
+    it('has a headless Service that publishes members before they are ready', () => {
+      const spec = synthMySQL().service('shop-headless').spec;
+      assert.equal(spec?.clusterIP, 'None');
+      assert.equal(spec?.publishNotReadyAddresses, true);
+      assert.deepEqual(spec?.selector, SELECTOR);
+    });
+
+    it('routes the primary Service only to pod shop-0', () => {
+      const spec = synthMySQL().service('shop-primary').spec;
+      assert.deepEqual(spec?.selector, { ...SELECTOR, 'statefulset.kubernetes.io/pod-name': 'shop-0' });
+      assert.equal(spec?.clusterIP, undefined);
+      assert.equal(spec?.publishNotReadyAddresses, undefined);
+    });
+
+    it('routes the replicas Service to every ready member', () => {
+      const spec = synthMySQL().service('shop-replicas').spec;
+      assert.deepEqual(spec?.selector, SELECTOR);
+      assert.equal(spec?.publishNotReadyAddresses, undefined);
+    });
+
+    it('serves port 3306 named mysql on every Service', () => {
+      const s = synthMySQL();
+      for (const name of ['shop-headless', 'shop-primary', 'shop-replicas']) {
+        assert.deepEqual(s.service(name).spec?.ports, [{ name: 'mysql', port: 3306, targetPort: 'mysql' }], name);
+      }
+    });
+
+    it('tells bootstrap and the sidecar the primary by its stable DNS name', () => {
+      const s = synthMySQL();
+      for (const name of ['bootstrap', 'replication']) assert.equal(env(s.container(name), 'PRIMARY_HOST')?.value, 'shop-0.shop-headless');
+    });
+  });
+
+  describe('affinity', () => {
+    it('prefers spreading the members over nodes by default', () => {
+      assert.deepEqual(synthMySQL().podSpec.affinity, {
+        podAntiAffinity: {
+          preferredDuringSchedulingIgnoredDuringExecution: [{
+            weight: 100,
+            podAffinityTerm: { topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: SELECTOR } },
+          }],
+        },
+      });
+    });
+
+    it('uses the affinity given instead', () => {
+      const affinity = { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'zone', operator: 'In', values: ['a'] }] }] } } };
+      assert.deepEqual(synthMySQL({ affinity }).podSpec.affinity, affinity);
+    });
+  });
+
+  describe('PodDisruptionBudget', () => {
+    it('lets one member at a time be evicted, and unhealthy ones always', () => {
+      const pdb = synthMySQL().disruptionBudget;
+      assert.equal(pdb.apiVersion, 'policy/v1');
+      assert.equal(pdb.spec?.maxUnavailable, 1);
+      assert.deepEqual(pdb.spec?.selector, { matchLabels: SELECTOR });
+      assert.equal(pdb.spec?.unhealthyPodEvictionPolicy, 'AlwaysAllow');
+    });
+
+    it('is rendered for a single member too', () => {
+      assert.equal(synthMySQL({ replicas: 1 }).disruptionBudget.spec?.maxUnavailable, 1);
+    });
+  });
+
+  describe('labels and annotations', () => {
+    const props = { labels: { team: 'payments' }, annotations: { 'example.com/owner': 'alice' }, backup: BACKUP };
+
+    it('puts spec.labels and spec.annotations on every object, with our labels', () => {
+      for (const o of synthMySQL(props).objects) {
+        const what = `${o.kind}/${o.metadata?.name}`;
+        assert.equal(o.metadata?.labels?.team, 'payments', what);
+        assert.equal(o.metadata?.labels?.['app.kubernetes.io/managed-by'], 'recon8s', what);
+        assert.equal(o.metadata?.labels?.['app.kubernetes.io/instance'], 'shop', what);
+        assert.deepEqual(o.metadata?.annotations, { 'example.com/owner': 'alice' }, what);
+      }
+    });
+
+    it('puts them on the pod templates too', () => {
+      const s = synthMySQL(props);
+      const templates = [s.statefulSet.spec?.template.metadata, s.cronJob?.spec?.jobTemplate.spec?.template.metadata];
+      for (const meta of templates) {
+        assert.equal(meta?.labels?.team, 'payments');
+        assert.equal(meta?.annotations?.['example.com/owner'], 'alice');
+      }
+    });
+
+    it('keeps them out of every selector', () => {
+      const s = synthMySQL(props);
+      const selectors = [
+        s.statefulSet.spec?.selector.matchLabels,
+        s.disruptionBudget.spec?.selector?.matchLabels,
+        s.podSpec.affinity?.podAntiAffinity?.preferredDuringSchedulingIgnoredDuringExecution?.[0]?.podAffinityTerm.labelSelector?.matchLabels,
+        ...['shop-headless', 'shop-primary', 'shop-replicas'].map((n) => s.service(n).spec?.selector),
+      ];
+      for (const sel of selectors) assert.equal(sel?.team, undefined);
+    });
+
+    it('emits no annotations map when there are none', () => {
+      for (const o of synthMySQL().objects) assert.equal(o.metadata?.annotations, undefined, `${o.kind}/${o.metadata?.name}`);
+    });
+  });
+
+  describe('rolling on configuration changes', () => {
+    const hash = (props?: Parameters<typeof synthMySQL>[0]) => synthMySQL(props).statefulSet.spec?.template.metadata?.annotations?.['recon8s.dev/config-hash'];
+
+    it('annotates the pod template with a hash of my.cnf and the scripts', () => {
+      assert.match(hash() ?? '', /^[0-9a-f]{8}$/);
+    });
+
+    it('changes the hash when spec.mysqlConf changes', () => {
+      assert.notEqual(hash({ mysqlConf: { max_connections: '500' } }), hash({ mysqlConf: { max_connections: '501' } }));
+    });
+
+    it('keeps the hash when only the backup changes: a backup setting never restarts the database', () => {
+      assert.equal(hash(), hash({ backup: BACKUP }));
+      assert.equal(hash({ backup: BACKUP }), hash({ backup: { ...BACKUP, retain: 3, schedule: '@daily' } }));
+    });
+  });
+
+  describe('determinism', () => {
+    it('synthesizes byte-identical output twice', () => {
+      const props = { replicas: 2, mysqlConf: { b: '2', a: '1' }, labels: { team: 'x' }, backup: BACKUP };
+      assert.equal(synthMySQL(props).json, synthMySQL(props).json);
+    });
+
+    it('does not depend on the order of spec.mysqlConf keys', () => {
+      const cnf = (conf: Record<string, string>) => synthMySQL({ mysqlConf: conf }).configMap('shop-config').data?.['my.cnf'];
+      assert.equal(cnf({ b: '2', a: '1' }), cnf({ a: '1', b: '2' }));
+    });
+  });
+});

@@ -1,0 +1,104 @@
+// Runs the MySQLCluster scripts for real with bash, in a temporary directory, against fake mysql
+// client and server programs that record what they were asked and answer from FAKE_* variables.
+import { spawn, spawnSync } from 'node:child_process';
+import type { SpawnSyncReturns } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { synthMySQL } from './mysql-synth.js';
+
+/** The scripts exactly as the scripts ConfigMap ships them. */
+export function shippedScripts(): Record<string, string> {
+  return { ...synthMySQL().configMap('shop-scripts').data };
+}
+
+// The fakes log every call as "<program> <argv...>", then the client credentials they were handed
+// ("DEFAULTS" and the option file) and the SQL read from stdin ("STDIN" and the text).
+// Each record is one write, so that fakes running at the same time never interleave their lines.
+const LOG_CALL = `record=\${0##*/}$(printf ' %q' "$@")
+for a in "$@"; do case $a in --defaults-extra-file=*) record+=$'\\n'DEFAULTS$'\\n'$(cat "\${a#*=}") ;; esac; done
+printf '%s\\n' "$record" >>"$FAKE_DIR/calls"`;
+
+const FAKES: Record<string, string> = {
+  mysql: `${LOG_CALL}
+query=
+for ((i = 1; i < $#; i++)); do [[ \${!i} == -e ]] && { j=$((i + 1)); query=\${!j}; }; done
+if [[ -z $query ]]; then
+  sql=$(cat)
+  printf 'STDIN\\n%s\\n' "$sql" >>"$FAKE_DIR/calls"
+  [[ $sql == *SHUTDOWN* ]] && touch "$FAKE_DIR/shutdown"
+  if [[ $sql =~ DATA\\ DIRECTORY\\ =\\ \\'([^\\']*)\\' ]]; then
+    mkdir -p "\${BASH_REMATCH[1]}" && touch "\${BASH_REMATCH[1]}"/{mysql.ibd,auto.cnf,mysqld-auto.cnf}
+  fi
+  exit "\${FAKE_SQL_STATUS:-0}"
+fi
+case $query in
+  *@@GLOBAL.read_only*) printf '%s\\n' "\${FAKE_READ_ONLY:-0}" ;;
+  *JOIN*) printf '%s\\n' "\${FAKE_STATES:-}" ;;
+  *Uptime*) printf 'Uptime\\t%s\\n' "\${FAKE_UPTIME:-100}" ;;
+  'SELECT 1') [[ " $* " == *' --host=127.0.0.1 '* ]] && exit "\${FAKE_LOGIN_STATUS:-0}"; echo 1 ;;
+esac
+exit 0`,
+  mysqld: `${LOG_CALL}
+for a in "$@"; do case $a in --datadir=*) dir=\${a#*=} ;; --initialize-insecure) init=1 ;; esac; done
+if [[ -n \${init:-} ]]; then mkdir -p "$dir" && touch "$dir"/{mysql.ibd,auto.cnf}; exit 0; fi
+until [[ -e $FAKE_DIR/shutdown ]]; do sleep 0.05; done
+rm -f "$FAKE_DIR/shutdown"`,
+  mysqladmin: `${LOG_CALL}`,
+  mysql_tzinfo_to_sql: `${LOG_CALL}
+echo "INSERT INTO time_zone_name VALUES ('Local time zone must be set--see zic manual page');"`,
+  mysqldump: `${LOG_CALL}
+[[ -n \${FAKE_DUMP_FAIL:-} ]] && { echo '-- half a dump'; exit 2; }
+printf -- '-- the dump\\n-- Dump completed\\n'`,
+};
+
+export interface ScriptSandbox {
+  readonly dir: string;
+  readonly scripts: string;
+  readonly fakeDir: string;
+  /** Runs a shipped script to completion. */
+  run(script: string, env: Record<string, string>): SpawnSyncReturns<string>;
+  /** Starts a shipped script in the background. */
+  start(script: string, env: Record<string, string>): ReturnType<typeof spawn>;
+  /** What the fakes recorded. */
+  calls(): string;
+  path(...parts: string[]): string;
+  cleanup(): void;
+}
+
+export function scriptSandbox(): ScriptSandbox {
+  const dir = mkdtempSync(join(tmpdir(), 'recon8s-mysql-scripts-'));
+  const scripts = join(dir, 'scripts');
+  const bin = join(dir, 'bin');
+  const fakeDir = join(dir, 'fake');
+  for (const d of [scripts, bin, fakeDir]) mkdirSync(d);
+  for (const [name, text] of Object.entries(shippedScripts())) writeFileSync(join(scripts, name), text);
+  for (const [name, text] of Object.entries(FAKES)) {
+    writeFileSync(join(bin, name), `#!/bin/bash\n${text}\n`);
+    chmodSync(join(bin, name), 0o755);
+  }
+  const fullEnv = (env: Record<string, string>): Record<string, string> => ({
+    PATH: `${bin}:${process.env.PATH ?? '/usr/bin:/bin'}`,
+    FAKE_DIR: fakeDir,
+    ...env,
+  });
+  return {
+    dir,
+    scripts,
+    fakeDir,
+    run: (script, env) => spawnSync('bash', [join(scripts, script)], { env: fullEnv(env), encoding: 'utf8', timeout: 20_000 }),
+    start: (script, env) => spawn('bash', [join(scripts, script)], { env: fullEnv(env), stdio: ['ignore', 'pipe', 'pipe'] }),
+    calls: () => (existsSync(join(fakeDir, 'calls')) ? readFileSync(join(fakeDir, 'calls'), 'utf8') : ''),
+    path: (...parts) => join(dir, ...parts),
+    cleanup: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+/** Polls until check() holds, or fails after timeoutMs. */
+export async function eventually(check: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
