@@ -1,0 +1,222 @@
+import assert from 'node:assert/strict';
+import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { ApiextensionsV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import type { V1ConfigMap } from '@kubernetes/client-node';
+import { createKubeClient } from '../../lib/kube/index.js';
+import { apiError, isNotFound } from '../../lib/kube/index.js';
+import type { KubeClient, RequestEvent } from '../../lib/kube/index.js';
+import { freshNamespace, useSharedControlPlane } from './cluster.js';
+import { eventually } from './eventually.js';
+
+/**
+ * TCP connections of THIS process to `port` that are ESTABLISHED now, identified by local address:port.
+ * Read from the kernel (/proc/self/fd socket inodes joined with /proc/net/tcp{,6}), not from undici, so
+ * it counts what the client really opened, whichever layer opened it.
+ */
+function establishedTo(port: number): Set<string> {
+  const inodes = new Set<string>();
+  for (const fd of readdirSync('/proc/self/fd')) {
+    try {
+      const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/self/fd/${fd}`));
+      if (m?.[1] !== undefined) inodes.add(m[1]);
+    } catch {
+      // closed meanwhile
+    }
+  }
+  const out = new Set<string>();
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let text: string;
+    try {
+      text = readFileSync(table, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n').slice(1)) {
+      const f = line.trim().split(/\s+/);
+      const [local, remote, state, inode] = [f[1], f[2], f[3], f[9]];
+      if (local === undefined || remote === undefined || inode === undefined) continue;
+      if (state === '01' && parseInt(remote.split(':')[1] ?? '', 16) === port && inodes.has(inode)) out.add(local);
+    }
+  }
+  return out;
+}
+
+/** Runs `n` calls one after the other and returns how many distinct new connections to `port` appeared. */
+async function connectionsUsedBy(port: number, n: number, call: () => Promise<unknown>): Promise<number> {
+  const before = establishedTo(port);
+  const seen = new Set<string>();
+  for (let i = 0; i < n; i++) {
+    await call();
+    for (const c of establishedTo(port)) if (!before.has(c)) seen.add(c);
+  }
+  return seen.size;
+}
+
+describe('kube client (real API server)', function () {
+  this.timeout(60_000);
+  const controlPlane = useSharedControlPlane();
+  let namespace: string;
+  let port: number;
+  const requests: RequestEvent[] = [];
+  let client: KubeClient;
+
+  before(async () => {
+    namespace = await freshNamespace('kube-client');
+    port = Number(new URL(controlPlane().server).port);
+    client = createKubeClient({ kubeconfigPath: controlPlane().kubeconfigPath, hooks: { onRequest: (e) => requests.push(e) } });
+  });
+  after(async () => {
+    await client.close();
+  });
+
+  it('sends every request over one pinned connection (counted by the kernel, and by the pool)', async function () {
+    if (process.platform !== 'linux') this.skip();
+    const statsBefore = client.connectionStats();
+    const used = await connectionsUsedBy(port, 25, async () => {
+      await client.core.listNamespacedConfigMap({ namespace });
+      await client.objects.read({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
+      await client.coordination.listNamespacedLease({ namespace });
+      await client.requestJson({ path: `/api/v1/namespaces/${namespace}/configmaps` });
+    });
+    assert.ok(used <= 1, `100 sequential requests used ${used} new connections`);
+    const stats = client.connectionStats();
+    assert.equal(stats.pools, 1);
+    assert.ok(stats.opened - statsBefore.opened <= 1, `pool opened ${stats.opened - statsBefore.opened} connections`);
+    assert.ok(stats.opened >= 1);
+  });
+
+  it('(the problem it solves) a stock client-node 2.0.1 KubeConfig opens a connection per request', async function () {
+    if (process.platform !== 'linux') this.skip();
+    const stock = new KubeConfig();
+    stock.loadFromFile(controlPlane().kubeconfigPath);
+    const core = stock.makeApiClient(CoreV1Api);
+    const used = await connectionsUsedBy(port, 10, () => core.listNamespacedConfigMap({ namespace }));
+    // If this fails, client-node pools by itself now and PooledKubeConfig may be unnecessary.
+    assert.ok(used >= 5, `10 requests used ${used} connections`);
+  });
+
+  it('reports every request with method, status code and host; "<error>" when no response came', async () => {
+    requests.length = 0;
+    const host = new URL(controlPlane().server).host;
+    await client.core.readNamespace({ name: namespace });
+    await client.core.readNamespacedConfigMap({ namespace, name: 'absent' }).catch(() => undefined);
+    await client.core.createNamespacedConfigMap({ namespace, body: { metadata: { name: 'counted' } } });
+    await client.core.createNamespacedConfigMap({ namespace, body: { metadata: { name: 'counted' } } }).catch(() => undefined);
+    await client.core.deleteNamespacedConfigMap({ namespace, name: 'counted' });
+    assert.deepEqual(
+      requests.map((r) => `${r.method} ${r.code}`),
+      ['GET 200', 'GET 404', 'POST 201', 'POST 409', 'DELETE 200'],
+    );
+    assert.ok(requests.every((r) => r.host === host && r.durationMs >= 0));
+
+    // A server that is not there: no HTTP status at all.
+    const closedPort = await new Promise<number>((resolve) => {
+      const srv = createServer();
+      srv.listen(0, '127.0.0.1', () => {
+        const p = (srv.address() as { port: number }).port;
+        srv.close(() => resolve(p));
+      });
+    });
+    const kc = new KubeConfig();
+    kc.loadFromFile(controlPlane().kubeconfigPath);
+    const cluster = kc.getCurrentCluster();
+    assert.ok(cluster);
+    const failing: RequestEvent[] = [];
+    const down = createKubeClient({
+      kubeConfig: (() => {
+        const copy = new KubeConfig();
+        copy.loadFromOptions({
+          clusters: [{ ...cluster, server: `https://127.0.0.1:${closedPort}` }],
+          users: kc.getUsers(),
+          contexts: kc.getContexts(),
+          currentContext: kc.getCurrentContext(),
+        });
+        return copy;
+      })(),
+      hooks: { onRequest: (e) => failing.push(e) },
+    });
+    const error = await down.core.readNamespace({ name: 'default' }).then(() => undefined, (e: unknown) => e);
+    assert.ok(error);
+    assert.equal(apiError(error).code, 0);
+    assert.match(apiError(error).message, /ECONNREFUSED/);
+    assert.deepEqual(failing.map((r) => `${r.method} ${r.code}`), ['GET <error>']);
+    await down.close();
+  });
+
+  it('apply(): server-side apply as field manager recon8s, without mutating the object passed', async () => {
+    const desired: V1ConfigMap = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'applied', namespace }, data: { a: '1' } };
+    const frozen = structuredClone(desired);
+    const live = await client.apply(desired);
+    assert.deepEqual(desired, frozen, 'the object passed is unchanged');
+    assert.equal(live.data?.a, '1');
+    assert.ok(live.metadata?.managedFields?.some((f) => f.manager === 'recon8s' && f.operation === 'Apply'));
+    const dry = await client.apply({ ...desired, data: { a: '2' } }, { dryRun: true });
+    assert.equal(dry.data?.a, '2');
+    assert.equal((await client.core.readNamespacedConfigMap({ namespace, name: 'applied' })).data?.a, '1');
+  });
+
+  it('apiError(): code, reason, message and causes of a server-side apply conflict', async () => {
+    await client.objects.patch(
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'contested', namespace }, data: { owned: 'by-someone-else' } },
+      undefined, undefined, 'someone-else', true, 'application/apply-patch+yaml',
+    );
+    const error = await client
+      .apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'contested', namespace }, data: { owned: 'by-us' } }, { force: false })
+      .then(() => undefined, (e: unknown) => e);
+    const info = apiError(error);
+    assert.equal(info.code, 409);
+    assert.equal(info.reason, 'Conflict');
+    assert.match(info.message, /conflict/i);
+    assert.deepEqual(info.causes.map((c) => [c.reason, c.field]), [['FieldManagerConflict', '.data.owned']]);
+
+    const missing = await client.request({ path: `/api/v1/namespaces/${namespace}/configmaps/nope` }).then(() => undefined, (e: unknown) => e);
+    assert.equal(isNotFound(missing), true);
+    assert.equal(apiError(missing).reason, 'NotFound');
+  });
+
+  it('applyStatus(): server-side apply through the /status subresource of a custom resource', async () => {
+    const group = 'kubeclienttest.recon8s.dev';
+    const ext = client.kc.makeApiClient(ApiextensionsV1Api);
+    await ext
+      .createCustomResourceDefinition({
+        body: {
+          metadata: { name: `gadgets.${group}` },
+          spec: {
+            group,
+            scope: 'Namespaced',
+            names: { plural: 'gadgets', singular: 'gadget', kind: 'Gadget', listKind: 'GadgetList' },
+            versions: [
+              {
+                name: 'v1',
+                served: true,
+                storage: true,
+                subresources: { status: {} },
+                schema: {
+                  openAPIV3Schema: {
+                    type: 'object',
+                    properties: {
+                      spec: { type: 'object', properties: { size: { type: 'integer' } } },
+                      status: { type: 'object', properties: { observedGeneration: { type: 'integer' }, phase: { type: 'string' } } },
+                    },
+                  },
+                },
+              },
+            ],
+          },
+        },
+      })
+      .catch((e: unknown) => {
+        if (apiError(e).code !== 409) throw e;
+      });
+    const cr = { apiVersion: `${group}/v1`, kind: 'Gadget', metadata: { name: 'g1', namespace }, spec: { size: 3 } };
+    await eventually(() => client.apply(cr), { description: 'the Gadget CRD to be served' });
+    await client.applyStatus({ ...cr, plural: 'gadgets', status: { observedGeneration: 1, phase: 'Ready' } });
+    const live = await client.requestJson<{ spec: { size: number }; status: { phase: string }; metadata: { managedFields: { manager: string; subresource?: string }[] } }>({
+      path: `/apis/${group}/v1/namespaces/${namespace}/gadgets/g1`,
+    });
+    assert.equal(live.status.phase, 'Ready');
+    assert.equal(live.spec.size, 3);
+    assert.ok(live.metadata.managedFields.some((f) => f.manager === 'recon8s' && f.subresource === 'status'));
+  });
+});
