@@ -1,11 +1,13 @@
 import { parseArgs } from 'node:util';
+import { CONTROLLER_OPTIONS, CONTROLLER_USAGE, controllerCommand } from './controller-command.js';
 import { RENDER_USAGE, renderCommand } from './render-command.js';
 import { UsageError } from './usage-error.js';
 
 const USAGE = `Usage: recon8s <command> [options]
 
 Commands:
-  render   print what App and MySQLCluster resources render to (offline)
+  render       print what App and MySQLCluster resources render to (offline)
+  controller   run the controller that reconciles App and MySQLCluster resources
 
 Run "recon8s <command> --help" for a command's options.
 `;
@@ -25,6 +27,11 @@ export async function main(argv: readonly string[], out: NodeJS.WritableStream =
         if (!values.filename) throw new UsageError('render needs -f FILE', RENDER_USAGE);
         if (values.output !== 'yaml' && values.output !== 'json') throw new UsageError(`-o must be yaml or json, got "${values.output}"`, RENDER_USAGE);
         return await renderCommand({ filename: values.filename, output: values.output }, out, err);
+      }
+      case 'controller': {
+        const { values } = parseArgs({ args: [...rest], options: CONTROLLER_OPTIONS, strict: true });
+        if (values.help) { out.write(CONTROLLER_USAGE); return 0; }
+        return await controllerCommand(values);
       }
       case undefined:
       case 'help':

@@ -13,6 +13,8 @@ export function containsDesired(desired: unknown, live: unknown): boolean {
 /** The path of the first desired field the live object does not hold, for logs. */
 export function firstDifference(desired: unknown, live: unknown, path: string): string | undefined {
   if (desired === live) return undefined;
+  // Go's omitempty drops zero values (0, false, "", empty lists and maps): absent live means the same.
+  if (live === undefined && isZero(desired)) return undefined;
   if (Array.isArray(desired)) {
     if (!Array.isArray(live) || live.length !== desired.length) return path || '(root)';
     for (let i = 0; i < desired.length; i++) {
@@ -56,6 +58,10 @@ function sameQuantity(a: string, b: string): boolean {
   const x = quantityValue(a);
   const y = quantityValue(b);
   return x !== undefined && y !== undefined && Math.abs(x - y) <= Math.abs(x) * 1e-12;
+}
+
+function isZero(v: unknown): boolean {
+  return v === 0 || v === false || v === '' || (Array.isArray(v) && v.length === 0) || (isObject(v) && Object.keys(v).length === 0);
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

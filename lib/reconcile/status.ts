@@ -1,4 +1,3 @@
-import type { KubernetesObject } from '../../constructs/index.js';
 import type { ConditionInput } from './conditions.js';
 
 /** Workload figures read from a live Deployment or StatefulSet. */
@@ -14,14 +13,20 @@ export interface WorkloadFigures {
   readonly stuck?: string;
 }
 
-export function workloadFigures(live: KubernetesObject | undefined, desiredReplicas: number): WorkloadFigures | undefined {
+/** The parts of a live workload the figures come from. */
+export interface LiveWorkload {
+  readonly metadata?: { readonly generation?: number };
+  readonly status?: unknown;
+}
+
+export function workloadFigures(live: LiveWorkload | undefined, desiredReplicas: number): WorkloadFigures | undefined {
   if (!live) return undefined;
   const status = (live.status ?? {}) as {
     replicas?: number; readyReplicas?: number; updatedReplicas?: number; availableReplicas?: number; observedGeneration?: number;
     conditions?: { type: string; status: string; reason?: string; message?: string }[];
     currentRevision?: string; updateRevision?: string;
   };
-  const generation = (live.metadata as { generation?: number }).generation ?? 0;
+  const generation = live.metadata?.generation ?? 0;
   const progressing = status.conditions?.find((c) => c.type === 'Progressing');
   const stuck = progressing?.status === 'False' && progressing.reason === 'ProgressDeadlineExceeded' ? (progressing.message ?? 'progress deadline exceeded') : undefined;
   // A StatefulSet reports availableReplicas too (1.22+); readiness is what clients feel.

@@ -24,6 +24,11 @@ describe('comparing desired with live', () => {
     assert.equal(firstDifference(desired, live, ''), 'spec.template.spec.containers');
   });
 
+  it('takes an absent live field for a zero value the API server omitted', () => {
+    assert.ok(containsDesired({ probe: { initialDelaySeconds: 0, periodSeconds: 10 }, hostNetwork: false }, { probe: { periodSeconds: 10 } }));
+    assert.ok(!containsDesired({ probe: { initialDelaySeconds: 5 } }, { probe: {} }));
+  });
+
   it('compares quantities by value, not by spelling', () => {
     assert.ok(containsDesired({ cpu: '500m', memory: '1Gi', storage: '10Gi' }, { cpu: '0.5', memory: '1073741824', storage: '10240Mi' }));
     assert.ok(!containsDesired({ memory: '1Gi' }, { memory: '1G' }));

@@ -1,0 +1,91 @@
+import { startController } from '../controller/manager.js';
+import type { LogLevel } from '../observability/logger.js';
+import { jsonLogger } from '../observability/logger.js';
+import { UsageError } from './usage-error.js';
+
+export const CONTROLLER_USAGE = `Usage: recon8s controller [options]
+
+Runs the controller: watches App and MySQLCluster resources and converges their children.
+
+Options:
+  --kubeconfig PATH                    kubeconfig to use (default: in-cluster config in a pod, else $KUBECONFIG or ~/.kube/config)
+  --namespaces NS[,NS...]              watch only these namespaces (default: all)
+  --workers N                          concurrent reconciles (default: 4)
+  --leader-elect                       hold a Lease before reconciling; run with it when there is more than one replica
+  --leader-election-namespace NS       namespace of the Lease (default: $POD_NAMESPACE, else "default")
+  --leader-election-id NAME            name of the Lease (default: recon8s-controller)
+  --metrics-bind-address HOST:PORT     /metrics (default: :8080; "0" disables)
+  --health-probe-bind-address HOST:PORT  /healthz and /readyz (default: :8081; "0" disables)
+  --resync-period SECONDS              reconcile everything again this often (default: 600)
+  --log-level debug|info|warn|error    (default: info)
+`;
+
+export interface ControllerFlags {
+  readonly kubeconfig?: string;
+  readonly namespaces?: string;
+  readonly workers?: string;
+  readonly 'leader-elect'?: boolean;
+  readonly 'leader-election-namespace'?: string;
+  readonly 'leader-election-id'?: string;
+  readonly 'metrics-bind-address'?: string;
+  readonly 'health-probe-bind-address'?: string;
+  readonly 'resync-period'?: string;
+  readonly 'log-level'?: string;
+}
+
+export const CONTROLLER_OPTIONS = {
+  kubeconfig: { type: 'string' },
+  namespaces: { type: 'string' },
+  workers: { type: 'string' },
+  'leader-elect': { type: 'boolean' },
+  'leader-election-namespace': { type: 'string' },
+  'leader-election-id': { type: 'string' },
+  'metrics-bind-address': { type: 'string' },
+  'health-probe-bind-address': { type: 'string' },
+  'resync-period': { type: 'string' },
+  'log-level': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+function positiveInt(flag: string, value: string | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new UsageError(`--${flag} must be a positive whole number, got "${value}"`, CONTROLLER_USAGE);
+  return n;
+}
+
+/** Runs until SIGTERM or SIGINT, then shuts down gracefully (releasing the Lease). */
+export async function controllerCommand(flags: ControllerFlags): Promise<number> {
+  const level = (flags['log-level'] ?? 'info') as LogLevel;
+  if (!['debug', 'info', 'warn', 'error'].includes(level)) throw new UsageError(`--log-level must be debug, info, warn or error, got "${level}"`, CONTROLLER_USAGE);
+  const logger = jsonLogger({ level, fields: { logger: 'recon8s' } });
+  const workers = positiveInt('workers', flags.workers, 4);
+  const resyncSeconds = positiveInt('resync-period', flags['resync-period'], 600);
+  const namespaces = flags.namespaces?.split(',').map((n) => n.trim()).filter(Boolean);
+  const inCluster = !flags.kubeconfig && !process.env.KUBECONFIG && process.env.KUBERNETES_SERVICE_HOST !== undefined;
+  const controller = await startController({
+    kubeconfigPath: flags.kubeconfig ?? process.env.KUBECONFIG,
+    inCluster,
+    namespaces,
+    workers,
+    resyncPeriodMs: resyncSeconds * 1000,
+    metricsAddr: flags['metrics-bind-address'],
+    healthAddr: flags['health-probe-bind-address'],
+    leaderElection: flags['leader-elect']
+      ? { namespace: flags['leader-election-namespace'] ?? process.env.POD_NAMESPACE ?? 'default', name: flags['leader-election-id'] }
+      : undefined,
+    logger,
+  });
+  logger.info('started', { namespaces: namespaces ?? 'all', workers, leaderElection: Boolean(flags['leader-elect']), metrics: controller.health?.metricsAddress, health: controller.health?.healthAddress });
+  await new Promise<void>((resolve) => {
+    const onSignal = (signal: string): void => {
+      logger.info('shutting down', { signal });
+      resolve();
+    };
+    process.once('SIGTERM', () => onSignal('SIGTERM'));
+    process.once('SIGINT', () => onSignal('SIGINT'));
+  });
+  await controller.stop();
+  logger.info('stopped');
+  return 0;
+}

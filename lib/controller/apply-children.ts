@@ -1,0 +1,52 @@
+import type { KubernetesObject as LiveObject } from '@kubernetes/client-node';
+import type { KubeClient } from '../kube/index.js';
+import { firstDifference } from '../reconcile/compare.js';
+import type { DesiredChild } from '../reconcile/desired.js';
+import { DESIRED_HASH_ANNOTATION } from '../reconcile/desired.js';
+
+/** Why a child is (or is not) sent. */
+export type ApplyDecision =
+  | { readonly send: false; readonly why: 'unchanged' }
+  | { readonly send: true; readonly why: 'missing' | 'spec-changed' | 'drifted'; readonly path?: string };
+
+interface Applied { readonly hash: string; readonly resourceVersion: string }
+
+/**
+ * Decides which rendered children differ from the cluster, and applies only those.
+ *
+ * A child is sent when it is missing, when what we render for it changed (its desired-hash
+ * annotation differs), or when a field we own no longer holds our value (someone else changed it:
+ * server-side apply with force takes it back). The last check is skipped when the live object is the
+ * very version our own last apply returned: nothing can have drifted since, and the API server's
+ * normalisation of what we sent never looks like drift.
+ */
+export class ChildApplier {
+  private readonly applied = new Map<string, Applied>();
+
+  constructor(private readonly client: KubeClient) {}
+
+  decide(child: DesiredChild, live: LiveObject | undefined): ApplyDecision {
+    if (!live) return { send: true, why: 'missing' };
+    const liveMeta = live.metadata ?? {};
+    if (liveMeta.annotations?.[DESIRED_HASH_ANNOTATION] !== child.hash) return { send: true, why: 'spec-changed' };
+    const memo = liveMeta.uid ? this.applied.get(liveMeta.uid) : undefined;
+    if (memo && memo.hash === child.hash && memo.resourceVersion === liveMeta.resourceVersion) return { send: false, why: 'unchanged' };
+    const path = firstDifference(child.object, live, '');
+    if (path !== undefined) return { send: true, why: 'drifted', path };
+    if (liveMeta.uid && liveMeta.resourceVersion) this.applied.set(liveMeta.uid, { hash: child.hash, resourceVersion: liveMeta.resourceVersion });
+    return { send: false, why: 'unchanged' };
+  }
+
+  /** Server-side applies the child (field manager recon8s, force) and remembers the version it got back. */
+  async apply(child: DesiredChild): Promise<LiveObject> {
+    const result = await this.client.apply<LiveObject>(child.object);
+    const meta = result.metadata ?? {};
+    if (meta.uid && meta.resourceVersion) this.applied.set(meta.uid, { hash: child.hash, resourceVersion: meta.resourceVersion });
+    return result;
+  }
+
+  /** Drops what is remembered of children that are gone. */
+  forget(uid: string): void {
+    this.applied.delete(uid);
+  }
+}

@@ -1,0 +1,81 @@
+import type { KubeClient } from '../kube/index.js';
+import { isAlreadyExists, isNotFound } from '../kube/index.js';
+import type { CredentialsState } from '../reconcile/credentials.js';
+import { CREDENTIAL_KEYS, GENERATED_BY_LABEL, generatePassword, missingKeys } from '../reconcile/credentials.js';
+import type { CustomResource } from './status.js';
+
+/**
+ * Makes sure a MySQLCluster has its credentials Secret, without ever overwriting one.
+ *
+ * - A Secret named in the spec is the user's: it is only read (never owned, changed or deleted). When
+ *   it is missing or lacks a key, that is reported; nothing is created in its place.
+ * - With no name in the spec, `<name>-credentials` is created once, with random passwords, unless
+ *   data volumes from an earlier cluster of that name exist: their data was initialised with other
+ *   passwords, and a new Secret would lock the cluster out of its own data.
+ * - The generated Secret lives as long as the data: it is owned by the MySQLCluster (and so garbage
+ *   collected with it) only when the spec's retention policy deletes the volumes too.
+ *
+ * Passwords never leave this function: not in logs, events, conditions or return values.
+ */
+export async function ensureCredentials(client: KubeClient, cr: CustomResource): Promise<CredentialsState> {
+  const spec = (cr.spec ?? {}) as { credentialsSecretName?: string; pvcRetention?: { whenDeleted?: string } };
+  const namespace = cr.metadata.namespace ?? 'default';
+  const name = cr.metadata.name;
+  const secretName = spec.credentialsSecretName ?? `${name}-credentials`;
+  const existing = await readSecretData(client, namespace, secretName);
+  if (existing) {
+    const missing = missingKeys(existing);
+    return missing.length === 0
+      ? { state: 'ready', secretName }
+      : { state: 'incomplete', secretName, message: `Secret ${secretName} has no ${missing.join(' or ')} key; add ${missing.length > 1 ? 'them' : 'it'} (the data is never shown)` };
+  }
+  if (spec.credentialsSecretName !== undefined) {
+    return { state: 'missing', secretName, message: `Secret ${secretName} named in spec.credentialsSecretName does not exist; create it with keys ${CREDENTIAL_KEYS.join(' and ')}` };
+  }
+  if (await exists(client, `/api/v1/namespaces/${namespace}/persistentvolumeclaims/data-${name}-0`)) {
+    return { state: 'missing', secretName, message: `Secret ${secretName} is missing but data volume data-${name}-0 exists from an earlier cluster; restore the Secret with that data's passwords (a new one would not match)` };
+  }
+  const ownedWithData = spec.pvcRetention?.whenDeleted === 'Delete';
+  try {
+    await client.core.createNamespacedSecret({
+      namespace,
+      body: {
+        metadata: {
+          name: secretName,
+          namespace,
+          labels: { 'app.kubernetes.io/managed-by': 'recon8s', 'app.kubernetes.io/instance': name, [GENERATED_BY_LABEL]: name },
+          ...(ownedWithData && cr.metadata.uid
+            ? { ownerReferences: [{ apiVersion: cr.apiVersion, kind: cr.kind, name, uid: cr.metadata.uid, controller: true, blockOwnerDeletion: true }] }
+            : {}),
+        },
+        type: 'Opaque',
+        stringData: Object.fromEntries(CREDENTIAL_KEYS.map((k) => [k, generatePassword()])),
+      },
+    });
+    return { state: 'created', secretName };
+  } catch (e) {
+    // Another run created it first (e.g. before a restart): keep theirs, never overwrite.
+    if (isAlreadyExists(e)) return { state: 'ready', secretName };
+    throw e;
+  }
+}
+
+async function readSecretData(client: KubeClient, namespace: string, name: string): Promise<Record<string, string> | undefined> {
+  try {
+    const secret = await client.core.readNamespacedSecret({ namespace, name });
+    return secret.data ?? {};
+  } catch (e) {
+    if (isNotFound(e)) return undefined;
+    throw e;
+  }
+}
+
+async function exists(client: KubeClient, path: string): Promise<boolean> {
+  try {
+    await client.request({ path });
+    return true;
+  } catch (e) {
+    if (isNotFound(e)) return false;
+    throw e;
+  }
+}

@@ -1,0 +1,61 @@
+import type { CoreV1Api } from '@kubernetes/client-node';
+import type { Logger } from '../observability/logger.js';
+
+/** The object an Event is about. */
+export interface EventSubject {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly metadata: { readonly name: string; readonly namespace?: string; readonly uid?: string; readonly resourceVersion?: string };
+}
+
+export type EventType = 'Normal' | 'Warning';
+
+/** Emits Kubernetes Events. Messages must never hold a secret value: callers pass names, never data. */
+export interface EventRecorder {
+  record(subject: EventSubject, type: EventType, reason: string, message: string): void;
+}
+
+const REPEAT_WINDOW_MS = 10 * 60_000;
+
+/**
+ * Core v1 Events from `recon8s`, as `kubectl describe` shows them. The same event (subject, reason,
+ * message) within ten minutes is emitted once: a level-based reconcile re-decides the same thing many
+ * times, and an event per decision would flood etcd. Emitting never blocks a reconcile nor fails it.
+ */
+export function createEventRecorder(core: CoreV1Api, logger: Logger, now: () => number = Date.now): EventRecorder {
+  const recent = new Map<string, number>();
+  return {
+    record(subject, type, reason, message) {
+      const namespace = subject.metadata.namespace;
+      if (!namespace) return;
+      const key = `${subject.metadata.uid ?? subject.metadata.name}/${reason}/${message}`;
+      const t = now();
+      const last = recent.get(key);
+      if (last !== undefined && t - last < REPEAT_WINDOW_MS) return;
+      recent.set(key, t);
+      if (recent.size > 10_000) prune(recent, t);
+      const time = new Date(t);
+      core.createNamespacedEvent({
+        namespace,
+        body: {
+          metadata: { name: `${subject.metadata.name}.${(BigInt(t) * 1_000_000n).toString(16)}${Math.floor(Math.random() * 4096).toString(16)}`, namespace },
+          involvedObject: {
+            apiVersion: subject.apiVersion, kind: subject.kind, name: subject.metadata.name, namespace,
+            uid: subject.metadata.uid, resourceVersion: subject.metadata.resourceVersion,
+          },
+          type, reason, message,
+          source: { component: 'recon8s' },
+          reportingComponent: 'recon8s',
+          reportingInstance: 'recon8s',
+          firstTimestamp: time,
+          lastTimestamp: time,
+          count: 1,
+        },
+      }).catch((e: unknown) => logger.warn('could not record an event', { reason, error: e instanceof Error ? e.message : String(e) }));
+    },
+  };
+}
+
+function prune(recent: Map<string, number>, t: number): void {
+  for (const [k, v] of recent) if (t - v >= REPEAT_WINDOW_MS) recent.delete(k);
+}

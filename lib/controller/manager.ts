@@ -1,0 +1,207 @@
+import type { KubeConfig, KubernetesObject as LiveObject } from '@kubernetes/client-node';
+import type { Informer } from '../informer/index.js';
+import { createInformer } from '../informer/index.js';
+import type { KubeClient } from '../kube/index.js';
+import { createKubeClient } from '../kube/index.js';
+import { createLeaderElector } from '../leader/index.js';
+import type { LeaderElector } from '../leader/index.js';
+import type { ControllerMetrics } from '../observability/controller-metrics.js';
+import { createControllerMetrics } from '../observability/controller-metrics.js';
+import type { HealthServer } from '../observability/health-server.js';
+import { startHealthServer } from '../observability/health-server.js';
+import type { Logger } from '../observability/logger.js';
+import { silentLogger } from '../observability/logger.js';
+import { Registry } from '../observability/metrics.js';
+import { workqueueMetrics } from '../queue/queue-metrics.js';
+import { WorkQueue } from '../queue/work-queue.js';
+import { runWorkers } from '../queue/worker-pool.js';
+import { createEventRecorder } from './events.js';
+import { OWNER_KINDS, allChildTypes, ownerType, queueKey } from './kinds.js';
+import { Reconciler } from './reconciler.js';
+import type { CustomResource } from './status.js';
+
+export const CONTROLLER_NAME = 'recon8s';
+const CHILD_SELECTOR = 'app.kubernetes.io/managed-by=recon8s';
+
+export interface LeaderElectionOptions {
+  /** The namespace of the Lease (the controller's own). */
+  readonly namespace: string;
+  /** @default "recon8s-controller" */
+  readonly name?: string;
+  readonly identity?: string;
+  readonly leaseDurationMs?: number;
+  readonly renewDeadlineMs?: number;
+  readonly retryPeriodMs?: number;
+}
+
+export interface ControllerOptions {
+  readonly kubeconfigPath?: string;
+  readonly inCluster?: boolean;
+  /** An already loaded config (tests). */
+  readonly kubeConfig?: KubeConfig;
+  /** Namespaces to watch; none: all namespaces. */
+  readonly namespaces?: readonly string[];
+  /** Concurrent reconciles. @default 4 */
+  readonly workers?: number;
+  /** Leader election on a Lease; absent: this process reconciles on its own (one replica only!). */
+  readonly leaderElection?: LeaderElectionOptions;
+  /** `host:port` of /metrics; "0" disables. @default ":8080" */
+  readonly metricsAddr?: string;
+  /** `host:port` of /healthz and /readyz; "0" disables. @default ":8081" */
+  readonly healthAddr?: string;
+  /** Every resource is reconciled again this often, even when nothing changed. @default 10 minutes */
+  readonly resyncPeriodMs?: number;
+  readonly logger?: Logger;
+}
+
+export interface Controller {
+  readonly client: KubeClient;
+  readonly metrics: ControllerMetrics;
+  readonly health: HealthServer | undefined;
+  readonly elector: LeaderElector | undefined;
+  /** True while this process reconciles (it leads, or runs without leader election). */
+  isActive(): boolean;
+  /** Resolves once every informer has its first list. */
+  synced(): Promise<void>;
+  /** Graceful shutdown: stop reconciling (finishing reconciles under way), release the Lease, stop watching. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the controller: informers for App and MySQLCluster and for their children (selected by the
+ * managed-by label, mapped back to their owner through the controller ownerReference), a rate-limited
+ * work queue, and workers that run the Reconciler — only while this process holds the Lease when
+ * leader election is on. Informers run on every replica, so a new leader starts with a warm cache.
+ */
+export async function startController(opts: ControllerOptions): Promise<Controller> {
+  const logger = opts.logger ?? silentLogger;
+  const registry = new Registry();
+  const metrics = createControllerMetrics(registry);
+  const client = createKubeClient({
+    kubeconfigPath: opts.kubeconfigPath, inCluster: opts.inCluster, kubeConfig: opts.kubeConfig, logger,
+    hooks: {
+      onRequest: (e) => {
+        metrics.restClientRequests.inc({ code: e.code, method: e.method, host: e.host });
+        metrics.restClientRequestDuration.observe({ verb: e.method }, e.durationMs / 1000);
+      },
+    },
+  });
+  const scopes: (string | undefined)[] = opts.namespaces?.length ? [...opts.namespaces] : [undefined];
+  const resyncPeriodMs = opts.resyncPeriodMs ?? 10 * 60_000;
+  let queue: WorkQueue | undefined;
+  const enqueue = (key: string): void => queue?.add(key);
+
+  const watchHooks = (resource: string) => ({
+    onWatchRestart: (reason: string) => metrics.watchRestarts.inc({ resource, reason }),
+    onRelist: (reason: string) => metrics.watchRelists.inc({ resource, reason }),
+  });
+
+  // Owners: one informer per kind and namespace, merged behind one lookup.
+  const owners = new Map<string, { kind: (typeof OWNER_KINDS)[number]; informer: Informer<CustomResource> }>();
+  const allInformers: Informer<LiveObject>[] = [];
+  for (const kind of OWNER_KINDS) {
+    const type = ownerType(kind);
+    const informers = scopes.map((namespace) => createInformer<CustomResource>({
+      client, apiVersion: type.apiVersion, kind: type.kind, plural: type.plural, namespace, resyncPeriodMs, logger, hooks: watchHooks(type.plural),
+    }));
+    for (const informer of informers) {
+      informer.addHandlers({
+        onAdd: (o) => enqueue(queueKey(kind.kind, o.metadata.namespace ?? '', o.metadata.name)),
+        onUpdate: (_old, o) => enqueue(queueKey(kind.kind, o.metadata.namespace ?? '', o.metadata.name)),
+        onDelete: (o) => enqueue(queueKey(kind.kind, o.metadata.namespace ?? '', o.metadata.name)),
+      });
+      allInformers.push(informer as unknown as Informer<LiveObject>);
+    }
+    owners.set(kind.kind, { kind, informer: mergeInformers(informers) });
+  }
+
+  // Children: what the constructs render, labelled managed-by=recon8s, mapped back to their owner.
+  const children = new Map<string, Informer<LiveObject>>();
+  const enqueueOwner = (o: LiveObject): void => {
+    const ref = o.metadata?.ownerReferences?.find((r) => r.controller && owners.has(r.kind) && r.apiVersion.startsWith('recon8s.dev/'));
+    if (ref) enqueue(queueKey(ref.kind, o.metadata?.namespace ?? '', ref.name));
+  };
+  for (const type of allChildTypes()) {
+    const informers = scopes.map((namespace) => createInformer<LiveObject>({
+      client, apiVersion: type.apiVersion, kind: type.kind, plural: type.plural, namespace, labelSelector: CHILD_SELECTOR, logger, hooks: watchHooks(type.plural),
+    }));
+    for (const informer of informers) {
+      informer.addHandlers({ onAdd: enqueueOwner, onUpdate: (_old, o) => enqueueOwner(o), onDelete: enqueueOwner });
+      allInformers.push(informer);
+    }
+    children.set(`${type.apiVersion}/${type.kind}`, mergeInformers(informers));
+  }
+
+  const reconciler = new Reconciler({ client, owners, children, events: createEventRecorder(client.core, logger), logger, metrics });
+
+  let pool: ReturnType<typeof runWorkers> | undefined;
+  const startWorkers = (): void => {
+    queue = new WorkQueue({ metrics: workqueueMetrics(metrics, CONTROLLER_NAME) });
+    pool = runWorkers({ name: CONTROLLER_NAME, queue, workers: opts.workers ?? 4, reconcile: (key) => reconciler.reconcile(key), logger, metrics });
+    for (const { kind, informer } of owners.values()) for (const o of informer.list()) queue.add(queueKey(kind.kind, o.metadata.namespace ?? '', o.metadata.name));
+    logger.info('reconciling', { workers: opts.workers ?? 4 });
+  };
+  const stopWorkers = async (): Promise<void> => {
+    const p = pool;
+    pool = undefined;
+    queue = undefined;
+    await p?.stop();
+  };
+
+  const synced = Promise.all(allInformers.map((i) => i.start())).then(() => undefined);
+  const health = await startHealthServer({
+    metricsAddr: opts.metricsAddr, healthAddr: opts.healthAddr, registry, logger,
+    readyChecks: { informers: () => { if (!allInformers.every((i) => i.hasSynced())) throw new Error('informers have not synced'); } },
+  });
+
+  let elector: LeaderElector | undefined;
+  await synced;
+  if (opts.leaderElection) {
+    const le = opts.leaderElection;
+    elector = createLeaderElector({
+      client, namespace: le.namespace, name: le.name ?? 'recon8s-controller', identity: le.identity,
+      leaseDurationMs: le.leaseDurationMs, renewDeadlineMs: le.renewDeadlineMs, retryPeriodMs: le.retryPeriodMs, logger,
+      hooks: { onLeaderChange: (isLeader) => metrics.leaderElectionMasterStatus.set({ name: le.name ?? 'recon8s-controller' }, isLeader ? 1 : 0) },
+      onStartedLeading: async (signal) => {
+        startWorkers();
+        await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+        await stopWorkers();
+      },
+    });
+    elector.start();
+  } else {
+    startWorkers();
+  }
+
+  let stopping: Promise<void> | undefined;
+  return {
+    client, metrics, health, elector,
+    isActive: () => pool !== undefined,
+    synced: () => synced,
+    stop: () => {
+      stopping ??= (async () => {
+        await elector?.stop({ release: true });
+        await stopWorkers();
+        await Promise.all(allInformers.map((i) => i.stop()));
+        await health?.close();
+        await client.close();
+      })();
+      return stopping;
+    },
+  };
+}
+
+/** Several per-namespace informers of one type seen as one (lookups go to the namespace's informer). */
+function mergeInformers<T extends LiveObject>(informers: readonly Informer<T>[]): Informer<T> {
+  if (informers.length === 1 && informers[0]) return informers[0];
+  const first = informers[0];
+  if (!first) throw new Error('no informers to merge');
+  return {
+    ...first,
+    get: (namespace, name) => informers.map((i) => i.get(namespace, name)).find((o) => o !== undefined),
+    list: (namespace) => informers.flatMap((i) => i.list(namespace)),
+    byIndex: (index, value) => informers.flatMap((i) => i.byIndex(index, value)),
+    byOwner: (uid) => informers.flatMap((i) => i.byOwner(uid)),
+    hasSynced: () => informers.every((i) => i.hasSynced()),
+  };
+}

@@ -1,0 +1,195 @@
+import type { KubernetesObject as LiveObject } from '@kubernetes/client-node';
+import { InvalidSpecError, formatProblem, render } from '../../constructs/index.js';
+import type { KindDefinition, KubernetesObject, Recon8sResource } from '../../constructs/index.js';
+import type { Informer } from '../informer/index.js';
+import type { KubeClient } from '../kube/index.js';
+import { apiError } from '../kube/index.js';
+import type { ControllerMetrics } from '../observability/controller-metrics.js';
+import type { Logger } from '../observability/logger.js';
+import type { ReconcileResult } from '../queue/worker-pool.js';
+import { TerminalError } from '../queue/worker-pool.js';
+import {
+  APPLYSET_GROUP_KINDS_ANNOTATION, APPLYSET_ID_LABEL, APPLYSET_TOOLING_ANNOTATION, TOOLING, applySetId, groupKind,
+} from '../reconcile/applyset.js';
+import type { ConditionInput } from '../reconcile/conditions.js';
+import type { CredentialsState } from '../reconcile/credentials.js';
+import { childKey, stampChildren } from '../reconcile/desired.js';
+import { failureConditions } from '../reconcile/status.js';
+import { ChildApplier } from './apply-children.js';
+import { ensureCredentials } from './credentials.js';
+import type { EventRecorder } from './events.js';
+import type { ResourceType } from './kinds.js';
+import { CHILD_TYPES, parseQueueKey } from './kinds.js';
+import { deleteChild, prunable } from './prune.js';
+import type { CustomResource, ObservedState } from './status.js';
+import { nextStatus, observeApp, observeMySQL } from './status.js';
+
+/** How long to wait before looking again for a Secret the user must create. */
+const CREDENTIALS_RECHECK_MS = 30_000;
+
+export interface ReconcilerOptions {
+  readonly client: KubeClient;
+  readonly owners: ReadonlyMap<string, { readonly kind: KindDefinition; readonly informer: Informer<CustomResource> }>;
+  /** Child informers by `apiVersion/kind`. */
+  readonly children: ReadonlyMap<string, Informer<LiveObject>>;
+  readonly events: EventRecorder;
+  readonly logger: Logger;
+  readonly metrics?: ControllerMetrics;
+  readonly now?: () => Date;
+}
+
+/**
+ * Converges one App or MySQLCluster (the work-queue key `Kind/namespace/name`). Level-based: it reads
+ * the resource from the cache and makes the cluster match, whatever happened before.
+ *
+ * Contract (controller-runtime's): it returns when the children match the render and the status says
+ * so; it throws to be retried with backoff (API errors); it throws a TerminalError when only a spec
+ * change can help (an invalid spec, a child the API server refuses) — the resource then carries a
+ * Degraded condition and an Event, and comes back when it changes; it returns `{ requeueAfterMs }`
+ * when it must look again later (a Secret the user has yet to create).
+ *
+ * It writes only what differs: at steady state a reconcile sends no write request at all.
+ * It never recreates anything of a resource that is being deleted: garbage collection removes the
+ * children; PersistentVolumeClaims and user Secrets are never deleted by it.
+ */
+export class Reconciler {
+  private readonly applier: ChildApplier;
+  private readonly now: () => Date;
+
+  constructor(private readonly o: ReconcilerOptions) {
+    this.applier = new ChildApplier(o.client);
+    this.now = o.now ?? (() => new Date());
+  }
+
+  async reconcile(key: string): Promise<ReconcileResult | undefined> {
+    const { kind: kindName, namespace, name } = parseQueueKey(key);
+    const owner = this.o.owners.get(kindName);
+    if (!owner) throw new TerminalError(`unknown kind in key ${key}`);
+    const cr = owner.informer.get(namespace, name);
+    if (!cr || cr.metadata.deletionTimestamp) return undefined;
+    const log = this.o.logger.child({ kind: kindName, namespace, name });
+
+    let rendered: KubernetesObject[];
+    try {
+      rendered = render(cr as unknown as Recon8sResource);
+    } catch (e) {
+      if (!(e instanceof InvalidSpecError)) throw e;
+      const message = e.problems.map(formatProblem).join('; ');
+      log.warn('invalid spec', { problems: e.problems.length, message });
+      this.o.events.record(cr, 'Warning', 'InvalidSpec', message);
+      await this.writeStatus(cr, {}, failureConditions('InvalidSpec', message, currentConditions(cr)), true);
+      throw new TerminalError(`invalid spec: ${message}`, { cause: e });
+    }
+
+    const credentials = kindName === 'MySQLCluster' ? await ensureCredentials(this.o.client, cr) : undefined;
+    if (credentials?.state === 'created') this.o.events.record(cr, 'Normal', 'CredentialsCreated', `created Secret ${credentials.secretName} with generated passwords`);
+
+    await this.ensureApplySetParent(cr, owner.kind);
+    const failure = await this.converge(cr, rendered, log);
+
+    const observed = this.observe(cr, rendered, credentials);
+    const conditions = failure ? failureConditions(failure.reason, failure.message, observed.conditions)
+      : credentials && (credentials.state === 'missing' || credentials.state === 'incomplete')
+        ? withDegraded(observed.conditions, 'CredentialsMissing', credentials.message)
+        : observed.conditions;
+    if (credentials && (credentials.state === 'missing' || credentials.state === 'incomplete')) {
+      this.o.events.record(cr, 'Warning', 'CredentialsMissing', credentials.message);
+    }
+    await this.writeStatus(cr, observed.fields, conditions, false);
+    if (failure) throw new TerminalError(failure.message);
+    if (credentials && (credentials.state === 'missing' || credentials.state === 'incomplete')) return { requeueAfterMs: CREDENTIALS_RECHECK_MS };
+    return undefined;
+  }
+
+  /** Applies what differs and prunes what is no longer rendered; returns a failure the spec must fix. */
+  private async converge(cr: CustomResource, rendered: readonly KubernetesObject[], log: Logger): Promise<{ reason: string; message: string } | undefined> {
+    const uid = cr.metadata.uid ?? '';
+    const owner = { apiVersion: cr.apiVersion, kind: cr.kind, group: cr.apiVersion.split('/')[0] ?? '', namespace: cr.metadata.namespace ?? '', name: cr.metadata.name, uid };
+    const desired = stampChildren(rendered, owner);
+    for (const child of desired) {
+      const live = this.childInformer(child.object.apiVersion, child.object.kind).get(owner.namespace, child.object.metadata.name);
+      const decision = this.applier.decide(child, live);
+      if (!decision.send) continue;
+      try {
+        await this.applier.apply(child);
+        this.o.metrics?.applyTotal.inc({ kind: child.object.kind, result: decision.why });
+        log.info('applied', { child: `${child.object.kind}/${child.object.metadata.name}`, why: decision.why, ...(decision.path ? { path: decision.path } : {}) });
+        this.o.events.record(cr, 'Normal', 'Applied', `${decision.why === 'missing' ? 'created' : decision.why === 'drifted' ? 'reverted a change to' : 'updated'} ${child.object.kind} ${child.object.metadata.name}`);
+      } catch (e) {
+        const info = apiError(e);
+        this.o.metrics?.applyTotal.inc({ kind: child.object.kind, result: 'error' });
+        // 400/422: the API server refuses what we render; retrying the same thing cannot help.
+        if (info.code === 400 || info.code === 422) {
+          const message = `${child.object.kind} ${child.object.metadata.name} was refused: ${info.message}`;
+          this.o.events.record(cr, 'Warning', 'ApplyFailed', message);
+          return { reason: 'ApplyFailed', message };
+        }
+        this.o.events.record(cr, 'Warning', 'ApplyFailed', `${child.object.kind} ${child.object.metadata.name}: ${info.reason || `HTTP ${info.code}`}`);
+        throw e;
+      }
+    }
+    const desiredKeys = new Set(desired.map((d) => childKey(d.object)));
+    const setId = applySetId(owner);
+    for (const type of CHILD_TYPES[cr.kind] ?? []) {
+      const informer = this.childInformer(type.apiVersion, type.kind);
+      for (const orphan of prunable(informer.byOwner(uid), desiredKeys, setId, uid)) {
+        await deleteChild(this.o.client, type, orphan);
+        this.o.metrics?.pruneTotal.inc({ kind: type.kind });
+        log.info('pruned', { child: `${type.kind}/${orphan.metadata?.name ?? ''}` });
+        this.o.events.record(cr, 'Normal', 'Pruned', `deleted ${type.kind} ${orphan.metadata?.name ?? ''}: no longer rendered`);
+      }
+    }
+    return undefined;
+  }
+
+  /** Makes the resource the ApplySet parent (KEP-3659) of its children; written once, then unchanged. */
+  private async ensureApplySetParent(cr: CustomResource, kind: KindDefinition): Promise<void> {
+    const owner = { group: kind.group, kind: kind.kind, namespace: cr.metadata.namespace ?? '', name: cr.metadata.name };
+    const id = applySetId(owner);
+    const groupKinds = (CHILD_TYPES[kind.kind] ?? []).map((t: ResourceType) => groupKind(t.apiVersion, t.kind)).sort().join(',');
+    const meta = cr.metadata as { labels?: Record<string, string>; annotations?: Record<string, string> };
+    if (meta.labels?.[APPLYSET_ID_LABEL] === id && meta.annotations?.[APPLYSET_TOOLING_ANNOTATION] === TOOLING && meta.annotations[APPLYSET_GROUP_KINDS_ANNOTATION] === groupKinds) return;
+    await this.o.client.apply({
+      apiVersion: cr.apiVersion, kind: cr.kind,
+      metadata: {
+        name: cr.metadata.name, namespace: cr.metadata.namespace,
+        labels: { [APPLYSET_ID_LABEL]: id },
+        annotations: { [APPLYSET_TOOLING_ANNOTATION]: TOOLING, [APPLYSET_GROUP_KINDS_ANNOTATION]: groupKinds },
+      },
+    });
+  }
+
+  private observe(cr: CustomResource, rendered: readonly KubernetesObject[], credentials: CredentialsState | undefined): ObservedState {
+    const namespace = cr.metadata.namespace ?? '';
+    const live = (apiVersion: string, kind: string, name: string): LiveObject | undefined => this.childInformer(apiVersion, kind).get(namespace, name);
+    return cr.kind === 'App' ? observeApp(cr, rendered, live) : observeMySQL(cr, rendered, live, credentials?.secretName ?? `${cr.metadata.name}-credentials`);
+  }
+
+  /** Writes the status through /status, only when it differs from what the resource already says. */
+  private async writeStatus(cr: CustomResource, fields: Record<string, unknown>, conditions: readonly ConditionInput[], keepFields: boolean): Promise<void> {
+    const base = keepFields ? { ...withoutConditions(cr.status), ...fields } : fields;
+    const status = nextStatus(cr, base, conditions, this.now());
+    if (!status) return;
+    const owner = this.o.owners.get(cr.kind);
+    await this.o.client.applyStatus({ apiVersion: cr.apiVersion, kind: cr.kind, plural: owner?.kind.plural ?? '', metadata: { name: cr.metadata.name, namespace: cr.metadata.namespace }, status });
+  }
+
+  private childInformer(apiVersion: string, kind: string): Informer<LiveObject> {
+    const informer = this.o.children.get(`${apiVersion}/${kind}`);
+    if (!informer) throw new Error(`no informer for ${apiVersion} ${kind}`);
+    return informer;
+  }
+}
+
+function currentConditions(cr: CustomResource): ConditionInput[] {
+  return (cr.status?.conditions ?? []).map((c) => ({ type: c.type as ConditionInput['type'], status: c.status, reason: c.reason, message: c.message }));
+}
+
+function withoutConditions(status: CustomResource['status']): Record<string, unknown> {
+  const { conditions: _c, observedGeneration: _g, ...rest } = status ?? {};
+  return rest;
+}
+
+function withDegraded(conditions: readonly ConditionInput[], reason: string, message: string): ConditionInput[] {
+  return conditions.map((c) => (c.type === 'Degraded' ? { type: 'Degraded', status: 'True', reason, message } : c));
+}
