@@ -52,6 +52,12 @@ const autoscaling = s.object({
   )],
 });
 
+interface ProbeSpec { readonly httpGet?: { readonly port: number | string }; readonly tcpSocket?: { readonly port: number | string } }
+const namedPortOf = (p: ProbeSpec | undefined): string | undefined => {
+  const port = p?.httpGet?.port ?? p?.tcpSocket?.port;
+  return typeof port === 'string' ? port : undefined;
+};
+
 export const appSpec = s.object({
   typeName: 'AppSpec',
   description: 'One application: a Deployment, and a Service when it has ports, with the companions (autoscaler, disruption budget) it asks for.',
@@ -78,6 +84,12 @@ export const appSpec = s.object({
     affinity: s.optional({ ...affinity, defaultDoc: 'a preferred anti-affinity that spreads replicas across nodes' }),
   },
   rules: [
+    // Judged by recon8s rather than at admission: the CEL would walk every probe and port.
+    ...(['livenessProbe', 'readinessProbe'] as const).map((probe) => s.runtimeRule<{ ports?: readonly { name: string }[] } & Partial<Record<typeof probe, ProbeSpec>>>(
+      'a probe port name that is one of spec.ports[].name (or a port number)',
+      (v) => { const named = namedPortOf(v[probe]); return named === undefined || (v.ports ?? []).some((port) => port.name === named); },
+      { fieldPath: `.${probe}` },
+    )),
     s.rule<{ autoscaling?: { targetMemoryUtilizationPercent?: number }; resources?: { requests?: { cpu?: unknown; memory?: unknown } } }>(
       '!has(self.autoscaling) || (has(self.resources.requests) && has(self.resources.requests.cpu) && (!has(self.autoscaling.targetMemoryUtilizationPercent) || has(self.resources.requests.memory)))',
       'resources.requests.cpu (and requests.memory with a memory target) when autoscaling is set: utilization is measured against requests',

@@ -108,8 +108,9 @@ function objectSchema(node: ObjectNode): JsonSchemaProps {
 }
 
 function validationsOf(rules: readonly Rule[] | undefined): ValidationRule[] | undefined {
-  if (!rules?.length) return undefined;
-  return rules.map((r) => compact({ rule: r.cel, message: r.message, fieldPath: r.fieldPath, reason: r.reason }));
+  const withCel = (rules ?? []).filter((r): r is Rule & { cel: string } => r.cel !== undefined);
+  if (!withCel.length) return undefined;
+  return withCel.map((r) => compact({ rule: r.cel, message: r.message, fieldPath: r.fieldPath, reason: r.reason }));
 }
 
 /** A CEL string literal. */

@@ -9,8 +9,12 @@
 
 /** A cross-field or transition rule, written as CEL for admission and, where it can be judged without the old object, as a predicate for everyone else. */
 export interface Rule {
-  /** The CEL expression the API server evaluates (`x-kubernetes-validations[].rule`). */
-  readonly cel: string;
+  /**
+   * The CEL expression the API server evaluates (`x-kubernetes-validations[].rule`). Absent for a
+   * rule only recon8s judges (the construct at synth time, the controller as a status condition and
+   * an Event): one CEL cannot say well, or that would cost the API server too much.
+   */
+  readonly cel?: string;
   /** What the user is told when the rule fails: what is expected, in words. */
   readonly message: string;
   /** The same rule for runtime validation. Absent for transition rules (they need `oldSelf`). */
@@ -165,6 +169,11 @@ export const optional = (node: SchemaNode): Property => ({ node });
 /** A rule whose runtime check is typed against the generated interface of the node it sits on. */
 export function rule<T>(cel: string, message: string, check?: (self: T) => boolean, extra?: Pick<Rule, 'fieldPath' | 'reason'>): Rule {
   return { cel, message, check: check as ((self: never) => boolean) | undefined, ...extra };
+}
+
+/** A rule only recon8s judges (no CEL): at synth time, and in the controller as a condition and an Event. */
+export function runtimeRule<T>(message: string, check: (self: T) => boolean, extra?: Pick<Rule, 'fieldPath'>): Rule {
+  return { message, check: check as (self: never) => boolean, ...extra };
 }
 
 /** A transition rule: judged by the API server on update only (it compares with `oldSelf`). */

@@ -266,6 +266,37 @@ export function createKubeClient(options: KubeClientOptions = {}): KubeClient {
     return resp;
   };
 
+  const requestJson = async <T>(req: RawRequest): Promise<T> => JSON.parse(await (await request(req)).body.text()) as T;
+
+  // Discovery, once per group version: which plural and scope serve a kind.
+  const discovery = new Map<string, Promise<Map<string, { readonly plural: string; readonly namespaced: boolean }>>>();
+  const resourcesOf = (apiVersion: string): Promise<Map<string, { readonly plural: string; readonly namespaced: boolean }>> => {
+    let found = discovery.get(apiVersion);
+    if (!found) {
+      found = requestJson<{ resources: { name: string; kind: string; namespaced: boolean }[] }>({ path: groupVersionPath(apiVersion) })
+        .then((list) => new Map(list.resources.filter((r) => !r.name.includes('/')).map((r) => [r.kind, { plural: r.name, namespaced: r.namespaced }])));
+      found.catch(() => discovery.delete(apiVersion));
+      discovery.set(apiVersion, found);
+    }
+    return found;
+  };
+  const objectPath = async (obj: KubernetesObject): Promise<string> => {
+    const apiVersion = obj.apiVersion ?? '';
+    const kind = obj.kind ?? '';
+    const name = obj.metadata?.name;
+    if (!apiVersion || !kind || !name) throw new Error('kube: an object to apply needs apiVersion, kind and metadata.name');
+    const resource = (await resourcesOf(apiVersion)).get(kind);
+    if (!resource) {
+      // A CRD installed since the last look: ask again next time.
+      discovery.delete(apiVersion);
+      throw new Error(`kube: the API server serves no kind ${kind} in ${apiVersion}`);
+    }
+    const base = groupVersionPath(apiVersion);
+    return resource.namespaced
+      ? `${base}/namespaces/${encodeURIComponent(obj.metadata?.namespace ?? 'default')}/${resource.plural}/${encodeURIComponent(name)}`
+      : `${base}/${resource.plural}/${encodeURIComponent(name)}`;
+  };
+
   return {
     kc,
     server,
@@ -275,8 +306,16 @@ export function createKubeClient(options: KubeClientOptions = {}): KubeClient {
     coordination: kc.makeApiClient(CoordinationV1Api),
     custom,
     async apply<T extends KubernetesObject>(obj: T, opts: { readonly dryRun?: boolean; readonly force?: boolean } = {}): Promise<T> {
-      const copy = structuredClone(obj);
-      return objects.patch(copy, undefined, opts.dryRun === true ? 'All' : undefined, fieldManager, opts.force ?? true, PatchStrategy.ServerSideApply);
+      // Raw JSON, not KubernetesObjectApi.patch: its model serializer drops every field the bundled
+      // models do not know (x-kubernetes-* keys of a CRD schema, fields of newer API versions).
+      const path = await objectPath(obj);
+      return requestJson<T>({
+        method: HttpMethod.PATCH,
+        path,
+        query: { fieldManager, force: opts.force ?? true, ...(opts.dryRun === true ? { dryRun: 'All' } : {}) },
+        body: JSON.stringify(obj),
+        headers: { 'Content-Type': PatchStrategy.ServerSideApply },
+      });
     },
     async applyStatus(target: StatusTarget, opts: { readonly force?: boolean } = {}): Promise<unknown> {
       const slash = target.apiVersion.indexOf('/');
@@ -296,13 +335,14 @@ export function createKubeClient(options: KubeClientOptions = {}): KubeClient {
         : custom.patchClusterCustomObjectStatus(common, headers);
     },
     request,
-    async requestJson<T>(req: RawRequest): Promise<T> {
-      const resp = await request(req);
-      return JSON.parse(await resp.body.text()) as T;
-    },
+    requestJson,
     connectionStats: () => kc.connectionStats(),
     close: () => kc.closePools(),
   };
+}
+
+function groupVersionPath(apiVersion: string): string {
+  return apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
 }
 
 function parseStatusBody(text: string, code: number): StatusLike {
