@@ -1,5 +1,5 @@
 import type { KubeClient } from '../kube/index.js';
-import { isAlreadyExists, isNotFound } from '../kube/index.js';
+import { apiError, isAlreadyExists, isNotFound } from '../kube/index.js';
 import type { CredentialsState } from '../reconcile/credentials.js';
 import { CREDENTIAL_KEYS, GENERATED_BY_LABEL, generatePassword, missingKeys } from '../reconcile/credentials.js';
 import type { CustomResource } from './status.js';
@@ -18,6 +18,18 @@ import type { CustomResource } from './status.js';
  * Passwords never leave this function: not in logs, events, conditions or return values.
  */
 export async function ensureCredentials(client: KubeClient, cr: CustomResource): Promise<CredentialsState> {
+  try {
+    return await ensure(client, cr);
+  } catch (e) {
+    // Secrets access is granted per namespace (least privilege): a missing grant is a condition to fix, not a crash.
+    if (apiError(e).code !== 403) throw e;
+    const namespace = cr.metadata.namespace ?? 'default';
+    const secretName = ((cr.spec ?? {}) as { credentialsSecretName?: string }).credentialsSecretName ?? `${cr.metadata.name}-credentials`;
+    return { state: 'forbidden', secretName, message: `recon8s may not read or create Secrets in namespace ${namespace}: bind the ClusterRole recon8s-credentials there (kubectl create rolebinding recon8s-credentials -n ${namespace} --clusterrole=recon8s-credentials --serviceaccount=<operator namespace>:recon8s)` };
+  }
+}
+
+async function ensure(client: KubeClient, cr: CustomResource): Promise<CredentialsState> {
   const spec = (cr.spec ?? {}) as { credentialsSecretName?: string; pvcRetention?: { whenDeleted?: string } };
   const namespace = cr.metadata.namespace ?? 'default';
   const name = cr.metadata.name;

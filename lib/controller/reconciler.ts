@@ -88,16 +88,15 @@ export class Reconciler {
     const failure = await this.converge(cr, rendered, log);
 
     const observed = this.observe(cr, rendered, credentials);
+    const credentialsProblem = credentials && 'message' in credentials ? credentials : undefined;
+    const problemReason = credentialsProblem?.state === 'forbidden' ? 'CredentialsForbidden' : 'CredentialsMissing';
     const conditions = failure ? failureConditions(failure.reason, failure.message, observed.conditions)
-      : credentials && (credentials.state === 'missing' || credentials.state === 'incomplete')
-        ? withDegraded(observed.conditions, 'CredentialsMissing', credentials.message)
+      : credentialsProblem ? withDegraded(observed.conditions, problemReason, credentialsProblem.message)
         : observed.conditions;
-    if (credentials && (credentials.state === 'missing' || credentials.state === 'incomplete')) {
-      this.o.events.record(cr, 'Warning', 'CredentialsMissing', credentials.message);
-    }
+    if (credentialsProblem) this.o.events.record(cr, 'Warning', problemReason, credentialsProblem.message);
     await this.writeStatus(cr, observed.fields, conditions, false);
     if (failure) throw new TerminalError(failure.message);
-    if (credentials && (credentials.state === 'missing' || credentials.state === 'incomplete')) return { requeueAfterMs: CREDENTIALS_RECHECK_MS };
+    if (credentialsProblem) return { requeueAfterMs: CREDENTIALS_RECHECK_MS };
     return undefined;
   }
 

@@ -10,7 +10,8 @@ export type CredentialsState =
   | { readonly state: 'ready'; readonly secretName: string }
   | { readonly state: 'created'; readonly secretName: string }
   | { readonly state: 'missing'; readonly secretName: string; readonly message: string }
-  | { readonly state: 'incomplete'; readonly secretName: string; readonly message: string };
+  | { readonly state: 'incomplete'; readonly secretName: string; readonly message: string }
+  | { readonly state: 'forbidden'; readonly secretName: string; readonly message: string };
 
 /** A strong random password: 32 characters of base64url (192 bits), safe in my.cnf and shells. */
 export function generatePassword(): string {
