@@ -21,6 +21,7 @@ import type { EventRecorder } from './events.js';
 import type { ResourceType } from './kinds.js';
 import { CHILD_TYPES, parseQueueKey } from './kinds.js';
 import { deleteChild, prunable } from './prune.js';
+import { growClaims } from './statefulset-storage.js';
 import type { CustomResource, ObservedState } from './status.js';
 import { nextStatus, observeApp, observeMySQL } from './status.js';
 
@@ -117,6 +118,13 @@ export class Reconciler {
       } catch (e) {
         const info = apiError(e);
         this.o.metrics?.applyTotal.inc({ kind: child.object.kind, result: 'error' });
+        // Grown storage: claims are grown and the StatefulSet re-created around its running pods.
+        if (info.code === 422 && child.object.kind === 'StatefulSet' && await growClaims(this.o.client, child.object, live)) {
+          log.info('growing data volumes; re-creating the StatefulSet around its pods', { child: `StatefulSet/${child.object.metadata.name}` });
+          this.o.events.record(cr, 'Normal', 'StorageGrowing', `growing the data volumes of StatefulSet ${child.object.metadata.name}`);
+          // Its deletion comes back through the informer, and the next reconcile re-creates it.
+          continue;
+        }
         // 400/422: the API server refuses what we render; retrying the same thing cannot help.
         if (info.code === 400 || info.code === 422) {
           const message = `${child.object.kind} ${child.object.metadata.name} was refused: ${info.message}`;

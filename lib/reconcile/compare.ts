@@ -43,7 +43,8 @@ const SUFFIX: Record<string, number> = {
   Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, Ei: 2 ** 60,
 };
 
-function quantityValue(s: string): number | undefined {
+/** The value of a Kubernetes quantity string ("1Gi", "500m"), or undefined when it is none. */
+export function quantityValue(s: string): number | undefined {
   const m = QUANTITY.exec(s);
   if (!m?.[1]) return undefined;
   const n = Number(m[1]);
