@@ -57,7 +57,9 @@ describe('render()', () => {
     });
 
     it('writes no Secret, and every password variable comes from a secretKeyRef', () => {
-      const docs = readdirSync(outdir).flatMap((f) => parseAllDocuments(readFileSync(join(outdir, f), 'utf8')).map((d) => d.toJS() as KubernetesObject));
+      // Every manifest file, the operator install in dist/operator/ included.
+      const files = readdirSync(outdir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.yaml'));
+      const docs = files.flatMap((f) => parseAllDocuments(readFileSync(join(outdir, f), 'utf8')).map((d) => d.toJS() as KubernetesObject));
       assert.ok(!docs.some((o) => o.kind === 'Secret'));
       const envs = envVars(docs).filter((e) => /PASSWORD|SECRET|TOKEN/i.test(e.name));
       assert.ok(envs.length > 0, 'expected password variables to be wired');

@@ -1,20 +1,23 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runSynth } from '../support/run.js';
 
+/** Every file under `dir` (subfolders included), as paths relative to it. */
+const filesIn = (dir: string): string[] => readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => statSync(join(dir, f)).isFile()).sort();
+
 describe('cdk8s synth', function () {
   this.timeout(180_000);
-  it('writes the CRDs and the example, byte-identical across runs', () => {
+  it('writes the CRDs and the example, and the operator install in its own folder, byte-identical across runs', () => {
     const a = mkdtempSync(join(tmpdir(), 'recon8s-synth-a-'));
     const b = mkdtempSync(join(tmpdir(), 'recon8s-synth-b-'));
     try {
       assert.equal(runSynth(a).status, 0);
       assert.equal(runSynth(b).status, 0);
-      const files = readdirSync(a).sort();
-      assert.deepEqual(files, ['crds.k8s.yaml', 'example.k8s.yaml']);
-      assert.deepEqual(readdirSync(b).sort(), files);
+      const files = filesIn(a);
+      assert.deepEqual(files, ['crds.k8s.yaml', 'example.k8s.yaml', join('operator', 'operator.k8s.yaml')]);
+      assert.deepEqual(filesIn(b), files);
       for (const f of files) assert.equal(readFileSync(join(a, f), 'utf8'), readFileSync(join(b, f), 'utf8'), `${f} differs between runs`);
       const crds = readFileSync(join(a, 'crds.k8s.yaml'), 'utf8');
       assert.match(crds, /name: apps\.recon8s\.dev/);

@@ -1,0 +1,298 @@
+// The operator's own install manifests: `kubectl apply -f dist/operator/` is the whole install.
+//
+// One chart, its objects in dependency order (cdk8s writes them in construct order, one file per
+// chart): the Namespace, the CRDs, the ServiceAccount, RBAC, then the workload. kubectl applies the
+// documents of a file in order, so the Namespace and the CRDs exist before anything that needs them.
+//
+// RBAC is the narrowest that works, and has no wildcard anywhere. It follows what lib/controller does
+// (`get` on the children and on /status is not used today — informers list and watch — but it reveals
+// nothing list does not, and keeps a direct read from becoming a 403):
+// - informers list+watch App and MySQLCluster and every child kind (lib/controller/kinds.ts CHILD_TYPES);
+//   a resource is read live (get) before missing children are created for it;
+// - the reconciler server-side-applies the ApplySet parent labels on the resource (patch), writes
+//   `/status` (patch), applies children (patch; an apply that creates is also authorised as create),
+//   prunes them (delete) and reads PersistentVolumeClaims (get, never pruned, never written);
+// - children carry ownerReferences with blockOwnerDeletion: where the OwnerReferencesPermissionEnforcement
+//   admission plugin runs (OpenShift, hardened clusters), setting it needs `update` on the owner's
+//   `/finalizers`;
+// - Events: core v1 create (it never patches one: repeats are dropped in memory);
+// - Secrets: only the credentials of a MySQLCluster, get and create, and only in the namespaces given
+//   in `credentialsNamespaces` (a RoleBinding to the ClusterRole `recon8s-credentials` each). Never
+//   list/watch (no cache of every Secret of the cluster), never update/patch/delete (a password is
+//   written once). Elsewhere the controller reports the condition Degraded/CredentialsForbidden.
+// - leader election: a Lease in the operator's namespace only (Role, not ClusterRole).
+//
+// The Deployment is the L1 `k8s.KubeDeployment`, not our `App` construct: the App spec cannot express
+// an environment variable from the downward API (`env[].valueFrom.fieldRef`), and the controller needs
+// POD_NAMESPACE for its leader-election namespace. (App would also label the operator's own objects
+// `app.kubernetes.io/managed-by: recon8s` — the selector of the controller's child informers — and
+// expose every container port, health included, on its Service.) The restricted security context and
+// the anti-affinity come from the same helpers the App construct uses.
+import { Chart } from 'cdk8s';
+import { k8s } from 'cdk8s-plus-28';
+import type { Construct } from 'constructs';
+import * as recon8s from '../constructs/index.js';
+import { selectorLabels } from '../constructs/common/metadata.js';
+import { containerSecurityContext, podSecurityContext, preferredAntiAffinity } from '../constructs/common/security.js';
+
+export const DEFAULT_OPERATOR_NAMESPACE = 'recon8s-system';
+export const DEFAULT_OPERATOR_IMAGE = 'ghcr.io/recon8s/recon8s:0.1.0';
+export const DEFAULT_OPERATOR_REPLICAS = 2;
+
+/** The ServiceAccount, ClusterRole(Binding) and Deployment name. */
+export const OPERATOR_NAME = 'recon8s';
+/** The ClusterRole granting the Secrets credentials need; bound per namespace. */
+export const CREDENTIALS_CLUSTER_ROLE = 'recon8s-credentials';
+/** The Role (and RoleBinding) for leader election in the operator namespace. */
+export const LEADER_ELECTION_ROLE = 'recon8s-leader-election';
+/** The Lease the controller elects its leader on: the default of `--leader-election-id`. */
+export const LEADER_ELECTION_LEASE = 'recon8s-controller';
+export const METRICS_SERVICE = 'recon8s-metrics';
+export const METRICS_PORT = 8080;
+export const HEALTH_PORT = 8081;
+/** The non-root uid and gid the controller runs as (distroless "nonroot"). */
+export const OPERATOR_UID = 65532;
+
+export const CONTROLLER_ARGS: readonly string[] = [
+  'controller',
+  '--leader-elect',
+  `--metrics-bind-address=:${METRICS_PORT}`,
+  `--health-probe-bind-address=:${HEALTH_PORT}`,
+];
+
+/** Verbs on the children the constructs render: watched, server-side-applied (create+patch) and pruned. */
+export const CHILD_VERBS: readonly string[] = ['get', 'list', 'watch', 'create', 'patch', 'delete'];
+
+export interface OperatorChartProps {
+  /** The namespace the controller runs in (and holds its Lease in). @default "recon8s-system" */
+  readonly namespace?: string;
+  /** @default "ghcr.io/recon8s/recon8s:0.1.0" */
+  readonly image?: string;
+  /** Controller pods; one leads at a time (Lease), the others wait with a warm cache. @default 2 */
+  readonly replicas?: number;
+  /**
+   * Namespaces where the controller may read and create MySQLCluster credentials Secrets (get and
+   * create, nothing else). Each must exist before the install is applied. Elsewhere a MySQLCluster
+   * gets the condition Degraded with reason CredentialsForbidden until the grant is made.
+   * @default none
+   */
+  readonly credentialsNamespaces?: readonly string[];
+}
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+/**
+ * The operator's install: Namespace (Pod Security "restricted" enforced), the CRDs, a ServiceAccount,
+ * least-privilege RBAC, and the controller Deployment with its PodDisruptionBudget and metrics Service.
+ */
+export class OperatorChart extends Chart {
+  readonly operatorNamespace: string;
+  readonly namespaceObject: k8s.KubeNamespace;
+  readonly crds: recon8s.Recon8sCrds;
+  readonly serviceAccount: k8s.KubeServiceAccount;
+  readonly clusterRole: k8s.KubeClusterRole;
+  readonly credentialsRole: k8s.KubeClusterRole;
+  readonly leaderElectionRole: k8s.KubeRole;
+  readonly credentialsBindings: readonly k8s.KubeRoleBinding[];
+  readonly deployment: k8s.KubeDeployment;
+  readonly disruptionBudget?: k8s.KubePodDisruptionBudget;
+  readonly metricsService: k8s.KubeService;
+
+  constructor(scope: Construct, id: string, props: OperatorChartProps = {}) {
+    const namespace = props.namespace ?? DEFAULT_OPERATOR_NAMESPACE;
+    const image = props.image ?? DEFAULT_OPERATOR_IMAGE;
+    const replicas = props.replicas ?? DEFAULT_OPERATOR_REPLICAS;
+    const credentialsNamespaces = [...(props.credentialsNamespaces ?? [])];
+    validate(namespace, image, replicas, credentialsNamespaces);
+    // No chart-wide namespace: cluster-scoped objects (Namespace, CRDs, ClusterRoles) must not carry one.
+    super(scope, id, { disableResourceNameHashes: true });
+    this.operatorNamespace = namespace;
+
+    const selector = selectorLabels({ name: OPERATOR_NAME, instance: OPERATOR_NAME, component: 'controller' });
+    // Not app.kubernetes.io/managed-by=recon8s: that label selects the controller's own children.
+    const labels = { ...selector, 'app.kubernetes.io/part-of': 'recon8s' };
+    const partOf = { 'app.kubernetes.io/part-of': 'recon8s' };
+    const subject: k8s.Subject = { kind: 'ServiceAccount', name: OPERATOR_NAME, namespace };
+
+    // --- Namespace and CRDs: first, everything else needs them. ---
+    this.namespaceObject = new k8s.KubeNamespace(this, 'namespace', {
+      metadata: {
+        name: namespace,
+        labels: {
+          ...partOf,
+          'pod-security.kubernetes.io/enforce': 'restricted',
+          'pod-security.kubernetes.io/enforce-version': 'latest',
+          'pod-security.kubernetes.io/warn': 'restricted',
+          'pod-security.kubernetes.io/audit': 'restricted',
+        },
+      },
+    });
+    this.crds = new recon8s.Recon8sCrds(this, 'crds');
+
+    this.serviceAccount = new k8s.KubeServiceAccount(this, 'service-account', {
+      metadata: { name: OPERATOR_NAME, namespace, labels },
+    });
+
+    // --- Cluster-wide: the custom resources, their children, PVC reads, Events. No Secrets. ---
+    const owners = [recon8s.APP.plural, recon8s.MYSQL_CLUSTER.plural];
+    this.clusterRole = new k8s.KubeClusterRole(this, 'cluster-role', {
+      metadata: { name: OPERATOR_NAME, labels },
+      rules: [
+        // Read the resources; patch = server-side apply of the ApplySet parent labels (never create or delete them).
+        { apiGroups: [recon8s.APP.group], resources: owners, verbs: ['get', 'list', 'watch', 'patch'] },
+        { apiGroups: [recon8s.APP.group], resources: owners.map((p) => `${p}/status`), verbs: ['get', 'patch'] },
+        // blockOwnerDeletion on the children's ownerReferences (OwnerReferencesPermissionEnforcement).
+        { apiGroups: [recon8s.APP.group], resources: owners.map((p) => `${p}/finalizers`), verbs: ['update'] },
+        // The children render() produces (lib/controller/kinds.ts CHILD_TYPES), by API group.
+        { apiGroups: ['apps'], resources: ['deployments', 'statefulsets'], verbs: [...CHILD_VERBS] },
+        { apiGroups: [''], resources: ['configmaps', 'services'], verbs: [...CHILD_VERBS] },
+        { apiGroups: ['autoscaling'], resources: ['horizontalpodautoscalers'], verbs: [...CHILD_VERBS] },
+        { apiGroups: ['policy'], resources: ['poddisruptionbudgets'], verbs: [...CHILD_VERBS] },
+        { apiGroups: ['batch'], resources: ['cronjobs'], verbs: [...CHILD_VERBS] },
+        // get: is there data from an earlier cluster of that name (before generating passwords)?
+        // patch: grow the claims when a MySQLCluster's storage.size grows. Never create, list or delete.
+        { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get', 'patch'] },
+        // Core v1 Events, created only: repeats are deduplicated in memory (lib/controller/events.ts), never patched.
+        { apiGroups: [''], resources: ['events'], verbs: ['create'] },
+      ],
+    });
+    new k8s.KubeClusterRoleBinding(this, 'cluster-role-binding', {
+      metadata: { name: OPERATOR_NAME, labels },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: OPERATOR_NAME },
+      subjects: [subject],
+    });
+
+    // --- Secrets: only where bound. ---
+    // To let recon8s manage the credentials of MySQLClusters in another namespace, bind this role there:
+    //   kubectl create rolebinding recon8s-credentials -n <namespace> \
+    //     --clusterrole=recon8s-credentials --serviceaccount=<operator namespace>:recon8s
+    // (or list the namespace in credentialsNamespaces and apply again). Without it, a MySQLCluster there
+    // reports Degraded/CredentialsForbidden, with this command in the message, and is checked again
+    // every 30 s. A Secret you create yourself (spec.credentialsSecretName) still needs `get`.
+    this.credentialsRole = new k8s.KubeClusterRole(this, 'credentials-role', {
+      metadata: { name: CREDENTIALS_CLUSTER_ROLE, labels },
+      rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'create'] }],
+    });
+    this.credentialsBindings = credentialsNamespaces.map((ns) => new k8s.KubeRoleBinding(this, `credentials-${ns}`, {
+      metadata: { name: CREDENTIALS_CLUSTER_ROLE, namespace: ns, labels },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: CREDENTIALS_CLUSTER_ROLE },
+      subjects: [subject],
+    }));
+
+    // --- Leader election: a Lease in the operator namespace, and only there. ---
+    // create cannot be limited to a name (the name is in the body); get and update are, to our Lease
+    // (the controller's default --leader-election-id: a Deployment passing another id needs it here too).
+    this.leaderElectionRole = new k8s.KubeRole(this, 'leader-election-role', {
+      metadata: { name: LEADER_ELECTION_ROLE, namespace, labels },
+      rules: [
+        { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
+        { apiGroups: ['coordination.k8s.io'], resources: ['leases'], resourceNames: [LEADER_ELECTION_LEASE], verbs: ['get', 'update'] },
+      ],
+    });
+    new k8s.KubeRoleBinding(this, 'leader-election-role-binding', {
+      metadata: { name: LEADER_ELECTION_ROLE, namespace, labels },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: LEADER_ELECTION_ROLE },
+      subjects: [subject],
+    });
+
+    // --- The controller. ---
+    this.deployment = new k8s.KubeDeployment(this, 'deployment', {
+      metadata: { name: OPERATOR_NAME, namespace, labels },
+      spec: {
+        replicas,
+        selector: { matchLabels: { ...selector } },
+        template: {
+          metadata: { labels: { ...labels } },
+          spec: {
+            serviceAccountName: OPERATOR_NAME,
+            // The controller talks to the API server: it needs the token, whatever the ServiceAccount says.
+            automountServiceAccountToken: true,
+            enableServiceLinks: false,
+            securityContext: podSecurityContext({ runAsUser: OPERATOR_UID, runAsGroup: OPERATOR_UID, runAsNonRoot: true }),
+            containers: [{
+              name: 'controller',
+              image,
+              imagePullPolicy: 'IfNotPresent',
+              args: [...CONTROLLER_ARGS],
+              // --leader-election-namespace defaults to $POD_NAMESPACE.
+              env: [{ name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } }],
+              ports: [
+                { name: 'metrics', containerPort: METRICS_PORT, protocol: 'TCP' },
+                { name: 'health', containerPort: HEALTH_PORT, protocol: 'TCP' },
+              ],
+              livenessProbe: {
+                httpGet: { path: '/healthz', port: k8s.IntOrString.fromString('health') },
+                periodSeconds: 20, timeoutSeconds: 1, failureThreshold: 3,
+              },
+              readinessProbe: {
+                httpGet: { path: '/readyz', port: k8s.IntOrString.fromString('health') },
+                periodSeconds: 10, timeoutSeconds: 1, failureThreshold: 3,
+              },
+              // No CPU limit: it throttles without protecting anything.
+              resources: {
+                requests: { cpu: k8s.Quantity.fromString('100m'), memory: k8s.Quantity.fromString('256Mi') },
+                limits: { memory: k8s.Quantity.fromString('512Mi') },
+              },
+              securityContext: containerSecurityContext({ runAsNonRoot: true, readOnlyRootFilesystem: true }),
+              volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
+            }],
+            volumes: [{ name: 'tmp', emptyDir: {} }],
+            affinity: replicas > 1 ? preferredAntiAffinity(selector) : undefined,
+          },
+        },
+      },
+    });
+    if (replicas > 1) {
+      this.disruptionBudget = new k8s.KubePodDisruptionBudget(this, 'disruption-budget', {
+        metadata: { name: OPERATOR_NAME, namespace, labels },
+        spec: {
+          maxUnavailable: k8s.IntOrString.fromNumber(1),
+          selector: { matchLabels: { ...selector } },
+          unhealthyPodEvictionPolicy: 'AlwaysAllow',
+        },
+      });
+    }
+    // For Prometheus (a ServiceMonitor selects it by its labels and the port name "metrics").
+    this.metricsService = new k8s.KubeService(this, 'metrics-service', {
+      metadata: { name: METRICS_SERVICE, namespace, labels },
+      spec: {
+        type: 'ClusterIP',
+        selector: { ...selector },
+        ports: [{ name: 'metrics', port: METRICS_PORT, targetPort: k8s.IntOrString.fromString('metrics'), protocol: 'TCP' }],
+      },
+    });
+  }
+}
+
+function validate(namespace: string, image: string, replicas: number, credentialsNamespaces: readonly string[]): void {
+  const problems: string[] = [];
+  const isNamespace = (n: string): boolean => n.length <= 63 && DNS_LABEL.test(n);
+  if (!isNamespace(namespace)) problems.push(`namespace: got ${JSON.stringify(namespace)}, expected a DNS label`);
+  if (image.trim() === '') problems.push('image: got "", expected an image reference');
+  if (!Number.isInteger(replicas) || replicas < 1) problems.push(`replicas: got ${replicas}, expected an integer of at least 1`);
+  const seen = new Set<string>();
+  for (const n of credentialsNamespaces) {
+    if (!isNamespace(n)) problems.push(`credentialsNamespaces: got ${JSON.stringify(n)}, expected a DNS label`);
+    if (seen.has(n)) problems.push(`credentialsNamespaces: ${JSON.stringify(n)} is listed twice`);
+    seen.add(n);
+  }
+  if (problems.length > 0) throw new Error(`OperatorChart: ${problems.join('; ')}`);
+}
+
+/**
+ * The chart's props from the environment of `cdk8s synth` (all optional):
+ * RECON8S_OPERATOR_NAMESPACE, RECON8S_OPERATOR_IMAGE, RECON8S_OPERATOR_REPLICAS and
+ * RECON8S_CREDENTIALS_NAMESPACES (comma-separated), e.g.
+ * `RECON8S_CREDENTIALS_NAMESPACES=shop,billing npm run synth`.
+ */
+export function operatorPropsFromEnv(env: Readonly<Record<string, string | undefined>>): OperatorChartProps {
+  const nonEmpty = (v: string | undefined): string | undefined => (v === undefined || v.trim() === '' ? undefined : v.trim());
+  const replicas = nonEmpty(env.RECON8S_OPERATOR_REPLICAS);
+  const credentials = nonEmpty(env.RECON8S_CREDENTIALS_NAMESPACES);
+  return {
+    namespace: nonEmpty(env.RECON8S_OPERATOR_NAMESPACE),
+    image: nonEmpty(env.RECON8S_OPERATOR_IMAGE),
+    replicas: replicas === undefined ? undefined : Number(replicas),
+    credentialsNamespaces: credentials?.split(',').map((n) => n.trim()).filter((n) => n !== ''),
+  };
+}
