@@ -16,7 +16,8 @@ export function runCli(args: readonly string[], opts: { input?: string; env?: No
 /** Runs `cdk8s synth` of this repository's cdk8s.yaml into `outdir`. */
 export function runSynth(outdir: string, env: NodeJS.ProcessEnv = {}): RunResult {
   const r = spawnSync(`${REPO_ROOT}node_modules/.bin/cdk8s`, ['synth', '--output', outdir], {
-    cwd: REPO_ROOT, encoding: 'utf8', env: { ...process.env, ...env }, timeout: 120_000,
+    // No upgrade check: it asks the npm registry on every run.
+    cwd: REPO_ROOT, encoding: 'utf8', env: { ...process.env, CDK8S_CHECK_UPGRADE: 'false', ...env }, timeout: 120_000,
   });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
