@@ -1,5 +1,7 @@
 import { parseArgs } from 'node:util';
+import { APPLY_OPTIONS, APPLY_USAGE, applyCommand } from './apply-command.js';
 import { CONTROLLER_OPTIONS, CONTROLLER_USAGE, controllerCommand } from './controller-command.js';
+import { DIFF_OPTIONS, DIFF_USAGE, diffCommand } from './diff-command.js';
 import { RENDER_USAGE, renderCommand } from './render-command.js';
 import { UsageError } from './usage-error.js';
 
@@ -8,11 +10,16 @@ const USAGE = `Usage: recon8s <command> [options]
 Commands:
   render       print what App and MySQLCluster resources render to (offline)
   controller   run the controller that reconciles App and MySQLCluster resources
+  diff         show what applying resources would change in the cluster (exit 1 when something would)
+  apply        apply resources and converge them once, without a running controller
 
 Run "recon8s <command> --help" for a command's options.
 `;
 
-/** Runs the CLI; returns the exit code (0 ok, 1 invalid resource or differences, 2 usage or I/O error). */
+/**
+ * Runs the CLI; returns the exit code: 0 ok; 1 an invalid resource (render), differences (diff) or a
+ * timeout (apply); 2 a usage, I/O or cluster error (and an invalid resource for diff and apply).
+ */
 export async function main(argv: readonly string[], out: NodeJS.WritableStream = process.stdout, err: NodeJS.WritableStream = process.stderr): Promise<number> {
   const [command, ...rest] = argv;
   try {
@@ -32,6 +39,19 @@ export async function main(argv: readonly string[], out: NodeJS.WritableStream =
         const { values } = parseArgs({ args: [...rest], options: CONTROLLER_OPTIONS, strict: true });
         if (values.help) { out.write(CONTROLLER_USAGE); return 0; }
         return await controllerCommand(values);
+      }
+      case 'diff': {
+        const { values } = parseArgs({ args: [...rest], options: DIFF_OPTIONS, strict: true });
+        if (values.help) { out.write(DIFF_USAGE); return 0; }
+        if (!values.filename) throw new UsageError('diff needs -f FILE', DIFF_USAGE);
+        if (values.color !== 'auto' && values.color !== 'always' && values.color !== 'never') throw new UsageError(`--color must be auto, always or never, got "${values.color}"`, DIFF_USAGE);
+        return await diffCommand({ filename: values.filename, kubeconfig: values.kubeconfig, color: values.color, forceConflicts: values['force-conflicts'] }, out, err);
+      }
+      case 'apply': {
+        const { values } = parseArgs({ args: [...rest], options: APPLY_OPTIONS, strict: true, allowNegative: true });
+        if (values.help) { out.write(APPLY_USAGE); return 0; }
+        if (!values.filename) throw new UsageError('apply needs -f FILE', APPLY_USAGE);
+        return await applyCommand({ filename: values.filename, kubeconfig: values.kubeconfig, timeout: values.timeout, wait: values.wait, forceConflicts: values['force-conflicts'] }, out, err);
       }
       case undefined:
       case 'help':

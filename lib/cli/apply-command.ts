@@ -1,0 +1,356 @@
+import type { KubernetesObject as LiveObject } from '@kubernetes/client-node';
+import { MANAGED_BY } from '../../constructs/index.js';
+import type { KindDefinition } from '../../constructs/index.js';
+import { createEventRecorder } from '../controller/events.js';
+import type { ResourceType } from '../controller/kinds.js';
+import { CHILD_TYPES, ownerType, queueKey } from '../controller/kinds.js';
+import { Reconciler } from '../controller/reconciler.js';
+import type { CustomResource } from '../controller/status.js';
+import type { Informer } from '../informer/index.js';
+import { createInformer } from '../informer/index.js';
+import type { KubeClient } from '../kube/index.js';
+import { apiError } from '../kube/index.js';
+import type { LogFields, Logger } from '../observability/logger.js';
+import { isTerminalError } from '../queue/worker-pool.js';
+import type { FileResource } from './diff-command.js';
+import {
+  CommandError, applyResource, connectOrReport, describeApiError, getObject, placeResources, readResources, requireCrds, resourcePath,
+} from './diff-command.js';
+import { UsageError } from './usage-error.js';
+
+export const APPLY_USAGE = `Usage: recon8s apply -f FILE [--kubeconfig PATH] [--timeout 5m] [--wait | --no-wait] [--force-conflicts]
+
+Converges App and MySQLCluster resources without a running controller: server-side applies the
+resources in FILE (field manager recon8s-cli), then runs the controller's own reconcile for each of
+them in this process (children applied with field manager recon8s, exactly as the controller would),
+printing progress as their conditions change, until every one reports the current generation as
+Ready. Only the resources in FILE are reconciled. The CRDs must be installed.
+
+Exit status: 0 all ready (or, with --no-wait, all reconciled once), 1 timed out (what is not ready,
+and why, is named), 2 an error (invalid resource, missing CRDs, unreachable or refusing API server,
+a child the API server refuses, bad options).
+
+Options:
+  -f, --filename FILE    the resources (YAML or JSON, several documents allowed; "-" reads standard input)
+  --kubeconfig PATH      kubeconfig to use (default: $KUBECONFIG, else ~/.kube/config)
+  --timeout DURATION     how long to wait, e.g. 90s, 5m, 1h30m (default: 5m; a bare number is seconds)
+  --wait / --no-wait     wait until ready (default), or return after one full reconcile of each resource
+  --force-conflicts      take over fields of the resources that another field manager owns
+`;
+
+export const APPLY_OPTIONS = {
+  filename: { type: 'string', short: 'f' },
+  kubeconfig: { type: 'string' },
+  timeout: { type: 'string', default: '5m' },
+  wait: { type: 'boolean', default: true },
+  'force-conflicts': { type: 'boolean', default: false },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+export interface ApplyOptions {
+  readonly filename: string;
+  readonly kubeconfig?: string;
+  readonly timeout: string;
+  readonly wait: boolean;
+  readonly forceConflicts: boolean;
+}
+
+const DURATION_PART = /(\d+(?:\.\d+)?)(ms|s|m|h)/g;
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** A Go-style duration (`20s`, `5m`, `1h30m`, `1.5s`, `500ms`) or a bare number of seconds, in ms. */
+export function parseDuration(text: string): number {
+  const t = text.trim();
+  let ms: number;
+  if (/^\d+(\.\d+)?$/.test(t)) ms = Number(t) * 1000;
+  else if (/^(\d+(\.\d+)?(ms|s|m|h))+$/.test(t)) ms = [...t.matchAll(DURATION_PART)].reduce((sum, m) => sum + Number(m[1]) * (UNIT_MS[m[2] ?? 's'] ?? 1000), 0);
+  else throw new UsageError(`--timeout must be a duration like 90s, 5m or 1h30m, got "${text}"`, APPLY_USAGE);
+  if (!(ms > 0)) throw new UsageError(`--timeout must be more than zero, got "${text}"`, APPLY_USAGE);
+  return ms;
+}
+
+function formatDuration(ms: number): string {
+  if (ms % 3_600_000 === 0) return `${ms / 3_600_000}h`;
+  if (ms % 60_000 === 0) return `${ms / 60_000}m`;
+  return ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`;
+}
+
+interface Condition { readonly type: string; readonly status: string; readonly reason?: string; readonly message?: string }
+
+/** What a resource's status says about its current generation; undefined while it reports an older one. */
+function statusLine(cr: CustomResource | undefined): string | undefined {
+  if (!cr) return undefined;
+  const status = cr.status as { observedGeneration?: number; conditions?: readonly Condition[] } | undefined;
+  if (status?.observedGeneration === undefined || status.observedGeneration !== cr.metadata.generation) return undefined;
+  const conditions = status.conditions;
+  const find = (type: string): Condition | undefined => conditions?.find((c) => c.type === type);
+  const show = (label: string, c: Condition | undefined): string => `${label} (${c?.reason ?? 'Unknown'}: ${c?.message ?? 'no message'})`;
+  const ready = find('Ready');
+  const degraded = find('Degraded');
+  const progressing = find('Progressing');
+  if (ready?.status === 'True') return show('Ready', ready);
+  if (degraded?.status === 'True') return show('Degraded', degraded);
+  if (progressing?.status === 'True') return show('Progressing', progressing);
+  return show('Not ready', ready);
+}
+
+function isReady(cr: CustomResource | undefined): boolean {
+  const status = cr?.status as { observedGeneration?: number; conditions?: readonly Condition[] } | undefined;
+  if (cr === undefined || status === undefined || status.observedGeneration !== cr.metadata.generation) return false;
+  return status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
+}
+
+/** Why a resource is not ready, for the timeout message. */
+function notReadyReason(cr: CustomResource | undefined, lastError: string | undefined): string {
+  if (!cr) return 'it no longer exists';
+  const status = cr.status as { observedGeneration?: number; conditions?: readonly Condition[] } | undefined;
+  const parts: string[] = [];
+  if (status === undefined || status.observedGeneration !== cr.metadata.generation) {
+    parts.push(`its status does not report generation ${cr.metadata.generation ?? '?'} yet`);
+  } else {
+    const ready = status.conditions?.find((c) => c.type === 'Ready');
+    parts.push(`Ready=${ready?.status ?? 'Unknown'} (${ready?.reason ?? 'no reason'}: ${ready?.message ?? 'no message'})`);
+    const degraded = status.conditions?.find((c) => c.type === 'Degraded' && c.status === 'True');
+    if (degraded) parts.push(`Degraded (${degraded.reason ?? ''}: ${degraded.message ?? ''})`);
+  }
+  if (lastError) parts.push(`last reconcile failed: ${lastError}`);
+  return parts.join('; ');
+}
+
+/** A logger that keeps the last warning or error (list/watch failures) for messages, and prints nothing. */
+function capturingLogger(sink: { last?: string }): Logger {
+  const keep = (msg: string, fields?: LogFields): void => {
+    const error = fields?.error;
+    const detail = error instanceof Error ? error.message : typeof error === 'string' ? error : undefined;
+    sink.last = detail ? `${msg}: ${detail}` : msg;
+  };
+  const logger: Logger = { debug: () => {}, info: () => {}, warn: keep, error: keep, child: () => logger };
+  return logger;
+}
+
+/** Several per-namespace informers of one type seen as one (what the Reconciler reads). */
+function merged<T extends LiveObject>(informers: readonly Informer<T>[]): Informer<T> {
+  const first = informers[0];
+  if (!first) throw new Error('no informers to merge');
+  if (informers.length === 1) return first;
+  return {
+    ...first,
+    get: (namespace, name) => informers.map((i) => i.get(namespace, name)).find((o) => o !== undefined),
+    list: (namespace) => informers.flatMap((i) => i.list(namespace)),
+    byIndex: (index, value) => informers.flatMap((i) => i.byIndex(index, value)),
+    byOwner: (uid) => informers.flatMap((i) => i.byOwner(uid)),
+    hasSynced: () => informers.every((i) => i.hasSynced()),
+  };
+}
+
+/** `recon8s apply`: 0 ready (or reconciled, with --no-wait), 1 timed out, 2 errors. */
+export async function applyCommand(opts: ApplyOptions, out: NodeJS.WritableStream, err: NodeJS.WritableStream): Promise<number> {
+  const timeoutMs = parseDuration(opts.timeout);
+  let fileResources: Awaited<ReturnType<typeof readResources>>;
+  try {
+    fileResources = await readResources(opts.filename, err, 'apply');
+  } catch (e) {
+    if (!(e instanceof CommandError)) throw e;
+    err.write(`error: ${e.message}\n`);
+    return 2;
+  }
+  const connected = connectOrReport(opts.kubeconfig, err);
+  if (!connected) return 2;
+  const { client, defaultNamespace } = connected;
+  const resources = placeResources(fileResources, defaultNamespace);
+  const deadline = Date.now() + timeoutMs;
+  const informers: Informer<LiveObject>[] = [];
+  const interrupted = new AbortController();
+  const onSignal = (): void => interrupted.abort();
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    await requireCrds(client);
+    for (const r of resources) {
+      const before = await getObject<LiveObject>(client, resourcePath(r.kind, r.namespace, r.name));
+      let after: LiveObject;
+      try {
+        after = await applyResource(client, r, { dryRun: false, force: opts.forceConflicts });
+      } catch (e) {
+        const code = apiError(e).code;
+        if (code === 400 || code === 409 || code === 422) throw new CommandError(describeApiError(e, client, `${r.kind.kind} ${r.namespace}/${r.name} was refused`));
+        throw e;
+      }
+      const what = !before ? 'created' : before.metadata?.resourceVersion === after.metadata?.resourceVersion ? 'unchanged' : 'configured';
+      out.write(`${shortName(r, resources)} ${what}\n`);
+    }
+    return await converge(client, resources, { wait: opts.wait, deadline, timeoutMs, signal: interrupted.signal, informers }, out, err);
+  } catch (e) {
+    err.write(`error: ${e instanceof CommandError ? e.message : describeApiError(e, client, 'applying')}\n`);
+    return 2;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    await Promise.all(informers.map((i) => i.stop()));
+    await client.close();
+  }
+}
+
+function shortName(r: FileResource, all: readonly FileResource[]): string {
+  const base = `${r.kind.kind.toLowerCase()}/${r.name}`;
+  return new Set(all.map((x) => x.namespace)).size > 1 ? `${base} (${r.namespace})` : base;
+}
+
+interface ConvergeOptions {
+  readonly wait: boolean;
+  readonly deadline: number;
+  readonly timeoutMs: number;
+  readonly signal: AbortSignal;
+  /** Filled with the informers started, for the caller to stop. */
+  readonly informers: Informer<LiveObject>[];
+}
+
+/**
+ * Runs the controller's Reconciler on exactly these resources, fed by informers like the controller's
+ * (the resources' kinds and their child kinds, in their namespaces): a resource is reconciled again
+ * whenever it or one of its children changes, and after a failure (with backoff), until all are ready.
+ */
+async function converge(client: KubeClient, resources: readonly FileResource[], o: ConvergeOptions, out: NodeJS.WritableStream, err: NodeJS.WritableStream): Promise<number> {
+  const sink: { last?: string } = {};
+  const logger = capturingLogger(sink);
+  const namespaces = [...new Set(resources.map((r) => r.namespace))];
+  const byKey = new Map(resources.map((r) => [queueKey(r.kind.kind, r.namespace, r.name), r]));
+  const dirty = new Set(byKey.keys());
+  let wake: () => void = () => {};
+  const touch = (key: string): void => {
+    if (!byKey.has(key)) return;
+    dirty.add(key);
+    wake();
+  };
+
+  const kinds = [...new Map(resources.map((r) => [r.kind.kind, r.kind])).values()];
+  const owners = new Map<string, { kind: KindDefinition; informer: Informer<CustomResource> }>();
+  for (const kind of kinds) {
+    const type = ownerType(kind);
+    const perNamespace = namespaces.map((namespace) => createInformer<CustomResource>({ client, apiVersion: type.apiVersion, kind: type.kind, plural: type.plural, namespace, logger }));
+    for (const informer of perNamespace) {
+      const onObject = (cr: CustomResource): void => touch(queueKey(kind.kind, cr.metadata.namespace ?? '', cr.metadata.name));
+      informer.addHandlers({ onAdd: onObject, onUpdate: (_old, cr) => onObject(cr), onDelete: onObject });
+      o.informers.push(informer as unknown as Informer<LiveObject>);
+    }
+    owners.set(kind.kind, { kind, informer: merged(perNamespace) });
+  }
+  const childTypes = new Map<string, ResourceType>();
+  for (const kind of kinds) for (const t of CHILD_TYPES[kind.kind] ?? []) childTypes.set(`${t.apiVersion}/${t.kind}`, t);
+  const children = new Map<string, Informer<LiveObject>>();
+  const onChild = (child: LiveObject): void => {
+    const ref = child.metadata?.ownerReferences?.find((r) => r.controller && r.apiVersion.startsWith('recon8s.dev/'));
+    if (ref) touch(queueKey(ref.kind, child.metadata?.namespace ?? '', ref.name));
+  };
+  for (const [id, type] of childTypes) {
+    const perNamespace = namespaces.map((namespace) => createInformer<LiveObject>({
+      client, apiVersion: type.apiVersion, kind: type.kind, plural: type.plural, namespace, labelSelector: `app.kubernetes.io/managed-by=${MANAGED_BY}`, logger,
+    }));
+    for (const informer of perNamespace) {
+      informer.addHandlers({ onAdd: onChild, onUpdate: (_old, c) => onChild(c), onDelete: onChild });
+      o.informers.push(informer);
+    }
+    children.set(id, merged(perNamespace));
+  }
+
+  const sleepUntil = (ms: number): Promise<void> => new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      o.signal.removeEventListener('abort', done);
+      wake = () => {};
+      resolve();
+    };
+    const timer = setTimeout(done, Math.max(0, ms));
+    o.signal.addEventListener('abort', done, { once: true });
+    wake = done;
+  });
+
+  // The first list of every informer (a missing permission shows here: the informer retries forever).
+  const synced = Promise.all(o.informers.map((i) => i.start()));
+  let allSynced = false;
+  void synced.then(() => { allSynced = true; wake(); });
+  while (!allSynced && !o.signal.aborted && Date.now() < o.deadline) await sleepUntil(o.deadline - Date.now());
+  if (o.signal.aborted) return interruptedExit(err);
+  if (!allSynced) {
+    err.write(`error: timed out after ${formatDuration(o.timeoutMs)} listing the resources and their children${sink.last ? `: ${sink.last}` : ''}\n`);
+    return 1;
+  }
+
+  const reconciler = new Reconciler({ client, owners, children, events: createEventRecorder(client.core, logger), logger });
+  const label = (key: string): string => {
+    const r = byKey.get(key);
+    return r ? shortName(r, resources) : key;
+  };
+  const current = (key: string): CustomResource | undefined => {
+    const r = byKey.get(key);
+    return r ? owners.get(r.kind.kind)?.informer.get(r.namespace, r.name) : undefined;
+  };
+  const reconciled = new Set<string>();
+  const lastError = new Map<string, string>();
+  const failures = new Map<string, number>();
+  const printed = new Map<string, string>();
+  const retryTimers = new Set<NodeJS.Timeout>();
+
+  try {
+    for (;;) {
+      for (const key of [...dirty]) {
+        if (o.signal.aborted || Date.now() >= o.deadline) break;
+        dirty.delete(key);
+        if (!current(key)) {
+          err.write(`error: ${label(key)} was deleted while recon8s apply was converging it\n`);
+          return 2;
+        }
+        try {
+          await reconciler.reconcile(key);
+          reconciled.add(key);
+          lastError.delete(key);
+          failures.delete(key);
+        } catch (e) {
+          if (isTerminalError(e)) {
+            // Only a change of the spec can help (a child the API server refuses): waiting is pointless.
+            err.write(`error: ${label(key)}: ${e instanceof Error ? e.message : String(e)}\n`);
+            return 2;
+          }
+          const info = apiError(e);
+          if (info.code === 401 || info.code === 403) throw e;
+          const message = describeApiError(e, client, 'reconciling');
+          if (lastError.get(key) !== message) out.write(`${label(key)}: reconcile failed, retrying: ${message}\n`);
+          lastError.set(key, message);
+          // Per-key backoff as the controller's queue: 5 ms doubling, here capped at 10 s.
+          const n = (failures.get(key) ?? 0) + 1;
+          failures.set(key, n);
+          const timer = setTimeout(() => { retryTimers.delete(timer); touch(key); }, Math.min(10_000, 5 * 2 ** n));
+          retryTimers.add(timer);
+        }
+      }
+      for (const key of byKey.keys()) {
+        const line = statusLine(current(key));
+        if (line !== undefined && printed.get(key) !== line) {
+          out.write(`${label(key)}: ${line}\n`);
+          printed.set(key, line);
+        }
+      }
+      if (o.signal.aborted) return interruptedExit(err);
+      const keys = [...byKey.keys()];
+      if (!o.wait && keys.every((k) => reconciled.has(k))) {
+        out.write(`reconciled ${keys.length} resource${keys.length > 1 ? 's' : ''} once; not waiting for ${keys.length > 1 ? 'them' : 'it'} to be ready (--no-wait)\n`);
+        return 0;
+      }
+      if (o.wait && keys.every((k) => isReady(current(k)))) return 0;
+      if (Date.now() >= o.deadline) {
+        const waiting = keys.filter((k) => (o.wait ? !isReady(current(k)) : !reconciled.has(k)));
+        err.write(`error: timed out after ${formatDuration(o.timeoutMs)} waiting for ${waiting.length} of ${keys.length} resource${keys.length > 1 ? 's' : ''} to ${o.wait ? 'be ready' : 'be reconciled'}:\n`);
+        for (const k of waiting) err.write(`  ${label(k)}: ${o.wait ? notReadyReason(current(k), lastError.get(k)) : lastError.get(k) ?? 'not reconciled yet'}\n`);
+        return 1;
+      }
+      if (dirty.size === 0) await sleepUntil(o.deadline - Date.now());
+    }
+  } finally {
+    for (const t of retryTimers) clearTimeout(t);
+  }
+}
+
+function interruptedExit(err: NodeJS.WritableStream): number {
+  err.write('error: interrupted; the resources were applied, their children may be partly converged (the controller, or another recon8s apply, finishes the job)\n');
+  return 130;
+}
