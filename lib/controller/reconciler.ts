@@ -3,7 +3,7 @@ import { InvalidSpecError, formatProblem, render } from '../../constructs/index.
 import type { KindDefinition, KubernetesObject, Recon8sResource } from '../../constructs/index.js';
 import type { Informer } from '../informer/index.js';
 import type { KubeClient } from '../kube/index.js';
-import { apiError } from '../kube/index.js';
+import { apiError, isNotFound } from '../kube/index.js';
 import type { ControllerMetrics } from '../observability/controller-metrics.js';
 import type { Logger } from '../observability/logger.js';
 import type { ReconcileResult } from '../queue/worker-pool.js';
@@ -81,6 +81,11 @@ export class Reconciler {
       await this.writeStatus(cr, {}, failureConditions('InvalidSpec', message, currentConditions(cr)), true);
       throw new TerminalError(`invalid spec: ${message}`, { cause: e });
     }
+
+    // The cache can still hold a resource that is gone: after a watch outage, the children's informers may
+    // relist (seeing the garbage collector's deletions) before the resource's own informer does. Creating
+    // children or a Secret for it then fights the garbage collector, so a missing child is checked live first.
+    if (rendered.some((o) => !this.childInformer(o.apiVersion, o.kind).get(namespace, o.metadata.name)) && !(await this.isLive(cr, owner.kind))) return undefined;
 
     const credentials = kindName === 'MySQLCluster' ? await ensureCredentials(this.o.client, cr) : undefined;
     if (credentials?.state === 'created') this.o.events.record(cr, 'Normal', 'CredentialsCreated', `created Secret ${credentials.secretName} with generated passwords`);
@@ -179,6 +184,17 @@ export class Reconciler {
     if (!status) return;
     const owner = this.o.owners.get(cr.kind);
     await this.o.client.applyStatus({ apiVersion: cr.apiVersion, kind: cr.kind, plural: owner?.kind.plural ?? '', metadata: { name: cr.metadata.name, namespace: cr.metadata.namespace }, status });
+  }
+
+  /** Whether the API server still has this very resource (same uid), not being deleted. */
+  private async isLive(cr: CustomResource, kind: KindDefinition): Promise<boolean> {
+    try {
+      const live = await this.o.client.requestJson<CustomResource>({ path: `/apis/${kind.group}/${kind.version}/namespaces/${cr.metadata.namespace ?? ''}/${kind.plural}/${cr.metadata.name}` });
+      return live.metadata.uid === cr.metadata.uid && !live.metadata.deletionTimestamp;
+    } catch (e) {
+      if (isNotFound(e)) return false;
+      throw e;
+    }
   }
 
   private childInformer(apiVersion: string, kind: string): Informer<LiveObject> {
