@@ -7,14 +7,14 @@ import { CHILD_TYPES, ownerType, queueKey } from '../controller/kinds.js';
 import { Reconciler } from '../controller/reconciler.js';
 import type { CustomResource } from '../controller/status.js';
 import type { Informer } from '../informer/index.js';
-import { createInformer } from '../informer/index.js';
+import { createInformer, mergeInformers } from '../informer/index.js';
 import type { KubeClient } from '../kube/index.js';
 import { apiError } from '../kube/index.js';
 import type { LogFields, Logger } from '../observability/logger.js';
 import { isTerminalError } from '../queue/worker-pool.js';
 import type { FileResource } from './diff-command.js';
 import {
-  CommandError, applyResource, connectOrReport, describeApiError, getObject, placeResources, readResources, requireCrds, resourcePath,
+  CommandError, applyResource, describeApiError, getObject, placeResources, readAndConnect, requireCrds, resourcePath,
 } from './diff-command.js';
 import { UsageError } from './usage-error.js';
 
@@ -128,35 +128,12 @@ function capturingLogger(sink: { last?: string }): Logger {
   return logger;
 }
 
-/** Several per-namespace informers of one type seen as one (what the Reconciler reads). */
-function merged<T extends LiveObject>(informers: readonly Informer<T>[]): Informer<T> {
-  const first = informers[0];
-  if (!first) throw new Error('no informers to merge');
-  if (informers.length === 1) return first;
-  return {
-    ...first,
-    get: (namespace, name) => informers.map((i) => i.get(namespace, name)).find((o) => o !== undefined),
-    list: (namespace) => informers.flatMap((i) => i.list(namespace)),
-    byIndex: (index, value) => informers.flatMap((i) => i.byIndex(index, value)),
-    byOwner: (uid) => informers.flatMap((i) => i.byOwner(uid)),
-    hasSynced: () => informers.every((i) => i.hasSynced()),
-  };
-}
-
 /** `recon8s apply`: 0 ready (or reconciled, with --no-wait), 1 timed out, 2 errors. */
 export async function applyCommand(opts: ApplyOptions, out: NodeJS.WritableStream, err: NodeJS.WritableStream): Promise<number> {
   const timeoutMs = parseDuration(opts.timeout);
-  let fileResources: Awaited<ReturnType<typeof readResources>>;
-  try {
-    fileResources = await readResources(opts.filename, err, 'apply');
-  } catch (e) {
-    if (!(e instanceof CommandError)) throw e;
-    err.write(`error: ${e.message}\n`);
-    return 2;
-  }
-  const connected = connectOrReport(opts.kubeconfig, err);
-  if (!connected) return 2;
-  const { client, defaultNamespace } = connected;
+  const prepared = await readAndConnect(opts, err, 'apply');
+  if (typeof prepared === 'number') return prepared;
+  const { resources: fileResources, client, defaultNamespace } = prepared;
   const resources = placeResources(fileResources, defaultNamespace);
   const deadline = Date.now() + timeoutMs;
   const informers: Informer<LiveObject>[] = [];
@@ -233,7 +210,7 @@ async function converge(client: KubeClient, resources: readonly FileResource[], 
       informer.addHandlers({ onAdd: onObject, onUpdate: (_old, cr) => onObject(cr), onDelete: onObject });
       o.informers.push(informer as unknown as Informer<LiveObject>);
     }
-    owners.set(kind.kind, { kind, informer: merged(perNamespace) });
+    owners.set(kind.kind, { kind, informer: mergeInformers(perNamespace) });
   }
   const childTypes = new Map<string, ResourceType>();
   for (const kind of kinds) for (const t of CHILD_TYPES[kind.kind] ?? []) childTypes.set(`${t.apiVersion}/${t.kind}`, t);
@@ -250,7 +227,7 @@ async function converge(client: KubeClient, resources: readonly FileResource[], 
       informer.addHandlers({ onAdd: onChild, onUpdate: (_old, c) => onChild(c), onDelete: onChild });
       o.informers.push(informer);
     }
-    children.set(id, merged(perNamespace));
+    children.set(id, mergeInformers(perNamespace));
   }
 
   const sleepUntil = (ms: number): Promise<void> => new Promise((resolve) => {

@@ -275,17 +275,9 @@ function renderChange(c: Change): string {
 
 /** `recon8s diff`: 0 when nothing would change, 1 when something would, 2 on errors. */
 export async function diffCommand(opts: DiffOptions, out: NodeJS.WritableStream, err: NodeJS.WritableStream): Promise<number> {
-  let resources: Awaited<ReturnType<typeof readResources>>;
-  try {
-    resources = await readResources(opts.filename, err, 'diff');
-  } catch (e) {
-    if (!(e instanceof CommandError)) throw e;
-    err.write(`error: ${e.message}\n`);
-    return 2;
-  }
-  const connected = connectOrReport(opts.kubeconfig, err);
-  if (!connected) return 2;
-  const { client, defaultNamespace } = connected;
+  const prepared = await readAndConnect(opts, err, 'diff');
+  if (typeof prepared === 'number') return prepared;
+  const { resources, client, defaultNamespace } = prepared;
   const refused: string[] = [];
   let text = '';
   try {
@@ -303,6 +295,21 @@ export async function diffCommand(opts: DiffOptions, out: NodeJS.WritableStream,
   for (const message of refused) err.write(`error: ${message}\n`);
   if (refused.length > 0) return 2;
   return text === '' ? 0 : 1;
+}
+
+/** The valid resources of the file and a client, or exit code 2 after saying what is wrong. */
+export async function readAndConnect(opts: { readonly filename: string; readonly kubeconfig?: string }, err: NodeJS.WritableStream, command: string):
+  Promise<{ resources: Awaited<ReturnType<typeof readResources>>; client: KubeClient; defaultNamespace: string } | 2> {
+  let resources: Awaited<ReturnType<typeof readResources>>;
+  try {
+    resources = await readResources(opts.filename, err, command);
+  } catch (e) {
+    if (!(e instanceof CommandError)) throw e;
+    err.write(`error: ${e.message}\n`);
+    return 2;
+  }
+  const connected = connectOrReport(opts.kubeconfig, err);
+  return connected ? { resources, ...connected } : 2;
 }
 
 export function connectOrReport(kubeconfig: string | undefined, err: NodeJS.WritableStream): { client: KubeClient; defaultNamespace: string } | undefined {

@@ -1,6 +1,6 @@
 import type { KubeConfig, KubernetesObject as LiveObject } from '@kubernetes/client-node';
 import type { Informer } from '../informer/index.js';
-import { createInformer } from '../informer/index.js';
+import { createInformer, mergeInformers } from '../informer/index.js';
 import type { KubeClient } from '../kube/index.js';
 import { createKubeClient } from '../kube/index.js';
 import { createLeaderElector } from '../leader/index.js';
@@ -188,20 +188,5 @@ export async function startController(opts: ControllerOptions): Promise<Controll
       })();
       return stopping;
     },
-  };
-}
-
-/** Several per-namespace informers of one type seen as one (lookups go to the namespace's informer). */
-function mergeInformers<T extends LiveObject>(informers: readonly Informer<T>[]): Informer<T> {
-  if (informers.length === 1 && informers[0]) return informers[0];
-  const first = informers[0];
-  if (!first) throw new Error('no informers to merge');
-  return {
-    ...first,
-    get: (namespace, name) => informers.map((i) => i.get(namespace, name)).find((o) => o !== undefined),
-    list: (namespace) => informers.flatMap((i) => i.list(namespace)),
-    byIndex: (index, value) => informers.flatMap((i) => i.byIndex(index, value)),
-    byOwner: (uid) => informers.flatMap((i) => i.byOwner(uid)),
-    hasSynced: () => informers.every((i) => i.hasSynced()),
   };
 }

@@ -15,3 +15,4 @@ export { kubeListWatch } from './source.js';
 export type { BookmarkObject, ListOptions, ListPage, ListWatchSource, ResourceTarget, WatchEvent, WatchOptions } from './source.js';
 export { Backoff } from './backoff.js';
 export type { BackoffOptions } from './backoff.js';
+export { mergeInformers } from './merge.js';
