@@ -16,6 +16,7 @@ export interface EventRecorder {
 }
 
 const REPEAT_WINDOW_MS = 10 * 60_000;
+const MAX_REMEMBERED = 10_000;
 
 /**
  * Core v1 Events from `recon8s`, as `kubectl describe` shows them. The same event (subject, reason,
@@ -30,10 +31,11 @@ export function createEventRecorder(core: CoreV1Api, logger: Logger, now: () => 
       if (!namespace) return;
       const key = `${subject.metadata.uid ?? subject.metadata.name}/${reason}/${message}`;
       const t = now();
-      const last = recent.get(key);
-      if (last !== undefined && t - last < REPEAT_WINDOW_MS) return;
+      forgetExpired(recent, t);
+      if (recent.has(key)) return;
       recent.set(key, t);
-      if (recent.size > 10_000) prune(recent, t);
+      // A burst of distinct events cannot grow the memory without bound: the oldest go first.
+      if (recent.size > MAX_REMEMBERED) recent.delete(recent.keys().next().value as string);
       const time = new Date(t);
       core.createNamespacedEvent({
         namespace,
@@ -56,6 +58,10 @@ export function createEventRecorder(core: CoreV1Api, logger: Logger, now: () => 
   };
 }
 
-function prune(recent: Map<string, number>, t: number): void {
-  for (const [k, v] of recent) if (t - v >= REPEAT_WINDOW_MS) recent.delete(k);
+/** Entries are in insertion order, so the expired ones are at the front: amortised O(1) per event. */
+function forgetExpired(recent: Map<string, number>, t: number): void {
+  for (const [k, v] of recent) {
+    if (t - v < REPEAT_WINDOW_MS) return;
+    recent.delete(k);
+  }
 }

@@ -108,7 +108,10 @@ export async function startController(opts: ControllerOptions): Promise<Controll
       informer.addHandlers({
         onAdd: (o) => enqueue(queueKey(kind.kind, o.metadata.namespace ?? '', o.metadata.name)),
         onUpdate: (_old, o) => enqueue(queueKey(kind.kind, o.metadata.namespace ?? '', o.metadata.name)),
-        onDelete: (o) => enqueue(queueKey(kind.kind, o.metadata.namespace ?? '', o.metadata.name)),
+        onDelete: (o) => {
+          if (o.metadata.uid) reconciler.forget(o.metadata.uid);
+          enqueue(queueKey(kind.kind, o.metadata.namespace ?? '', o.metadata.name));
+        },
       });
       allInformers.push(informer as unknown as Informer<LiveObject>);
     }
@@ -126,7 +129,14 @@ export async function startController(opts: ControllerOptions): Promise<Controll
       client, apiVersion: type.apiVersion, kind: type.kind, plural: type.plural, namespace, labelSelector: CHILD_SELECTOR, logger, hooks: watchHooks(type.plural),
     }));
     for (const informer of informers) {
-      informer.addHandlers({ onAdd: enqueueOwner, onUpdate: (_old, o) => enqueueOwner(o), onDelete: enqueueOwner });
+      informer.addHandlers({
+        onAdd: enqueueOwner,
+        onUpdate: (_old, o) => enqueueOwner(o),
+        onDelete: (o) => {
+          if (o.metadata?.uid) reconciler.forget(o.metadata.uid);
+          enqueueOwner(o);
+        },
+      });
       allInformers.push(informer);
     }
     children.set(`${type.apiVersion}/${type.kind}`, mergeInformers(informers));

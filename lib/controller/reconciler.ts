@@ -55,11 +55,19 @@ export interface ReconcilerOptions {
  */
 export class Reconciler {
   private readonly applier: ChildApplier;
+  /** The last status written per resource uid, and the resourceVersion of the resource it was computed from. */
+  private readonly statusWritten = new Map<string, { readonly text: string; readonly basedOn: string | undefined }>();
   private readonly now: () => Date;
 
   constructor(private readonly o: ReconcilerOptions) {
     this.applier = new ChildApplier(o.client);
     this.now = o.now ?? (() => new Date());
+  }
+
+  /** Drops what is remembered of an object that is gone, child or resource (the manager calls it on informer deletes). */
+  forget(uid: string): void {
+    this.applier.forget(uid);
+    this.statusWritten.delete(uid);
   }
 
   async reconcile(key: string): Promise<ReconcileResult | undefined> {
@@ -101,16 +109,21 @@ export class Reconciler {
         : observed.conditions;
     if (credentialsProblem) this.o.events.record(cr, 'Warning', problemReason, credentialsProblem.message);
     await this.writeStatus(cr, observed.fields, conditions, false);
+    // Forbidden may end without a spec change (someone fixes the RBAC): retry with backoff, never hot.
+    if (failure?.retry) throw new Error(failure.message);
     if (failure) throw new TerminalError(failure.message);
     if (credentialsProblem) return { requeueAfterMs: CREDENTIALS_RECHECK_MS };
     return undefined;
   }
 
-  /** Applies what differs and prunes what is no longer rendered; returns a failure the spec must fix. */
-  private async converge(cr: CustomResource, rendered: readonly KubernetesObject[], log: Logger): Promise<{ reason: string; message: string } | undefined> {
+  /** Applies what differs and prunes what is no longer rendered; returns a failure to report. */
+  private async converge(cr: CustomResource, rendered: readonly KubernetesObject[], log: Logger): Promise<{ reason: string; message: string; retry?: boolean } | undefined> {
     const uid = cr.metadata.uid ?? '';
     const owner = { apiVersion: cr.apiVersion, kind: cr.kind, group: cr.apiVersion.split('/')[0] ?? '', namespace: cr.metadata.namespace ?? '', name: cr.metadata.name, uid };
     const desired = stampChildren(rendered, owner);
+    // One Event per reconcile, not one per child: Events are writes too.
+    const applied: string[] = [];
+    const reportApplied = (): void => { if (applied.length) this.o.events.record(cr, 'Normal', 'Applied', applied.join('; ')); };
     for (const child of desired) {
       const live = this.childInformer(child.object.apiVersion, child.object.kind).get(owner.namespace, child.object.metadata.name);
       const decision = this.applier.decide(child, live);
@@ -119,8 +132,9 @@ export class Reconciler {
         await this.applier.apply(child);
         this.o.metrics?.applyTotal.inc({ kind: child.object.kind, result: decision.why });
         log.info('applied', { child: `${child.object.kind}/${child.object.metadata.name}`, why: decision.why, ...(decision.path ? { path: decision.path } : {}) });
-        this.o.events.record(cr, 'Normal', 'Applied', `${decision.why === 'missing' ? 'created' : decision.why === 'drifted' ? 'reverted a change to' : 'updated'} ${child.object.kind} ${child.object.metadata.name}`);
+        applied.push(`${decision.why === 'missing' ? 'created' : decision.why === 'drifted' ? 'reverted a change to' : 'updated'} ${child.object.kind} ${child.object.metadata.name}`);
       } catch (e) {
+        reportApplied();
         const info = apiError(e);
         this.o.metrics?.applyTotal.inc({ kind: child.object.kind, result: 'error' });
         // Grown storage: claims are grown and the StatefulSet re-created around its running pods.
@@ -136,16 +150,23 @@ export class Reconciler {
           this.o.events.record(cr, 'Warning', 'ApplyFailed', message);
           return { reason: 'ApplyFailed', message };
         }
+        if (info.code === 403) {
+          const message = `recon8s may not write ${child.object.kind} ${child.object.metadata.name}: ${info.message}`;
+          this.o.events.record(cr, 'Warning', 'ApplyForbidden', message);
+          return { reason: 'ApplyForbidden', message, retry: true };
+        }
         this.o.events.record(cr, 'Warning', 'ApplyFailed', `${child.object.kind} ${child.object.metadata.name}: ${info.reason || `HTTP ${info.code}`}`);
         throw e;
       }
     }
+    reportApplied();
     const desiredKeys = new Set(desired.map((d) => childKey(d.object)));
     const setId = applySetId(owner);
     for (const type of CHILD_TYPES[cr.kind] ?? []) {
       const informer = this.childInformer(type.apiVersion, type.kind);
       for (const orphan of prunable(informer.byOwner(uid), desiredKeys, setId, uid)) {
         await deleteChild(this.o.client, type, orphan);
+        if (orphan.metadata?.uid) this.forget(orphan.metadata.uid);
         this.o.metrics?.pruneTotal.inc({ kind: type.kind });
         log.info('pruned', { child: `${type.kind}/${orphan.metadata?.name ?? ''}` });
         this.o.events.record(cr, 'Normal', 'Pruned', `deleted ${type.kind} ${orphan.metadata?.name ?? ''}: no longer rendered`);
@@ -182,8 +203,14 @@ export class Reconciler {
     const base = keepFields ? { ...withoutConditions(cr.status), ...fields } : fields;
     const status = nextStatus(cr, base, conditions, this.now());
     if (!status) return;
+    // The cache may not have our last status write yet: the same status again would be a no-op write.
+    const uid = cr.metadata.uid ?? '';
+    const text = JSON.stringify(status);
+    const last = this.statusWritten.get(uid);
+    if (last && last.text === text && last.basedOn === cr.metadata.resourceVersion) return;
     const owner = this.o.owners.get(cr.kind);
     await this.o.client.applyStatus({ apiVersion: cr.apiVersion, kind: cr.kind, plural: owner?.kind.plural ?? '', metadata: { name: cr.metadata.name, namespace: cr.metadata.namespace }, status });
+    this.statusWritten.set(uid, { text, basedOn: cr.metadata.resourceVersion });
   }
 
   /** Whether the API server still has this very resource (same uid), not being deleted. */
