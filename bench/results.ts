@@ -1,0 +1,122 @@
+import type { BenchArgs } from './args.js';
+import type { LogCounts } from './controller-process.js';
+import type { FloorPass } from './floor.js';
+import type { PhaseFigures } from './snapshot.js';
+
+export interface Distribution {
+  readonly count: number;
+  readonly p50: number;
+  readonly p90: number;
+  readonly p99: number;
+  readonly max: number;
+  readonly mean: number;
+}
+
+/** Everything the bench measured; sections appear as their phase completes (a timeout prints what is there). */
+export interface BenchResults {
+  readonly settings: BenchArgs & {
+    readonly cpus: number;
+    readonly node: string;
+    readonly kubernetes?: string;
+    /** HEAD and the uncommitted files under lib/ and constructs/ the controller ran with. */
+    readonly git: string;
+    controllerEntry?: string;
+  };
+  status: 'running' | 'complete' | 'timeout' | 'SIGINT' | 'SIGTERM' | 'error';
+  error?: string;
+  /** The phase under way when the run ended (for a timeout or error). */
+  phase?: string;
+  controlPlaneStartSeconds?: number;
+  workload?: {
+    readonly resources: number;
+    readonly apps: number;
+    readonly autoscaledApps: number;
+    readonly mysqlClusters: number;
+    readonly children: number;
+    readonly childrenByKind: Record<string, number>;
+    readonly renderMsPerResource: number;
+  };
+  controllerStartSeconds?: number;
+  create?: { readonly seconds: number; readonly perSecond: number; readonly errors: number; readonly firstError?: string };
+  converge?: PhaseFigures & {
+    /** From the first create to the moment every resource had its children and had observed its generation. */
+    readonly convergeSeconds: number;
+    /** From the first create to an empty, idle work queue. */
+    readonly quietSeconds: number;
+    readonly reconcilesPerResource: number;
+  };
+  resync?: PhaseFigures & { readonly expectedReconciles: number };
+  latency?: {
+    readonly changes: number;
+    readonly perSecond: number;
+    readonly timedOut: number;
+    /** Spec PATCH sent → the bench's watch sees the Deployment with the new replicas, ms. */
+    readonly specToChildMs: Distribution;
+    /** The PATCH round trip alone, ms. */
+    readonly patchMs: Distribution;
+    readonly figures: PhaseFigures;
+    readonly controllerWritesPerChange: number;
+  };
+  restart?: PhaseFigures & {
+    /** Spawn → the `started` log line (informers synced). */
+    readonly startSeconds: number;
+    /** Spawn → every resource reconciled once and the queue idle. */
+    readonly passSeconds: number;
+    readonly peakRssMiB: number;
+    /** The restarted controller's log lines by `level msg`. */
+    readonly logs: LogCounts;
+  };
+  memory?: {
+    readonly benchAtStartMiB: number;
+    readonly benchBeforeControllerMiB: number;
+    readonly controllerIdleMiB: number;
+    /** VmHWM of the controller process (peak over its life). */
+    readonly controllerPeakMiB?: number;
+    readonly controllerPeakByPhaseMiB: Record<string, number>;
+    readonly controllerFinalRssMiB?: number;
+  };
+  floor?: {
+    /** Pass 1 (create) into an empty namespace before the controller phases... */
+    before?: FloorPass & { readonly cpuSeconds: Record<string, number> };
+    /** ...and into another one after them: two samples, since this machine is shared. */
+    after?: FloorPass & { readonly cpuSeconds: Record<string, number> };
+    /** The same objects again: what a loop without diff sends on every resync. */
+    noop?: FloorPass & { readonly cpuSeconds: Record<string, number> };
+    /** Controller converge time / the mean of the two floor creates; and against each. */
+    ratio?: number;
+    ratioRange?: readonly [number, number];
+    steadyStateWrites?: { readonly floor: number; readonly controller?: number };
+  };
+  controllerLogs?: LogCounts;
+  /** The bench's own watches restarting (by `resource reason`): the API server cuts off a reader that falls behind. */
+  benchWatchRestarts?: Record<string, number>;
+  /** The bench's own event-loop delay (its timestamps are only as good as this). */
+  benchEventLoopDelayMs?: { readonly p99: number; readonly max: number };
+  /** When the run ended early: where things stood (totals since the current controller started). */
+  partial?: {
+    readonly watch: { childrenPresent: number; childrenExpected: number; resourcesObserved: number; resources: number; pending: number };
+    readonly reconcilesByResult: Record<string, number>;
+    readonly childApplies: Record<string, number>;
+    readonly controllerRequests: Record<string, number>;
+    readonly lastControllerLogLines: string[];
+    /** CPU seconds per process since the phase under way began, and its wall time. */
+    readonly phaseCpuSeconds: Record<string, number>;
+    readonly phaseWallSeconds: number;
+  };
+  /** 1-minute load average: this is a shared 2-CPU machine. */
+  loadAverage?: { atStart: number; atEnd?: number };
+}
+
+export function distribution(values: readonly number[]): Distribution {
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = (p: number): number => (sorted.length === 0 ? 0 : (sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? 0));
+  const r = (n: number): number => Math.round(n * 10) / 10;
+  return {
+    count: sorted.length,
+    p50: r(at(50)),
+    p90: r(at(90)),
+    p99: r(at(99)),
+    max: r(sorted[sorted.length - 1] ?? 0),
+    mean: r(sorted.length ? sorted.reduce((a, b) => a + b, 0) / sorted.length : 0),
+  };
+}
