@@ -14,6 +14,9 @@ Options:
   --leader-elect                       hold a Lease before reconciling; run with it when there is more than one replica
   --leader-election-namespace NS       namespace of the Lease (default: $POD_NAMESPACE, else "default")
   --leader-election-id NAME            name of the Lease (default: recon8s-controller)
+  --leader-election-lease-duration S   how long a lease holds without renewal (default: 15)
+  --leader-election-renew-deadline S   how long the leader keeps trying to renew before it steps down (default: 10)
+  --leader-election-retry-period S     how often to try to acquire or renew (default: 2)
   --metrics-bind-address HOST:PORT     /metrics (default: :8080; "0" disables)
   --health-probe-bind-address HOST:PORT  /healthz and /readyz (default: :8081; "0" disables)
   --resync-period SECONDS              reconcile everything again this often (default: 600)
@@ -27,6 +30,9 @@ export interface ControllerFlags {
   readonly 'leader-elect'?: boolean;
   readonly 'leader-election-namespace'?: string;
   readonly 'leader-election-id'?: string;
+  readonly 'leader-election-lease-duration'?: string;
+  readonly 'leader-election-renew-deadline'?: string;
+  readonly 'leader-election-retry-period'?: string;
   readonly 'metrics-bind-address'?: string;
   readonly 'health-probe-bind-address'?: string;
   readonly 'resync-period'?: string;
@@ -40,6 +46,9 @@ export const CONTROLLER_OPTIONS = {
   'leader-elect': { type: 'boolean' },
   'leader-election-namespace': { type: 'string' },
   'leader-election-id': { type: 'string' },
+  'leader-election-lease-duration': { type: 'string' },
+  'leader-election-renew-deadline': { type: 'string' },
+  'leader-election-retry-period': { type: 'string' },
   'metrics-bind-address': { type: 'string' },
   'health-probe-bind-address': { type: 'string' },
   'resync-period': { type: 'string' },
@@ -61,6 +70,15 @@ export async function controllerCommand(flags: ControllerFlags): Promise<number>
   const logger = jsonLogger({ level, fields: { logger: 'recon8s' } });
   const workers = positiveInt('workers', flags.workers, 4);
   const resyncSeconds = positiveInt('resync-period', flags['resync-period'], 600);
+  const lease = {
+    duration: positiveInt('leader-election-lease-duration', flags['leader-election-lease-duration'], 15),
+    renewDeadline: positiveInt('leader-election-renew-deadline', flags['leader-election-renew-deadline'], 10),
+    retryPeriod: positiveInt('leader-election-retry-period', flags['leader-election-retry-period'], 2),
+  };
+  // client-go's rule: the leader must give up before another may take over.
+  if (!(lease.duration > lease.renewDeadline && lease.renewDeadline > lease.retryPeriod)) {
+    throw new UsageError(`leader election needs lease duration > renew deadline > retry period, got ${lease.duration} > ${lease.renewDeadline} > ${lease.retryPeriod}`, CONTROLLER_USAGE);
+  }
   const namespaces = flags.namespaces?.split(',').map((n) => n.trim()).filter(Boolean);
   const inCluster = !flags.kubeconfig && !process.env.KUBECONFIG && process.env.KUBERNETES_SERVICE_HOST !== undefined;
   const controller = await startController({
@@ -72,7 +90,13 @@ export async function controllerCommand(flags: ControllerFlags): Promise<number>
     metricsAddr: flags['metrics-bind-address'],
     healthAddr: flags['health-probe-bind-address'],
     leaderElection: flags['leader-elect']
-      ? { namespace: flags['leader-election-namespace'] ?? process.env.POD_NAMESPACE ?? 'default', name: flags['leader-election-id'] }
+      ? {
+        namespace: flags['leader-election-namespace'] ?? process.env.POD_NAMESPACE ?? 'default',
+        name: flags['leader-election-id'],
+        leaseDurationMs: lease.duration * 1000,
+        renewDeadlineMs: lease.renewDeadline * 1000,
+        retryPeriodMs: lease.retryPeriod * 1000,
+      }
       : undefined,
     logger,
   });

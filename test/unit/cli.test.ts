@@ -101,3 +101,19 @@ describe('recon8s render', function () {
     assert.equal(runCli(['frobnicate']).status, 2);
   });
 });
+
+describe('recon8s controller options', function () {
+  this.timeout(60_000);
+
+  it('fails with exit 2 on inconsistent lease timing, before contacting any cluster', () => {
+    const r = runCli(['controller', '--leader-elect', '--leader-election-lease-duration', '5', '--leader-election-renew-deadline', '10']);
+    assert.equal(r.status, 2);
+    assert.match(r.stderr, /lease duration > renew deadline > retry period, got 5 > 10 > 2/);
+  });
+
+  it('fails with exit 2 on a non-numeric worker count, naming the flag and the value', () => {
+    const r = runCli(['controller', '--workers', 'many']);
+    assert.equal(r.status, 2);
+    assert.match(r.stderr, /--workers must be a positive whole number, got "many"/);
+  });
+});
