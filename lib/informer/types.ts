@@ -3,7 +3,7 @@ import type { KubeClient } from '../kube/client.js';
 import type { Clock } from '../kube/clock.js';
 import type { Logger } from '../observability/logger.js';
 import type { BackoffOptions } from './backoff.js';
-import type { ListWatchSource } from './source.js';
+import type { ListWatchSource, ResourceTarget } from './source.js';
 import type { IndexFunc, Store } from './store.js';
 
 // The informer's public contract; the reflector that implements it is in informer.ts.
@@ -54,19 +54,12 @@ export interface InformerHandlers<T> {
   onDelete?(obj: T, info: DeleteInfo): void | Promise<void>;
 }
 
-export interface InformerOptions<T extends KubernetesObject> {
+/** What to watch (apiVersion, kind, plural, namespace, selectors), and how. */
+export interface InformerOptions<T extends KubernetesObject> extends ResourceTarget {
   /** The shared client; required unless `source` is given. */
   readonly client?: KubeClient;
   /** Inject the list/watch transport (unit tests); default `kubeListWatch(client, ...)`. */
   readonly source?: ListWatchSource<T>;
-  readonly apiVersion: string;
-  readonly kind: string;
-  /** Resource plural; discovered when absent. */
-  readonly plural?: string;
-  /** One namespace; undefined: all namespaces. */
-  readonly namespace?: string;
-  readonly labelSelector?: string;
-  readonly fieldSelector?: string;
   /** Name in logs; default the plural or lower-cased kind. */
   readonly name?: string;
   /** List page size (`limit`); default 500. */

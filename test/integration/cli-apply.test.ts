@@ -9,6 +9,7 @@ import { REPO_ROOT, runCli } from '../support/run.js';
 import { freshNamespace, useSharedControlPlane } from './cluster.js';
 import { eventually } from './eventually.js';
 import { installCrds } from './support/controller.js';
+import { writeUnreachableKubeconfig } from './support/unreachable.js';
 
 /** runCli without blocking this process, so that a test can act on the cluster while the CLI waits. */
 function runCliAsync(args: readonly string[], env: NodeJS.ProcessEnv): Promise<RunResult> {
@@ -129,13 +130,7 @@ spec:
     const bad = runCli(['apply', '-f', join(dir, 'web.yaml'), '--timeout', 'soon'], { env });
     assert.equal(bad.status, 2);
     assert.match(bad.stderr, /--timeout must be a duration/);
-    const kubeconfig = file('unreachable.kubeconfig', `apiVersion: v1
-kind: Config
-clusters: [{ name: c, cluster: { server: "https://127.0.0.1:1", insecure-skip-tls-verify: true } }]
-users: [{ name: u, user: { token: t } }]
-contexts: [{ name: x, context: { cluster: c, user: u } }]
-current-context: x
-`);
+    const kubeconfig = writeUnreachableKubeconfig(dir);
     const r = runCli(['apply', '-f', join(dir, 'web.yaml'), '--kubeconfig', kubeconfig], { env });
     assert.equal(r.status, 2);
     assert.match(r.stderr, /^error: cannot reach the API server at https:\/\/127\.0\.0\.1:1/);

@@ -8,6 +8,7 @@ import type { RunResult } from '../support/run.js';
 import { runCli } from '../support/run.js';
 import { freshNamespace, useSharedControlPlane } from './cluster.js';
 import { installCrds } from './support/controller.js';
+import { writeUnreachableKubeconfig } from './support/unreachable.js';
 
 const ESC = String.fromCharCode(27);
 const ANSI = new RegExp(`${ESC}\\[`);
@@ -172,13 +173,7 @@ spec: { replicas: 1, storage: { size: ${size} } }
   });
 
   it('says so, exit 2, when the API server cannot be reached', () => {
-    const kubeconfig = file('unreachable.kubeconfig', `apiVersion: v1
-kind: Config
-clusters: [{ name: c, cluster: { server: "https://127.0.0.1:1", insecure-skip-tls-verify: true } }]
-users: [{ name: u, user: { token: t } }]
-contexts: [{ name: x, context: { cluster: c, user: u } }]
-current-context: x
-`);
+    const kubeconfig = writeUnreachableKubeconfig(dir);
     const r = diff(join(dir, 'web.yaml'), '--kubeconfig', kubeconfig);
     assert.equal(r.status, 2);
     assert.equal(r.stdout, '');
