@@ -6,6 +6,7 @@
  *   for (const i of images) ctr -n k8s.io images import i.archive   // tags i.refs
  */
 import { buildMysqlImage } from './mysql.js';
+import { buildOperatorImage } from './operator.js';
 import type { BuildLog, BuiltImage, ImageName } from './recipe.js';
 import { seconds } from './recipe.js';
 import { buildWebImage } from './web.js';
@@ -13,13 +14,15 @@ import { buildWebImage } from './web.js';
 export type { BuiltImage, ImageName } from './recipe.js';
 export { imagesCacheDir } from './cache.js';
 export { MYSQL_IMAGE_UID, MYSQL_REF, MYSQL_SERIES, mysqlRootfs } from './mysql.js';
+export { OPERATOR_REF, OPERATOR_REFS } from './operator.js';
 export { WEB_PORT, WEB_REFS, WEB_UID, WEB_VERSIONS, webBody } from './web.js';
 
-export const IMAGE_NAMES: readonly ImageName[] = ['mysql', 'web'];
+export const IMAGE_NAMES: readonly ImageName[] = ['mysql', 'web', 'operator'];
 
 const BUILDERS: Record<ImageName, (log: BuildLog) => Promise<BuiltImage>> = {
   mysql: buildMysqlImage,
   web: buildWebImage,
+  operator: buildOperatorImage,
 };
 
 export interface EnsureImagesOptions {
