@@ -73,6 +73,8 @@ export interface CachedBuildOptions {
   /** Fills `dir` (empty, created); on success it becomes the cache entry in one rename. */
   readonly build: (dir: string) => Promise<void>;
   readonly log: (line: string) => void;
+  /** The cache root (default imagesCacheDir()). */
+  readonly root?: string;
 }
 
 /** How many entries of one name stay in the cache: the newest by last use. */
@@ -80,7 +82,7 @@ const KEEP_PER_NAME = 3;
 
 /** Returns the cache entry for name+key, building it first when it is not there yet. */
 export async function cachedBuild(opts: CachedBuildOptions): Promise<{ readonly dir: string; readonly builtInMs: number | undefined }> {
-  const root = imagesCacheDir();
+  const root = opts.root ?? imagesCacheDir();
   const entry = `${opts.name}-${opts.key.slice(0, 24)}`;
   const dir = join(root, entry);
   if (await exists(dir)) {

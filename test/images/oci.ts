@@ -181,8 +181,15 @@ export interface ConfigJson {
  * size its descriptor claims. Throws on the first inconsistency.
  */
 export async function inspectArchive(archive: string): Promise<InspectedArchive> {
-  const members = (await runCommand('tar', ['--list', '--file', archive])).split('\n').filter((l) => l !== '');
-  const member = async (name: string): Promise<Buffer> => (await hashMember(archive, name, true)).bytes ?? Buffer.alloc(0);
+  // Archives written by other tools name their members "./index.json" and so on: both forms are valid.
+  const listed = (await runCommand('tar', ['--list', '--file', archive])).split('\n').filter((l) => l !== '');
+  const named = new Map(listed.map((l) => [l.replace(/^\.\//, ''), l]));
+  const members = [...named.keys()];
+  const member = async (name: string): Promise<Buffer> => {
+    const stored = named.get(name);
+    if (stored === undefined) throw new Error(`${archive}: no ${name}`);
+    return (await hashMember(archive, stored, true)).bytes ?? Buffer.alloc(0);
+  };
   const layout = JSON.parse((await member('oci-layout')).toString()) as { imageLayoutVersion?: string };
   if (layout.imageLayoutVersion !== '1.0.0') throw new Error(`${archive}: oci-layout says ${JSON.stringify(layout)}`);
   const index = JSON.parse((await member('index.json')).toString()) as { manifests: Descriptor[] };
@@ -190,8 +197,9 @@ export async function inspectArchive(archive: string): Promise<InspectedArchive>
   const blob = async (d: Descriptor, keep: boolean): Promise<Buffer | undefined> => {
     if (checked.has(d.digest) && (!keep || checked.get(d.digest))) return checked.get(d.digest);
     const name = `blobs/sha256/${d.digest.replace(/^sha256:/, '')}`;
-    if (!members.includes(name)) throw new Error(`${archive}: ${d.mediaType} ${d.digest} is not in the archive`);
-    const { sha256, size, bytes } = await hashMember(archive, name, keep);
+    const stored = named.get(name);
+    if (stored === undefined) throw new Error(`${archive}: ${d.mediaType} ${d.digest} is not in the archive`);
+    const { sha256, size, bytes } = await hashMember(archive, stored, keep);
     if (`sha256:${sha256}` !== d.digest || size !== d.size) {
       throw new Error(`${archive}: ${name} has sha256:${sha256} (${size} bytes), its descriptor says ${d.digest} (${d.size} bytes)`);
     }
