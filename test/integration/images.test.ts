@@ -6,11 +6,12 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chownSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { chownSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEFAULT_OPERATOR_IMAGE } from '../../apps/operator.js';
+import { cachedBuild } from '../images/cache.js';
 import type { BuiltImage, ImageName } from '../images/index.js';
 import { MYSQL_REF, MYSQL_SERIES, OPERATOR_REF, WEB_REFS, ensureImages, mysqlRootfs } from '../images/index.js';
 import type { InspectedArchive } from '../images/oci.js';
@@ -189,5 +190,29 @@ describe('test images, built locally and cached by content', function () {
       const help = ctr(['run', '--rm', '--read-only', OPERATOR_REF, `operator-help-${process.pid}`, 'node', 'build/lib/cli/main.js', 'controller', '--help'], 60_000);
       assert.match(help, /^Usage: recon8s controller/m);
     });
+  });
+
+});
+
+describe('the test image cache', () => {
+  it('never deletes through a mount: a failed build with a bind mount inside leaves the mounted data alone', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'recon8s-images-cache-mount-'));
+    const data = mkdtempSync(join(tmpdir(), 'recon8s-images-data-'));
+    try {
+      writeFileSync(join(data, 'precious'), 'keep me');
+      await assert.rejects(cachedBuild({
+        name: 'thing', key: 'e'.repeat(64), root, log: () => undefined,
+        build: async (dir) => {
+          mkdirSync(join(dir, 'rootfs', 'var', 'lib', 'mysql'), { recursive: true });
+          assert.equal(spawnSync('mount', ['--bind', data, join(dir, 'rootfs', 'var', 'lib', 'mysql')]).status, 0);
+          throw new Error('the build died with its chroot mounts in place');
+        },
+      }), /died with its chroot mounts/);
+      assert.equal(readFileSync(join(data, 'precious'), 'utf8'), 'keep me');
+      assert.deepEqual(readdirSync(root).filter((e) => !e.startsWith('.')), []);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+      rmSync(data, { recursive: true, force: true });
+    }
   });
 });
