@@ -10,6 +10,7 @@ import { chownSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, s
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { V1Container, V1Probe } from '@kubernetes/client-node';
 import { DEFAULT_OPERATOR_IMAGE } from '../../apps/operator.js';
 import { cachedBuild } from '../images/cache.js';
 import type { BuiltImage, ImageName } from '../images/index.js';
@@ -17,7 +18,8 @@ import { MYSQL_REF, MYSQL_SERIES, OPERATOR_REF, WEB_REFS, ensureImages, mysqlRoo
 import type { InspectedArchive } from '../images/oci.js';
 import { inspectArchive } from '../images/oci.js';
 import { REPO_ROOT } from '../support/run.js';
-import type { PrivateContainerd } from './support/private-containerd.js';
+import { synthMySQL } from '../unit/support/mysql-synth.js';
+import type { CtrResult, PrivateContainerd } from './support/private-containerd.js';
 import { startPrivateContainerd } from './support/private-containerd.js';
 import { SHARED_IMAGES_HOOK_TIMEOUT_MS, sharedImages } from './support/images.js';
 
@@ -127,6 +129,70 @@ describe('test images, built locally and cached by content', function () {
         assert.match(out, /^999$/m);
       } finally {
         rmSync(data, { recursive: true, force: true });
+      }
+    });
+    it('runs the primary of a rendered MySQLCluster (spec.image) unchanged: init containers, mysqld, readiness and liveness commands', async function () {
+      this.timeout(240_000);
+      assert.ok(containerd);
+      const synth = synthMySQL({ version: MYSQL_SERIES, image: MYSQL_REF, replicas: 1 }, 'shop');
+      const pod = synth.podSpec;
+      assert.equal(pod.securityContext?.runAsUser, 999, 'the image runs as its own user, 999: the same as the pod asks for');
+      const work = mkdtempSync(join(tmpdir(), 'recon8s-images-pod-'));
+      const id = `shop-0-${process.pid}`;
+      const secrets: Record<string, string> = { 'root-password': 'r00t-Pa$$ "quoted"', 'replication-password': 'repl-secret' };
+      const volumes = new Map<string, string>();
+      for (const v of [...(pod.volumes ?? []), { name: 'data', emptyDir: {} }]) {
+        const dir = join(work, v.name);
+        mkdirSync(dir);
+        if (v.configMap) {
+          for (const [file, text] of Object.entries(synth.configMap(v.configMap.name ?? '').data ?? {})) writeFileSync(join(dir, file), text);
+        } else {
+          chownSync(dir, 999, 999); // what fsGroup 999 gives an emptyDir or a volume
+        }
+        volumes.set(v.name, dir);
+      }
+      const runArgs = (c: V1Container): string[] => {
+        assert.equal(c.image, MYSQL_REF);
+        const env = (c.env ?? []).map((e) => {
+          if (e.value !== undefined) return `${e.name}=${e.value}`;
+          if (e.valueFrom?.fieldRef?.fieldPath === 'metadata.name') return `${e.name}=shop-0`;
+          const key = e.valueFrom?.secretKeyRef?.key ?? '';
+          assert.ok(key in secrets, `${c.name}: unexpected env source for ${e.name}`);
+          return `${e.name}=${secrets[key]}`;
+        });
+        const mounts = (c.volumeMounts ?? []).map((m) => `type=bind,src=${volumes.get(m.name) ?? ''},dst=${m.mountPath},options=rbind:${m.readOnly ? 'ro' : 'rw'}`);
+        return [
+          'run', '--rm', ...(c.securityContext?.readOnlyRootFilesystem ? ['--read-only'] : []),
+          ...env.flatMap((e) => ['--env', e]), ...mounts.flatMap((m) => ['--mount', m]),
+          MYSQL_REF, `${id}-${c.name}`, ...(c.command ?? []), ...(c.args ?? []),
+        ];
+      };
+      let server: ReturnType<PrivateContainerd['spawnCtr']> | undefined;
+      try {
+        for (const init of pod.initContainers ?? []) ctr(runArgs(init), 120_000);
+        const mysql = synth.container('mysql');
+        server = containerd.spawnCtr(runArgs(mysql));
+        const probe = (p: V1Probe | undefined, execId: string): CtrResult => {
+          const command = p?.exec?.command;
+          assert.ok(command && containerd);
+          return containerd.ctr(['task', 'exec', '--exec-id', execId, `${id}-mysql`, ...command], { timeoutMs: 30_000 });
+        };
+        let ready: CtrResult = { status: null, stdout: '', stderr: 'never probed' };
+        for (let i = 0; i < 120 && ready.status !== 0; i++) {
+          await new Promise((r) => setTimeout(r, 1000));
+          ready = probe(mysql.readinessProbe, `ready-${i}`);
+        }
+        assert.equal(ready.status, 0, `readiness never passed: ${ready.stdout}${ready.stderr}\n${server.output()}`);
+        const live = probe(mysql.livenessProbe, 'live');
+        assert.equal(live.status, 0, `${live.stdout}${live.stderr}`);
+        ctr(['task', 'kill', '--signal', 'SIGTERM', `${id}-mysql`]);
+        assert.equal(await server.exited, 0, `mysqld did not shut down cleanly on SIGTERM:\n${server.output()}`);
+      } finally {
+        if (server && server.child.exitCode === null) {
+          containerd.ctr(['task', 'kill', '--signal', 'SIGKILL', `${id}-mysql`]);
+          await server.exited;
+        }
+        rmSync(work, { recursive: true, force: true });
       }
     });
   });
