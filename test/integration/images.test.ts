@@ -131,7 +131,7 @@ describe('test images, built locally and cached by content', function () {
         rmSync(data, { recursive: true, force: true });
       }
     });
-    it('runs the primary of a rendered MySQLCluster (spec.image) unchanged: init containers, mysqld, readiness and liveness commands', async function () {
+    it('runs the primary of a rendered MySQLCluster (spec.image) unchanged: init containers, mysqld, readiness and liveness commands, the backup script', async function () {
       this.timeout(240_000);
       assert.ok(containerd);
       const synth = synthMySQL({ version: MYSQL_SERIES, image: MYSQL_REF, replicas: 1 }, 'shop');
@@ -185,6 +185,11 @@ describe('test images, built locally and cached by content', function () {
         assert.equal(ready.status, 0, `readiness never passed: ${ready.stdout}${ready.stderr}\n${server.output()}`);
         const live = probe(mysql.livenessProbe, 'live');
         assert.equal(live.status, 0, `${live.stdout}${live.stderr}`);
+        // The backup job's script (same image, same scripts ConfigMap) dumps it with the image's mysqldump and gzip.
+        const backup = containerd.ctr(['task', 'exec', '--exec-id', 'backup', `${id}-mysql`, 'bash', '-c',
+          'CLUSTER_NAME=shop BACKUP_HOST=127.0.0.1 BACKUP_RETAIN=1 BACKUP_DIR=/tmp bash /opt/recon8s/backup.sh && gzip -dc /tmp/shop-*.sql.gz | grep -c "CREATE TABLE" >/tmp/tables'], { timeoutMs: 60_000 });
+        assert.equal(backup.status, 0, `${backup.stdout}${backup.stderr}`);
+        assert.ok(Number(readFileSync(join(volumes.get('tmp') ?? '', 'tables'), 'utf8')) > 10, 'the dump holds the mysql schema\'s tables');
         ctr(['task', 'kill', '--signal', 'SIGTERM', `${id}-mysql`]);
         assert.equal(await server.exited, 0, `mysqld did not shut down cleanly on SIGTERM:\n${server.output()}`);
       } finally {
@@ -219,7 +224,7 @@ describe('test images, built locally and cached by content', function () {
       const server = containerd.spawnCtr(['run', '--rm', '--net-host', '--read-only', '--env', `PORT=${port}`, WEB_REFS.v2, id]);
       try {
         let body = '';
-        for (let i = 0; i < 200 && body === ''; i++) {
+        for (let i = 0; i < 400 && body === ''; i++) {
           body = await fetch(`http://127.0.0.1:${port}/`).then((r) => r.text()).catch(() => '');
           if (body === '') await new Promise((r) => setTimeout(r, 100));
         }
