@@ -243,9 +243,11 @@ export interface ResolvedConfigMapKeySelector {
  */
 export interface AppPort {
   /**
-   * Port name (unique; what probes and other objects refer to).
+   * Port name (unique; what probes and other objects refer to). Required when there are several
+   * ports, as Kubernetes requires of a Service.
+   * @default - no name (allowed for a single port)
    */
-  readonly name: string;
+  readonly name?: string;
   /**
    * The port the Service exposes.
    */
@@ -264,7 +266,7 @@ export interface AppPort {
 
 /** {@link AppPort} with every default applied. */
 export interface ResolvedAppPort {
-  readonly name: string;
+  readonly name?: string;
   readonly port: number;
   readonly targetPort?: number;
   readonly protocol: "TCP" | "UDP" | "SCTP";

@@ -8,7 +8,7 @@ const port = s.object({
   typeName: 'AppPort',
   description: 'A port the application listens on, exposed by the Service.',
   properties: {
-    name: s.required(s.string({ description: 'Port name (unique; what probes and other objects refer to).', pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$', patternHint: 'an IANA service name (lower-case letters, digits and "-")', maxLength: 15 })),
+    name: s.optional(s.string({ description: 'Port name (unique; what probes and other objects refer to). Required when there are several ports, as Kubernetes requires of a Service.', defaultDoc: 'no name (allowed for a single port)', pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$', patternHint: 'an IANA service name (lower-case letters, digits and "-")', maxLength: 15 })),
     port: s.required(s.integer({ description: 'The port the Service exposes.', minimum: 1, maximum: 65535 })),
     targetPort: s.optional(s.integer({ description: 'The port the container listens on.', minimum: 1, maximum: 65535, defaultDoc: 'the same as port' })),
     protocol: s.optional(s.string({ description: 'Transport protocol.', enum: ['TCP', 'UDP', 'SCTP'], default: 'TCP' })),
@@ -67,7 +67,7 @@ export const appSpec = s.object({
     command: s.optional(s.array({ description: 'Overrides the image entrypoint.', items: s.string({ description: 'An argument.' }), maxItems: 64, defaultDoc: 'the image entrypoint' })),
     args: s.optional(s.array({ description: 'Arguments to the entrypoint.', items: s.string({ description: 'An argument.' }), maxItems: 256, defaultDoc: 'the image cmd' })),
     env: s.optional(env),
-    ports: s.optional(s.array({ description: 'Ports the application listens on. With none, no Service is rendered.', items: port, maxItems: 32, listType: 'map', listMapKeys: ['name'] })),
+    ports: s.optional(s.array({ description: 'Ports the application listens on. With none, no Service is rendered.', items: port, maxItems: 32, listType: 'map', listMapKeys: ['port', 'protocol'] })),
     serviceType: s.optional(s.string({ description: 'How the Service is exposed.', enum: ['ClusterIP', 'NodePort', 'LoadBalancer'], default: 'ClusterIP' })),
     resources: s.optional(resources({ requests: { cpu: '100m', memory: '128Mi' }, limits: { memory: '256Mi' } })),
     livenessProbe: s.optional({ ...probe, description: 'Restart the container when this fails.', defaultDoc: 'no liveness probe' }),
@@ -95,6 +95,18 @@ export const appSpec = s.object({
       'resources.requests.cpu (and requests.memory with a memory target) when autoscaling is set: utilization is measured against requests',
       (v) => !v.autoscaling || (v.resources?.requests?.cpu !== undefined && (v.autoscaling.targetMemoryUtilizationPercent === undefined || v.resources.requests.memory !== undefined)),
       { fieldPath: '.resources' },
+    ),
+    s.rule<{ ports?: readonly { name?: string }[] }>(
+      '!has(self.ports) || self.ports.size() <= 1 || self.ports.all(p, has(p.name))',
+      'a name on every port when there are several (Kubernetes requires Service port names then)',
+      (v) => (v.ports?.length ?? 0) <= 1 || (v.ports ?? []).every((p) => p.name !== undefined),
+      { fieldPath: '.ports' },
+    ),
+    s.rule<{ ports?: readonly { name?: string }[] }>(
+      '!has(self.ports) || self.ports.all(p, !has(p.name) || self.ports.exists_one(q, has(q.name) && q.name == p.name))',
+      'unique port names',
+      (v) => { const names = (v.ports ?? []).flatMap((p) => (p.name === undefined ? [] : [p.name])); return new Set(names).size === names.length; },
+      { fieldPath: '.ports' },
     ),
     s.rule<{ ports?: readonly unknown[]; serviceType?: string }>(
       "(has(self.ports) && self.ports.size() > 0) || !has(self.serviceType) || self.serviceType == 'ClusterIP'",

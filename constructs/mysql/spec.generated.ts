@@ -117,8 +117,8 @@ export interface ResolvedMySQLClusterSpec {
  */
 export interface MySQLStorage {
   /**
-   * Capacity of each data volume. It may grow (when the StorageClass allows expansion) but never
-   * shrink.
+   * Capacity of each data volume, greater than zero. It may grow (when the StorageClass allows
+   * expansion) but never shrink.
    * @default "10Gi"
    */
   readonly size?: string | number;

@@ -41,7 +41,7 @@ const storage = s.object({
   default: {},
   defaultDoc: '10Gi ReadWriteOnce volumes of the default StorageClass',
   properties: {
-    size: s.optional(s.quantity({ description: 'Capacity of each data volume. It may grow (when the StorageClass allows expansion) but never shrink.', default: '10Gi' })),
+    size: s.optional(s.quantity({ description: 'Capacity of each data volume, greater than zero. It may grow (when the StorageClass allows expansion) but never shrink.', default: '10Gi', positive: true })),
     storageClassName: s.optional(s.string({ description: 'The StorageClass of the volumes. Fixed once created.', pattern: '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$', patternHint: 'a DNS subdomain name', maxLength: 253, defaultDoc: 'the cluster default StorageClass' })),
     accessModes: s.optional(s.array({ description: 'Access modes of the volumes. Fixed once created.', items: s.string({ description: 'An access mode.', enum: ['ReadWriteOnce', 'ReadWriteOncePod', 'ReadWriteMany'] }), minItems: 1, maxItems: 3, listType: 'set', default: ['ReadWriteOnce'] })),
   },
@@ -144,6 +144,13 @@ export const MYSQL_CLUSTER: KindDefinition = {
   status: mysqlStatus,
   // A StatefulSet's controller-revision-hash label is "<name>-<hash of up to 10>", and labels are at most 63.
   maxNameLength: 52,
+  conditionalNameLimits: [{
+    // A CronJob's name is at most 52 characters: its Jobs are named "<cronjob>-<minutes since the epoch>".
+    maxLength: 52 - '-backup'.length,
+    whenCel: 'has(self.spec.backup)',
+    when: (spec: { backup?: unknown }) => spec.backup !== undefined,
+    because: 'the backup CronJob "<name>-backup" (at most 52 characters)',
+  }],
   printerColumns: [
     { name: 'Version', type: 'string', jsonPath: '.spec.version' },
     { name: 'Desired', type: 'integer', jsonPath: '.spec.replicas' },
