@@ -1,7 +1,7 @@
 // The one definition of the App kind: its props/spec, status, and CRD facts.
 import * as s from '../schema/schema.js';
 import type { KindDefinition } from '../schema/schema.js';
-import { affinity, env, metadataMap, nodeSelector, probe, resources, tolerations } from '../common/spec-nodes.js';
+import { affinity, env, metadataMap, nodeSelector, paused, probe, resources, tolerations } from '../common/spec-nodes.js';
 import { conditions, observedGeneration } from '../common/status-nodes.js';
 
 const port = s.object({
@@ -63,7 +63,7 @@ export const appSpec = s.object({
   description: 'One application: a Deployment, and a Service when it has ports, with the companions (autoscaler, disruption budget) it asks for.',
   properties: {
     image: s.required(s.string({ description: 'The container image, e.g. "nginx:1.27" or a digest reference.', minLength: 1, maxLength: 512, pattern: '^[^\\s]+$', patternHint: 'an image reference without spaces' })),
-    replicas: s.optional(s.integer({ description: 'Desired pods. Ignored while autoscaling is set.', minimum: 0, maximum: 1000, default: 1 })),
+    replicas: s.optional(s.integer({ description: 'Desired pods. While autoscaling is set the autoscaler decides, and changing this (kubectl scale included) is refused.', minimum: 0, maximum: 1000, default: 1 })),
     command: s.optional(s.array({ description: 'Overrides the image entrypoint.', items: s.string({ description: 'An argument.' }), maxItems: 64, defaultDoc: 'the image entrypoint' })),
     args: s.optional(s.array({ description: 'Arguments to the entrypoint.', items: s.string({ description: 'An argument.' }), maxItems: 256, defaultDoc: 'the image cmd' })),
     env: s.optional(env),
@@ -82,6 +82,7 @@ export const appSpec = s.object({
     nodeSelector: s.optional(nodeSelector),
     tolerations: s.optional(tolerations),
     affinity: s.optional({ ...affinity, defaultDoc: 'a preferred anti-affinity that spreads replicas across nodes' }),
+    paused,
   },
   rules: [
     // Judged by recon8s rather than at admission: the CEL would walk every probe and port.
@@ -108,6 +109,11 @@ export const appSpec = s.object({
       (v) => { const names = (v.ports ?? []).flatMap((p) => (p.name === undefined ? [] : [p.name])); return new Set(names).size === names.length; },
       { fieldPath: '.ports' },
     ),
+    s.transitionRule(
+      '!has(self.autoscaling) || !has(oldSelf.autoscaling) || !has(self.replicas) || !has(oldSelf.replicas) || self.replicas == oldSelf.replicas',
+      'replicas is left to the HorizontalPodAutoscaler while autoscaling is set: change autoscaling.minReplicas and maxReplicas instead (kubectl scale cannot scale an autoscaled App)',
+      { fieldPath: '.replicas' },
+    ),
     s.rule<{ ports?: readonly unknown[]; serviceType?: string }>(
       "(has(self.ports) && self.ports.size() > 0) || !has(self.serviceType) || self.serviceType == 'ClusterIP'",
       'ports, when serviceType is NodePort or LoadBalancer: a Service needs at least one port',
@@ -124,6 +130,7 @@ export const appStatus = s.object({
     observedGeneration,
     conditions,
     replicas: s.optional(s.integer({ description: 'Pods of the Deployment.', minimum: 0 })),
+    desiredReplicas: s.optional(s.integer({ description: 'Pods the Deployment is asked for: spec.replicas, or what the autoscaler set.', minimum: 0 })),
     readyReplicas: s.optional(s.integer({ description: 'Pods that are ready.', minimum: 0 })),
     selector: s.optional(s.string({ description: 'The label selector of the pods (for the scale subresource).' })),
     endpoint: s.optional(s.string({ description: 'Where clients connect: the Service DNS name and first port.' })),
@@ -145,9 +152,11 @@ export const APP: KindDefinition = {
   maxNameLength: 63,
   printerColumns: [
     { name: 'Image', type: 'string', jsonPath: '.spec.image' },
-    { name: 'Desired', type: 'integer', jsonPath: '.spec.replicas' },
+    { name: 'Desired', type: 'integer', jsonPath: '.status.desiredReplicas', description: 'Pods asked for: spec.replicas, or the autoscaler\'s choice.' },
     { name: 'Ready', type: 'integer', jsonPath: '.status.readyReplicas' },
     { name: 'Status', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].reason' },
+    { name: 'Degraded', type: 'string', jsonPath: '.status.conditions[?(@.type=="Degraded")].reason', description: 'AsExpected, or why not.' },
+    { name: 'Paused', type: 'boolean', jsonPath: '.spec.paused' },
     { name: 'Endpoint', type: 'string', jsonPath: '.status.endpoint', priority: 1 },
     { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
   ],

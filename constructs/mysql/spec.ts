@@ -1,7 +1,7 @@
 // The one definition of the MySQLCluster kind: its props/spec, status, and CRD facts.
 import * as s from '../schema/schema.js';
 import type { KindDefinition } from '../schema/schema.js';
-import { affinity, metadataMap, nodeSelector, resources, tolerations } from '../common/spec-nodes.js';
+import { affinity, metadataMap, nodeSelector, paused, resources, tolerations } from '../common/spec-nodes.js';
 import { conditions, observedGeneration } from '../common/status-nodes.js';
 
 /** MySQL long-term-support releases we run, oldest first (the order forbids downgrades). */
@@ -113,6 +113,7 @@ export const mysqlSpec = s.object({
     tolerations: s.optional(tolerations),
     affinity: s.optional(affinity),
     imagePullPolicy: s.optional(s.string({ description: 'When the kubelet pulls the image.', enum: ['Always', 'IfNotPresent', 'Never'], default: 'IfNotPresent' })),
+    paused,
   },
 });
 
@@ -156,6 +157,8 @@ export const MYSQL_CLUSTER: KindDefinition = {
     { name: 'Desired', type: 'integer', jsonPath: '.spec.replicas' },
     { name: 'Ready', type: 'integer', jsonPath: '.status.readyReplicas' },
     { name: 'Status', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].reason' },
+    { name: 'Degraded', type: 'string', jsonPath: '.status.conditions[?(@.type=="Degraded")].reason', description: 'AsExpected, or why not.' },
+    { name: 'Paused', type: 'boolean', jsonPath: '.spec.paused' },
     { name: 'Primary', type: 'string', jsonPath: '.status.primaryEndpoint', priority: 1 },
     { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
   ],
