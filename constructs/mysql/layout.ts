@@ -80,7 +80,8 @@ export function clusterNames(cluster: string, credentialsSecretName?: string): M
     replicasService: `${cluster}-replicas`,
     config: `${cluster}-config`,
     scripts: `${cluster}-scripts`,
-    disruptionBudget: cluster,
+    // Not the bare name: an App of the same name in the namespace has a PodDisruptionBudget called that.
+    disruptionBudget: `${cluster}-mysql`,
     backup: `${cluster}-backup`,
     credentialsSecret: credentialsSecretName ?? `${cluster}-credentials`,
     primaryHost: `${cluster}-0.${headlessService}`,

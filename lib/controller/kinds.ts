@@ -38,6 +38,17 @@ export function ownerType(kind: KindDefinition): ResourceType {
   return { apiVersion: `${kind.group}/${kind.version}`, kind: kind.kind, plural: kind.plural };
 }
 
+/** The REST path of one object of a type. */
+export function objectPath(type: ResourceType, namespace: string, name: string): string {
+  const group = type.apiVersion.includes('/') ? `/apis/${type.apiVersion}` : `/api/${type.apiVersion}`;
+  return `${group}/namespaces/${namespace}/${type.plural}/${name}`;
+}
+
+/** The child type of an owner kind with this apiVersion and kind. */
+export function childType(ownerKind: string, apiVersion: string, kind: string): ResourceType | undefined {
+  return CHILD_TYPES[ownerKind]?.find((t) => t.apiVersion === apiVersion && t.kind === kind);
+}
+
 /** Work-queue key of a custom resource: `Kind/namespace/name`. */
 export function queueKey(kind: string, namespace: string, name: string): string {
   return `${kind}/${namespace}/${name}`;

@@ -5,6 +5,7 @@ import { isNotFound } from '../kube/index.js';
 import { APPLYSET_PART_OF_LABEL } from '../reconcile/applyset.js';
 import { childKey } from '../reconcile/desired.js';
 import type { ResourceType } from './kinds.js';
+import { objectPath } from './kinds.js';
 
 /**
  * Kinds never pruned, whatever labels they carry: PersistentVolumeClaims hold data, Secrets may hold
@@ -31,8 +32,7 @@ export function prunable(live: readonly KubernetesObject[], desiredKeys: Readonl
 /** Deletes a child, on the condition that it is still the object we judged (same uid). */
 export async function deleteChild(client: KubeClient, type: ResourceType, o: KubernetesObject): Promise<void> {
   const meta = o.metadata ?? {};
-  const group = type.apiVersion.includes('/') ? `/apis/${type.apiVersion}` : `/api/${type.apiVersion}`;
-  const path = `${group}/namespaces/${meta.namespace ?? ''}/${type.plural}/${meta.name ?? ''}`;
+  const path = objectPath(type, meta.namespace ?? '', meta.name ?? '');
   try {
     await client.request({
       method: HttpMethod.DELETE,

@@ -19,7 +19,7 @@ import { ChildApplier } from './apply-children.js';
 import { ensureCredentials } from './credentials.js';
 import type { EventRecorder } from './events.js';
 import type { ResourceType } from './kinds.js';
-import { CHILD_TYPES, parseQueueKey } from './kinds.js';
+import { CHILD_TYPES, childType, objectPath, parseQueueKey } from './kinds.js';
 import { deleteChild, prunable } from './prune.js';
 import { growClaims } from './statefulset-storage.js';
 import type { CustomResource, ObservedState } from './status.js';
@@ -134,9 +134,17 @@ export class Reconciler {
     // One Event per reconcile, not one per child: Events are writes too.
     const applied: string[] = [];
     const reportApplied = (): void => { if (applied.length) this.o.events.record(cr, 'Normal', 'Applied', applied.join('; ')); };
+    // Objects of a child's name that recon8s does not control for this resource: never written.
+    const conflicts: string[] = [];
     for (const child of desired) {
       if (holdBack?.(child.object)) continue;
-      const live = this.childInformer(child.object.apiVersion, child.object.kind).get(owner.namespace, child.object.metadata.name);
+      const cached = this.childInformer(child.object.apiVersion, child.object.kind).get(owner.namespace, child.object.metadata.name);
+      // The cache only holds objects labelled as recon8s's: a miss may still be someone else's object.
+      const live = cached ?? await this.readUncached(cr.kind, child.object);
+      if (live && controllerUid(live) !== uid) {
+        conflicts.push(notOursMessage(child.object, live));
+        continue;
+      }
       const decision = this.applier.decide(child, live);
       if (!decision.send) continue;
       try {
@@ -183,7 +191,25 @@ export class Reconciler {
         this.o.events.record(cr, 'Normal', 'Pruned', `deleted ${type.kind} ${orphan.metadata?.name ?? ''}: no longer rendered`);
       }
     }
+    if (conflicts.length > 0) {
+      const message = `${conflicts.join('; ')}. recon8s never modifies, adopts or deletes an object it does not control: rename or remove it, and this resource converges`;
+      this.o.events.record(cr, 'Warning', 'OwnershipConflict', message);
+      // Looked at again with backoff (someone may remove the object), never hot.
+      return { reason: 'OwnershipConflict', message, retry: true };
+    }
     return undefined;
+  }
+
+  /** A child read past the cache (a GET): undefined when no object of that name exists. */
+  private async readUncached(ownerKind: string, child: KubernetesObject): Promise<LiveObject | undefined> {
+    const type = childType(ownerKind, child.apiVersion, child.kind);
+    if (!type) throw new Error(`${child.kind} is not a child kind of ${ownerKind}`);
+    try {
+      return await this.o.client.requestJson<LiveObject>({ path: objectPath(type, child.metadata.namespace ?? '', child.metadata.name) });
+    } catch (e) {
+      if (isNotFound(e)) return undefined;
+      throw e;
+    }
   }
 
   /** Makes the resource the ApplySet parent (KEP-3659) of its children; written once, then unchanged. */
@@ -263,6 +289,19 @@ function currentConditions(cr: CustomResource): ConditionInput[] {
 function withoutConditions(status: CustomResource['status']): Record<string, unknown> {
   const { conditions: _c, observedGeneration: _g, ...rest } = status ?? {};
   return rest;
+}
+
+/** The uid of an object's controller owner, if it has one. */
+function controllerUid(o: LiveObject): string | undefined {
+  return o.metadata?.ownerReferences?.find((r) => r.controller)?.uid;
+}
+
+/** "Service web exists and is controlled by App other" — who holds an object we would have written. */
+function notOursMessage(child: KubernetesObject, live: LiveObject): string {
+  const controller = live.metadata?.ownerReferences?.find((r) => r.controller);
+  if (controller) return `${child.kind} ${child.metadata.name} exists and is controlled by ${controller.kind} ${controller.name}`;
+  const managers = [...new Set((live.metadata?.managedFields ?? []).map((m) => m.manager).filter((m): m is string => m !== undefined))];
+  return `${child.kind} ${child.metadata.name} exists and is controlled by no one${managers.length ? ` (written by ${managers.join(', ')})` : ''}`;
 }
 
 interface Problem { readonly reason: string; readonly message: string }

@@ -173,7 +173,7 @@ describe('controller resilience (own control plane)', function () {
       }, { description: 'the first controller to create the Secret and get stuck on the StatefulSet' });
       await first.kill('SIGKILL');
       const atKill = await api.children(namespace, 'db');
-      assert.ok(!atKill.includes('StatefulSet/db') && !atKill.includes('PodDisruptionBudget/db'), `killed before the StatefulSet and the PodDisruptionBudget; children then: ${atKill.join(', ')}`);
+      assert.ok(!atKill.includes('StatefulSet/db') && !atKill.includes('PodDisruptionBudget/db-mysql'), `killed before the StatefulSet and the PodDisruptionBudget; children then: ${atKill.join(', ')}`);
       const before = await api.get(secretPath);
 
       const second = processes.cli('controller-2', flags(cp.kubeconfigPath));

@@ -142,7 +142,7 @@ describe('npm pack: the package another project installs', function () {
     assertSucceeded(r);
     const objects = parseYaml(r.stdout);
     const names = kindNames(objects);
-    for (const expected of ['Deployment/web', 'StatefulSet/db', 'Service/db-primary', 'Service/db-replicas', 'PodDisruptionBudget/db']) {
+    for (const expected of ['Deployment/web', 'StatefulSet/db', 'Service/db-primary', 'Service/db-replicas', 'PodDisruptionBudget/db-mysql']) {
       assert.ok(names.includes(expected), `${expected} not in ${names.join(', ')}`);
     }
     assert.deepEqual(names.filter((n) => n.startsWith('Secret/')), [], 'no Secret is ever synthesized');

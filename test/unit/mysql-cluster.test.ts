@@ -19,7 +19,7 @@ describe('MySQLCluster', () => {
       assert.deepEqual(objects.map((o) => `${o.kind}/${o.metadata?.name}`).sort(), [
         'ConfigMap/shop-config',
         'ConfigMap/shop-scripts',
-        'PodDisruptionBudget/shop',
+        'PodDisruptionBudget/shop-mysql',
         'Service/shop-headless',
         'Service/shop-primary',
         'Service/shop-replicas',

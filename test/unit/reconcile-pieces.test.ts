@@ -19,9 +19,43 @@ describe('comparing desired with live', () => {
     assert.equal(firstDifference(desired, live, ''), 'spec.replicas');
   });
 
-  it('finds a list that gained or lost items', () => {
-    const live = { spec: { replicas: 2, template: { spec: { containers: [{ name: 'app', image: 'nginx', resources: { limits: { memory: '1Gi' } } }, { name: 'sidecar' }] } } } };
-    assert.equal(firstDifference(desired, live, ''), 'spec.template.spec.containers');
+  it('takes another manager\'s container, env entry or volume beside ours for no change (associative lists)', () => {
+    const pod = (containers: unknown[], volumes: unknown[] = []): unknown => ({ spec: { replicas: 2, template: { spec: { containers, volumes } } } });
+    const ours = { name: 'app', image: 'nginx', env: [{ name: 'A', value: '1' }], resources: { limits: { memory: '1Gi' } }, volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }] };
+    const want = pod([ours], [{ name: 'tmp', emptyDir: {} }]);
+    // An injected sidecar first, an extra env entry and mount, an extra volume: none of them ours.
+    const live = pod(
+      [{ name: 'istio-proxy', image: 'proxy' }, { ...ours, env: [{ name: 'INJECTED', value: 'x' }, ...ours.env], volumeMounts: [{ name: 'certs', mountPath: '/certs' }, ...ours.volumeMounts] }],
+      [{ name: 'certs', secret: { secretName: 'c' } }, { name: 'tmp', emptyDir: {} }],
+    );
+    assert.equal(firstDifference(want, live, ''), undefined);
+  });
+
+  it('finds our list item that was removed or changed, by its key', () => {
+    const live = { spec: { replicas: 2, template: { spec: { containers: [{ name: 'sidecar' }] } } } };
+    assert.equal(firstDifference(desired, live, ''), 'spec.template.spec.containers[0]');
+    const env = { containers: [{ name: 'app', env: [{ name: 'A', value: '1' }, { name: 'B', value: '2' }] }] };
+    assert.equal(firstDifference(env, { containers: [{ name: 'app', env: [{ name: 'B', value: '2' }, { name: 'A', value: '9' }] }] }, ''), 'containers[0].env[0].value');
+    assert.equal(firstDifference(env, { containers: [{ name: 'app', env: [{ name: 'B', value: '2' }] }] }, ''), 'containers[0].env[0]');
+  });
+
+  it('keys container ports by containerPort and protocol, Service ports by port and protocol (TCP by default)', () => {
+    assert.equal(firstDifference({ ports: [{ containerPort: 80 }] }, { ports: [{ containerPort: 9090, protocol: 'TCP' }, { containerPort: 80, protocol: 'TCP' }] }, ''), undefined);
+    assert.equal(firstDifference({ ports: [{ containerPort: 53, protocol: 'UDP' }] }, { ports: [{ containerPort: 53, protocol: 'TCP' }] }, ''), 'ports[0]');
+    assert.equal(firstDifference({ ports: [{ port: 80, targetPort: 8080 }] }, { ports: [{ port: 80, protocol: 'TCP', targetPort: 8080 }, { port: 443, protocol: 'TCP' }] }, ''), undefined);
+    assert.equal(firstDifference({ ports: [{ port: 80, targetPort: 8080 }] }, { ports: [{ port: 80, protocol: 'TCP', targetPort: 9090 }] }, ''), 'ports[0].targetPort');
+  });
+
+  it('owns an atomic list whole: command, args and tolerations must match item by item', () => {
+    assert.equal(firstDifference({ command: ['a', 'b'] }, { command: ['a', 'b', 'c'] }, ''), 'command');
+    assert.equal(firstDifference({ args: ['x'] }, { args: ['y'] }, ''), 'args[0]');
+    assert.equal(firstDifference({ tolerations: [{ key: 'k' }] }, { tolerations: [{ key: 'other' }, { key: 'k' }] }, ''), 'tolerations');
+  });
+
+  it('finds an owner reference of ours by uid among others', () => {
+    const ours = { metadata: { ownerReferences: [{ uid: 'u1', kind: 'App', controller: true }] } };
+    assert.equal(firstDifference(ours, { metadata: { ownerReferences: [{ uid: 'u0', kind: 'Other' }, { uid: 'u1', kind: 'App', controller: true }] } }, ''), undefined);
+    assert.equal(firstDifference(ours, { metadata: { ownerReferences: [{ uid: 'u0', kind: 'Other' }] } }, ''), 'metadata.ownerReferences[0]');
   });
 
   it('takes an absent live field for a zero value the API server omitted', () => {

@@ -39,7 +39,7 @@ export const CHILD_KINDS = [
 /** What a `replicas >= 1` MySQLCluster `name` renders, as `Kind/name`, sorted. */
 export function mysqlChildren(name: string): string[] {
   return [
-    `ConfigMap/${name}-config`, `ConfigMap/${name}-scripts`, `PodDisruptionBudget/${name}`,
+    `ConfigMap/${name}-config`, `ConfigMap/${name}-scripts`, `PodDisruptionBudget/${name}-mysql`,
     `Service/${name}-headless`, `Service/${name}-primary`, `Service/${name}-replicas`, `StatefulSet/${name}`,
   ].sort();
 }

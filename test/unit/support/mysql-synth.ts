@@ -45,7 +45,7 @@ export function synthMySQL(props?: MySQLClusterProps, name = 'shop'): MySQLSynth
     podSpec,
     service: (n) => find<V1Service>('Service', n),
     configMap: (n) => find<V1ConfigMap>('ConfigMap', n),
-    disruptionBudget: find<V1PodDisruptionBudget>('PodDisruptionBudget', name),
+    disruptionBudget: find<V1PodDisruptionBudget>('PodDisruptionBudget', `${name}-mysql`),
     cronJob: cronJobs[0],
     container: (n) => {
       const c = [...(podSpec.initContainers ?? []), ...podSpec.containers].find((x) => x.name === n);
