@@ -1,0 +1,3 @@
+module recon8s.test/web
+
+go 1.26

@@ -1,0 +1,193 @@
+/*
+ * The test images (test/images/) as the real node will use them: each archive is read back and
+ * checked digest by digest, imported with `ctr images import` into a containerd of the test's own,
+ * and run with runc from a read-only root file system as the image's own user. The images are built
+ * once per run (support/images.ts) and once per recipe on the machine (the cache). Needs root.
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { chownSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DEFAULT_OPERATOR_IMAGE } from '../../apps/operator.js';
+import type { BuiltImage, ImageName } from '../images/index.js';
+import { MYSQL_REF, MYSQL_SERIES, OPERATOR_REF, WEB_REFS, ensureImages, mysqlRootfs } from '../images/index.js';
+import type { InspectedArchive } from '../images/oci.js';
+import { inspectArchive } from '../images/oci.js';
+import { REPO_ROOT } from '../support/run.js';
+import type { PrivateContainerd } from './support/private-containerd.js';
+import { startPrivateContainerd } from './support/private-containerd.js';
+import { SHARED_IMAGES_HOOK_TIMEOUT_MS, sharedImages } from './support/images.js';
+
+const PACKAGE_VERSION = (JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const address = s.address();
+      s.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+describe('test images, built locally and cached by content', function () {
+  this.timeout(120_000);
+  let images: ReadonlyMap<ImageName, BuiltImage>;
+  let containerd: PrivateContainerd | undefined;
+  const inspected = new Map<ImageName, InspectedArchive>();
+  const ctr = (args: readonly string[], timeoutMs?: number): string => {
+    assert.ok(containerd);
+    const r = containerd.ctr(args, { timeoutMs });
+    assert.equal(r.status, 0, `ctr ${args.join(' ')}: exit ${r.status}\n${r.stdout}\n${r.stderr}`);
+    return r.stdout;
+  };
+
+  before(async function () {
+    this.timeout(SHARED_IMAGES_HOOK_TIMEOUT_MS);
+    images = await sharedImages();
+    for (const [name, built] of images) inspected.set(name, await inspectArchive(built.archive));
+    containerd = await startPrivateContainerd();
+    for (const built of images.values()) ctr(['images', 'import', built.archive], 300_000);
+  });
+  after(async () => { await containerd?.stop(); });
+
+  describe('every archive', () => {
+    it('is an OCI layout whose blobs match their descriptors, one named index entry per ref', () => {
+      for (const [name, built] of images) {
+        const archive = inspected.get(name);
+        assert.ok(archive);
+        assert.deepEqual([...archive.images.keys()].sort(), [...built.refs].sort(), name);
+        assert.ok(built.refs.includes(built.ref));
+        for (const { config, manifest } of archive.images.values()) {
+          assert.deepEqual(config.rootfs.diff_ids, manifest.document.layers.map((l) => l.digest), `${name}: diff_ids are the layer digests`);
+          assert.equal(config.os, 'linux');
+          assert.equal(config.architecture, 'amd64');
+        }
+      }
+    });
+
+    it('imports into containerd under exactly its refs (ctr -n k8s.io images import)', () => {
+      const listed = ctr(['images', 'ls', '-q']).split('\n').filter((l) => l !== '');
+      const expected = [...images.values()].flatMap((i) => i.refs);
+      assert.deepEqual(listed.sort(), expected.sort());
+    });
+
+    it('is found again in the cache, not rebuilt, by the next ensureImages()', async function () {
+      this.timeout(SHARED_IMAGES_HOOK_TIMEOUT_MS);
+      const before = new Map([...images.values()].map((i) => [i.archive, statSync(i.archive).mtimeMs]));
+      const again = await ensureImages({ onOutput: () => undefined });
+      assert.deepEqual(again.map((i) => i.archive).sort(), [...before.keys()].sort());
+      for (const [archive, mtime] of before) assert.equal(statSync(archive).mtimeMs, mtime, `${archive} was written again`);
+    });
+  });
+
+  describe('mysql', () => {
+    it(`is Debian's MySQL ${MYSQL_SERIES} with the official image's identity: mysql is 999:999 and owns /var/lib/mysql and /var/run/mysqld`, async () => {
+      const root = await mysqlRootfs();
+      const inRoot = (script: string): string => {
+        const r = spawnSync('chroot', [root, '/bin/bash', '-c', script], { encoding: 'utf8', timeout: 30_000 });
+        assert.equal(r.status, 0, `${script}\n${r.stdout}\n${r.stderr}`);
+        return r.stdout;
+      };
+      assert.equal(inRoot('id -u mysql; id -g mysql'), '999\n999\n');
+      assert.equal(inRoot('stat -L -c "%u:%g %a" /var/lib/mysql /var/run/mysqld'), '999:999 1777\n999:999 1777\n');
+      assert.match(inRoot('mysqld --version'), new RegExp(`Ver ${MYSQL_SERIES.replace('.', '\\.')}\\.\\d+`));
+      // What the pod templates and their scripts run (constructs/mysql), and the official image's tools.
+      inRoot('for p in mysqld mysql mysqladmin mysqldump mysqlbinlog mysql_tzinfo_to_sql bash sed gzip sync mv rm sleep; do command -v "$p" >/dev/null || { echo "$p is missing"; exit 1; }; done');
+      inRoot('test -f /usr/lib/mysql/plugin/mysql_clone.so && test -d /usr/share/zoneinfo/Europe');
+      const config = inspected.get('mysql')?.images.get(MYSQL_REF)?.config.config;
+      assert.equal(config?.User, '999:999');
+      assert.deepEqual(config?.Cmd, ['mysqld']);
+    });
+
+    it('runs mysqld from a read-only root as 999: initializes a data directory, answers SQL, loads the clone plugin', function () {
+      this.timeout(180_000);
+      const data = mkdtempSync(join(tmpdir(), 'recon8s-images-mysql-'));
+      try {
+        chownSync(data, 999, 999);
+        const script = [
+          'set -e',
+          'mysqld --no-defaults --initialize-insecure --datadir=/var/lib/mysql/data --tmpdir=/var/lib/mysql',
+          'mysqld --no-defaults --datadir=/var/lib/mysql/data --socket=/var/lib/mysql/s --pid-file=/var/lib/mysql/p --tmpdir=/var/lib/mysql ' +
+            '--skip-networking --mysqlx=OFF --plugin-load-add=mysql_clone.so --log-error-verbosity=1 &',
+          'for i in $(seq 120); do mysqladmin --no-defaults --socket=/var/lib/mysql/s -uroot ping >/dev/null 2>&1 && break; sleep 1; done',
+          'mysql --no-defaults --socket=/var/lib/mysql/s -uroot -N -e "SELECT CURRENT_USER(), VERSION(); SELECT PLUGIN_STATUS FROM information_schema.PLUGINS WHERE PLUGIN_NAME = \'clone\'"',
+          'id -u',
+          'mysqladmin --no-defaults --socket=/var/lib/mysql/s -uroot shutdown',
+          'wait',
+        ].join('\n');
+        const out = ctr(['run', '--rm', '--read-only', '--mount', `type=bind,src=${data},dst=/var/lib/mysql,options=rbind:rw`,
+          MYSQL_REF, `mysql-${process.pid}`, 'bash', '-c', script], 170_000);
+        assert.match(out, new RegExp(`root@localhost\\s+${MYSQL_SERIES.replace('.', '\\.')}\\.\\d+`));
+        assert.match(out, /^ACTIVE$/m);
+        assert.match(out, /^999$/m);
+      } finally {
+        rmSync(data, { recursive: true, force: true });
+      }
+    });
+  });
+
+  describe('web', () => {
+    it('carries two tags that differ only in the version they report, as 65532 with /web as entrypoint', () => {
+      const archive = inspected.get('web');
+      const v1 = archive?.images.get(WEB_REFS.v1);
+      const v2 = archive?.images.get(WEB_REFS.v2);
+      assert.ok(v1 && v2);
+      assert.deepEqual(v1.manifest.document.layers, v2.manifest.document.layers);
+      for (const [img, version] of [[v1, '1'], [v2, '2']] as const) {
+        assert.equal(img.config.config.User, '65532:65532');
+        assert.deepEqual(img.config.config.Entrypoint, ['/web']);
+        assert.ok(img.config.config.Env?.includes(`WEB_VERSION=${version}`));
+      }
+    });
+
+    it('answers HTTP with its version and host name as 65532 from a read-only root, and exits 0 on SIGTERM', async function () {
+      this.timeout(60_000);
+      assert.ok(containerd);
+      const port = await freePort();
+      const id = `web-${process.pid}`;
+      const server = containerd.spawnCtr(['run', '--rm', '--net-host', '--read-only', '--env', `PORT=${port}`, WEB_REFS.v2, id]);
+      try {
+        let body = '';
+        for (let i = 0; i < 200 && body === ''; i++) {
+          body = await fetch(`http://127.0.0.1:${port}/`).then((r) => r.text()).catch(() => '');
+          if (body === '') await new Promise((r) => setTimeout(r, 100));
+        }
+        assert.match(body, /^recon8s-web version=2 host=\S+\n$/);
+        assert.equal(await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.text()), 'ok\n');
+        ctr(['task', 'kill', '--signal', 'SIGTERM', id]);
+        assert.equal(await server.exited, 0, server.output());
+        assert.match(server.output(), /uid=65532 /);
+      } finally {
+        server.child.kill('SIGKILL');
+        containerd.ctr(['task', 'kill', '--signal', 'SIGKILL', id]);
+      }
+    });
+  });
+
+  describe('operator', () => {
+    it('has the configuration the Dockerfile declares, under its own ref and the install manifests\' default', () => {
+      const archive = inspected.get('operator');
+      assert.ok(archive);
+      assert.ok(archive.images.has(DEFAULT_OPERATOR_IMAGE));
+      const config = archive.images.get(OPERATOR_REF)?.config.config;
+      assert.equal(config?.User, '65532:65532');
+      assert.equal(config.WorkingDir, '/app');
+      assert.deepEqual(config.Entrypoint, ['node', 'build/lib/cli/main.js']);
+      assert.deepEqual(config.Cmd, ['controller']);
+      assert.deepEqual(Object.keys(config.ExposedPorts ?? {}).sort(), ['8080/tcp', '8081/tcp']);
+      assert.equal(config.Labels?.['org.opencontainers.image.version'], PACKAGE_VERSION);
+    });
+
+    it('runs Node 24 and the packed package as 65532 from a read-only root: controller --help', () => {
+      const out = ctr(['run', '--rm', '--read-only', DEFAULT_OPERATOR_IMAGE, `operator-${process.pid}`, 'node', '-e',
+        'console.log(process.version, process.getuid(), process.cwd(), require("fs").readdirSync(".").join(","))'], 60_000);
+      assert.match(out, /^v24\.\d+\.\d+ 65532 \/app build,node_modules,package\.json$/m);
+      const help = ctr(['run', '--rm', '--read-only', OPERATOR_REF, `operator-help-${process.pid}`, 'node', 'build/lib/cli/main.js', 'controller', '--help'], 60_000);
+      assert.match(help, /^Usage: recon8s controller/m);
+    });
+  });
+});
