@@ -83,24 +83,32 @@ report() {
 # the statement, which holds a password).
 error_summary() {
   local first=\${1%%$'\n'*}
-  printf '%s' "\${first%% near \'*}"
+  first=\${first%% near \'*}
+  printf '%s' "\${first%.}"
+}
+
+# Says why this member is not re-provisioned, once per reason (the sidecar asks every 10 s).
+refusal=
+refuse() {
+  [[ $1 == "$refusal" ]] || log "$1"
+  refusal=$1
 }
 
 # Whether this member may be replaced by a clone of the primary now; says why not otherwise.
 may_reprovision() {
   local ours donor theirs subset
   ours=$(local_sql -e 'SELECT @@GLOBAL.super_read_only') || return 1
-  [[ $ours == 1 ]] || { log "not re-provisioning: this member is writable"; return 1; }
+  [[ $ours == 1 ]] || { refuse "not re-provisioning: this member is writable"; return 1; }
   donor=$(donor_sql -e "SELECT @@GLOBAL.read_only, REPLACE(@@GLOBAL.gtid_executed, CHAR(10), '')" 2>&1) ||
-    { log "not re-provisioning yet: the primary $PRIMARY_HOST does not answer: $donor"; return 1; }
-  [[ \${donor%%$'\t'*} == 0 ]] || { log "not re-provisioning: $PRIMARY_HOST is read-only, not a primary"; return 1; }
+    { refuse "not re-provisioning yet: the primary $PRIMARY_HOST does not answer: $donor"; return 1; }
+  [[ \${donor%%$'\t'*} == 0 ]] || { refuse "not re-provisioning: $PRIMARY_HOST is read-only, not a primary"; return 1; }
   theirs=\${donor#*$'\t'}
   subset=$(local_sql -e "SELECT GTID_SUBSET(REPLACE(@@GLOBAL.gtid_executed, CHAR(10), ''), $(sql_quote "$theirs"))") || return 1
   [[ $subset == 1 ]] ||
-    { log "not re-provisioning: this member has transactions the primary does not have; a clone would discard them"; return 1; }
+    { refuse "not re-provisioning: this member has transactions the primary does not have; a clone would discard them"; return 1; }
   local state
   state=$(local_sql -e 'SELECT STATE FROM performance_schema.clone_status') || return 1
-  [[ $state != 'In Progress' ]] || { log "a clone is under way"; return 1; }
+  [[ $state != 'In Progress' ]] || { refuse "not re-provisioning yet: a clone is under way"; return 1; }
 }
 
 # Replaces this replica's data by a clone of the primary: see the design. Exits once mysqld is told
