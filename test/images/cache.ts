@@ -8,7 +8,7 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { mkdir, readdir, rename, rm, stat, utimes } from 'node:fs/promises';
+import { mkdir, readFile, readdir, rename, rm, stat, utimes } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 
@@ -123,8 +123,20 @@ async function touch(path: string): Promise<void> {
   await utimes(path, now, now).catch(() => undefined);
 }
 
-/** rm -rf that also copes with directories made read-only (0555) inside the tree. */
+/**
+ * rm -rf, after detaching whatever is mounted beneath the path: a build killed while its chroot had
+ * /proc mounted, or someone's data directory bind-mounted into a mysql root file system, must never
+ * be deleted through the mount.
+ */
 async function removeTree(path: string): Promise<void> {
+  const mounts = (await readFile('/proc/self/mounts', 'utf8').catch(() => '')).split('\n')
+    .map((l) => (l.split(' ')[1] ?? '').replace(/\\040/g, ' '))
+    .filter((m) => m === path || m.startsWith(`${path}/`));
+  for (const m of mounts.reverse()) {
+    await new Promise<void>((resolve) => spawn('umount', ['-l', m], { stdio: 'ignore' }).once('close', () => resolve()).once('error', () => resolve()));
+  }
+  const still = (await readFile('/proc/self/mounts', 'utf8').catch(() => '')).split('\n').some((l) => (l.split(' ')[1] ?? '').startsWith(`${path}/`));
+  if (still) throw new Error(`${path} still has file systems mounted beneath it; not removing it`);
   await rm(path, { recursive: true, force: true, maxRetries: 2 });
 }
 

@@ -6,17 +6,20 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chownSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { chownSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { V1Container, V1Probe } from '@kubernetes/client-node';
 import { DEFAULT_OPERATOR_IMAGE } from '../../apps/operator.js';
+import { cachedBuild } from '../images/cache.js';
 import type { BuiltImage, ImageName } from '../images/index.js';
 import { MYSQL_REF, MYSQL_SERIES, OPERATOR_REF, WEB_REFS, ensureImages, mysqlRootfs } from '../images/index.js';
 import type { InspectedArchive } from '../images/oci.js';
 import { inspectArchive } from '../images/oci.js';
 import { REPO_ROOT } from '../support/run.js';
-import type { PrivateContainerd } from './support/private-containerd.js';
+import { synthMySQL } from '../unit/support/mysql-synth.js';
+import type { CtrResult, PrivateContainerd } from './support/private-containerd.js';
 import { startPrivateContainerd } from './support/private-containerd.js';
 import { SHARED_IMAGES_HOOK_TIMEOUT_MS, sharedImages } from './support/images.js';
 
@@ -128,6 +131,75 @@ describe('test images, built locally and cached by content', function () {
         rmSync(data, { recursive: true, force: true });
       }
     });
+    it('runs the primary of a rendered MySQLCluster (spec.image) unchanged: init containers, mysqld, readiness and liveness commands, the backup script', async function () {
+      this.timeout(240_000);
+      assert.ok(containerd);
+      const synth = synthMySQL({ version: MYSQL_SERIES, image: MYSQL_REF, replicas: 1 }, 'shop');
+      const pod = synth.podSpec;
+      assert.equal(pod.securityContext?.runAsUser, 999, 'the image runs as its own user, 999: the same as the pod asks for');
+      const work = mkdtempSync(join(tmpdir(), 'recon8s-images-pod-'));
+      const id = `shop-0-${process.pid}`;
+      const secrets: Record<string, string> = { 'root-password': 'r00t-Pa$$ "quoted"', 'replication-password': 'repl-secret' };
+      const volumes = new Map<string, string>();
+      for (const v of [...(pod.volumes ?? []), { name: 'data', emptyDir: {} }]) {
+        const dir = join(work, v.name);
+        mkdirSync(dir);
+        if (v.configMap) {
+          for (const [file, text] of Object.entries(synth.configMap(v.configMap.name ?? '').data ?? {})) writeFileSync(join(dir, file), text);
+        } else {
+          chownSync(dir, 999, 999); // what fsGroup 999 gives an emptyDir or a volume
+        }
+        volumes.set(v.name, dir);
+      }
+      const runArgs = (c: V1Container): string[] => {
+        assert.equal(c.image, MYSQL_REF);
+        const env = (c.env ?? []).map((e) => {
+          if (e.value !== undefined) return `${e.name}=${e.value}`;
+          if (e.valueFrom?.fieldRef?.fieldPath === 'metadata.name') return `${e.name}=shop-0`;
+          const key = e.valueFrom?.secretKeyRef?.key ?? '';
+          assert.ok(key in secrets, `${c.name}: unexpected env source for ${e.name}`);
+          return `${e.name}=${secrets[key]}`;
+        });
+        const mounts = (c.volumeMounts ?? []).map((m) => `type=bind,src=${volumes.get(m.name) ?? ''},dst=${m.mountPath},options=rbind:${m.readOnly ? 'ro' : 'rw'}`);
+        return [
+          'run', '--rm', ...(c.securityContext?.readOnlyRootFilesystem ? ['--read-only'] : []),
+          ...env.flatMap((e) => ['--env', e]), ...mounts.flatMap((m) => ['--mount', m]),
+          MYSQL_REF, `${id}-${c.name}`, ...(c.command ?? []), ...(c.args ?? []),
+        ];
+      };
+      let server: ReturnType<PrivateContainerd['spawnCtr']> | undefined;
+      try {
+        for (const init of pod.initContainers ?? []) ctr(runArgs(init), 120_000);
+        const mysql = synth.container('mysql');
+        server = containerd.spawnCtr(runArgs(mysql));
+        const probe = (p: V1Probe | undefined, execId: string): CtrResult => {
+          const command = p?.exec?.command;
+          assert.ok(command && containerd);
+          return containerd.ctr(['task', 'exec', '--exec-id', execId, `${id}-mysql`, ...command], { timeoutMs: 30_000 });
+        };
+        let ready: CtrResult = { status: null, stdout: '', stderr: 'never probed' };
+        for (let i = 0; i < 120 && ready.status !== 0; i++) {
+          await new Promise((r) => setTimeout(r, 1000));
+          ready = probe(mysql.readinessProbe, `ready-${i}`);
+        }
+        assert.equal(ready.status, 0, `readiness never passed: ${ready.stdout}${ready.stderr}\n${server.output()}`);
+        const live = probe(mysql.livenessProbe, 'live');
+        assert.equal(live.status, 0, `${live.stdout}${live.stderr}`);
+        // The backup job's script (same image, same scripts ConfigMap) dumps it with the image's mysqldump and gzip.
+        const backup = containerd.ctr(['task', 'exec', '--exec-id', 'backup', `${id}-mysql`, 'bash', '-c',
+          'CLUSTER_NAME=shop BACKUP_HOST=127.0.0.1 BACKUP_RETAIN=1 BACKUP_DIR=/tmp bash /opt/recon8s/backup.sh && gzip -dc /tmp/shop-*.sql.gz | grep -c "CREATE TABLE" >/tmp/tables'], { timeoutMs: 60_000 });
+        assert.equal(backup.status, 0, `${backup.stdout}${backup.stderr}`);
+        assert.ok(Number(readFileSync(join(volumes.get('tmp') ?? '', 'tables'), 'utf8')) > 10, 'the dump holds the mysql schema\'s tables');
+        ctr(['task', 'kill', '--signal', 'SIGTERM', `${id}-mysql`]);
+        assert.equal(await server.exited, 0, `mysqld did not shut down cleanly on SIGTERM:\n${server.output()}`);
+      } finally {
+        if (server && server.child.exitCode === null) {
+          containerd.ctr(['task', 'kill', '--signal', 'SIGKILL', `${id}-mysql`]);
+          await server.exited;
+        }
+        rmSync(work, { recursive: true, force: true });
+      }
+    });
   });
 
   describe('web', () => {
@@ -152,7 +224,7 @@ describe('test images, built locally and cached by content', function () {
       const server = containerd.spawnCtr(['run', '--rm', '--net-host', '--read-only', '--env', `PORT=${port}`, WEB_REFS.v2, id]);
       try {
         let body = '';
-        for (let i = 0; i < 200 && body === ''; i++) {
+        for (let i = 0; i < 400 && body === ''; i++) {
           body = await fetch(`http://127.0.0.1:${port}/`).then((r) => r.text()).catch(() => '');
           if (body === '') await new Promise((r) => setTimeout(r, 100));
         }
@@ -189,5 +261,29 @@ describe('test images, built locally and cached by content', function () {
       const help = ctr(['run', '--rm', '--read-only', OPERATOR_REF, `operator-help-${process.pid}`, 'node', 'build/lib/cli/main.js', 'controller', '--help'], 60_000);
       assert.match(help, /^Usage: recon8s controller/m);
     });
+  });
+
+});
+
+describe('the test image cache', () => {
+  it('never deletes through a mount: a failed build with a bind mount inside leaves the mounted data alone', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'recon8s-images-cache-mount-'));
+    const data = mkdtempSync(join(tmpdir(), 'recon8s-images-data-'));
+    try {
+      writeFileSync(join(data, 'precious'), 'keep me');
+      await assert.rejects(cachedBuild({
+        name: 'thing', key: 'e'.repeat(64), root, log: () => undefined,
+        build: async (dir) => {
+          mkdirSync(join(dir, 'rootfs', 'var', 'lib', 'mysql'), { recursive: true });
+          assert.equal(spawnSync('mount', ['--bind', data, join(dir, 'rootfs', 'var', 'lib', 'mysql')]).status, 0);
+          throw new Error('the build died with its chroot mounts in place');
+        },
+      }), /died with its chroot mounts/);
+      assert.equal(readFileSync(join(data, 'precious'), 'utf8'), 'keep me');
+      assert.deepEqual(readdirSync(root).filter((e) => !e.startsWith('.')), []);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+      rmSync(data, { recursive: true, force: true });
+    }
   });
 });
