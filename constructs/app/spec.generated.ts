@@ -11,7 +11,8 @@ export interface AppSpec {
    */
   readonly image: string;
   /**
-   * Desired pods. Ignored while autoscaling is set.
+   * Desired pods. While autoscaling is set the autoscaler decides, and changing this (kubectl scale
+   * included) is refused.
    * @default 1
    */
   readonly replicas?: number;
@@ -111,6 +112,13 @@ export interface AppSpec {
    * @default - a preferred anti-affinity that spreads replicas across nodes
    */
   readonly affinity?: k8s.Affinity;
+  /**
+   * Pause reconciliation: the controller leaves this resource's children exactly as they are (no
+   * apply, no prune, no Secret writes) and reports Progressing=False reason Paused, until this is
+   * cleared. cdk8s synth ignores it.
+   * @default false
+   */
+  readonly paused?: boolean;
 }
 
 /** {@link AppSpec} with every default applied. */
@@ -135,6 +143,7 @@ export interface ResolvedAppSpec {
   readonly nodeSelector?: Readonly<Record<string, string>>;
   readonly tolerations?: readonly k8s.Toleration[];
   readonly affinity?: k8s.Affinity;
+  readonly paused: boolean;
 }
 
 /**
@@ -243,9 +252,11 @@ export interface ResolvedConfigMapKeySelector {
  */
 export interface AppPort {
   /**
-   * Port name (unique; what probes and other objects refer to).
+   * Port name (unique; what probes and other objects refer to). Required when there are several
+   * ports, as Kubernetes requires of a Service.
+   * @default - no name (allowed for a single port)
    */
-  readonly name: string;
+  readonly name?: string;
   /**
    * The port the Service exposes.
    */
@@ -264,7 +275,7 @@ export interface AppPort {
 
 /** {@link AppPort} with every default applied. */
 export interface ResolvedAppPort {
-  readonly name: string;
+  readonly name?: string;
   readonly port: number;
   readonly targetPort?: number;
   readonly protocol: "TCP" | "UDP" | "SCTP";
@@ -519,6 +530,11 @@ export interface AppStatus {
    */
   readonly replicas?: number;
   /**
+   * Pods the Deployment is asked for: spec.replicas, or what the autoscaler set.
+   * @default - none
+   */
+  readonly desiredReplicas?: number;
+  /**
    * Pods that are ready.
    * @default - none
    */
@@ -540,6 +556,7 @@ export interface ResolvedAppStatus {
   readonly observedGeneration?: number;
   readonly conditions?: readonly ResolvedCondition[];
   readonly replicas?: number;
+  readonly desiredReplicas?: number;
   readonly readyReplicas?: number;
   readonly selector?: string;
   readonly endpoint?: string;

@@ -1,14 +1,14 @@
 // The one definition of the App kind: its props/spec, status, and CRD facts.
 import * as s from '../schema/schema.js';
 import type { KindDefinition } from '../schema/schema.js';
-import { affinity, env, metadataMap, nodeSelector, probe, resources, tolerations } from '../common/spec-nodes.js';
+import { affinity, env, metadataMap, nodeSelector, paused, probe, resources, tolerations } from '../common/spec-nodes.js';
 import { conditions, observedGeneration } from '../common/status-nodes.js';
 
 const port = s.object({
   typeName: 'AppPort',
   description: 'A port the application listens on, exposed by the Service.',
   properties: {
-    name: s.required(s.string({ description: 'Port name (unique; what probes and other objects refer to).', pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$', patternHint: 'an IANA service name (lower-case letters, digits and "-")', maxLength: 15 })),
+    name: s.optional(s.string({ description: 'Port name (unique; what probes and other objects refer to). Required when there are several ports, as Kubernetes requires of a Service.', defaultDoc: 'no name (allowed for a single port)', pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$', patternHint: 'an IANA service name (lower-case letters, digits and "-")', maxLength: 15 })),
     port: s.required(s.integer({ description: 'The port the Service exposes.', minimum: 1, maximum: 65535 })),
     targetPort: s.optional(s.integer({ description: 'The port the container listens on.', minimum: 1, maximum: 65535, defaultDoc: 'the same as port' })),
     protocol: s.optional(s.string({ description: 'Transport protocol.', enum: ['TCP', 'UDP', 'SCTP'], default: 'TCP' })),
@@ -63,11 +63,11 @@ export const appSpec = s.object({
   description: 'One application: a Deployment, and a Service when it has ports, with the companions (autoscaler, disruption budget) it asks for.',
   properties: {
     image: s.required(s.string({ description: 'The container image, e.g. "nginx:1.27" or a digest reference.', minLength: 1, maxLength: 512, pattern: '^[^\\s]+$', patternHint: 'an image reference without spaces' })),
-    replicas: s.optional(s.integer({ description: 'Desired pods. Ignored while autoscaling is set.', minimum: 0, maximum: 1000, default: 1 })),
+    replicas: s.optional(s.integer({ description: 'Desired pods. While autoscaling is set the autoscaler decides, and changing this (kubectl scale included) is refused.', minimum: 0, maximum: 1000, default: 1 })),
     command: s.optional(s.array({ description: 'Overrides the image entrypoint.', items: s.string({ description: 'An argument.' }), maxItems: 64, defaultDoc: 'the image entrypoint' })),
     args: s.optional(s.array({ description: 'Arguments to the entrypoint.', items: s.string({ description: 'An argument.' }), maxItems: 256, defaultDoc: 'the image cmd' })),
     env: s.optional(env),
-    ports: s.optional(s.array({ description: 'Ports the application listens on. With none, no Service is rendered.', items: port, maxItems: 32, listType: 'map', listMapKeys: ['name'] })),
+    ports: s.optional(s.array({ description: 'Ports the application listens on. With none, no Service is rendered.', items: port, maxItems: 32, listType: 'map', listMapKeys: ['port', 'protocol'] })),
     serviceType: s.optional(s.string({ description: 'How the Service is exposed.', enum: ['ClusterIP', 'NodePort', 'LoadBalancer'], default: 'ClusterIP' })),
     resources: s.optional(resources({ requests: { cpu: '100m', memory: '128Mi' }, limits: { memory: '256Mi' } })),
     livenessProbe: s.optional({ ...probe, description: 'Restart the container when this fails.', defaultDoc: 'no liveness probe' }),
@@ -82,6 +82,7 @@ export const appSpec = s.object({
     nodeSelector: s.optional(nodeSelector),
     tolerations: s.optional(tolerations),
     affinity: s.optional({ ...affinity, defaultDoc: 'a preferred anti-affinity that spreads replicas across nodes' }),
+    paused,
   },
   rules: [
     // Judged by recon8s rather than at admission: the CEL would walk every probe and port.
@@ -95,6 +96,23 @@ export const appSpec = s.object({
       'resources.requests.cpu (and requests.memory with a memory target) when autoscaling is set: utilization is measured against requests',
       (v) => !v.autoscaling || (v.resources?.requests?.cpu !== undefined && (v.autoscaling.targetMemoryUtilizationPercent === undefined || v.resources.requests.memory !== undefined)),
       { fieldPath: '.resources' },
+    ),
+    s.rule<{ ports?: readonly { name?: string }[] }>(
+      '!has(self.ports) || self.ports.size() <= 1 || self.ports.all(p, has(p.name))',
+      'a name on every port when there are several (Kubernetes requires Service port names then)',
+      (v) => (v.ports?.length ?? 0) <= 1 || (v.ports ?? []).every((p) => p.name !== undefined),
+      { fieldPath: '.ports' },
+    ),
+    s.rule<{ ports?: readonly { name?: string }[] }>(
+      '!has(self.ports) || self.ports.all(p, !has(p.name) || self.ports.exists_one(q, has(q.name) && q.name == p.name))',
+      'unique port names',
+      (v) => { const names = (v.ports ?? []).flatMap((p) => (p.name === undefined ? [] : [p.name])); return new Set(names).size === names.length; },
+      { fieldPath: '.ports' },
+    ),
+    s.transitionRule(
+      '!has(self.autoscaling) || !has(oldSelf.autoscaling) || !has(self.replicas) || !has(oldSelf.replicas) || self.replicas == oldSelf.replicas',
+      'replicas is left to the HorizontalPodAutoscaler while autoscaling is set: change autoscaling.minReplicas and maxReplicas instead (kubectl scale cannot scale an autoscaled App)',
+      { fieldPath: '.replicas' },
     ),
     s.rule<{ ports?: readonly unknown[]; serviceType?: string }>(
       "(has(self.ports) && self.ports.size() > 0) || !has(self.serviceType) || self.serviceType == 'ClusterIP'",
@@ -112,6 +130,7 @@ export const appStatus = s.object({
     observedGeneration,
     conditions,
     replicas: s.optional(s.integer({ description: 'Pods of the Deployment.', minimum: 0 })),
+    desiredReplicas: s.optional(s.integer({ description: 'Pods the Deployment is asked for: spec.replicas, or what the autoscaler set.', minimum: 0 })),
     readyReplicas: s.optional(s.integer({ description: 'Pods that are ready.', minimum: 0 })),
     selector: s.optional(s.string({ description: 'The label selector of the pods (for the scale subresource).' })),
     endpoint: s.optional(s.string({ description: 'Where clients connect: the Service DNS name and first port.' })),
@@ -133,9 +152,11 @@ export const APP: KindDefinition = {
   maxNameLength: 63,
   printerColumns: [
     { name: 'Image', type: 'string', jsonPath: '.spec.image' },
-    { name: 'Desired', type: 'integer', jsonPath: '.spec.replicas' },
+    { name: 'Desired', type: 'integer', jsonPath: '.status.desiredReplicas', description: 'Pods asked for: spec.replicas, or the autoscaler\'s choice.' },
     { name: 'Ready', type: 'integer', jsonPath: '.status.readyReplicas' },
     { name: 'Status', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].reason' },
+    { name: 'Degraded', type: 'string', jsonPath: '.status.conditions[?(@.type=="Degraded")].reason', description: 'AsExpected, or why not.' },
+    { name: 'Paused', type: 'boolean', jsonPath: '.spec.paused' },
     { name: 'Endpoint', type: 'string', jsonPath: '.status.endpoint', priority: 1 },
     { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
   ],

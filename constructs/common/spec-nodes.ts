@@ -149,3 +149,9 @@ export const affinity = s.object({
   tsType: 'k8s.Affinity',
   defaultDoc: 'a preferred anti-affinity that spreads pods across nodes',
 });
+
+/** The maintenance switch every operator in this space has (Percona's pause, mariadb-operator's suspend). */
+export const paused = s.optional(s.boolean({
+  description: 'Pause reconciliation: the controller leaves this resource\'s children exactly as they are (no apply, no prune, no Secret writes) and reports Progressing=False reason Paused, until this is cleared. cdk8s synth ignores it.',
+  default: false,
+}));

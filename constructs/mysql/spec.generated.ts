@@ -91,6 +91,13 @@ export interface MySQLClusterSpec {
    * @default "IfNotPresent"
    */
   readonly imagePullPolicy?: "Always" | "IfNotPresent" | "Never";
+  /**
+   * Pause reconciliation: the controller leaves this resource's children exactly as they are (no
+   * apply, no prune, no Secret writes) and reports Progressing=False reason Paused, until this is
+   * cleared. cdk8s synth ignores it.
+   * @default false
+   */
+  readonly paused?: boolean;
 }
 
 /** {@link MySQLClusterSpec} with every default applied. */
@@ -110,6 +117,7 @@ export interface ResolvedMySQLClusterSpec {
   readonly tolerations?: readonly k8s.Toleration[];
   readonly affinity?: k8s.Affinity;
   readonly imagePullPolicy: "Always" | "IfNotPresent" | "Never";
+  readonly paused: boolean;
 }
 
 /**
@@ -117,8 +125,8 @@ export interface ResolvedMySQLClusterSpec {
  */
 export interface MySQLStorage {
   /**
-   * Capacity of each data volume. It may grow (when the StorageClass allows expansion) but never
-   * shrink.
+   * Capacity of each data volume, greater than zero. It may grow (when the StorageClass allows
+   * expansion) but never shrink.
    * @default "10Gi"
    */
   readonly size?: string | number;

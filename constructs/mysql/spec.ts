@@ -1,7 +1,7 @@
 // The one definition of the MySQLCluster kind: its props/spec, status, and CRD facts.
 import * as s from '../schema/schema.js';
 import type { KindDefinition } from '../schema/schema.js';
-import { affinity, metadataMap, nodeSelector, resources, tolerations } from '../common/spec-nodes.js';
+import { affinity, metadataMap, nodeSelector, paused, resources, tolerations } from '../common/spec-nodes.js';
 import { conditions, observedGeneration } from '../common/status-nodes.js';
 
 /** MySQL long-term-support releases we run, oldest first (the order forbids downgrades). */
@@ -41,7 +41,7 @@ const storage = s.object({
   default: {},
   defaultDoc: '10Gi ReadWriteOnce volumes of the default StorageClass',
   properties: {
-    size: s.optional(s.quantity({ description: 'Capacity of each data volume. It may grow (when the StorageClass allows expansion) but never shrink.', default: '10Gi' })),
+    size: s.optional(s.quantity({ description: 'Capacity of each data volume, greater than zero. It may grow (when the StorageClass allows expansion) but never shrink.', default: '10Gi', positive: true })),
     storageClassName: s.optional(s.string({ description: 'The StorageClass of the volumes. Fixed once created.', pattern: '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$', patternHint: 'a DNS subdomain name', maxLength: 253, defaultDoc: 'the cluster default StorageClass' })),
     accessModes: s.optional(s.array({ description: 'Access modes of the volumes. Fixed once created.', items: s.string({ description: 'An access mode.', enum: ['ReadWriteOnce', 'ReadWriteOncePod', 'ReadWriteMany'] }), minItems: 1, maxItems: 3, listType: 'set', default: ['ReadWriteOnce'] })),
   },
@@ -113,6 +113,7 @@ export const mysqlSpec = s.object({
     tolerations: s.optional(tolerations),
     affinity: s.optional(affinity),
     imagePullPolicy: s.optional(s.string({ description: 'When the kubelet pulls the image.', enum: ['Always', 'IfNotPresent', 'Never'], default: 'IfNotPresent' })),
+    paused,
   },
 });
 
@@ -144,11 +145,20 @@ export const MYSQL_CLUSTER: KindDefinition = {
   status: mysqlStatus,
   // A StatefulSet's controller-revision-hash label is "<name>-<hash of up to 10>", and labels are at most 63.
   maxNameLength: 52,
+  conditionalNameLimits: [{
+    // A CronJob's name is at most 52 characters: its Jobs are named "<cronjob>-<minutes since the epoch>".
+    maxLength: 52 - '-backup'.length,
+    whenCel: 'has(self.spec.backup)',
+    when: (spec: { backup?: unknown }) => spec.backup !== undefined,
+    because: 'the backup CronJob "<name>-backup" (at most 52 characters)',
+  }],
   printerColumns: [
     { name: 'Version', type: 'string', jsonPath: '.spec.version' },
     { name: 'Desired', type: 'integer', jsonPath: '.spec.replicas' },
     { name: 'Ready', type: 'integer', jsonPath: '.status.readyReplicas' },
     { name: 'Status', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].reason' },
+    { name: 'Degraded', type: 'string', jsonPath: '.status.conditions[?(@.type=="Degraded")].reason', description: 'AsExpected, or why not.' },
+    { name: 'Paused', type: 'boolean', jsonPath: '.spec.paused' },
     { name: 'Primary', type: 'string', jsonPath: '.status.primaryEndpoint', priority: 1 },
     { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
   ],

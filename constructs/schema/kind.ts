@@ -1,4 +1,4 @@
-import type { KindDefinition, ObjectNode } from './schema.js';
+import type { ConditionalNameLimit, KindDefinition, ObjectNode } from './schema.js';
 import { DNS_1035_LABEL_PATTERN } from './schema.js';
 import type { Problem } from './validate.js';
 import { applyDefaults, InvalidSpecError, validate } from './validate.js';
@@ -9,19 +9,25 @@ import { applyDefaults, InvalidSpecError, validate } from './validate.js';
  */
 export function resolveSpec<T>(kind: KindDefinition, name: string, props: unknown): T {
   const defaulted = applyDefaults(kind.spec, props ?? {});
-  const problems = [...nameProblems(kind, name), ...validate(kind.spec, defaulted, 'spec')];
+  const problems = [...nameProblems(kind, name, defaulted), ...validate(kind.spec, defaulted, 'spec')];
   if (problems.length > 0) throw new InvalidSpecError(`${kind.kind} "${name}"`, problems);
   return deepFreeze(defaulted) as T;
 }
 
 /** Problems with an object's name: the children's names are derived from it. */
-export function nameProblems(kind: KindDefinition, name: string): Problem[] {
+export function nameProblems(kind: KindDefinition, name: string, spec?: unknown): Problem[] {
   const problems: Problem[] = [];
   if (!new RegExp(DNS_1035_LABEL_PATTERN).test(name)) {
     problems.push({ field: 'metadata.name', value: name, expected: 'a DNS-1035 label (lower-case letters, digits and "-", starting with a letter): the Services are named after it' });
   }
   if (name.length > kind.maxNameLength) {
     problems.push({ field: 'metadata.name', value: name, expected: `at most ${kind.maxNameLength} characters, so that the names of the ${kind.kind}'s children fit` });
+  } else if (spec !== undefined) {
+    for (const limit of kind.conditionalNameLimits ?? []) {
+      if (name.length > limit.maxLength && limit.when(spec as never)) {
+        problems.push({ field: 'metadata.name', value: name, expected: conditionalLimitMessage(limit) });
+      }
+    }
   }
   return problems;
 }
@@ -34,7 +40,15 @@ export function nameRules(kind: KindDefinition): { rule: string; message: string
   return [
     { rule: `self.metadata.name.size() <= ${kind.maxNameLength}`, message: `metadata.name must be at most ${kind.maxNameLength} characters, so that the names of the ${kind.kind}'s children fit` },
     { rule: `self.metadata.name.matches('${DNS_1035_LABEL_PATTERN}')`, message: 'metadata.name must be a DNS-1035 label (lower-case letters, digits and "-", starting with a letter): the Services are named after it' },
+    ...(kind.conditionalNameLimits ?? []).map((limit) => ({
+      rule: `!(${limit.whenCel}) || self.metadata.name.size() <= ${limit.maxLength}`,
+      message: `metadata.name must be ${conditionalLimitMessage(limit)}`,
+    })),
   ];
+}
+
+function conditionalLimitMessage(limit: ConditionalNameLimit): string {
+  return `at most ${limit.maxLength} characters, so that ${limit.because} fits`;
 }
 
 export function specNode(kind: KindDefinition): ObjectNode {

@@ -70,6 +70,9 @@ function convert(node: SchemaNode): JsonSchemaProps {
         anyOf: [{ type: 'integer' }, { type: 'string' }],
         pattern: QUANTITY_PATTERN,
         default: node.default,
+        'x-kubernetes-validations': node.positive
+          ? [{ rule: "!isQuantity(string(self)) || quantity(string(self)).isGreaterThan(quantity('0'))", message: 'must be a quantity greater than zero, such as "10Gi"' }]
+          : undefined,
       });
     case 'int-or-string':
       return { 'x-kubernetes-int-or-string': true, anyOf: [{ type: 'integer' }, { type: 'string' }] };

@@ -66,6 +66,8 @@ export interface BooleanNode extends NodeBase {
 export interface QuantityNode extends NodeBase {
   readonly type: 'quantity';
   readonly default?: string;
+  /** Refuse zero (a volume of size 0, a limit of 0): only amounts greater than zero. */
+  readonly positive?: boolean;
 }
 
 /** A port number or a port name, as `targetPort` takes. */
@@ -127,10 +129,26 @@ export interface KindDefinition {
   readonly description: string;
   readonly spec: ObjectNode;
   readonly status: ObjectNode;
-  /** The longest `metadata.name` the children's names leave room for. */
+  /** The longest `metadata.name` the children's names leave room for, whatever the spec. */
   readonly maxNameLength: number;
+  /**
+   * Shorter limits that apply only when the spec renders a child with a longer suffix or a tighter
+   * limit (a CronJob's name leaves room for its Jobs' timestamp): each judged at admission by CEL on
+   * the whole object and at synth time on the spec.
+   */
+  readonly conditionalNameLimits?: readonly ConditionalNameLimit[];
   readonly printerColumns: readonly PrinterColumn[];
   readonly scale?: { readonly specReplicasPath: string; readonly statusReplicasPath: string; readonly labelSelectorPath?: string };
+}
+
+export interface ConditionalNameLimit {
+  readonly maxLength: number;
+  /** CEL over the whole object (`self.spec...`) saying when the limit applies. */
+  readonly whenCel: string;
+  /** The same condition on the (defaulted) spec. */
+  readonly when: (spec: never) => boolean;
+  /** Which child needs it, for the message: e.g. "the backup CronJob <name>-backup (at most 52 characters)". */
+  readonly because: string;
 }
 
 export interface PrinterColumn {
@@ -143,6 +161,13 @@ export interface PrinterColumn {
 
 /** The Kubernetes quantity grammar (resource.Quantity), for admission and runtime alike. */
 export const QUANTITY_PATTERN = '^[+]?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(([KMGTPE]i)|[numkMGTPE]|([eE][+-]?[0-9]+))?$';
+
+/** Whether a quantity that matches QUANTITY_PATTERN is greater than zero (the grammar has no minus sign). */
+export function isPositiveQuantity(q: string | number): boolean {
+  if (typeof q === 'number') return q > 0;
+  const number = /^[+]?([0-9]+(\.[0-9]*)?|\.[0-9]+)/.exec(q)?.[1];
+  return number !== undefined && Number(number) > 0;
+}
 
 /** RFC 1123 label (a Kubernetes object name that must also be a DNS label). */
 export const DNS_LABEL_PATTERN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';

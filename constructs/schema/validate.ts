@@ -1,5 +1,5 @@
 import type { ArrayNode, MapNode, ObjectNode, SchemaNode } from './schema.js';
-import { QUANTITY_PATTERN } from './schema.js';
+import { QUANTITY_PATTERN, isPositiveQuantity } from './schema.js';
 
 /** One thing wrong with an input: where, what was there, and what was wanted. */
 export interface Problem {
@@ -89,6 +89,8 @@ function check(node: SchemaNode, value: unknown, field: string, out: Problem[]):
     case 'quantity':
       if (!((typeof value === 'number' && Number.isInteger(value) && value >= 0) || (typeof value === 'string' && new RegExp(QUANTITY_PATTERN).test(value)))) {
         out.push({ field, value, expected: 'a Kubernetes quantity such as "500m", "256Mi" or "10Gi"' });
+      } else if (node.positive && !isPositiveQuantity(value)) {
+        out.push({ field, value, expected: 'a quantity greater than zero, such as "10Gi"' });
       }
       break;
     case 'int-or-string':

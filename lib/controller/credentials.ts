@@ -1,7 +1,7 @@
 import type { KubeClient } from '../kube/index.js';
 import { apiError, isAlreadyExists, isNotFound } from '../kube/index.js';
 import type { CredentialsState } from '../reconcile/credentials.js';
-import { CREDENTIAL_KEYS, GENERATED_BY_LABEL, generatePassword, missingKeys } from '../reconcile/credentials.js';
+import { CREDENTIAL_KEYS, GENERATED_BY_LABEL, credentialsProblem, generatePassword, missingKeys } from '../reconcile/credentials.js';
 import type { CustomResource } from './status.js';
 
 /**
@@ -37,9 +37,11 @@ async function ensure(client: KubeClient, cr: CustomResource): Promise<Credentia
   const existing = await readSecretData(client, namespace, secretName);
   if (existing) {
     const missing = missingKeys(existing);
-    return missing.length === 0
-      ? { state: 'ready', secretName }
-      : { state: 'incomplete', secretName, message: `Secret ${secretName} has no ${missing.join(' or ')} key; add ${missing.length > 1 ? 'them' : 'it'} (the data is never shown)` };
+    if (missing.length > 0) {
+      return { state: 'incomplete', secretName, message: `Secret ${secretName} has no ${missing.join(' or ')} key; add ${missing.length > 1 ? 'them' : 'it'} (the data is never shown)` };
+    }
+    const problem = credentialsProblem(secretName, existing);
+    return problem ? { state: 'invalid', secretName, message: problem } : { state: 'ready', secretName };
   }
   if (spec.credentialsSecretName !== undefined) {
     return { state: 'missing', secretName, message: `Secret ${secretName} named in spec.credentialsSecretName does not exist; create it with keys ${CREDENTIAL_KEYS.join(' and ')}` };

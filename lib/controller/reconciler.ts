@@ -77,6 +77,11 @@ export class Reconciler {
     const cr = owner.informer.get(namespace, name);
     if (!cr || cr.metadata.deletionTimestamp) return undefined;
     const log = this.o.logger.child({ kind: kindName, namespace, name });
+    if ((cr.spec as { paused?: boolean } | undefined)?.paused === true) {
+      // Nothing of the children is touched, not even read for status: they are the user's to handle now.
+      await this.writeStatus(cr, {}, pausedConditions(currentConditions(cr)), true);
+      return undefined;
+    }
 
     let rendered: KubernetesObject[];
     try {
@@ -98,26 +103,31 @@ export class Reconciler {
     const credentials = kindName === 'MySQLCluster' ? await ensureCredentials(this.o.client, cr) : undefined;
     if (credentials?.state === 'created') this.o.events.record(cr, 'Normal', 'CredentialsCreated', `created Secret ${credentials.secretName} with generated passwords`);
 
+    const problems: Problem[] = [];
+    if (credentials && 'message' in credentials) problems.push({ reason: CREDENTIALS_REASONS[credentials.state], message: credentials.message });
+    const backupVolume = await this.backupVolumeProblem(cr);
+    if (backupVolume) problems.push(backupVolume);
+    // Pods that read a Secret which is missing or unusable would only fail (CreateContainerConfigError,
+    // or replicas that can never connect): hold them back, apply the rest. Held back is not pruned.
+    const holdBack = credentials && 'message' in credentials ? (o: KubernetesObject) => readsSecret(o, credentials.secretName) : undefined;
+
     await this.ensureApplySetParent(cr, owner.kind);
-    const failure = await this.converge(cr, rendered, log);
+    const failure = await this.converge(cr, rendered, log, holdBack);
 
     const observed = this.observe(cr, rendered, credentials);
-    const credentialsProblem = credentials && 'message' in credentials ? credentials : undefined;
-    const problemReason = credentialsProblem?.state === 'forbidden' ? 'CredentialsForbidden' : 'CredentialsMissing';
-    const conditions = failure ? failureConditions(failure.reason, failure.message, observed.conditions)
-      : credentialsProblem ? withDegraded(observed.conditions, problemReason, credentialsProblem.message)
-        : observed.conditions;
-    if (credentialsProblem) this.o.events.record(cr, 'Warning', problemReason, credentialsProblem.message);
+    const conditions = failure ? failureConditions(failure.reason, failure.message, observed.conditions) : withProblems(observed.conditions, problems);
+    for (const p of problems) this.o.events.record(cr, 'Warning', p.reason, p.message);
     await this.writeStatus(cr, observed.fields, conditions, false);
     // Forbidden may end without a spec change (someone fixes the RBAC): retry with backoff, never hot.
     if (failure?.retry) throw new Error(failure.message);
     if (failure) throw new TerminalError(failure.message);
-    if (credentialsProblem) return { requeueAfterMs: CREDENTIALS_RECHECK_MS };
+    // What the user must create or fix outside the spec is looked at again later, never hot.
+    if (problems.length > 0) return { requeueAfterMs: CREDENTIALS_RECHECK_MS };
     return undefined;
   }
 
   /** Applies what differs and prunes what is no longer rendered; returns a failure to report. */
-  private async converge(cr: CustomResource, rendered: readonly KubernetesObject[], log: Logger): Promise<{ reason: string; message: string; retry?: boolean } | undefined> {
+  private async converge(cr: CustomResource, rendered: readonly KubernetesObject[], log: Logger, holdBack?: (o: KubernetesObject) => boolean): Promise<{ reason: string; message: string; retry?: boolean } | undefined> {
     const uid = cr.metadata.uid ?? '';
     const owner = { apiVersion: cr.apiVersion, kind: cr.kind, group: cr.apiVersion.split('/')[0] ?? '', namespace: cr.metadata.namespace ?? '', name: cr.metadata.name, uid };
     const desired = stampChildren(rendered, owner);
@@ -125,6 +135,7 @@ export class Reconciler {
     const applied: string[] = [];
     const reportApplied = (): void => { if (applied.length) this.o.events.record(cr, 'Normal', 'Applied', applied.join('; ')); };
     for (const child of desired) {
+      if (holdBack?.(child.object)) continue;
       const live = this.childInformer(child.object.apiVersion, child.object.kind).get(owner.namespace, child.object.metadata.name);
       const decision = this.applier.decide(child, live);
       if (!decision.send) continue;
@@ -192,6 +203,20 @@ export class Reconciler {
     });
   }
 
+  /** A backup volume named in the spec that does not exist: backups would never run. */
+  private async backupVolumeProblem(cr: CustomResource): Promise<Problem | undefined> {
+    const claim = (cr.spec as { backup?: { persistentVolumeClaimName?: string } } | undefined)?.backup?.persistentVolumeClaimName;
+    if (cr.kind !== 'MySQLCluster' || claim === undefined) return undefined;
+    const namespace = cr.metadata.namespace ?? '';
+    try {
+      await this.o.client.request({ path: `/api/v1/namespaces/${namespace}/persistentvolumeclaims/${claim}` });
+      return undefined;
+    } catch (e) {
+      if (!isNotFound(e)) throw e;
+      return { reason: 'BackupVolumeMissing', message: `PersistentVolumeClaim ${claim} named in spec.backup.persistentVolumeClaimName does not exist in namespace ${namespace}: backups cannot run until it is created (recon8s never creates it)` };
+    }
+  }
+
   private observe(cr: CustomResource, rendered: readonly KubernetesObject[], credentials: CredentialsState | undefined): ObservedState {
     const namespace = cr.metadata.namespace ?? '';
     const live = (apiVersion: string, kind: string, name: string): LiveObject | undefined => this.childInformer(apiVersion, kind).get(namespace, name);
@@ -240,6 +265,45 @@ function withoutConditions(status: CustomResource['status']): Record<string, unk
   return rest;
 }
 
-function withDegraded(conditions: readonly ConditionInput[], reason: string, message: string): ConditionInput[] {
-  return conditions.map((c) => (c.type === 'Degraded' ? { type: 'Degraded', status: 'True', reason, message } : c));
+interface Problem { readonly reason: string; readonly message: string }
+
+const CREDENTIALS_REASONS: Record<'missing' | 'incomplete' | 'forbidden' | 'invalid', string> = {
+  missing: 'CredentialsMissing', incomplete: 'CredentialsMissing', forbidden: 'CredentialsForbidden', invalid: 'CredentialsInvalid',
+};
+
+/**
+ * Degraded names the first problem (and the message all of them); a resource that is not Ready says
+ * why in its Ready reason too, so `kubectl get`'s STATUS shows the cause rather than "Unavailable".
+ */
+function withProblems(conditions: readonly ConditionInput[], problems: readonly Problem[]): ConditionInput[] {
+  const first = problems[0];
+  if (!first) return [...conditions];
+  const message = problems.map((p) => p.message).join('; ');
+  return conditions.map((c) => {
+    if (c.type === 'Degraded') return { type: 'Degraded', status: 'True', reason: first.reason, message };
+    if (c.type === 'Ready' && c.status !== 'True') return { type: 'Ready', status: c.status, reason: first.reason, message: `${c.message}; ${message}` };
+    return c;
+  });
+}
+
+/** Progressing=False/Paused; Ready and Degraded keep what was last observed (nothing is looked at while paused). */
+function pausedConditions(previous: readonly ConditionInput[]): ConditionInput[] {
+  const keep = (type: ConditionInput['type'], fallback: ConditionInput): ConditionInput => previous.find((c) => c.type === type) ?? fallback;
+  return [
+    keep('Ready', { type: 'Ready', status: 'Unknown', reason: 'Paused', message: 'not observed: reconciliation is paused' }),
+    { type: 'Progressing', status: 'False', reason: 'Paused', message: 'reconciliation is paused by spec.paused: the children are left as they are until it is cleared' },
+    keep('Degraded', { type: 'Degraded', status: 'Unknown', reason: 'Paused', message: 'not observed: reconciliation is paused' }),
+  ];
+}
+
+/** Whether a child's pods read this Secret (an env secretKeyRef, envFrom or a secret volume). */
+export function readsSecret(object: unknown, secretName: string): boolean {
+  if (Array.isArray(object)) return object.some((o) => readsSecret(o, secretName));
+  if (typeof object !== 'object' || object === null) return false;
+  const o = object as Record<string, unknown>;
+  for (const key of ['secretKeyRef', 'secretRef'] as const) {
+    if ((o[key] as { name?: string } | undefined)?.name === secretName) return true;
+  }
+  if ((o.secret as { secretName?: string } | undefined)?.secretName === secretName) return true;
+  return Object.values(o).some((v) => readsSecret(v, secretName));
 }

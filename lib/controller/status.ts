@@ -47,6 +47,7 @@ export function observeApp(cr: CustomResource, rendered: readonly KubernetesObje
   const figures = workloadFigures(liveDeployment, desired);
   return {
     fields: compact({
+      desiredReplicas: desired,
       replicas: figures?.replicas ?? 0,
       readyReplicas: figures?.ready ?? 0,
       selector: selectorString(deployment),

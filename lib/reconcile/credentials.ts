@@ -11,7 +11,26 @@ export type CredentialsState =
   | { readonly state: 'created'; readonly secretName: string }
   | { readonly state: 'missing'; readonly secretName: string; readonly message: string }
   | { readonly state: 'incomplete'; readonly secretName: string; readonly message: string }
-  | { readonly state: 'forbidden'; readonly secretName: string; readonly message: string };
+  | { readonly state: 'forbidden'; readonly secretName: string; readonly message: string }
+  | { readonly state: 'invalid'; readonly secretName: string; readonly message: string };
+
+/**
+ * MySQL refuses a replication password longer than this (CHANGE REPLICATION SOURCE TO ... SOURCE_PASSWORD,
+ * ERROR 3056): a longer one leaves every replica unable to connect, for ever.
+ */
+export const MAX_REPLICATION_PASSWORD_LENGTH = 32;
+
+/**
+ * What is wrong with the passwords, in words that never show them: a replication password MySQL would
+ * refuse. `data` is the Secret's base64 data, as the API returns it.
+ */
+export function credentialsProblem(secretName: string, data: Readonly<Record<string, string>>): string | undefined {
+  const replication = data['replication-password'];
+  if (replication === undefined) return undefined;
+  const length = Buffer.from(replication, 'base64').toString('utf8').length;
+  if (length <= MAX_REPLICATION_PASSWORD_LENGTH) return undefined;
+  return `Secret ${secretName} key replication-password is longer than ${MAX_REPLICATION_PASSWORD_LENGTH} characters, the most MySQL accepts for a replication password (replicas could never connect); set a shorter one`;
+}
 
 /** A strong random password: 32 characters of base64url (192 bits), safe in my.cnf and shells. */
 export function generatePassword(): string {

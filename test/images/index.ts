@@ -7,6 +7,7 @@
  */
 import { buildMysqlImage } from './mysql.js';
 import { buildOperatorImage } from './operator.js';
+import { buildPauseImage } from './pause.js';
 import type { BuildLog, BuiltImage, ImageName } from './recipe.js';
 import { seconds } from './recipe.js';
 import { buildWebImage } from './web.js';
@@ -15,14 +16,17 @@ export type { BuiltImage, ImageName } from './recipe.js';
 export { imagesCacheDir } from './cache.js';
 export { MYSQL_IMAGE_UID, MYSQL_REF, MYSQL_SERIES, mysqlRootfs } from './mysql.js';
 export { OPERATOR_REF, OPERATOR_REFS } from './operator.js';
+export { PAUSE_REF } from './pause.js';
 export { WEB_PORT, WEB_REFS, WEB_UID, WEB_VERSIONS, webBody } from './web.js';
 
+/** The images workloads run; the node's own sandbox image (`pause`) is asked for by name. */
 export const IMAGE_NAMES: readonly ImageName[] = ['mysql', 'web', 'operator'];
 
 const BUILDERS: Record<ImageName, (log: BuildLog) => Promise<BuiltImage>> = {
   mysql: buildMysqlImage,
   web: buildWebImage,
   operator: buildOperatorImage,
+  pause: buildPauseImage,
 };
 
 export interface EnsureImagesOptions {

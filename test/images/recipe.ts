@@ -6,7 +6,7 @@ import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export type ImageName = 'mysql' | 'web' | 'operator';
+export type ImageName = 'mysql' | 'web' | 'operator' | 'pause';
 
 export interface BuiltImage {
   readonly name: ImageName;

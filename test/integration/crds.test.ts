@@ -145,6 +145,34 @@ describe('CRDs and manifests on a real API server', function () {
       assert.match(r.stderr, /metadata\.name must be at most 52 characters/);
     });
 
+    it('fails on a name too long for the backup CronJob when backups are on, and accepts it without', () => {
+      const name = 'b'.repeat(46);
+      const r = create(mysql(name, { backup: { schedule: '@daily', persistentVolumeClaimName: 'backups' } }));
+      assert.notEqual(r.status, 0);
+      assert.match(r.stderr, /metadata\.name must be at most 45 characters, so that the backup CronJob "<name>-backup" \(at most 52 characters\) fits/);
+      assert.equal(create(mysql(name, {})).status, 0);
+      const on = apply(mysql(name, { backup: { schedule: '@daily', persistentVolumeClaimName: 'backups' } }));
+      assert.notEqual(on.status, 0, 'turning backups on later is refused too');
+    });
+
+    it('fails on a storage size of zero, in any spelling', () => {
+      for (const size of ['0', '0Gi', 0]) {
+        const r = create(mysql('zero', { storage: { size } }));
+        assert.notEqual(r.status, 0, `size ${JSON.stringify(size)} was admitted`);
+        assert.match(r.stderr, /spec\.storage\.size: Invalid value: .*greater than zero/);
+      }
+    });
+
+    it('accepts one unnamed App port, but several need names, unique ones', () => {
+      assert.equal(create(app('one-port', { image: 'nginx', ports: [{ port: 80 }] })).status, 0);
+      const several = create(app('two-ports', { image: 'nginx', ports: [{ name: 'http', port: 80 }, { port: 81 }] }));
+      assert.notEqual(several.status, 0);
+      assert.match(several.stderr, /spec\.ports: Invalid value: .*a name on every port when there are several/);
+      const duplicate = create(app('dup-ports', { image: 'nginx', ports: [{ name: 'http', port: 80 }, { name: 'http', port: 81 }] }));
+      assert.notEqual(duplicate.status, 0);
+      assert.match(duplicate.stderr, /spec\.ports: Invalid value: .*unique port names/);
+    });
+
     it('fails when storage shrinks, but lets it grow', () => {
       assert.equal(apply(mysql('grow', { storage: { size: '20Gi' } })).status, 0);
       const shrink = apply(mysql('grow', { storage: { size: '10Gi' } }));

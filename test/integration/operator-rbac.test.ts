@@ -198,6 +198,8 @@ describe('operator install and least-privilege RBAC (own control plane, OwnerRef
   });
 
   it('reconciles a MySQLCluster end to end: its credentials Secret, children owned by it, status and Events', async () => {
+    // The backup volume is the user's to create; without it the cluster is Degraded (BackupVolumeMissing).
+    await admin.makeApiClient(CoreV1Api).createNamespacedPersistentVolumeClaim({ namespace: GRANTED, body: { metadata: { name: 'db-backups' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } } });
     // Delete on deletion: the generated Secret is then owned by the cluster (blockOwnerDeletion too).
     await createCr('MySQLCluster', GRANTED, 'db', { replicas: 2, backup: { schedule: '0 3 * * *', persistentVolumeClaimName: 'db-backups' }, pvcRetention: { whenDeleted: 'Delete' } });
     await eventually(async () => {

@@ -228,6 +228,12 @@ describe('App', () => {
       ]);
     });
 
+    it('accepts a single port without a name, as Kubernetes does, and renders it unnamed', () => {
+      const s = synthApp({ image: 'web', ports: [{ port: 80, targetPort: 8080 }] });
+      assert.deepEqual(serviceOf(s).spec?.ports, [{ port: 80, targetPort: 8080, protocol: 'TCP' }]);
+      assert.deepEqual(containerOf(s).ports, [{ containerPort: 8080, protocol: 'TCP' }]);
+    });
+
     for (const type of ['NodePort', 'LoadBalancer'] as const) {
       it(`is of type ${type} when asked, leaving nodePort to the API server`, () => {
         const spec = serviceOf(synthApp({ ...ACCEPTANCE, serviceType: type })).spec;
@@ -445,13 +451,14 @@ describe('App', () => {
       { name: 'fails on an invalid Secret name in secretKeyRef', props: env({ name: 'A', valueFrom: { secretKeyRef: { name: 'My_Secret', key: 'k' } } }), field: 'spec.env[0].valueFrom.secretKeyRef.name', value: 'My_Secret', expected: /DNS subdomain name/ },
       { name: 'fails on an invalid ConfigMap key in configMapKeyRef', props: env({ name: 'A', valueFrom: { configMapKeyRef: { name: 'flags', key: 'a b' } } }), field: 'spec.env[0].valueFrom.configMapKeyRef.key', value: 'a b', expected: /a key of letters/ },
       { name: 'fails when a secretKeyRef has no key', props: env({ name: 'A', valueFrom: { secretKeyRef: { name: 'db' } } }), field: 'spec.env[0].valueFrom.secretKeyRef.key', expected: /required/ },
-      { name: 'fails on a duplicate port name', props: { image: 'nginx', ports: [http, { name: 'http', port: 8080 }] }, field: 'spec.ports[1]', value: { name: 'http' }, expected: /a unique name \(item 0 has the same\)/ },
+      { name: 'fails on a duplicate port name', props: { image: 'nginx', ports: [http, { name: 'http', port: 8080 }] }, field: 'spec.ports', value: [{ name: 'http', port: 80, protocol: 'TCP' }, { name: 'http', port: 8080, protocol: 'TCP' }], expected: /unique port names/ },
+      { name: 'fails on two ports with the same port and protocol', props: { image: 'nginx', ports: [http, { name: 'web', port: 80 }] }, field: 'spec.ports[1]', value: { port: 80, protocol: 'TCP' }, expected: /a unique port\/protocol \(item 0 has the same\)/ },
       { name: 'fails on port 0', props: { image: 'nginx', ports: [{ name: 'http', port: 0 }] }, field: 'spec.ports[0].port', value: 0, expected: /an integer from 1 to 65535/ },
       { name: 'fails on port 65536', props: { image: 'nginx', ports: [{ name: 'http', port: 65536 }] }, field: 'spec.ports[0].port', value: 65536, expected: /an integer from 1 to 65535/ },
       { name: 'fails on a targetPort out of range', props: { image: 'nginx', ports: [{ ...http, targetPort: 70000 }] }, field: 'spec.ports[0].targetPort', value: 70000, expected: /an integer from 1 to 65535/ },
       { name: 'fails on an upper-case port name', props: { image: 'nginx', ports: [{ name: 'HTTP', port: 80 }] }, field: 'spec.ports[0].name', value: 'HTTP', expected: /IANA service name/ },
       { name: 'fails on a port name longer than 15 characters', props: { image: 'nginx', ports: [{ name: 'a-very-long-port-name', port: 80 }] }, field: 'spec.ports[0].name', value: 'a-very-long-port-name', expected: /at most 15 characters/ },
-      { name: 'fails on a port without a name', props: { image: 'nginx', ports: [{ port: 80 }] }, field: 'spec.ports[0].name', expected: /required/ },
+      { name: 'fails on several ports when one has no name', props: { image: 'nginx', ports: [http, { port: 8080 }] }, field: 'spec.ports', value: [{ name: 'http', port: 80, protocol: 'TCP' }, { port: 8080, protocol: 'TCP' }], expected: /a name on every port when there are several/ },
       { name: 'fails on an unknown protocol', props: { image: 'nginx', ports: [{ ...http, protocol: 'HTTP' }] }, field: 'spec.ports[0].protocol', value: 'HTTP', expected: /one of "TCP", "UDP", "SCTP"/ },
       { name: 'fails on a NodePort without ports', props: { image: 'nginx', serviceType: 'NodePort' }, field: 'spec.serviceType', value: 'NodePort', expected: /a Service needs at least one port/ },
       { name: 'fails on a LoadBalancer with an empty list of ports', props: { image: 'nginx', serviceType: 'LoadBalancer', ports: [] }, field: 'spec.serviceType', value: 'LoadBalancer', expected: /a Service needs at least one port/ },
@@ -518,7 +525,7 @@ describe('App', () => {
         { field: 'spec.image', value: 'nginx latest', expected: /without spaces/ },
         { field: 'spec.replicas', value: -1, expected: /an integer from 0 to 1000/ },
         { field: 'spec.replica', value: 2, expected: /no such field/ },
-        { field: 'spec.ports[1]', value: { name: 'http' }, expected: /a unique name/ },
+        { field: 'spec.ports[1]', value: { port: 80, protocol: 'TCP' }, expected: /a unique port\/protocol/ },
         { field: 'spec.autoscaling.minReplicas', value: 5, expected: /no greater than maxReplicas/ },
         { field: 'spec.labels', value: { 'app.kubernetes.io/name': 'x' }, expected: /no keys under/ },
         { field: 'spec.securityContext.runAsUser', value: 0, expected: /needs runAsNonRoot: false/ },

@@ -56,6 +56,14 @@ describe('recon8s render', function () {
     assert.deepEqual(service.spec.ports, [{ name: 'http', port: 8080, protocol: 'TCP', targetPort: 80 }]);
   });
 
+  it('fails (exit 1) on a MySQLCluster name that leaves no room for its backup CronJob, as admission does', () => {
+    const name = 'b'.repeat(46);
+    const cluster = `apiVersion: recon8s.dev/v1alpha1\nkind: MySQLCluster\nmetadata: { name: ${name} }\nspec:\n  backup: { schedule: "@daily", persistentVolumeClaimName: dumps }\n`;
+    const r = runCli(['render', '-f', file('long.yaml', cluster)]);
+    assert.equal(r.status, 1, r.stderr);
+    assert.match(r.stderr, new RegExp(`metadata\\.name: got "${name}", expected at most 45 characters, so that the backup CronJob "<name>-backup" \\(at most 52 characters\\) fits`));
+  });
+
   it('prints a JSON List with -o json', () => {
     const r = runCli(['render', '-f', file('nginx.yaml', NGINX), '-o', 'json']);
     assert.equal(r.status, 0, r.stderr);

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
+import type { MySQLClusterProps } from '../../constructs/index.js';
 import type { ExpectedMySQLProblem } from './support/mysql-synth.js';
-import { assertMySQLProblem, invalidMySQL } from './support/mysql-synth.js';
+import { assertMySQLProblem, invalidMySQL, synthMySQL } from './support/mysql-synth.js';
 
 const BACKUP = { schedule: '0 3 * * *', persistentVolumeClaimName: 'shop-backups' };
 const EOL = /end-of-life and get no security fixes/;
@@ -16,6 +17,7 @@ const cases: FailCase[] = [
   { name: 'fails on a name that is not a DNS-1035 label', id: 'My_DB', props: {}, field: 'metadata.name', value: 'My_DB', expected: /DNS-1035 label/ },
   { name: 'fails on a name starting with a digit', id: '1db', props: {}, field: 'metadata.name', value: '1db', expected: /DNS-1035 label/ },
   { name: 'fails on a name of 53 characters, leaving no room for the children names', id: 'a'.repeat(53), props: {}, field: 'metadata.name', value: 'a'.repeat(53), expected: /at most 52 characters/ },
+  { name: 'fails on a name of 46 characters with backups: the CronJob "<name>-backup" would exceed 52', id: 'a'.repeat(46), props: { backup: BACKUP }, field: 'metadata.name', value: 'a'.repeat(46), expected: /at most 45 characters, so that the backup CronJob "<name>-backup" \(at most 52 characters\) fits/ },
   // replicas
   { name: 'fails when replicas is 0', props: { replicas: 0 }, field: 'spec.replicas', value: 0, expected: /an integer from 1 to 9/ },
   { name: 'fails when replicas is 10', props: { replicas: 10 }, field: 'spec.replicas', value: 10, expected: /an integer from 1 to 9/ },
@@ -34,6 +36,9 @@ const cases: FailCase[] = [
   // storage
   { name: 'fails on a storage size of "ten gigs"', props: { storage: { size: 'ten gigs' } }, field: 'spec.storage.size', value: 'ten gigs', expected: /a Kubernetes quantity/ },
   { name: 'fails on a negative storage size', props: { storage: { size: -1 } }, field: 'spec.storage.size', value: -1, expected: /a Kubernetes quantity/ },
+  { name: 'fails on a storage size of "0"', props: { storage: { size: '0' } }, field: 'spec.storage.size', value: '0', expected: /greater than zero/ },
+  { name: 'fails on a storage size of 0Gi', props: { storage: { size: '0Gi' } }, field: 'spec.storage.size', value: '0Gi', expected: /greater than zero/ },
+  { name: 'fails on a storage size of the number 0', props: { storage: { size: 0 } }, field: 'spec.storage.size', value: 0, expected: /greater than zero/ },
   { name: 'fails on a storageClassName that is not a DNS subdomain', props: { storage: { storageClassName: 'Fast_SSD' } }, field: 'spec.storage.storageClassName', value: 'Fast_SSD', expected: /a DNS subdomain name/ },
   { name: 'fails on no access modes', props: { storage: { accessModes: [] } }, field: 'spec.storage.accessModes', value: [], expected: /at least 1 item/ },
   { name: 'fails on an unknown access mode', props: { storage: { accessModes: ['ReadOnlyMany'] } }, field: 'spec.storage.accessModes[0]', value: 'ReadOnlyMany', expected: /one of "ReadWriteOnce"/ },
@@ -111,5 +116,12 @@ describe('MySQLCluster validation', () => {
     const { chart } = invalidMySQL({ replicas: 0, backup: BACKUP });
     assert.deepEqual(chart.toJson(), []);
     assert.equal(chart.node.children.length, 0);
+  });
+
+  it('accepts the longest names each shape of cluster leaves room for: 52 without backups, 45 with', () => {
+    const names = (id: string, props: unknown): string[] => synthMySQL(props as MySQLClusterProps, id).objects.map((o) => o.metadata?.name ?? '').sort();
+    assert.ok(names('a'.repeat(52), {}).includes('a'.repeat(52)));
+    const withBackup = names('b'.repeat(45), { backup: BACKUP });
+    assert.ok(withBackup.includes(`${'b'.repeat(45)}-backup`) && `${'b'.repeat(45)}-backup`.length === 52, withBackup.join(','));
   });
 });

@@ -1,15 +1,18 @@
 import { ApiextensionsV1Api } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import { APP, MYSQL_CLUSTER, crdManifest } from '../../../constructs/index.js';
 import type { Controller, ControllerOptions } from '../../../lib/controller/manager.js';
 import { startController } from '../../../lib/controller/manager.js';
 import { createKubeClient } from '../../../lib/kube/index.js';
-import type { ControlPlane } from '../../controlplane/index.js';
 import { eventually } from '../eventually.js';
 
-const installed = new WeakMap<ControlPlane, Promise<void>>();
+/** A cluster to talk to: a test control plane, or the real node of the end-to-end tests. */
+export interface ClusterAccess { kubeConfig(): KubeConfig }
+
+const installed = new WeakMap<ClusterAccess, Promise<void>>();
 
 /** Installs both CRDs (as generated from the spec definitions) and waits until they serve. Once per control plane. */
-export function installCrds(controlPlane: ControlPlane): Promise<void> {
+export function installCrds(controlPlane: ClusterAccess): Promise<void> {
   let done = installed.get(controlPlane);
   if (!done) {
     done = (async () => {
@@ -35,7 +38,7 @@ export function installCrds(controlPlane: ControlPlane): Promise<void> {
  * tests in other namespaces do not see it), with metrics and probes on free loopback ports and a
  * short resync. Stop it in an `after` hook.
  */
-export async function startTestController(controlPlane: ControlPlane, options: Partial<ControllerOptions> & { readonly namespaces: readonly string[] }): Promise<Controller> {
+export async function startTestController(controlPlane: ClusterAccess, options: Partial<ControllerOptions> & { readonly namespaces: readonly string[] }): Promise<Controller> {
   await installCrds(controlPlane);
   return startController({
     kubeConfig: controlPlane.kubeConfig(),

@@ -1,0 +1,70 @@
+import { CoreV1Api } from '@kubernetes/client-node';
+import { eventually } from '../integration/eventually.js';
+import type { NodeCluster } from '../node/index.js';
+import { startNodeCluster } from '../node/index.js';
+
+/** Bound on the hook that gets the node: a first run builds kubelet, CoreDNS and the images (minutes, once per machine). */
+export const NODE_HOOK_TIMEOUT_MS = 60 * 60_000;
+
+/**
+ * Developers on a machine that cannot run the node (not Linux, not root) may opt out of the end-to-end
+ * tests with RECON8S_E2E=skip; they are then reported as pending, with this reason. CI never sets it:
+ * without it, a node that cannot start fails the suite and says why.
+ */
+export const E2E_OPT_OUT = process.env.RECON8S_E2E === 'skip';
+
+let shared: Promise<NodeCluster> | undefined;
+
+/** The one node of this test run, started on first use, stopped by test/hooks.ts after the last test. */
+export function sharedNode(): Promise<NodeCluster> {
+  shared ??= startNodeCluster();
+  return shared;
+}
+
+/** For test/hooks.ts. */
+export async function stopSharedNode(): Promise<void> {
+  const started = shared;
+  shared = undefined;
+  const node = await started?.catch(() => undefined);
+  await node?.stop();
+}
+
+/**
+ * Call inside a `describe` of an end-to-end test: a `before` hook gets the shared node (long timeout
+ * for a first build), and the returned getter hands it to the tests.
+ */
+export function useSharedNode(): () => NodeCluster {
+  let node: NodeCluster | undefined;
+  before(async function (this: Mocha.Context) {
+    if (E2E_OPT_OUT) {
+      // Only ever by the developer's explicit choice (RECON8S_E2E=skip), never because the rig is missing.
+      this.skip();
+    }
+    this.timeout(NODE_HOOK_TIMEOUT_MS);
+    node = await sharedNode();
+  });
+  return () => {
+    if (!node) throw new Error('useSharedNode(): the node is only there once the before hook has run.');
+    return node;
+  };
+}
+
+/**
+ * A new namespace where Pod Security "restricted" is enforced (what recon8s's workloads promise to pass),
+ * ready for pods: its default ServiceAccount exists.
+ */
+export async function freshRestrictedNamespace(node: NodeCluster, prefix: string): Promise<string> {
+  const core = node.kubeConfig().makeApiClient(CoreV1Api);
+  const stem = prefix.toLowerCase().replace(/[^a-z0-9-]+/g, '-').slice(0, 50).replace(/-+$/, '');
+  const created = await core.createNamespace({
+    body: {
+      metadata: {
+        generateName: `${stem}-`,
+        labels: { 'pod-security.kubernetes.io/enforce': 'restricted', 'pod-security.kubernetes.io/enforce-version': 'latest' },
+      },
+    },
+  });
+  const name = created.metadata?.name ?? '';
+  await eventually(() => core.readNamespacedServiceAccount({ namespace: name, name: 'default' }), { timeoutMs: 30_000, description: `the default ServiceAccount of ${name}` });
+  return name;
+}

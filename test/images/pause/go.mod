@@ -1,0 +1,3 @@
+module recon8s.test/pause
+
+go 1.26
