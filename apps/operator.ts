@@ -152,6 +152,9 @@ export class OperatorChart extends Chart {
         // get: is there data from an earlier cluster of that name (before generating passwords)?
         // patch: grow the claims when a MySQLCluster's storage.size grows. Never create, list or delete.
         { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get', 'patch'] },
+        // The MySQL database pods are watched for what their containers report on termination
+        // (lib/controller/member-reports.ts). Read only: no get of one pod, no exec, no logs.
+        { apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch'] },
         // Core v1 Events, created only: repeats are deduplicated in memory (lib/controller/events.ts), never patched.
         { apiGroups: [''], resources: ['events'], verbs: ['create'] },
       ],

@@ -9,6 +9,7 @@ export { render, KINDS } from './render.js';
 export type { AppResource, KubernetesObject, MySQLClusterResource, Recon8sResource, ResourceMetadata } from './render.js';
 export { APP } from './app/spec.js';
 export { MYSQL_CLUSTER, SUPPORTED_MYSQL_VERSIONS, END_OF_LIFE_MYSQL_VERSIONS } from './mysql/spec.js';
+export { REPORT_REASONS as MYSQL_MEMBER_REPORTS } from './mysql/reprovision-script.js';
 export { InvalidSpecError, formatProblem } from './schema/validate.js';
 export type { Problem } from './schema/validate.js';
 export type { KindDefinition } from './schema/schema.js';

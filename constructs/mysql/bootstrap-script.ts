@@ -26,6 +26,7 @@ export const BOOTSTRAP_SH = sh`#!/bin/bash
 # constructs/mysql/bootstrap-script.ts for the design).
 set -euo pipefail
 . "\${BASH_SOURCE[0]%/*}/common.sh"
+. "\${BASH_SOURCE[0]%/*}/reprovision.sh"
 require_env PRIMARY_HOST MYSQL_ROOT_PASSWORD MYSQL_REPLICATION_PASSWORD
 
 volume=\${DATA_VOLUME:-${PATHS.dataVolume}} # overridden by unit tests only
@@ -143,6 +144,8 @@ clone_primary() {
   rm -f -- "$stage/auto.cnf" "$stage/mysqld-auto.cnf"
 }
 
+# A clone the replication sidecar finished before the pod restarted (see reprovision-script.ts).
+adopt_clone
 if [[ -e $datadir/mysql.ibd ]]; then
   log "$datadir holds a data directory; nothing to do"
   exit 0

@@ -15,6 +15,8 @@ const MANAGED_OPTIONS: readonly (readonly [string, string])[] = [
   ['secure_file_priv', 'NULL'],
   ['port', String(MYSQL_PORT)],
   ['bind_address', '*'],
+  // No X Protocol: nothing uses it, and its port 33060 would listen on every address undeclared.
+  ['mysqlx', 'OFF'],
   // Reverse DNS of pod IPs is slow and meaningless; accounts are matched by '%'.
   ['skip_name_resolve', 'ON'],
   // GTID replication: replicas find their position by GTID (SOURCE_AUTO_POSITION), never by file offsets.

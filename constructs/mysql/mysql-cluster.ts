@@ -15,7 +15,9 @@ export type MySQLClusterProps = MySQLClusterSpec;
 
 /**
  * A MySQL cluster: one writable primary (the StatefulSet's ordinal 0) and `replicas - 1` read-only
- * replicas that follow it by GTID replication. New replicas are provisioned by cloning the primary.
+ * replicas that follow it by GTID replication. New replicas are provisioned by cloning the primary,
+ * and so is a replica that can no longer catch up because the primary purged binary logs it needs
+ * (its previous data is kept until the clone replicates; see reprovision-script.ts).
  *
  * The construct id is the cluster's name, from which every object's name is derived: the
  * StatefulSet `<name>`, the Services `<name>-headless` (members are `<name>-N.<name>-headless`),

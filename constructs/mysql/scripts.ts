@@ -6,6 +6,7 @@
 import { BOOTSTRAP_SH } from './bootstrap-script.js';
 import { BACKUP_SH } from './backup-script.js';
 import { MYSQL_PORT, PATHS, REPLICATION_USER, SERVER_ID_OFFSET } from './layout.js';
+import { REPROVISION_SH, START_MYSQLD_SH } from './reprovision-script.js';
 import { sh } from './shell.js';
 
 /** Functions the other scripts source. */
@@ -126,6 +127,18 @@ else
 fi
 `;
 
+/** The liveness and startup probe: does mysqld answer? */
+export const ALIVE_SH = sh`#!/bin/bash
+# recon8s liveness: mysqld answers on its socket. It logs in with the root password (a login without
+# credentials would be refused: an "Access denied" in the error log and one more Aborted_connects at
+# every probe). mysqladmin ping succeeds whenever the server answers, even when the login fails (a
+# password changed by hand): a credentials problem never gets a healthy server killed.
+set -o pipefail
+. "\${BASH_SOURCE[0]%/*}/common.sh"
+mysqladmin --defaults-extra-file=<(client_cnf root "$MYSQL_ROOT_PASSWORD") --socket="$RECON8S_SOCKET" \
+  --connect-timeout=4 ping
+`;
+
 /** The replication sidecar, beside mysqld for the pod's life. */
 export const REPLICATION_SH = sh`#!/bin/bash
 # recon8s replication sidecar. Replication can only be configured once the local mysqld is running,
@@ -135,9 +148,11 @@ export const REPLICATION_SH = sh`#!/bin/bash
 #     (skip_replica_start keeps a restarted replica from replicating before that).
 # The receiver retries a lost primary every 10 s for 10 days. In between, this restarts a replica's
 # receiver that stopped by itself anyway (receiver stopped, applier running); a deliberate
-# STOP REPLICA stops both and is left alone.
+# STOP REPLICA stops both and is left alone. A replica whose primary purged the binary logs it still
+# needs is re-provisioned by clone (reprovision.sh).
 set -euo pipefail
 . "\${BASH_SOURCE[0]%/*}/common.sh"
+. "\${BASH_SOURCE[0]%/*}/reprovision.sh"
 require_env PRIMARY_HOST MYSQL_ROOT_PASSWORD MYSQL_REPLICATION_PASSWORD
 
 # As PID 1, bash ignores SIGTERM unless it is trapped: without this the pod would wait out its grace period.
@@ -205,36 +220,47 @@ restart_stalled_receiver() {
 ordinal=$(member_ordinal)
 configured_for=
 while :; do
+  # While mysqld does not answer (it is starting), look again every second: a replica is neither
+  # ready nor applying until this has configured it.
+  delay=1
   if started_at=$(server_started_at); then
+    delay=10
     # Both times are whole seconds: allow for rounding.
     if [[ -z $configured_for ]] || ((started_at - configured_for > 2 || configured_for - started_at > 2)); then
       if ((ordinal == 0)); then ensure_replication_user && ok=1 || ok=0; else start_replication && ok=1 || ok=0; fi
-      if ((ok)); then configured_for=$started_at; else log "configuring replication failed; retrying"; fi
+      # Once configured, look again soon: a receiver that cannot resume stops within moments.
+      if ((ok)); then configured_for=$started_at; delay=1; else log "configuring replication failed; retrying"; fi
     elif ((ordinal > 0)); then
-      restart_stalled_receiver
+      if why=$(purged_logs_error); then reprovision_by_clone "$why"; else restart_stalled_receiver; fi
+      forget_previous_data
     fi
   fi
-  pause 10
+  pause "$delay"
 done
 `;
 
 /** File names of the scripts, as the containers run them. */
 export const SCRIPT = {
+  alive: 'alive.sh',
   backup: 'backup.sh',
   bootstrap: 'bootstrap.sh',
   initConfig: 'init-config.sh',
   ready: 'ready.sh',
   replication: 'replication.sh',
+  startMysqld: 'start-mysqld.sh',
 } as const;
 
 /** Every script, by file name, as the scripts ConfigMap ships them. */
 export function scriptFiles(): Record<string, string> {
   return {
+    [SCRIPT.alive]: ALIVE_SH,
     [SCRIPT.backup]: BACKUP_SH,
     [SCRIPT.bootstrap]: BOOTSTRAP_SH,
     'common.sh': COMMON_SH,
     [SCRIPT.initConfig]: INIT_CONFIG_SH,
     [SCRIPT.ready]: READY_SH,
+    'reprovision.sh': REPROVISION_SH,
     [SCRIPT.replication]: REPLICATION_SH,
+    [SCRIPT.startMysqld]: START_MYSQLD_SH,
   };
 }

@@ -160,14 +160,13 @@ function bootstrapContainer(ctx: MySQLClusterContext): k8s.Container {
 }
 
 function mysqlContainer(ctx: MySQLClusterContext): k8s.Container {
-  // Liveness asks only whether mysqld answers: mysqladmin ping succeeds even when access is denied,
-  // so a wrong or rotated password can never get a healthy server killed in a loop.
-  const ping: k8s.Probe = { exec: { command: ['mysqladmin', '--no-defaults', `--socket=${PATHS.socket}`, 'ping'] }, periodSeconds: 10, timeoutSeconds: 5 };
+  // Liveness asks only whether mysqld answers (alive.sh: a login that succeeds, or a wrong password
+  // that still counts as an answer, so a credentials problem never gets a healthy server killed).
+  const ping: k8s.Probe = { exec: { command: runScript(SCRIPT.alive) }, periodSeconds: 10, timeoutSeconds: 5 };
   return {
     ...baseContainer(ctx, 'mysql'),
-    // mysqld directly, with our my.cnf only: the member was prepared by the init containers, and
-    // nothing depends on the image's entrypoint or its /etc/my.cnf (spec.image may be another build).
-    command: ['mysqld', `--defaults-file=${PATHS.myCnf}`],
+    // mysqld with our my.cnf only, once a clone waiting to replace the data directory is in place.
+    command: runScript(SCRIPT.startMysqld),
     ports: [{ name: MYSQL_PORT_NAME, containerPort: MYSQL_PORT }],
     env: [podNameEnv, secretEnv(ctx, 'MYSQL_ROOT_PASSWORD', SECRET_KEYS.rootPassword)],
     resources: resourceRequirements(ctx.spec.resources),
@@ -187,7 +186,11 @@ function mysqlContainer(ctx: MySQLClusterContext): k8s.Container {
   };
 }
 
-/** Configures and starts replication whenever mysqld (re)starts: see replication.sh. */
+/**
+ * Configures and starts replication whenever mysqld (re)starts, and re-provisions a replica that can
+ * no longer catch up: see replication.sh. Its termination message is how it reports that (the
+ * controller reads it from the pod status): the kubelet's default path and policy.
+ */
 function replicationContainer(ctx: MySQLClusterContext): k8s.Container {
   return {
     ...baseContainer(ctx, 'replication'),
@@ -196,6 +199,8 @@ function replicationContainer(ctx: MySQLClusterContext): k8s.Container {
     resources: HELPER_RESOURCES,
     volumeMounts: [
       mount(VOLUMES.scripts, PATHS.scripts, true),
+      // Re-provisioning by clone renames the clone and removes the data it replaced (reprovision-script.ts).
+      mount(DATA_VOLUME, PATHS.dataVolume),
       mount(VOLUMES.run, PATHS.run),
       mount(VOLUMES.tmp, PATHS.tmp),
     ],

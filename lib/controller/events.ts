@@ -1,4 +1,6 @@
+import { createHash } from 'node:crypto';
 import type { CoreV1Api } from '@kubernetes/client-node';
+import { apiError } from '../kube/index.js';
 import type { Logger } from '../observability/logger.js';
 
 /** The object an Event is about. */
@@ -12,7 +14,11 @@ export type EventType = 'Normal' | 'Warning';
 
 /** Emits Kubernetes Events. Messages must never hold a secret value: callers pass names, never data. */
 export interface EventRecorder {
-  record(subject: EventSubject, type: EventType, reason: string, message: string): void;
+  /**
+   * `once`: a key for something that happened once (e.g. a container termination): the Event's name
+   * is derived from it, so that it is recorded once even across controller restarts and leaders.
+   */
+  record(subject: EventSubject, type: EventType, reason: string, message: string, options?: { readonly once?: string }): void;
 }
 
 const REPEAT_WINDOW_MS = 10 * 60_000;
@@ -26,7 +32,7 @@ const MAX_REMEMBERED = 10_000;
 export function createEventRecorder(core: CoreV1Api, logger: Logger, now: () => number = Date.now): EventRecorder {
   const recent = new Map<string, number>();
   return {
-    record(subject, type, reason, message) {
+    record(subject, type, reason, message, options) {
       const namespace = subject.metadata.namespace;
       if (!namespace) return;
       const key = `${subject.metadata.uid ?? subject.metadata.name}/${reason}/${message}`;
@@ -40,7 +46,7 @@ export function createEventRecorder(core: CoreV1Api, logger: Logger, now: () => 
       core.createNamespacedEvent({
         namespace,
         body: {
-          metadata: { name: `${subject.metadata.name}.${(BigInt(t) * 1_000_000n).toString(16)}${Math.floor(Math.random() * 4096).toString(16)}`, namespace },
+          metadata: { name: options?.once ? `${subject.metadata.name}.${createHash('sha256').update(options.once).digest('hex').slice(0, 16)}` : `${subject.metadata.name}.${(BigInt(t) * 1_000_000n).toString(16)}${Math.floor(Math.random() * 4096).toString(16)}`, namespace },
           involvedObject: {
             apiVersion: subject.apiVersion, kind: subject.kind, name: subject.metadata.name, namespace,
             uid: subject.metadata.uid, resourceVersion: subject.metadata.resourceVersion,
@@ -53,7 +59,11 @@ export function createEventRecorder(core: CoreV1Api, logger: Logger, now: () => 
           lastTimestamp: time,
           count: 1,
         },
-      }).catch((e: unknown) => logger.warn('could not record an event', { reason, error: e instanceof Error ? e.message : String(e) }));
+      }).catch((e: unknown) => {
+        // Recorded before (by an earlier run or another replica).
+        if (options?.once && apiError(e).code === 409) return;
+        logger.warn('could not record an event', { reason, error: e instanceof Error ? e.message : String(e) });
+      });
     },
   };
 }

@@ -1,4 +1,5 @@
-import type { KubeConfig, KubernetesObject as LiveObject } from '@kubernetes/client-node';
+import type { KubeConfig, KubernetesObject as LiveObject, V1Pod } from '@kubernetes/client-node';
+import { MYSQL_CLUSTER } from '../../constructs/index.js';
 import type { Informer } from '../informer/index.js';
 import { createInformer, mergeInformers } from '../informer/index.js';
 import type { KubeClient } from '../kube/index.js';
@@ -17,6 +18,7 @@ import { WorkQueue } from '../queue/work-queue.js';
 import { runWorkers } from '../queue/worker-pool.js';
 import { createEventRecorder } from './events.js';
 import { OWNER_KINDS, allChildTypes, ownerType, queueKey } from './kinds.js';
+import { MYSQL_MEMBER_SELECTOR, MemberReportLog, memberReports } from './member-reports.js';
 import { Reconciler } from './reconciler.js';
 import type { CustomResource } from './status.js';
 
@@ -142,13 +144,34 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     children.set(`${type.apiVersion}/${type.kind}`, mergeInformers(informers));
   }
 
-  const reconciler = new Reconciler({ client, owners, children, events: createEventRecorder(client.core, logger), logger, metrics });
+  const events = createEventRecorder(client.core, logger);
+  const reconciler = new Reconciler({ client, owners, children, events, logger, metrics });
+
+  // Database pods: what a member reports in a container's termination message becomes an Event on
+  // its MySQLCluster (member-reports.ts). Only the active replica records; a new leader looks at
+  // every pod once, and the Events' names make each report one Event whoever records it.
+  const reported = new MemberReportLog();
+  const reportMember = (pod: V1Pod): void => {
+    if (!pool) return;
+    for (const r of reported.fresh(memberReports(pod))) {
+      const cluster = owners.get(MYSQL_CLUSTER.kind)?.informer.get(r.namespace, r.cluster);
+      if (cluster) events.record(cluster, r.type, r.reason, r.message, { once: r.key });
+    }
+  };
+  const memberInformers = scopes.map((namespace) => createInformer<V1Pod & LiveObject>({
+    client, apiVersion: 'v1', kind: 'Pod', plural: 'pods', namespace, labelSelector: MYSQL_MEMBER_SELECTOR, logger, hooks: watchHooks('pods'),
+  }));
+  for (const informer of memberInformers) {
+    informer.addHandlers({ onAdd: reportMember, onUpdate: (_old, pod) => reportMember(pod) });
+    allInformers.push(informer);
+  }
 
   let pool: ReturnType<typeof runWorkers> | undefined;
   const startWorkers = (): void => {
     queue = new WorkQueue({ metrics: workqueueMetrics(metrics, CONTROLLER_NAME) });
     pool = runWorkers({ name: CONTROLLER_NAME, queue, workers: opts.workers ?? 4, reconcile: (key) => reconciler.reconcile(key), logger, metrics });
     for (const { kind, informer } of owners.values()) for (const o of informer.list()) queue.add(queueKey(kind.kind, o.metadata.namespace ?? '', o.metadata.name));
+    for (const informer of memberInformers) for (const pod of informer.list()) reportMember(pod);
     logger.info('reconciling', { workers: opts.workers ?? 4 });
   };
   const stopWorkers = async (): Promise<void> => {

@@ -241,6 +241,7 @@ describe('operator install and least-privilege RBAC (own control plane, OwnerRef
         for (const verb of ['list', 'watch']) out.push({ verb, group, resource: type.plural });
       }
       for (const verb of ['get', 'patch']) out.push({ verb, group: '', resource: 'persistentvolumeclaims', namespace: FORBIDDEN });
+      for (const verb of ['list', 'watch']) out.push({ verb, group: '', resource: 'pods', namespace: FORBIDDEN }, { verb, group: '', resource: 'pods' });
       out.push({ verb: 'create', group: '', resource: 'events', namespace: FORBIDDEN });
       for (const verb of ['get', 'create']) out.push({ verb, group: '', resource: 'secrets', namespace: GRANTED });
       out.push({ verb: 'create', group: 'coordination.k8s.io', resource: 'leases', namespace: OPERATOR_NS });
@@ -254,9 +255,10 @@ describe('operator install and least-privilege RBAC (own control plane, OwnerRef
       ...['list', 'watch', 'update', 'patch', 'delete', 'deletecollection'].map((verb) => ({ verb, group: '', resource: 'secrets', namespace: GRANTED })),
       ...['get', 'list', 'watch'].map((verb) => ({ verb, group: '', resource: 'secrets' })),
       { verb: 'get', group: '', resource: 'secrets', namespace: 'kube-system' },
-      // Pods and nodes: not its business.
+      // Pods: only watched (the MySQL members' reports), never written, entered or read from; nodes: not its business.
       { verb: 'get', group: '', resource: 'pods', namespace: GRANTED },
-      { verb: 'list', group: '', resource: 'pods' },
+      ...['create', 'update', 'patch', 'delete'].map((verb) => ({ verb, group: '', resource: 'pods', namespace: GRANTED })),
+      { verb: 'patch', group: '', resource: 'pods', subresource: 'status', namespace: GRANTED },
       { verb: 'create', group: '', resource: 'pods', subresource: 'exec', namespace: GRANTED },
       { verb: 'get', group: '', resource: 'pods', subresource: 'log', namespace: GRANTED },
       { verb: 'get', group: '', resource: 'nodes' },
@@ -305,7 +307,7 @@ describe('operator install and least-privilege RBAC (own control plane, OwnerRef
         [`read a Secret in ${FORBIDDEN}`, () => core.readNamespacedSecret({ namespace: FORBIDDEN, name: 'anything' })],
         [`change the generated Secret in ${GRANTED}`, () => core.patchNamespacedSecret({ namespace: GRANTED, name: 'db-credentials', body: { stringData: { 'root-password': 'x' } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch))],
         [`delete the generated Secret in ${GRANTED}`, () => core.deleteNamespacedSecret({ namespace: GRANTED, name: 'db-credentials' })],
-        [`list pods in ${GRANTED}`, () => core.listNamespacedPod({ namespace: GRANTED })],
+        [`delete pods in ${GRANTED}`, () => core.deleteCollectionNamespacedPod({ namespace: GRANTED })],
         [`delete namespace ${FORBIDDEN}`, () => core.deleteNamespace({ name: FORBIDDEN })],
         ['create a ClusterRole', () => kc.makeApiClient(RbacAuthorizationV1Api).createClusterRole({ body: { metadata: { name: 'recon8s-escalation' }, rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['list'] }] } })],
         [`create a Lease in ${GRANTED}`, () => kc.makeApiClient(CoordinationV1Api).createNamespacedLease({ namespace: GRANTED, body: { metadata: { name: LEADER_ELECTION_LEASE } } })],

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import type { ScriptSandbox } from './support/mysql-scripts.js';
 import { eventually, scriptSandbox, shippedScripts } from './support/mysql-scripts.js';
@@ -28,7 +28,9 @@ describe('MySQLCluster scripts', () => {
 
   it('ships scripts that bash parses', () => {
     const scripts = shippedScripts();
-    assert.deepEqual(Object.keys(scripts).sort(), ['backup.sh', 'bootstrap.sh', 'common.sh', 'init-config.sh', 'ready.sh', 'replication.sh']);
+    assert.deepEqual(Object.keys(scripts).sort(), [
+      'alive.sh', 'backup.sh', 'bootstrap.sh', 'common.sh', 'init-config.sh', 'ready.sh', 'replication.sh', 'reprovision.sh', 'start-mysqld.sh',
+    ]);
     for (const [name, text] of Object.entries(scripts)) {
       const r = spawnSync('bash', ['-n'], { input: text, encoding: 'utf8' });
       assert.equal(r.status, 0, `${name}: ${r.stderr}`);
@@ -146,6 +148,17 @@ describe('MySQLCluster scripts', () => {
     });
   });
 
+  describe('alive.sh', () => {
+    it('pings mysqld on its socket with the root password from a pipe, so that the login succeeds', () => {
+      const r = box.run('alive.sh', PASSWORDS);
+      assert.equal(r.status, 0, r.stderr);
+      const calls = box.calls();
+      assert.match(calls, /^mysqladmin --defaults-extra-file=\S+ --socket=\/var\/run\/mysqld\/mysqld\.sock --connect-timeout=4 ping$/m);
+      assert.ok(calls.includes(`[client]\nuser=root\npassword="r00t'\\"\\\\#$ x"`), calls);
+      assertPasswordsOnlyInCredentials(calls);
+    });
+  });
+
   describe('replication.sh', () => {
     async function runSidecar(pod: string, fake: Record<string, string>, until: (calls: string) => boolean): Promise<string> {
       const child = box.start('replication.sh', { POD_NAME: pod, ...MEMBER, ...fake });
@@ -166,6 +179,20 @@ describe('MySQLCluster scripts', () => {
       assert.ok(calls.includes("CHANGE REPLICATION SOURCE TO SOURCE_HOST = 'shop-0.shop-headless', SOURCE_PORT = 3306, SOURCE_USER = 'replication', SOURCE_PASSWORD = 'repl\\'\"\\\\#;--', SOURCE_AUTO_POSITION = 1, SOURCE_SSL = 1, GET_SOURCE_PUBLIC_KEY = 1, SOURCE_CONNECT_RETRY = 10, SOURCE_RETRY_COUNT = 86400;"), calls);
       assert.ok(calls.includes("SET SESSION sql_mode = '';\nSTOP REPLICA;"), calls);
       assertPasswordsOnlyInCredentials(calls);
+    });
+
+    it('configures a replica as soon as its mysqld answers, not a polling period later', async () => {
+      writeFileSync(`${box.fakeDir}/down`, '');
+      const child = box.start('replication.sh', { POD_NAME: 'shop-1', ...MEMBER });
+      try {
+        // mysqld is starting: the sidecar keeps asking, and configures nothing yet.
+        await eventually(() => box.calls().split('Uptime').length > 2, 'the sidecar to ask mysqld twice');
+        assert.equal(box.calls().includes('START REPLICA;'), false);
+        rmSync(`${box.fakeDir}/down`);
+        await eventually(() => box.calls().includes('START REPLICA;'), 'replication to be started', 3000);
+      } finally {
+        child.kill('SIGTERM');
+      }
     });
 
     it('creates the replication account on the primary when it cannot log in', async () => {

@@ -95,9 +95,9 @@ describe('MySQLCluster', () => {
       assert.deepEqual(statefulSet.spec?.persistentVolumeClaimRetentionPolicy, { whenDeleted: 'Delete', whenScaled: 'Delete' });
     });
 
-    it('mounts the data volume at /var/lib/mysql in the bootstrap and mysql containers', () => {
+    it('mounts the data volume at /var/lib/mysql in the bootstrap, mysql and replication containers', () => {
       const s = synthMySQL();
-      for (const name of ['bootstrap', 'mysql']) {
+      for (const name of ['bootstrap', 'mysql', 'replication']) {
         const m = mountAt(s.container(name), '/var/lib/mysql');
         assert.equal(m?.name, 'data', name);
         assert.notEqual(m?.readOnly, true, name);
@@ -109,7 +109,7 @@ describe('MySQLCluster', () => {
       assert.deepEqual(podSpec.initContainers?.map((c) => c.name), ['init-config', 'bootstrap']);
       assert.deepEqual(podSpec.containers.map((c) => c.name), ['mysql', 'replication']);
       assert.deepEqual(podSpec.initContainers?.map((c) => c.command), [['bash', '/opt/recon8s/init-config.sh'], ['bash', '/opt/recon8s/bootstrap.sh']]);
-      assert.deepEqual(podSpec.containers.map((c) => c.command), [['mysqld', '--defaults-file=/etc/mysql/recon8s/my.cnf'], ['bash', '/opt/recon8s/replication.sh']]);
+      assert.deepEqual(podSpec.containers.map((c) => c.command), [['bash', '/opt/recon8s/start-mysqld.sh'], ['bash', '/opt/recon8s/replication.sh']]);
     });
 
     it('exposes port 3306 named mysql', () => {
@@ -120,9 +120,9 @@ describe('MySQLCluster', () => {
       assert.equal(synthMySQL().podSpec.terminationGracePeriodSeconds, 120);
     });
 
-    it('checks liveness with mysqladmin ping on the socket, readiness with a script, and allows a long start-up', () => {
+    it('checks liveness and readiness with scripts (no login without credentials), and allows a long start-up', () => {
       const mysql = synthMySQL().container('mysql');
-      const ping = ['mysqladmin', '--no-defaults', '--socket=/var/run/mysqld/mysqld.sock', 'ping'];
+      const ping = ['bash', '/opt/recon8s/alive.sh'];
       assert.deepEqual(mysql.livenessProbe?.exec?.command, ping);
       assert.deepEqual(mysql.startupProbe?.exec?.command, ping);
       assert.deepEqual(mysql.readinessProbe?.exec?.command, ['bash', '/opt/recon8s/ready.sh']);
@@ -274,11 +274,11 @@ describe('MySQLCluster', () => {
   describe('my.cnf', () => {
     const myCnf = (props?: Parameters<typeof synthMySQL>[0]) => synthMySQL(props).configMap('shop-config').data?.['my.cnf'] ?? '';
 
-    it('configures GTID replication, crash-safe replicas and the clone plugin', () => {
+    it('configures GTID replication, crash-safe replicas, the clone plugin and no X Protocol listener', () => {
       const lines = myCnf().split('\n');
       for (const line of [
         '[mysqld]', 'gtid_mode=ON', 'enforce_gtid_consistency=ON', 'log_bin=binlog', 'relay_log_recovery=ON',
-        'skip_replica_start=ON', 'plugin_load_add=mysql_clone.so', 'bind_address=*', 'port=3306',
+        'skip_replica_start=ON', 'plugin_load_add=mysql_clone.so', 'bind_address=*', 'port=3306', 'mysqlx=OFF',
         'datadir=/var/lib/mysql/data', 'socket=/var/run/mysqld/mysqld.sock', 'pid_file=/var/run/mysqld/mysqld.pid',
       ]) {
         assert.ok(lines.includes(line), `my.cnf has ${line}`);

@@ -74,6 +74,7 @@ describe('OperatorChart (the operator install, apps/operator.ts)', () => {
         { apiGroups: ['policy'], resources: ['poddisruptionbudgets'], verbs: CHILD_VERBS },
         { apiGroups: ['batch'], resources: ['cronjobs'], verbs: CHILD_VERBS },
         { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get', 'patch'] },
+        { apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch'] },
         { apiGroups: [''], resources: ['events'], verbs: ['create'] },
       ]);
       assert.deepEqual(find(objects, 'ClusterRoleBinding', 'recon8s').roleRef, { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'recon8s' });
@@ -84,7 +85,8 @@ describe('OperatorChart (the operator install, apps/operator.ts)', () => {
       const rules = find(objects, 'ClusterRole', 'recon8s').rules ?? [];
       const children = [...new Set(Object.values(CHILD_TYPES).flat().map((t) => `${t.apiVersion.includes('/') ? t.apiVersion.split('/')[0] : ''}/${t.plural}`))].sort();
       for (const verb of ['create', 'delete']) assert.deepEqual(grants(rules, verb).filter((g) => g !== '/events'), children, verb);
-      assert.deepEqual(grants(rules, 'watch'), [...children, ...OWNER_KINDS.map((k) => `${k.group}/${k.plural}`)].sort());
+      // Pods: watched (the MySQL members' reports), never written.
+      assert.deepEqual(grants(rules, 'watch'), [...children, '/pods', ...OWNER_KINDS.map((k) => `${k.group}/${k.plural}`)].sort());
       assert.deepEqual(grants(rules, 'update'), OWNER_KINDS.map((k) => `${k.group}/${k.plural}/finalizers`).sort());
     });
 

@@ -27,15 +27,22 @@ if [[ -z $query ]]; then
   sql=$(cat)
   printf 'STDIN\\n%s\\n' "$sql" >>"$FAKE_DIR/calls"
   [[ $sql == *SHUTDOWN* ]] && touch "$FAKE_DIR/shutdown"
+  if [[ $sql == *'CLONE INSTANCE'* && -n \${FAKE_CLONE_ERROR:-} ]]; then printf '%s\\n' "$FAKE_CLONE_ERROR" >&2; exit 1; fi
   if [[ $sql =~ DATA\\ DIRECTORY\\ =\\ \\'([^\\']*)\\' ]]; then
     mkdir -p "\${BASH_REMATCH[1]}" && touch "\${BASH_REMATCH[1]}"/{mysql.ibd,auto.cnf,mysqld-auto.cnf}
   fi
   exit "\${FAKE_SQL_STATUS:-0}"
 fi
 case $query in
+  SHUTDOWN) touch "$FAKE_DIR/shutdown" ;;
+  *LAST_ERROR_NUMBER*) [[ -n \${FAKE_RECEIVER_ERROR:-} ]] && printf '%s\\n' "$FAKE_RECEIVER_ERROR" ;;
+  *'@@GLOBAL.read_only, REPLACE'*) printf '%s\\t%s\\n' "\${FAKE_DONOR_READ_ONLY:-0}" 'aaaaaaaa-0000-0000-0000-000000000000:1-20' ;;
+  *super_read_only*) printf '%s\\n' "\${FAKE_SUPER_READ_ONLY:-1}" ;;
+  *GTID_SUBSET*) printf '%s\\n' "\${FAKE_GTID_SUBSET:-1}" ;;
+  *clone_status*) printf '%s\\n' "\${FAKE_CLONE_STATE:-}" ;;
   *@@GLOBAL.read_only*) printf '%s\\n' "\${FAKE_READ_ONLY:-0}" ;;
   *JOIN*) printf '%s\\n' "\${FAKE_STATES:-}" ;;
-  *Uptime*) printf 'Uptime\\t%s\\n' "\${FAKE_UPTIME:-100}" ;;
+  *Uptime*) [[ -e $FAKE_DIR/down ]] && exit 1; printf 'Uptime\\t%s\\n' "\${FAKE_UPTIME:-100}" ;;
   'SELECT 1') [[ " $* " == *' --host=127.0.0.1 '* ]] && exit "\${FAKE_LOGIN_STATUS:-0}"; echo 1 ;;
 esac
 exit 0`,

@@ -1,0 +1,78 @@
+// What a MySQL member reports about itself, turned into Events on its MySQLCluster. The database pods
+// have no API credentials: a container says what it did in its termination message (e.g. the
+// replication sidecar after re-provisioning a replica by clone), the kubelet keeps it in the pod
+// status, and the controller, which watches the database pods, records it.
+import type { V1Pod } from '@kubernetes/client-node';
+import { MYSQL_MEMBER_REPORTS } from '../../constructs/index.js';
+import type { EventType } from './events.js';
+
+/** The database pods of every MySQLCluster (the labels of its pod template). */
+export const MYSQL_MEMBER_SELECTOR = 'app.kubernetes.io/managed-by=recon8s,app.kubernetes.io/name=mysql,app.kubernetes.io/component=database';
+const CLUSTER_LABEL = 'app.kubernetes.io/instance';
+
+/** Events are cut there by convention (kubectl shows them whole; the API server allows 1 KiB notes). */
+const MAX_MESSAGE = 1024;
+
+const TYPES: Readonly<Record<string, EventType>> = {
+  [MYSQL_MEMBER_REPORTS.reprovisioned]: 'Normal',
+  [MYSQL_MEMBER_REPORTS.failed]: 'Warning',
+};
+
+export interface MemberReport {
+  /** The MySQLCluster the pod belongs to. */
+  readonly namespace: string;
+  readonly cluster: string;
+  readonly type: EventType;
+  readonly reason: string;
+  readonly message: string;
+  /** One per container termination: the same report seen again (every pod update, a new leader) is the same key. */
+  readonly key: string;
+}
+
+/**
+ * The reports in a database pod's status: the last termination of each container whose message
+ * starts with a reason recon8s knows. Anything else (a crash, a user's image writing its own
+ * message) is not a report, and a reason is never taken from the pod unchecked.
+ */
+export function memberReports(pod: V1Pod): MemberReport[] {
+  const namespace = pod.metadata?.namespace;
+  const cluster = pod.metadata?.labels?.[CLUSTER_LABEL];
+  if (!namespace || !cluster) return [];
+  const out: MemberReport[] = [];
+  for (const status of pod.status?.containerStatuses ?? []) {
+    const terminated = status.lastState?.terminated;
+    const match = /^(\w+): ([^]+)$/.exec(terminated?.message?.trim() ?? '');
+    const reason = match?.[1] ?? '';
+    const type = TYPES[reason];
+    if (!terminated || !match || !type) continue;
+    const when = terminated.finishedAt ? new Date(terminated.finishedAt).toISOString() : '';
+    out.push({
+      namespace, cluster, type, reason,
+      message: truncate(`pod ${pod.metadata?.name ?? ''}: ${match[2] ?? ''}`),
+      key: `${pod.metadata?.uid ?? pod.metadata?.name ?? ''}/${status.name}/${terminated.containerID ?? when}`,
+    });
+  }
+  return out;
+}
+
+function truncate(text: string): string {
+  return text.length <= MAX_MESSAGE ? text : `${text.slice(0, MAX_MESSAGE - 1)}…`;
+}
+
+/** Remembers what was recorded, so that pod updates and resyncs do not repeat an Event. */
+export class MemberReportLog {
+  private readonly seen = new Set<string>();
+
+  constructor(private readonly max = 10_000) {}
+
+  /** The reports not seen before, remembered from now on. */
+  fresh(reports: readonly MemberReport[]): MemberReport[] {
+    const out = reports.filter((r) => !this.seen.has(r.key));
+    for (const r of out) {
+      this.seen.add(r.key);
+      // Bounded: the oldest keys go first (a pod that old has long been replaced or reported).
+      if (this.seen.size > this.max) this.seen.delete(this.seen.values().next().value as string);
+    }
+    return out;
+  }
+}

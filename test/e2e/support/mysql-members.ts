@@ -1,0 +1,57 @@
+// Talking to the members of a MySQLCluster on the real node: SQL run inside their pods (kubelet exec),
+// logged in with the credentials the containers already have in their environment, handed to the
+// client through a pipe (common.sh's client_cnf). Only SQL is on a command line, never a password.
+import { Writable } from 'node:stream';
+import type { KubeConfig, V1Status } from '@kubernetes/client-node';
+import { Exec } from '@kubernetes/client-node';
+
+export interface ExecResult {
+  readonly ok: boolean;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+function collector(): { stream: Writable; text: () => string } {
+  const chunks: Buffer[] = [];
+  return {
+    stream: new Writable({ write(chunk: Buffer, _enc, done) { chunks.push(Buffer.from(chunk)); done(); } }),
+    text: () => Buffer.concat(chunks).toString('utf8'),
+  };
+}
+
+/** Runs a command in a container and waits for it to end. */
+export async function execIn(kc: KubeConfig, namespace: string, pod: string, container: string, command: string[]): Promise<ExecResult> {
+  const out = collector();
+  const err = collector();
+  const status = await new Promise<V1Status>((resolve, reject) => {
+    new Exec(kc).exec(namespace, pod, container, command, out.stream, err.stream, null, false, resolve).catch(reject);
+  });
+  return { ok: status.status === 'Success', stdout: out.text(), stderr: err.text() || (status.status === 'Success' ? '' : status.message ?? '') };
+}
+
+/** The members' own client settings: root, the password from the container's environment. */
+const ROOT = 'mysql --defaults-extra-file=<(client_cnf root "$MYSQL_ROOT_PASSWORD") --batch --skip-column-names';
+const COMMON = '. /opt/recon8s/common.sh';
+
+/** Runs SQL on a member's own mysqld (its socket); rows as tab-separated lines. */
+export function localSql(kc: KubeConfig, namespace: string, pod: string, sql: string): Promise<ExecResult> {
+  return execIn(kc, namespace, pod, 'mysql', ['bash', '-c', `${COMMON} && ${ROOT} --socket="$RECON8S_SOCKET" -e "$1"`, 'sql', sql]);
+}
+
+/** Runs SQL on whatever `host` (a Service name) reaches, from inside a member's pod. */
+export function remoteSql(kc: KubeConfig, namespace: string, fromPod: string, host: string, sql: string): Promise<ExecResult> {
+  return execIn(kc, namespace, fromPod, 'mysql', ['bash', '-c', `${COMMON} && ${ROOT} --host="$2" --port=3306 --get-server-public-key -e "$1"`, 'sql', sql, host]);
+}
+
+/** Like localSql, but fails with MySQL's error when the SQL fails. */
+export async function mustSql(kc: KubeConfig, namespace: string, pod: string, sql: string): Promise<string> {
+  const r = await localSql(kc, namespace, pod, sql);
+  if (!r.ok) throw new Error(`SQL on ${pod} failed: ${r.stderr.trim()}`);
+  return r.stdout.trim();
+}
+
+/** Whether a TCP port of `ip` accepts connections, tried from inside a member's pod (bash's /dev/tcp). */
+export async function portOpen(kc: KubeConfig, namespace: string, fromPod: string, ip: string, port: number): Promise<boolean> {
+  const r = await execIn(kc, namespace, fromPod, 'mysql', ['bash', '-c', 'timeout 5 bash -c "exec 3<>/dev/tcp/$1/$2"', 'probe', ip, String(port)]);
+  return r.ok;
+}

@@ -1,0 +1,202 @@
+/*
+ * MySQLCluster members run for real without Kubernetes: the scripts the construct ships, MySQL 9.7 of
+ * the test image (its unpacked root, test/images mysqlRootfs()), each member in its own mount and PID
+ * namespace (an overlay of that root, so the shared root is never written) as uid 999, all of them in
+ * one private network namespace (only lo: nothing of the host's network is used or changed). A
+ * member's "containers" restart when they exit, as the kubelet restarts them. The kernel removes
+ * everything when the namespaces' last process dies, and they die with this process (pdeathsig), so a
+ * crashed or killed test run leaves no mount and no process behind. Needs root.
+ *
+ * This proves what MySQL decides (replication, clone, probes, listeners) on a real server; what
+ * kubelet/containerd decide is the real node's business (test/e2e).
+ */
+import type { ChildProcess } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { renderMyCnf } from '../../../constructs/mysql/my-cnf.js';
+import { scriptFiles } from '../../../constructs/mysql/scripts.js';
+import { mysqlRootfs } from '../../images/index.js';
+
+export const ROOT_PASSWORD = `r00t'"\\#$ x`;
+const REPLICATION_PASSWORD = `repl'"\\#;--`;
+const PRIMARY_ADDRESS = '127.0.0.1';
+
+/** A member's address in the sandbox's network: the primary answers where the sidecar checks it. */
+const address = (ordinal: number) => (ordinal === 0 ? PRIMARY_ADDRESS : `127.0.0.${10 + ordinal}`);
+
+// One member ("pod"): its root, then init-config and bootstrap, then the mysql and replication
+// containers, each started again when it exits. Runs as PID 1 of the member's PID namespace.
+const POD_SH = String.raw`set -u
+dir=$1 root=$2 address=$3
+m=$dir/merged
+mkdir -p "$dir/upper" "$dir/work" "$m"
+mount -t overlay overlay -o "lowerdir=$root,upperdir=$dir/upper,workdir=$dir/work" "$m"
+mount -t proc proc "$m/proc"
+mount --rbind /dev "$m/dev"
+mkdir -p "$m/var/lib/mysql" "$m/var/run/mysqld" "$m/etc/mysql/recon8s" "$m/etc/mysql/recon8s.d" "$m/opt/recon8s"
+mount --bind "$dir/volume" "$m/var/lib/mysql"
+cp "$dir/files/scripts/"* "$m/opt/recon8s/" && cp "$dir/files/my.cnf" "$m/etc/mysql/recon8s/"
+chown 999:999 "$m/var/run/mysqld" "$m/etc/mysql/recon8s.d" "$m/tmp"
+# The environment (the member's, passwords included) is inherited: never on a command line.
+run() { chroot --userspec=999:999 "$m" bash "/opt/recon8s/$1"; }
+run init-config.sh >>"$dir/init-config.log" 2>&1 || exit 1
+printf '[mysqld]\nbind_address=%s\n' "$address" >"$m/etc/mysql/recon8s.d/zz-sandbox.cnf"
+run bootstrap.sh >>"$dir/bootstrap.log" 2>&1 || exit 1
+container() {
+  local name=$1 script=$2
+  export TERMINATION_LOG=/tmp/termination-log.$name
+  while [[ ! -e $dir/stopping ]]; do
+    rm -f "$m/tmp/termination-log.$name"
+    run "$script" >>"$dir/$name.log" 2>&1
+    echo "recon8s-sandbox: the $name container exited with $?: $(cat "$m/tmp/termination-log.$name" 2>/dev/null)" >>"$dir/$name.log"
+    sleep 1
+  done
+}
+container mysql start-mysqld.sh &
+container replication replication.sh &
+wait
+`;
+
+export interface SqlResult { readonly ok: boolean; readonly stdout: string; readonly stderr: string }
+
+export interface SandboxMember {
+  readonly ordinal: number;
+  /** The member's data volume, as the host sees it. */
+  readonly volume: string;
+  /** Starts the "pod": init containers, then the containers. */
+  start(): void;
+  /** Stops mysqld cleanly, then everything of the pod. The volume stays. */
+  stop(): Promise<void>;
+  /** Runs a shipped script as a probe would (e.g. alive.sh, ready.sh). */
+  script(name: string): SqlResult;
+  /** Runs a command in the member, as uid 999. */
+  exec(argv: readonly string[], stdin?: string): SqlResult;
+  /** SQL as root over the member's socket, rows tab-separated. */
+  sql(text: string): SqlResult;
+  /** What a container or init container wrote. */
+  log(name: 'mysql' | 'replication' | 'bootstrap'): string;
+}
+
+export interface MySQLSandbox {
+  member(ordinal: number): SandboxMember;
+  stop(): Promise<void>;
+}
+
+/** A member's environment, as its pod template gives it (passwords from the Secret). */
+const ENV = (ordinal: number): Record<string, string> => ({
+  PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+  POD_NAME: `shop-${ordinal}`, HEADLESS_SERVICE: 'shop-headless', PRIMARY_HOST: PRIMARY_ADDRESS,
+  MYSQL_ROOT_PASSWORD: ROOT_PASSWORD, MYSQL_REPLICATION_PASSWORD: REPLICATION_PASSWORD,
+});
+
+/** The PID (as the host sees it) of the first child of `pid`: what unshare --fork started. */
+function childOf(pid: number): number | undefined {
+  try {
+    const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
+    return children.length > 0 ? Number(children[0]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+async function waitFor<T>(what: string, get: () => T | undefined, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = get();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+export async function startMySQLSandbox(): Promise<MySQLSandbox> {
+  if (process.getuid?.() !== 0) throw new Error('the MySQL sandbox needs root (namespaces, overlay mounts, chroot): run the tests as root');
+  const root = await mysqlRootfs();
+  const dir = mkdtempSync(join(tmpdir(), 'recon8s-mysql-sandbox-'));
+  const files = join(dir, 'files');
+  mkdirSync(join(files, 'scripts'), { recursive: true });
+  for (const [name, text] of Object.entries(scriptFiles())) writeFileSync(join(files, 'scripts', name), text);
+  writeFileSync(join(files, 'my.cnf'), renderMyCnf('shop'));
+
+  // The network every member joins: a namespace with lo only, held open by a sleeping process.
+  const net = spawn('setpriv', ['--pdeathsig', 'KILL', 'unshare', '--net', '--kill-child', 'bash', '-c', 'ip link set lo up && exec sleep infinity'], { stdio: 'ignore' });
+  const netPid = await waitFor('the network namespace', () => {
+    const child = net.pid === undefined ? undefined : childOf(net.pid);
+    return child !== undefined && readFileSync(`/proc/${child}/cmdline`, 'utf8').startsWith('sleep') ? child : undefined;
+  });
+
+  const pods = new Map<number, ChildProcess>();
+  const member = (ordinal: number): SandboxMember => {
+    const home = join(dir, `member-${ordinal}`);
+    const volume = join(home, 'volume');
+    if (!existsSync(volume)) {
+      mkdirSync(volume, { recursive: true });
+      spawnSync('chown', ['999:999', volume]);
+      spawnSync('ln', ['-s', files, join(home, 'files')]);
+    }
+    const podPid = (): number => {
+      const pod = pods.get(ordinal);
+      const pid = pod?.pid === undefined ? undefined : childOf(pod.pid);
+      if (pid === undefined) throw new Error(`member ${ordinal} is not running`);
+      return pid;
+    };
+    const exec = (argv: readonly string[], stdin?: string): SqlResult => {
+      const r = spawnSync('nsenter', ['--target', String(podPid()), '--mount', '--pid', '--net', 'chroot', '--userspec=999:999', join(home, 'merged'), ...argv], {
+        input: stdin, encoding: 'utf8', timeout: 120_000, env: ENV(ordinal),
+      });
+      return { ok: r.status === 0, stdout: r.stdout, stderr: r.stderr };
+    };
+    const sql = (text: string): SqlResult =>
+      exec(['bash', '-c', '. /opt/recon8s/common.sh && local_sql'], text);
+    return {
+      ordinal, volume,
+      start: () => {
+        if (pods.has(ordinal)) throw new Error(`member ${ordinal} is already running`);
+        rmSync(join(home, 'stopping'), { force: true });
+        rmSync(join(home, 'merged'), { recursive: true, force: true });
+        rmSync(join(home, 'upper'), { recursive: true, force: true });
+        rmSync(join(home, 'work'), { recursive: true, force: true });
+        pods.set(ordinal, spawn('setpriv', [
+          '--pdeathsig', 'KILL', 'nsenter', `--net=/proc/${netPid}/ns/net`,
+          'unshare', '--mount', '--pid', '--kill-child', '--propagation', 'private',
+          'bash', '-c', POD_SH, 'pod', home, root, address(ordinal),
+        ], { stdio: 'ignore', env: ENV(ordinal) }));
+      },
+      stop: async () => {
+        const pod = pods.get(ordinal);
+        if (!pod) return;
+        // As the kubelet stops a pod: the containers are not started again, mysqld shuts down cleanly.
+        writeFileSync(join(home, 'stopping'), '');
+        const exits = () => (readFileSync(join(home, 'mysql.log'), 'utf8').match(/the mysql container exited/g) ?? []).length;
+        const before = exits();
+        sql('SHUTDOWN');
+        await waitFor('mysqld to shut down', () => (exits() > before ? true : undefined), 60_000);
+        const exited = new Promise((resolve) => pod.once('exit', resolve));
+        // unshare ignores SIGTERM; killed, it kills the member's PID 1, and the kernel every process of the member.
+        pod.kill('SIGKILL');
+        await exited;
+        pods.delete(ordinal);
+      },
+      script: (name) => exec(['bash', `/opt/recon8s/${name}`]),
+      exec, sql,
+      log: (name) => {
+        const file = join(home, `${name}.log`);
+        return existsSync(file) ? readFileSync(file, 'utf8') : '';
+      },
+    };
+  };
+
+  return {
+    member,
+    stop: async () => {
+      for (const pod of pods.values()) pod.kill('SIGKILL');
+      net.kill('SIGKILL');
+      await new Promise((r) => setTimeout(r, 200));
+      // The namespaces are gone with their processes; so are the mounts in them.
+      for (const m of readdirSync(dir).filter((d) => d.startsWith('member-'))) rmSync(join(dir, m), { recursive: true, force: true });
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
