@@ -17,9 +17,10 @@
 //   `/finalizers`;
 // - Events: core v1 create (it never patches one: repeats are dropped in memory);
 // - Secrets: only the credentials of a MySQLCluster, get and create, and only in the namespaces given
-//   in `credentialsNamespaces` (a RoleBinding to the ClusterRole `recon8s-credentials` each). Never
-//   list/watch (no cache of every Secret of the cluster), never update/patch/delete (a password is
-//   written once). Elsewhere the controller reports the condition Degraded/CredentialsForbidden.
+//   in `credentialsNamespaces` (a RoleBinding to the ClusterRole `recon8s-credentials` each); patch
+//   only to move the ownerReference of a Secret it generated when the retention policy changes (the
+//   code never patches data: a password is written once). Never list/watch (no cache of every Secret
+//   of the cluster), never update/delete. Elsewhere the controller reports the condition Degraded/CredentialsForbidden.
 // - leader election: a Lease in the operator's namespace only (Role, not ClusterRole).
 //
 // The Deployment is the L1 `k8s.KubeDeployment`, not our `App` construct: the App spec cannot express
@@ -174,7 +175,8 @@ export class OperatorChart extends Chart {
     // every 30 s. A Secret you create yourself (spec.credentialsSecretName) still needs `get`.
     this.credentialsRole = new k8s.KubeClusterRole(this, 'credentials-role', {
       metadata: { name: CREDENTIALS_CLUSTER_ROLE, labels },
-      rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'create'] }],
+      // patch: only to move the generated Secret's ownerReference when pvcRetention.whenDeleted changes.
+      rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'create', 'patch'] }],
     });
     this.credentialsBindings = credentialsNamespaces.map((ns) => new k8s.KubeRoleBinding(this, `credentials-${ns}`, {
       metadata: { name: CREDENTIALS_CLUSTER_ROLE, namespace: ns, labels },

@@ -1,3 +1,5 @@
+import { HttpMethod } from '@kubernetes/client-node';
+import type { V1Secret } from '@kubernetes/client-node';
 import type { KubeClient } from '../kube/index.js';
 import { apiError, isAlreadyExists, isNotFound } from '../kube/index.js';
 import type { CredentialsState } from '../reconcile/credentials.js';
@@ -34,8 +36,10 @@ async function ensure(client: KubeClient, cr: CustomResource): Promise<Credentia
   const namespace = cr.metadata.namespace ?? 'default';
   const name = cr.metadata.name;
   const secretName = spec.credentialsSecretName ?? `${name}-credentials`;
-  const existing = await readSecretData(client, namespace, secretName);
-  if (existing) {
+  const secret = await readSecret(client, namespace, secretName);
+  const existing = secret ? secret.data ?? {} : undefined;
+  if (secret && existing) {
+    await followRetention(client, cr, secret);
     const missing = missingKeys(existing);
     if (missing.length > 0) {
       return { state: 'incomplete', secretName, message: `Secret ${secretName} has no ${missing.join(' or ')} key; add ${missing.length > 1 ? 'them' : 'it'} (the data is never shown)` };
@@ -74,10 +78,34 @@ async function ensure(client: KubeClient, cr: CustomResource): Promise<Credentia
   }
 }
 
-async function readSecretData(client: KubeClient, namespace: string, name: string): Promise<Record<string, string> | undefined> {
+/**
+ * The generated Secret is owned by the cluster exactly when the retention policy deletes the data with
+ * it: switching `pvcRetention.whenDeleted` moves the ownerReference both ways, so that deleting the
+ * cluster never keeps volumes whose passwords it deleted. Only a Secret recon8s generated for this very
+ * cluster (its label says so) is ever changed; a user's Secret is only read.
+ */
+async function followRetention(client: KubeClient, cr: CustomResource, secret: V1Secret): Promise<void> {
+  const spec = (cr.spec ?? {}) as { credentialsSecretName?: string; pvcRetention?: { whenDeleted?: string } };
+  if (spec.credentialsSecretName !== undefined || secret.metadata?.labels?.[GENERATED_BY_LABEL] !== cr.metadata.name || !cr.metadata.uid) return;
+  const others = (secret.metadata.ownerReferences ?? []).filter((r) => r.uid !== cr.metadata.uid);
+  const owned = (secret.metadata.ownerReferences ?? []).some((r) => r.uid === cr.metadata.uid);
+  const wantOwned = spec.pvcRetention?.whenDeleted === 'Delete';
+  if (owned === wantOwned) return;
+  const ownerReferences = wantOwned
+    ? [...others, { apiVersion: cr.apiVersion, kind: cr.kind, name: cr.metadata.name, uid: cr.metadata.uid, controller: true, blockOwnerDeletion: true }]
+    : others;
+  await client.request({
+    method: HttpMethod.PATCH,
+    path: `/api/v1/namespaces/${cr.metadata.namespace ?? 'default'}/secrets/${secret.metadata.name ?? ''}`,
+    // The resourceVersion makes it a compare-and-swap: a Secret changed since it was read is not overwritten.
+    body: JSON.stringify({ metadata: { resourceVersion: secret.metadata.resourceVersion, ownerReferences: ownerReferences.length ? ownerReferences : null } }),
+    headers: { 'Content-Type': 'application/merge-patch+json' },
+  });
+}
+
+async function readSecret(client: KubeClient, namespace: string, name: string): Promise<V1Secret | undefined> {
   try {
-    const secret = await client.core.readNamespacedSecret({ namespace, name });
-    return secret.data ?? {};
+    return await client.core.readNamespacedSecret({ namespace, name });
   } catch (e) {
     if (isNotFound(e)) return undefined;
     throw e;

@@ -13,7 +13,7 @@ import {
 } from '../reconcile/applyset.js';
 import type { ConditionInput } from '../reconcile/conditions.js';
 import type { CredentialsState } from '../reconcile/credentials.js';
-import { childKey, stampChildren } from '../reconcile/desired.js';
+import { DESIRED_HASH_ANNOTATION, childKey, hashOf, stampChildren } from '../reconcile/desired.js';
 import { failureConditions } from '../reconcile/status.js';
 import { ChildApplier } from './apply-children.js';
 import { ensureCredentials } from './credentials.js';
@@ -21,7 +21,7 @@ import type { EventRecorder } from './events.js';
 import type { ResourceType } from './kinds.js';
 import { CHILD_TYPES, childType, objectPath, parseQueueKey } from './kinds.js';
 import { deleteChild, prunable } from './prune.js';
-import { growClaims } from './statefulset-storage.js';
+import { growClaims, withLiveClaimTemplates } from './statefulset-storage.js';
 import type { CustomResource, ObservedState } from './status.js';
 import { nextStatus, observeApp, observeMySQL } from './status.js';
 
@@ -136,6 +136,8 @@ export class Reconciler {
     const reportApplied = (): void => { if (applied.length) this.o.events.record(cr, 'Normal', 'Applied', applied.join('; ')); };
     // Objects of a child's name that recon8s does not control for this resource: never written.
     const conflicts: string[] = [];
+    // A failure that must not hold the other children back: reported once they are converged.
+    let deferred: { reason: string; message: string; retry?: boolean } | undefined;
     for (const child of desired) {
       if (holdBack?.(child.object)) continue;
       const cached = this.childInformer(child.object.apiVersion, child.object.kind).get(owner.namespace, child.object.metadata.name);
@@ -157,10 +159,21 @@ export class Reconciler {
         const info = apiError(e);
         this.o.metrics?.applyTotal.inc({ kind: child.object.kind, result: 'error' });
         // Grown storage: claims are grown and the StatefulSet re-created around its running pods.
-        if (info.code === 422 && child.object.kind === 'StatefulSet' && await growClaims(this.o.client, child.object, live)) {
+        const growth = info.code === 422 && child.object.kind === 'StatefulSet' && live ? await growClaims(this.o.client, child.object, live) : undefined;
+        if (growth?.outcome === 'grown') {
           log.info('growing data volumes; re-creating the StatefulSet around its pods', { child: `StatefulSet/${child.object.metadata.name}` });
           this.o.events.record(cr, 'Normal', 'StorageGrowing', `growing the data volumes of StatefulSet ${child.object.metadata.name}`);
           // Its deletion comes back through the informer, and the next reconcile re-creates it.
+          continue;
+        }
+        if (growth?.outcome === 'refused' && live) {
+          // Everything but the size still converges; the size is tried again (with backoff) until the
+          // claim can grow (its StorageClass allows expansion, it is bound).
+          const kept = withLiveClaimTemplates(child.object, live);
+          await this.applier.apply({ object: withDesiredHash(kept, hashOf(kept)), hash: hashOf(kept) });
+          const message = `${growth.message}. The StatefulSet keeps its current volume size until the claims can grow (allow expansion on the StorageClass); every other change is applied`;
+          this.o.events.record(cr, 'Warning', 'StorageResizeRefused', message);
+          deferred ??= { reason: 'StorageResizeRefused', message, retry: true };
           continue;
         }
         // 400/422: the API server refuses what we render; retrying the same thing cannot help.
@@ -197,7 +210,7 @@ export class Reconciler {
       // Looked at again with backoff (someone may remove the object), never hot.
       return { reason: 'OwnershipConflict', message, retry: true };
     }
-    return undefined;
+    return deferred;
   }
 
   /** A child read past the cache (a GET): undefined when no object of that name exists. */
@@ -289,6 +302,11 @@ function currentConditions(cr: CustomResource): ConditionInput[] {
 function withoutConditions(status: CustomResource['status']): Record<string, unknown> {
   const { conditions: _c, observedGeneration: _g, ...rest } = status ?? {};
   return rest;
+}
+
+/** The object with this desired-hash annotation. */
+function withDesiredHash(o: KubernetesObject, hash: string): KubernetesObject {
+  return { ...o, metadata: { ...o.metadata, annotations: { ...(o.metadata.annotations ?? {}), [DESIRED_HASH_ANNOTATION]: hash } } };
 }
 
 /** The uid of an object's controller owner, if it has one. */

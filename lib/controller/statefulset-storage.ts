@@ -2,7 +2,7 @@ import type { KubernetesObject as LiveObject } from '@kubernetes/client-node';
 import { HttpMethod } from '@kubernetes/client-node';
 import type { KubernetesObject } from '../../constructs/index.js';
 import type { KubeClient } from '../kube/index.js';
-import { isNotFound } from '../kube/index.js';
+import { apiError, isNotFound } from '../kube/index.js';
 import { containsDesired, quantityValue } from '../reconcile/compare.js';
 
 interface ClaimTemplate { metadata?: { name?: string }; spec?: { resources?: { requests?: { storage?: string | number } } } }
@@ -16,21 +16,27 @@ interface StatefulSetShape { metadata?: { name?: string; namespace?: string; uid
  * apply re-creates it with the new templates and adopts the pods. Returns false when the refusal
  * was about something else (left to the caller to report).
  */
-export async function growClaims(client: KubeClient, desired: KubernetesObject, live: LiveObject | undefined): Promise<boolean> {
+export type GrowthResult =
+  | { readonly outcome: 'grown' }
+  | { readonly outcome: 'not-growth' }
+  /** The API server refused to grow a claim: the StatefulSet is left as it is. */
+  | { readonly outcome: 'refused'; readonly message: string };
+
+export async function growClaims(client: KubeClient, desired: KubernetesObject, live: LiveObject | undefined): Promise<GrowthResult> {
   const want = desired as unknown as StatefulSetShape;
   const have = live as unknown as StatefulSetShape | undefined;
   const wantTemplates = want.spec?.volumeClaimTemplates ?? [];
   const haveTemplates = have?.spec?.volumeClaimTemplates ?? [];
-  if (!have?.metadata?.uid || wantTemplates.length !== haveTemplates.length) return false;
+  if (!have?.metadata?.uid || wantTemplates.length !== haveTemplates.length) return { outcome: 'not-growth' };
   const grown = wantTemplates.filter((t, i) => {
     const before = haveTemplates[i];
     if (before?.metadata?.name !== t.metadata?.name) return false;
     return !containsDesired(t.spec?.resources?.requests?.storage, before.spec?.resources?.requests?.storage);
   });
-  if (grown.length === 0) return false;
+  if (grown.length === 0) return { outcome: 'not-growth' };
   // Only sizes may differ: anything else in the templates is refused at admission.
   const sizeless = (ts: ClaimTemplate[]): unknown => ts.map((t) => ({ ...t, spec: { ...t.spec, resources: undefined } }));
-  if (!containsDesired(sizeless(wantTemplates), sizeless(haveTemplates))) return false;
+  if (!containsDesired(sizeless(wantTemplates), sizeless(haveTemplates))) return { outcome: 'not-growth' };
 
   const namespace = have.metadata.namespace ?? '';
   const name = have.metadata.name ?? '';
@@ -49,12 +55,19 @@ export async function growClaims(client: KubeClient, desired: KubernetesObject, 
       }
       // A claim someone already grew further is left alone (claims never shrink).
       if ((quantityValue(current ?? '0') ?? 0) >= (quantityValue(size) ?? 0)) continue;
-      await client.request({
-        method: HttpMethod.PATCH,
-        path,
-        body: JSON.stringify({ spec: { resources: { requests: { storage: size } } } }),
-        headers: { 'Content-Type': 'application/merge-patch+json' },
-      });
+      try {
+        await client.request({
+          method: HttpMethod.PATCH,
+          path,
+          body: JSON.stringify({ spec: { resources: { requests: { storage: size } } } }),
+          headers: { 'Content-Type': 'application/merge-patch+json' },
+        });
+      } catch (e) {
+        const info = apiError(e);
+        // Unbound, or its StorageClass does not allow expansion: nothing recon8s can change.
+        if (info.code !== 422 && info.code !== 403 && info.code !== 400) throw e;
+        return { outcome: 'refused', message: `PersistentVolumeClaim ${claim} cannot grow to ${size}: ${info.message}` };
+      }
     }
   }
   await client.request({
@@ -63,5 +76,14 @@ export async function growClaims(client: KubeClient, desired: KubernetesObject, 
     body: JSON.stringify({ apiVersion: 'v1', kind: 'DeleteOptions', propagationPolicy: 'Orphan', preconditions: { uid: have.metadata.uid } }),
     headers: { 'Content-Type': 'application/json' },
   });
-  return true;
+  return { outcome: 'grown' };
+}
+
+/**
+ * The StatefulSet as rendered, but with the live claim templates: every other change (replicas, image,
+ * configuration) still reaches it while its volumes cannot grow.
+ */
+export function withLiveClaimTemplates(desired: KubernetesObject, live: LiveObject): KubernetesObject {
+  const templates = (live as unknown as StatefulSetShape).spec?.volumeClaimTemplates;
+  return { ...desired, spec: { ...(desired.spec as Record<string, unknown>), volumeClaimTemplates: templates } };
 }

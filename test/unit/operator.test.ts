@@ -95,7 +95,7 @@ describe('OperatorChart (the operator install, apps/operator.ts)', () => {
         if (role.metadata.name === 'recon8s-credentials') continue;
         for (const rule of role.rules ?? []) assert.ok(!(rule.resources ?? []).includes('secrets'), `${role.metadata.name} mentions secrets`);
       }
-      assert.deepEqual(find(objects, 'ClusterRole', 'recon8s-credentials').rules, [{ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'create'] }]);
+      assert.deepEqual(find(objects, 'ClusterRole', 'recon8s-credentials').rules, [{ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'create', 'patch'] }]);
       assert.deepEqual(objects.filter((o) => o.kind === 'RoleBinding' && o.roleRef?.name === 'recon8s-credentials'), [], 'no grant unless asked');
 
       const granted = synth({ credentialsNamespaces: ['shop', 'billing'] });
