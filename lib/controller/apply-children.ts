@@ -37,9 +37,17 @@ export class ChildApplier {
     return { send: false, why: 'unchanged' };
   }
 
-  /** Server-side applies the child (field manager recon8s, force) and remembers the version it got back. */
-  async apply(child: DesiredChild): Promise<LiveObject> {
-    const result = await this.client.apply<LiveObject>(child.object);
+  /**
+   * Server-side applies the child (field manager recon8s, force) and remembers the version it got back.
+   *
+   * `liveUid` is the uid of the object this apply means to change, when it exists. It goes into the
+   * patch as a precondition: server-side apply creates what is missing, so without it an apply judged
+   * against an object that was deleted meanwhile (the garbage collector removing the children of a
+   * resource being deleted) would bring that child back. With it the API server answers 409 instead.
+   */
+  async apply(child: DesiredChild, liveUid?: string): Promise<LiveObject> {
+    const object = liveUid ? { ...child.object, metadata: { ...child.object.metadata, uid: liveUid } } : child.object;
+    const result = await this.client.apply<LiveObject>(object);
     const meta = result.metadata ?? {};
     if (meta.uid && meta.resourceVersion) this.applied.set(meta.uid, { hash: child.hash, resourceVersion: meta.resourceVersion });
     return result;

@@ -150,7 +150,7 @@ export class Reconciler {
       const decision = this.applier.decide(child, live);
       if (!decision.send) continue;
       try {
-        await this.applier.apply(child);
+        await this.applier.apply(child, live?.metadata?.uid);
         this.o.metrics?.applyTotal.inc({ kind: child.object.kind, result: decision.why });
         log.info('applied', { child: `${child.object.kind}/${child.object.metadata.name}`, why: decision.why, ...(decision.path ? { path: decision.path } : {}) });
         applied.push(`${decision.why === 'missing' ? 'created' : decision.why === 'drifted' ? 'reverted a change to' : 'updated'} ${child.object.kind} ${child.object.metadata.name}`);
@@ -158,6 +158,8 @@ export class Reconciler {
         reportApplied();
         const info = apiError(e);
         this.o.metrics?.applyTotal.inc({ kind: child.object.kind, result: 'error' });
+        // The child this apply was judged against is gone (or replaced): look again, from the cache, later.
+        if (info.code === 409 && /uid mismatch|Precondition failed: UID/i.test(info.message)) throw new Error(`${child.object.kind} ${child.object.metadata.name} changed identity while being applied: ${info.message}`, { cause: e });
         // Grown storage: claims are grown and the StatefulSet re-created around its running pods.
         const growth = info.code === 422 && child.object.kind === 'StatefulSet' && live ? await growClaims(this.o.client, child.object, live) : undefined;
         if (growth?.outcome === 'grown') {
@@ -170,7 +172,7 @@ export class Reconciler {
           // Everything but the size still converges; the size is tried again (with backoff) until the
           // claim can grow (its StorageClass allows expansion, it is bound).
           const kept = withLiveClaimTemplates(child.object, live);
-          await this.applier.apply({ object: withDesiredHash(kept, hashOf(kept)), hash: hashOf(kept) });
+          await this.applier.apply({ object: withDesiredHash(kept, hashOf(kept)), hash: hashOf(kept) }, live.metadata?.uid);
           const message = `${growth.message}. The StatefulSet keeps its current volume size until the claims can grow (allow expansion on the StorageClass); every other change is applied`;
           this.o.events.record(cr, 'Warning', 'StorageResizeRefused', message);
           deferred ??= { reason: 'StorageResizeRefused', message, retry: true };
