@@ -6,15 +6,23 @@
  *   npm run cluster -- status   say whether it is up (exit 0) or not (exit 1)
  *   npm run cluster -- down     stop it and remove its state
  *
+ *   npm run cluster -- up --node      a real node instead (kubelet, containerd, CNI, CoreDNS; root, Linux):
+ *                                     Pods run, with the test images (mysql, web, operator) imported
+ *   npm run cluster -- env --node     export lines for it
+ *   npm run cluster -- down --node    stop it and leave the host as it was
+ *
  * State, certificates, etcd data and logs live in ${XDG_CACHE_HOME:-~/.cache}/recon8s/cluster/.
  */
+import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { Health } from '@kubernetes/client-node';
+import { NODE_RUN_DIR, startNodeCluster, stopNodeCluster } from '../node/index.js';
 import { loadKubeConfig } from './kubeconfig.js';
 import {
   DEFAULT_CONTROLLERS,
+  KUBE_VERSION,
   WORKLOAD_CONTROLLERS,
   readState,
   runningProcesses,
@@ -25,7 +33,7 @@ import type { ControlPlaneState } from './index.js';
 
 const cacheHome = process.env.XDG_CACHE_HOME !== undefined && process.env.XDG_CACHE_HOME !== '' ? process.env.XDG_CACHE_HOME : join(homedir(), '.cache');
 const CLUSTER_DIR = join(cacheHome, 'recon8s', 'cluster');
-const USAGE = 'usage: npm run cluster -- up|down|env|status';
+const USAGE = 'usage: npm run cluster -- up|down|env|status [--node]';
 
 /** POSIX single-quoting, so the printed lines survive any path when eval'ed. */
 function quote(value: string): string {
@@ -125,10 +133,52 @@ async function status(): Promise<number> {
   return 1;
 }
 
+function nodeExportLines(): string {
+  return [`export KUBECONFIG=${quote(join(NODE_RUN_DIR, 'pki', 'admin.kubeconfig'))}`, `export PATH=${quote(nodeBinDir())}:"$PATH"  # kubectl ${KUBE_VERSION}`].join('\n');
+}
+
+function nodeBinDir(): string {
+  return join(cacheHome, 'recon8s', KUBE_VERSION);
+}
+
+async function nodeUp(): Promise<number> {
+  if (existsSync(join(NODE_RUN_DIR, 'pki', 'admin.kubeconfig'))) {
+    console.log(`A real node is already up (${NODE_RUN_DIR}).\n\n${nodeExportLines()}`);
+    return 0;
+  }
+  const node = await startNodeCluster({ persistent: true, onOutput: (line) => console.error(line) });
+  console.log(`
+A real single-node Kubernetes ${KUBE_VERSION} is up (${NODE_RUN_DIR}): Pods run under kubelet and containerd.
+Images imported (nothing can be pulled): ${Object.values(node.images).join(', ')}
+
+${nodeExportLines()}
+
+Stop it with: npm run cluster -- down --node`);
+  return 0;
+}
+
+async function nodeDown(): Promise<number> {
+  const was = existsSync(NODE_RUN_DIR);
+  await stopNodeCluster((line) => console.error(line));
+  console.log(was ? 'Stopped the real node and cleaned the host.' : 'The real node is not running.');
+  return 0;
+}
+
+async function nodeEnv(): Promise<number> {
+  if (!existsSync(join(NODE_RUN_DIR, 'pki', 'admin.kubeconfig'))) {
+    console.error('The real node is not running; start it with: npm run cluster -- up --node');
+    return 1;
+  }
+  console.log(nodeExportLines());
+  return 0;
+}
+
+const nodeCommands: Readonly<Record<string, () => Promise<number>>> = { up: nodeUp, down: nodeDown, env: nodeEnv, status: nodeEnv };
 const commands: Readonly<Record<string, () => Promise<number>>> = { up, down, env, status };
 const name = process.argv[2];
-const command = name === undefined ? undefined : commands[name];
-if (command === undefined || process.argv.length > 3) {
+const wantsNode = process.argv[3] === '--node';
+const command = name === undefined ? undefined : (wantsNode ? nodeCommands : commands)[name];
+if (command === undefined || process.argv.length > (wantsNode ? 4 : 3)) {
   console.error(USAGE);
   process.exitCode = 2;
 } else {

@@ -52,6 +52,11 @@ export interface NodeCluster {
 export interface StartNodeOptions {
   /** Progress lines (builds, start-up). Default: stderr. */
   readonly onOutput?: (line: string) => void;
+  /**
+   * Keep running after this process exits (`npm run cluster -- up --node`): no watchdog, and test runs
+   * refuse to take it over until `npm run cluster -- down --node`.
+   */
+  readonly persistent?: boolean;
 }
 
 /** Why the node cannot run here, or undefined when it can. */
@@ -94,15 +99,15 @@ export async function startNodeCluster(options: StartNodeOptions = {}): Promise<
   };
 
   mkdirSync(NODE_RUN_DIR, { recursive: true });
-  writeFileSync(join(NODE_RUN_DIR, OWNER_FILE), JSON.stringify({ pid: process.pid, startedAt: new Date().toISOString() }));
+  writeFileSync(join(NODE_RUN_DIR, OWNER_FILE), JSON.stringify({ pid: process.pid, persistent: options.persistent === true, startedAt: new Date().toISOString() }));
   const env = { ...process.env, RUN_DIR: NODE_RUN_DIR, BIN_DIR: nodeBinDir, NODE_IP, SANDBOX_IMAGE: archive('pause').ref };
-  const watchdog = startWatchdog(env);
+  const watchdog = options.persistent ? undefined : startWatchdog(env);
   try {
     await step('node up', () => runCommand('bash', [NODE_SCRIPT, 'up', ...['pause', 'mysql', 'web', 'operator'].map((n) => archive(n).archive)], { env, onOutput: say }));
   } catch (e) {
     say('node: start failed; taking down what was started');
     await runCommand('bash', [NODE_SCRIPT, 'down'], { env, onOutput: say }).catch(() => undefined);
-    watchdog.kill('SIGKILL');
+    watchdog?.kill('SIGKILL');
     throw new Error(`Cannot start the real node: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
   }
   say(`node: ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
@@ -127,7 +132,7 @@ export async function startNodeCluster(options: StartNodeOptions = {}): Promise<
     },
     stop: () => {
       stopping ??= (async () => {
-        watchdog.kill('SIGKILL');
+        watchdog?.kill('SIGKILL');
         await runCommand('bash', [NODE_SCRIPT, 'down'], { env, onOutput: say });
       })();
       return stopping;
@@ -145,10 +150,16 @@ export async function stopNodeCluster(onOutput?: (line: string) => void): Promis
 function reapStale(say: (line: string) => void): void {
   if (!existsSync(NODE_RUN_DIR)) return;
   let owner: number | undefined;
+  let persistent = false;
   try {
-    owner = (JSON.parse(readFileSync(join(NODE_RUN_DIR, OWNER_FILE), 'utf8')) as { pid?: number }).pid;
+    const recorded = JSON.parse(readFileSync(join(NODE_RUN_DIR, OWNER_FILE), 'utf8')) as { pid?: number; persistent?: boolean };
+    owner = recorded.pid;
+    persistent = recorded.persistent === true;
   } catch {
     owner = undefined;
+  }
+  if (persistent) {
+    throw new Error(`Cannot start the real node: the developer node of \`npm run cluster -- up --node\` is running (${NODE_RUN_DIR}); only one node can run on a machine. Stop it with \`npm run cluster -- down --node\`.`);
   }
   if (owner !== undefined && owner !== process.pid && processAlive(owner)) {
     throw new Error(`Cannot start the real node: process ${owner} runs one already (${NODE_RUN_DIR}); only one can run on a machine. Stop it, or run \`npm run cluster -- down --node\` if it is yours.`);
