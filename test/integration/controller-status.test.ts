@@ -1,17 +1,14 @@
 import assert from 'node:assert/strict';
 import type { KubeConfig, V1Deployment } from '@kubernetes/client-node';
-import { AppsV1Api, CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import type { Controller } from '../../lib/controller/manager.js';
 import { freshNamespace, useSharedControlPlane } from './cluster.js';
 import { eventually } from './eventually.js';
 import { startTestController } from './support/controller.js';
 import { kubectl } from './support/kubectl.js';
+import type { ResourceHelpers } from './support/resources.js';
+import { conditionOf, resourceHelpers } from './support/resources.js';
 
-const GROUP = 'recon8s.dev';
-const VERSION = 'v1alpha1';
-
-interface Condition { type: string; status: string; reason: string; message: string }
-interface CustomResource { metadata: { name: string; generation: number }; status?: { observedGeneration?: number; conditions?: Condition[]; desiredReplicas?: number } }
 
 /**
  * "Say it at admission, or say it in status", and the pause switch: what a user sees in status and in
@@ -24,7 +21,7 @@ describe('controller status that tells the truth (real API server)', function ()
   let kc: KubeConfig;
   let ns: string;
   let controller: Controller;
-  let custom: CustomObjectsApi;
+  let resources: ResourceHelpers;
   let apps: AppsV1Api;
   let core: CoreV1Api;
 
@@ -32,22 +29,18 @@ describe('controller status that tells the truth (real API server)', function ()
     this.timeout(120_000);
     kc = controlPlane().kubeConfig();
     ns = await freshNamespace('status');
-    custom = kc.makeApiClient(CustomObjectsApi);
+    resources = resourceHelpers(kc, ns);
     apps = kc.makeApiClient(AppsV1Api);
     core = kc.makeApiClient(CoreV1Api);
     controller = await startTestController(controlPlane(), { namespaces: [ns], resyncPeriodMs: 3_000 });
   });
   after(async () => { await controller?.stop(); });
 
-  const create = (plural: string, kind: string, name: string, spec: Record<string, unknown>): Promise<object> =>
-    custom.createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns, plural, body: { apiVersion: `${GROUP}/${VERSION}`, kind, metadata: { name }, spec } });
-  const getCr = async (plural: string, name: string): Promise<CustomResource> =>
-    (await custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns, plural, name })) as CustomResource;
-  const patchSpec = (plural: string, name: string, spec: Record<string, unknown>): Promise<object> =>
-    custom.patchNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns, plural, name, body: { spec } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
-  const condition = (cr: CustomResource, type: string): Condition | undefined => cr.status?.conditions?.find((c) => c.type === type);
-  const events = async (name: string): Promise<{ reason?: string; message?: string; type?: string }[]> =>
-    (await core.listNamespacedEvent({ namespace: ns, fieldSelector: `involvedObject.name=${name}` })).items;
+  const create: ResourceHelpers['create'] = (...args) => resources.create(...args);
+  const getCr: ResourceHelpers['get'] = (...args) => resources.get(...args);
+  const patchSpec: ResourceHelpers['patchSpec'] = (...args) => resources.patchSpec(...args);
+  const events: ResourceHelpers['events'] = (...args) => resources.events(...args);
+  const condition = conditionOf;
   const deployment = (name: string): Promise<V1Deployment> => apps.readNamespacedDeployment({ namespace: ns, name });
   const notFound = (e: { code?: number }): boolean => e.code === 404;
   /** `kubectl get <plural> <name>` as a user reads it: column name → value. */

@@ -5,11 +5,11 @@ import type { Controller } from '../../lib/controller/manager.js';
 import { freshNamespace, useSharedControlPlane } from './cluster.js';
 import { eventually } from './eventually.js';
 import { startTestController } from './support/controller.js';
+import type { Condition, CustomResource, ResourceHelpers } from './support/resources.js';
+import { conditionOf, resourceHelpers } from './support/resources.js';
 
 const GROUP = 'recon8s.dev';
 const VERSION = 'v1alpha1';
-interface Condition { type: string; status: string; reason: string; message: string }
-interface CustomResource { metadata: { name: string; uid: string; generation: number }; status?: { observedGeneration?: number; conditions?: Condition[] } }
 
 /**
  * "Never touch what isn't ours": an object of a child's name that recon8s does not control — a user's,
@@ -25,6 +25,7 @@ describe('ownership (real API server)', function () {
   let controller: Controller | undefined;
   let custom: CustomObjectsApi;
   let core: CoreV1Api;
+  let resources: ResourceHelpers;
   let apps: AppsV1Api;
   let objects: KubernetesObjectApi;
 
@@ -34,19 +35,17 @@ describe('ownership (real API server)', function () {
     ns = await freshNamespace('ownership');
     custom = kc.makeApiClient(CustomObjectsApi);
     core = kc.makeApiClient(CoreV1Api);
+    resources = resourceHelpers(kc, ns);
     apps = kc.makeApiClient(AppsV1Api);
     objects = KubernetesObjectApi.makeApiClient(kc);
     controller = await startTestController(controlPlane(), { namespaces: [ns], resyncPeriodMs: 3_000 });
   });
   after(async () => { await controller?.stop(); });
 
-  const create = (plural: string, kind: string, name: string, spec: Record<string, unknown>): Promise<object> =>
-    custom.createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns, plural, body: { apiVersion: `${GROUP}/${VERSION}`, kind, metadata: { name }, spec } });
-  const getCr = async (plural: string, name: string): Promise<CustomResource> =>
-    (await custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns, plural, name })) as CustomResource;
-  const degraded = (cr: CustomResource): Condition | undefined => cr.status?.conditions?.find((c) => c.type === 'Degraded');
-  const events = async (name: string): Promise<{ type?: string; reason?: string; message?: string }[]> =>
-    (await core.listNamespacedEvent({ namespace: ns, fieldSelector: `involvedObject.name=${name}` })).items;
+  const create: ResourceHelpers['create'] = (...args) => resources.create(...args);
+  const getCr: ResourceHelpers['get'] = (...args) => resources.get(...args);
+  const events: ResourceHelpers['events'] = (...args) => resources.events(...args);
+  const degraded = (cr: CustomResource): Condition | undefined => conditionOf(cr, 'Degraded');
   /** Applies as another tool would (its own field manager), returning the stored object. */
   const applyAs = (manager: string, o: Record<string, unknown>): Promise<KubernetesObject> =>
     objects.patch({ ...o, metadata: { ...(o.metadata as object), namespace: ns } } as KubernetesObject, undefined, undefined, manager, true, PatchStrategy.ServerSideApply);
