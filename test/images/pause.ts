@@ -3,19 +3,20 @@
  * (pause/main.go) that sleeps until it is told to stop. Nothing can be pulled on the node, so it is
  * built here like the web image.
  */
-import { chmod, mkdir, rm } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { cachedBuild, contentKey } from './cache.js';
 import { writeArchive, writeLayer } from './oci.js';
 import type { BuildLog, BuiltImage } from './recipe.js';
-import { IMAGES_DIR, SHARED_RECIPE_FILES, recipeFiles, seconds } from './recipe.js';
+import { SHARED_RECIPE_FILES, recipeFiles, seconds } from './recipe.js';
 import { runCommand } from './run.js';
+import { buildStaticGoProgram } from './web.js';
 
 export const PAUSE_REF = 'recon8s.test/pause:1';
 
 export async function buildPauseImage(log: BuildLog): Promise<BuiltImage> {
   const go = await runCommand('go', ['version']);
-  const key = contentKey({ ...(await recipeFiles(['pause.ts', 'pause/main.go', 'pause/go.mod', ...SHARED_RECIPE_FILES])), go });
+  const key = contentKey({ ...(await recipeFiles(['pause.ts', 'web.ts', 'pause/main.go', 'pause/go.mod', ...SHARED_RECIPE_FILES])), go });
   const { dir, builtInMs } = await cachedBuild({
     name: 'pause',
     key,
@@ -23,12 +24,7 @@ export async function buildPauseImage(log: BuildLog): Promise<BuiltImage> {
     build: async (d) => {
       const root = join(d, 'rootfs');
       await mkdir(root, { recursive: true });
-      await runCommand('go', ['build', '-trimpath', '-ldflags=-s -w', '-o', join(root, 'pause'), '.'], {
-        cwd: join(IMAGES_DIR, 'pause'),
-        env: { ...process.env, CGO_ENABLED: '0', GOFLAGS: '-mod=mod' },
-        onOutput: log.detail,
-      });
-      await chmod(join(root, 'pause'), 0o555);
+      await buildStaticGoProgram('pause', root, log);
       const layer = join(d, 'layer.tar');
       await writeLayer(root, layer, { keepOwners: false });
       await rm(root, { recursive: true });

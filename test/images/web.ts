@@ -35,6 +35,16 @@ function webConfig(version: string): ImageConfig {
   };
 }
 
+/** Builds the Go program in test/images/<name>/ as one static, read-only executable /<name> in `root`. */
+export async function buildStaticGoProgram(name: string, root: string, log: BuildLog): Promise<void> {
+  await runCommand('go', ['build', '-trimpath', '-ldflags=-s -w', '-o', join(root, name), '.'], {
+    cwd: join(IMAGES_DIR, name),
+    env: { ...process.env, CGO_ENABLED: '0', GOFLAGS: '-mod=mod' },
+    onOutput: log.detail,
+  });
+  await chmod(join(root, name), 0o555);
+}
+
 export async function buildWebImage(log: BuildLog): Promise<BuiltImage> {
   const go = await runCommand('go', ['version']).catch((e: unknown) => {
     throw new Error(`the web test image is built with Go, and \`go version\` failed: ${String(e)}. Install Go >= 1.26 (it also builds the control plane).`);
@@ -47,12 +57,7 @@ export async function buildWebImage(log: BuildLog): Promise<BuiltImage> {
     build: async (d) => {
       const root = join(d, 'rootfs');
       await mkdir(join(root, 'etc'), { recursive: true });
-      await runCommand('go', ['build', '-trimpath', '-ldflags=-s -w', '-o', join(root, 'web'), '.'], {
-        cwd: join(IMAGES_DIR, 'web'),
-        env: { ...process.env, CGO_ENABLED: '0', GOFLAGS: '-mod=mod' },
-        onOutput: log.detail,
-      });
-      await chmod(join(root, 'web'), 0o555);
+      await buildStaticGoProgram('web', root, log);
       await writeFile(join(root, 'etc', 'passwd'), `root:x:0:0:root:/:/sbin/nologin\nweb:x:${WEB_UID}:${WEB_UID}:web:/:/sbin/nologin\n`);
       await writeFile(join(root, 'etc', 'group'), `root:x:0:\nweb:x:${WEB_UID}:\n`);
       const layer = join(d, 'layer.tar');
