@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -75,6 +75,17 @@ describe('the real node (kubelet, containerd, CNI, kube-proxy, CoreDNS)', functi
     }
   });
 
+  it('forwards pod traffic only to pods: nothing from a pod is routed past the machine', () => {
+    const forward = execFileSync('iptables', ['-w', '-S', 'FORWARD'], { encoding: 'utf8' }).split('\n');
+    // kube-proxy puts its own (narrower) rules in front later: none of them accepts pod traffic outright.
+    assert.ok(forward.includes('-A FORWARD -j CNI-RECON8S-LOCAL'), forward.join('\n'));
+    assert.ok(!forward.some((l) => /^-A FORWARD( -s 10\.244\.0\.0\/24)? -j ACCEPT$/.test(l)), forward.join('\n'));
+    const chain = execFileSync('iptables', ['-w', '-S', 'CNI-RECON8S-LOCAL'], { encoding: 'utf8' });
+    assert.match(chain, /-A CNI-RECON8S-LOCAL -s 10\.244\.0\.0\/24 -d 10\.244\.0\.0\/24 -j RETURN\n-A CNI-RECON8S-LOCAL -s 10\.244\.0\.0\/24 -j DROP/);
+    const nat = execFileSync('iptables', ['-w', '-t', 'nat', '-S', 'POSTROUTING'], { encoding: 'utf8' });
+    assert.doesNotMatch(nat, /MASQUERADE.*10\.244|10\.244.*MASQUERADE/, 'pod traffic is masqueraded');
+  });
+
   it('binds a StatefulSet claim to a local volume that a non-root pod can write', async () => {
     await node().kubectl(['apply', '-n', ns, '-f', '-'], JSON.stringify({
       apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 'disk' },
@@ -101,6 +112,7 @@ describe('the real node (kubelet, containerd, CNI, kube-proxy, CoreDNS)', functi
     assert.equal(stdout.trim(), 'written-by-999');
   });
 
+  // Last of the last file (mocha runs files in name order): it stops the shared node.
   it('leaves the host as it was when the process that started it is killed (SIGKILL), and on stop', async function () {
     this.timeout(NODE_HOOK_TIMEOUT_MS);
     // The shared node, stopped the ordinary way: later test files start a new one.

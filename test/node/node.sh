@@ -113,6 +113,14 @@ up() {
   modprobe br_netfilter 2>/dev/null || true
   ip -o addr show dev lo | grep -F " $IP/32" >/dev/null || ip addr add "$IP/32" dev lo || die "could not add $IP/32 to lo"
   sysctl -qw net.ipv4.ip_forward=1 net.bridge.bridge-nf-call-iptables=1 || die "could not set the forwarding sysctls"
+  # Forwarding is on for the bridge: a pod may reach pods (directly, or through a Service DNATed to a
+  # pod) and the node, and nothing past the machine. (The CNI- prefix puts the chain in `down`'s sweep.)
+  if ! iptables -w -n -L CNI-RECON8S-LOCAL >/dev/null 2>&1; then
+    iptables -w -N CNI-RECON8S-LOCAL &&
+      iptables -w -A CNI-RECON8S-LOCAL -s $POD_CIDR -d $POD_CIDR -j RETURN &&
+      iptables -w -A CNI-RECON8S-LOCAL -s $POD_CIDR -j DROP &&
+      iptables -w -I FORWARD 1 -j CNI-RECON8S-LOCAL || die "could not confine pod traffic to the machine"
+  fi
   # A cgroup parent of our own in every v1 hierarchy, so that kubelet's tree is easy to find and remove.
   for h in /sys/fs/cgroup/*/; do
     case $h in */unified/) continue ;; esac
