@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 
 /** The benchmark's settings (`npm run bench -- --help`). */
@@ -20,6 +21,10 @@ export interface BenchArgs {
   readonly restartCheck: boolean;
   /** Run the controller from a tsc build (as it ships) or through the tsx loader. */
   readonly controllerRuntime: 'compiled' | 'tsx';
+  /** Alternating rounds (recon8s, then the peer when there is one); figures are reported as median and min–max. */
+  readonly rounds: number;
+  /** The controller-runtime peer's source folder (`--peer DIR`), absolute; undefined runs recon8s alone. */
+  readonly peerDir?: string;
 }
 
 export const USAGE = `Usage: npm run bench -- [options]
@@ -40,6 +45,10 @@ Options:
   --timeout-minutes T      stop everything and print what was measured after T minutes (default 15)
   --controller-log-level L debug|info|warn|error (default info, as in production)
   --no-restart-check       skip the cold-cache pass after a controller restart
+  --rounds N               rounds; with --peer each round runs recon8s then the peer (default 1)
+  --peer DIR               the controller-runtime peer's folder (e.g. ../shared/peers/cr-app): built once
+                           into ~/.cache/recon8s/peers/<hash of its sources>/ and run beside recon8s on the
+                           same control plane, each in its own namespace; prints ratios recon8s ÷ peer
   --tsx                    run the controller as node --import tsx lib/cli/main.ts (default: a tsc
                            build of lib/ in a temp dir, as it ships; tsx adds ~60 MiB RSS and startup CPU)
   -h, --help
@@ -68,6 +77,8 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs | undefined {
       'controller-log-level': { type: 'string' },
       'no-restart-check': { type: 'boolean' },
       tsx: { type: 'boolean' },
+      rounds: { type: 'string' },
+      peer: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -82,6 +93,8 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs | undefined {
   const rateText = values['latency-rate'];
   const latencyRate = rateText === undefined ? 20 : Number(rateText);
   if (!(latencyRate > 0)) throw new Error(`--latency-rate must be a positive number, got "${rateText}"`);
+  const peer = values.peer;
+  if (peer !== undefined && peer.trim() === '') throw new Error('--peer must name the peer\'s folder (e.g. ../shared/peers/cr-app), got ""');
   return {
     apps: int('apps', values.apps, 1000, 0),
     mysql: int('mysql', values.mysql, 50, 0),
@@ -94,5 +107,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs | undefined {
     controllerLogLevel: level,
     restartCheck: values['no-restart-check'] !== true,
     controllerRuntime: values.tsx ? 'tsx' : 'compiled',
+    rounds: int('rounds', values.rounds, 1, 1),
+    ...(peer !== undefined ? { peerDir: resolve(peer) } : {}),
   };
 }
