@@ -37,7 +37,9 @@ export function useSharedNode(): () => NodeCluster {
   let node: NodeCluster | undefined;
   before(async function (this: Mocha.Context) {
     if (E2E_OPT_OUT) {
-      // Only ever by the developer's explicit choice (RECON8S_E2E=skip), never because the rig is missing.
+      // Only ever by the developer's explicit choice (RECON8S_E2E=skip), never because the rig is missing,
+      // and never in CI: there the end-to-end tests are what the run is for.
+      if (process.env.CI === 'true') throw new Error('RECON8S_E2E=skip is set in CI (CI=true): the end-to-end tests must run there; unset it.');
       this.skip();
     }
     this.timeout(NODE_HOOK_TIMEOUT_MS);
