@@ -47,8 +47,9 @@ export interface MySQLClusterSpec {
    */
   readonly mysqlConf?: Readonly<Record<string, string>>;
   /**
-   * Scheduled logical backups (mysqldump of all databases, consistent through one transaction),
-   * taken from a replica when there is one.
+   * Scheduled logical backups: the application's schemas (one consistent snapshot) and accounts,
+   * never the mysql schema; taken from a replica when there is one. Restore by piping a dump into a
+   * new cluster's primary.
    * @default - none
    */
   readonly backup?: MySQLBackup;
@@ -195,8 +196,9 @@ export interface ResolvedResourceList {
 }
 
 /**
- * Scheduled logical backups (mysqldump of all databases, consistent through one transaction),
- * taken from a replica when there is one.
+ * Scheduled logical backups: the application's schemas (one consistent snapshot) and accounts,
+ * never the mysql schema; taken from a replica when there is one. Restore by piping a dump into a
+ * new cluster's primary.
  */
 export interface MySQLBackup {
   /**

@@ -54,7 +54,7 @@ const storage = s.object({
 
 const backup = s.object({
   typeName: 'MySQLBackup',
-  description: 'Scheduled logical backups (mysqldump of all databases, consistent through one transaction), taken from a replica when there is one.',
+  description: 'Scheduled logical backups: the application\'s schemas (one consistent snapshot) and accounts, never the mysql schema; taken from a replica when there is one. Restore by piping a dump into a new cluster\'s primary.',
   properties: {
     schedule: s.required(s.string({ description: 'When to back up, as a cron expression in UTC, e.g. "0 3 * * *".', pattern: '^(@(yearly|annually|monthly|weekly|daily|midnight|hourly)|((\\S+\\s+){4}\\S+))$', patternHint: 'a five-field cron expression or a macro such as "@daily"', maxLength: 128 })),
     persistentVolumeClaimName: s.required(s.string({ description: 'The existing PersistentVolumeClaim the backups are written to. recon8s never creates or deletes it.', pattern: '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$', patternHint: 'a DNS subdomain name', maxLength: 253 })),

@@ -275,7 +275,7 @@ describe('MySQLCluster scripts', () => {
     const OLD = ['20200101T000000Z', '20200102T000000Z', '20200103T000000Z', '20200104T000000Z'].map((t) => `shop-${t}.sql.gz`);
     const FOREIGN = ['shop-eu-20200101T000000Z.sql.gz', 'shop-notes.txt'];
     const backup = (fake: Record<string, string> = {}) =>
-      box.run('backup.sh', { CLUSTER_NAME: 'shop', BACKUP_HOST: 'shop-replicas', BACKUP_RETAIN: '3', BACKUP_DIR: dir(), ...PASSWORDS, ...fake });
+      box.run('backup.sh', { CLUSTER_NAME: 'shop', BACKUP_HOST: 'shop-replicas', HEADLESS_SERVICE: 'shop-headless', BACKUP_RETAIN: '3', BACKUP_DIR: dir(), ...PASSWORDS, ...fake });
     beforeEach(() => {
       mkdirSync(dir());
       for (const f of [...OLD, ...FOREIGN]) writeFileSync(`${dir()}/${f}`, 'x');
@@ -288,16 +288,54 @@ describe('MySQLCluster scripts', () => {
       const fresh = files.filter((f) => /^shop-\d{8}T\d{6}Z\.sql\.gz$/.test(f) && !OLD.includes(f));
       assert.equal(fresh.length, 1, files.join(' '));
       assert.deepEqual(files, [...FOREIGN, ...OLD.slice(-2), ...fresh].sort());
-      assert.equal(gunzipSync(readFileSync(`${dir()}/${fresh[0]}`)).toString(), '-- the dump\n-- Dump completed\n');
+      assert.match(gunzipSync(readFileSync(`${dir()}/${fresh[0]}`)).toString(), /^-- the dump\n/);
     });
 
-    it('dumps everything consistently, restorable into a new primary', () => {
-      backup();
-      const [argv] = argvLines(box.calls());
-      for (const flag of ['--host=shop-replicas', '--single-transaction', '--all-databases', '--routines', '--events', '--triggers', '--set-gtid-purged=OFF', '--flush-privileges', '--hex-blob']) {
-        assert.ok(argv?.split(' ').includes(flag), `${flag} in ${argv}`);
+    const newestDump = () => {
+      const fresh = readdirSync(dir()).filter((f) => /^shop-\d{8}T\d{6}Z\.sql\.gz$/.test(f) && !OLD.includes(f));
+      return gunzipSync(readFileSync(`${dir()}/${fresh[0]}`)).toString();
+    };
+
+    it('dumps the application schemas of one member consistently, never the mysql schema, restorable into a new primary', () => {
+      assert.equal(backup().status, 0);
+      const argv = argvLines(box.calls()).find((l) => l.startsWith('mysqldump '));
+      assert.ok(argv, box.calls());
+      const args = argv.split(' ');
+      // The member the replicas Service picked (SELECT @@hostname answered shop-1), by its own name.
+      for (const flag of ['--host=shop-1.shop-headless', '--single-transaction', '--routines', '--events', '--triggers', '--set-gtid-purged=COMMENTED', '--hex-blob']) {
+        assert.ok(args.includes(flag), `${flag} in ${argv}`);
       }
+      assert.deepEqual(args.slice(args.indexOf('--databases') + 1), ['orders', 'shop']);
+      assert.ok(!args.includes('--all-databases'), argv);
+      // Binary logging stays on while a restore runs, so the restored rows reach the new cluster's replicas.
+      assert.doesNotMatch(newestDump(), /SQL_LOG_BIN= 0/);
       assertPasswordsOnlyInCredentials(box.calls());
+    });
+
+    it('appends the application accounts as listed, with their password hashes, then their grants', () => {
+      assert.equal(backup().status, 0);
+      const accounts = newestDump().split('-- recon8s: the application accounts\n')[1] ?? '';
+      assert.equal(accounts, [
+        'CREATE USER IF NOT EXISTS `reader` IDENTIFIED WITH caching_sha2_password AS 0x2441;',
+        'CREATE USER IF NOT EXISTS `app` IDENTIFIED WITH caching_sha2_password AS 0x2441;',
+        'GRANT SELECT ON `orders`.* TO `reader`;',
+        'GRANT SELECT ON `orders`.* TO `app`;',
+        '',
+      ].join('\n'));
+    });
+
+    it('writes an empty but valid backup when there are no schemas and no accounts', () => {
+      const r = backup({ FAKE_SCHEMAS: '', FAKE_ACCOUNTS: '' });
+      assert.equal(r.status, 0, r.stderr);
+      assert.ok(!box.calls().includes('mysqldump'), 'no mysqldump without a schema to dump');
+      assert.equal(newestDump(), '');
+    });
+
+    it('refuses a host name that is not a member pod name', () => {
+      const r = backup({ FAKE_HOSTNAME: 'evil; rm -rf /' });
+      assert.notEqual(r.status, 0);
+      assert.match(r.stderr, /answered with the host name 'evil; rm -rf \/', expected a member's pod name/);
+      assert.deepEqual(readdirSync(dir()).sort(), [...OLD, ...FOREIGN].sort());
     });
 
     it('keeps every existing backup and leaves no partial file when the dump fails', () => {

@@ -34,6 +34,11 @@ if [[ -z $query ]]; then
   exit "\${FAKE_SQL_STATUS:-0}"
 fi
 case $query in
+  'SELECT @@hostname') printf '%s\\n' "\${FAKE_HOSTNAME-shop-1}" ;;
+  *information_schema.schemata*) [[ -n \${FAKE_SCHEMAS-x} ]] && printf '%s\\n' \${FAKE_SCHEMAS-orders shop} ;;
+  *'FROM mysql.user'*) [[ -n \${FAKE_ACCOUNTS-x} ]] && printf '%s\\n' \${FAKE_ACCOUNTS-"'reader'@'%'" "'app'@'%'"} ;;
+  *'SHOW CREATE USER'*) printf 'CREATE USER \`%s\` IDENTIFIED WITH caching_sha2_password AS 0x2441\\n' reader app ;;
+  *'SHOW GRANTS'*) printf 'GRANT SELECT ON \`orders\`.* TO \`%s\`\\n' reader app ;;
   SHUTDOWN) touch "$FAKE_DIR/shutdown" ;;
   *LAST_ERROR_NUMBER*) [[ -n \${FAKE_RECEIVER_ERROR:-} ]] && printf '%s\\n' "$FAKE_RECEIVER_ERROR" ;;
   *'@@GLOBAL.read_only, REPLACE'*) printf '%s\\t%s\\n' "\${FAKE_DONOR_READ_ONLY:-0}" 'aaaaaaaa-0000-0000-0000-000000000000:1-20' ;;
@@ -56,7 +61,7 @@ rm -f "$FAKE_DIR/shutdown"`,
 echo "INSERT INTO time_zone_name VALUES ('Local time zone must be set--see zic manual page');"`,
   mysqldump: `${LOG_CALL}
 [[ -n \${FAKE_DUMP_FAIL:-} ]] && { echo '-- half a dump'; exit 2; }
-printf -- '-- the dump\\n-- Dump completed\\n'`,
+printf -- '-- the dump\\nSET @MYSQLDUMP_TEMP_LOG_BIN = @@SESSION.SQL_LOG_BIN;\\nSET @@SESSION.SQL_LOG_BIN= 0;\\n-- Dump completed\\n'`,
 };
 
 export interface ScriptSandbox {
