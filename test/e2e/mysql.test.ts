@@ -196,4 +196,44 @@ describe('MySQLCluster on a real node (MySQL 9.7)', function () {
     assert.equal(await sql(PRIMARY, 'SELECT @@GLOBAL.read_only'), '0');
     await rowsOn(PRIMARY, '1,2,3,4,5');
   });
+
+  it('refuses a replication password longer than MySQL\'s 32 characters before any member starts, and starts once it is fixed', async function () {
+    this.timeout(BOOTSTRAP_MS);
+    const name = 'longpw';
+    const secret = `${name}-secret`;
+    // Without the check the primary started, and every replica failed for ever (ERROR 3056).
+    await core.createNamespacedSecret({ namespace: ns, body: { metadata: { name: secret }, stringData: { 'root-password': 'root-Pa55word', 'replication-password': 'r'.repeat(33) } } });
+    await custom.createNamespacedCustomObject({
+      ...GROUP, namespace: ns,
+      body: {
+        apiVersion: 'recon8s.dev/v1alpha1', kind: 'MySQLCluster', metadata: { name },
+        spec: {
+          version: '9.7', image: node().images.mysql, imagePullPolicy: 'Never', replicas: 2, credentialsSecretName: secret,
+          storage: { size: '1Gi' }, resources: { requests: { cpu: '100m', memory: '384Mi' }, limits: { memory: '1Gi' } },
+        },
+      },
+    });
+    const degraded = await eventually(async () => {
+      const cr = (await custom.getNamespacedCustomObject({ ...GROUP, namespace: ns, name })) as { status?: { conditions?: (Condition & { message?: string })[] } };
+      const c = cr.status?.conditions?.find((x) => x.type === 'Degraded' && x.status === 'True');
+      assert.equal(c?.reason, 'CredentialsInvalid');
+      return c?.message ?? '';
+    }, { timeoutMs: 60_000, description: `${name} Degraded/CredentialsInvalid` });
+    assert.match(degraded, new RegExp(`^Secret ${secret} key replication-password is longer than 32 characters`));
+    assert.doesNotMatch(degraded, /rrrr/, 'the password itself is never shown');
+    const pods = async () => (await core.listNamespacedPod({ namespace: ns, labelSelector: `app.kubernetes.io/instance=${name}` })).items.map((x) => x.metadata?.name);
+    assert.deepEqual(await pods(), [], 'no member started with a password replication cannot use');
+
+    // Secrets are not watched: the fix is seen on the retry (backoff) or the resync.
+    await core.patchNamespacedSecret(
+      { namespace: ns, name: secret, body: { stringData: { 'replication-password': 'r'.repeat(32) } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    await eventually(async () => {
+      for (const m of [`${name}-0`, `${name}-1`]) assert.ok(isReady(await pod(m)), `${m} is not ready`);
+    }, { timeoutMs: BOOTSTRAP_MS - 90_000, intervalMs: 1000, maxIntervalMs: 2000, description: `${name}'s 2 members Ready` });
+    await sql(`${name}-0`, 'CREATE DATABASE lp; CREATE TABLE lp.t (id INT PRIMARY KEY); INSERT INTO lp.t VALUES (1)');
+    await eventually(async () => assert.equal(await sql(`${name}-1`, 'SELECT COUNT(*) FROM lp.t'), '1'), { timeoutMs: 60_000, description: 'the row replicated' });
+    await custom.deleteNamespacedCustomObject({ ...GROUP, namespace: ns, name });
+  });
 });
