@@ -7,7 +7,7 @@
 // RBAC is the narrowest that works, and has no wildcard anywhere. It follows what lib/controller does
 // (`get` on the children and on /status is not used today — informers list and watch — but it reveals
 // nothing list does not, and keeps a direct read from becoming a 403):
-// - informers list+watch App and MySQLCluster and every child kind (lib/controller/kinds.ts CHILD_TYPES);
+// - informers list+watch App and MySQLCluster and every child kind (each KindDefinition's childTypes);
 //   a resource is read live (get) before missing children are created for it;
 // - the reconciler server-side-applies the ApplySet parent labels on the resource (patch), writes
 //   `/status` (patch), applies children (patch; an apply that creates is also authorised as create),
@@ -63,6 +63,16 @@ export const CONTROLLER_ARGS: readonly string[] = [
 
 /** Verbs on the children the constructs render: watched, server-side-applied (create+patch) and pruned. */
 export const CHILD_VERBS: readonly string[] = ['get', 'list', 'watch', 'create', 'patch', 'delete'];
+
+/** One rule per API group for every kind's childTypes: groups in order of first appearance, resources sorted. */
+export function childRules(kinds: readonly recon8s.KindDefinition[]): k8s.PolicyRule[] {
+  const byGroup = new Map<string, Set<string>>();
+  for (const t of kinds.flatMap((k) => k.childTypes)) {
+    const group = t.apiVersion.includes('/') ? t.apiVersion.split('/')[0] ?? '' : '';
+    byGroup.set(group, (byGroup.get(group) ?? new Set()).add(t.plural));
+  }
+  return [...byGroup].map(([group, resources]) => ({ apiGroups: [group], resources: [...resources].sort(), verbs: [...CHILD_VERBS] }));
+}
 
 export interface OperatorChartProps {
   /** The namespace the controller runs in (and holds its Lease in). @default "recon8s-system" */
@@ -135,7 +145,7 @@ export class OperatorChart extends Chart {
     });
 
     // --- Cluster-wide: the custom resources, their children, PVC reads, Events. No Secrets. ---
-    const owners = [recon8s.APP.plural, recon8s.MYSQL_CLUSTER.plural];
+    const owners = recon8s.KINDS.map((k) => k.plural);
     this.clusterRole = new k8s.KubeClusterRole(this, 'cluster-role', {
       metadata: { name: OPERATOR_NAME, labels },
       rules: [
@@ -144,17 +154,13 @@ export class OperatorChart extends Chart {
         { apiGroups: [recon8s.APP.group], resources: owners.map((p) => `${p}/status`), verbs: ['get', 'patch'] },
         // blockOwnerDeletion on the children's ownerReferences (OwnerReferencesPermissionEnforcement).
         { apiGroups: [recon8s.APP.group], resources: owners.map((p) => `${p}/finalizers`), verbs: ['update'] },
-        // The children render() produces (lib/controller/kinds.ts CHILD_TYPES), by API group.
-        { apiGroups: ['apps'], resources: ['deployments', 'statefulsets'], verbs: [...CHILD_VERBS] },
-        { apiGroups: [''], resources: ['configmaps', 'services'], verbs: [...CHILD_VERBS] },
-        { apiGroups: ['autoscaling'], resources: ['horizontalpodautoscalers'], verbs: [...CHILD_VERBS] },
-        { apiGroups: ['policy'], resources: ['poddisruptionbudgets'], verbs: [...CHILD_VERBS] },
-        { apiGroups: ['batch'], resources: ['cronjobs'], verbs: [...CHILD_VERBS] },
+        // The children render() produces (each kind's childTypes), by API group.
+        ...childRules(recon8s.KINDS),
         // get: is there data from an earlier cluster of that name (before generating passwords)?
         // patch: grow the claims when a MySQLCluster's storage.size grows. Never create, list or delete.
         { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get', 'patch'] },
         // The MySQL database pods are watched for what their containers report on termination
-        // (lib/controller/member-reports.ts). Read only: no get of one pod, no exec, no logs.
+        // (lib/controller/mysql-cluster/member-reports.ts). Read only: no get of one pod, no exec, no logs.
         { apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch'] },
         // Core v1 Events, created only: repeats are deduplicated in memory (lib/controller/events.ts), never patched.
         { apiGroups: [''], resources: ['events'], verbs: ['create'] },

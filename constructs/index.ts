@@ -12,7 +12,9 @@ export { MYSQL_CLUSTER, SUPPORTED_MYSQL_VERSIONS, END_OF_LIFE_MYSQL_VERSIONS } f
 export { REPORT_REASONS as MYSQL_MEMBER_REPORTS } from './mysql/reprovision-script.js';
 export { InvalidSpecError, formatProblem } from './schema/validate.js';
 export type { Problem } from './schema/validate.js';
-export type { KindDefinition } from './schema/schema.js';
+export type { KindDefinition, ResourceType } from './schema/schema.js';
+export { clusterNames as mysqlClusterNames, SECRET_KEYS as MYSQL_SECRET_KEYS } from './mysql/layout.js';
+export type { MySQLClusterNames } from './mysql/layout.js';
 export { MANAGED_BY } from './common/metadata.js';
 export type {
   AppSpec, AppPort, AppAutoscaling, AppSecurityContext, EnvVar, EnvVarSource, SecretKeySelector, ConfigMapKeySelector,

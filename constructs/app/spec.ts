@@ -146,6 +146,12 @@ export const APP: KindDefinition = {
   shortNames: ['r8app'],
   categories: ['recon8s'],
   description: 'An application: one resource instead of a Deployment, a Service and their companions.',
+  childTypes: [
+    { apiVersion: 'apps/v1', kind: 'Deployment', plural: 'deployments' },
+    { apiVersion: 'v1', kind: 'Service', plural: 'services' },
+    { apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler', plural: 'horizontalpodautoscalers' },
+    { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', plural: 'poddisruptionbudgets' },
+  ],
   spec: appSpec,
   status: appStatus,
   // The Service is named after the App and must be a DNS-1035 label.

@@ -26,6 +26,9 @@ export const REPLICATION_USER = 'replication';
 /** The pod template annotation that changes whenever my.cnf or the scripts change, so that pods roll. */
 export const CONFIG_HASH_ANNOTATION = 'recon8s.dev/config-hash';
 
+/** The volume claim template's name; the PersistentVolumeClaims are data-<cluster>-<ordinal>. */
+export const DATA_VOLUME = 'data';
+
 /** The data directory's name within the data volume. */
 export const DATA_DIR_NAME = 'data';
 
@@ -68,6 +71,8 @@ export interface MySQLClusterNames {
   readonly credentialsSecret: string;
   /** The primary's stable DNS name within the namespace (ordinal 0 is always the primary). */
   readonly primaryHost: string;
+  /** The PersistentVolumeClaim holding a member's data (made by the StatefulSet, never by recon8s). */
+  dataClaim(ordinal: number): string;
 }
 
 export function clusterNames(cluster: string, credentialsSecretName?: string): MySQLClusterNames {
@@ -85,6 +90,7 @@ export function clusterNames(cluster: string, credentialsSecretName?: string): M
     backup: `${cluster}-backup`,
     credentialsSecret: credentialsSecretName ?? `${cluster}-credentials`,
     primaryHost: `${cluster}-0.${headlessService}`,
+    dataClaim: (ordinal) => `${DATA_VOLUME}-${cluster}-${ordinal}`,
   };
 }
 

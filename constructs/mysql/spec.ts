@@ -141,6 +141,13 @@ export const MYSQL_CLUSTER: KindDefinition = {
   shortNames: ['r8mysql'],
   categories: ['recon8s'],
   description: 'A MySQL primary/replica cluster with GTID replication, persistent storage and scheduled backups.',
+  childTypes: [
+    { apiVersion: 'apps/v1', kind: 'StatefulSet', plural: 'statefulsets' },
+    { apiVersion: 'v1', kind: 'Service', plural: 'services' },
+    { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps' },
+    { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', plural: 'poddisruptionbudgets' },
+    { apiVersion: 'batch/v1', kind: 'CronJob', plural: 'cronjobs' },
+  ],
   spec: mysqlSpec,
   status: mysqlStatus,
   // A StatefulSet's controller-revision-hash label is "<name>-<hash of up to 10>", and labels are at most 63.

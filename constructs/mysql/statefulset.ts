@@ -8,12 +8,10 @@ import type { MySQLClusterContext } from './context.js';
 import { clusterLabels, objectMeta, secretEnv } from './context.js';
 import {
   APP_NAME, CONFIG_HASH_ANNOTATION, DATABASE_COMPONENT, MYSQL_PORT, MYSQL_PORT_NAME, MYSQL_UID, PATHS, SECRET_KEYS,
-  databaseSelector,
+  DATA_VOLUME, databaseSelector,
 } from './layout.js';
 import { SCRIPT } from './scripts.js';
 
-/** The volume claim template's name; the PersistentVolumeClaims are data-<cluster>-<ordinal>. */
-export const DATA_VOLUME = 'data';
 
 const VOLUMES = {
   config: 'config',

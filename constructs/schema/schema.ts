@@ -118,6 +118,13 @@ export type SchemaNode =
   | ObjectNode | ArrayNode | MapNode;
 
 /** Everything the CRD, the generated types and validation need to know about one kind. */
+/** A Kubernetes resource type: what the controller watches, applies and prunes. */
+export interface ResourceType {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly plural: string;
+}
+
 export interface KindDefinition {
   readonly group: string;
   readonly version: string;
@@ -139,6 +146,12 @@ export interface KindDefinition {
   readonly conditionalNameLimits?: readonly ConditionalNameLimit[];
   readonly printerColumns: readonly PrinterColumn[];
   readonly scale?: { readonly specReplicasPath: string; readonly statusReplicasPath: string; readonly labelSelectorPath?: string };
+  /**
+   * Every kind the construct may render for one resource: the controller watches, applies and prunes
+   * exactly these, and the operator's RBAC grants exactly these. A kind rendered but not listed here
+   * fails the tests (test/unit/kinds-registry.test.ts).
+   */
+  readonly childTypes: readonly ResourceType[];
 }
 
 export interface ConditionalNameLimit {

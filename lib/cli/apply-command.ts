@@ -1,13 +1,10 @@
 import type { KubernetesObject as LiveObject } from '@kubernetes/client-node';
-import { MANAGED_BY } from '../../constructs/index.js';
-import type { KindDefinition } from '../../constructs/index.js';
 import { createEventRecorder } from '../controller/events.js';
-import type { ResourceType } from '../controller/kinds.js';
-import { CHILD_TYPES, ownerType, queueKey } from '../controller/kinds.js';
+import { queueKey } from '../controller/kinds.js';
 import { Reconciler } from '../controller/reconciler.js';
+import { watchOwnersAndChildren } from '../controller/watches.js';
 import type { CustomResource } from '../controller/status.js';
 import type { Informer } from '../informer/index.js';
-import { createInformer, mergeInformers } from '../informer/index.js';
 import type { KubeClient } from '../kube/index.js';
 import { apiError } from '../kube/index.js';
 import type { LogFields, Logger } from '../observability/logger.js';
@@ -201,34 +198,8 @@ async function converge(client: KubeClient, resources: readonly FileResource[], 
   };
 
   const kinds = [...new Map(resources.map((r) => [r.kind.kind, r.kind])).values()];
-  const owners = new Map<string, { kind: KindDefinition; informer: Informer<CustomResource> }>();
-  for (const kind of kinds) {
-    const type = ownerType(kind);
-    const perNamespace = namespaces.map((namespace) => createInformer<CustomResource>({ client, apiVersion: type.apiVersion, kind: type.kind, plural: type.plural, namespace, logger }));
-    for (const informer of perNamespace) {
-      const onObject = (cr: CustomResource): void => touch(queueKey(kind.kind, cr.metadata.namespace ?? '', cr.metadata.name));
-      informer.addHandlers({ onAdd: onObject, onUpdate: (_old, cr) => onObject(cr), onDelete: onObject });
-      o.informers.push(informer as unknown as Informer<LiveObject>);
-    }
-    owners.set(kind.kind, { kind, informer: mergeInformers(perNamespace) });
-  }
-  const childTypes = new Map<string, ResourceType>();
-  for (const kind of kinds) for (const t of CHILD_TYPES[kind.kind] ?? []) childTypes.set(`${t.apiVersion}/${t.kind}`, t);
-  const children = new Map<string, Informer<LiveObject>>();
-  const onChild = (child: LiveObject): void => {
-    const ref = child.metadata?.ownerReferences?.find((r) => r.controller && r.apiVersion.startsWith('recon8s.dev/'));
-    if (ref) touch(queueKey(ref.kind, child.metadata?.namespace ?? '', ref.name));
-  };
-  for (const [id, type] of childTypes) {
-    const perNamespace = namespaces.map((namespace) => createInformer<LiveObject>({
-      client, apiVersion: type.apiVersion, kind: type.kind, plural: type.plural, namespace, labelSelector: `app.kubernetes.io/managed-by=${MANAGED_BY}`, logger,
-    }));
-    for (const informer of perNamespace) {
-      informer.addHandlers({ onAdd: onChild, onUpdate: (_old, c) => onChild(c), onDelete: onChild });
-      o.informers.push(informer);
-    }
-    children.set(id, mergeInformers(perNamespace));
-  }
+  const { owners, children, informers } = watchOwnersAndChildren({ client, kinds, namespaces, logger, onKey: touch });
+  o.informers.push(...informers);
 
   const sleepUntil = (ms: number): Promise<void> => new Promise((resolve) => {
     const done = (): void => {

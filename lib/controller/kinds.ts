@@ -1,36 +1,32 @@
-import { APP, MYSQL_CLUSTER } from '../../constructs/index.js';
-import type { KindDefinition } from '../../constructs/index.js';
+// The registry of kinds: each kind's definition (constructs/) says what it renders, and its controller
+// module (app/, mysql-cluster/) what it adds to the generic reconcile. Everything else in lib/ derives
+// from here: informers, the CLI's watches, the operator's RBAC (through the definitions' childTypes).
+import type { KindDefinition, ResourceType } from '../../constructs/index.js';
+import { APP_CONTROLLER } from './app/app-controller.js';
+import type { KindController } from './kind-controller.js';
+import { MYSQL_CLUSTER_CONTROLLER } from './mysql-cluster/mysql-cluster-controller.js';
 
-/** A resource type the controller reads or writes. */
-export interface ResourceType {
-  readonly apiVersion: string;
-  readonly kind: string;
-  readonly plural: string;
+export type { ResourceType };
+
+/** Every kind the controller reconciles. */
+export const KIND_CONTROLLERS: readonly KindController[] = [APP_CONTROLLER, MYSQL_CLUSTER_CONTROLLER];
+
+export const OWNER_KINDS: readonly KindDefinition[] = KIND_CONTROLLERS.map((k) => k.definition);
+
+const BY_KIND: ReadonlyMap<string, KindController> = new Map(KIND_CONTROLLERS.map((k) => [k.definition.kind, k]));
+
+/** The controller module of a kind (undefined for a kind recon8s does not know). */
+export function kindController(kind: string): KindController | undefined {
+  return BY_KIND.get(kind);
 }
 
 /** The kinds render() may produce for each owner kind: what is watched, applied and pruned. */
-export const CHILD_TYPES: Readonly<Record<string, readonly ResourceType[]>> = {
-  App: [
-    { apiVersion: 'apps/v1', kind: 'Deployment', plural: 'deployments' },
-    { apiVersion: 'v1', kind: 'Service', plural: 'services' },
-    { apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler', plural: 'horizontalpodautoscalers' },
-    { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', plural: 'poddisruptionbudgets' },
-  ],
-  MySQLCluster: [
-    { apiVersion: 'apps/v1', kind: 'StatefulSet', plural: 'statefulsets' },
-    { apiVersion: 'v1', kind: 'Service', plural: 'services' },
-    { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps' },
-    { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', plural: 'poddisruptionbudgets' },
-    { apiVersion: 'batch/v1', kind: 'CronJob', plural: 'cronjobs' },
-  ],
-};
+export const CHILD_TYPES: Readonly<Record<string, readonly ResourceType[]>> = Object.fromEntries(OWNER_KINDS.map((k) => [k.kind, k.childTypes]));
 
-export const OWNER_KINDS: readonly KindDefinition[] = [APP, MYSQL_CLUSTER];
-
-/** Every child type once (Services and PDBs serve both kinds). */
-export function allChildTypes(): ResourceType[] {
+/** Every child type once (Services and PDBs serve both kinds), of these kinds (default: all). */
+export function allChildTypes(kinds: readonly KindDefinition[] = OWNER_KINDS): ResourceType[] {
   const seen = new Map<string, ResourceType>();
-  for (const types of Object.values(CHILD_TYPES)) for (const t of types) seen.set(`${t.apiVersion}/${t.kind}`, t);
+  for (const kind of kinds) for (const t of kind.childTypes) seen.set(`${t.apiVersion}/${t.kind}`, t);
   return [...seen.values()];
 }
 

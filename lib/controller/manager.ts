@@ -1,7 +1,6 @@
 import type { KubeConfig, KubernetesObject as LiveObject, V1Pod } from '@kubernetes/client-node';
-import { MYSQL_CLUSTER } from '../../constructs/index.js';
 import type { Informer } from '../informer/index.js';
-import { createInformer, mergeInformers } from '../informer/index.js';
+import { createInformer } from '../informer/index.js';
 import type { KubeClient } from '../kube/index.js';
 import { createKubeClient } from '../kube/index.js';
 import { createLeaderElector } from '../leader/index.js';
@@ -17,13 +16,12 @@ import { workqueueMetrics } from '../queue/queue-metrics.js';
 import { WorkQueue } from '../queue/work-queue.js';
 import { runWorkers } from '../queue/worker-pool.js';
 import { createEventRecorder } from './events.js';
-import { OWNER_KINDS, allChildTypes, ownerType, queueKey } from './kinds.js';
-import { MYSQL_MEMBER_SELECTOR, MemberReportLog, memberReports } from './member-reports.js';
+import { KIND_CONTROLLERS, OWNER_KINDS, queueKey } from './kinds.js';
+import { MemberReportLog } from './mysql-cluster/member-reports.js';
 import { Reconciler } from './reconciler.js';
-import type { CustomResource } from './status.js';
+import { watchOwnersAndChildren } from './watches.js';
 
 export const CONTROLLER_NAME = 'recon8s';
-const CHILD_SELECTOR = 'app.kubernetes.io/managed-by=recon8s';
 
 export interface LeaderElectionOptions {
   /** The namespace of the Lease (the controller's own). */
@@ -98,72 +96,39 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     onRelist: (reason: string) => metrics.watchRelists.inc({ resource, reason }),
   });
 
-  // Owners: one informer per kind and namespace, merged behind one lookup.
-  const owners = new Map<string, { kind: (typeof OWNER_KINDS)[number]; informer: Informer<CustomResource> }>();
-  const allInformers: Informer<LiveObject>[] = [];
-  for (const kind of OWNER_KINDS) {
-    const type = ownerType(kind);
-    const informers = scopes.map((namespace) => createInformer<CustomResource>({
-      client, apiVersion: type.apiVersion, kind: type.kind, plural: type.plural, namespace, resyncPeriodMs, logger, hooks: watchHooks(type.plural),
-    }));
-    for (const informer of informers) {
-      informer.addHandlers({
-        onAdd: (o) => enqueue(queueKey(kind.kind, o.metadata.namespace ?? '', o.metadata.name)),
-        onUpdate: (_old, o) => enqueue(queueKey(kind.kind, o.metadata.namespace ?? '', o.metadata.name)),
-        onDelete: (o) => {
-          if (o.metadata.uid) reconciler.forget(o.metadata.uid);
-          enqueue(queueKey(kind.kind, o.metadata.namespace ?? '', o.metadata.name));
-        },
-      });
-      allInformers.push(informer as unknown as Informer<LiveObject>);
-    }
-    owners.set(kind.kind, { kind, informer: mergeInformers(informers) });
-  }
-
-  // Children: what the constructs render, labelled managed-by=recon8s, mapped back to their owner.
-  const children = new Map<string, Informer<LiveObject>>();
-  const enqueueOwner = (o: LiveObject): void => {
-    const ref = o.metadata?.ownerReferences?.find((r) => r.controller && owners.has(r.kind) && r.apiVersion.startsWith('recon8s.dev/'));
-    if (ref) enqueue(queueKey(ref.kind, o.metadata?.namespace ?? '', ref.name));
-  };
-  for (const type of allChildTypes()) {
-    const informers = scopes.map((namespace) => createInformer<LiveObject>({
-      client, apiVersion: type.apiVersion, kind: type.kind, plural: type.plural, namespace, labelSelector: CHILD_SELECTOR, logger, hooks: watchHooks(type.plural),
-    }));
-    for (const informer of informers) {
-      informer.addHandlers({
-        onAdd: enqueueOwner,
-        onUpdate: (_old, o) => enqueueOwner(o),
-        onDelete: (o) => {
-          if (o.metadata?.uid) reconciler.forget(o.metadata.uid);
-          enqueueOwner(o);
-        },
-      });
-      allInformers.push(informer);
-    }
-    children.set(`${type.apiVersion}/${type.kind}`, mergeInformers(informers));
-  }
+  const { owners, children, informers } = watchOwnersAndChildren({
+    client, kinds: OWNER_KINDS, namespaces: scopes, logger, resyncPeriodMs, hooks: watchHooks,
+    onKey: enqueue,
+    onDeleted: (uid) => reconciler.forget(uid),
+  });
+  const allInformers: Informer<LiveObject>[] = [...informers];
 
   const events = createEventRecorder(client.core, logger);
   const reconciler = new Reconciler({ client, owners, children, events, logger, metrics });
 
-  // Database pods: what a member reports in a container's termination message becomes an Event on
-  // its MySQLCluster (member-reports.ts). Only the active replica records; a new leader looks at
-  // every pod once, and the Events' names make each report one Event whoever records it.
+  // A kind's pods may report what they did in a container's termination message (MySQL members after
+  // re-provisioning by clone): it becomes an Event on their resource. Only the active replica records;
+  // a new leader looks at every pod once, and the Events' names make each report one Event whoever records it.
   const reported = new MemberReportLog();
-  const reportMember = (pod: V1Pod): void => {
-    if (!pool) return;
-    for (const r of reported.fresh(memberReports(pod))) {
-      const cluster = owners.get(MYSQL_CLUSTER.kind)?.informer.get(r.namespace, r.cluster);
-      if (cluster) events.record(cluster, r.type, r.reason, r.message, { once: r.key });
+  const podInformers: { informer: Informer<V1Pod & LiveObject>; report: (pod: V1Pod) => void }[] = [];
+  for (const kc of KIND_CONTROLLERS) {
+    const podReports = kc.podReports;
+    if (!podReports) continue;
+    const report = (pod: V1Pod): void => {
+      if (!pool) return;
+      for (const r of reported.fresh(podReports.reports(pod))) {
+        const owner = owners.get(kc.definition.kind)?.informer.get(r.namespace, r.owner);
+        if (owner) events.record(owner, r.type, r.reason, r.message, { once: r.key });
+      }
+    };
+    for (const namespace of scopes) {
+      const informer = createInformer<V1Pod & LiveObject>({
+        client, apiVersion: 'v1', kind: 'Pod', plural: 'pods', namespace, labelSelector: podReports.selector, logger, hooks: watchHooks('pods'),
+      });
+      informer.addHandlers({ onAdd: report, onUpdate: (_old, pod) => report(pod) });
+      allInformers.push(informer);
+      podInformers.push({ informer, report });
     }
-  };
-  const memberInformers = scopes.map((namespace) => createInformer<V1Pod & LiveObject>({
-    client, apiVersion: 'v1', kind: 'Pod', plural: 'pods', namespace, labelSelector: MYSQL_MEMBER_SELECTOR, logger, hooks: watchHooks('pods'),
-  }));
-  for (const informer of memberInformers) {
-    informer.addHandlers({ onAdd: reportMember, onUpdate: (_old, pod) => reportMember(pod) });
-    allInformers.push(informer);
   }
 
   let pool: ReturnType<typeof runWorkers> | undefined;
@@ -171,7 +136,7 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     queue = new WorkQueue({ metrics: workqueueMetrics(metrics, CONTROLLER_NAME) });
     pool = runWorkers({ name: CONTROLLER_NAME, queue, workers: opts.workers ?? 4, reconcile: (key) => reconciler.reconcile(key), logger, metrics });
     for (const { kind, informer } of owners.values()) for (const o of informer.list()) queue.add(queueKey(kind.kind, o.metadata.namespace ?? '', o.metadata.name));
-    for (const informer of memberInformers) for (const pod of informer.list()) reportMember(pod);
+    for (const { informer, report } of podInformers) for (const pod of informer.list()) report(pod);
     logger.info('reconciling', { workers: opts.workers ?? 4 });
   };
   const stopWorkers = async (): Promise<void> => {

@@ -12,18 +12,16 @@ import {
   APPLYSET_GROUP_KINDS_ANNOTATION, APPLYSET_ID_LABEL, APPLYSET_TOOLING_ANNOTATION, TOOLING, applySetId, groupKind,
 } from '../reconcile/applyset.js';
 import type { ConditionInput } from '../reconcile/conditions.js';
-import type { CredentialsState } from '../reconcile/credentials.js';
 import { DESIRED_HASH_ANNOTATION, childKey, hashOf, stampChildren } from '../reconcile/desired.js';
 import { failureConditions } from '../reconcile/status.js';
 import { ChildApplier } from './apply-children.js';
-import { ensureCredentials } from './credentials.js';
 import type { EventRecorder } from './events.js';
 import type { ResourceType } from './kinds.js';
-import { CHILD_TYPES, childType, objectPath, parseQueueKey } from './kinds.js';
+import { CHILD_TYPES, childType, kindController, objectPath, parseQueueKey } from './kinds.js';
 import { deleteChild, prunable } from './prune.js';
-import { growClaims, withLiveClaimTemplates } from './statefulset-storage.js';
-import type { CustomResource, ObservedState } from './status.js';
-import { nextStatus, observeApp, observeMySQL } from './status.js';
+import type { KindController, Preparation, Problem } from './kind-controller.js';
+import type { CustomResource, LiveLookup } from './status.js';
+import { nextStatus } from './status.js';
 
 /** How long to wait before looking again for a Secret the user must create. */
 const CREDENTIALS_RECHECK_MS = 30_000;
@@ -73,7 +71,8 @@ export class Reconciler {
   async reconcile(key: string): Promise<ReconcileResult | undefined> {
     const { kind: kindName, namespace, name } = parseQueueKey(key);
     const owner = this.o.owners.get(kindName);
-    if (!owner) throw new TerminalError(`unknown kind in key ${key}`);
+    const controller = kindController(kindName);
+    if (!owner || !controller) throw new TerminalError(`unknown kind in key ${key}`);
     const cr = owner.informer.get(namespace, name);
     if (!cr || cr.metadata.deletionTimestamp) return undefined;
     const log = this.o.logger.child({ kind: kindName, namespace, name });
@@ -100,21 +99,15 @@ export class Reconciler {
     // children or a Secret for it then fights the garbage collector, so a missing child is checked live first.
     if (rendered.some((o) => !this.childInformer(o.apiVersion, o.kind).get(namespace, o.metadata.name)) && !(await this.isLive(cr, owner.kind))) return undefined;
 
-    const credentials = kindName === 'MySQLCluster' ? await ensureCredentials(this.o.client, cr) : undefined;
-    if (credentials?.state === 'created') this.o.events.record(cr, 'Normal', 'CredentialsCreated', `created Secret ${credentials.secretName} with generated passwords`);
-
-    const problems: Problem[] = [];
-    if (credentials && 'message' in credentials) problems.push({ reason: CREDENTIALS_REASONS[credentials.state], message: credentials.message });
-    const backupVolume = await this.backupVolumeProblem(cr);
-    if (backupVolume) problems.push(backupVolume);
-    // Pods that read a Secret which is missing or unusable would only fail (CreateContainerConfigError,
-    // or replicas that can never connect): hold them back, apply the rest. Held back is not pruned.
-    const holdBack = credentials && 'message' in credentials ? (o: KubernetesObject) => readsSecret(o, credentials.secretName) : undefined;
+    const prepared: Preparation = (await controller.prepare?.(this.o.client, cr)) ?? { problems: [] };
+    for (const e of prepared.events ?? []) this.o.events.record(cr, 'Normal', e.reason, e.message);
+    const problems = prepared.problems;
 
     await this.ensureApplySetParent(cr, owner.kind);
-    const failure = await this.converge(cr, rendered, log, holdBack);
+    const failure = await this.converge(cr, controller, rendered, log, prepared.holdBack);
 
-    const observed = this.observe(cr, rendered, credentials);
+    const live: LiveLookup = (apiVersion, kind, childName) => this.childInformer(apiVersion, kind).get(namespace, childName);
+    const observed = controller.observe(cr, rendered, live, prepared);
     const conditions = failure ? failureConditions(failure.reason, failure.message, observed.conditions) : withProblems(observed.conditions, problems);
     for (const p of problems) this.o.events.record(cr, 'Warning', p.reason, p.message);
     await this.writeStatus(cr, observed.fields, conditions, false);
@@ -127,7 +120,7 @@ export class Reconciler {
   }
 
   /** Applies what differs and prunes what is no longer rendered; returns a failure to report. */
-  private async converge(cr: CustomResource, rendered: readonly KubernetesObject[], log: Logger, holdBack?: (o: KubernetesObject) => boolean): Promise<{ reason: string; message: string; retry?: boolean } | undefined> {
+  private async converge(cr: CustomResource, kind: KindController, rendered: readonly KubernetesObject[], log: Logger, holdBack?: (o: KubernetesObject) => boolean): Promise<{ reason: string; message: string; retry?: boolean } | undefined> {
     const uid = cr.metadata.uid ?? '';
     const owner = { apiVersion: cr.apiVersion, kind: cr.kind, group: cr.apiVersion.split('/')[0] ?? '', namespace: cr.metadata.namespace ?? '', name: cr.metadata.name, uid };
     const desired = stampChildren(rendered, owner);
@@ -144,7 +137,9 @@ export class Reconciler {
       // The cache only holds objects labelled as recon8s's: a miss may still be someone else's object.
       const live = cached ?? await this.readUncached(cr.kind, child.object);
       if (live && controllerUid(live) !== uid) {
-        conflicts.push(notOursMessage(child.object, live));
+        // Who wrote an object that no one controls is in its managedFields, which the cache drops.
+        const described = cached && !controllerUid(cached) ? (await this.readUncached(cr.kind, child.object)) ?? live : live;
+        conflicts.push(notOursMessage(child.object, described));
         continue;
       }
       const decision = this.applier.decide(child, live);
@@ -160,22 +155,19 @@ export class Reconciler {
         this.o.metrics?.applyTotal.inc({ kind: child.object.kind, result: 'error' });
         // The child this apply was judged against is gone (or replaced): look again, from the cache, later.
         if (info.code === 409 && /uid mismatch|Precondition failed: UID/i.test(info.message)) throw new Error(`${child.object.kind} ${child.object.metadata.name} changed identity while being applied: ${info.message}`, { cause: e });
-        // Grown storage: claims are grown and the StatefulSet re-created around its running pods.
-        const growth = info.code === 422 && child.object.kind === 'StatefulSet' && live ? await growClaims(this.o.client, child.object, live) : undefined;
-        if (growth?.outcome === 'grown') {
-          log.info('growing data volumes; re-creating the StatefulSet around its pods', { child: `StatefulSet/${child.object.metadata.name}` });
-          this.o.events.record(cr, 'Normal', 'StorageGrowing', `growing the data volumes of StatefulSet ${child.object.metadata.name}`);
-          // Its deletion comes back through the informer, and the next reconcile re-creates it.
+        // The kind may know a way past the refusal (MySQLCluster: grow the claims of a StatefulSet).
+        const recovery = info.code === 422 && live && kind.recoverRefusedApply ? await kind.recoverRefusedApply(this.o.client, child.object, live) : undefined;
+        if (recovery?.outcome === 'recovering') {
+          log.info(recovery.message, { child: `${child.object.kind}/${child.object.metadata.name}` });
+          this.o.events.record(cr, 'Normal', recovery.reason, recovery.message);
+          // What it changed comes back through the informers, and the next reconcile applies again.
           continue;
         }
-        if (growth?.outcome === 'refused' && live) {
-          // Everything but the size still converges; the size is tried again (with backoff) until the
-          // claim can grow (its StorageClass allows expansion, it is bound).
-          const kept = withLiveClaimTemplates(child.object, live);
-          await this.applier.apply({ object: withDesiredHash(kept, hashOf(kept)), hash: hashOf(kept) }, live.metadata?.uid);
-          const message = `${growth.message}. The StatefulSet keeps its current volume size until the claims can grow (allow expansion on the StorageClass); every other change is applied`;
-          this.o.events.record(cr, 'Warning', 'StorageResizeRefused', message);
-          deferred ??= { reason: 'StorageResizeRefused', message, retry: true };
+        if (recovery?.outcome === 'partial' && live) {
+          // Everything but the refused part still converges; the rest is tried again with backoff.
+          await this.applier.apply({ object: withDesiredHash(recovery.apply, hashOf(recovery.apply)), hash: hashOf(recovery.apply) }, live.metadata?.uid);
+          this.o.events.record(cr, 'Warning', recovery.reason, recovery.message);
+          deferred ??= { reason: recovery.reason, message: recovery.message, retry: true };
           continue;
         }
         // 400/422: the API server refuses what we render; retrying the same thing cannot help.
@@ -244,26 +236,6 @@ export class Reconciler {
     });
   }
 
-  /** A backup volume named in the spec that does not exist: backups would never run. */
-  private async backupVolumeProblem(cr: CustomResource): Promise<Problem | undefined> {
-    const claim = (cr.spec as { backup?: { persistentVolumeClaimName?: string } } | undefined)?.backup?.persistentVolumeClaimName;
-    if (cr.kind !== 'MySQLCluster' || claim === undefined) return undefined;
-    const namespace = cr.metadata.namespace ?? '';
-    try {
-      await this.o.client.request({ path: `/api/v1/namespaces/${namespace}/persistentvolumeclaims/${claim}` });
-      return undefined;
-    } catch (e) {
-      if (!isNotFound(e)) throw e;
-      return { reason: 'BackupVolumeMissing', message: `PersistentVolumeClaim ${claim} named in spec.backup.persistentVolumeClaimName does not exist in namespace ${namespace}: backups cannot run until it is created (recon8s never creates it)` };
-    }
-  }
-
-  private observe(cr: CustomResource, rendered: readonly KubernetesObject[], credentials: CredentialsState | undefined): ObservedState {
-    const namespace = cr.metadata.namespace ?? '';
-    const live = (apiVersion: string, kind: string, name: string): LiveObject | undefined => this.childInformer(apiVersion, kind).get(namespace, name);
-    return cr.kind === 'App' ? observeApp(cr, rendered, live) : observeMySQL(cr, rendered, live, credentials?.secretName ?? `${cr.metadata.name}-credentials`);
-  }
-
   /** Writes the status through /status, only when it differs from what the resource already says. */
   private async writeStatus(cr: CustomResource, fields: Record<string, unknown>, conditions: readonly ConditionInput[], keepFields: boolean): Promise<void> {
     const base = keepFields ? { ...withoutConditions(cr.status), ...fields } : fields;
@@ -324,12 +296,6 @@ function notOursMessage(child: KubernetesObject, live: LiveObject): string {
   return `${child.kind} ${child.metadata.name} exists and is controlled by no one${managers.length ? ` (written by ${managers.join(', ')})` : ''}`;
 }
 
-interface Problem { readonly reason: string; readonly message: string }
-
-const CREDENTIALS_REASONS: Record<'missing' | 'incomplete' | 'forbidden' | 'invalid', string> = {
-  missing: 'CredentialsMissing', incomplete: 'CredentialsMissing', forbidden: 'CredentialsForbidden', invalid: 'CredentialsInvalid',
-};
-
 /**
  * Degraded names the first problem (and the message all of them); a resource that is not Ready says
  * why in its Ready reason too, so `kubectl get`'s STATUS shows the cause rather than "Unavailable".
@@ -353,16 +319,4 @@ function pausedConditions(previous: readonly ConditionInput[]): ConditionInput[]
     { type: 'Progressing', status: 'False', reason: 'Paused', message: 'reconciliation is paused by spec.paused: the children are left as they are until it is cleared' },
     keep('Degraded', { type: 'Degraded', status: 'Unknown', reason: 'Paused', message: 'not observed: reconciliation is paused' }),
   ];
-}
-
-/** Whether a child's pods read this Secret (an env secretKeyRef, envFrom or a secret volume). */
-export function readsSecret(object: unknown, secretName: string): boolean {
-  if (Array.isArray(object)) return object.some((o) => readsSecret(o, secretName));
-  if (typeof object !== 'object' || object === null) return false;
-  const o = object as Record<string, unknown>;
-  for (const key of ['secretKeyRef', 'secretRef'] as const) {
-    if ((o[key] as { name?: string } | undefined)?.name === secretName) return true;
-  }
-  if ((o.secret as { secretName?: string } | undefined)?.secretName === secretName) return true;
-  return Object.values(o).some((v) => readsSecret(v, secretName));
 }

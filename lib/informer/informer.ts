@@ -380,7 +380,8 @@ class ReflectingInformer<T extends KubernetesObject> implements Informer<T> {
     const o = obj as T & { apiVersion?: string; kind?: string };
     if (o.apiVersion === undefined) o.apiVersion = this.opts.apiVersion;
     if (o.kind === undefined) o.kind = this.opts.kind;
-    return this.freeze ? deepFreeze(obj) : obj;
+    const kept = this.opts.transform ? this.opts.transform(obj) : obj;
+    return this.freeze ? deepFreeze(kept) : kept;
   }
 
   // ---- dispatch ----

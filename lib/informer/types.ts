@@ -80,6 +80,11 @@ export interface InformerOptions<T extends KubernetesObject> extends ResourceTar
   readonly backoff?: BackoffOptions;
   /** Extra indexes (the `owner` index is always there). */
   readonly indexers?: Readonly<Record<string, IndexFunc<T>>>;
+  /**
+   * Applied to every object before it enters the store (e.g. dropping what no reader needs, as
+   * controller-runtime's cache transforms do); it may change the object it is given.
+   */
+  readonly transform?: (obj: T) => T;
   /** Deep-freeze objects entering the store; default true. */
   readonly freeze?: boolean;
   readonly logger?: Logger;

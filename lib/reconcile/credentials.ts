@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
+import { MYSQL_SECRET_KEYS } from '../../constructs/index.js';
 
 /** Keys of the MySQL credentials Secret that the workloads read. */
-export const CREDENTIAL_KEYS = ['root-password', 'replication-password'] as const;
+export const CREDENTIAL_KEYS = [MYSQL_SECRET_KEYS.rootPassword, MYSQL_SECRET_KEYS.replicationPassword] as const;
 
 /** Marks a Secret recon8s generated (and so may own); a user's Secret never carries it. */
 export const GENERATED_BY_LABEL = 'recon8s.dev/generated-for';
@@ -25,11 +26,11 @@ export const MAX_REPLICATION_PASSWORD_LENGTH = 32;
  * refuse. `data` is the Secret's base64 data, as the API returns it.
  */
 export function credentialsProblem(secretName: string, data: Readonly<Record<string, string>>): string | undefined {
-  const replication = data['replication-password'];
+  const replication = data[MYSQL_SECRET_KEYS.replicationPassword];
   if (replication === undefined) return undefined;
   const length = Buffer.from(replication, 'base64').toString('utf8').length;
   if (length <= MAX_REPLICATION_PASSWORD_LENGTH) return undefined;
-  return `Secret ${secretName} key replication-password is longer than ${MAX_REPLICATION_PASSWORD_LENGTH} characters, the most MySQL accepts for a replication password (replicas could never connect); set a shorter one`;
+  return `Secret ${secretName} key ${MYSQL_SECRET_KEYS.replicationPassword} is longer than ${MAX_REPLICATION_PASSWORD_LENGTH} characters, the most MySQL accepts for a replication password (replicas could never connect); set a shorter one`;
 }
 
 /** A strong random password: 32 characters of base64url (192 bits), safe in my.cnf and shells. */

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { ApiException } from '@kubernetes/client-node';
-import type { V1ConfigMap } from '@kubernetes/client-node';
+import type { V1ConfigMap, V1ManagedFieldsEntry } from '@kubernetes/client-node';
 import { ManualClock } from '../../lib/kube/clock.js';
 import { Backoff, createInformer } from '../../lib/informer/index.js';
+import { withoutManagedFields } from '../../lib/controller/watches.js';
 import type { Informer, InformerOptions, ListOptions, ListPage, ListWatchSource, WatchEvent, WatchOptions } from '../../lib/informer/index.js';
 
 /* A fake API server for one resource: a versioned object map, pages, and controllable watch streams. */
@@ -67,7 +68,7 @@ class FakeServer {
     for (const w of this.watches) if (!w.done) w.onEvent({ type, object: structuredClone(obj) });
   }
 
-  put(name: string, data: Record<string, string>, opts: { silent?: boolean; owner?: string } = {}): void {
+  put(name: string, data: Record<string, string>, opts: { silent?: boolean; owner?: string; managedFields?: V1ManagedFieldsEntry[] } = {}): void {
     const existed = this.objects.has(name);
     const obj: V1ConfigMap = {
       metadata: {
@@ -76,6 +77,7 @@ class FakeServer {
         uid: `uid-${name}`,
         resourceVersion: String(++this.rv),
         ...(opts.owner ? { ownerReferences: [{ apiVersion: 'recon8s.dev/v1alpha1', kind: 'App', name: 'o', uid: opts.owner, controller: true }] } : {}),
+        ...(opts.managedFields ? { managedFields: opts.managedFields } : {}),
       },
       data,
     };
@@ -194,6 +196,24 @@ describe('informer (fake list/watch, manual clock)', () => {
     assert.equal(deleted?.data?.v, '2');
     assert.deepEqual(rec.events, ['add x', 'update x=2', 'delete x']);
     assert.equal(informer.lastResourceVersion(), String(server.rv));
+  });
+
+  it('stores listed and watched objects through the transform (managedFields dropped), frozen after it', async () => {
+    const { server, clock, informer } = setup({ transform: withoutManagedFields });
+    current = informer;
+    const managedFields = [{ manager: 'kubectl', operation: 'Apply' }];
+    server.put('listed', { v: '1' }, { managedFields });
+    await informer.start();
+    await clock.flush();
+    server.put('watched', { v: '1' }, { managedFields });
+    server.put('watched', { v: '2' }, { managedFields });
+    for (const name of ['listed', 'watched']) {
+      const o = informer.get('ns', name);
+      assert.ok(o, name);
+      assert.equal(o.metadata?.managedFields, undefined, name);
+      assert.ok(Object.isFrozen(o.metadata), name);
+    }
+    assert.equal(informer.get('ns', 'watched')?.data?.v, '2');
   });
 
   it('bookmarks advance the resourceVersion; a watch the server ends is resumed from it without a relist', async () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { V1Pod } from '@kubernetes/client-node';
-import { MemberReportLog, memberReports } from '../../lib/controller/member-reports.js';
+import { MemberReportLog, memberReports } from '../../lib/controller/mysql-cluster/member-reports.js';
 
 const pod = (messages: Record<string, string | undefined>, labels: Record<string, string> = { 'app.kubernetes.io/instance': 'shop' }): V1Pod => ({
   metadata: { name: 'shop-2', namespace: 'db', uid: 'u-1', labels },

@@ -3,8 +3,8 @@
 // replication sidecar after re-provisioning a replica by clone), the kubelet keeps it in the pod
 // status, and the controller, which watches the database pods, records it.
 import type { V1Pod } from '@kubernetes/client-node';
-import { MYSQL_MEMBER_REPORTS } from '../../constructs/index.js';
-import type { EventType } from './events.js';
+import { MYSQL_MEMBER_REPORTS } from '../../../constructs/index.js';
+import type { EventType } from '../events.js';
 
 /** The database pods of every MySQLCluster (the labels of its pod template). */
 export const MYSQL_MEMBER_SELECTOR = 'app.kubernetes.io/managed-by=recon8s,app.kubernetes.io/name=mysql,app.kubernetes.io/component=database';
@@ -66,7 +66,7 @@ export class MemberReportLog {
   constructor(private readonly max = 10_000) {}
 
   /** The reports not seen before, remembered from now on. */
-  fresh(reports: readonly MemberReport[]): MemberReport[] {
+  fresh<R extends { readonly key: string }>(reports: readonly R[]): R[] {
     const out = reports.filter((r) => !this.seen.has(r.key));
     for (const r of out) {
       this.seen.add(r.key);

@@ -1,9 +1,9 @@
 import type { KubernetesObject as LiveObject } from '@kubernetes/client-node';
 import { HttpMethod } from '@kubernetes/client-node';
-import type { KubernetesObject } from '../../constructs/index.js';
-import type { KubeClient } from '../kube/index.js';
-import { apiError, isNotFound } from '../kube/index.js';
-import { containsDesired, quantityValue } from '../reconcile/compare.js';
+import type { KubernetesObject } from '../../../constructs/index.js';
+import type { KubeClient } from '../../kube/index.js';
+import { apiError, isNotFound } from '../../kube/index.js';
+import { containsDesired, quantityValue } from '../../reconcile/compare.js';
 
 interface ClaimTemplate { metadata?: { name?: string }; spec?: { resources?: { requests?: { storage?: string | number } } } }
 interface StatefulSetShape { metadata?: { name?: string; namespace?: string; uid?: string }; spec?: { replicas?: number; volumeClaimTemplates?: ClaimTemplate[] } }

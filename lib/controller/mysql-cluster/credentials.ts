@@ -1,10 +1,11 @@
 import { HttpMethod } from '@kubernetes/client-node';
 import type { V1Secret } from '@kubernetes/client-node';
-import type { KubeClient } from '../kube/index.js';
-import { apiError, isAlreadyExists, isNotFound } from '../kube/index.js';
-import type { CredentialsState } from '../reconcile/credentials.js';
-import { CREDENTIAL_KEYS, GENERATED_BY_LABEL, credentialsProblem, generatePassword, missingKeys } from '../reconcile/credentials.js';
-import type { CustomResource } from './status.js';
+import type { KubeClient } from '../../kube/index.js';
+import { apiError, isAlreadyExists, isNotFound } from '../../kube/index.js';
+import type { CredentialsState } from '../../reconcile/credentials.js';
+import { CREDENTIAL_KEYS, GENERATED_BY_LABEL, credentialsProblem, generatePassword, missingKeys } from '../../reconcile/credentials.js';
+import { mysqlClusterNames } from '../../../constructs/index.js';
+import type { CustomResource } from '../status.js';
 
 /**
  * Makes sure a MySQLCluster has its credentials Secret, without ever overwriting one.
@@ -26,7 +27,7 @@ export async function ensureCredentials(client: KubeClient, cr: CustomResource):
     // Secrets access is granted per namespace (least privilege): a missing grant is a condition to fix, not a crash.
     if (apiError(e).code !== 403) throw e;
     const namespace = cr.metadata.namespace ?? 'default';
-    const secretName = ((cr.spec ?? {}) as { credentialsSecretName?: string }).credentialsSecretName ?? `${cr.metadata.name}-credentials`;
+    const secretName = mysqlClusterNames(cr.metadata.name, ((cr.spec ?? {}) as { credentialsSecretName?: string }).credentialsSecretName).credentialsSecret;
     return { state: 'forbidden', secretName, message: `recon8s may not read or create Secrets in namespace ${namespace}: bind the ClusterRole recon8s-credentials there (kubectl create rolebinding recon8s-credentials -n ${namespace} --clusterrole=recon8s-credentials --serviceaccount=<operator namespace>:recon8s)` };
   }
 }
@@ -35,7 +36,8 @@ async function ensure(client: KubeClient, cr: CustomResource): Promise<Credentia
   const spec = (cr.spec ?? {}) as { credentialsSecretName?: string; pvcRetention?: { whenDeleted?: string } };
   const namespace = cr.metadata.namespace ?? 'default';
   const name = cr.metadata.name;
-  const secretName = spec.credentialsSecretName ?? `${name}-credentials`;
+  const names = mysqlClusterNames(name, spec.credentialsSecretName);
+  const secretName = names.credentialsSecret;
   const secret = await readSecret(client, namespace, secretName);
   const existing = secret ? secret.data ?? {} : undefined;
   if (secret && existing) {
@@ -50,8 +52,8 @@ async function ensure(client: KubeClient, cr: CustomResource): Promise<Credentia
   if (spec.credentialsSecretName !== undefined) {
     return { state: 'missing', secretName, message: `Secret ${secretName} named in spec.credentialsSecretName does not exist; create it with keys ${CREDENTIAL_KEYS.join(' and ')}` };
   }
-  if (await exists(client, `/api/v1/namespaces/${namespace}/persistentvolumeclaims/data-${name}-0`)) {
-    return { state: 'missing', secretName, message: `Secret ${secretName} is missing but data volume data-${name}-0 exists from an earlier cluster; restore the Secret with that data's passwords (a new one would not match)` };
+  if (await exists(client, `/api/v1/namespaces/${namespace}/persistentvolumeclaims/${names.dataClaim(0)}`)) {
+    return { state: 'missing', secretName, message: `Secret ${secretName} is missing but data volume ${names.dataClaim(0)} exists from an earlier cluster; restore the Secret with that data's passwords (a new one would not match)` };
   }
   const ownedWithData = spec.pvcRetention?.whenDeleted === 'Delete';
   try {

@@ -1,0 +1,65 @@
+// What a kind adds to the generic reconcile (reconciler.ts): the controller is kind-agnostic, and each
+// kind's differences live in its own folder (app/, mysql-cluster/) behind this one interface, found
+// through the registry in kinds.ts. Adding a kind: its construct and KindDefinition in constructs/, a
+// folder here implementing KindController, one line in kinds.ts.
+import type { KubernetesObject as LiveObject, V1Pod } from '@kubernetes/client-node';
+import type { KindDefinition, KubernetesObject } from '../../constructs/index.js';
+import type { KubeClient } from '../kube/index.js';
+import type { EventType } from './events.js';
+import type { CustomResource, LiveLookup, ObservedState } from './status.js';
+
+/** Something the user must create or fix outside the spec: a Degraded reason and a message (and an Event). */
+export interface Problem {
+  readonly reason: string;
+  readonly message: string;
+}
+
+/** What a kind found before its children are applied. */
+export interface Preparation {
+  /** Reported as Degraded and Events; the resource is looked at again later (never hot). */
+  readonly problems: readonly Problem[];
+  /** Children not to apply (nor prune) for now: e.g. pods that would read a Secret that is not usable yet. */
+  readonly holdBack?: (child: KubernetesObject) => boolean;
+  /** A Normal Event to record (e.g. a Secret created). */
+  readonly events?: readonly { readonly reason: string; readonly message: string }[];
+  /** Handed back to observe(). */
+  readonly facts?: Readonly<Record<string, string>>;
+}
+
+/** What to do after the API server refused (422) to apply a child as rendered. */
+export type RefusalRecovery =
+  /** Nothing this kind knows: the refusal is reported as is. */
+  | { readonly outcome: 'none' }
+  /** The kind is making it possible (an Event says so); the child comes back through its informer. */
+  | { readonly outcome: 'recovering'; readonly reason: string; readonly message: string }
+  /** Apply this instead (all but the refused part), and report the refused part, retried with backoff. */
+  | { readonly outcome: 'partial'; readonly apply: KubernetesObject; readonly reason: string; readonly message: string };
+
+/** Reports from a kind's pods (their termination messages), turned into Events on their resource. */
+export interface PodReports {
+  /** The label selector of the pods to watch (read-only). */
+  readonly selector: string;
+  readonly reports: (pod: V1Pod) => readonly PodReport[];
+}
+
+export interface PodReport {
+  readonly namespace: string;
+  /** The resource's name (of this kind). */
+  readonly owner: string;
+  readonly type: EventType;
+  readonly reason: string;
+  readonly message: string;
+  /** The same report seen again is the same key: one Event, whoever records it. */
+  readonly key: string;
+}
+
+export interface KindController {
+  readonly definition: KindDefinition;
+  /** Before the children are applied (credentials, volumes the spec names). Absent: nothing to prepare. */
+  prepare?(client: KubeClient, cr: CustomResource): Promise<Preparation>;
+  /** The API server refused this child as rendered (422); `live` is what exists. */
+  recoverRefusedApply?(client: KubeClient, child: KubernetesObject, live: LiveObject): Promise<RefusalRecovery>;
+  /** Status fields and the conditions the live children imply. */
+  observe(cr: CustomResource, rendered: readonly KubernetesObject[], live: LiveLookup, prepared: Preparation): ObservedState;
+  readonly podReports?: PodReports;
+}

@@ -1,0 +1,108 @@
+// MySQLCluster: what it needs beyond its children (a credentials Secret, the backup volume it names),
+// how a refused StatefulSet is recovered (storage growth), its status, and what its members report.
+// The home of everything MySQL-specific the controller does.
+import type { KubernetesObject } from '../../../constructs/index.js';
+import { MYSQL_CLUSTER, mysqlClusterNames } from '../../../constructs/index.js';
+import type { KubeClient } from '../../kube/index.js';
+import { isNotFound } from '../../kube/index.js';
+import { workloadConditions, workloadFigures } from '../../reconcile/status.js';
+import type { KindController, Preparation, Problem } from '../kind-controller.js';
+import type { CustomResource, LiveLookup, ObservedState } from '../status.js';
+import { compact, find, selectorString, serviceEndpoint } from '../status.js';
+import { ensureCredentials } from './credentials.js';
+import { MYSQL_MEMBER_SELECTOR, memberReports } from './member-reports.js';
+import { growClaims, withLiveClaimTemplates } from './statefulset-storage.js';
+
+const CREDENTIALS_REASONS = {
+  missing: 'CredentialsMissing', incomplete: 'CredentialsMissing', forbidden: 'CredentialsForbidden', invalid: 'CredentialsInvalid',
+} as const;
+
+/** The fact prepare() hands to observe(): the Secret the members read. */
+const SECRET_FACT = 'credentialsSecretName';
+
+async function prepare(client: KubeClient, cr: CustomResource): Promise<Preparation> {
+  const credentials = await ensureCredentials(client, cr);
+  const problems: Problem[] = [];
+  if ('message' in credentials) problems.push({ reason: CREDENTIALS_REASONS[credentials.state], message: credentials.message });
+  const backupVolume = await backupVolumeProblem(client, cr);
+  if (backupVolume) problems.push(backupVolume);
+  return {
+    problems,
+    // Pods that read a Secret which is missing or unusable would only fail (CreateContainerConfigError,
+    // or replicas that can never connect): hold them back, apply the rest. Held back is not pruned.
+    holdBack: 'message' in credentials ? (o) => readsSecret(o, credentials.secretName) : undefined,
+    events: credentials.state === 'created' ? [{ reason: 'CredentialsCreated', message: `created Secret ${credentials.secretName} with generated passwords` }] : [],
+    facts: { [SECRET_FACT]: credentials.secretName },
+  };
+}
+
+/** A backup volume named in the spec that does not exist: backups would never run. */
+async function backupVolumeProblem(client: KubeClient, cr: CustomResource): Promise<Problem | undefined> {
+  const claim = (cr.spec as { backup?: { persistentVolumeClaimName?: string } } | undefined)?.backup?.persistentVolumeClaimName;
+  if (claim === undefined) return undefined;
+  const namespace = cr.metadata.namespace ?? '';
+  try {
+    await client.request({ path: `/api/v1/namespaces/${namespace}/persistentvolumeclaims/${claim}` });
+    return undefined;
+  } catch (e) {
+    if (!isNotFound(e)) throw e;
+    return { reason: 'BackupVolumeMissing', message: `PersistentVolumeClaim ${claim} named in spec.backup.persistentVolumeClaimName does not exist in namespace ${namespace}: backups cannot run until it is created (recon8s never creates it)` };
+  }
+}
+
+/** What a MySQLCluster's StatefulSet and Services report. */
+export function observeMySQL(cr: CustomResource, rendered: readonly KubernetesObject[], live: LiveLookup, credentialsSecretName: string): ObservedState {
+  const namespace = cr.metadata.namespace ?? '';
+  const names = mysqlClusterNames(cr.metadata.name, credentialsSecretName);
+  const sts = find(rendered, 'StatefulSet');
+  const liveSts = sts && live('apps/v1', 'StatefulSet', sts.metadata.name);
+  const desired = (sts?.spec as { replicas?: number } | undefined)?.replicas ?? 1;
+  const figures = workloadFigures(liveSts, desired);
+  return {
+    fields: compact({
+      replicas: figures?.replicas ?? 0,
+      readyReplicas: figures?.ready ?? 0,
+      selector: selectorString(sts),
+      primaryEndpoint: serviceEndpoint(find(rendered, 'Service', names.primaryService), namespace),
+      replicasEndpoint: serviceEndpoint(find(rendered, 'Service', names.replicasService), namespace),
+      credentialsSecretName: names.credentialsSecret,
+    }),
+    conditions: workloadConditions('StatefulSet', figures),
+  };
+}
+
+export const MYSQL_CLUSTER_CONTROLLER: KindController = {
+  definition: MYSQL_CLUSTER,
+  prepare,
+  async recoverRefusedApply(client, child, live) {
+    // A StatefulSet's claim templates are immutable, yet storage may grow: grow the claims and re-create
+    // the StatefulSet around its running pods; the next reconcile applies it again.
+    if (child.kind !== 'StatefulSet') return { outcome: 'none' };
+    const growth = await growClaims(client, child, live);
+    if (growth.outcome === 'grown') return { outcome: 'recovering', reason: 'StorageGrowing', message: `growing the data volumes of StatefulSet ${child.metadata.name}` };
+    if (growth.outcome === 'refused') {
+      // Everything but the size still converges; the size is tried again (with backoff) until the
+      // claim can grow (its StorageClass allows expansion, it is bound).
+      const message = `${growth.message}. The StatefulSet keeps its current volume size until the claims can grow (allow expansion on the StorageClass); every other change is applied`;
+      return { outcome: 'partial', apply: withLiveClaimTemplates(child, live), reason: 'StorageResizeRefused', message };
+    }
+    return { outcome: 'none' };
+  },
+  observe: (cr, rendered, live, prepared) => observeMySQL(cr, rendered, live, prepared.facts?.[SECRET_FACT] ?? mysqlClusterNames(cr.metadata.name).credentialsSecret),
+  podReports: {
+    selector: MYSQL_MEMBER_SELECTOR,
+    reports: (pod) => memberReports(pod).map((r) => ({ namespace: r.namespace, owner: r.cluster, type: r.type, reason: r.reason, message: r.message, key: r.key })),
+  },
+};
+
+/** Whether a child's pods read this Secret (an env secretKeyRef, envFrom or a secret volume). */
+export function readsSecret(object: unknown, secretName: string): boolean {
+  if (Array.isArray(object)) return object.some((o) => readsSecret(o, secretName));
+  if (typeof object !== 'object' || object === null) return false;
+  const o = object as Record<string, unknown>;
+  for (const key of ['secretKeyRef', 'secretRef'] as const) {
+    if ((o[key] as { name?: string } | undefined)?.name === secretName) return true;
+  }
+  if ((o.secret as { secretName?: string } | undefined)?.secretName === secretName) return true;
+  return Object.values(o).some((v) => readsSecret(v, secretName));
+}

@@ -1,0 +1,100 @@
+// The resources of some kinds and their children, watched, each change turned into the owner's queue
+// key. Used by the controller (manager.ts) and by `recon8s apply` (lib/cli/apply-command.ts), so both
+// see the world the same way.
+import type { KubernetesObject as LiveObject } from '@kubernetes/client-node';
+import type { KindDefinition } from '../../constructs/index.js';
+import { MANAGED_BY } from '../../constructs/index.js';
+import type { Informer, InformerHooks } from '../informer/index.js';
+import { createInformer, mergeInformers } from '../informer/index.js';
+import type { KubeClient } from '../kube/index.js';
+import type { Logger } from '../observability/logger.js';
+import { allChildTypes, ownerType, queueKey } from './kinds.js';
+import type { CustomResource } from './status.js';
+
+/**
+ * managedFields are about half of every object and nothing reads them from the cache (the ownership
+ * check reads them from a live GET): they are dropped on the way in.
+ */
+export function withoutManagedFields<T extends LiveObject>(o: T): T {
+  if (o.metadata?.managedFields !== undefined) delete o.metadata.managedFields;
+  return o;
+}
+
+/** The children the controller may touch carry this label (and a controller ownerReference to their resource). */
+export const CHILD_SELECTOR = `app.kubernetes.io/managed-by=${MANAGED_BY}`;
+
+export interface OwnerWatch {
+  readonly kind: KindDefinition;
+  readonly informer: Informer<CustomResource>;
+}
+
+export interface WatchOptions {
+  readonly client: KubeClient;
+  readonly kinds: readonly KindDefinition[];
+  /** Namespaces to watch; `undefined` in the list: all namespaces. */
+  readonly namespaces: readonly (string | undefined)[];
+  readonly logger: Logger;
+  readonly resyncPeriodMs?: number;
+  /** Observation hooks per informer (its resource's plural). */
+  readonly hooks?: (plural: string) => InformerHooks;
+  /** The owner's queue key, whenever it or one of its children is added, changed or deleted. */
+  readonly onKey: (key: string) => void;
+  /** The uid of an owner or child that was deleted (for what is remembered of it). */
+  readonly onDeleted?: (uid: string) => void;
+}
+
+export interface Watches {
+  /** Owner informers by kind (all namespaces merged behind one lookup). */
+  readonly owners: ReadonlyMap<string, OwnerWatch>;
+  /** Child informers by `apiVersion/kind`. */
+  readonly children: ReadonlyMap<string, Informer<LiveObject>>;
+  /** Every informer, to start and stop. */
+  readonly informers: readonly Informer<LiveObject>[];
+}
+
+/** Creates (not starts) the informers. */
+export function watchOwnersAndChildren(o: WatchOptions): Watches {
+  const owners = new Map<string, OwnerWatch>();
+  const informers: Informer<LiveObject>[] = [];
+  const deleted = (uid: string | undefined): void => { if (uid) o.onDeleted?.(uid); };
+
+  for (const kind of o.kinds) {
+    const type = ownerType(kind);
+    const perNamespace = o.namespaces.map((namespace) => createInformer<CustomResource>({
+      client: o.client, apiVersion: type.apiVersion, kind: type.kind, plural: type.plural, namespace,
+      resyncPeriodMs: o.resyncPeriodMs, logger: o.logger, hooks: o.hooks?.(type.plural), transform: withoutManagedFields,
+    }));
+    const onOwner = (cr: CustomResource): void => o.onKey(queueKey(kind.kind, cr.metadata.namespace ?? '', cr.metadata.name));
+    for (const informer of perNamespace) {
+      informer.addHandlers({
+        onAdd: onOwner,
+        onUpdate: (_old, cr) => onOwner(cr),
+        onDelete: (cr) => { deleted(cr.metadata.uid); onOwner(cr); },
+      });
+      informers.push(informer as unknown as Informer<LiveObject>);
+    }
+    owners.set(kind.kind, { kind, informer: mergeInformers(perNamespace) });
+  }
+
+  const children = new Map<string, Informer<LiveObject>>();
+  const onChild = (child: LiveObject): void => {
+    const ref = child.metadata?.ownerReferences?.find((r) => r.controller && owners.has(r.kind) && r.apiVersion.startsWith(`${owners.get(r.kind)?.kind.group ?? ''}/`));
+    if (ref) o.onKey(queueKey(ref.kind, child.metadata?.namespace ?? '', ref.name));
+  };
+  for (const type of allChildTypes(o.kinds)) {
+    const perNamespace = o.namespaces.map((namespace) => createInformer<LiveObject>({
+      client: o.client, apiVersion: type.apiVersion, kind: type.kind, plural: type.plural, namespace, labelSelector: CHILD_SELECTOR, logger: o.logger, hooks: o.hooks?.(type.plural),
+      transform: withoutManagedFields,
+    }));
+    for (const informer of perNamespace) {
+      informer.addHandlers({
+        onAdd: onChild,
+        onUpdate: (_old, c) => onChild(c),
+        onDelete: (c) => { deleted(c.metadata?.uid); onChild(c); },
+      });
+      informers.push(informer);
+    }
+    children.set(`${type.apiVersion}/${type.kind}`, mergeInformers(perNamespace));
+  }
+  return { owners, children, informers };
+}
