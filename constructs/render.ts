@@ -40,7 +40,14 @@ export interface KubernetesObject {
   readonly [key: string]: unknown;
 }
 
-export const KINDS: readonly KindDefinition[] = [APP, MYSQL_CLUSTER];
+/** Every kind's definition and the construct that renders one resource of it: the registry of kinds. */
+type RenderOne = (chart: cdk8s.Chart, name: string, spec: unknown) => void;
+const CONSTRUCTS: ReadonlyMap<KindDefinition, RenderOne> = new Map<KindDefinition, RenderOne>([
+  [APP, (chart, name, spec) => { new App(chart, name, spec as AppSpec); }],
+  [MYSQL_CLUSTER, (chart, name, spec) => { new MySQLCluster(chart, name, spec as MySQLClusterSpec); }],
+]);
+
+export const KINDS: readonly KindDefinition[] = [...CONSTRUCTS.keys()];
 
 /**
  * The desired children of a recon8s custom resource, rendered by the very constructs a cdk8s user
@@ -55,8 +62,7 @@ export function render(resource: Recon8sResource): KubernetesObject[] {
   const { kind, name, namespace, spec } = identify(resource);
   const app = new cdk8s.App();
   const chart = new cdk8s.Chart(app, 'render', { namespace, disableResourceNameHashes: true });
-  if (kind === APP) new App(chart, name, spec as AppSpec);
-  else new MySQLCluster(chart, name, spec as MySQLClusterSpec);
+  CONSTRUCTS.get(kind)?.(chart, name, spec);
   return chart.toJson().map((o) => canonical(o) as KubernetesObject);
 }
 

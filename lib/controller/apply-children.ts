@@ -53,6 +53,15 @@ export class ChildApplier {
     return result;
   }
 
+  /**
+   * Whether this is exactly the version our own last apply of it returned: its watch event tells the
+   * owner nothing new (the reconcile that wrote it already judged it), so it need not be queued again.
+   */
+  isOwnEcho(o: LiveObject): boolean {
+    const meta = o.metadata ?? {};
+    return meta.uid !== undefined && meta.resourceVersion !== undefined && this.applied.get(meta.uid)?.resourceVersion === meta.resourceVersion;
+  }
+
   /** Drops what is remembered of children that are gone. */
   forget(uid: string): void {
     this.applied.delete(uid);

@@ -99,6 +99,7 @@ export async function startController(opts: ControllerOptions): Promise<Controll
   const { owners, children, informers } = watchOwnersAndChildren({
     client, kinds: OWNER_KINDS, namespaces: scopes, logger, resyncPeriodMs, hooks: watchHooks,
     onKey: enqueue,
+    isEcho: (child) => reconciler.isOwnEcho(child),
     onDeleted: (uid) => reconciler.forget(uid),
   });
   const allInformers: Informer<LiveObject>[] = [...informers];

@@ -2,6 +2,7 @@ import type { KubernetesObject as LiveObject } from '@kubernetes/client-node';
 import { InvalidSpecError, formatProblem, render } from '../../constructs/index.js';
 import type { KindDefinition, KubernetesObject, Recon8sResource } from '../../constructs/index.js';
 import type { Informer } from '../informer/index.js';
+import { deepFreeze } from '../informer/index.js';
 import type { KubeClient } from '../kube/index.js';
 import { apiError, isNotFound } from '../kube/index.js';
 import type { ControllerMetrics } from '../observability/controller-metrics.js';
@@ -56,16 +57,39 @@ export class Reconciler {
   /** The last status written per resource uid, and the resourceVersion of the resource it was computed from. */
   private readonly statusWritten = new Map<string, { readonly text: string; readonly basedOn: string | undefined }>();
   private readonly now: () => Date;
+  /** The last render per resource uid, and the inputs it was made from. */
+  private readonly renders = new Map<string, { readonly inputs: string; readonly objects: readonly KubernetesObject[] }>();
 
   constructor(private readonly o: ReconcilerOptions) {
     this.applier = new ChildApplier(o.client);
     this.now = o.now ?? (() => new Date());
   }
 
+  /** A child's watch event that only echoes our own last apply of it (see ChildApplier.isOwnEcho). */
+  isOwnEcho(child: LiveObject): boolean {
+    return this.applier.isOwnEcho(child);
+  }
+
   /** Drops what is remembered of an object that is gone, child or resource (the manager calls it on informer deletes). */
   forget(uid: string): void {
     this.applier.forget(uid);
     this.statusWritten.delete(uid);
+    this.renders.delete(uid);
+  }
+
+  /**
+   * render() is a pure function of the kind, name, namespace and spec: the same inputs give the same
+   * objects, so the last result per resource is kept (frozen: nothing downstream may change it). A
+   * child's own echo, a status write or a resync then costs a comparison, not a cdk8s synth.
+   */
+  private render(cr: CustomResource): readonly KubernetesObject[] {
+    const uid = cr.metadata.uid ?? '';
+    const inputs = JSON.stringify([cr.apiVersion, cr.kind, cr.metadata.namespace, cr.metadata.name, cr.spec]);
+    const last = this.renders.get(uid);
+    if (last?.inputs === inputs) return last.objects;
+    const objects = deepFreeze(render(cr as unknown as Recon8sResource));
+    this.renders.set(uid, { inputs, objects });
+    return objects;
   }
 
   async reconcile(key: string): Promise<ReconcileResult | undefined> {
@@ -82,9 +106,9 @@ export class Reconciler {
       return undefined;
     }
 
-    let rendered: KubernetesObject[];
+    let rendered: readonly KubernetesObject[];
     try {
-      rendered = render(cr as unknown as Recon8sResource);
+      rendered = this.render(cr);
     } catch (e) {
       if (!(e instanceof InvalidSpecError)) throw e;
       const message = e.problems.map(formatProblem).join('; ');

@@ -39,6 +39,11 @@ export interface WatchOptions {
   readonly hooks?: (plural: string) => InformerHooks;
   /** The owner's queue key, whenever it or one of its children is added, changed or deleted. */
   readonly onKey: (key: string) => void;
+  /**
+   * A child's add or update that needs no reconcile of its owner (the echo of the controller's own
+   * write). Deletions always count.
+   */
+  readonly isEcho?: (child: LiveObject) => boolean;
   /** The uid of an owner or child that was deleted (for what is remembered of it). */
   readonly onDeleted?: (uid: string) => void;
 }
@@ -88,8 +93,8 @@ export function watchOwnersAndChildren(o: WatchOptions): Watches {
     }));
     for (const informer of perNamespace) {
       informer.addHandlers({
-        onAdd: onChild,
-        onUpdate: (_old, c) => onChild(c),
+        onAdd: (c) => { if (!o.isEcho?.(c)) onChild(c); },
+        onUpdate: (_old, c) => { if (!o.isEcho?.(c)) onChild(c); },
         onDelete: (c) => { deleted(c.metadata?.uid); onChild(c); },
       });
       informers.push(informer);

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { ChildApplier } from '../../lib/controller/apply-children.js';
+import type { KubeClient } from '../../lib/kube/index.js';
 import { applySetId, groupKind } from '../../lib/reconcile/applyset.js';
 import { containsDesired, firstDifference } from '../../lib/reconcile/compare.js';
 import { mergeConditions } from '../../lib/reconcile/conditions.js';
@@ -132,5 +134,23 @@ describe('conditions', () => {
     assert.equal(stale[0]?.status, 'False');
     const stuck = workloadConditions('Deployment', workloadFigures(live({ observedGeneration: 3, conditions: [{ type: 'Progressing', status: 'False', reason: 'ProgressDeadlineExceeded', message: 'ReplicaSet "x" has timed out progressing.' }] }), 2));
     assert.deepEqual(stuck[2], { type: 'Degraded', status: 'True', reason: 'ProgressDeadlineExceeded', message: 'ReplicaSet "x" has timed out progressing.' });
+  });
+});
+
+describe('recognising the echo of our own apply', () => {
+  const child = { object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: 'ns' } }, hash: 'h1' };
+  // Only apply() is used: the API server answers with the object as stored.
+  const client = { apply: async () => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', uid: 'u1', resourceVersion: '7' } }) } as unknown as KubeClient;
+
+  it('knows exactly the version its last apply returned, and nothing else', async () => {
+    const applier = new ChildApplier(client);
+    const version = (resourceVersion: string, uid = 'u1') => ({ metadata: { name: 'c', uid, resourceVersion } });
+    assert.equal(applier.isOwnEcho(version('7')), false, 'nothing applied yet');
+    await applier.apply(child);
+    assert.equal(applier.isOwnEcho(version('7')), true);
+    assert.equal(applier.isOwnEcho(version('8')), false, 'a later change by someone else');
+    assert.equal(applier.isOwnEcho(version('7', 'u2')), false, 'another object');
+    applier.forget('u1');
+    assert.equal(applier.isOwnEcho(version('7')), false, 'forgotten with the object');
   });
 });
