@@ -1,6 +1,6 @@
 # The controller image, ghcr.io/recon8s/recon8s:<version of package.json>:
 #   docker build -t ghcr.io/recon8s/recon8s:0.1.0 .
-# The operator manifests (apps/operator.ts) run it with `args: [controller, ...]` as uid/gid 65532.
+# The operator install (constructs/operator/operator-chart.ts) runs it with `args: [controller, ...]` as uid/gid 65532.
 # test/unit/package-dockerfile.test.ts checks what this file promises, and
 # test/integration/package-docker.test.ts replays its steps without Docker.
 

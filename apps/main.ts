@@ -1,11 +1,12 @@
-// The cdk8s app that `cdk8s synth` runs (cdk8s.yaml). Two cdk8s Apps, two folders:
-// - dist/: the CRDs and the example infrastructure (crds.k8s.yaml, example.k8s.yaml);
-// - dist/operator/: the operator's whole install (`kubectl apply -f dist/operator/`), see operator.ts.
+// The cdk8s app that `cdk8s synth` runs (cdk8s.yaml), into dist/:
+// - crds.k8s.yaml and example.k8s.yaml: the CRDs and the example infrastructure (examples.ts);
+// - install.yaml: the operator's whole install, CRDs included (`kubectl apply -f dist/install.yaml`),
+//   from the OperatorChart construct, with props from the environment (operator-env.ts).
 // `cdk8s synth --output X` empties X and runs this with CDK8S_OUTDIR=X; run directly, it writes to dist/.
-import { join } from 'node:path';
 import { App } from 'cdk8s';
+import { OperatorChart } from '../constructs/index.js';
 import { CrdsChart, ExampleChart } from './examples.js';
-import { OperatorChart, operatorPropsFromEnv } from './operator.js';
+import { operatorPropsFromEnv } from './operator-env.js';
 
 const outdir = process.env.CDK8S_OUTDIR ?? 'dist';
 
@@ -14,6 +15,7 @@ new CrdsChart(app, 'crds');
 new ExampleChart(app, 'example', { namespace: 'example' });
 app.synth();
 
-const operator = new App({ outdir: join(outdir, 'operator') });
-new OperatorChart(operator, 'operator', operatorPropsFromEnv(process.env));
-operator.synth();
+// One file named install.yaml: a chart "install" with the plain .yaml extension.
+const install = new App({ outdir, outputFileExtension: '.yaml' });
+new OperatorChart(install, 'install', operatorPropsFromEnv(process.env));
+install.synth();

@@ -16,6 +16,12 @@ export type { KindDefinition, ResourceType } from './schema/schema.js';
 export { clusterNames as mysqlClusterNames, SECRET_KEYS as MYSQL_SECRET_KEYS } from './mysql/layout.js';
 export type { MySQLClusterNames } from './mysql/layout.js';
 export { MANAGED_BY } from './common/metadata.js';
+export {
+  OperatorChart, childRules, CHILD_VERBS, CONTROLLER_ARGS, CREDENTIALS_CLUSTER_ROLE, DEFAULT_OPERATOR_IMAGE, DEFAULT_OPERATOR_NAMESPACE,
+  DEFAULT_OPERATOR_REPLICAS, DEFAULT_OPERATOR_RESOURCES, HEALTH_PORT, LEADER_ELECTION_LEASE, LEADER_ELECTION_ROLE, METRICS_PORT,
+  METRICS_SERVICE, OPERATOR_NAME, OPERATOR_UID,
+} from './operator/operator-chart.js';
+export type { OperatorChartProps, OperatorResources } from './operator/operator-chart.js';
 export type {
   AppSpec, AppPort, AppAutoscaling, AppSecurityContext, EnvVar, EnvVarSource, SecretKeySelector, ConfigMapKeySelector,
   Probe, HttpGetAction, TcpSocketAction, ExecAction, ResourceRequirements, ResourceList, AppStatus, Condition,

@@ -76,6 +76,7 @@ export interface Controller {
 export async function startController(opts: ControllerOptions): Promise<Controller> {
   const logger = opts.logger ?? silentLogger;
   const registry = new Registry();
+  registry.collectProcessMetrics();
   const metrics = createControllerMetrics(registry);
   const client = createKubeClient({
     kubeconfigPath: opts.kubeconfigPath, inCluster: opts.inCluster, kubeConfig: opts.kubeConfig, logger,

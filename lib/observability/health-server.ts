@@ -77,7 +77,7 @@ export async function startHealthServer(opts: HealthServerOptions): Promise<Heal
       const known = (what === 'metrics' && serveMetrics && route?.[2] === undefined) || ((what === 'healthz' || what === 'readyz') && serveProbes);
       if (!known) return send(res, 404, '404 page not found\n');
       if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, 'method not allowed\n', { Allow: 'GET, HEAD' });
-      if (what === 'metrics') return send(res, 200, registry.metrics(), { 'Content-Type': PROMETHEUS_CONTENT_TYPE });
+      if (what === 'metrics') return send(res, 200, await registry.metrics(), { 'Content-Type': PROMETHEUS_CONTENT_TYPE });
       await probe(what === 'healthz' ? 'healthz' : 'readyz', route?.[2] ?? '', url, res);
     } catch (err) {
       logger.error('health server request failed', { path: req.url, error: err });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { AppsV1Api, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
-import { DEFAULT_OPERATOR_NAMESPACE, METRICS_PORT, METRICS_SERVICE, OPERATOR_NAME } from '../../apps/operator.js';
+import { DEFAULT_OPERATOR_NAMESPACE, METRICS_PORT, METRICS_SERVICE, OPERATOR_NAME } from '../../constructs/index.js';
 import { eventually } from '../integration/eventually.js';
 import { withSynthesizedOperator } from '../integration/support/operator-manifests.js';
 import { NODE_HOOK_TIMEOUT_MS, useSharedNode } from './cluster.js';
@@ -13,12 +13,12 @@ interface Condition { type: string; status: string; reason: string; message: str
 interface CustomResource { metadata: { generation: number }; status?: { observedGeneration?: number; conditions?: Condition[] } }
 
 /**
- * The operator as users install it: `kubectl apply -f dist/operator/` on the real node, its own image
+ * The operator as users install it: `kubectl apply -f dist/install.yaml` on the real node, its own image
  * (built from `npm pack` output the way the Dockerfile does), running as its own ServiceAccount under
  * Pod Security "restricted", passing its probes, electing a leader, and reconciling an App and a
  * MySQLCluster to Ready; its /metrics answer from inside the cluster.
  */
-describe('the operator installed from dist/operator on the real node', function () {
+describe('the operator installed from dist/install.yaml on the real node', function () {
   this.timeout(240_000);
   const node = useSharedNode();
 

@@ -10,7 +10,7 @@
  * - node:24-slim is stood in for by Node 24 from the `node` devDependency (the Node the project pins)
  *   and the C libraries it links to, taken from this machine (Debian 12, as node:24-slim is).
  * Refs: recon8s.test/operator:<version>, and the image the operator manifests name by default
- * (DEFAULT_OPERATOR_IMAGE), so `kubectl apply -f dist/operator` runs it unchanged on the test node.
+ * (DEFAULT_OPERATOR_IMAGE), so `kubectl apply -f dist/install.yaml` runs it unchanged on the test node.
  */
 import { createReadStream, readFileSync, realpathSync } from 'node:fs';
 import { copyFile, cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createGunzip } from 'node:zlib';
 import { createHash } from 'node:crypto';
-import { DEFAULT_OPERATOR_IMAGE } from '../../apps/operator.js';
+import { DEFAULT_OPERATOR_IMAGE } from '../../constructs/index.js';
 import type { ReplayedStage, Stage } from '../support/package-dockerfile.js';
 import { execForm, instructions, keyValues, parseDockerfile, replayDockerfile } from '../support/package-dockerfile.js';
 import { childEnv, packRepository } from '../support/package-tools.js';

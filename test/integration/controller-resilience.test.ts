@@ -74,7 +74,7 @@ describe('controller resilience (own control plane)', function () {
     const d = await api.find<{ spec: { template: { spec: { containers: { image: string }[] } } } }>(`/apis/apps/v1/namespaces/${namespace}/deployments/${name}`);
     return d?.spec.template.spec.containers[0]?.image;
   };
-  const metric = (c: Controller, name: string, labels: Readonly<Record<string, string>> = {}): number => metricSum(c.metrics.registry.metrics(), name, labels);
+  const metric = async (c: Controller, name: string, labels: Readonly<Record<string, string>> = {}): Promise<number> => metricSum(await c.metrics.registry.metrics(), name, labels);
   const lease = (namespace: string, name: string): Promise<Lease> => api.get<Lease>(`/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/${name}`);
 
   describe('leader election', () => {
@@ -90,11 +90,11 @@ describe('controller resilience (own control plane)', function () {
 
       assert.equal(metricSum(await scrapeMetrics(aEndpoints.metrics), 'leader_election_master_status', { name: 'recon8s-failover' }), 1, 'replica-a leads');
       assert.equal(b.isActive(), false, 'replica-b follows');
-      assert.equal(metric(b, 'leader_election_master_status'), 0);
+      assert.equal((await metric(b, 'leader_election_master_status')), 0);
 
       await api.createCr('App', namespace, 'one', APP_SPEC);
       await eventually(async () => assert.deepEqual(await api.children(namespace, 'one'), ['Deployment/one', 'Service/one']), { description: 'the leader to reconcile App one' });
-      assert.equal(metric(b, 'controller_runtime_reconcile_total'), 0, 'the follower reconciled nothing');
+      assert.equal((await metric(b, 'controller_runtime_reconcile_total')), 0, 'the follower reconciled nothing');
 
       // A crash: no release, no goodbye. The Lease stays held until it expires.
       const exit = await a.kill('SIGKILL');
@@ -105,7 +105,7 @@ describe('controller resilience (own control plane)', function () {
       const l = await lease(namespace, 'recon8s-failover');
       assert.equal(l.spec.holderIdentity, 'replica-b');
       assert.equal(l.spec.leaseTransitions, 1);
-      assert.equal(metric(b, 'leader_election_master_status', { name: 'recon8s-failover' }), 1);
+      assert.equal((await metric(b, 'leader_election_master_status', { name: 'recon8s-failover' })), 1);
     });
 
     it('`recon8s controller --leader-elect` stopped with SIGTERM releases the Lease on its way out: the other replica takes over without waiting for it to expire', async () => {
@@ -308,7 +308,7 @@ describe('controller resilience (own control plane)', function () {
         await eventually(async () => {
           for (const name of ['changed', 'deleted']) assert.deepEqual(await api.children(namespace, name), [`Deployment/${name}`, `Service/${name}`]);
         }, { description: 'both Apps to be reconciled' });
-        const relists = metric(c, 'recon8s_watch_relists_total', { reason: 'expired' });
+        const relists = await metric(c, 'recon8s_watch_relists_total', { reason: 'expired' });
 
         // Cut the controller off; change what it watches; let the garbage collector remove the deleted
         // App's children; compact etcd past everything the controller has seen, and restart the API server
@@ -327,8 +327,8 @@ describe('controller resilience (own control plane)', function () {
         await eventually(async () => {
           assert.deepEqual(await api.children(namespace, 'created'), ['Deployment/created', 'Service/created']);
           assert.equal(await deploymentImage(namespace, 'changed'), 'nginx:1.28');
-          assert.ok(metric(c, 'recon8s_watch_relists_total', { reason: 'expired' }) > relists, 'relisted after 410 Gone');
-          assert.ok(metric(c, 'recon8s_watch_relists_total', { resource: 'apps', reason: 'expired' }) > 0, 'the App informer relisted');
+          assert.ok((await metric(c, 'recon8s_watch_relists_total', { reason: 'expired' })) > relists, 'relisted after 410 Gone');
+          assert.ok((await metric(c, 'recon8s_watch_relists_total', { resource: 'apps', reason: 'expired' })) > 0, 'the App informer relisted');
         }, { timeoutMs: 30_000, description: 'the controller to relist and converge' });
         await creations.stop();
         assert.deepEqual(creations.broken, [], 'the watches saw everything since the reconnection');
@@ -346,7 +346,7 @@ describe('controller resilience (own control plane)', function () {
       const c = await controller(namespace);
       await api.createCr('App', namespace, 'before', APP_SPEC);
       await eventually(async () => assert.equal(await deploymentImage(namespace, 'before'), 'nginx:1.27'), { description: 'App before to be reconciled' });
-      const restarts = metric(c, 'recon8s_watch_restarts_total');
+      const restarts = await metric(c, 'recon8s_watch_restarts_total');
 
       await cp.restartApiServer();
       await api.createCr('App', namespace, 'after', APP_SPEC);
@@ -356,7 +356,7 @@ describe('controller resilience (own control plane)', function () {
         assert.deepEqual(await api.children(namespace, 'after'), ['Deployment/after', 'Service/after']);
         assert.equal(await deploymentImage(namespace, 'before'), 'nginx:1.28');
       }, { timeoutMs: 30_000, description: 'the controller to catch up after the restart' });
-      assert.ok(metric(c, 'recon8s_watch_restarts_total') > restarts, 'the watches were cut and re-established');
+      assert.ok((await metric(c, 'recon8s_watch_restarts_total')) > restarts, 'the watches were cut and re-established');
     });
   });
 });

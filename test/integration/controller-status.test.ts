@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { valueOf } from '../../lib/observability/metrics.js';
 import type { KubeConfig, V1Deployment } from '@kubernetes/client-node';
 import { AppsV1Api, CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import type { Controller } from '../../lib/controller/manager.js';
@@ -133,9 +134,9 @@ describe('controller status that tells the truth (real API server)', function ()
     await patchSpec('apps', 'held', { image: 'nginx:1.28' });
     await core.deleteNamespacedService({ namespace: ns, name: 'held' });
     // Several resyncs (3 s each) go by: nothing may be applied or recreated meanwhile.
-    const reconciles = (): number => controller.metrics.reconcileTotal.get({ controller: 'recon8s', result: 'success' });
-    const before = reconciles();
-    await eventually(() => assert.ok(reconciles() >= before + 4), { timeoutMs: 30_000, description: 'a few resyncs' });
+    const reconciles = (): Promise<number> => valueOf(controller.metrics.reconcileTotal, { controller: 'recon8s', result: 'success' });
+    const before = await reconciles();
+    await eventually(async () => assert.ok((await reconciles()) >= before + 4), { timeoutMs: 30_000, description: 'a few resyncs' });
     assert.equal((await deployment('held')).spec?.template.spec?.containers[0]?.image, 'nginx:1.27');
     await assert.rejects(core.readNamespacedService({ namespace: ns, name: 'held' }), notFound, 'a paused App recreated its Service');
 

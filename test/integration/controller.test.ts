@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { valueOf } from '../../lib/observability/metrics.js';
 import { request as httpsRequest } from 'node:https';
 import type { RequestOptions } from 'node:https';
 import type { KubeConfig, KubernetesObject, V1Deployment } from '@kubernetes/client-node';
@@ -175,15 +176,15 @@ describe('controller (real API server)', function () {
         assert.equal(cr.status?.observedGeneration, cr.metadata.generation);
       }, { description: 'convergence before measuring' });
       // Let in-flight work settle (status writes after the last changes), then measure a quiet window.
-      await eventually(() => assert.equal(controller.metrics.workqueue.depth.get({ name: 'recon8s' }), 0), { timeoutMs: 20_000 });
+      await eventually(async () => assert.equal(await valueOf(controller.metrics.workqueue.depth, { name: 'recon8s' }), 0), { timeoutMs: 20_000 });
       const writesBefore = await apiServerWrites(kc);
-      const controllerWritesBefore = controllerWrites(controller);
-      const reconcilesBefore = reconciles(controller);
+      const controllerWritesBefore = await controllerWrites(controller);
+      const reconcilesBefore = await reconciles(controller);
       // resyncPeriodMs is 3 s: wait until every resource here has been reconciled again at least twice.
-      await eventually(() => assert.ok(reconciles(controller) >= reconcilesBefore + 6, `${reconciles(controller) - reconcilesBefore} reconciles so far`), { timeoutMs: 30_000, description: 'two resyncs' });
+      await eventually(async () => { const n = await reconciles(controller); assert.ok(n >= reconcilesBefore + 6, `${n - reconcilesBefore} reconciles so far`); }, { timeoutMs: 30_000, description: 'two resyncs' });
       const writesAfter = await apiServerWrites(kc);
       assert.deepEqual(diffCounts(writesBefore, writesAfter), {}, 'write requests seen by the API server during resync');
-      assert.equal(controllerWrites(controller), controllerWritesBefore);
+      assert.equal(await controllerWrites(controller), controllerWritesBefore);
     });
   });
 
@@ -290,14 +291,14 @@ function diffCounts(before: Record<string, number>, after: Record<string, number
   return out;
 }
 
-function controllerWrites(c: Controller): number {
-  return c.metrics.registry.metrics().split('\n')
+async function controllerWrites(c: Controller): Promise<number> {
+  return (await c.metrics.registry.metrics()).split('\n')
     .filter((l) => l.startsWith('rest_client_requests_total{') && /method="(POST|PUT|PATCH|DELETE)"/.test(l))
     .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
 }
 
-function reconciles(c: Controller): number {
-  return c.metrics.registry.metrics().split('\n')
+async function reconciles(c: Controller): Promise<number> {
+  return (await c.metrics.registry.metrics()).split('\n')
     .filter((l) => l.startsWith('controller_runtime_reconcile_total{'))
     .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
 }

@@ -11,7 +11,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { V1Container, V1Probe } from '@kubernetes/client-node';
-import { DEFAULT_OPERATOR_IMAGE } from '../../apps/operator.js';
+import { DEFAULT_OPERATOR_IMAGE } from '../../constructs/index.js';
 import { cachedBuild } from '../images/cache.js';
 import type { BuiltImage, ImageName } from '../images/index.js';
 import { MYSQL_REF, MYSQL_SERIES, OPERATOR_REF, WEB_REFS, ensureImages, mysqlRootfs } from '../images/index.js';

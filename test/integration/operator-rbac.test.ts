@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { valueOf } from '../../lib/observability/metrics.js';
 import type { KubeConfig, KubernetesObject as LiveObject, V1PolicyRule } from '@kubernetes/client-node';
 import {
   ApiException, AuthenticationV1Api, CoordinationV1Api, CoreV1Api, CustomObjectsApi, KubernetesObjectApi, PatchStrategy,
@@ -6,7 +7,7 @@ import {
 } from '@kubernetes/client-node';
 import { render } from '../../constructs/index.js';
 import type { KubernetesObject, Recon8sResource } from '../../constructs/index.js';
-import { CREDENTIALS_CLUSTER_ROLE, DEFAULT_OPERATOR_NAMESPACE, LEADER_ELECTION_LEASE, OPERATOR_NAME } from '../../apps/operator.js';
+import { CREDENTIALS_CLUSTER_ROLE, DEFAULT_OPERATOR_NAMESPACE, LEADER_ELECTION_LEASE, OPERATOR_NAME } from '../../constructs/index.js';
 import { CHILD_TYPES, OWNER_KINDS } from '../../lib/controller/kinds.js';
 import type { Controller } from '../../lib/controller/manager.js';
 import { startController } from '../../lib/controller/manager.js';
@@ -39,7 +40,7 @@ interface CustomResource extends LiveObject {
 const is403 = (e: unknown): boolean => e instanceof ApiException && e.code === 403;
 
 /**
- * The operator exactly as installed: `kubectl apply -f dist/operator/` on an empty cluster, then the
+ * The operator exactly as installed: `kubectl apply -f dist/install.yaml` on an empty cluster, then the
  * controller run in this process with the token of the ServiceAccount recon8s — the identity and
  * the grants the Deployment's pods get, nothing more. Its own control plane, because the API server
  * runs the OwnerReferencesPermissionEnforcement admission plugin (as OpenShift and hardened clusters
@@ -65,7 +66,7 @@ describe('operator install and least-privilege RBAC (own control plane, OwnerRef
     const core = admin.makeApiClient(CoreV1Api);
     for (const name of [GRANTED, FORBIDDEN]) await core.createNamespace({ body: { metadata: { name } } });
 
-    // The whole install, as a user runs it: kubectl apply -f dist/operator/ (client-side, in file order).
+    // The whole install, as a user runs it: kubectl apply -f dist/install.yaml (client-side, in file order).
     applyOutput = await withSynthesizedOperator({ RECON8S_CREDENTIALS_NAMESPACES: GRANTED }, (dir) => {
       const r = kubectl(cp, ['apply', '-f', dir]);
       assert.equal(r.status, 0, r.stderr);
@@ -124,7 +125,7 @@ describe('operator install and least-privilege RBAC (own control plane, OwnerRef
   const condition = (cr: CustomResource, type: string): Condition | undefined => cr.status?.conditions?.find((c) => c.type === type);
   const eventReasons = async (namespace: string, name: string): Promise<string[]> =>
     (await admin.makeApiClient(CoreV1Api).listNamespacedEvent({ namespace, fieldSelector: `involvedObject.name=${name}` })).items.map((e) => e.reason ?? '');
-  const metrics = (): string => controller?.metrics.registry.metrics() ?? '';
+  const metrics = async (): Promise<string> => (await controller?.metrics.registry.metrics()) ?? '';
   const logTail = (): string => logLines.slice(-15).join('\n');
 
   /** Every child render() gives for the resource exists, owned by it (controller, blockOwnerDeletion). */
@@ -139,7 +140,7 @@ describe('operator install and least-privilege RBAC (own control plane, OwnerRef
     return seen.sort();
   };
 
-  it('installs with one `kubectl apply -f dist/operator/`: Namespace and CRDs first, then the rest', async () => {
+  it('installs with one `kubectl apply -f dist/install.yaml`: Namespace and CRDs first, then the rest', async () => {
     const lines = applyOutput.trim().split('\n');
     assert.match(lines[0] ?? '', /^namespace\/recon8s-system created$/);
     assert.match(lines[1] ?? '', /^customresourcedefinition\.apiextensions\.k8s\.io\/apps\.recon8s\.dev created$/);
@@ -218,8 +219,8 @@ describe('operator install and least-privilege RBAC (own control plane, OwnerRef
   });
 
   it('was refused nothing on the way (rest_client_requests_total{code="403"} is 0)', async () => {
-    await eventually(() => assert.equal(controller?.metrics.workqueue.depth.get({ name: 'recon8s' }), 0), { timeoutMs: 20_000, description: 'an idle work queue' });
-    const text = metrics();
+    await eventually(async () => assert.equal(controller ? await valueOf(controller.metrics.workqueue.depth, { name: 'recon8s' }) : -1, 0), { timeoutMs: 20_000, description: 'an idle work queue' });
+    const text = await metrics();
     assert.ok(restRequests(text, '200') > 0, 'requests are counted');
     assert.equal(restRequests(text, '403'), 0, `403s:\n${text.split('\n').filter((l) => l.includes('code="403"')).join('\n')}\n${logTail()}`);
     assert.equal(restRequests(text, '401'), 0);
@@ -334,7 +335,7 @@ describe('operator install and least-privilege RBAC (own control plane, OwnerRef
       }, { timeoutMs: 20_000, description: `the CredentialsForbidden condition; log tail:\n${logTail()}` });
       assert.match(condition(cr, 'Degraded')?.message ?? '', /kubectl create rolebinding recon8s-credentials -n no-secrets --clusterrole=recon8s-credentials/);
       // The refusals are counted: the happy path's zero above means something.
-      assert.ok(restRequests(metrics(), '403') > 0, 'the Secrets 403s are counted');
+      assert.ok(restRequests(await metrics(), '403') > 0, 'the Secrets 403s are counted');
       // The rest of the work goes on.
       assert.ok(controller?.isActive());
       await mergePatch('App', GRANTED, 'web', { spec: { replicas: 4 } });

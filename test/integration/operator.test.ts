@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { KubernetesObject } from '../../constructs/index.js';
-import { DEFAULT_OPERATOR_NAMESPACE } from '../../apps/operator.js';
+import { DEFAULT_OPERATOR_NAMESPACE } from '../../constructs/index.js';
 import { freshNamespace, useSharedControlPlane } from './cluster.js';
 import { kubectl } from './support/kubectl.js';
 import type { OperatorInstall } from './support/operator-manifests.js';
@@ -11,7 +11,7 @@ interface DeploymentLike extends KubernetesObject { spec: { template: PodTemplat
 
 const CLUSTER_SCOPED = new Set(['Namespace', 'CustomResourceDefinition', 'ClusterRole', 'ClusterRoleBinding']);
 
-describe('operator install manifests (dist/operator/) on a real API server', function () {
+describe('operator install manifests (dist/install.yaml) on a real API server', function () {
   this.timeout(120_000);
   const controlPlane = useSharedControlPlane();
   let credentialsNamespace: string;
@@ -35,7 +35,7 @@ describe('operator install manifests (dist/operator/) on a real API server', fun
   };
 
   it('is one file in dependency order: the Namespace, then the CRDs, then what lives in the namespace', () => {
-    assert.deepEqual(install.files, ['operator.k8s.yaml']);
+    assert.deepEqual(install.files, ['install.yaml']);
     const kinds = install.objects.map((o) => o.kind);
     assert.deepEqual(kinds.slice(0, 3), ['Namespace', 'CustomResourceDefinition', 'CustomResourceDefinition']);
     for (const o of install.objects) {

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { valueOf } from '../../lib/observability/metrics.js';
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import { AppsV1Api, CoreV1Api, CustomObjectsApi, KubernetesObjectApi, PatchStrategy, PolicyV1Api } from '@kubernetes/client-node';
 import type { Controller } from '../../lib/controller/manager.js';
@@ -155,9 +156,9 @@ describe('ownership (real API server)', function () {
     controller = await startTestController(controlPlane(), { namespaces: [ns], resyncPeriodMs: 3_000 });
     await controller.synced();
     // Two resyncs at least: every resource here reconciled from a cold cache, more than once.
-    const reconciles = (): number => controller?.metrics.reconcileTotal.get({ controller: 'recon8s', result: 'success' }) ?? 0;
-    await eventually(() => assert.ok(reconciles() >= 12, `${reconciles()} reconciles`), { timeoutMs: 45_000, description: 'two resyncs' });
-    const writes = controller.metrics.registry.metrics().split('\n')
+    const reconciles = async (): Promise<number> => (controller ? valueOf(controller.metrics.reconcileTotal, { controller: 'recon8s', result: 'success' }) : 0);
+    await eventually(async () => { const n = await reconciles(); assert.ok(n >= 12, `${n} reconciles`); }, { timeoutMs: 45_000, description: 'two resyncs' });
+    const writes = (await controller.metrics.registry.metrics()).split('\n')
       .filter((l) => l.startsWith('rest_client_requests_total{') && /method="(POST|PUT|PATCH|DELETE)"/.test(l) && !l.includes('code="201"'));
     const patchCount = writes.filter((l) => l.includes('method="PATCH"')).reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
     assert.equal(patchCount, 0, `PATCH requests after a cold restart: ${writes.join(' | ')}`);

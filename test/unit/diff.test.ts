@@ -2,8 +2,7 @@ import assert from 'node:assert/strict';
 import { parseDuration } from '../../lib/cli/apply-command.js';
 import { colorizeDiff, useColor } from '../../lib/diff/color.js';
 import { diffableYaml, stripNoise } from '../../lib/diff/noise.js';
-import type { Edit } from '../../lib/diff/unified.js';
-import { diffLines, splitLines, unifiedDiff } from '../../lib/diff/unified.js';
+import { splitLines, unifiedDiff } from '../../lib/diff/unified.js';
 
 const lines = (n: number, from = 1): string => Array.from({ length: n }, (_, i) => `line ${i + from}\n`).join('');
 const diff = (oldText: string, newText: string, context?: number): string => unifiedDiff({ oldName: 'a', newName: 'b', oldText, newText, context });
@@ -15,20 +14,6 @@ function random(seed: number): () => number {
     s = (s * 1103515245 + 12345) & 0x7fffffff;
     return s / 0x7fffffff;
   };
-}
-
-/** The length of a longest common subsequence, by dynamic programming: the yardstick for Myers. */
-function lcsLength(a: readonly string[], b: readonly string[]): number {
-  const row = new Array<number>(b.length + 1).fill(0);
-  for (const x of a) {
-    let diagonal = 0;
-    for (let j = 1; j <= b.length; j++) {
-      const above = row[j] ?? 0;
-      row[j] = x === b[j - 1] ? diagonal + 1 : Math.max(above, row[j - 1] ?? 0);
-      diagonal = above;
-    }
-  }
-  return row[b.length] ?? 0;
 }
 
 /** Applies a unified diff to `text` (as patch(1) would), to check hunks against the text they came from. */
@@ -116,11 +101,11 @@ describe('unified diff', () => {
   });
 
   it('lists removals before additions within a change', () => {
-    const edits = diffLines(['a', 'b', 'c'], ['x', 'b', 'y', 'z']);
-    assert.deepEqual(edits.map((e: Edit) => `${e.op}${e.line}`), ['-a', '+x', ' b', '-c', '+y', '+z']);
+    const body = diff('a\nb\nc\n', 'x\nb\ny\nz\n').split('\n').slice(3, -1);
+    assert.deepEqual(body, ['-a', '+x', ' b', '-c', '+y', '+z']);
   });
 
-  it('finds a shortest edit script, and its hunks rebuild the new text (random texts)', () => {
+  it('writes hunks whose ranges and lines rebuild the new text from the old (random texts)', () => {
     const next = random(7);
     for (let round = 0; round < 300; round++) {
       const text = (): string => {
@@ -130,11 +115,6 @@ describe('unified diff', () => {
       };
       const a = text();
       const b = next() < 0.5 ? text() : a.replace('c', 'x').replace('e\n', '');
-      const edits = diffLines(splitLines(a), splitLines(b));
-      const kept = edits.filter((e) => e.op === ' ').length;
-      assert.equal(kept, lcsLength(splitLines(a), splitLines(b)), `minimal for ${JSON.stringify([a, b])}`);
-      assert.equal(edits.filter((e) => e.op !== '+').map((e) => e.line).join(''), a);
-      assert.equal(edits.filter((e) => e.op !== '-').map((e) => e.line).join(''), b);
       const patch = diff(a, b, round % 4);
       assert.equal(patch === '' ? a : applyPatch(a, patch), b, `patch of ${JSON.stringify([a, b])}:\n${patch}`);
     }

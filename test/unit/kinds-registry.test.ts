@@ -2,7 +2,7 @@
 // renders, its controller module is found by kind, and the operator is granted exactly those types.
 import assert from 'node:assert/strict';
 import { Testing } from 'cdk8s';
-import { OperatorChart } from '../../apps/operator.js';
+import { OperatorChart } from '../../constructs/index.js';
 import { KINDS, render } from '../../constructs/index.js';
 import type { Recon8sResource } from '../../constructs/index.js';
 import { CHILD_TYPES, KIND_CONTROLLERS, allChildTypes, kindController } from '../../lib/controller/kinds.js';

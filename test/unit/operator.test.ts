@@ -2,10 +2,11 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { Testing } from 'cdk8s';
 import type { KubernetesObject } from '../../constructs/index.js';
-import type { OperatorChartProps } from '../../apps/operator.js';
+import type { OperatorChartProps } from '../../constructs/index.js';
 import {
-  CONTROLLER_ARGS, DEFAULT_OPERATOR_IMAGE, LEADER_ELECTION_LEASE, OperatorChart, operatorPropsFromEnv,
-} from '../../apps/operator.js';
+  CONTROLLER_ARGS, DEFAULT_OPERATOR_IMAGE, LEADER_ELECTION_LEASE, OperatorChart,
+} from '../../constructs/index.js';
+import { operatorPropsFromEnv } from '../../apps/operator-env.js';
 import { CONTROLLER_USAGE } from '../../lib/cli/controller-command.js';
 import { CHILD_TYPES, OWNER_KINDS } from '../../lib/controller/kinds.js';
 
@@ -45,7 +46,7 @@ const rbac = (objects: readonly RbacObject[]): RbacObject[] => objects.filter((o
 const grants = (rules: readonly Rule[], verb: string): string[] =>
   rules.filter((r) => r.verbs.includes(verb)).flatMap((r) => (r.apiGroups ?? []).flatMap((g) => (r.resources ?? []).map((res) => `${g}/${res}`))).sort();
 
-describe('OperatorChart (the operator install, apps/operator.ts)', () => {
+describe('OperatorChart (the operator install construct)', () => {
   const objects = synth();
 
   describe('RBAC', () => {
@@ -206,9 +207,9 @@ describe('OperatorChart (the operator install, apps/operator.ts)', () => {
     });
 
     it('reads its props from the environment of cdk8s synth', () => {
-      assert.deepEqual(operatorPropsFromEnv({}), { namespace: undefined, image: undefined, replicas: undefined, credentialsNamespaces: undefined });
-      assert.deepEqual(operatorPropsFromEnv({ RECON8S_OPERATOR_NAMESPACE: 'ops', RECON8S_OPERATOR_IMAGE: 'x:1', RECON8S_OPERATOR_REPLICAS: '3', RECON8S_CREDENTIALS_NAMESPACES: ' shop, billing ,' }),
-        { namespace: 'ops', image: 'x:1', replicas: 3, credentialsNamespaces: ['shop', 'billing'] });
+      assert.deepEqual(operatorPropsFromEnv({}), { namespace: undefined, image: undefined, replicas: undefined, credentialsNamespaces: undefined, watchedNamespaces: undefined });
+      assert.deepEqual(operatorPropsFromEnv({ RECON8S_OPERATOR_NAMESPACE: 'ops', RECON8S_OPERATOR_IMAGE: 'x:1', RECON8S_OPERATOR_REPLICAS: '3', RECON8S_CREDENTIALS_NAMESPACES: ' shop, billing ,', RECON8S_WATCHED_NAMESPACES: 'shop' }),
+        { namespace: 'ops', image: 'x:1', replicas: 3, credentialsNamespaces: ['shop', 'billing'], watchedNamespaces: ['shop'] });
     });
 
     it('fails on an invalid namespace, replicas or credentials namespace, naming each problem', () => {
@@ -221,6 +222,50 @@ describe('OperatorChart (the operator install, apps/operator.ts)', () => {
         return true;
       });
       assert.throws(() => synth({ replicas: Number('two') }), /replicas: got NaN/);
+    });
+
+    it('fails on bad watched namespaces and resources, naming the prop and the value', () => {
+      assert.throws(() => synth({ watchedNamespaces: ['Shop'], resources: { requests: { cpu: 'lots' }, limits: { gpu: '1' } as never } }), (e: unknown) => {
+        const m = e instanceof Error ? e.message : '';
+        assert.match(m, /watchedNamespaces: got "Shop", expected a DNS label/);
+        assert.match(m, /resources\.requests\.cpu: got "lots", expected a quantity/);
+        assert.match(m, /resources\.limits: got "gpu", expected cpu or memory/);
+        return true;
+      });
+    });
+  });
+
+  describe('its other props', () => {
+    const controller = (objects: readonly RbacObject[]) => {
+      const d = objects.find((o) => o.kind === 'Deployment') as unknown as { spec: { template: { spec: { containers: { args: string[]; resources: unknown; imagePullPolicy: string }[] } } } };
+      const c = d.spec.template.spec.containers[0];
+      assert.ok(c);
+      return c;
+    };
+
+    it('watches only the namespaces given (the controller\'s --namespaces), all by default', () => {
+      assert.deepEqual(controller(synth()).args, [...CONTROLLER_ARGS]);
+      assert.deepEqual(controller(synth({ watchedNamespaces: ['shop', 'billing'] })).args, [...CONTROLLER_ARGS, '--namespaces=shop,billing']);
+      assert.match(CONTROLLER_USAGE, /--namespaces NS\[,NS\.\.\.\]/);
+    });
+
+    it('sets the controller\'s resources and pull policy', () => {
+      assert.deepEqual(controller(synth()).resources, { requests: { cpu: '100m', memory: '256Mi' }, limits: { memory: '512Mi' } });
+      const c = controller(synth({ resources: { requests: { cpu: '50m', memory: '128Mi' }, limits: { cpu: '1', memory: '1Gi' } }, imagePullPolicy: 'Always' }));
+      assert.deepEqual(c.resources, { requests: { cpu: '50m', memory: '128Mi' }, limits: { cpu: '1', memory: '1Gi' } });
+      assert.equal(c.imagePullPolicy, 'Always');
+    });
+
+    it('adds a ServiceMonitor for the metrics Service only when asked', () => {
+      assert.equal(synth().some((o) => o.kind === 'ServiceMonitor'), false);
+      const monitor = synth({ serviceMonitor: true, namespace: 'ops' }).find((o) => o.kind === 'ServiceMonitor') as unknown as { apiVersion: string; metadata: { namespace: string }; spec: { selector: unknown; endpoints: unknown[] } } | undefined;
+      assert.ok(monitor);
+      assert.equal(monitor.apiVersion, 'monitoring.coreos.com/v1');
+      assert.equal(monitor.metadata.namespace, 'ops');
+      const service = synth({ namespace: 'ops' }).find((o) => o.kind === 'Service') as unknown as { metadata: { labels: Record<string, string> }; spec: { ports: { name: string }[] } };
+      const matchLabels = (monitor.spec.selector as { matchLabels: Record<string, string> }).matchLabels;
+      for (const [k, v] of Object.entries(matchLabels)) assert.equal(service.metadata.labels[k], v, `the metrics Service carries ${k}=${v}`);
+      assert.deepEqual(monitor.spec.endpoints, [{ port: service.spec.ports[0]?.name, path: '/metrics', interval: '30s' }]);
     });
   });
 });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createControllerMetrics } from '../../lib/observability/controller-metrics.js';
 import type { ControllerMetrics } from '../../lib/observability/controller-metrics.js';
-import { Registry } from '../../lib/observability/metrics.js';
+import { Registry, histogramOf, valueOf } from '../../lib/observability/metrics.js';
 import { FakeClock } from '../../lib/queue/fake-clock.js';
 import { workqueueMetrics } from '../../lib/queue/queue-metrics.js';
 import { WorkQueue } from '../../lib/queue/work-queue.js';
@@ -23,11 +23,11 @@ describe('WorkQueue metrics', () => {
     q.add('App/ns/a');
     q.add('App/ns/a');
     q.add('App/ns/b');
-    assert.deepEqual([w.adds.get(name), w.depth.get(name)], [2, 2]);
+    assert.deepEqual(await Promise.all([valueOf(w.adds, name), valueOf(w.depth, name)]), [2, 2]);
     const key = await q.get();
-    assert.equal(w.depth.get(name), 1);
+    assert.equal(await valueOf(w.depth, name), 1);
     q.add(key ?? '');
-    assert.deepEqual([w.adds.get(name), w.depth.get(name)], [3, 2]);
+    assert.deepEqual(await Promise.all([valueOf(w.adds, name), valueOf(w.depth, name)]), [3, 2]);
   });
 
   it('observes time waiting and time processing, in seconds', async () => {
@@ -37,14 +37,14 @@ describe('WorkQueue metrics', () => {
     const key = await q.get();
     clock.advance(1500);
     q.done(key ?? '');
-    assert.deepEqual(w.queueDuration.get(name), { count: 1, sum: 0.25 });
-    assert.deepEqual(w.workDuration.get(name), { count: 1, sum: 1.5 });
+    assert.deepEqual(await histogramOf(w.queueDuration, name), { count: 1, sum: 0.25 });
+    assert.deepEqual(await histogramOf(w.workDuration, name), { count: 1, sum: 1.5 });
   });
 
-  it('counts every delayed or rate-limited add as a retry', () => {
+  it('counts every delayed or rate-limited add as a retry', async () => {
     q.addAfter('App/ns/a', 10);
     q.addRateLimited('App/ns/b');
-    assert.equal(metrics.workqueue.retries.get(name), 2);
+    assert.equal(await valueOf(metrics.workqueue.retries, name), 2);
   });
 
   it('reports unfinished work and the longest running processor at scrape time', async () => {
@@ -54,7 +54,7 @@ describe('WorkQueue metrics', () => {
     clock.advance(2000);
     await q.get();
     clock.advance(1000);
-    const text = metrics.registry.metrics();
+    const text = await metrics.registry.metrics();
     assert.match(text, /^workqueue_unfinished_work_seconds\{name="app"\} 4$/m);
     assert.match(text, /^workqueue_longest_running_processor_seconds\{name="app"\} 3$/m);
   });
@@ -67,6 +67,6 @@ describe('WorkQueue metrics', () => {
     q.done(key ?? '');
     await drained;
     clock.advance(1000);
-    assert.match(metrics.registry.metrics(), /^workqueue_unfinished_work_seconds\{name="app"\} 0$/m);
+    assert.match(await metrics.registry.metrics(), /^workqueue_unfinished_work_seconds\{name="app"\} 0$/m);
   });
 });

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createControllerMetrics } from '../../lib/observability/controller-metrics.js';
 import type { ControllerMetrics } from '../../lib/observability/controller-metrics.js';
 import { silentLogger } from '../../lib/observability/logger.js';
-import { Registry } from '../../lib/observability/metrics.js';
+import { Registry, histogramOf, valueOf } from '../../lib/observability/metrics.js';
 import { FakeClock } from '../../lib/queue/fake-clock.js';
 import { WorkQueue } from '../../lib/queue/work-queue.js';
 import { TerminalError, isTerminalError, runWorkers } from '../../lib/queue/worker-pool.js';
@@ -50,7 +50,7 @@ describe('runWorkers', () => {
     };
     pool = runWorkers({ name: 'app', queue, workers, reconcile, logger: silentLogger, metrics, clock, onError: (key, _err, terminal) => errors.push({ key, terminal }) });
   }
-  const result = (r: 'success' | 'error' | 'requeue' | 'requeue_after'): number => metrics.reconcileTotal.get({ controller: 'app', result: r });
+  const result = (r: 'success' | 'error' | 'requeue' | 'requeue_after'): Promise<number> => valueOf(metrics.reconcileTotal, { controller: 'app', result: r });
 
   it('forgets a key that succeeds and does not requeue it', async () => {
     queue.addRateLimited(A);
@@ -62,8 +62,8 @@ describe('runWorkers', () => {
     clock.advance(3_600_000);
     await settle();
     assert.deepEqual(calls, [A]);
-    assert.equal(result('success'), 1);
-    assert.equal(metrics.reconcileTime.get(app).count, 1);
+    assert.equal(await result('success'), 1);
+    assert.equal((await histogramOf(metrics.reconcileTime, app)).count, 1);
   });
 
   it('retries a key that throws, with backoff, and counts the error', async () => {
@@ -84,7 +84,7 @@ describe('runWorkers', () => {
     await settle();
     assert.deepEqual(calls, [A, A, A]);
     assert.equal(queue.numRequeues(A), 0, 'the third run succeeded');
-    assert.deepEqual([result('error'), result('success'), metrics.reconcileErrors.get(app), metrics.terminalReconcileErrors.get(app)], [2, 1, 2, 0]);
+    assert.deepEqual(await Promise.all([result('error'), result('success'), valueOf(metrics.reconcileErrors, app), valueOf(metrics.terminalReconcileErrors, app)]), [2, 1, 2, 0]);
     assert.deepEqual(errors, [{ key: A, terminal: false }, { key: A, terminal: false }]);
   });
 
@@ -98,7 +98,7 @@ describe('runWorkers', () => {
     assert.deepEqual(calls, [A]);
     assert.equal(queue.numRequeues(A), 0);
     assert.equal(queue.len(), 0);
-    assert.deepEqual([result('error'), metrics.reconcileErrors.get(app), metrics.terminalReconcileErrors.get(app)], [1, 1, 1]);
+    assert.deepEqual(await Promise.all([result('error'), valueOf(metrics.reconcileErrors, app), valueOf(metrics.terminalReconcileErrors, app)]), [1, 1, 1]);
     assert.deepEqual(errors, [{ key: A, terminal: true }]);
     queue.add(A);
     await settle();
@@ -117,7 +117,7 @@ describe('runWorkers', () => {
     clock.advance(1);
     await settle();
     assert.deepEqual(calls, [A, A]);
-    assert.equal(result('requeue_after'), 1);
+    assert.equal(await result('requeue_after'), 1);
   });
 
   it('requeues with backoff when asked to requeue', async () => {
@@ -130,7 +130,7 @@ describe('runWorkers', () => {
     clock.advance(10);
     await settle();
     assert.deepEqual(calls, [A, A, A]);
-    assert.deepEqual([result('requeue'), result('success'), metrics.reconcileErrors.get(app)], [2, 1, 0]);
+    assert.deepEqual(await Promise.all([result('requeue'), result('success'), valueOf(metrics.reconcileErrors, app)]), [2, 1, 0]);
   });
 
   it('never runs one key on two workers; a key re-added mid-run runs once more afterwards', async () => {
@@ -144,20 +144,20 @@ describe('runWorkers', () => {
     queue.add(B);
     await settle();
     assert.deepEqual(calls, [A, B], 'two idle workers, yet A is not started again while in flight');
-    assert.equal(metrics.activeWorkers.get(app), 2);
+    assert.equal(await valueOf(metrics.activeWorkers, app), 2);
     first.resolve(undefined);
     await settle();
     assert.deepEqual(calls, [A, B, A]);
     other.resolve(undefined);
     await settle();
     assert.deepEqual(calls, [A, B, A], 'exactly once more');
-    assert.equal(metrics.activeWorkers.get(app), 0);
-    assert.equal(metrics.maxConcurrentReconciles.get(app), 3);
+    assert.equal(await valueOf(metrics.activeWorkers, app), 0);
+    assert.equal(await valueOf(metrics.maxConcurrentReconciles, app), 3);
   });
 
-  it('starts every reconcile_total series at zero', () => {
+  it('starts every reconcile_total series at zero', async () => {
     run({});
-    const text = metrics.registry.metrics();
+    const text = await metrics.registry.metrics();
     for (const r of ['success', 'error', 'requeue', 'requeue_after']) assert.ok(text.includes(`controller_runtime_reconcile_total{controller="app",result="${r}"} 0`), r);
   });
 

@@ -57,7 +57,7 @@ describe('render()', () => {
     });
 
     it('writes no Secret, and every password variable comes from a secretKeyRef', () => {
-      // Every manifest file, the operator install in dist/operator/ included.
+      // Every manifest file, the operator install (install.yaml) included.
       const files = readdirSync(outdir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.yaml'));
       const docs = files.flatMap((f) => parseAllDocuments(readFileSync(join(outdir, f), 'utf8')).map((d) => d.toJS() as KubernetesObject));
       assert.ok(!docs.some((o) => o.kind === 'Secret'));

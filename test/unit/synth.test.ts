@@ -9,14 +9,14 @@ const filesIn = (dir: string): string[] => readdirSync(dir, { recursive: true, e
 
 describe('cdk8s synth', function () {
   this.timeout(180_000);
-  it('writes the CRDs and the example, and the operator install in its own folder, byte-identical across runs', () => {
+  it('writes the CRDs, the example and the operator install (install.yaml), byte-identical across runs', () => {
     const a = mkdtempSync(join(tmpdir(), 'recon8s-synth-a-'));
     const b = mkdtempSync(join(tmpdir(), 'recon8s-synth-b-'));
     try {
       assert.equal(runSynth(a).status, 0);
       assert.equal(runSynth(b).status, 0);
       const files = filesIn(a);
-      assert.deepEqual(files, ['crds.k8s.yaml', 'example.k8s.yaml', join('operator', 'operator.k8s.yaml')]);
+      assert.deepEqual(files, ['crds.k8s.yaml', 'example.k8s.yaml', 'install.yaml']);
       assert.deepEqual(filesIn(b), files);
       for (const f of files) assert.equal(readFileSync(join(a, f), 'utf8'), readFileSync(join(b, f), 'utf8'), `${f} differs between runs`);
       const crds = readFileSync(join(a, 'crds.k8s.yaml'), 'utf8');

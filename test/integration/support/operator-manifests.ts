@@ -8,7 +8,7 @@ import { parseAllDocuments, stringify } from 'yaml';
 import type { KubernetesObject } from '../../../constructs/index.js';
 import { runSynth } from '../../support/run.js';
 
-/** What `cdk8s synth` writes to dist/operator/: each file's name and its objects, in file order. */
+/** What `cdk8s synth` writes as the operator install (dist/install.yaml): the file's name and its objects, in order. */
 export interface OperatorInstall {
   readonly files: readonly string[];
   readonly objects: readonly KubernetesObject[];
@@ -16,17 +16,17 @@ export interface OperatorInstall {
 
 /**
  * Runs `cdk8s synth` of this repository into a temporary directory, with `env` (e.g.
- * RECON8S_CREDENTIALS_NAMESPACES), and hands the dist/operator/ folder to `use` before deleting it.
+ * RECON8S_CREDENTIALS_NAMESPACES), and hands the install file (dist/install.yaml) to `use` before deleting it.
  */
-export async function withSynthesizedOperator<T>(env: NodeJS.ProcessEnv, use: (operatorDir: string, install: OperatorInstall) => T | Promise<T>): Promise<T> {
+export async function withSynthesizedOperator<T>(env: NodeJS.ProcessEnv, use: (installFile: string, install: OperatorInstall) => T | Promise<T>): Promise<T> {
   const outdir = mkdtempSync(join(tmpdir(), 'recon8s-operator-synth-'));
   try {
     const r = runSynth(outdir, env);
     assert.equal(r.status, 0, r.stderr);
-    const dir = join(outdir, 'operator');
-    const files = readdirSync(dir).sort();
-    const objects = files.flatMap((f) => parseAllDocuments(readFileSync(join(dir, f), 'utf8')).map((d) => d.toJS() as KubernetesObject));
-    return await use(dir, { files, objects });
+    const file = join(outdir, 'install.yaml');
+    const files = readdirSync(outdir).filter((f) => f === 'install.yaml');
+    const objects = parseAllDocuments(readFileSync(file, 'utf8')).map((d) => d.toJS() as KubernetesObject);
+    return await use(file, { files, objects });
   } finally {
     rmSync(outdir, { recursive: true, force: true });
   }

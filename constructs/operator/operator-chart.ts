@@ -1,4 +1,5 @@
-// The operator's own install manifests: `kubectl apply -f dist/operator/` is the whole install.
+// The operator's install as a construct: `new recon8s.OperatorChart(app, 'recon8s', {...})` in a cdk8s
+// app, `dist/install.yaml` from `npm run synth`, and the Helm chart (apps/helm.ts) all come from it.
 //
 // One chart, its objects in dependency order (cdk8s writes them in construct order, one file per
 // chart): the Namespace, the CRDs, the ServiceAccount, RBAC, then the workload. kubectl applies the
@@ -29,12 +30,14 @@
 // `app.kubernetes.io/managed-by: recon8s` — the selector of the controller's child informers — and
 // expose every container port, health included, on its Service.) The restricted security context and
 // the anti-affinity come from the same helpers the App construct uses.
-import { Chart } from 'cdk8s';
+import { ApiObject, Chart } from 'cdk8s';
 import { k8s } from 'cdk8s-plus-28';
 import type { Construct } from 'constructs';
-import * as recon8s from '../constructs/index.js';
-import { selectorLabels } from '../constructs/common/metadata.js';
-import { containerSecurityContext, podSecurityContext, preferredAntiAffinity } from '../constructs/common/security.js';
+import { selectorLabels } from '../common/metadata.js';
+import { containerSecurityContext, podSecurityContext, preferredAntiAffinity } from '../common/security.js';
+import { Recon8sCrds } from '../crd.js';
+import { KINDS } from '../render.js';
+import type { KindDefinition } from '../schema/schema.js';
 
 export const DEFAULT_OPERATOR_NAMESPACE = 'recon8s-system';
 export const DEFAULT_OPERATOR_IMAGE = 'ghcr.io/recon8s/recon8s:0.1.0';
@@ -65,7 +68,7 @@ export const CONTROLLER_ARGS: readonly string[] = [
 export const CHILD_VERBS: readonly string[] = ['get', 'list', 'watch', 'create', 'patch', 'delete'];
 
 /** One rule per API group for every kind's childTypes: groups in order of first appearance, resources sorted. */
-export function childRules(kinds: readonly recon8s.KindDefinition[]): k8s.PolicyRule[] {
+export function childRules(kinds: readonly KindDefinition[]): k8s.PolicyRule[] {
   const byGroup = new Map<string, Set<string>>();
   for (const t of kinds.flatMap((k) => k.childTypes)) {
     const group = t.apiVersion.includes('/') ? t.apiVersion.split('/')[0] ?? '' : '';
@@ -88,7 +91,35 @@ export interface OperatorChartProps {
    * @default none
    */
   readonly credentialsNamespaces?: readonly string[];
+  /**
+   * Namespaces the controller watches (its `--namespaces`); App and MySQLCluster resources elsewhere
+   * are left alone. RBAC stays cluster-wide for the kinds it reconciles (Roles per namespace would
+   * need the namespaces to exist first).
+   * @default all namespaces
+   */
+  readonly watchedNamespaces?: readonly string[];
+  /**
+   * The controller container's resources. No CPU limit by default: it throttles without protecting anything.
+   * @default requests cpu 100m, memory 256Mi; limits memory 512Mi
+   */
+  readonly resources?: OperatorResources;
+  /** @default "IfNotPresent" */
+  readonly imagePullPolicy?: 'Always' | 'IfNotPresent' | 'Never';
+  /**
+   * A Prometheus Operator ServiceMonitor (monitoring.coreos.com/v1) for the metrics Service, scraped
+   * every 30 s. Its CRD must exist in the cluster.
+   * @default false
+   */
+  readonly serviceMonitor?: boolean;
 }
+
+/** Container resources, as quantities ("100m", "256Mi"). */
+export interface OperatorResources {
+  readonly requests?: { readonly cpu?: string; readonly memory?: string };
+  readonly limits?: { readonly cpu?: string; readonly memory?: string };
+}
+
+export const DEFAULT_OPERATOR_RESOURCES: OperatorResources = { requests: { cpu: '100m', memory: '256Mi' }, limits: { memory: '512Mi' } };
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
@@ -99,7 +130,7 @@ const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 export class OperatorChart extends Chart {
   readonly operatorNamespace: string;
   readonly namespaceObject: k8s.KubeNamespace;
-  readonly crds: recon8s.Recon8sCrds;
+  readonly crds: Recon8sCrds;
   readonly serviceAccount: k8s.KubeServiceAccount;
   readonly clusterRole: k8s.KubeClusterRole;
   readonly credentialsRole: k8s.KubeClusterRole;
@@ -108,13 +139,16 @@ export class OperatorChart extends Chart {
   readonly deployment: k8s.KubeDeployment;
   readonly disruptionBudget?: k8s.KubePodDisruptionBudget;
   readonly metricsService: k8s.KubeService;
+  readonly serviceMonitor?: ApiObject;
 
   constructor(scope: Construct, id: string, props: OperatorChartProps = {}) {
     const namespace = props.namespace ?? DEFAULT_OPERATOR_NAMESPACE;
     const image = props.image ?? DEFAULT_OPERATOR_IMAGE;
     const replicas = props.replicas ?? DEFAULT_OPERATOR_REPLICAS;
     const credentialsNamespaces = [...(props.credentialsNamespaces ?? [])];
-    validate(namespace, image, replicas, credentialsNamespaces);
+    const watchedNamespaces = [...(props.watchedNamespaces ?? [])];
+    const resources = props.resources ?? DEFAULT_OPERATOR_RESOURCES;
+    validate({ namespace, image, replicas, credentialsNamespaces, watchedNamespaces, resources });
     // No chart-wide namespace: cluster-scoped objects (Namespace, CRDs, ClusterRoles) must not carry one.
     super(scope, id, { disableResourceNameHashes: true });
     this.operatorNamespace = namespace;
@@ -138,24 +172,25 @@ export class OperatorChart extends Chart {
         },
       },
     });
-    this.crds = new recon8s.Recon8sCrds(this, 'crds');
+    this.crds = new Recon8sCrds(this, 'crds');
 
     this.serviceAccount = new k8s.KubeServiceAccount(this, 'service-account', {
       metadata: { name: OPERATOR_NAME, namespace, labels },
     });
 
     // --- Cluster-wide: the custom resources, their children, PVC reads, Events. No Secrets. ---
-    const owners = recon8s.KINDS.map((k) => k.plural);
+    const owners = KINDS.map((k) => k.plural);
+    const group = KINDS[0]?.group ?? 'recon8s.dev';
     this.clusterRole = new k8s.KubeClusterRole(this, 'cluster-role', {
       metadata: { name: OPERATOR_NAME, labels },
       rules: [
         // Read the resources; patch = server-side apply of the ApplySet parent labels (never create or delete them).
-        { apiGroups: [recon8s.APP.group], resources: owners, verbs: ['get', 'list', 'watch', 'patch'] },
-        { apiGroups: [recon8s.APP.group], resources: owners.map((p) => `${p}/status`), verbs: ['get', 'patch'] },
+        { apiGroups: [group], resources: owners, verbs: ['get', 'list', 'watch', 'patch'] },
+        { apiGroups: [group], resources: owners.map((p) => `${p}/status`), verbs: ['get', 'patch'] },
         // blockOwnerDeletion on the children's ownerReferences (OwnerReferencesPermissionEnforcement).
-        { apiGroups: [recon8s.APP.group], resources: owners.map((p) => `${p}/finalizers`), verbs: ['update'] },
+        { apiGroups: [group], resources: owners.map((p) => `${p}/finalizers`), verbs: ['update'] },
         // The children render() produces (each kind's childTypes), by API group.
-        ...childRules(recon8s.KINDS),
+        ...childRules(KINDS),
         // get: is there data from an earlier cluster of that name (before generating passwords)?
         // patch: grow the claims when a MySQLCluster's storage.size grows. Never create, list or delete.
         { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get', 'patch'] },
@@ -223,8 +258,8 @@ export class OperatorChart extends Chart {
             containers: [{
               name: 'controller',
               image,
-              imagePullPolicy: 'IfNotPresent',
-              args: [...CONTROLLER_ARGS],
+              imagePullPolicy: props.imagePullPolicy ?? 'IfNotPresent',
+              args: [...CONTROLLER_ARGS, ...(watchedNamespaces.length > 0 ? [`--namespaces=${watchedNamespaces.join(',')}`] : [])],
               // --leader-election-namespace defaults to $POD_NAMESPACE.
               env: [{ name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } }],
               ports: [
@@ -239,10 +274,9 @@ export class OperatorChart extends Chart {
                 httpGet: { path: '/readyz', port: k8s.IntOrString.fromString('health') },
                 periodSeconds: 10, timeoutSeconds: 1, failureThreshold: 3,
               },
-              // No CPU limit: it throttles without protecting anything.
               resources: {
-                requests: { cpu: k8s.Quantity.fromString('100m'), memory: k8s.Quantity.fromString('256Mi') },
-                limits: { memory: k8s.Quantity.fromString('512Mi') },
+                requests: quantities(resources.requests),
+                limits: quantities(resources.limits),
               },
               securityContext: containerSecurityContext({ runAsNonRoot: true, readOnlyRootFilesystem: true }),
               volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
@@ -272,38 +306,49 @@ export class OperatorChart extends Chart {
         ports: [{ name: 'metrics', port: METRICS_PORT, targetPort: k8s.IntOrString.fromString('metrics'), protocol: 'TCP' }],
       },
     });
+    if (props.serviceMonitor === true) {
+      this.serviceMonitor = new ApiObject(this, 'service-monitor', {
+        apiVersion: 'monitoring.coreos.com/v1',
+        kind: 'ServiceMonitor',
+        metadata: { name: OPERATOR_NAME, namespace, labels },
+        spec: {
+          selector: { matchLabels: { ...selector } },
+          namespaceSelector: { matchNames: [namespace] },
+          endpoints: [{ port: 'metrics', path: '/metrics', interval: '30s' }],
+        },
+      });
+    }
   }
 }
 
-function validate(namespace: string, image: string, replicas: number, credentialsNamespaces: readonly string[]): void {
+function quantities(list: { readonly cpu?: string; readonly memory?: string } | undefined): Record<string, k8s.Quantity> | undefined {
+  if (!list) return undefined;
+  const out = Object.fromEntries(Object.entries(list).filter(([, v]) => v !== undefined).map(([k, v]) => [k, k8s.Quantity.fromString(v)]));
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
+const QUANTITY = /^[0-9]+(\.[0-9]+)?(m|k|M|G|T|Ki|Mi|Gi|Ti)?$/;
+
+/** Every prop checked at once; the message names each prop, the value received and what was expected. */
+function validate(p: { namespace: string; image: string; replicas: number; credentialsNamespaces: readonly string[]; watchedNamespaces: readonly string[]; resources: OperatorResources }): void {
   const problems: string[] = [];
   const isNamespace = (n: string): boolean => n.length <= 63 && DNS_LABEL.test(n);
-  if (!isNamespace(namespace)) problems.push(`namespace: got ${JSON.stringify(namespace)}, expected a DNS label`);
-  if (image.trim() === '') problems.push('image: got "", expected an image reference');
-  if (!Number.isInteger(replicas) || replicas < 1) problems.push(`replicas: got ${replicas}, expected an integer of at least 1`);
-  const seen = new Set<string>();
-  for (const n of credentialsNamespaces) {
-    if (!isNamespace(n)) problems.push(`credentialsNamespaces: got ${JSON.stringify(n)}, expected a DNS label`);
-    if (seen.has(n)) problems.push(`credentialsNamespaces: ${JSON.stringify(n)} is listed twice`);
-    seen.add(n);
+  if (!isNamespace(p.namespace)) problems.push(`namespace: got ${JSON.stringify(p.namespace)}, expected a DNS label`);
+  if (p.image.trim() === '') problems.push('image: got "", expected an image reference');
+  if (!Number.isInteger(p.replicas) || p.replicas < 1) problems.push(`replicas: got ${p.replicas}, expected an integer of at least 1`);
+  for (const [prop, list] of [['credentialsNamespaces', p.credentialsNamespaces], ['watchedNamespaces', p.watchedNamespaces]] as const) {
+    const seen = new Set<string>();
+    for (const n of list) {
+      if (!isNamespace(n)) problems.push(`${prop}: got ${JSON.stringify(n)}, expected a DNS label`);
+      if (seen.has(n)) problems.push(`${prop}: ${JSON.stringify(n)} is listed twice`);
+      seen.add(n);
+    }
+  }
+  for (const part of ['requests', 'limits'] as const) {
+    for (const [resource, value] of Object.entries(p.resources[part] ?? {})) {
+      if (resource !== 'cpu' && resource !== 'memory') problems.push(`resources.${part}: got ${JSON.stringify(resource)}, expected cpu or memory`);
+      else if (typeof value !== 'string' || !QUANTITY.test(value)) problems.push(`resources.${part}.${resource}: got ${JSON.stringify(value)}, expected a quantity such as "100m" or "256Mi"`);
+    }
   }
   if (problems.length > 0) throw new Error(`OperatorChart: ${problems.join('; ')}`);
-}
-
-/**
- * The chart's props from the environment of `cdk8s synth` (all optional):
- * RECON8S_OPERATOR_NAMESPACE, RECON8S_OPERATOR_IMAGE, RECON8S_OPERATOR_REPLICAS and
- * RECON8S_CREDENTIALS_NAMESPACES (comma-separated), e.g.
- * `RECON8S_CREDENTIALS_NAMESPACES=shop,billing npm run synth`.
- */
-export function operatorPropsFromEnv(env: Readonly<Record<string, string | undefined>>): OperatorChartProps {
-  const nonEmpty = (v: string | undefined): string | undefined => (v === undefined || v.trim() === '' ? undefined : v.trim());
-  const replicas = nonEmpty(env.RECON8S_OPERATOR_REPLICAS);
-  const credentials = nonEmpty(env.RECON8S_CREDENTIALS_NAMESPACES);
-  return {
-    namespace: nonEmpty(env.RECON8S_OPERATOR_NAMESPACE),
-    image: nonEmpty(env.RECON8S_OPERATOR_IMAGE),
-    replicas: replicas === undefined ? undefined : Number(replicas),
-    credentialsNamespaces: credentials?.split(',').map((n) => n.trim()).filter((n) => n !== ''),
-  };
 }
