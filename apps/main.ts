@@ -2,10 +2,14 @@
 // - crds.k8s.yaml and example.k8s.yaml: the CRDs and the example infrastructure (examples.ts);
 // - install.yaml: the operator's whole install, CRDs included (`kubectl apply -f dist/install.yaml`),
 //   from the OperatorChart construct, with props from the environment (operator-env.ts).
+// - helm/recon8s/: the same install as a Helm chart, generated from the same construct (helm-chart.ts).
 // `cdk8s synth --output X` empties X and runs this with CDK8S_OUTDIR=X; run directly, it writes to dist/.
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { App } from 'cdk8s';
 import { OperatorChart } from '../constructs/index.js';
 import { CrdsChart, ExampleChart } from './examples.js';
+import { helmChart } from './helm-chart.js';
 import { operatorPropsFromEnv } from './operator-env.js';
 
 const outdir = process.env.CDK8S_OUTDIR ?? 'dist';
@@ -19,3 +23,10 @@ app.synth();
 const install = new App({ outdir, outputFileExtension: '.yaml' });
 new OperatorChart(install, 'install', operatorPropsFromEnv(process.env));
 install.synth();
+
+const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+for (const [file, text] of Object.entries(helmChart(version))) {
+  const path = join(outdir, 'helm', 'recon8s', file);
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, text);
+}

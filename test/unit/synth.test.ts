@@ -16,7 +16,7 @@ describe('cdk8s synth', function () {
       assert.equal(runSynth(a).status, 0);
       assert.equal(runSynth(b).status, 0);
       const files = filesIn(a);
-      assert.deepEqual(files, ['crds.k8s.yaml', 'example.k8s.yaml', 'install.yaml']);
+      assert.deepEqual(files, ['crds.k8s.yaml', 'example.k8s.yaml', ...['Chart.yaml', 'crds/recon8s.dev.yaml', 'templates/install.yaml', 'values.yaml'].map((f) => join('helm', 'recon8s', f)), 'install.yaml']);
       assert.deepEqual(filesIn(b), files);
       for (const f of files) assert.equal(readFileSync(join(a, f), 'utf8'), readFileSync(join(b, f), 'utf8'), `${f} differs between runs`);
       const crds = readFileSync(join(a, 'crds.k8s.yaml'), 'utf8');
