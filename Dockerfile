@@ -20,7 +20,7 @@ RUN npm prune --omit=dev --no-audit --no-fund
 
 # Runtime: Node 24, the compiled code, the production dependencies; nothing runs in this stage.
 FROM node:24-slim
-LABEL org.opencontainers.image.title="recon8s" \
+LABEL org.opencontainers.image.title="@recon8s/controller" \
       org.opencontainers.image.description="Kubernetes controller for App and MySQLCluster resources (recon8s.dev/v1alpha1)" \
       org.opencontainers.image.source="https://github.com/recon8s/recon8s" \
       org.opencontainers.image.licenses="Apache-2.0" \

@@ -1,9 +1,11 @@
 /*
- * `npm pack` gives a package another project installs and uses: the tarball holds the compiled
- * constructs with their types, the bin, README.md and package.json, and nothing else; a scratch ES
- * module project installs it offline, type-checks against it (and is refused a wrong prop), synthesizes
- * with it under Node 24, can require() it from CommonJS, and runs the installed `recon8s` bin.
- * No cluster needed; about 30 s (a build, an offline npm install, two tsc runs).
+ * `npm run pack:constructs` gives the package cdk8s users install, `recon8s`: the tarball holds the
+ * compiled constructs with their types, README.md and package.json, and nothing else; its only
+ * requirements are its peers (cdk8s, constructs, cdk8s-plus-28). A scratch ES module project installs
+ * it offline with no Kubernetes client in node_modules, type-checks against it (and is refused a
+ * wrong prop), synthesizes with it under Node 24, can require() it from CommonJS; another one does the
+ * same on the lowest peer versions its ranges allow. The controller package is package-controller.test.ts.
+ * No cluster needed; about 40 s (a build, two offline npm installs, two tsc runs).
  */
 import assert from 'node:assert/strict';
 import { existsSync, lstatSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -12,7 +14,7 @@ import { parseAllDocuments } from 'yaml';
 import { REPO_ROOT } from '../support/run.js';
 import type { InstallMethod } from '../support/package-tools.js';
 import {
-  assertSucceeded, childEnv, exec, explain, installTarball, packRepository, tarballEntries, tempDir, tsc, tscErrors, writeTsconfig,
+  assertSucceeded, exec, explain, installTarball, installTarballWith, packConstructs, tarballEntries, tempDir, tsc, tscErrors, writeTsconfig,
 } from '../support/package-tools.js';
 
 interface K8sObject { kind: string; metadata: { name: string }; spec?: Record<string, unknown> }
@@ -55,15 +57,8 @@ const chart = new Chart(new Cdk8sApp(), 'shop');
 new recon8s.App(chart, 'web', { image: 'nginx', replicas: 'two' });
 `;
 
-const APP_YAML = `apiVersion: recon8s.dev/v1alpha1
-kind: App
-metadata: { name: web, namespace: shop }
-spec:
-  image: nginx
-  replicas: 2
-`;
 
-describe('npm pack: the package another project installs', function () {
+describe('the constructs package `recon8s` (npm run pack:constructs), as a cdk8s project installs it', function () {
   this.timeout(240_000);
   const version = (JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
   let work = '';
@@ -74,52 +69,77 @@ describe('npm pack: the package another project installs', function () {
   before(function () {
     this.timeout(240_000);
     work = tempDir('package');
-    tarball = packRepository(work);
+    tarball = packConstructs(work);
     consumer = join(work, 'consumer');
     installedBy = installTarball(consumer, tarball);
     if (installedBy !== 'npm install --offline') console.log(`      (npm install --offline failed, ENOTCACHED: the npm cache lacks a dependency; recon8s was ${installedBy})`);
     writeFileSync(join(consumer, 'main.ts'), MAIN_TS);
     writeFileSync(join(consumer, 'cjs.cts'), CJS_CTS);
     writeFileSync(join(consumer, 'bad.ts'), BAD_TS);
-    writeFileSync(join(consumer, 'app.yaml'), APP_YAML);
     writeTsconfig(join(consumer, 'tsconfig.json'), ['main.ts', 'cjs.cts']);
     writeTsconfig(join(consumer, 'tsconfig.bad.json'), ['bad.ts'], { noEmit: true });
   });
   after(() => { if (work) rmSync(work, { recursive: true, force: true }); });
 
-  it(`is recon8s-${version}.tgz with the compiled constructs and their types, the bin, README.md and package.json`, () => {
+  it(`is recon8s-${version}.tgz with the compiled constructs and their types, README.md and package.json`, () => {
     assert.equal(tarball.endsWith(`recon8s-${version}.tgz`), true, tarball);
     const entries = tarballEntries(tarball);
     for (const required of [
-      'package.json', 'README.md',
-      'build/constructs/index.js', 'build/constructs/index.d.ts',
-      'build/lib/cli/main.js', 'build/lib/cli/cli.js',
+      'package.json', 'README.md', 'constructs/index.js', 'constructs/index.d.ts', 'constructs/operator/operator-chart.js',
     ]) assert.ok(entries.includes(required), `${required} is missing from the tarball`);
     // Every module that is shipped comes with its declarations.
     for (const js of entries.filter((e) => e.endsWith('.js'))) assert.ok(entries.includes(js.replace(/\.js$/, '.d.ts')), `${js} has no .d.ts`);
   });
 
-  it('ships nothing else: no tests, no apps/, no TypeScript sources, no source maps to sources it lacks', () => {
+  it('ships nothing else: no controller (lib/), no tests, no apps/, no TypeScript sources, no source maps', () => {
     const entries = tarballEntries(tarball);
     const unexpected = entries.filter((e) => !(
       e === 'package.json' || e === 'README.md' || e === 'LICENSE'
-      || /^build\/(constructs|lib)\/.+(\.js|\.d\.ts)$/.test(e)
+      || /^constructs\/.+(\.js|\.d\.ts)$/.test(e)
     ));
     assert.deepEqual(unexpected, []);
     assert.deepEqual(entries.filter((e) => /(^|\/)test\/|\.test\.|^apps\/|^examples\/|^bench\/|^scripts\/|tsbuildinfo/.test(e)), []);
     assert.deepEqual(entries.filter((e) => e.endsWith('.ts') && !e.endsWith('.d.ts')), []);
   });
 
-  it('installs into another project with its dependencies, from the npm cache alone (--offline)', function () {
+  it('requires nothing but its peers (cdk8s, constructs, cdk8s-plus-28), as caret ranges', () => {
+    const manifest = JSON.parse(exec('tar', ['-xzf', tarball, '-O', 'package/package.json'], { cwd: work, timeoutMs: 30_000 }).stdout) as Record<string, unknown>;
+    assert.equal(manifest.dependencies, undefined);
+    assert.equal(manifest.bin, undefined);
+    const root = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+    assert.deepEqual(manifest.peerDependencies, Object.fromEntries(['cdk8s', 'cdk8s-plus-28', 'constructs'].map((p) => [p, `^${root.dependencies[p]}`])));
+  });
+
+  it('installs into another project with its peers and no Kubernetes client, from the npm cache alone (--offline)', function () {
     // Skipped (and said so in before()) when the npm cache lacks a dependency: the other tests then ran
-    // against the tarball extracted beside this repository's copies of the dependencies.
+    // against the tarball extracted beside this repository's copies of the peers.
     if (installedBy !== 'npm install --offline') this.skip();
     const installed = join(consumer, 'node_modules', 'recon8s');
     assert.equal(lstatSync(installed).isSymbolicLink(), false, 'recon8s must be a copy, not a link to this repository');
     assert.equal((JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as { version: string }).version, version);
-    for (const dep of ['cdk8s', 'cdk8s-plus-28', 'constructs', '@kubernetes/client-node', 'yaml']) {
-      assert.ok(existsSync(join(consumer, 'node_modules', dep, 'package.json')), `dependency ${dep} is not installed`);
+    for (const dep of ['cdk8s', 'cdk8s-plus-28', 'constructs']) {
+      assert.ok(existsSync(join(consumer, 'node_modules', dep, 'package.json')), `peer ${dep} is not installed`);
     }
+    for (const absent of ['@kubernetes/client-node', 'prom-client', 'diff', '@recon8s/controller']) {
+      assert.equal(existsSync(join(consumer, 'node_modules', absent)), false, `${absent} is installed in a constructs-only project`);
+    }
+  });
+
+  it('synthesizes on the lowest peer versions its ranges allow', function () {
+    this.timeout(240_000);
+    const manifest = JSON.parse(exec('tar', ['-xzf', tarball, '-O', 'package/package.json'], { cwd: work, timeoutMs: 30_000 }).stdout) as { peerDependencies: Record<string, string> };
+    const lowest = Object.entries(manifest.peerDependencies).map(([p, range]) => `${p}@${range.replace(/^\^/, '')}`);
+    const oldest = join(work, 'oldest');
+    installTarballWith(oldest, tarball, lowest);
+    for (const spec of lowest) {
+      const [name = '', v] = spec.split(/@(?=[^@]*$)/);
+      assert.equal((JSON.parse(readFileSync(join(oldest, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version, v, name);
+    }
+    const script = "import { App, Chart } from 'cdk8s'; import * as recon8s from 'recon8s'; const app = new App(); const c = new Chart(app, 'c', { disableResourceNameHashes: true }); new recon8s.App(c, 'web', { image: 'nginx' }); new recon8s.MySQLCluster(c, 'db', {}); process.stdout.write(app.synthYaml());";
+    const r = exec(process.execPath, ['--input-type=module', '-e', script], { cwd: oldest, timeoutMs: 60_000 });
+    assertSucceeded(r);
+    const names = kindNames(parseYaml(r.stdout));
+    for (const expected of ['Deployment/web', 'StatefulSet/db']) assert.ok(names.includes(expected), `${expected} not in ${names.join(', ')}`);
   });
 
   it('type-checks a strict nodenext TypeScript consumer (ESM and CommonJS) against the shipped .d.ts, with no @types/node', () => {
@@ -163,19 +183,10 @@ describe('npm pack: the package another project installs', function () {
     const script = `
       const pkg = await import('recon8s/package.json', { with: { type: 'json' } });
       let code = 'imported';
-      try { await import('recon8s/build/lib/cli/cli.js'); } catch (e) { code = e.code; }
+      try { await import('recon8s/constructs/app/app.js'); } catch (e) { code = e.code; }
       process.stdout.write(JSON.stringify({ version: pkg.default.version, deep: code }));`;
     const r = exec(process.execPath, ['--input-type=module', '-e', script], { cwd: consumer, timeoutMs: 60_000 });
     assertSucceeded(r);
     assert.deepEqual(JSON.parse(r.stdout), { version, deep: 'ERR_PACKAGE_PATH_NOT_EXPORTED' });
-  });
-
-  it('installs the recon8s bin: recon8s render -f app.yaml prints a Deployment', () => {
-    const bin = join(consumer, 'node_modules', '.bin', 'recon8s');
-    const r = exec(bin, ['render', '-f', 'app.yaml'], { cwd: consumer, timeoutMs: 60_000, env: childEnv() });
-    assertSucceeded(r);
-    const objects = parseYaml(r.stdout);
-    assert.ok(kindNames(objects).includes('Deployment/web'), r.stdout);
-    assert.equal((objects.find((o) => o.kind === 'Deployment') as unknown as Deployment).spec.replicas, 2);
   });
 });

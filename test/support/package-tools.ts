@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, mkdirSync, mkdtempSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { REPO_ROOT } from './run.js';
@@ -71,9 +71,30 @@ const NOT_SOURCES = new Set(['.git', 'node_modules', 'build', 'dist', 'coverage'
  * while others work in it.
  */
 export function packRepository(workDir: string): string {
-  const src = join(workDir, 'src');
+  const src = copyRepository(workDir);
   const out = join(workDir, 'pack');
   mkdirSync(out, { recursive: true });
+  assertSucceeded(exec('npm', ['pack', '--pack-destination', out], { cwd: src, timeoutMs: 120_000 }));
+  const tarballs = readdirSync(out).filter((f) => f.endsWith('.tgz'));
+  assert.equal(tarballs.length, 1, `npm pack wrote ${tarballs.join(', ') || 'nothing'}`);
+  return join(out, tarballs[0] ?? '');
+}
+
+/** `npm run pack:constructs` in a clean copy of the repository: the constructs-only package `recon8s`. */
+export function packConstructs(workDir: string): string {
+  const src = copyRepository(workDir);
+  const out = join(workDir, 'pack-constructs');
+  const r = exec(process.execPath, ['--import', 'tsx', join(src, 'scripts', 'pack-constructs.ts'), out], { cwd: src, timeoutMs: 180_000 });
+  assertSucceeded(r);
+  const tarballs = readdirSync(out).filter((f) => f.endsWith('.tgz'));
+  assert.equal(tarballs.length, 1, `pack:constructs wrote ${tarballs.join(', ') || 'nothing'}`);
+  return join(out, tarballs[0] ?? '');
+}
+
+/** The working tree copied to `workDir/src` without build output or installed modules; node_modules linked back. */
+function copyRepository(workDir: string): string {
+  const src = join(workDir, 'src');
+  if (readdirSync(workDir).includes('src')) return src;
   cpSync(REPO_ROOT, src, {
     recursive: true,
     filter: (path) => {
@@ -82,10 +103,7 @@ export function packRepository(workDir: string): string {
     },
   });
   symlinkSync(join(REPO_ROOT, 'node_modules'), join(src, 'node_modules'), 'dir');
-  assertSucceeded(exec('npm', ['pack', '--pack-destination', out], { cwd: src, timeoutMs: 120_000 }));
-  const tarballs = readdirSync(out).filter((f) => f.endsWith('.tgz'));
-  assert.equal(tarballs.length, 1, `npm pack wrote ${tarballs.join(', ') || 'nothing'}`);
-  return join(out, tarballs[0] ?? '');
+  return src;
 }
 
 /** The paths in a tarball (`tar -tzf`), without npm's leading `package/`. */
@@ -100,9 +118,10 @@ export type InstallMethod = 'npm install --offline' | 'extracted, dependencies l
 
 /**
  * Creates an ES module project in `dir` and installs the tarball with `npm install --offline`: its
- * dependencies come from the npm cache, which `npm ci` of this repository filled. When the cache lacks
- * one (ENOTCACHED: another cache, or a cleaned one), the tarball is extracted into node_modules/recon8s
- * and this repository's copies of its dependencies are linked beside it, as npm would lay them out.
+ * dependencies and peers come from the npm cache, which
+ * `npm ci` of this repository filled. When the cache lacks one (ENOTCACHED: another cache, or a
+ * cleaned one), the tarball is extracted into node_modules/<its name> and this repository's copies of
+ * its dependencies and peers are linked beside it, as npm would lay them out.
  */
 export function installTarball(dir: string, tarball: string): InstallMethod {
   mkdirSync(dir, { recursive: true });
@@ -111,20 +130,33 @@ export function installTarball(dir: string, tarball: string): InstallMethod {
   if (r.status === 0) return 'npm install --offline';
   assert.match(r.stderr, /ENOTCACHED/, explain(r));
 
-  const pkgDir = join(dir, 'node_modules', 'recon8s');
+  const manifest = JSON.parse(exec('tar', ['-xzf', tarball, '-O', 'package/package.json'], { cwd: dir, timeoutMs: 30_000 }).stdout) as {
+    name: string; dependencies?: Record<string, string>; peerDependencies?: Record<string, string>; bin?: Record<string, string>;
+  };
+  const pkgDir = join(dir, 'node_modules', manifest.name);
   mkdirSync(pkgDir, { recursive: true });
   assertSucceeded(exec('tar', ['-xzf', tarball, '-C', pkgDir, '--strip-components=1'], { cwd: dir, timeoutMs: 30_000 }));
-  const manifest = JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8')) as { dependencies?: Record<string, string>; bin?: Record<string, string> };
-  for (const dep of Object.keys(manifest.dependencies ?? {})) {
+  for (const dep of Object.keys({ ...manifest.dependencies, ...manifest.peerDependencies })) {
     mkdirSync(dirname(join(dir, 'node_modules', dep)), { recursive: true });
     symlinkSync(join(REPO_ROOT, 'node_modules', dep), join(dir, 'node_modules', dep), 'dir');
   }
   mkdirSync(join(dir, 'node_modules', '.bin'), { recursive: true });
   for (const [name, target] of Object.entries(manifest.bin ?? {})) {
     chmodSync(join(pkgDir, target), 0o755);
-    symlinkSync(join('..', 'recon8s', target), join(dir, 'node_modules', '.bin', name));
+    symlinkSync(join('..', manifest.name, target), join(dir, 'node_modules', '.bin', name));
   }
   return 'extracted, dependencies linked';
+}
+
+/**
+ * Creates an ES module project in `dir` with the tarball and exactly these versions of other packages
+ * (e.g. the lowest its peer ranges allow), from the npm cache where it has them and the registry
+ * otherwise: npm refuses an exact version it has not seen the registry's list of versions for when offline.
+ */
+export function installTarballWith(dir: string, tarball: string, packages: readonly string[]): void {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'package.json'), `${JSON.stringify({ name: 'recon8s-consumer', version: '1.0.0', private: true, type: 'module' }, null, 2)}\n`);
+  assertSucceeded(exec('npm', ['install', tarball, ...packages, '--no-audit', '--no-fund', '--prefer-offline'], { cwd: dir, timeoutMs: 180_000 }));
 }
 
 /** A strict, nodenext tsconfig; `types: []` so that nothing leans on @types/node being there. */
