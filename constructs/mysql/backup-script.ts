@@ -5,7 +5,9 @@ import { sh } from './shell.js';
 /**
  * What makes the dump restorable into a new MySQLCluster (pipe it into the new primary as root):
  * - One member answers everything: the Service picks one, and the rest of the run talks to that pod by
- *   its own DNS name, so the schema list, the data and the accounts all come from the same server.
+ *   the name it reports (report_host, its own DNS name), so the schema list, the data and the accounts
+ *   all come from the same server. Where that name cannot be reached, every query goes through the
+ *   Service (and says so).
  * - The application's schemas only, never the mysql schema: restoring its tables would overwrite the
  *   new cluster's own accounts and replication metadata (a replica then stops on "DROP TABLE
  *   slave_worker_info", seen on MySQL 9.7), and the new cluster has its own credentials Secret.
@@ -28,7 +30,7 @@ export const BACKUP_SH = sh`#!/bin/bash
 # recon8s backup: dumps the cluster into the backup volume and keeps the newest BACKUP_RETAIN dumps.
 set -euo pipefail
 . "\${BASH_SOURCE[0]%/*}/common.sh"
-require_env CLUSTER_NAME BACKUP_HOST HEADLESS_SERVICE BACKUP_RETAIN MYSQL_ROOT_PASSWORD
+require_env CLUSTER_NAME BACKUP_HOST BACKUP_RETAIN MYSQL_ROOT_PASSWORD
 [[ $BACKUP_RETAIN =~ ^[1-9][0-9]*$ ]] || die "BACKUP_RETAIN must be a positive integer, got '$BACKUP_RETAIN'"
 
 dir=\${BACKUP_DIR:-${PATHS.backup}} # overridden by unit tests only
@@ -42,9 +44,13 @@ source_sql() { # HOST SQL: one result per line, unescaped
     --get-server-public-key --batch --skip-column-names --raw -e "$2"
 }
 
-member=$(source_sql "$BACKUP_HOST" 'SELECT @@hostname')
-[[ $member =~ ^[a-z0-9.-]+$ ]] || die "$BACKUP_HOST answered with the host name '$member', expected a member's pod name"
-host=$member.$HEADLESS_SERVICE
+member=$(source_sql "$BACKUP_HOST" 'SELECT @@report_host')
+host=$BACKUP_HOST
+if [[ $member =~ ^[a-z0-9.-]+$ ]] && source_sql "$member" 'SELECT 1' >/dev/null 2>&1; then
+  host=$member
+else
+  log "cannot reach the member behind $BACKUP_HOST by its name '$member'; every query goes through $BACKUP_HOST"
+fi
 schemas=$(source_sql "$host" "SELECT schema_name FROM information_schema.schemata WHERE schema_name NOT IN ('mysql', 'sys', 'information_schema', 'performance_schema') ORDER BY schema_name")
 mapfile -t schemas <<<"$schemas"
 [[ -n \${schemas[0]:-} ]] || schemas=()

@@ -71,7 +71,6 @@ function backupPodSpec(ctx: MySQLClusterContext, backup: ResolvedMySQLBackup): k
       env: [
         { name: 'CLUSTER_NAME', value: ctx.names.cluster },
         { name: 'BACKUP_HOST', value: backupHost(ctx) },
-        { name: 'HEADLESS_SERVICE', value: ctx.names.headlessService },
         { name: 'BACKUP_RETAIN', value: String(backup.retain) },
         secretEnv(ctx, 'MYSQL_ROOT_PASSWORD', SECRET_KEYS.rootPassword),
       ],

@@ -8,7 +8,7 @@ import type { Informer } from '../informer/index.js';
 import type { KubeClient } from '../kube/index.js';
 import { apiError } from '../kube/index.js';
 import type { LogFields, Logger } from '../observability/logger.js';
-import { isTerminalError } from '../queue/worker-pool.js';
+import { isTerminalError } from '../reconcile/contract.js';
 import type { FileResource } from './diff-command.js';
 import {
   CommandError, applyResource, describeApiError, getObject, placeResources, readAndConnect, requireCrds, resourcePath,
@@ -198,7 +198,14 @@ async function converge(client: KubeClient, resources: readonly FileResource[], 
   };
 
   const kinds = [...new Map(resources.map((r) => [r.kind.kind, r.kind])).values()];
-  const { owners, children, informers } = watchOwnersAndChildren({ client, kinds, namespaces, logger, onKey: touch });
+  // The same watches as the controller's: a change of a resource or its child marks it dirty, the echo
+  // of our own write does not, and what is remembered of a deleted object is forgotten.
+  const late: { reconciler?: Reconciler } = {};
+  const { owners, children, informers } = watchOwnersAndChildren({
+    client, kinds, namespaces, logger, onKey: touch,
+    isEcho: (child) => late.reconciler?.isOwnEcho(child) ?? false,
+    onDeleted: (uid) => late.reconciler?.forget(uid),
+  });
   o.informers.push(...informers);
 
   const sleepUntil = (ms: number): Promise<void> => new Promise((resolve) => {
@@ -225,6 +232,7 @@ async function converge(client: KubeClient, resources: readonly FileResource[], 
   }
 
   const reconciler = new Reconciler({ client, owners, children, events: createEventRecorder(client.core, logger), logger });
+  late.reconciler = reconciler;
   const label = (key: string): string => {
     const r = byKey.get(key);
     return r ? shortName(r, resources) : key;

@@ -7,8 +7,8 @@ import type { KubeClient } from '../kube/index.js';
 import { apiError, isNotFound } from '../kube/index.js';
 import type { ControllerMetrics } from '../observability/controller-metrics.js';
 import type { Logger } from '../observability/logger.js';
-import type { ReconcileResult } from '../queue/worker-pool.js';
-import { TerminalError } from '../queue/worker-pool.js';
+import type { ReconcileResult } from '../reconcile/contract.js';
+import { TerminalError } from '../reconcile/contract.js';
 import {
   APPLYSET_GROUP_KINDS_ANNOTATION, APPLYSET_ID_LABEL, APPLYSET_TOOLING_ANNOTATION, TOOLING, applySetId, groupKind,
 } from '../reconcile/applyset.js';

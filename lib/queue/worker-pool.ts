@@ -2,19 +2,9 @@ import type { Logger } from '../observability/logger.js';
 import type { ControllerMetrics } from '../observability/controller-metrics.js';
 import { realClock } from './clock.js';
 import type { Clock } from './clock.js';
-import { isTerminalError } from './terminal-error.js';
+import { isTerminalError } from '../reconcile/contract.js';
+import type { Reconcile, ReconcileResult } from '../reconcile/contract.js';
 import type { RateLimitingQueue } from './work-queue.js';
-
-export { TerminalError, isTerminalError } from './terminal-error.js';
-
-/** What a reconcile asks for besides "done". `requeueAfterMs > 0` wins over `requeue`. */
-export interface ReconcileResult {
-  readonly requeue?: boolean;
-  readonly requeueAfterMs?: number;
-}
-
-/** Converges one key. `signal` aborts when the pool is stopped. */
-export type Reconcile = (key: string, signal: AbortSignal) => Promise<ReconcileResult | undefined>;
 
 export interface WorkerPoolOptions {
   /** The controller's name: the `controller` label, and the logger's `controller` field. */

@@ -185,11 +185,20 @@ describe('test images, built locally and cached by content', function () {
         assert.equal(ready.status, 0, `readiness never passed: ${ready.stdout}${ready.stderr}\n${server.output()}`);
         const live = probe(mysql.livenessProbe, 'live');
         assert.equal(live.status, 0, `${live.stdout}${live.stderr}`);
-        // The backup job's script (same image, same scripts ConfigMap) dumps it with the image's mysqldump and gzip.
-        const backup = containerd.ctr(['task', 'exec', '--exec-id', 'backup', `${id}-mysql`, 'bash', '-c',
-          'CLUSTER_NAME=shop BACKUP_HOST=127.0.0.1 BACKUP_RETAIN=1 BACKUP_DIR=/tmp bash /opt/recon8s/backup.sh && gzip -dc /tmp/shop-*.sql.gz | grep -c "CREATE TABLE" >/tmp/tables'], { timeoutMs: 60_000 });
+        // The backup job's script (same image, same scripts ConfigMap) dumps it with the image's mysql
+        // client, mysqldump and gzip: the application's schema, never the mysql schema. (No DNS here: the
+        // member's name does not resolve, so every query goes through BACKUP_HOST.)
+        const backup = containerd.ctr(['task', 'exec', '--exec-id', 'backup', `${id}-mysql`, 'bash', '-c', [
+          '. /opt/recon8s/common.sh && local_sql -e "CREATE DATABASE shopdb; CREATE TABLE shopdb.orders (id INT PRIMARY KEY); INSERT INTO shopdb.orders VALUES (1)"',
+          'CLUSTER_NAME=shop BACKUP_HOST=127.0.0.1 BACKUP_RETAIN=1 BACKUP_DIR=/tmp bash /opt/recon8s/backup.sh',
+          'gzip -dc /tmp/shop-*.sql.gz | grep -E "^(CREATE TABLE|CREATE DATABASE|INSERT INTO)" >/tmp/dumped',
+        ].join(' && ')], { timeoutMs: 60_000 });
         assert.equal(backup.status, 0, `${backup.stdout}${backup.stderr}`);
-        assert.ok(Number(readFileSync(join(volumes.get('tmp') ?? '', 'tables'), 'utf8')) > 10, 'the dump holds the mysql schema\'s tables');
+        const dumped = readFileSync(join(volumes.get('tmp') ?? '', 'dumped'), 'utf8').trim().split('\n');
+        assert.equal(dumped.length, 3, `the application schema only:\n${dumped.join('\n')}`);
+        assert.match(dumped[0] ?? '', /^CREATE DATABASE .*`shopdb`/);
+        assert.match(dumped[1] ?? '', /^CREATE TABLE `orders` \(/);
+        assert.equal(dumped[2], 'INSERT INTO `orders` VALUES (1);');
         ctr(['task', 'kill', '--signal', 'SIGTERM', `${id}-mysql`]);
         assert.equal(await server.exited, 0, `mysqld did not shut down cleanly on SIGTERM:\n${server.output()}`);
       } finally {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { ApiException } from '@kubernetes/client-node';
 import type { V1ConfigMap, V1ManagedFieldsEntry } from '@kubernetes/client-node';
-import { ManualClock } from '../../lib/kube/clock.js';
+import { ManualClock } from '../support/manual-clock.js';
 import { Backoff, createInformer } from '../../lib/informer/index.js';
 import { withoutManagedFields } from '../../lib/controller/watches.js';
 import type { Informer, InformerOptions, ListOptions, ListPage, ListWatchSource, WatchEvent, WatchOptions } from '../../lib/informer/index.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { ApiException, V1MicroTime } from '@kubernetes/client-node';
-import { ManualClock } from '../../lib/kube/clock.js';
+import { ManualClock } from '../support/manual-clock.js';
 import { createLeaderElector, fromSpec, toSpec } from '../../lib/leader/index.js';
 import type { LeaderElectionRecord, LeaderElector, LeaderElectorOptions, LeaseLock, LockedRecord } from '../../lib/leader/index.js';
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createControllerMetrics } from '../../lib/observability/controller-metrics.js';
 import type { ControllerMetrics } from '../../lib/observability/controller-metrics.js';
 import { Registry, histogramOf, valueOf } from '../../lib/observability/metrics.js';
-import { FakeClock } from '../../lib/queue/fake-clock.js';
+import { FakeClock } from '../support/fake-clock.js';
 import { workqueueMetrics } from '../../lib/queue/queue-metrics.js';
 import { WorkQueue } from '../../lib/queue/work-queue.js';
 

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { FakeClock } from '../../lib/queue/fake-clock.js';
+import { FakeClock } from '../support/fake-clock.js';
 import { BucketRateLimiter, ItemExponentialFailureRateLimiter, MaxOfRateLimiter, defaultControllerRateLimiter } from '../../lib/queue/rate-limiter.js';
 
 describe('rate limiters', () => {

@@ -3,10 +3,12 @@ import { createControllerMetrics } from '../../lib/observability/controller-metr
 import type { ControllerMetrics } from '../../lib/observability/controller-metrics.js';
 import { silentLogger } from '../../lib/observability/logger.js';
 import { Registry, histogramOf, valueOf } from '../../lib/observability/metrics.js';
-import { FakeClock } from '../../lib/queue/fake-clock.js';
+import { FakeClock } from '../support/fake-clock.js';
 import { WorkQueue } from '../../lib/queue/work-queue.js';
-import { TerminalError, isTerminalError, runWorkers } from '../../lib/queue/worker-pool.js';
-import type { Reconcile, ReconcileResult, WorkerPool } from '../../lib/queue/worker-pool.js';
+import { TerminalError, isTerminalError } from '../../lib/reconcile/contract.js';
+import type { Reconcile, ReconcileResult } from '../../lib/reconcile/contract.js';
+import { runWorkers } from '../../lib/queue/worker-pool.js';
+import type { WorkerPool } from '../../lib/queue/worker-pool.js';
 
 const settle = async (): Promise<void> => {
   for (let i = 0; i < 3; i++) await new Promise((resolve) => setImmediate(resolve));

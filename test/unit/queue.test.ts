@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { FakeClock } from '../../lib/queue/fake-clock.js';
+import { FakeClock } from '../support/fake-clock.js';
 import { ItemExponentialFailureRateLimiter } from '../../lib/queue/rate-limiter.js';
 import { WorkQueue } from '../../lib/queue/work-queue.js';
 

@@ -34,7 +34,7 @@ if [[ -z $query ]]; then
   exit "\${FAKE_SQL_STATUS:-0}"
 fi
 case $query in
-  'SELECT @@hostname') printf '%s\\n' "\${FAKE_HOSTNAME-shop-1}" ;;
+  'SELECT @@report_host') printf '%s\\n' "\${FAKE_REPORT_HOST-shop-1.shop-headless}" ;;
   *information_schema.schemata*) [[ -n \${FAKE_SCHEMAS-x} ]] && printf '%s\\n' \${FAKE_SCHEMAS-orders shop} ;;
   *'FROM mysql.user'*) [[ -n \${FAKE_ACCOUNTS-x} ]] && printf '%s\\n' \${FAKE_ACCOUNTS-"'reader'@'%'" "'app'@'%'"} ;;
   *'SHOW CREATE USER'*) printf 'CREATE USER \`%s\` IDENTIFIED WITH caching_sha2_password AS 0x2441\\n' reader app ;;

@@ -1,4 +1,4 @@
-import type { Clock } from './clock.js';
+import type { Clock } from '../../lib/queue/clock.js';
 
 interface PendingTimer { readonly at: number; readonly fn: () => void }
 
