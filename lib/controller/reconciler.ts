@@ -121,14 +121,15 @@ export class Reconciler {
     // The cache can still hold a resource that is gone: after a watch outage, the children's informers may
     // relist (seeing the garbage collector's deletions) before the resource's own informer does. Creating
     // children or a Secret for it then fights the garbage collector, so a missing child is checked live first.
-    if (rendered.some((o) => !this.childInformer(o.apiVersion, o.kind).get(namespace, o.metadata.name)) && !(await this.isLive(cr, owner.kind))) return undefined;
+    const missingAtStart = new Set(rendered.filter((o) => !this.childInformer(o.apiVersion, o.kind).get(namespace, o.metadata.name)).map((o) => childKey({ ...o, metadata: { ...o.metadata, namespace } })));
+    if (missingAtStart.size > 0 && !(await this.isLive(cr, owner.kind))) return undefined;
 
     const prepared: Preparation = (await controller.prepare?.(this.o.client, cr)) ?? { problems: [] };
     for (const e of prepared.events ?? []) this.o.events.record(cr, 'Normal', e.reason, e.message);
     const problems = prepared.problems;
 
     await this.ensureApplySetParent(cr, owner.kind);
-    const failure = await this.converge(cr, controller, rendered, log, prepared.holdBack);
+    const failure = await this.converge(cr, owner.kind, controller, rendered, log, { holdBack: prepared.holdBack, missingAtStart });
 
     const live: LiveLookup = (apiVersion, kind, childName) => this.childInformer(apiVersion, kind).get(namespace, childName);
     const observed = controller.observe(cr, rendered, live, prepared);
@@ -144,7 +145,10 @@ export class Reconciler {
   }
 
   /** Applies what differs and prunes what is no longer rendered; returns a failure to report. */
-  private async converge(cr: CustomResource, kind: KindController, rendered: readonly KubernetesObject[], log: Logger, holdBack?: (o: KubernetesObject) => boolean): Promise<{ reason: string; message: string; retry?: boolean } | undefined> {
+  private async converge(
+    cr: CustomResource, definition: KindDefinition, kind: KindController, rendered: readonly KubernetesObject[], log: Logger,
+    o: { readonly holdBack?: (child: KubernetesObject) => boolean; readonly missingAtStart: ReadonlySet<string> },
+  ): Promise<{ reason: string; message: string; retry?: boolean } | undefined> {
     const uid = cr.metadata.uid ?? '';
     const owner = { apiVersion: cr.apiVersion, kind: cr.kind, group: cr.apiVersion.split('/')[0] ?? '', namespace: cr.metadata.namespace ?? '', name: cr.metadata.name, uid };
     const desired = stampChildren(rendered, owner);
@@ -155,8 +159,10 @@ export class Reconciler {
     const conflicts: string[] = [];
     // A failure that must not hold the other children back: reported once they are converged.
     let deferred: { reason: string; message: string; retry?: boolean } | undefined;
+    // Whether the resource is still live (not deleted, not being deleted), asked once and only if a child is to be created.
+    let creatable: Promise<boolean> | undefined;
     for (const child of desired) {
-      if (holdBack?.(child.object)) continue;
+      if (o.holdBack?.(child.object)) continue;
       const cached = this.childInformer(child.object.apiVersion, child.object.kind).get(owner.namespace, child.object.metadata.name);
       // The cache only holds objects labelled as recon8s's: a miss may still be someone else's object.
       const live = cached ?? await this.readUncached(cr.kind, child.object);
@@ -168,6 +174,14 @@ export class Reconciler {
       }
       const decision = this.applier.decide(child, live);
       if (!decision.send) continue;
+      // A child can vanish between the look at the cache when the reconcile began and now (the garbage
+      // collector deleting a resource's children while its Secret and volumes were checked): creating
+      // it then would fight the collector. One that was there at the start is created again only if the
+      // resource is still live (asked once); one missing at the start was checked then.
+      if (decision.why === 'missing' && !o.missingAtStart.has(childKey(child.object))) {
+        creatable ??= this.isLive(cr, definition);
+        if (!(await creatable)) return undefined;
+      }
       try {
         await this.applier.apply(child, live?.metadata?.uid);
         this.o.metrics?.applyTotal.inc({ kind: child.object.kind, result: decision.why });
