@@ -12,7 +12,12 @@ import { Testing } from 'cdk8s';
 import { stringify } from 'yaml';
 import type { OperatorChartProps } from '../constructs/index.js';
 import {
-  CONTROLLER_ARGS, DEFAULT_OPERATOR_IMAGE, DEFAULT_OPERATOR_NAMESPACE, DEFAULT_OPERATOR_REPLICAS, DEFAULT_OPERATOR_RESOURCES, OperatorChart,
+  CONTROLLER_ARGS,
+  DEFAULT_OPERATOR_IMAGE,
+  DEFAULT_OPERATOR_NAMESPACE,
+  DEFAULT_OPERATOR_REPLICAS,
+  DEFAULT_OPERATOR_RESOURCES,
+  OperatorChart,
 } from '../constructs/index.js';
 
 /** The chart's values, and the construct props each one stands for. */
@@ -74,30 +79,43 @@ function tokenize(value: Json): Json {
     return value;
   }
   if (Array.isArray(value)) return value.map(tokenize);
-  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, tokenize(v)]));
+  if (value !== null && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, tokenize(v)]));
   return value;
 }
 
-interface Doc { readonly kind: string; readonly metadata: { readonly name: string; readonly namespace?: string }; readonly [key: string]: Json }
+interface Doc {
+  readonly kind: string;
+  readonly metadata: { readonly name: string; readonly namespace?: string };
+  readonly [key: string]: Json;
+}
 
 /** The YAML of one object, its tokens turned into template text; `affinity` is the YAML of the Deployment's anti-affinity. */
 function template(doc: Json, affinity: string): string {
   const expr = (e: string): string => `{{ ${e} }}`;
-  const lines = stringify(doc, { lineWidth: 0 }).trimEnd().split('\n').map((line) => {
-    const key = line.trimStart();
-    const indent = ' '.repeat(line.length - key.length);
-    // Whole lines: a block from the values, or what a value switches on.
-    if (key === `resources: ${TOKEN.resources}`) return `${indent}resources:\n${indent}  {{- toYaml $.Values.resources | nindent ${indent.length + 2} }}`;
-    if (key === `affinity: ${TOKEN.affinity}`) {
-      const block = affinity.split('\n').map((l) => `${indent}${l}`).join('\n');
-      return `${indent}{{- if gt (int $.Values.replicas) 1 }}\n${block}\n${indent}{{- end }}`;
-    }
-    if (key === `- ${TOKEN.namespacesArg}`) {
-      return `${indent}{{- if $.Values.watchedNamespaces }}\n${indent}- --namespaces={{ join "," $.Values.watchedNamespaces }}\n${indent}{{- end }}`;
-    }
-    return line;
-  });
-  return `${lines.join('\n')
+  const lines = stringify(doc, { lineWidth: 0 })
+    .trimEnd()
+    .split('\n')
+    .map((line) => {
+      const key = line.trimStart();
+      const indent = ' '.repeat(line.length - key.length);
+      // Whole lines: a block from the values, or what a value switches on.
+      if (key === `resources: ${TOKEN.resources}`)
+        return `${indent}resources:\n${indent}  {{- toYaml $.Values.resources | nindent ${indent.length + 2} }}`;
+      if (key === `affinity: ${TOKEN.affinity}`) {
+        const block = affinity
+          .split('\n')
+          .map((l) => `${indent}${l}`)
+          .join('\n');
+        return `${indent}{{- if gt (int $.Values.replicas) 1 }}\n${block}\n${indent}{{- end }}`;
+      }
+      if (key === `- ${TOKEN.namespacesArg}`) {
+        return `${indent}{{- if $.Values.watchedNamespaces }}\n${indent}- --namespaces={{ join "," $.Values.watchedNamespaces }}\n${indent}{{- end }}`;
+      }
+      return line;
+    });
+  return `${lines
+    .join('\n')
     .replaceAll(TOKEN.namespace, expr('$.Values.namespace'))
     .replaceAll(TOKEN.image, expr('$.Values.image'))
     .replaceAll(TOKEN.pullPolicy, expr('$.Values.imagePullPolicy'))
@@ -107,10 +125,16 @@ function template(doc: Json, affinity: string): string {
 
 /** Every file of the chart, by path relative to the chart directory. */
 export function helmChart(version: string): Record<string, string> {
-  const synth = (props: OperatorChartProps): Doc[] => Testing.synth(new OperatorChart(Testing.app(), 'install', props)) as Doc[];
+  const synth = (props: OperatorChartProps): Doc[] =>
+    Testing.synth(new OperatorChart(Testing.app(), 'install', props)) as Doc[];
   const all = synth({
-    namespace: SENTINEL.namespace, image: SENTINEL.image, imagePullPolicy: 'Never', replicas: SENTINEL.replicas,
-    credentialsNamespaces: [SENTINEL.credentialsNamespace], watchedNamespaces: [SENTINEL.watchedNamespace], serviceMonitor: true,
+    namespace: SENTINEL.namespace,
+    image: SENTINEL.image,
+    imagePullPolicy: 'Never',
+    replicas: SENTINEL.replicas,
+    credentialsNamespaces: [SENTINEL.credentialsNamespace],
+    watchedNamespaces: [SENTINEL.watchedNamespace],
+    serviceMonitor: true,
   });
 
   const crds: string[] = [];
@@ -123,7 +147,10 @@ export function helmChart(version: string): Record<string, string> {
     const doc = tokenize(structuredClone(original) as unknown as Json) as unknown as Doc & Record<string, Json>;
     let affinity = '';
     if (doc.kind === 'Deployment') {
-      const spec = doc.spec as { replicas: Json; template: { spec: { affinity?: Json; containers: Record<string, Json>[] } } };
+      const spec = doc.spec as {
+        replicas: Json;
+        template: { spec: { affinity?: Json; containers: Record<string, Json>[] } };
+      };
       spec.replicas = TOKEN.replicas;
       const pod = spec.template.spec;
       affinity = stringify({ affinity: pod.affinity ?? null }, { lineWidth: 0 }).trimEnd();
@@ -134,8 +161,10 @@ export function helmChart(version: string): Record<string, string> {
       container.args = [...CONTROLLER_ARGS, TOKEN.namespacesArg];
     }
     const text = template(doc, affinity);
-    if (doc.kind === 'PodDisruptionBudget') templates.push(`{{- if gt (int .Values.replicas) 1 }}\n---\n${text}{{- end }}\n`);
-    else if (doc.kind === 'ServiceMonitor') templates.push(`{{- if .Values.serviceMonitor }}\n---\n${text}{{- end }}\n`);
+    if (doc.kind === 'PodDisruptionBudget')
+      templates.push(`{{- if gt (int .Values.replicas) 1 }}\n---\n${text}{{- end }}\n`);
+    else if (doc.kind === 'ServiceMonitor')
+      templates.push(`{{- if .Values.serviceMonitor }}\n---\n${text}{{- end }}\n`);
     else if (doc.kind === 'RoleBinding' && original.metadata.namespace === SENTINEL.credentialsNamespace) {
       templates.push(`{{- range .Values.credentialsNamespaces }}\n---\n${text}{{- end }}\n`);
     } else templates.push(`---\n${text}`);
@@ -154,8 +183,13 @@ export function helmChart(version: string): Record<string, string> {
   });
   return {
     'Chart.yaml': stringify({
-      apiVersion: 'v2', name: 'recon8s', version, appVersion: version, type: 'application',
-      description: 'The recon8s operator: App and MySQLCluster (recon8s.dev/v1alpha1), generated from recon8s.OperatorChart',
+      apiVersion: 'v2',
+      name: 'recon8s',
+      version,
+      appVersion: version,
+      type: 'application',
+      description:
+        'The recon8s operator: App and MySQLCluster (recon8s.dev/v1alpha1), generated from recon8s.OperatorChart',
     }),
     'values.yaml': `# Generated from recon8s.OperatorChart (apps/helm-chart.ts); each value is the construct prop of the same name.\n${values}`,
     'crds/recon8s.dev.yaml': crds.join(''),

@@ -24,7 +24,9 @@ const install = new App({ outdir, outputFileExtension: '.yaml' });
 new OperatorChart(install, 'install', operatorPropsFromEnv(process.env));
 install.synth();
 
-const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+  version: string;
+};
 for (const [file, text] of Object.entries(helmChart(version))) {
   const path = join(outdir, 'helm', 'recon8s', file);
   mkdirSync(dirname(path), { recursive: true });

@@ -7,8 +7,13 @@ import type { OperatorChartProps } from '../constructs/index.js';
  * `RECON8S_CREDENTIALS_NAMESPACES=shop,billing npm run synth`.
  */
 export function operatorPropsFromEnv(env: Readonly<Record<string, string | undefined>>): OperatorChartProps {
-  const nonEmpty = (v: string | undefined): string | undefined => (v === undefined || v.trim() === '' ? undefined : v.trim());
-  const list = (v: string | undefined): string[] | undefined => nonEmpty(v)?.split(',').map((n) => n.trim()).filter((n) => n !== '');
+  const nonEmpty = (v: string | undefined): string | undefined =>
+    v === undefined || v.trim() === '' ? undefined : v.trim();
+  const list = (v: string | undefined): string[] | undefined =>
+    nonEmpty(v)
+      ?.split(',')
+      .map((n) => n.trim())
+      .filter((n) => n !== '');
   const replicas = nonEmpty(env.RECON8S_OPERATOR_REPLICAS);
   return {
     namespace: nonEmpty(env.RECON8S_OPERATOR_NAMESPACE),

@@ -4,13 +4,31 @@ import { parsePrometheus, totalBy } from './prometheus.js';
 
 /** What the controller reads or writes (besides its own Lease, unused here): the apiserver figures are restricted to these. */
 export const CONTROLLER_RESOURCES: ReadonlySet<string> = new Set([
-  'apps', 'mysqlclusters', 'apps/status', 'mysqlclusters/status',
-  'deployments', 'services', 'horizontalpodautoscalers', 'poddisruptionbudgets', 'statefulsets', 'configmaps', 'cronjobs',
-  'secrets', 'persistentvolumeclaims', 'events',
+  'apps',
+  'mysqlclusters',
+  'apps/status',
+  'mysqlclusters/status',
+  'deployments',
+  'services',
+  'horizontalpodautoscalers',
+  'poddisruptionbudgets',
+  'statefulsets',
+  'configmaps',
+  'cronjobs',
+  'secrets',
+  'persistentvolumeclaims',
+  'events',
 ]);
 
 /** API server verbs (apiserver_request_total{verb}) that change something. */
-export const WRITE_VERBS: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH', 'APPLY', 'DELETE', 'DELETECOLLECTION']);
+export const WRITE_VERBS: ReadonlySet<string> = new Set([
+  'POST',
+  'PUT',
+  'PATCH',
+  'APPLY',
+  'DELETE',
+  'DELETECOLLECTION',
+]);
 /** HTTP methods (rest_client_requests_total{method}) that change something. */
 export const WRITE_METHODS: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
@@ -26,9 +44,20 @@ export function classifyRequest(req: RawRequest): string | undefined {
   if (resource === undefined) return undefined;
   const method = req.method ?? 'GET';
   const contentType = Object.entries(req.headers ?? {}).find(([k]) => k.toLowerCase() === 'content-type')?.[1] ?? '';
-  const verb = method === 'GET' ? (name === undefined ? (req.query?.watch ? 'WATCH' : 'LIST') : 'GET')
-    : method === 'PATCH' ? (contentType.startsWith('application/apply-patch') ? 'APPLY' : 'PATCH')
-      : method === 'DELETE' && name === undefined ? 'DELETECOLLECTION' : method;
+  const verb =
+    method === 'GET'
+      ? name === undefined
+        ? req.query?.watch
+          ? 'WATCH'
+          : 'LIST'
+        : 'GET'
+      : method === 'PATCH'
+        ? contentType.startsWith('application/apply-patch')
+          ? 'APPLY'
+          : 'PATCH'
+        : method === 'DELETE' && name === undefined
+          ? 'DELETECOLLECTION'
+          : method;
   return `${verb} ${sub ? `${resource}/${sub}` : resource}`;
 }
 
@@ -65,7 +94,10 @@ export function countingClient(client: KubeClient, ledger: RequestLedger): KubeC
 /** `apiserver_request_total` and `etcd_requests_total` from the API server's own /metrics (admin credentials). */
 export async function fetchApiServerRequests(client: KubeClient): Promise<Sample[]> {
   const resp = await client.request({ path: '/metrics', headers: { Accept: 'text/plain' } });
-  return parsePrometheus(await resp.body.text(), (name) => name === 'apiserver_request_total' || name === 'etcd_requests_total');
+  return parsePrometheus(
+    await resp.body.text(),
+    (name) => name === 'apiserver_request_total' || name === 'etcd_requests_total',
+  );
 }
 
 /**
@@ -74,7 +106,14 @@ export async function fetchApiServerRequests(client: KubeClient): Promise<Sample
  * etcd write, so APPLY requests minus etcd updates are no-op writes.
  */
 export function etcdWrites(diff: readonly Sample[]): Record<string, number> {
-  return sortKeys(totalBy(diff, 'etcd_requests_total', ['operation', 'resource'], (l) => ['create', 'update', 'delete'].includes(l.operation ?? '') && CONTROLLER_RESOURCES.has(l.resource ?? '')));
+  return sortKeys(
+    totalBy(
+      diff,
+      'etcd_requests_total',
+      ['operation', 'resource'],
+      (l) => ['create', 'update', 'delete'].includes(l.operation ?? '') && CONTROLLER_RESOURCES.has(l.resource ?? ''),
+    ),
+  );
 }
 
 /** The bench's own requests as the etcd writes they cause (a create per POST, an update per PATCH). */
@@ -82,7 +121,14 @@ export function benchEtcdWrites(own: Readonly<Record<string, number>>): Record<s
   const out: Record<string, number> = {};
   for (const [k, v] of Object.entries(own)) {
     const [verb = '', resource = ''] = k.split(' ');
-    const op = verb === 'POST' ? 'create' : verb === 'PATCH' || verb === 'APPLY' || verb === 'PUT' ? 'update' : verb === 'DELETE' ? 'delete' : undefined;
+    const op =
+      verb === 'POST'
+        ? 'create'
+        : verb === 'PATCH' || verb === 'APPLY' || verb === 'PUT'
+          ? 'update'
+          : verb === 'DELETE'
+            ? 'delete'
+            : undefined;
     if (op) out[`${op} ${resource}`] = (out[`${op} ${resource}`] ?? 0) + v;
   }
   return out;
@@ -93,7 +139,9 @@ export function benchEtcdWrites(own: Readonly<Record<string, number>>): Record<s
  * `apiserver_request_total`. WATCH is counted by the API server when a watch ends, so it says little here.
  */
 export function apiServerByVerb(diff: readonly Sample[]): Record<string, number> {
-  const raw = totalBy(diff, 'apiserver_request_total', ['verb', 'resource', 'subresource'], (l) => CONTROLLER_RESOURCES.has(l.subresource ? `${l.resource ?? ''}/${l.subresource}` : (l.resource ?? '')));
+  const raw = totalBy(diff, 'apiserver_request_total', ['verb', 'resource', 'subresource'], (l) =>
+    CONTROLLER_RESOURCES.has(l.subresource ? `${l.resource ?? ''}/${l.subresource}` : (l.resource ?? '')),
+  );
   const out: Record<string, number> = {};
   for (const [k, v] of Object.entries(raw)) {
     const [verb = '', resource = '', sub = ''] = k.split(' ');
@@ -104,7 +152,10 @@ export function apiServerByVerb(diff: readonly Sample[]): Record<string, number>
 }
 
 /** a − b per key, zeros dropped (API server counts minus the bench's own). */
-export function subtractCounts(a: Readonly<Record<string, number>>, b: Readonly<Record<string, number>>): Record<string, number> {
+export function subtractCounts(
+  a: Readonly<Record<string, number>>,
+  b: Readonly<Record<string, number>>,
+): Record<string, number> {
   const out: Record<string, number> = {};
   for (const key of new Set([...Object.keys(a), ...Object.keys(b)])) {
     const v = (a[key] ?? 0) - (b[key] ?? 0);

@@ -86,7 +86,8 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs | undefined {
   });
   if (values.help) return undefined;
   const level = values['controller-log-level'] ?? 'info';
-  if (level !== 'debug' && level !== 'info' && level !== 'warn' && level !== 'error') throw new Error(`--controller-log-level must be debug, info, warn or error, got "${level}"`);
+  if (level !== 'debug' && level !== 'info' && level !== 'warn' && level !== 'error')
+    throw new Error(`--controller-log-level must be debug, info, warn or error, got "${level}"`);
   const timeoutText = values['timeout-minutes'];
   const timeoutMinutes = timeoutText === undefined ? 15 : Number(timeoutText);
   if (!(timeoutMinutes > 0)) throw new Error(`--timeout-minutes must be a positive number, got "${timeoutText}"`);
@@ -94,7 +95,8 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs | undefined {
   const latencyRate = rateText === undefined ? 20 : Number(rateText);
   if (!(latencyRate > 0)) throw new Error(`--latency-rate must be a positive number, got "${rateText}"`);
   const peer = values.peer;
-  if (peer !== undefined && peer.trim() === '') throw new Error('--peer must name the peer\'s folder (e.g. ../shared/peers/cr-app), got ""');
+  if (peer !== undefined && peer.trim() === '')
+    throw new Error('--peer must name the peer\'s folder (e.g. ../shared/peers/cr-app), got ""');
   return {
     apps: int('apps', values.apps, 1000, 0),
     mysql: int('mysql', values.mysql, 50, 0),

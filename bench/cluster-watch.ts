@@ -48,10 +48,20 @@ export class ClusterWatch {
   async start(): Promise<void> {
     const make = (t: WatchedType, labelSelector?: string): Informer<LiveObject> => {
       const informer = createInformer<LiveObject>({
-        client: this.client, apiVersion: t.apiVersion, kind: t.kind, plural: t.plural, namespace: this.namespace,
+        client: this.client,
+        apiVersion: t.apiVersion,
+        kind: t.kind,
+        plural: t.plural,
+        namespace: this.namespace,
         ...(labelSelector ? { labelSelector } : {}),
-        freeze: false, watchTimeoutSeconds: [1800, 1800], watchdogMs: 0, relistPeriodMs: 0,
-        hooks: { onWatchRestart: (reason) => this.countRestart(`${t.plural} ${reason}`), onRelist: (reason) => this.countRestart(`${t.plural} relist-${reason}`) },
+        freeze: false,
+        watchTimeoutSeconds: [1800, 1800],
+        watchdogMs: 0,
+        relistPeriodMs: 0,
+        hooks: {
+          onWatchRestart: (reason) => this.countRestart(`${t.plural} ${reason}`),
+          onRelist: (reason) => this.countRestart(`${t.plural} relist-${reason}`),
+        },
       });
       this.informers.push(informer);
       return informer;
@@ -100,10 +110,22 @@ export class ClusterWatch {
     return new Promise((resolve) => this.replicaWaiters.set(name, { replicas, resolve }));
   }
 
-  progress(): { childrenPresent: number; childrenExpected: number; resourcesObserved: number; resources: number; pending: number } {
+  progress(): {
+    childrenPresent: number;
+    childrenExpected: number;
+    resourcesObserved: number;
+    resources: number;
+    pending: number;
+  } {
     let present = 0;
     for (const c of this.ownerOfChild.keys()) if (this.presentChildren.has(c)) present++;
-    return { childrenPresent: present, childrenExpected: this.expectedChildCount, resourcesObserved: this.observed.size, resources: this.expectedChildren.size, pending: this.pending.size };
+    return {
+      childrenPresent: present,
+      childrenExpected: this.expectedChildCount,
+      resourcesObserved: this.observed.size,
+      resources: this.expectedChildren.size,
+      pending: this.pending.size,
+    };
   }
 
   private countRestart(key: string): void {

@@ -17,7 +17,11 @@ export interface ControllerEntry {
 
 /** `node --import tsx lib/cli/main.ts`: the sources, transpiled in the controller process by tsx. */
 export function tsxEntry(): ControllerEntry {
-  return { nodeArgs: ['--import', 'tsx', 'lib/cli/main.ts'], description: 'node --import tsx lib/cli/main.ts', dispose: async () => undefined };
+  return {
+    nodeArgs: ['--import', 'tsx', 'lib/cli/main.ts'],
+    description: 'node --import tsx lib/cli/main.ts',
+    dispose: async () => undefined,
+  };
 }
 
 /**
@@ -30,11 +34,29 @@ export async function compiledEntry(): Promise<ControllerEntry & { readonly buil
   const dir = await mkdtemp(join(tmpdir(), 'recon8s-bench-build-'));
   const t0 = performance.now();
   try {
-    await promisify(execFile)(process.execPath, [join(REPO_ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json', '--outDir', dir, '--declaration', 'false', '--declarationMap', 'false', '--sourceMap', 'false'], { cwd: REPO_ROOT, maxBuffer: 16 * 2 ** 20 });
+    await promisify(execFile)(
+      process.execPath,
+      [
+        join(REPO_ROOT, 'node_modules/typescript/bin/tsc'),
+        '-p',
+        'tsconfig.build.json',
+        '--outDir',
+        dir,
+        '--declaration',
+        'false',
+        '--declarationMap',
+        'false',
+        '--sourceMap',
+        'false',
+      ],
+      { cwd: REPO_ROOT, maxBuffer: 16 * 2 ** 20 },
+    );
   } catch (e) {
     // tsc emits despite type errors (a colleague's half-done edit); only a missing entry point is fatal.
     const stdout = (e as { stdout?: string }).stdout ?? '';
-    process.stderr.write(`[bench] tsc reported problems (output is still used):\n${stdout.split('\n').slice(0, 10).join('\n')}\n`);
+    process.stderr.write(
+      `[bench] tsc reported problems (output is still used):\n${stdout.split('\n').slice(0, 10).join('\n')}\n`,
+    );
   }
   await writeFile(join(dir, 'package.json'), '{"type":"module"}\n');
   await symlink(join(REPO_ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir');

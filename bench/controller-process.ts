@@ -39,28 +39,47 @@ export class ControllerProcess {
   private readonly exited: Promise<void>;
   private watchdog: ChildProcess | undefined;
 
-  private constructor(private readonly child: ChildProcess, readonly pid: number, private metricsAddress = '') {
-    this.exited = new Promise((resolve) => child.once('exit', (code, signal) => {
-      this.exitInfo = signal ? `signal ${signal}` : `code ${String(code)}`;
-      resolve();
-    }));
+  private constructor(
+    private readonly child: ChildProcess,
+    readonly pid: number,
+    private metricsAddress = '',
+  ) {
+    this.exited = new Promise((resolve) =>
+      child.once('exit', (code, signal) => {
+        this.exitInfo = signal ? `signal ${signal}` : `code ${String(code)}`;
+        resolve();
+      }),
+    );
   }
 
   static async start(opts: ControllerProcessOptions): Promise<ControllerProcess> {
     const args = [
-      ...opts.nodeArgs, 'controller',
-      '--kubeconfig', opts.kubeconfigPath,
-      '--namespaces', opts.namespace,
-      '--workers', String(opts.workers),
-      '--resync-period', String(opts.resyncSeconds),
-      '--metrics-bind-address', '127.0.0.1:0',
-      '--health-probe-bind-address', '127.0.0.1:0',
-      '--log-level', opts.logLevel,
+      ...opts.nodeArgs,
+      'controller',
+      '--kubeconfig',
+      opts.kubeconfigPath,
+      '--namespaces',
+      opts.namespace,
+      '--workers',
+      String(opts.workers),
+      '--resync-period',
+      String(opts.resyncSeconds),
+      '--metrics-bind-address',
+      '127.0.0.1:0',
+      '--health-probe-bind-address',
+      '127.0.0.1:0',
+      '--log-level',
+      opts.logLevel,
     ];
     const env = { ...process.env };
     delete env.KUBERNETES_SERVICE_HOST;
     delete env.NODE_OPTIONS;
-    const child = spawn(process.execPath, args, { cwd: REPO_ROOT, detached: true, stdio: ['ignore', 'ignore', 'pipe'], env });
+    const child = spawn(process.execPath, args, {
+      cwd: REPO_ROOT,
+      detached: true,
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env,
+    });
     if (child.pid === undefined) {
       const error = await new Promise<Error>((resolve) => child.once('error', resolve));
       throw new Error(`could not start the controller: ${error.message}`);
@@ -71,8 +90,20 @@ export class ControllerProcess {
       proc.onLine = (entry) => {
         if (entry.msg === 'started' && typeof entry.metrics === 'string') resolve(entry.metrics);
       };
-      void proc.exited.then(() => reject(new Error(`the controller exited (${proc.exitInfo ?? '?'}) before it started:\n${proc.tail.join('\n')}`)));
-      setTimeout(() => reject(new Error(`the controller did not start within ${opts.startTimeoutMs ?? 60_000} ms:\n${proc.tail.join('\n')}`)), opts.startTimeoutMs ?? 60_000).unref();
+      void proc.exited.then(() =>
+        reject(
+          new Error(`the controller exited (${proc.exitInfo ?? '?'}) before it started:\n${proc.tail.join('\n')}`),
+        ),
+      );
+      setTimeout(
+        () =>
+          reject(
+            new Error(
+              `the controller did not start within ${opts.startTimeoutMs ?? 60_000} ms:\n${proc.tail.join('\n')}`,
+            ),
+          ),
+        opts.startTimeoutMs ?? 60_000,
+      ).unref();
     });
     proc.readLogs();
     try {
@@ -106,7 +137,8 @@ export class ControllerProcess {
         }
         const msg = typeof entry.msg === 'string' ? entry.msg : '?';
         this.count(`${String(entry.level)} ${msg}`);
-        if (msg === 'applied') this.count(`  applied why=${String(entry.why)}${entry.path ? ` path=${String(entry.path)}` : ''}`);
+        if (msg === 'applied')
+          this.count(`  applied why=${String(entry.why)}${entry.path ? ` path=${String(entry.path)}` : ''}`);
         this.onLine(entry);
       }
     });
@@ -117,7 +149,10 @@ export class ControllerProcess {
   }
 
   private startWatchdog(): void {
-    const wd = spawn('/bin/sh', ['-c', WATCHDOG, 'recon8s-bench-watchdog', String(this.pid)], { detached: true, stdio: ['pipe', 'ignore', 'ignore'] });
+    const wd = spawn('/bin/sh', ['-c', WATCHDOG, 'recon8s-bench-watchdog', String(this.pid)], {
+      detached: true,
+      stdio: ['pipe', 'ignore', 'ignore'],
+    });
     wd.on('error', () => undefined);
     wd.unref();
     if (wd.stdin instanceof Socket) wd.stdin.unref();

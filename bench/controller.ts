@@ -29,7 +29,15 @@ import { RunGuard } from './run-guard.js';
 import { comparePhase, takeSnapshot } from './snapshot.js';
 import type { Snapshot, SnapshotSources } from './snapshot.js';
 import type { BenchResource } from './workload.js';
-import { GROUP_VERSION, INITIAL_REPLICAS, buildWorkload, hasFixedReplicas, refOf, renderResource, resourceObject } from './workload.js';
+import {
+  GROUP_VERSION,
+  INITIAL_REPLICAS,
+  buildWorkload,
+  hasFixedReplicas,
+  refOf,
+  renderResource,
+  resourceObject,
+} from './workload.js';
 
 const BENCH_NAMESPACE = 'recon8s-bench';
 const FLOOR_BEFORE = 'recon8s-floor-before';
@@ -68,7 +76,13 @@ async function main(): Promise<number> {
     return 0;
   }
   const results: BenchResults = {
-    settings: { ...args, cpus: availableParallelism(), node: process.version, kubernetes: KUBE_VERSION, git: gitState() },
+    settings: {
+      ...args,
+      cpus: availableParallelism(),
+      node: process.version,
+      kubernetes: KUBE_VERSION,
+      git: gitState(),
+    },
     status: 'running',
   };
   results.loadAverage = { atStart: loadAverage() };
@@ -80,7 +94,13 @@ async function main(): Promise<number> {
   loopDelay.enable();
   const run = runBench(args, results, started);
   run.catch(() => undefined);
-  const outcome = await Promise.race([run.then(() => 'complete' as const, (e: unknown) => e), guard.stopped]);
+  const outcome = await Promise.race([
+    run.then(
+      () => 'complete' as const,
+      (e: unknown) => e,
+    ),
+    guard.stopped,
+  ]);
   if (outcome === 'complete') results.status = 'complete';
   else if (outcome === 'timeout' || outcome === 'SIGINT' || outcome === 'SIGTERM') results.status = outcome;
   else {
@@ -88,7 +108,9 @@ async function main(): Promise<number> {
     results.error = outcome instanceof Error ? outcome.message : String(outcome);
   }
   if (results.status !== 'complete') {
-    progress(`run ended: ${results.status}${results.error ? `: ${results.error}` : ''} (phase ${results.phase ?? '?'})`);
+    progress(
+      `run ended: ${results.status}${results.error ? `: ${results.error}` : ''} (phase ${results.phase ?? '?'})`,
+    );
     await Promise.race([started.partial?.().catch(() => undefined), sleep(5_000)]);
   }
   if (started.controller && !results.controllerLogs) results.controllerLogs = started.controller.logs();
@@ -118,8 +140,12 @@ async function cleanup(s: Started): Promise<void> {
 /** `HEAD <sha>` plus the uncommitted files the controller's code comes from (others edit concurrently). */
 function gitState(): string {
   try {
-    const git = (...a: string[]): string => execFileSync('git', a, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
-    const dirty = git('status', '--porcelain', '--', 'lib', 'constructs').split('\n').filter(Boolean).map((l) => l.slice(3));
+    const git = (...a: string[]): string =>
+      execFileSync('git', a, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    const dirty = git('status', '--porcelain', '--', 'lib', 'constructs')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => l.slice(3));
     return `HEAD ${git('rev-parse', '--short', 'HEAD').trim()}${dirty.length ? ` + uncommitted ${dirty.join(' ')}` : ''}`;
   } catch {
     return 'unknown';
@@ -149,7 +175,11 @@ async function runBench(args: BenchArgs, results: BenchResults, started: Started
   let t = performance.now();
   const cp = await startControlPlane({
     // The test control plane's Service range is a /24: ~250 ClusterIPs, fewer than the bench's Services.
-    apiServerArgs: ['--max-requests-inflight=1000', '--max-mutating-requests-inflight=500', '--service-cluster-ip-range=10.0.0.0/16'],
+    apiServerArgs: [
+      '--max-requests-inflight=1000',
+      '--max-mutating-requests-inflight=500',
+      '--service-cluster-ip-range=10.0.0.0/16',
+    ],
     onProgress: (m) => progress(`  ${m}`),
   });
   started.controlPlane = cp;
@@ -157,15 +187,32 @@ async function runBench(args: BenchArgs, results: BenchResults, started: Started
   await installCrds(cp);
   const componentPids: Record<string, number> = {};
   for (const pid of cp.pids()) componentPids[processName(pid) ?? String(pid)] = pid;
-  progress(`control plane up (${Object.entries(componentPids).map(([n, p]) => `${n} ${p}`).join(', ')}); CRDs established`);
+  progress(
+    `control plane up (${Object.entries(componentPids)
+      .map(([n, p]) => `${n} ${p}`)
+      .join(', ')}); CRDs established`,
+  );
 
   const ledger = new RequestLedger();
-  const admin = createKubeClient({ kubeConfig: cp.kubeConfig(), userAgent: 'recon8s-bench', fieldManager: 'recon8s-bench' });
-  const floorClient = createKubeClient({ kubeConfig: cp.kubeConfig(), userAgent: 'recon8s-bench-floor', fieldManager: 'floor' });
+  const admin = createKubeClient({
+    kubeConfig: cp.kubeConfig(),
+    userAgent: 'recon8s-bench',
+    fieldManager: 'recon8s-bench',
+  });
+  const floorClient = createKubeClient({
+    kubeConfig: cp.kubeConfig(),
+    userAgent: 'recon8s-bench-floor',
+    fieldManager: 'floor',
+  });
   started.clients.push(admin, floorClient);
   const bench = countingClient(admin, ledger);
   for (const name of [BENCH_NAMESPACE, FLOOR_BEFORE, FLOOR_AFTER]) {
-    await bench.request({ method: HttpMethod.POST, path: '/api/v1/namespaces', body: JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } }), headers: { 'Content-Type': 'application/json' } });
+    await bench.request({
+      method: HttpMethod.POST,
+      path: '/api/v1/namespaces',
+      body: JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } }),
+      headers: { 'Content-Type': 'application/json' },
+    });
   }
 
   // ---- the workload and what it must converge to ----------------------------------------------
@@ -182,18 +229,30 @@ async function runBench(args: BenchArgs, results: BenchResults, started: Started
     if (d) deploymentOf.set(r.name, d.metadata.name);
   });
   results.workload = {
-    resources: N, apps: args.apps, autoscaledApps: resources.filter((r) => r.kind === 'App' && !hasFixedReplicas(r)).length, mysqlClusters: args.mysql,
-    children: Object.values(childrenByKind).reduce((a, b) => a + b, 0), childrenByKind, renderMsPerResource: round(renderMs / Math.max(N, 1), 2),
+    resources: N,
+    apps: args.apps,
+    autoscaledApps: resources.filter((r) => r.kind === 'App' && !hasFixedReplicas(r)).length,
+    mysqlClusters: args.mysql,
+    children: Object.values(childrenByKind).reduce((a, b) => a + b, 0),
+    childrenByKind,
+    renderMsPerResource: round(renderMs / Math.max(N, 1), 2),
   };
   progress(`workload: ${N} resources → ${results.workload.children} children (render ${Math.round(renderMs)} ms)`);
 
   // ---- 6a: the floor, once before the controller runs (once more after it) -----------------------
   results.phase = 'floor before';
-  const floorRun = async (namespace: string, what: string): Promise<FloorPass & { cpuSeconds: Record<string, number> }> => {
-    progress(`floor (${what}): render + server-side apply of ${N} resources into ${namespace}, concurrency ${args.workers}`);
+  const floorRun = async (
+    namespace: string,
+    what: string,
+  ): Promise<FloorPass & { cpuSeconds: Record<string, number> }> => {
+    progress(
+      `floor (${what}): render + server-side apply of ${N} resources into ${namespace}, concurrency ${args.workers}`,
+    );
     const cpu0 = cpuSnapshot(componentPids);
     const pass = await floorPass(floorClient, resources, namespace, args.workers);
-    progress(`  ${pass.objects} objects in ${pass.seconds} s${pass.errors ? `, ${pass.errors} errors: ${pass.firstError ?? ''}` : ''}`);
+    progress(
+      `  ${pass.objects} objects in ${pass.seconds} s${pass.errors ? `, ${pass.errors} errors: ${pass.firstError ?? ''}` : ''}`,
+    );
     return { ...pass, cpuSeconds: diffCpu(cpuSnapshot(componentPids), cpu0) };
   };
   results.floor = { before: await floorRun(FLOOR_BEFORE, 'create, before the controller') };
@@ -201,7 +260,12 @@ async function runBench(args: BenchArgs, results: BenchResults, started: Started
   const watch = new ClusterWatch(bench, BENCH_NAMESPACE, allChildTypes(), OWNER_TYPES);
   started.watch = watch;
   await watch.start();
-  resources.forEach((r, i) => watch.expect(refOf(r.kind, r.name), (rendered[i] ?? []).map((o) => refOf(o.kind, o.metadata.name))));
+  resources.forEach((r, i) =>
+    watch.expect(
+      refOf(r.kind, r.name),
+      (rendered[i] ?? []).map((o) => refOf(o.kind, o.metadata.name)),
+    ),
+  );
   const benchBeforeControllerMiB = mib(process.memoryUsage().rss);
 
   // ---- the controller, as a child process ------------------------------------------------------
@@ -209,7 +273,12 @@ async function runBench(args: BenchArgs, results: BenchResults, started: Started
   const startController = async (): Promise<{ proc: ControllerProcess; seconds: number }> => {
     const t0 = performance.now();
     const proc = await ControllerProcess.start({
-      nodeArgs: entry.nodeArgs, kubeconfigPath: cp.kubeconfigPath, namespace: BENCH_NAMESPACE, workers: args.workers, resyncSeconds: args.resyncSeconds, logLevel: args.controllerLogLevel,
+      nodeArgs: entry.nodeArgs,
+      kubeconfigPath: cp.kubeconfigPath,
+      namespace: BENCH_NAMESPACE,
+      workers: args.workers,
+      resyncSeconds: args.resyncSeconds,
+      logLevel: args.controllerLogLevel,
     });
     return { proc, seconds: round((performance.now() - t0) / 1000, 2) };
   };
@@ -224,8 +293,12 @@ async function runBench(args: BenchArgs, results: BenchResults, started: Started
   await sleep(1_000);
   const controllerIdleMiB = round(sampler.latest()?.rssMiB ?? 0, 1);
   const memory = (): NonNullable<BenchResults['memory']> => ({
-    benchAtStartMiB, benchBeforeControllerMiB, controllerIdleMiB,
-    controllerPeakMiB: round(sampler.latest()?.hwmMiB ?? NaN, 1), controllerPeakByPhaseMiB: sampler.peaksByPhase(), controllerFinalRssMiB: round(sampler.latest()?.rssMiB ?? NaN, 1),
+    benchAtStartMiB,
+    benchBeforeControllerMiB,
+    controllerIdleMiB,
+    controllerPeakMiB: round(sampler.latest()?.hwmMiB ?? NaN, 1),
+    controllerPeakByPhaseMiB: sampler.peaksByPhase(),
+    controllerFinalRssMiB: round(sampler.latest()?.rssMiB ?? NaN, 1),
   });
   results.memory = memory();
   let phaseStart = { at: performance.now(), cpu: cpuSnapshot({}) };
@@ -250,21 +323,29 @@ async function runBench(args: BenchArgs, results: BenchResults, started: Started
   };
 
   const sources: SnapshotSources = {
-    get controller() { return controller; },
-    admin, ledger,
+    get controller() {
+      return controller;
+    },
+    admin,
+    ledger,
     pids: () => ({ controller: controller.running ? controller.pid : undefined, ...componentPids }),
   };
   const snap = (): Promise<Snapshot> => takeSnapshot(sources);
   const waitQuiet = async (timeoutMs: number): Promise<void> => {
     let last = -1;
     let stableSince = performance.now();
-    await until('the controller work queue to be idle', async () => {
-      const f = controllerFigures(await controller.metrics());
-      const now = performance.now();
-      if (f.queueDepth !== 0 || f.activeWorkers !== 0 || f.reconciles !== last) stableSince = now;
-      last = f.reconciles;
-      return now - stableSince >= QUIET_MS;
-    }, timeoutMs, 250);
+    await until(
+      'the controller work queue to be idle',
+      async () => {
+        const f = controllerFigures(await controller.metrics());
+        const now = performance.now();
+        if (f.queueDepth !== 0 || f.activeWorkers !== 0 || f.reconciles !== last) stableSince = now;
+        last = f.reconciles;
+        return now - stableSince >= QUIET_MS;
+      },
+      timeoutMs,
+      250,
+    );
   };
 
   // ---- 1 + 2: create everything, time convergence ---------------------------------------------
@@ -273,23 +354,32 @@ async function runBench(args: BenchArgs, results: BenchResults, started: Started
   const t0 = performance.now();
   let created = 0;
   const ticker = setInterval(() => {
-    void controller.metrics().then((m) => {
-      const p = watch.progress();
-      progress(`  created ${created}/${N}; children ${p.childrenPresent}/${p.childrenExpected}; CRs observed ${p.resourcesObserved}/${p.resources}; reconciles ${controllerFigures(m).reconciles}, queue ${controllerFigures(m).queueDepth}; controller RSS ${round(sampler.latest()?.rssMiB ?? 0)} MiB`);
-    }, () => undefined);
+    void controller.metrics().then(
+      (m) => {
+        const p = watch.progress();
+        progress(
+          `  created ${created}/${N}; children ${p.childrenPresent}/${p.childrenExpected}; CRs observed ${p.resourcesObserved}/${p.resources}; reconciles ${controllerFigures(m).reconciles}, queue ${controllerFigures(m).queueDepth}; controller RSS ${round(sampler.latest()?.rssMiB ?? 0)} MiB`,
+        );
+      },
+      () => undefined,
+    );
   }, 5_000);
   try {
     progress(`creating ${N} resources (concurrency ${args.createConcurrency})`);
     const { errors } = await runPool(resources, args.createConcurrency, async (r) => {
       await bench.request({
-        method: HttpMethod.POST, path: `/apis/${GROUP_VERSION}/namespaces/${BENCH_NAMESPACE}/${r.plural}`,
-        body: JSON.stringify(resourceObject(r, BENCH_NAMESPACE)), headers: { 'Content-Type': 'application/json' },
+        method: HttpMethod.POST,
+        path: `/apis/${GROUP_VERSION}/namespaces/${BENCH_NAMESPACE}/${r.plural}`,
+        body: JSON.stringify(resourceObject(r, BENCH_NAMESPACE)),
+        headers: { 'Content-Type': 'application/json' },
       });
       created++;
     });
     const createSeconds = (performance.now() - t0) / 1000;
     results.create = {
-      seconds: round(createSeconds, 2), perSecond: Math.round(created / createSeconds), errors: errors.length,
+      seconds: round(createSeconds, 2),
+      perSecond: Math.round(created / createSeconds),
+      errors: errors.length,
       ...(errors[0] !== undefined ? { firstError: apiError(errors[0]).message } : {}),
     };
     progress(`created ${created} in ${createSeconds.toFixed(1)} s; waiting for convergence`);
@@ -300,8 +390,11 @@ async function runBench(args: BenchArgs, results: BenchResults, started: Started
     const after = await snap();
     const figures = comparePhase(before, after);
     results.converge = {
-      ...figures, seconds: round((after.at - t0) / 1000, 2),
-      convergeSeconds: round((convergedAt - t0) / 1000, 2), quietSeconds: round((after.at - t0) / 1000, 2), reconcilesPerResource: round(figures.reconciles / N, 2),
+      ...figures,
+      seconds: round((after.at - t0) / 1000, 2),
+      convergeSeconds: round((convergedAt - t0) / 1000, 2),
+      quietSeconds: round((after.at - t0) / 1000, 2),
+      reconcilesPerResource: round(figures.reconciles / N, 2),
     };
   } finally {
     clearInterval(ticker);
@@ -313,11 +406,17 @@ async function runBench(args: BenchArgs, results: BenchResults, started: Started
   progress(`waiting for a resync (every ${args.resyncSeconds} s): >= ${N} reconciles`);
   const r0 = await snap();
   const base = controllerFigures(r0.controller).reconciles;
-  await until(`${N} resync reconciles`, async () => controllerFigures(await controller.metrics()).reconciles - base >= N, args.resyncSeconds * 2_000 + 120_000);
+  await until(
+    `${N} resync reconciles`,
+    async () => controllerFigures(await controller.metrics()).reconciles - base >= N,
+    args.resyncSeconds * 2_000 + 120_000,
+  );
   await waitQuiet(120_000);
   const r1 = await snap();
   results.resync = { ...comparePhase(r0, r1), expectedReconciles: N };
-  progress(`resync: ${results.resync.reconciles} reconciles, controller writes ${results.resync.controllerWrites}, apiserver writes ${results.resync.apiServerWrites}`);
+  progress(
+    `resync: ${results.resync.reconciles} reconciles, controller writes ${results.resync.controllerWrites}, apiserver writes ${results.resync.apiServerWrites}`,
+  );
   results.memory = memory();
 
   // ---- 4: spec change → child change latency ---------------------------------------------------
@@ -334,8 +433,10 @@ async function runBench(args: BenchArgs, results: BenchResults, started: Started
       const seen = watch.deploymentReplicas(deploymentOf.get(r.name) ?? r.name, replicas);
       const sent = performance.now();
       await bench.request({
-        method: HttpMethod.PATCH, path: `/apis/${GROUP_VERSION}/namespaces/${BENCH_NAMESPACE}/apps/${r.name}`,
-        body: JSON.stringify({ spec: { replicas } }), headers: { 'Content-Type': 'application/merge-patch+json' },
+        method: HttpMethod.PATCH,
+        path: `/apis/${GROUP_VERSION}/namespaces/${BENCH_NAMESPACE}/apps/${r.name}`,
+        body: JSON.stringify({ spec: { replicas } }),
+        headers: { 'Content-Type': 'application/merge-patch+json' },
       });
       patchMs.push(performance.now() - sent);
       const at = await Promise.race([seen, sleep(120_000).then(() => undefined)]);
@@ -346,8 +447,13 @@ async function runBench(args: BenchArgs, results: BenchResults, started: Started
     await waitQuiet(120_000);
     const figures = comparePhase(l0, await snap());
     results.latency = {
-      changes: sample.length, perSecond: args.latencyRate, timedOut, specToChildMs: distribution(latencies), patchMs: distribution(patchMs),
-      figures, controllerWritesPerChange: round(figures.controllerWrites / sample.length, 2),
+      changes: sample.length,
+      perSecond: args.latencyRate,
+      timedOut,
+      specToChildMs: distribution(latencies),
+      patchMs: distribution(patchMs),
+      figures,
+      controllerWritesPerChange: round(figures.controllerWrites / sample.length, 2),
     };
     progress(`latency: p50 ${results.latency.specToChildMs.p50} ms, p99 ${results.latency.specToChildMs.p99} ms`);
   }
@@ -370,15 +476,25 @@ async function runBench(args: BenchArgs, results: BenchResults, started: Started
     controller = second.proc;
     started.controller = controller;
     const sampler2 = new RssSampler(controller.pid);
-    await until(`${N} reconciles after the restart`, async () => controllerFigures(await controller.metrics()).reconciles >= N, 300_000, 250);
+    await until(
+      `${N} reconciles after the restart`,
+      async () => controllerFigures(await controller.metrics()).reconciles >= N,
+      300_000,
+      250,
+    );
     await waitQuiet(120_000);
     const s1 = await snap();
     results.restart = {
-      ...comparePhase(s0, s1), startSeconds: second.seconds, passSeconds: round((s1.at - spawnAt) / 1000, 2), peakRssMiB: round(sampler2.latest()?.hwmMiB ?? NaN, 1),
+      ...comparePhase(s0, s1),
+      startSeconds: second.seconds,
+      passSeconds: round((s1.at - spawnAt) / 1000, 2),
+      peakRssMiB: round(sampler2.latest()?.hwmMiB ?? NaN, 1),
       logs: controller.logs(),
     };
     sampler2.stop();
-    progress(`restart: pass done in ${results.restart.passSeconds} s, controller writes ${results.restart.controllerWrites}, apiserver writes ${results.restart.apiServerWrites}`);
+    progress(
+      `restart: pass done in ${results.restart.passSeconds} s, controller writes ${results.restart.controllerWrites}, apiserver writes ${results.restart.apiServerWrites}`,
+    );
     await controller.stop();
   }
 
@@ -387,12 +503,20 @@ async function runBench(args: BenchArgs, results: BenchResults, started: Started
   const floor = results.floor;
   floor.after = await floorRun(FLOOR_AFTER, 'create, after the controller');
   floor.noop = await floorRun(FLOOR_AFTER, 'the same objects again: a no-op re-apply');
-  floor.steadyStateWrites = { floor: floor.noop.objects, ...(results.resync ? { controller: results.resync.controllerWrites } : {}) };
+  floor.steadyStateWrites = {
+    floor: floor.noop.objects,
+    ...(results.resync ? { controller: results.resync.controllerWrites } : {}),
+  };
   const convergeSeconds = results.converge?.convergeSeconds;
-  const samples = [floor.before, floor.after].filter((p): p is FloorPass & { cpuSeconds: Record<string, number> } => p !== undefined && p.errors === 0).map((p) => p.seconds);
+  const samples = [floor.before, floor.after]
+    .filter((p): p is FloorPass & { cpuSeconds: Record<string, number> } => p !== undefined && p.errors === 0)
+    .map((p) => p.seconds);
   if (convergeSeconds !== undefined && samples.length > 0) {
     floor.ratio = round(convergeSeconds / (samples.reduce((a, b) => a + b, 0) / samples.length), 2);
-    floor.ratioRange = [round(convergeSeconds / Math.max(...samples), 2), round(convergeSeconds / Math.min(...samples), 2)];
+    floor.ratioRange = [
+      round(convergeSeconds / Math.max(...samples), 2),
+      round(convergeSeconds / Math.min(...samples), 2),
+    ];
   }
   results.phase = 'done';
 }

@@ -18,7 +18,12 @@ export interface FloorPass {
  * and apply its objects one after the other (as a controller worker does), through `client` (whose
  * field manager names the floor).
  */
-export async function floorPass(client: KubeClient, resources: readonly BenchResource[], namespace: string, workers: number): Promise<FloorPass> {
+export async function floorPass(
+  client: KubeClient,
+  resources: readonly BenchResource[],
+  namespace: string,
+  workers: number,
+): Promise<FloorPass> {
   let objects = 0;
   const t0 = performance.now();
   const { errors } = await runPool(resources, workers, async (r) => {
@@ -30,7 +35,10 @@ export async function floorPass(client: KubeClient, resources: readonly BenchRes
   const seconds = (performance.now() - t0) / 1000;
   const first = errors[0];
   return {
-    objects, seconds: round3(seconds), objectsPerSecond: Math.round(objects / seconds), errors: errors.length,
+    objects,
+    seconds: round3(seconds),
+    objectsPerSecond: Math.round(objects / seconds),
+    errors: errors.length,
     ...(first !== undefined ? { firstError: apiError(first).message } : {}),
   };
 }

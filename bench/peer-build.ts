@@ -13,11 +13,13 @@ export async function peerSources(dir: string): Promise<string[]> {
       const p = join(d, e.name);
       if (e.isDirectory()) {
         if (!e.name.startsWith('.') && e.name !== 'vendor' && e.name !== 'testdata') await walk(p);
-      } else if (e.name === 'go.mod' || e.name === 'go.sum' || (e.name.endsWith('.go') && !e.name.endsWith('_test.go'))) out.push(p);
+      } else if (e.name === 'go.mod' || e.name === 'go.sum' || (e.name.endsWith('.go') && !e.name.endsWith('_test.go')))
+        out.push(p);
     }
   };
   await walk(dir);
-  if (!out.some((p) => relative(dir, p) === 'go.mod')) throw new Error(`--peer ${dir}: expected a Go module folder with a go.mod, found none`);
+  if (!out.some((p) => relative(dir, p) === 'go.mod'))
+    throw new Error(`--peer ${dir}: expected a Go module folder with a go.mod, found none`);
   return out.sort();
 }
 
@@ -32,7 +34,11 @@ export async function sourceHash(dir: string, files: readonly string[]): Promise
 }
 
 /** Where the peer's binary for these sources lives: ~/.cache/recon8s/peers/<hash>/<name>, outside any checkout. */
-export function peerBinaryPath(hash: string, name: string, cacheRoot = join(homedir(), '.cache/recon8s/peers')): string {
+export function peerBinaryPath(
+  hash: string,
+  name: string,
+  cacheRoot = join(homedir(), '.cache/recon8s/peers'),
+): string {
   return join(cacheRoot, hash, name);
 }
 
@@ -41,7 +47,10 @@ export function peerBinaryPath(hash: string, name: string, cacheRoot = join(home
  * returns the binary. A build goes to a temporary name and is renamed into place, so a concurrent or
  * interrupted build never leaves a half-written binary at the cached path.
  */
-export async function buildPeer(dir: string, cacheRoot?: string): Promise<{ binary: string; hash: string; built: boolean; buildSeconds: number }> {
+export async function buildPeer(
+  dir: string,
+  cacheRoot?: string,
+): Promise<{ binary: string; hash: string; built: boolean; buildSeconds: number }> {
   const files = await peerSources(dir);
   const hash = await sourceHash(dir, files);
   const name = dir.split('/').filter(Boolean).pop() ?? 'peer';
@@ -59,7 +68,10 @@ export async function buildPeer(dir: string, cacheRoot?: string): Promise<{ bina
     await promisify(execFile)('go', ['build', '-o', tmp, '.'], { cwd: dir, maxBuffer: 16 * 2 ** 20 });
   } catch (e) {
     const stderr = (e as { stderr?: string }).stderr ?? '';
-    throw new Error(`go build of the peer in ${dir} failed: ${stderr.trim().split('\n').slice(-10).join('\n') || (e instanceof Error ? e.message : String(e))}`, { cause: e });
+    throw new Error(
+      `go build of the peer in ${dir} failed: ${stderr.trim().split('\n').slice(-10).join('\n') || (e instanceof Error ? e.message : String(e))}`,
+      { cause: e },
+    );
   }
   await rename(tmp, binary);
   return { binary, hash, built: true, buildSeconds: Math.round((performance.now() - t0) / 100) / 10 };

@@ -1,5 +1,9 @@
 /** Runs `fn` over `items` with at most `concurrency` at once; failures are collected, not thrown. */
-export async function runPool<T>(items: readonly T[], concurrency: number, fn: (item: T, index: number) => Promise<void>): Promise<{ errors: unknown[] }> {
+export async function runPool<T>(
+  items: readonly T[],
+  concurrency: number,
+  fn: (item: T, index: number) => Promise<void>,
+): Promise<{ errors: unknown[] }> {
   const errors: unknown[] = [];
   let next = 0;
   const worker = async (): Promise<void> => {
@@ -17,7 +21,11 @@ export async function runPool<T>(items: readonly T[], concurrency: number, fn: (
 }
 
 /** Starts `fn` for each item at `perSecond`, without waiting for one to finish before the next starts. */
-export async function runPaced<T>(items: readonly T[], perSecond: number, fn: (item: T, index: number) => Promise<void>): Promise<{ errors: unknown[] }> {
+export async function runPaced<T>(
+  items: readonly T[],
+  perSecond: number,
+  fn: (item: T, index: number) => Promise<void>,
+): Promise<{ errors: unknown[] }> {
   const errors: unknown[] = [];
   const started: Promise<void>[] = [];
   const t0 = performance.now();
@@ -36,11 +44,17 @@ export function sleep(ms: number): Promise<void> {
 }
 
 /** Polls `check` every `intervalMs` until it returns true; throws after `timeoutMs`. */
-export async function until(what: string, check: () => Promise<boolean>, timeoutMs: number, intervalMs = 500): Promise<void> {
+export async function until(
+  what: string,
+  check: () => Promise<boolean>,
+  timeoutMs: number,
+  intervalMs = 500,
+): Promise<void> {
   const deadline = performance.now() + timeoutMs;
   for (;;) {
     if (await check()) return;
-    if (performance.now() > deadline) throw new Error(`timed out after ${Math.round(timeoutMs / 1000)} s waiting for ${what}`);
+    if (performance.now() > deadline)
+      throw new Error(`timed out after ${Math.round(timeoutMs / 1000)} s waiting for ${what}`);
     await sleep(intervalMs);
   }
 }

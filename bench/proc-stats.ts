@@ -100,7 +100,8 @@ export function diffCpu(after: CpuSnapshot, before: CpuSnapshot): Record<string,
   }
   const machine = after[MACHINE];
   const machineBefore = before[MACHINE];
-  if (machine !== undefined && machineBefore !== undefined) out.others = round(Math.max(0, machine - machineBefore - ours), 2);
+  if (machine !== undefined && machineBefore !== undefined)
+    out.others = round(Math.max(0, machine - machineBefore - ours), 2);
   return out;
 }
 
@@ -123,7 +124,10 @@ export class RssSampler {
   private timer: NodeJS.Timeout | undefined;
   private last: Memory | undefined;
 
-  constructor(private readonly pid: number, intervalMs = 200) {
+  constructor(
+    private readonly pid: number,
+    intervalMs = 200,
+  ) {
     this.sample();
     this.timer = setInterval(() => this.sample(), intervalMs);
     this.timer.unref();

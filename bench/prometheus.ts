@@ -65,7 +65,10 @@ function parseLabels(s: string): { labels: Record<string, string>; end: number }
 }
 
 function seriesKey(s: Sample): string {
-  return `${s.name}{${Object.keys(s.labels).sort().map((k) => `${k}=${JSON.stringify(s.labels[k])}`).join(',')}}`;
+  return `${s.name}{${Object.keys(s.labels)
+    .sort()
+    .map((k) => `${k}=${JSON.stringify(s.labels[k])}`)
+    .join(',')}}`;
 }
 
 /** after − before, series by series (a series absent before counts from 0). Only counters make sense here. */
@@ -84,7 +87,12 @@ export function total(samples: readonly Sample[], name: string, filter: LabelFil
 }
 
 /** Sums of the series of `name`, grouped by the values of `by` (joined with " "), zeros left out. */
-export function totalBy(samples: readonly Sample[], name: string, by: readonly string[], filter: LabelFilter = () => true): Record<string, number> {
+export function totalBy(
+  samples: readonly Sample[],
+  name: string,
+  by: readonly string[],
+  filter: LabelFilter = () => true,
+): Record<string, number> {
   const out: Record<string, number> = {};
   for (const s of samples) {
     if (s.name !== name || !filter(s.labels)) continue;

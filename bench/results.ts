@@ -37,7 +37,12 @@ export interface BenchResults {
     readonly renderMsPerResource: number;
   };
   controllerStartSeconds?: number;
-  create?: { readonly seconds: number; readonly perSecond: number; readonly errors: number; readonly firstError?: string };
+  create?: {
+    readonly seconds: number;
+    readonly perSecond: number;
+    readonly errors: number;
+    readonly firstError?: string;
+  };
   converge?: PhaseFigures & {
     /** From the first create to the moment every resource had its children and had observed its generation. */
     readonly convergeSeconds: number;
@@ -94,7 +99,13 @@ export interface BenchResults {
   benchEventLoopDelayMs?: { readonly p99: number; readonly max: number };
   /** When the run ended early: where things stood (totals since the current controller started). */
   partial?: {
-    readonly watch: { childrenPresent: number; childrenExpected: number; resourcesObserved: number; resources: number; pending: number };
+    readonly watch: {
+      childrenPresent: number;
+      childrenExpected: number;
+      resourcesObserved: number;
+      resources: number;
+      pending: number;
+    };
     readonly reconcilesByResult: Record<string, number>;
     readonly childApplies: Record<string, number>;
     readonly controllerRequests: Record<string, number>;
@@ -109,7 +120,10 @@ export interface BenchResults {
 
 export function distribution(values: readonly number[]): Distribution {
   const sorted = [...values].sort((a, b) => a - b);
-  const at = (p: number): number => (sorted.length === 0 ? 0 : (sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? 0));
+  const at = (p: number): number =>
+    sorted.length === 0
+      ? 0
+      : (sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? 0);
   const r = (n: number): number => Math.round(n * 10) / 10;
   return {
     count: sorted.length,

@@ -1,5 +1,14 @@
 import type { KubeClient } from '../lib/kube/index.js';
-import { WRITE_METHODS, apiServerByVerb, benchEtcdWrites, etcdWrites, fetchApiServerRequests, sortKeys, subtractCounts, writesIn } from './api-requests.js';
+import {
+  WRITE_METHODS,
+  apiServerByVerb,
+  benchEtcdWrites,
+  etcdWrites,
+  fetchApiServerRequests,
+  sortKeys,
+  subtractCounts,
+  writesIn,
+} from './api-requests.js';
 import type { RequestLedger } from './api-requests.js';
 import type { ControllerProcess } from './controller-process.js';
 import type { Sample } from './prometheus.js';
@@ -29,7 +38,13 @@ export async function takeSnapshot(src: SnapshotSources): Promise<Snapshot> {
     src.controller?.running ? src.controller.metrics() : Promise.resolve([]),
     fetchApiServerRequests(src.admin),
   ]);
-  return { at: performance.now(), controller, apiServer, benchOwn: src.ledger.snapshot(), cpu: cpuSnapshot(src.pids()) };
+  return {
+    at: performance.now(),
+    controller,
+    apiServer,
+    benchOwn: src.ledger.snapshot(),
+    cpu: cpuSnapshot(src.pids()),
+  };
 }
 
 /** What happened between two snapshots. */
@@ -90,7 +105,9 @@ export function comparePhase(before: Snapshot, after: Snapshot): PhaseFigures {
     benchOwnRequests: benchOwn,
     cpuSeconds: diffCpu(after.cpu, before.cpu),
     meanReconcileMs: mean('controller_runtime_reconcile_time_seconds'),
-    meanRequestMs: Object.fromEntries(verbs.map((v) => [v, mean('rest_client_request_duration_seconds', (l) => l.verb === v)])),
+    meanRequestMs: Object.fromEntries(
+      verbs.map((v) => [v, mean('rest_client_request_duration_seconds', (l) => l.verb === v)]),
+    ),
     meanQueueWaitMs: mean('workqueue_queue_duration_seconds'),
     watchRestarts: sortKeys(totalBy(c, 'recon8s_watch_restarts_total', ['resource', 'reason'])),
   };

@@ -24,8 +24,16 @@ export function refOf(kind: string, name: string): string {
  */
 export function buildWorkload(apps: number, mysql: number): BenchResource[] {
   const out: { at: number; r: BenchResource }[] = [];
-  for (let i = 0; i < apps; i++) out.push({ at: i / Math.max(apps, 1), r: { kind: 'App', plural: 'apps', name: `app-${pad(i, apps)}`, spec: appSpec(i) } });
-  for (let i = 0; i < mysql; i++) out.push({ at: (i + 0.5) / Math.max(mysql, 1), r: { kind: 'MySQLCluster', plural: 'mysqlclusters', name: `db-${pad(i, mysql)}`, spec: mysqlSpec(i) } });
+  for (let i = 0; i < apps; i++)
+    out.push({
+      at: i / Math.max(apps, 1),
+      r: { kind: 'App', plural: 'apps', name: `app-${pad(i, apps)}`, spec: appSpec(i) },
+    });
+  for (let i = 0; i < mysql; i++)
+    out.push({
+      at: (i + 0.5) / Math.max(mysql, 1),
+      r: { kind: 'MySQLCluster', plural: 'mysqlclusters', name: `db-${pad(i, mysql)}`, spec: mysqlSpec(i) },
+    });
   return out.sort((a, b) => a.at - b.at).map((x) => x.r);
 }
 
@@ -41,7 +49,10 @@ function appSpec(i: number): AppSpec {
   return {
     image: 'nginxinc/nginx-unprivileged:1.27-alpine',
     ...(autoscaled ? { autoscaling: { minReplicas: 2, maxReplicas: 6 } } : { replicas: INITIAL_REPLICAS }),
-    env: [{ name: 'GREETING', value: `hello-${i}` }, { name: 'LOG_LEVEL', value: 'info' }],
+    env: [
+      { name: 'GREETING', value: `hello-${i}` },
+      { name: 'LOG_LEVEL', value: 'info' },
+    ],
     resources: { requests: { cpu: '100m', memory: '64Mi' }, limits: { memory: '128Mi' } },
     ports: [{ name: 'http', port: 80, targetPort: 8080 }],
     readinessProbe: { httpGet: { path: '/', port: 'http' } },
@@ -61,7 +72,12 @@ function mysqlSpec(i: number): MySQLClusterSpec {
 
 /** The custom resource object as the bench creates it. */
 export function resourceObject(r: BenchResource, namespace: string): Recon8sResource {
-  return { apiVersion: GROUP_VERSION, kind: r.kind, metadata: { name: r.name, namespace }, spec: r.spec } as Recon8sResource;
+  return {
+    apiVersion: GROUP_VERSION,
+    kind: r.kind,
+    metadata: { name: r.name, namespace },
+    spec: r.spec,
+  } as Recon8sResource;
 }
 
 /** render() of the resource in `namespace`. */

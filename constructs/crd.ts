@@ -43,14 +43,25 @@ export class Recon8sCrds extends Construct {
 }
 
 /** The CRD of a kind as a plain manifest (`apiextensions.k8s.io/v1`). */
-export function crdManifest(kind: KindDefinition): { apiVersion: string; kind: string; metadata: { name: string; labels: Record<string, string> }; spec: Record<string, unknown> } {
+export function crdManifest(kind: KindDefinition): {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; labels: Record<string, string> };
+  spec: Record<string, unknown>;
+} {
   const root: JsonSchemaProps = {
     type: 'object',
     description: kind.description,
     required: ['spec'],
     properties: {
-      apiVersion: { type: 'string', description: 'APIVersion defines the versioned schema of this representation of an object.' },
-      kind: { type: 'string', description: 'Kind is a string value representing the REST resource this object represents.' },
+      apiVersion: {
+        type: 'string',
+        description: 'APIVersion defines the versioned schema of this representation of an object.',
+      },
+      kind: {
+        type: 'string',
+        description: 'Kind is a string value representing the REST resource this object represents.',
+      },
       metadata: { type: 'object' },
       spec: toOpenApi(kind.spec),
       status: toOpenApi(kind.status),
@@ -75,17 +86,19 @@ export function crdManifest(kind: KindDefinition): { apiVersion: string; kind: s
         categories: [...kind.categories],
       },
       scope: 'Namespaced',
-      versions: [{
-        name: kind.version,
-        served: true,
-        storage: true,
-        schema: { openAPIV3Schema: root },
-        subresources: {
-          status: {},
-          ...(kind.scale ? { scale: { ...kind.scale } } : {}),
+      versions: [
+        {
+          name: kind.version,
+          served: true,
+          storage: true,
+          schema: { openAPIV3Schema: root },
+          subresources: {
+            status: {},
+            ...(kind.scale ? { scale: { ...kind.scale } } : {}),
+          },
+          additionalPrinterColumns: kind.printerColumns.map((c) => ({ ...c })),
         },
-        additionalPrinterColumns: kind.printerColumns.map((c) => ({ ...c })),
-      }],
+      ],
     },
   };
 }

@@ -8,8 +8,14 @@ const K8S_IMPORT = "import type { k8s } from 'cdk8s-plus-28';";
 /** The generated props types, by repository path: written by `npm run codegen`, checked by a unit test. */
 export function generatedSpecTypes(): { path: string; text: string }[] {
   return [
-    { path: 'constructs/app/spec.generated.ts', text: generateTypes([appSpec, appStatus], { source: 'constructs/app/spec.ts', imports: [K8S_IMPORT] }) },
-    { path: 'constructs/mysql/spec.generated.ts', text: generateTypes([mysqlSpec, mysqlStatus], { source: 'constructs/mysql/spec.ts', imports: [K8S_IMPORT] }) },
+    {
+      path: 'constructs/app/spec.generated.ts',
+      text: generateTypes([appSpec, appStatus], { source: 'constructs/app/spec.ts', imports: [K8S_IMPORT] }),
+    },
+    {
+      path: 'constructs/mysql/spec.generated.ts',
+      text: generateTypes([mysqlSpec, mysqlStatus], { source: 'constructs/mysql/spec.ts', imports: [K8S_IMPORT] }),
+    },
   ];
 }
 
@@ -18,7 +24,9 @@ export const REFERENCE_END = '<!-- reference:end -->';
 
 /** The README's spec reference section, between its markers. */
 export function referenceSection(): string {
-  return [REFERENCE_START, '', referenceMarkdown(APP), '', referenceMarkdown(MYSQL_CLUSTER), '', REFERENCE_END].join('\n');
+  return [REFERENCE_START, '', referenceMarkdown(APP), '', referenceMarkdown(MYSQL_CLUSTER), '', REFERENCE_END].join(
+    '\n',
+  );
 }
 
 /** README text with its reference section replaced by the current one. */

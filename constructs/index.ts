@@ -6,7 +6,13 @@ export type { MySQLClusterProps } from './mysql/mysql-cluster.js';
 export { CustomResourceDefinition, Recon8sCrds, crdManifest, APPLYSET_PARENT_TYPE_LABEL } from './crd.js';
 export type { CustomResourceDefinitionProps } from './crd.js';
 export { render, KINDS } from './render.js';
-export type { AppResource, KubernetesObject, MySQLClusterResource, Recon8sResource, ResourceMetadata } from './render.js';
+export type {
+  AppResource,
+  KubernetesObject,
+  MySQLClusterResource,
+  Recon8sResource,
+  ResourceMetadata,
+} from './render.js';
 export { APP } from './app/spec.js';
 export { MYSQL_CLUSTER, SUPPORTED_MYSQL_VERSIONS, END_OF_LIFE_MYSQL_VERSIONS } from './mysql/spec.js';
 export { REPORT_REASONS as MYSQL_MEMBER_REPORTS } from './mysql/reprovision-script.js';
@@ -17,13 +23,46 @@ export { clusterNames as mysqlClusterNames, SECRET_KEYS as MYSQL_SECRET_KEYS } f
 export type { MySQLClusterNames } from './mysql/layout.js';
 export { MANAGED_BY } from './common/metadata.js';
 export {
-  OperatorChart, childRules, CHILD_VERBS, CONTROLLER_ARGS, CREDENTIALS_CLUSTER_ROLE, DEFAULT_OPERATOR_IMAGE, DEFAULT_OPERATOR_NAMESPACE,
-  DEFAULT_OPERATOR_REPLICAS, DEFAULT_OPERATOR_RESOURCES, HEALTH_PORT, LEADER_ELECTION_LEASE, LEADER_ELECTION_ROLE, METRICS_PORT,
-  METRICS_SERVICE, OPERATOR_NAME, OPERATOR_UID,
+  OperatorChart,
+  childRules,
+  CHILD_VERBS,
+  CONTROLLER_ARGS,
+  CREDENTIALS_CLUSTER_ROLE,
+  DEFAULT_OPERATOR_IMAGE,
+  DEFAULT_OPERATOR_NAMESPACE,
+  DEFAULT_OPERATOR_REPLICAS,
+  DEFAULT_OPERATOR_RESOURCES,
+  HEALTH_PORT,
+  LEADER_ELECTION_LEASE,
+  LEADER_ELECTION_ROLE,
+  METRICS_PORT,
+  METRICS_SERVICE,
+  OPERATOR_NAME,
+  OPERATOR_UID,
 } from './operator/operator-chart.js';
 export type { OperatorChartProps, OperatorResources } from './operator/operator-chart.js';
 export type {
-  AppSpec, AppPort, AppAutoscaling, AppSecurityContext, EnvVar, EnvVarSource, SecretKeySelector, ConfigMapKeySelector,
-  Probe, HttpGetAction, TcpSocketAction, ExecAction, ResourceRequirements, ResourceList, AppStatus, Condition,
+  AppSpec,
+  AppPort,
+  AppAutoscaling,
+  AppSecurityContext,
+  EnvVar,
+  EnvVarSource,
+  SecretKeySelector,
+  ConfigMapKeySelector,
+  Probe,
+  HttpGetAction,
+  TcpSocketAction,
+  ExecAction,
+  ResourceRequirements,
+  ResourceList,
+  AppStatus,
+  Condition,
 } from './app/spec.generated.js';
-export type { MySQLClusterSpec, MySQLStorage, MySQLBackup, MySQLPvcRetention, MySQLClusterStatus } from './mysql/spec.generated.js';
+export type {
+  MySQLClusterSpec,
+  MySQLStorage,
+  MySQLBackup,
+  MySQLPvcRetention,
+  MySQLClusterStatus,
+} from './mysql/spec.generated.js';

@@ -36,15 +36,31 @@ export type Recon8sResource = AppResource | MySQLClusterResource;
 export interface KubernetesObject {
   readonly apiVersion: string;
   readonly kind: string;
-  readonly metadata: { readonly name: string; readonly namespace?: string; readonly labels?: Record<string, string>; readonly annotations?: Record<string, string>; readonly [key: string]: unknown };
+  readonly metadata: {
+    readonly name: string;
+    readonly namespace?: string;
+    readonly labels?: Record<string, string>;
+    readonly annotations?: Record<string, string>;
+    readonly [key: string]: unknown;
+  };
   readonly [key: string]: unknown;
 }
 
 /** Every kind's definition and the construct that renders one resource of it: the registry of kinds. */
 type RenderOne = (chart: cdk8s.Chart, name: string, spec: unknown) => void;
 const CONSTRUCTS: ReadonlyMap<KindDefinition, RenderOne> = new Map<KindDefinition, RenderOne>([
-  [APP, (chart, name, spec) => { new App(chart, name, spec as AppSpec); }],
-  [MYSQL_CLUSTER, (chart, name, spec) => { new MySQLCluster(chart, name, spec as MySQLClusterSpec); }],
+  [
+    APP,
+    (chart, name, spec) => {
+      new App(chart, name, spec as AppSpec);
+    },
+  ],
+  [
+    MYSQL_CLUSTER,
+    (chart, name, spec) => {
+      new MySQLCluster(chart, name, spec as MySQLClusterSpec);
+    },
+  ],
 ]);
 
 export const KINDS: readonly KindDefinition[] = [...CONSTRUCTS.keys()];
@@ -68,22 +84,40 @@ export function render(resource: Recon8sResource): KubernetesObject[] {
 
 function identify(resource: unknown): { kind: KindDefinition; name: string; namespace?: string; spec: unknown } {
   const problems: Problem[] = [];
-  if (!isPlainObject(resource)) throw new InvalidSpecError('resource', [{ field: '(root)', value: resource, expected: 'a Kubernetes object with apiVersion, kind, metadata and spec' }]);
+  if (!isPlainObject(resource))
+    throw new InvalidSpecError('resource', [
+      { field: '(root)', value: resource, expected: 'a Kubernetes object with apiVersion, kind, metadata and spec' },
+    ]);
   const apiVersion = resource.apiVersion;
   const kindName = resource.kind;
   const kind = KINDS.find((k) => k.kind === kindName);
   const expectedApiVersion = `${kind?.group ?? 'recon8s.dev'}/${kind?.version ?? 'v1alpha1'}`;
-  if (!kind) problems.push({ field: 'kind', value: kindName, expected: `one of ${KINDS.map((k) => `"${k.kind}"`).join(', ')}` });
-  if (apiVersion !== expectedApiVersion) problems.push({ field: 'apiVersion', value: apiVersion, expected: `"${expectedApiVersion}"` });
+  if (!kind)
+    problems.push({ field: 'kind', value: kindName, expected: `one of ${KINDS.map((k) => `"${k.kind}"`).join(', ')}` });
+  if (apiVersion !== expectedApiVersion)
+    problems.push({ field: 'apiVersion', value: apiVersion, expected: `"${expectedApiVersion}"` });
   const metadata = isPlainObject(resource.metadata) ? resource.metadata : undefined;
   const name = metadata?.name;
-  if (typeof name !== 'string' || name === '') problems.push({ field: 'metadata.name', value: name, expected: 'a non-empty name' });
+  if (typeof name !== 'string' || name === '')
+    problems.push({ field: 'metadata.name', value: name, expected: 'a non-empty name' });
   const namespace = metadata?.namespace;
-  if (namespace !== undefined && (typeof namespace !== 'string' || !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(namespace) || namespace.length > 63)) {
-    problems.push({ field: 'metadata.namespace', value: namespace, expected: 'a DNS label (lower-case letters, digits and "-", at most 63)' });
+  if (
+    namespace !== undefined &&
+    (typeof namespace !== 'string' || !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(namespace) || namespace.length > 63)
+  ) {
+    problems.push({
+      field: 'metadata.namespace',
+      value: namespace,
+      expected: 'a DNS label (lower-case letters, digits and "-", at most 63)',
+    });
   }
-  if (resource.spec !== undefined && !isPlainObject(resource.spec)) problems.push({ field: 'spec', value: resource.spec, expected: 'an object' });
-  if (problems.length > 0 || !kind) throw new InvalidSpecError(`${typeof kindName === 'string' ? kindName : 'resource'} "${typeof name === 'string' ? name : ''}"`, problems);
+  if (resource.spec !== undefined && !isPlainObject(resource.spec))
+    problems.push({ field: 'spec', value: resource.spec, expected: 'an object' });
+  if (problems.length > 0 || !kind)
+    throw new InvalidSpecError(
+      `${typeof kindName === 'string' ? kindName : 'resource'} "${typeof name === 'string' ? name : ''}"`,
+      problems,
+    );
   return { kind, name: name as string, namespace: namespace as string | undefined, spec: resource.spec ?? {} };
 }
 
@@ -91,7 +125,11 @@ function identify(resource: unknown): { kind: KindDefinition; name: string; name
 function canonical(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(canonical);
   if (isPlainObject(value)) {
-    return Object.fromEntries(Object.keys(value).sort().map((k) => [k, canonical(value[k])]));
+    return Object.fromEntries(
+      Object.keys(value)
+        .sort()
+        .map((k) => [k, canonical(value[k])]),
+    );
   }
   return value;
 }

@@ -12,12 +12,19 @@ export function parseManifests(text: string, source: string): unknown[] {
   const out: unknown[] = [];
   for (const [i, doc] of docs.entries()) {
     if (doc.errors.length > 0) {
-      throw new Error(`${source}: document ${i + 1} is not valid YAML or JSON: ${doc.errors[0]?.message ?? 'parse error'}`);
+      throw new Error(
+        `${source}: document ${i + 1} is not valid YAML or JSON: ${doc.errors[0]?.message ?? 'parse error'}`,
+      );
     }
     const value: unknown = doc.toJS({ maxAliasCount: 100 });
     if (value === null || value === undefined) continue;
     // A List (kubectl get -o yaml) carries its objects in items.
-    if (typeof value === 'object' && !Array.isArray(value) && (value as { kind?: unknown }).kind === 'List' && Array.isArray((value as { items?: unknown }).items)) {
+    if (
+      typeof value === 'object' &&
+      !Array.isArray(value) &&
+      (value as { kind?: unknown }).kind === 'List' &&
+      Array.isArray((value as { items?: unknown }).items)
+    ) {
       out.push(...(value as { items: unknown[] }).items);
     } else if (Array.isArray(value)) {
       out.push(...value);

@@ -32,15 +32,19 @@ function run(command: string, args: readonly string[], cwd: string): string {
 
 /** The constructs package's manifest, from the repository's. */
 export function constructsManifest(root: Manifest): Record<string, unknown> {
-  const peerDependencies = Object.fromEntries(PEERS.map((p) => {
-    const tested = root.dependencies?.[p];
-    if (!tested || !/^\d+\.\d+\.\d+$/.test(tested)) throw new Error(`package.json pins no exact version of ${p} (got ${tested ?? 'nothing'})`);
-    return [p, `^${tested}`];
-  }));
+  const peerDependencies = Object.fromEntries(
+    PEERS.map((p) => {
+      const tested = root.dependencies?.[p];
+      if (!tested || !/^\d+\.\d+\.\d+$/.test(tested))
+        throw new Error(`package.json pins no exact version of ${p} (got ${tested ?? 'nothing'})`);
+      return [p, `^${tested}`];
+    }),
+  );
   return {
     name: 'recon8s',
     version: root.version,
-    description: 'cdk8s constructs for App and MySQLCluster (recon8s.dev/v1alpha1): the same constructs the recon8s controller reconciles with',
+    description:
+      'cdk8s constructs for App and MySQLCluster (recon8s.dev/v1alpha1): the same constructs the recon8s controller reconciles with',
     license: root.license,
     type: 'module',
     engines: root.engines,
@@ -70,7 +74,8 @@ function main(): void {
   writeFileSync(join(stage, 'package.json'), `${JSON.stringify(constructsManifest(root), null, 2)}\n`);
 
   for (const old of readdirSync(destination).filter((f) => /^recon8s-.*\.tgz$/.test(f))) rmSync(join(destination, old));
-  const out = run('npm', ['pack', '--pack-destination', destination, '--silent'], stage).trim().split('\n').at(-1) ?? '';
+  const out =
+    run('npm', ['pack', '--pack-destination', destination, '--silent'], stage).trim().split('\n').at(-1) ?? '';
   process.stdout.write(`${join(destination, out)}\n`);
 }
 

@@ -54,19 +54,32 @@ export class App extends Construct {
       spec: deploymentSpec(id, spec, this.selector),
     });
     if (hasPorts(spec)) {
-      this.service = new k8s.KubeService(this, 'service', { metadata: metadata(), spec: serviceSpec(spec.ports, spec, this.selector) });
+      this.service = new k8s.KubeService(this, 'service', {
+        metadata: metadata(),
+        spec: serviceSpec(spec.ports, spec, this.selector),
+      });
     }
     if (spec.autoscaling) {
-      this.autoscaler = new k8s.KubeHorizontalPodAutoscalerV2(this, 'autoscaler', { metadata: metadata(), spec: autoscalerSpec(id, spec.autoscaling) });
+      this.autoscaler = new k8s.KubeHorizontalPodAutoscalerV2(this, 'autoscaler', {
+        metadata: metadata(),
+        spec: autoscalerSpec(id, spec.autoscaling),
+      });
     }
     if (guaranteedPods(spec) > 1) {
-      this.disruptionBudget = new k8s.KubePodDisruptionBudget(this, 'disruption-budget', { metadata: metadata(), spec: disruptionBudgetSpec(this.selector) });
+      this.disruptionBudget = new k8s.KubePodDisruptionBudget(this, 'disruption-budget', {
+        metadata: metadata(),
+        spec: disruptionBudgetSpec(this.selector),
+      });
     }
   }
 }
 
 function objectMeta(name: string, spec: ResolvedAppSpec): k8s.ObjectMeta {
-  return { name, labels: objectLabels({ name, instance: name }, spec.labels), annotations: objectAnnotations(spec.annotations) };
+  return {
+    name,
+    labels: objectLabels({ name, instance: name }, spec.labels),
+    annotations: objectAnnotations(spec.annotations),
+  };
 }
 
 function hasPorts(spec: ResolvedAppSpec): spec is ResolvedAppSpec & { readonly ports: readonly ResolvedAppPort[] } {
@@ -85,7 +98,11 @@ function mayRunSeveral(spec: ResolvedAppSpec): boolean {
 
 // --- Deployment -------------------------------------------------------------------------------
 
-function deploymentSpec(name: string, spec: ResolvedAppSpec, selector: Readonly<Record<string, string>>): k8s.DeploymentSpec {
+function deploymentSpec(
+  name: string,
+  spec: ResolvedAppSpec,
+  selector: Readonly<Record<string, string>>,
+): k8s.DeploymentSpec {
   return {
     // With an autoscaler, replicas is the HPA's field: sending it would make every apply fight the HPA.
     replicas: spec.autoscaling ? undefined : spec.replicas,
@@ -98,7 +115,10 @@ function deploymentSpec(name: string, spec: ResolvedAppSpec, selector: Readonly<
       rollingUpdate: { maxSurge: k8s.IntOrString.fromString('25%'), maxUnavailable: k8s.IntOrString.fromNumber(0) },
     },
     template: {
-      metadata: { labels: objectLabels({ name, instance: name }, spec.labels), annotations: objectAnnotations(spec.annotations) },
+      metadata: {
+        labels: objectLabels({ name, instance: name }, spec.labels),
+        annotations: objectAnnotations(spec.annotations),
+      },
       spec: podSpec(spec, selector),
     },
   };
@@ -108,7 +128,12 @@ function podSpec(spec: ResolvedAppSpec, selector: Readonly<Record<string, string
   const sc = spec.securityContext;
   return {
     containers: [container(spec)],
-    securityContext: podSecurityContext({ runAsUser: sc.runAsUser, runAsGroup: sc.runAsGroup, fsGroup: sc.fsGroup, runAsNonRoot: sc.runAsNonRoot }),
+    securityContext: podSecurityContext({
+      runAsUser: sc.runAsUser,
+      runAsGroup: sc.runAsGroup,
+      fsGroup: sc.fsGroup,
+      runAsNonRoot: sc.runAsNonRoot,
+    }),
     // A writable /tmp, so readOnlyRootFilesystem does not break programs that write temporary files.
     volumes: [{ name: TMP_VOLUME, emptyDir: {} }],
     serviceAccountName: spec.serviceAccountName,
@@ -137,7 +162,10 @@ function container(spec: ResolvedAppSpec): k8s.Container {
     resources: containerResources(spec.resources),
     livenessProbe: spec.livenessProbe && probe(spec.livenessProbe),
     readinessProbe: spec.readinessProbe && probe(spec.readinessProbe),
-    securityContext: containerSecurityContext({ runAsNonRoot: spec.securityContext.runAsNonRoot, readOnlyRootFilesystem: spec.securityContext.readOnlyRootFilesystem }),
+    securityContext: containerSecurityContext({
+      runAsNonRoot: spec.securityContext.runAsNonRoot,
+      readOnlyRootFilesystem: spec.securityContext.readOnlyRootFilesystem,
+    }),
     volumeMounts: [{ name: TMP_VOLUME, mountPath: '/tmp' }],
   };
 }
@@ -148,8 +176,16 @@ function envVar(e: ResolvedEnvVar): k8s.EnvVar {
     name: e.name,
     value: e.value,
     valueFrom: from && {
-      secretKeyRef: from.secretKeyRef && { name: from.secretKeyRef.name, key: from.secretKeyRef.key, optional: from.secretKeyRef.optional },
-      configMapKeyRef: from.configMapKeyRef && { name: from.configMapKeyRef.name, key: from.configMapKeyRef.key, optional: from.configMapKeyRef.optional },
+      secretKeyRef: from.secretKeyRef && {
+        name: from.secretKeyRef.name,
+        key: from.secretKeyRef.key,
+        optional: from.secretKeyRef.optional,
+      },
+      configMapKeyRef: from.configMapKeyRef && {
+        name: from.configMapKeyRef.name,
+        key: from.configMapKeyRef.key,
+        optional: from.configMapKeyRef.optional,
+      },
     },
   };
 }
@@ -195,15 +231,27 @@ function affinity(spec: ResolvedAppSpec, selector: Readonly<Record<string, strin
 
 // --- Service, autoscaler, disruption budget ---------------------------------------------------
 
-function serviceSpec(ports: readonly ResolvedAppPort[], spec: ResolvedAppSpec, selector: Readonly<Record<string, string>>): k8s.ServiceSpec {
+function serviceSpec(
+  ports: readonly ResolvedAppPort[],
+  spec: ResolvedAppSpec,
+  selector: Readonly<Record<string, string>>,
+): k8s.ServiceSpec {
   return {
     type: spec.serviceType,
     selector: { ...selector },
-    ports: ports.map((p) => ({ name: p.name, port: p.port, targetPort: k8s.IntOrString.fromNumber(targetPort(p)), protocol: p.protocol })),
+    ports: ports.map((p) => ({
+      name: p.name,
+      port: p.port,
+      targetPort: k8s.IntOrString.fromNumber(targetPort(p)),
+      protocol: p.protocol,
+    })),
   };
 }
 
-function autoscalerSpec(name: string, a: NonNullable<ResolvedAppSpec['autoscaling']>): k8s.HorizontalPodAutoscalerSpecV2 {
+function autoscalerSpec(
+  name: string,
+  a: NonNullable<ResolvedAppSpec['autoscaling']>,
+): k8s.HorizontalPodAutoscalerSpecV2 {
   const utilization = (resource: 'cpu' | 'memory', percent: number): k8s.MetricSpecV2 => ({
     type: 'Resource',
     resource: { name: resource, target: { type: 'Utilization', averageUtilization: percent } },
@@ -214,7 +262,9 @@ function autoscalerSpec(name: string, a: NonNullable<ResolvedAppSpec['autoscalin
     maxReplicas: a.maxReplicas,
     metrics: [
       utilization('cpu', a.targetCPUUtilizationPercent),
-      ...(a.targetMemoryUtilizationPercent !== undefined ? [utilization('memory', a.targetMemoryUtilizationPercent)] : []),
+      ...(a.targetMemoryUtilizationPercent !== undefined
+        ? [utilization('memory', a.targetMemoryUtilizationPercent)]
+        : []),
     ],
   };
 }

@@ -1,58 +1,123 @@
 // The one definition of the App kind: its props/spec, status, and CRD facts.
 import * as s from '../schema/schema.js';
 import type { KindDefinition } from '../schema/schema.js';
-import { affinity, env, metadataMap, nodeSelector, paused, probe, resources, tolerations } from '../common/spec-nodes.js';
+import {
+  affinity,
+  env,
+  metadataMap,
+  nodeSelector,
+  paused,
+  probe,
+  resources,
+  tolerations,
+} from '../common/spec-nodes.js';
 import { conditions, observedGeneration } from '../common/status-nodes.js';
 
 const port = s.object({
   typeName: 'AppPort',
   description: 'A port the application listens on, exposed by the Service.',
   properties: {
-    name: s.optional(s.string({ description: 'Port name (unique; what probes and other objects refer to). Required when there are several ports, as Kubernetes requires of a Service.', defaultDoc: 'no name (allowed for a single port)', pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$', patternHint: 'an IANA service name (lower-case letters, digits and "-")', maxLength: 15 })),
+    name: s.optional(
+      s.string({
+        description:
+          'Port name (unique; what probes and other objects refer to). Required when there are several ports, as Kubernetes requires of a Service.',
+        defaultDoc: 'no name (allowed for a single port)',
+        pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$',
+        patternHint: 'an IANA service name (lower-case letters, digits and "-")',
+        maxLength: 15,
+      }),
+    ),
     port: s.required(s.integer({ description: 'The port the Service exposes.', minimum: 1, maximum: 65535 })),
-    targetPort: s.optional(s.integer({ description: 'The port the container listens on.', minimum: 1, maximum: 65535, defaultDoc: 'the same as port' })),
-    protocol: s.optional(s.string({ description: 'Transport protocol.', enum: ['TCP', 'UDP', 'SCTP'], default: 'TCP' })),
+    targetPort: s.optional(
+      s.integer({
+        description: 'The port the container listens on.',
+        minimum: 1,
+        maximum: 65535,
+        defaultDoc: 'the same as port',
+      }),
+    ),
+    protocol: s.optional(
+      s.string({ description: 'Transport protocol.', enum: ['TCP', 'UDP', 'SCTP'], default: 'TCP' }),
+    ),
   },
 });
 
 const securityContext = s.object({
   typeName: 'AppSecurityContext',
-  description: 'Who the container runs as. The default passes the Pod Security "restricted" profile; an image that must run as root says so explicitly with runAsNonRoot: false and runAsUser: 0.',
+  description:
+    'Who the container runs as. The default passes the Pod Security "restricted" profile; an image that must run as root says so explicitly with runAsNonRoot: false and runAsUser: 0.',
   default: {},
   defaultDoc: 'uid and gid 65532, non-root, no privilege escalation, all capabilities dropped, seccomp RuntimeDefault',
   properties: {
-    runAsUser: s.optional(s.integer({ description: 'The uid the container runs as.', minimum: 0, maximum: 2147483647, default: 65532 })),
-    runAsGroup: s.optional(s.integer({ description: 'The gid the container runs as.', minimum: 0, maximum: 2147483647, default: 65532 })),
-    fsGroup: s.optional(s.integer({ description: 'The group that owns mounted volumes.', minimum: 0, maximum: 2147483647, defaultDoc: 'not set' })),
-    runAsNonRoot: s.optional(s.boolean({ description: 'Refuse to start a container that would run as uid 0.', default: true })),
-    readOnlyRootFilesystem: s.optional(s.boolean({ description: 'Mount the image read-only (a writable /tmp is always mounted).', default: false })),
+    runAsUser: s.optional(
+      s.integer({ description: 'The uid the container runs as.', minimum: 0, maximum: 2147483647, default: 65532 }),
+    ),
+    runAsGroup: s.optional(
+      s.integer({ description: 'The gid the container runs as.', minimum: 0, maximum: 2147483647, default: 65532 }),
+    ),
+    fsGroup: s.optional(
+      s.integer({
+        description: 'The group that owns mounted volumes.',
+        minimum: 0,
+        maximum: 2147483647,
+        defaultDoc: 'not set',
+      }),
+    ),
+    runAsNonRoot: s.optional(
+      s.boolean({ description: 'Refuse to start a container that would run as uid 0.', default: true }),
+    ),
+    readOnlyRootFilesystem: s.optional(
+      s.boolean({ description: 'Mount the image read-only (a writable /tmp is always mounted).', default: false }),
+    ),
   },
-  rules: [s.rule<{ runAsUser?: number; runAsNonRoot?: boolean }>(
-    '!(has(self.runAsUser) && self.runAsUser == 0 && (!has(self.runAsNonRoot) || self.runAsNonRoot))',
-    'runAsUser 0 (root) needs runAsNonRoot: false, said explicitly',
-    (v) => !(v.runAsUser === 0 && v.runAsNonRoot !== false),
-    { fieldPath: '.runAsUser' },
-  )],
+  rules: [
+    s.rule<{ runAsUser?: number; runAsNonRoot?: boolean }>(
+      '!(has(self.runAsUser) && self.runAsUser == 0 && (!has(self.runAsNonRoot) || self.runAsNonRoot))',
+      'runAsUser 0 (root) needs runAsNonRoot: false, said explicitly',
+      (v) => !(v.runAsUser === 0 && v.runAsNonRoot !== false),
+      { fieldPath: '.runAsUser' },
+    ),
+  ],
 });
 
 const autoscaling = s.object({
   typeName: 'AppAutoscaling',
-  description: 'A HorizontalPodAutoscaler for the Deployment. When set, the Deployment leaves replicas to the autoscaler.',
+  description:
+    'A HorizontalPodAutoscaler for the Deployment. When set, the Deployment leaves replicas to the autoscaler.',
   properties: {
     minReplicas: s.optional(s.integer({ description: 'The fewest replicas.', minimum: 1, maximum: 1000, default: 1 })),
     maxReplicas: s.required(s.integer({ description: 'The most replicas.', minimum: 1, maximum: 1000 })),
-    targetCPUUtilizationPercent: s.optional(s.integer({ description: 'Average CPU use, in percent of requests, to aim for.', minimum: 1, maximum: 1000, default: 80 })),
-    targetMemoryUtilizationPercent: s.optional(s.integer({ description: 'Average memory use, in percent of requests, to aim for.', minimum: 1, maximum: 1000, defaultDoc: 'memory is not a target' })),
+    targetCPUUtilizationPercent: s.optional(
+      s.integer({
+        description: 'Average CPU use, in percent of requests, to aim for.',
+        minimum: 1,
+        maximum: 1000,
+        default: 80,
+      }),
+    ),
+    targetMemoryUtilizationPercent: s.optional(
+      s.integer({
+        description: 'Average memory use, in percent of requests, to aim for.',
+        minimum: 1,
+        maximum: 1000,
+        defaultDoc: 'memory is not a target',
+      }),
+    ),
   },
-  rules: [s.rule<{ minReplicas?: number; maxReplicas: number }>(
-    '!has(self.minReplicas) || self.minReplicas <= self.maxReplicas',
-    'minReplicas no greater than maxReplicas',
-    (v) => (v.minReplicas ?? 1) <= v.maxReplicas,
-    { fieldPath: '.minReplicas' },
-  )],
+  rules: [
+    s.rule<{ minReplicas?: number; maxReplicas: number }>(
+      '!has(self.minReplicas) || self.minReplicas <= self.maxReplicas',
+      'minReplicas no greater than maxReplicas',
+      (v) => (v.minReplicas ?? 1) <= v.maxReplicas,
+      { fieldPath: '.minReplicas' },
+    ),
+  ],
 });
 
-interface ProbeSpec { readonly httpGet?: { readonly port: number | string }; readonly tcpSocket?: { readonly port: number | string } }
+interface ProbeSpec {
+  readonly httpGet?: { readonly port: number | string };
+  readonly tcpSocket?: { readonly port: number | string };
+}
 const namedPortOf = (p: ProbeSpec | undefined): string | undefined => {
   const port = p?.httpGet?.port ?? p?.tcpSocket?.port;
   return typeof port === 'string' ? port : undefined;
@@ -60,24 +125,102 @@ const namedPortOf = (p: ProbeSpec | undefined): string | undefined => {
 
 export const appSpec = s.object({
   typeName: 'AppSpec',
-  description: 'One application: a Deployment, and a Service when it has ports, with the companions (autoscaler, disruption budget) it asks for.',
+  description:
+    'One application: a Deployment, and a Service when it has ports, with the companions (autoscaler, disruption budget) it asks for.',
   properties: {
-    image: s.required(s.string({ description: 'The container image, e.g. "nginx:1.27" or a digest reference.', minLength: 1, maxLength: 512, pattern: '^[^\\s]+$', patternHint: 'an image reference without spaces' })),
-    replicas: s.optional(s.integer({ description: 'Desired pods. While autoscaling is set the autoscaler decides, and changing this (kubectl scale included) is refused.', minimum: 0, maximum: 1000, default: 1 })),
-    command: s.optional(s.array({ description: 'Overrides the image entrypoint.', items: s.string({ description: 'An argument.' }), maxItems: 64, defaultDoc: 'the image entrypoint' })),
-    args: s.optional(s.array({ description: 'Arguments to the entrypoint.', items: s.string({ description: 'An argument.' }), maxItems: 256, defaultDoc: 'the image cmd' })),
+    image: s.required(
+      s.string({
+        description: 'The container image, e.g. "nginx:1.27" or a digest reference.',
+        minLength: 1,
+        maxLength: 512,
+        pattern: '^[^\\s]+$',
+        patternHint: 'an image reference without spaces',
+      }),
+    ),
+    replicas: s.optional(
+      s.integer({
+        description:
+          'Desired pods. While autoscaling is set the autoscaler decides, and changing this (kubectl scale included) is refused.',
+        minimum: 0,
+        maximum: 1000,
+        default: 1,
+      }),
+    ),
+    command: s.optional(
+      s.array({
+        description: 'Overrides the image entrypoint.',
+        items: s.string({ description: 'An argument.' }),
+        maxItems: 64,
+        defaultDoc: 'the image entrypoint',
+      }),
+    ),
+    args: s.optional(
+      s.array({
+        description: 'Arguments to the entrypoint.',
+        items: s.string({ description: 'An argument.' }),
+        maxItems: 256,
+        defaultDoc: 'the image cmd',
+      }),
+    ),
     env: s.optional(env),
-    ports: s.optional(s.array({ description: 'Ports the application listens on. With none, no Service is rendered.', items: port, maxItems: 32, listType: 'map', listMapKeys: ['port', 'protocol'] })),
-    serviceType: s.optional(s.string({ description: 'How the Service is exposed.', enum: ['ClusterIP', 'NodePort', 'LoadBalancer'], default: 'ClusterIP' })),
+    ports: s.optional(
+      s.array({
+        description: 'Ports the application listens on. With none, no Service is rendered.',
+        items: port,
+        maxItems: 32,
+        listType: 'map',
+        listMapKeys: ['port', 'protocol'],
+      }),
+    ),
+    serviceType: s.optional(
+      s.string({
+        description: 'How the Service is exposed.',
+        enum: ['ClusterIP', 'NodePort', 'LoadBalancer'],
+        default: 'ClusterIP',
+      }),
+    ),
     resources: s.optional(resources({ requests: { cpu: '100m', memory: '128Mi' }, limits: { memory: '256Mi' } })),
-    livenessProbe: s.optional({ ...probe, description: 'Restart the container when this fails.', defaultDoc: 'no liveness probe' }),
-    readinessProbe: s.optional({ ...probe, description: 'Take the pod out of the Service while this fails.', defaultDoc: 'no readiness probe' }),
+    livenessProbe: s.optional({
+      ...probe,
+      description: 'Restart the container when this fails.',
+      defaultDoc: 'no liveness probe',
+    }),
+    readinessProbe: s.optional({
+      ...probe,
+      description: 'Take the pod out of the Service while this fails.',
+      defaultDoc: 'no readiness probe',
+    }),
     autoscaling: s.optional(autoscaling),
     labels: s.optional(metadataMap('labels')),
     annotations: s.optional(metadataMap('annotations')),
-    serviceAccountName: s.optional(s.string({ description: 'The ServiceAccount the pods run as.', pattern: '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$', patternHint: 'a DNS subdomain name', maxLength: 253, defaultDoc: 'the namespace default, with no API token mounted' })),
-    imagePullPolicy: s.optional(s.string({ description: 'When the kubelet pulls the image.', enum: ['Always', 'IfNotPresent', 'Never'], default: 'IfNotPresent' })),
-    imagePullSecrets: s.optional(s.array({ description: 'Secrets holding registry credentials.', items: s.string({ description: 'A Secret name.', pattern: '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$', patternHint: 'a DNS subdomain name' }), maxItems: 16, listType: 'set' })),
+    serviceAccountName: s.optional(
+      s.string({
+        description: 'The ServiceAccount the pods run as.',
+        pattern: '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$',
+        patternHint: 'a DNS subdomain name',
+        maxLength: 253,
+        defaultDoc: 'the namespace default, with no API token mounted',
+      }),
+    ),
+    imagePullPolicy: s.optional(
+      s.string({
+        description: 'When the kubelet pulls the image.',
+        enum: ['Always', 'IfNotPresent', 'Never'],
+        default: 'IfNotPresent',
+      }),
+    ),
+    imagePullSecrets: s.optional(
+      s.array({
+        description: 'Secrets holding registry credentials.',
+        items: s.string({
+          description: 'A Secret name.',
+          pattern: '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$',
+          patternHint: 'a DNS subdomain name',
+        }),
+        maxItems: 16,
+        listType: 'set',
+      }),
+    ),
     securityContext: s.optional(securityContext),
     nodeSelector: s.optional(nodeSelector),
     tolerations: s.optional(tolerations),
@@ -86,15 +229,26 @@ export const appSpec = s.object({
   },
   rules: [
     // Judged by recon8s rather than at admission: the CEL would walk every probe and port.
-    ...(['livenessProbe', 'readinessProbe'] as const).map((probe) => s.runtimeRule<{ ports?: readonly { name: string }[] } & Partial<Record<typeof probe, ProbeSpec>>>(
-      'a probe port name that is one of spec.ports[].name (or a port number)',
-      (v) => { const named = namedPortOf(v[probe]); return named === undefined || (v.ports ?? []).some((port) => port.name === named); },
-      { fieldPath: `.${probe}` },
-    )),
-    s.rule<{ autoscaling?: { targetMemoryUtilizationPercent?: number }; resources?: { requests?: { cpu?: unknown; memory?: unknown } } }>(
+    ...(['livenessProbe', 'readinessProbe'] as const).map((probe) =>
+      s.runtimeRule<{ ports?: readonly { name: string }[] } & Partial<Record<typeof probe, ProbeSpec>>>(
+        'a probe port name that is one of spec.ports[].name (or a port number)',
+        (v) => {
+          const named = namedPortOf(v[probe]);
+          return named === undefined || (v.ports ?? []).some((port) => port.name === named);
+        },
+        { fieldPath: `.${probe}` },
+      ),
+    ),
+    s.rule<{
+      autoscaling?: { targetMemoryUtilizationPercent?: number };
+      resources?: { requests?: { cpu?: unknown; memory?: unknown } };
+    }>(
       '!has(self.autoscaling) || (has(self.resources.requests) && has(self.resources.requests.cpu) && (!has(self.autoscaling.targetMemoryUtilizationPercent) || has(self.resources.requests.memory)))',
       'resources.requests.cpu (and requests.memory with a memory target) when autoscaling is set: utilization is measured against requests',
-      (v) => !v.autoscaling || (v.resources?.requests?.cpu !== undefined && (v.autoscaling.targetMemoryUtilizationPercent === undefined || v.resources.requests.memory !== undefined)),
+      (v) =>
+        !v.autoscaling ||
+        (v.resources?.requests?.cpu !== undefined &&
+          (v.autoscaling.targetMemoryUtilizationPercent === undefined || v.resources.requests.memory !== undefined)),
       { fieldPath: '.resources' },
     ),
     s.rule<{ ports?: readonly { name?: string }[] }>(
@@ -106,7 +260,10 @@ export const appSpec = s.object({
     s.rule<{ ports?: readonly { name?: string }[] }>(
       '!has(self.ports) || self.ports.all(p, !has(p.name) || self.ports.exists_one(q, has(q.name) && q.name == p.name))',
       'unique port names',
-      (v) => { const names = (v.ports ?? []).flatMap((p) => (p.name === undefined ? [] : [p.name])); return new Set(names).size === names.length; },
+      (v) => {
+        const names = (v.ports ?? []).flatMap((p) => (p.name === undefined ? [] : [p.name]));
+        return new Set(names).size === names.length;
+      },
       { fieldPath: '.ports' },
     ),
     s.transitionRule(
@@ -130,7 +287,12 @@ export const appStatus = s.object({
     observedGeneration,
     conditions,
     replicas: s.optional(s.integer({ description: 'Pods of the Deployment.', minimum: 0 })),
-    desiredReplicas: s.optional(s.integer({ description: 'Pods the Deployment is asked for: spec.replicas, or what the autoscaler set.', minimum: 0 })),
+    desiredReplicas: s.optional(
+      s.integer({
+        description: 'Pods the Deployment is asked for: spec.replicas, or what the autoscaler set.',
+        minimum: 0,
+      }),
+    ),
     readyReplicas: s.optional(s.integer({ description: 'Pods that are ready.', minimum: 0 })),
     selector: s.optional(s.string({ description: 'The label selector of the pods (for the scale subresource).' })),
     endpoint: s.optional(s.string({ description: 'Where clients connect: the Service DNS name and first port.' })),
@@ -158,13 +320,27 @@ export const APP: KindDefinition = {
   maxNameLength: 63,
   printerColumns: [
     { name: 'Image', type: 'string', jsonPath: '.spec.image' },
-    { name: 'Desired', type: 'integer', jsonPath: '.status.desiredReplicas', description: 'Pods asked for: spec.replicas, or the autoscaler\'s choice.' },
+    {
+      name: 'Desired',
+      type: 'integer',
+      jsonPath: '.status.desiredReplicas',
+      description: "Pods asked for: spec.replicas, or the autoscaler's choice.",
+    },
     { name: 'Ready', type: 'integer', jsonPath: '.status.readyReplicas' },
     { name: 'Status', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].reason' },
-    { name: 'Degraded', type: 'string', jsonPath: '.status.conditions[?(@.type=="Degraded")].reason', description: 'AsExpected, or why not.' },
+    {
+      name: 'Degraded',
+      type: 'string',
+      jsonPath: '.status.conditions[?(@.type=="Degraded")].reason',
+      description: 'AsExpected, or why not.',
+    },
     { name: 'Paused', type: 'boolean', jsonPath: '.spec.paused' },
     { name: 'Endpoint', type: 'string', jsonPath: '.status.endpoint', priority: 1 },
     { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
   ],
-  scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.status.selector' },
+  scale: {
+    specReplicasPath: '.spec.replicas',
+    statusReplicasPath: '.status.replicas',
+    labelSelectorPath: '.status.selector',
+  },
 };

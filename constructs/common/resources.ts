@@ -1,9 +1,15 @@
 import { k8s } from 'cdk8s-plus-28';
 
-interface ResourceListSpec { readonly cpu?: string | number; readonly memory?: string | number }
+interface ResourceListSpec {
+  readonly cpu?: string | number;
+  readonly memory?: string | number;
+}
 
 /** Spec resources as the Kubernetes type; only the amounts given are emitted. */
-export function resourceRequirements(r: { readonly requests?: ResourceListSpec; readonly limits?: ResourceListSpec }): k8s.ResourceRequirements {
+export function resourceRequirements(r: {
+  readonly requests?: ResourceListSpec;
+  readonly limits?: ResourceListSpec;
+}): k8s.ResourceRequirements {
   const list = (l?: ResourceListSpec): Record<string, k8s.Quantity> | undefined => {
     if (!l) return undefined;
     const out: Record<string, k8s.Quantity> = {};

@@ -5,7 +5,10 @@ import type { k8s } from 'cdk8s-plus-28';
  * escalation, every capability dropped, the runtime's default seccomp profile, and non-root unless
  * the caller explicitly runs as root.
  */
-export function containerSecurityContext(opts: { readonly runAsNonRoot: boolean; readonly readOnlyRootFilesystem: boolean }): k8s.SecurityContext {
+export function containerSecurityContext(opts: {
+  readonly runAsNonRoot: boolean;
+  readonly readOnlyRootFilesystem: boolean;
+}): k8s.SecurityContext {
   return {
     allowPrivilegeEscalation: false,
     capabilities: { drop: ['ALL'] },
@@ -16,7 +19,12 @@ export function containerSecurityContext(opts: { readonly runAsNonRoot: boolean;
 }
 
 /** The pod-level identity: an explicit uid/gid, so runAsNonRoot never depends on the image's USER. */
-export function podSecurityContext(opts: { readonly runAsUser: number; readonly runAsGroup: number; readonly fsGroup?: number; readonly runAsNonRoot: boolean }): k8s.PodSecurityContext {
+export function podSecurityContext(opts: {
+  readonly runAsUser: number;
+  readonly runAsGroup: number;
+  readonly fsGroup?: number;
+  readonly runAsNonRoot: boolean;
+}): k8s.PodSecurityContext {
   return {
     runAsUser: opts.runAsUser,
     runAsGroup: opts.runAsGroup,
@@ -30,10 +38,12 @@ export function podSecurityContext(opts: { readonly runAsUser: number; readonly 
 export function preferredAntiAffinity(selector: Readonly<Record<string, string>>): k8s.Affinity {
   return {
     podAntiAffinity: {
-      preferredDuringSchedulingIgnoredDuringExecution: [{
-        weight: 100,
-        podAffinityTerm: { topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: { ...selector } } },
-      }],
+      preferredDuringSchedulingIgnoredDuringExecution: [
+        {
+          weight: 100,
+          podAffinityTerm: { topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: { ...selector } } },
+        },
+      ],
     },
   };
 }

@@ -3,21 +3,26 @@ import * as s from '../schema/schema.js';
 
 const RESERVED_LABEL_PREFIX = 'app.kubernetes.io/';
 
-const resourceList = (description: string): s.ObjectNode => s.object({
-  typeName: 'ResourceList',
-  description,
-  properties: resourceListProperties,
-});
+const resourceList = (description: string): s.ObjectNode =>
+  s.object({
+    typeName: 'ResourceList',
+    description,
+    properties: resourceListProperties,
+  });
 const resourceListProperties = {
   cpu: s.optional(s.quantity({ description: 'CPU, in cores, e.g. "250m" or 1.' })),
   memory: s.optional(s.quantity({ description: 'Memory, in bytes, e.g. "256Mi".' })),
 };
 
 /** Compute resources; when given, exactly what is given is set (the default applies only when the field is absent). */
-export function resources(defaults: { requests: { cpu: string; memory: string }; limits: { memory: string } }): s.ObjectNode {
+export function resources(defaults: {
+  requests: { cpu: string; memory: string };
+  limits: { memory: string };
+}): s.ObjectNode {
   return s.object({
     typeName: 'ResourceRequirements',
-    description: 'Compute resources of the main container. When set, exactly these requests and limits are used. A CPU limit is not set by default: it throttles without protecting anything.',
+    description:
+      'Compute resources of the main container. When set, exactly these requests and limits are used. A CPU limit is not set by default: it throttles without protecting anything.',
     default: defaults,
     properties: {
       requests: s.optional(resourceList('What the scheduler reserves for the container.')),
@@ -26,41 +31,75 @@ export function resources(defaults: { requests: { cpu: string; memory: string };
   });
 }
 
-const keyRef = (typeName: string, kind: string): s.ObjectNode => s.object({
-  typeName,
-  description: `Selects a key of a ${kind}.`,
-  properties: {
-    name: s.required(s.string({ description: `Name of the ${kind} in the same namespace.`, pattern: '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$', patternHint: 'a DNS subdomain name', maxLength: 253 })),
-    key: s.required(s.string({ description: `The key within the ${kind}.`, pattern: '^[-._a-zA-Z0-9]+$', patternHint: 'a key of letters, digits, "-", "_" or "."', maxLength: 253 })),
-    optional: s.optional(s.boolean({ description: `Whether the container may start when the ${kind} or key is missing.`, defaultDoc: 'false' })),
-  },
-});
+const keyRef = (typeName: string, kind: string): s.ObjectNode =>
+  s.object({
+    typeName,
+    description: `Selects a key of a ${kind}.`,
+    properties: {
+      name: s.required(
+        s.string({
+          description: `Name of the ${kind} in the same namespace.`,
+          pattern: '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$',
+          patternHint: 'a DNS subdomain name',
+          maxLength: 253,
+        }),
+      ),
+      key: s.required(
+        s.string({
+          description: `The key within the ${kind}.`,
+          pattern: '^[-._a-zA-Z0-9]+$',
+          patternHint: 'a key of letters, digits, "-", "_" or "."',
+          maxLength: 253,
+        }),
+      ),
+      optional: s.optional(
+        s.boolean({
+          description: `Whether the container may start when the ${kind} or key is missing.`,
+          defaultDoc: 'false',
+        }),
+      ),
+    },
+  });
 
 export const envVar = s.object({
   typeName: 'EnvVar',
   description: 'An environment variable: a literal value, or a reference to a Secret or ConfigMap key.',
   properties: {
-    name: s.required(s.string({ description: 'Name of the variable.', pattern: '^[-._a-zA-Z][-._a-zA-Z0-9]*$', patternHint: 'a C identifier-like name (letters, digits, "_", "-", "."; not starting with a digit)' })),
-    value: s.optional(s.string({ description: 'A literal value. Never put a password here: use valueFrom.secretKeyRef.' })),
-    valueFrom: s.optional(s.object({
-      typeName: 'EnvVarSource',
-      description: 'Where the value comes from.',
-      properties: {
-        secretKeyRef: s.optional(keyRef('SecretKeySelector', 'Secret')),
-        configMapKeyRef: s.optional(keyRef('ConfigMapKeySelector', 'ConfigMap')),
-      },
-      rules: [s.rule<{ secretKeyRef?: unknown; configMapKeyRef?: unknown }>(
-        '[has(self.secretKeyRef), has(self.configMapKeyRef)].filter(x, x).size() == 1',
-        'exactly one of secretKeyRef or configMapKeyRef',
-        (v) => [v.secretKeyRef, v.configMapKeyRef].filter((x) => x !== undefined).length === 1,
-      )],
-    })),
+    name: s.required(
+      s.string({
+        description: 'Name of the variable.',
+        pattern: '^[-._a-zA-Z][-._a-zA-Z0-9]*$',
+        patternHint: 'a C identifier-like name (letters, digits, "_", "-", "."; not starting with a digit)',
+      }),
+    ),
+    value: s.optional(
+      s.string({ description: 'A literal value. Never put a password here: use valueFrom.secretKeyRef.' }),
+    ),
+    valueFrom: s.optional(
+      s.object({
+        typeName: 'EnvVarSource',
+        description: 'Where the value comes from.',
+        properties: {
+          secretKeyRef: s.optional(keyRef('SecretKeySelector', 'Secret')),
+          configMapKeyRef: s.optional(keyRef('ConfigMapKeySelector', 'ConfigMap')),
+        },
+        rules: [
+          s.rule<{ secretKeyRef?: unknown; configMapKeyRef?: unknown }>(
+            '[has(self.secretKeyRef), has(self.configMapKeyRef)].filter(x, x).size() == 1',
+            'exactly one of secretKeyRef or configMapKeyRef',
+            (v) => [v.secretKeyRef, v.configMapKeyRef].filter((x) => x !== undefined).length === 1,
+          ),
+        ],
+      }),
+    ),
   },
-  rules: [s.rule<{ value?: unknown; valueFrom?: unknown }>(
-    'has(self.value) != has(self.valueFrom)',
-    'exactly one of value or valueFrom',
-    (v) => (v.value !== undefined) !== (v.valueFrom !== undefined),
-  )],
+  rules: [
+    s.rule<{ value?: unknown; valueFrom?: unknown }>(
+      'has(self.value) != has(self.valueFrom)',
+      'exactly one of value or valueFrom',
+      (v) => (v.value !== undefined) !== (v.valueFrom !== undefined),
+    ),
+  ],
 });
 
 export const env = s.array({
@@ -75,55 +114,100 @@ export const probe = s.object({
   typeName: 'Probe',
   description: 'A health check: exactly one of httpGet, tcpSocket or exec, with timing.',
   properties: {
-    httpGet: s.optional(s.object({
-      typeName: 'HttpGetAction',
-      description: 'An HTTP GET that must answer 200-399.',
-      properties: {
-        path: s.optional(s.string({ description: 'Path to request.', pattern: '^/', patternHint: 'a path starting with "/"', default: '/' })),
-        port: s.required(s.intOrString({ description: 'Container port number or name.' })),
-        scheme: s.optional(s.string({ description: 'HTTP or HTTPS.', enum: ['HTTP', 'HTTPS'], default: 'HTTP' })),
-      },
-    })),
-    tcpSocket: s.optional(s.object({
-      typeName: 'TcpSocketAction',
-      description: 'A TCP connection that must open.',
-      properties: { port: s.required(s.intOrString({ description: 'Container port number or name.' })) },
-    })),
-    exec: s.optional(s.object({
-      typeName: 'ExecAction',
-      description: 'A command that must exit 0.',
-      properties: { command: s.required(s.array({ description: 'The command and its arguments (no shell).', items: s.string({ description: 'An argument.' }), minItems: 1 })) },
-    })),
-    initialDelaySeconds: s.optional(s.integer({ description: 'Seconds after start before the first check.', minimum: 0, maximum: 3600, default: 0 })),
-    periodSeconds: s.optional(s.integer({ description: 'Seconds between checks.', minimum: 1, maximum: 3600, default: 10 })),
-    timeoutSeconds: s.optional(s.integer({ description: 'Seconds a check may take.', minimum: 1, maximum: 3600, default: 1 })),
-    failureThreshold: s.optional(s.integer({ description: 'Failed checks in a row that count as a failure.', minimum: 1, maximum: 100, default: 3 })),
+    httpGet: s.optional(
+      s.object({
+        typeName: 'HttpGetAction',
+        description: 'An HTTP GET that must answer 200-399.',
+        properties: {
+          path: s.optional(
+            s.string({
+              description: 'Path to request.',
+              pattern: '^/',
+              patternHint: 'a path starting with "/"',
+              default: '/',
+            }),
+          ),
+          port: s.required(s.intOrString({ description: 'Container port number or name.' })),
+          scheme: s.optional(s.string({ description: 'HTTP or HTTPS.', enum: ['HTTP', 'HTTPS'], default: 'HTTP' })),
+        },
+      }),
+    ),
+    tcpSocket: s.optional(
+      s.object({
+        typeName: 'TcpSocketAction',
+        description: 'A TCP connection that must open.',
+        properties: { port: s.required(s.intOrString({ description: 'Container port number or name.' })) },
+      }),
+    ),
+    exec: s.optional(
+      s.object({
+        typeName: 'ExecAction',
+        description: 'A command that must exit 0.',
+        properties: {
+          command: s.required(
+            s.array({
+              description: 'The command and its arguments (no shell).',
+              items: s.string({ description: 'An argument.' }),
+              minItems: 1,
+            }),
+          ),
+        },
+      }),
+    ),
+    initialDelaySeconds: s.optional(
+      s.integer({ description: 'Seconds after start before the first check.', minimum: 0, maximum: 3600, default: 0 }),
+    ),
+    periodSeconds: s.optional(
+      s.integer({ description: 'Seconds between checks.', minimum: 1, maximum: 3600, default: 10 }),
+    ),
+    timeoutSeconds: s.optional(
+      s.integer({ description: 'Seconds a check may take.', minimum: 1, maximum: 3600, default: 1 }),
+    ),
+    failureThreshold: s.optional(
+      s.integer({
+        description: 'Failed checks in a row that count as a failure.',
+        minimum: 1,
+        maximum: 100,
+        default: 3,
+      }),
+    ),
   },
-  rules: [s.rule<{ httpGet?: unknown; tcpSocket?: unknown; exec?: unknown }>(
-    '[has(self.httpGet), has(self.tcpSocket), has(self.exec)].filter(x, x).size() == 1',
-    'exactly one of httpGet, tcpSocket or exec',
-    (v) => [v.httpGet, v.tcpSocket, v.exec].filter((x) => x !== undefined).length === 1,
-  )],
+  rules: [
+    s.rule<{ httpGet?: unknown; tcpSocket?: unknown; exec?: unknown }>(
+      '[has(self.httpGet), has(self.tcpSocket), has(self.exec)].filter(x, x).size() == 1',
+      'exactly one of httpGet, tcpSocket or exec',
+      (v) => [v.httpGet, v.tcpSocket, v.exec].filter((x) => x !== undefined).length === 1,
+    ),
+  ],
 });
 
 /** Labels or annotations a user adds to every object; keys under app.kubernetes.io/ are ours (selectors use them). */
 export function metadataMap(what: 'labels' | 'annotations'): s.MapNode {
-  const valueNode = what === 'labels'
-    ? s.string({ description: 'A label value.', pattern: '^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$', patternHint: 'a label value (at most 63 letters, digits, "-", "_" or ".", starting and ending alphanumeric)', maxLength: 63 })
-    : s.string({ description: 'An annotation value.' });
+  const valueNode =
+    what === 'labels'
+      ? s.string({
+          description: 'A label value.',
+          pattern: '^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$',
+          patternHint: 'a label value (at most 63 letters, digits, "-", "_" or ".", starting and ending alphanumeric)',
+          maxLength: 63,
+        })
+      : s.string({ description: 'An annotation value.' });
   return s.map({
-    description: what === 'labels'
-      ? 'Labels added to every rendered object and to the pod template (never to selectors). Keys under app.kubernetes.io/ are reserved.'
-      : 'Annotations added to every rendered object and to the pod template.',
+    description:
+      what === 'labels'
+        ? 'Labels added to every rendered object and to the pod template (never to selectors). Keys under app.kubernetes.io/ are reserved.'
+        : 'Annotations added to every rendered object and to the pod template.',
     values: valueNode,
     keyPattern: s.QUALIFIED_KEY_PATTERN,
     keyPatternHint: 'a qualified name such as "team" or "example.com/team"',
     maxProperties: 64,
-    rules: [s.rule<Record<string, string>>(
-      `self.all(k, !k.startsWith('${RESERVED_LABEL_PREFIX}'))`,
-      `no keys under ${RESERVED_LABEL_PREFIX}: recon8s sets those and selects on them`,
-      (m) => Object.keys(m).every((k) => !k.startsWith(RESERVED_LABEL_PREFIX)),
-    )],
+    rules: [
+      s.rule<Record<string, string>>(
+        `self.all(k, !k.startsWith('${RESERVED_LABEL_PREFIX}'))`,
+        `no keys under ${RESERVED_LABEL_PREFIX}: recon8s sets those and selects on them`,
+        (m) => Object.keys(m).every((k) => !k.startsWith(RESERVED_LABEL_PREFIX)),
+      ),
+    ],
   });
 }
 
@@ -137,7 +221,13 @@ export const nodeSelector = s.map({
 
 export const tolerations = s.array({
   description: 'Tolerations of the pods, as in a PodSpec (validated by the API server when the workload is applied).',
-  items: s.object({ typeName: 'Toleration', description: 'A Kubernetes Toleration.', properties: {}, preserveUnknownFields: true, tsType: 'k8s.Toleration' }),
+  items: s.object({
+    typeName: 'Toleration',
+    description: 'A Kubernetes Toleration.',
+    properties: {},
+    preserveUnknownFields: true,
+    tsType: 'k8s.Toleration',
+  }),
   maxItems: 64,
 });
 
@@ -151,7 +241,10 @@ export const affinity = s.object({
 });
 
 /** The maintenance switch every operator in this space has (Percona's pause, mariadb-operator's suspend). */
-export const paused = s.optional(s.boolean({
-  description: 'Pause reconciliation: the controller leaves this resource\'s children exactly as they are (no apply, no prune, no Secret writes) and reports Progressing=False reason Paused, until this is cleared. cdk8s synth ignores it.',
-  default: false,
-}));
+export const paused = s.optional(
+  s.boolean({
+    description:
+      "Pause reconciliation: the controller leaves this resource's children exactly as they are (no apply, no prune, no Secret writes) and reports Progressing=False reason Paused, until this is cleared. cdk8s synth ignores it.",
+    default: false,
+  }),
+);

@@ -13,7 +13,11 @@ const BACKUP_RESOURCES: k8s.ResourceRequirements = {
   limits: { memory: k8s.Quantity.fromString('512Mi') },
 };
 
-export function backupCronJob(scope: Construct, ctx: MySQLClusterContext, backup: ResolvedMySQLBackup): k8s.KubeCronJob {
+export function backupCronJob(
+  scope: Construct,
+  ctx: MySQLClusterContext,
+  backup: ResolvedMySQLBackup,
+): k8s.KubeCronJob {
   const { names } = ctx;
   // Labelled as the backup component: these pods must never match the database selector, or the
   // Services would route clients to a backup job and the StatefulSet would count it as a member.
@@ -63,25 +67,27 @@ function backupPodSpec(ctx: MySQLClusterContext, backup: ResolvedMySQLBackup): k
     enableServiceLinks: false,
     nodeSelector: ctx.spec.nodeSelector ? { ...ctx.spec.nodeSelector } : undefined,
     tolerations: ctx.spec.tolerations ? [...ctx.spec.tolerations] : undefined,
-    containers: [{
-      name: 'backup',
-      image: ctx.image,
-      imagePullPolicy: ctx.spec.imagePullPolicy,
-      command: ['bash', `${PATHS.scripts}/${SCRIPT.backup}`],
-      env: [
-        { name: 'CLUSTER_NAME', value: ctx.names.cluster },
-        { name: 'BACKUP_HOST', value: backupHost(ctx) },
-        { name: 'BACKUP_RETAIN', value: String(backup.retain) },
-        secretEnv(ctx, 'MYSQL_ROOT_PASSWORD', SECRET_KEYS.rootPassword),
-      ],
-      resources: BACKUP_RESOURCES,
-      securityContext: containerSecurityContext({ runAsNonRoot: true, readOnlyRootFilesystem: true }),
-      volumeMounts: [
-        { name: 'scripts', mountPath: PATHS.scripts, readOnly: true },
-        { name: 'backup', mountPath: PATHS.backup },
-        { name: 'tmp', mountPath: PATHS.tmp },
-      ],
-    }],
+    containers: [
+      {
+        name: 'backup',
+        image: ctx.image,
+        imagePullPolicy: ctx.spec.imagePullPolicy,
+        command: ['bash', `${PATHS.scripts}/${SCRIPT.backup}`],
+        env: [
+          { name: 'CLUSTER_NAME', value: ctx.names.cluster },
+          { name: 'BACKUP_HOST', value: backupHost(ctx) },
+          { name: 'BACKUP_RETAIN', value: String(backup.retain) },
+          secretEnv(ctx, 'MYSQL_ROOT_PASSWORD', SECRET_KEYS.rootPassword),
+        ],
+        resources: BACKUP_RESOURCES,
+        securityContext: containerSecurityContext({ runAsNonRoot: true, readOnlyRootFilesystem: true }),
+        volumeMounts: [
+          { name: 'scripts', mountPath: PATHS.scripts, readOnly: true },
+          { name: 'backup', mountPath: PATHS.backup },
+          { name: 'tmp', mountPath: PATHS.tmp },
+        ],
+      },
+    ],
     volumes: [
       { name: 'scripts', configMap: { name: ctx.names.scripts } },
       { name: 'backup', persistentVolumeClaim: { claimName: backup.persistentVolumeClaimName } },

@@ -30,7 +30,15 @@ export function configMaps(scope: Construct, ctx: MySQLClusterContext): MySQLCon
       metadata: objectMeta(ctx, ctx.names.scripts, DATABASE_COMPONENT),
       data: scripts,
     }),
-    hash: fnv1a32([myCnf, ...Object.keys(scripts).filter((k) => k !== SCRIPT.backup).sort().map((k) => `${k}\0${scripts[k]}`)].join('\0')),
+    hash: fnv1a32(
+      [
+        myCnf,
+        ...Object.keys(scripts)
+          .filter((k) => k !== SCRIPT.backup)
+          .sort()
+          .map((k) => `${k}\0${scripts[k]}`),
+      ].join('\0'),
+    ),
   };
 }
 

@@ -13,7 +13,11 @@ export interface MySQLClusterContext {
 }
 
 export function clusterContext(cluster: string, spec: ResolvedMySQLClusterSpec): MySQLClusterContext {
-  return { spec, names: clusterNames(cluster, spec.credentialsSecretName), image: spec.image ?? `mysql:${spec.version}` };
+  return {
+    spec,
+    names: clusterNames(cluster, spec.credentialsSecretName),
+    image: spec.image ?? `mysql:${spec.version}`,
+  };
 }
 
 /** The labels of an object or pod template of this cluster: the user's, then ours. */

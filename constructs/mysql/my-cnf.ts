@@ -36,7 +36,9 @@ const MANAGED_OPTIONS: readonly (readonly [string, string])[] = [
 
 /** The shared my.cnf: recon8s' options, then the user's (sorted by key), then the per-member directory. */
 export function renderMyCnf(clusterName: string, userOptions: Readonly<Record<string, string>> = {}): string {
-  const user = Object.keys(userOptions).sort().map((k) => `${k}=${cnfValue(userOptions[k] ?? '')}`);
+  const user = Object.keys(userOptions)
+    .sort()
+    .map((k) => `${k}=${cnfValue(userOptions[k] ?? '')}`);
   return [
     `# my.cnf of MySQLCluster "${clusterName}", rendered by recon8s.`,
     '# server_id, report_host, read_only and super_read_only differ per member: init-config writes them',

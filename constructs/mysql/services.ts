@@ -17,7 +17,9 @@ export interface MySQLServices {
 export function services(scope: Construct, ctx: MySQLClusterContext): MySQLServices {
   const { names } = ctx;
   const selector = databaseSelector(names.cluster);
-  const ports: k8s.ServicePort[] = [{ name: MYSQL_PORT_NAME, port: MYSQL_PORT, targetPort: k8s.IntOrString.fromString(MYSQL_PORT_NAME) }];
+  const ports: k8s.ServicePort[] = [
+    { name: MYSQL_PORT_NAME, port: MYSQL_PORT, targetPort: k8s.IntOrString.fromString(MYSQL_PORT_NAME) },
+  ];
   return {
     // Gives every member its DNS name, <cluster>-N.<cluster>-headless. Not-ready members are
     // published too: a replica being bootstrapped must reach the primary by name, and the primary

@@ -12,12 +12,27 @@ export const END_OF_LIFE_MYSQL_VERSIONS: Readonly<Record<string, string>> = {
   '8.0': 'MySQL 8.0 reached end of life in April 2026 and gets no security fixes',
 };
 const versionWords = SUPPORTED_MYSQL_VERSIONS.map((v) => `"${v}"`).join(' or ');
-const eolList = Object.keys(END_OF_LIFE_MYSQL_VERSIONS).map((v) => `'${v}'`).join(', ');
+const eolList = Object.keys(END_OF_LIFE_MYSQL_VERSIONS)
+  .map((v) => `'${v}'`)
+  .join(', ');
 
 /** my.cnf options recon8s sets itself (replication, identity, paths), in underscore spelling. */
 export const MANAGED_MYSQL_OPTIONS = [
-  'server_id', 'gtid_mode', 'enforce_gtid_consistency', 'read_only', 'super_read_only', 'log_bin', 'datadir',
-  'socket', 'port', 'bind_address', 'report_host', 'pid_file', 'plugin_load', 'relay_log', 'skip_replica_start',
+  'server_id',
+  'gtid_mode',
+  'enforce_gtid_consistency',
+  'read_only',
+  'super_read_only',
+  'log_bin',
+  'datadir',
+  'socket',
+  'port',
+  'bind_address',
+  'report_host',
+  'pid_file',
+  'plugin_load',
+  'relay_log',
+  'skip_replica_start',
   'tmpdir',
 ] as const;
 
@@ -29,8 +44,7 @@ export const MANAGED_MYSQL_OPTIONS = [
 export const MANAGED_MYSQL_OPTION_PATTERN = `^(loose_)?(skip_|disable_|enable_|maximum_)?(${MANAGED_MYSQL_OPTIONS.join('|')})$`;
 
 // Downgrades are refused: the data dictionary of a newer release cannot be read by an older one.
-const noDowngradeCel = SUPPORTED_MYSQL_VERSIONS
-  .map((v, i) => [v, SUPPORTED_MYSQL_VERSIONS.slice(0, i)] as const)
+const noDowngradeCel = SUPPORTED_MYSQL_VERSIONS.map((v, i) => [v, SUPPORTED_MYSQL_VERSIONS.slice(0, i)] as const)
   .filter(([, older]) => older.length > 0)
   .map(([v, older]) => `!(oldSelf == '${v}' && self in [${older.map((o) => `'${o}'`).join(', ')}])`)
   .join(' && ');
@@ -41,70 +55,182 @@ const storage = s.object({
   default: {},
   defaultDoc: '10Gi ReadWriteOnce volumes of the default StorageClass',
   properties: {
-    size: s.optional(s.quantity({ description: 'Capacity of each data volume, greater than zero. It may grow (when the StorageClass allows expansion) but never shrink.', default: '10Gi', positive: true })),
-    storageClassName: s.optional(s.string({ description: 'The StorageClass of the volumes. Fixed once created.', pattern: '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$', patternHint: 'a DNS subdomain name', maxLength: 253, defaultDoc: 'the cluster default StorageClass' })),
-    accessModes: s.optional(s.array({ description: 'Access modes of the volumes. Fixed once created.', items: s.string({ description: 'An access mode.', enum: ['ReadWriteOnce', 'ReadWriteOncePod', 'ReadWriteMany'] }), minItems: 1, maxItems: 3, listType: 'set', default: ['ReadWriteOnce'] })),
+    size: s.optional(
+      s.quantity({
+        description:
+          'Capacity of each data volume, greater than zero. It may grow (when the StorageClass allows expansion) but never shrink.',
+        default: '10Gi',
+        positive: true,
+      }),
+    ),
+    storageClassName: s.optional(
+      s.string({
+        description: 'The StorageClass of the volumes. Fixed once created.',
+        pattern: '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$',
+        patternHint: 'a DNS subdomain name',
+        maxLength: 253,
+        defaultDoc: 'the cluster default StorageClass',
+      }),
+    ),
+    accessModes: s.optional(
+      s.array({
+        description: 'Access modes of the volumes. Fixed once created.',
+        items: s.string({
+          description: 'An access mode.',
+          enum: ['ReadWriteOnce', 'ReadWriteOncePod', 'ReadWriteMany'],
+        }),
+        minItems: 1,
+        maxItems: 3,
+        listType: 'set',
+        default: ['ReadWriteOnce'],
+      }),
+    ),
   },
   rules: [
-    s.transitionRule("!has(self.size) || !has(oldSelf.size) || quantity(string(self.size)).compareTo(quantity(string(oldSelf.size))) >= 0", 'storage.size may grow but never shrink', { fieldPath: '.size' }),
-    s.transitionRule('has(self.storageClassName) == has(oldSelf.storageClassName) && (!has(self.storageClassName) || self.storageClassName == oldSelf.storageClassName)', 'storage.storageClassName is immutable once set (the volumes already exist)', { fieldPath: '.storageClassName' }),
-    s.transitionRule('!has(self.accessModes) || !has(oldSelf.accessModes) || self.accessModes == oldSelf.accessModes', 'storage.accessModes is immutable once set (the volumes already exist)', { fieldPath: '.accessModes' }),
+    s.transitionRule(
+      '!has(self.size) || !has(oldSelf.size) || quantity(string(self.size)).compareTo(quantity(string(oldSelf.size))) >= 0',
+      'storage.size may grow but never shrink',
+      { fieldPath: '.size' },
+    ),
+    s.transitionRule(
+      'has(self.storageClassName) == has(oldSelf.storageClassName) && (!has(self.storageClassName) || self.storageClassName == oldSelf.storageClassName)',
+      'storage.storageClassName is immutable once set (the volumes already exist)',
+      { fieldPath: '.storageClassName' },
+    ),
+    s.transitionRule(
+      '!has(self.accessModes) || !has(oldSelf.accessModes) || self.accessModes == oldSelf.accessModes',
+      'storage.accessModes is immutable once set (the volumes already exist)',
+      { fieldPath: '.accessModes' },
+    ),
   ],
 });
 
 const backup = s.object({
   typeName: 'MySQLBackup',
-  description: 'Scheduled logical backups: the application\'s schemas (one consistent snapshot) and accounts, never the mysql schema; taken from a replica when there is one. Restore by piping a dump into a new cluster\'s primary.',
+  description:
+    "Scheduled logical backups: the application's schemas (one consistent snapshot) and accounts, never the mysql schema; taken from a replica when there is one. Restore by piping a dump into a new cluster's primary.",
   properties: {
-    schedule: s.required(s.string({ description: 'When to back up, as a cron expression in UTC, e.g. "0 3 * * *".', pattern: '^(@(yearly|annually|monthly|weekly|daily|midnight|hourly)|((\\S+\\s+){4}\\S+))$', patternHint: 'a five-field cron expression or a macro such as "@daily"', maxLength: 128 })),
-    persistentVolumeClaimName: s.required(s.string({ description: 'The existing PersistentVolumeClaim the backups are written to. recon8s never creates or deletes it.', pattern: '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$', patternHint: 'a DNS subdomain name', maxLength: 253 })),
-    retain: s.optional(s.integer({ description: 'How many backups to keep on the volume; older ones are removed after a successful backup.', minimum: 1, maximum: 1000, default: 7 })),
+    schedule: s.required(
+      s.string({
+        description: 'When to back up, as a cron expression in UTC, e.g. "0 3 * * *".',
+        pattern: '^(@(yearly|annually|monthly|weekly|daily|midnight|hourly)|((\\S+\\s+){4}\\S+))$',
+        patternHint: 'a five-field cron expression or a macro such as "@daily"',
+        maxLength: 128,
+      }),
+    ),
+    persistentVolumeClaimName: s.required(
+      s.string({
+        description:
+          'The existing PersistentVolumeClaim the backups are written to. recon8s never creates or deletes it.',
+        pattern: '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$',
+        patternHint: 'a DNS subdomain name',
+        maxLength: 253,
+      }),
+    ),
+    retain: s.optional(
+      s.integer({
+        description: 'How many backups to keep on the volume; older ones are removed after a successful backup.',
+        minimum: 1,
+        maximum: 1000,
+        default: 7,
+      }),
+    ),
     suspend: s.optional(s.boolean({ description: 'Pause the schedule without removing it.', default: false })),
   },
 });
 
 const pvcRetention = s.object({
   typeName: 'MySQLPvcRetention',
-  description: 'What happens to data volumes when the cluster is deleted or scaled down. Data is kept unless you say otherwise.',
+  description:
+    'What happens to data volumes when the cluster is deleted or scaled down. Data is kept unless you say otherwise.',
   default: {},
   defaultDoc: 'Retain when deleted and when scaled down',
   properties: {
-    whenDeleted: s.optional(s.string({ description: 'On deleting the MySQLCluster.', enum: ['Retain', 'Delete'], default: 'Retain' })),
-    whenScaled: s.optional(s.string({ description: 'On scaling replicas down.', enum: ['Retain', 'Delete'], default: 'Retain' })),
+    whenDeleted: s.optional(
+      s.string({ description: 'On deleting the MySQLCluster.', enum: ['Retain', 'Delete'], default: 'Retain' }),
+    ),
+    whenScaled: s.optional(
+      s.string({ description: 'On scaling replicas down.', enum: ['Retain', 'Delete'], default: 'Retain' }),
+    ),
   },
 });
 
 export const mysqlSpec = s.object({
   typeName: 'MySQLClusterSpec',
-  description: 'A MySQL cluster: one writable primary (ordinal 0) and read-only replicas that follow it by GTID replication.',
+  description:
+    'A MySQL cluster: one writable primary (ordinal 0) and read-only replicas that follow it by GTID replication.',
   properties: {
-    replicas: s.optional(s.integer({ description: 'Members: 1 primary plus replicas-1 read-only replicas.', minimum: 1, maximum: 9, default: 3 })),
-    version: s.optional(s.string({
-      description: `MySQL long-term-support release: ${versionWords}. End-of-life releases (5.7, 8.0) are refused; downgrades too.`,
-      enum: SUPPORTED_MYSQL_VERSIONS, default: SUPPORTED_MYSQL_VERSIONS[0],
-      enumAsRuleMessage: `version must be a supported MySQL LTS release: ${versionWords}`,
-      rules: [
-        s.rule<string>(`!(self in [${eolList}])`, `a supported LTS release (${versionWords}): 5.7 and 8.0 are end-of-life and get no security fixes`, (v) => !Object.hasOwn(END_OF_LIFE_MYSQL_VERSIONS, v)),
-        s.transitionRule(noDowngradeCel, 'version may be upgraded but never downgraded (the data directory of a newer release cannot be read by an older one)'),
-      ],
-    })),
-    image: s.optional(s.string({ description: 'Overrides the container image (it must be the same release as version).', minLength: 1, maxLength: 512, pattern: '^[^\\s]+$', patternHint: 'an image reference without spaces', defaultDoc: 'mysql:<version>' })),
+    replicas: s.optional(
+      s.integer({
+        description: 'Members: 1 primary plus replicas-1 read-only replicas.',
+        minimum: 1,
+        maximum: 9,
+        default: 3,
+      }),
+    ),
+    version: s.optional(
+      s.string({
+        description: `MySQL long-term-support release: ${versionWords}. End-of-life releases (5.7, 8.0) are refused; downgrades too.`,
+        enum: SUPPORTED_MYSQL_VERSIONS,
+        default: SUPPORTED_MYSQL_VERSIONS[0],
+        enumAsRuleMessage: `version must be a supported MySQL LTS release: ${versionWords}`,
+        rules: [
+          s.rule<string>(
+            `!(self in [${eolList}])`,
+            `a supported LTS release (${versionWords}): 5.7 and 8.0 are end-of-life and get no security fixes`,
+            (v) => !Object.hasOwn(END_OF_LIFE_MYSQL_VERSIONS, v),
+          ),
+          s.transitionRule(
+            noDowngradeCel,
+            'version may be upgraded but never downgraded (the data directory of a newer release cannot be read by an older one)',
+          ),
+        ],
+      }),
+    ),
+    image: s.optional(
+      s.string({
+        description: 'Overrides the container image (it must be the same release as version).',
+        minLength: 1,
+        maxLength: 512,
+        pattern: '^[^\\s]+$',
+        patternHint: 'an image reference without spaces',
+        defaultDoc: 'mysql:<version>',
+      }),
+    ),
     storage: s.optional(storage),
     resources: s.optional(resources({ requests: { cpu: '500m', memory: '1Gi' }, limits: { memory: '1Gi' } })),
-    credentialsSecretName: s.optional(s.string({
-      description: 'The Secret holding the passwords (keys root-password and replication-password). When you create it, recon8s only reads it; when it is the default and missing, the controller creates it once with random passwords. Passwords never appear in the spec.',
-      pattern: '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$', patternHint: 'a DNS subdomain name', maxLength: 253, defaultDoc: '<name>-credentials',
-    })),
-    mysqlConf: s.optional(s.map({
-      description: 'Extra my.cnf [mysqld] options. Replication and identity options (server-id, gtid_mode, read_only, log_bin, ...) are managed by recon8s and refused here.',
-      values: s.string({ description: 'The option value.', maxLength: 1024, pattern: '^[^\\n\\r]*$', patternHint: 'a single line' }),
-      keyPattern: '^[a-z][a-z0-9_-]*$', keyPatternHint: 'a lower-case option name such as "max_connections"', maxProperties: 128,
-      rules: [s.rule<Record<string, string>>(
-        `self.all(k, !k.replace('-', '_').matches('${MANAGED_MYSQL_OPTION_PATTERN}'))`,
-        `no options that recon8s manages, in any spelling (${MANAGED_MYSQL_OPTIONS.join(', ')})`,
-        (m) => Object.keys(m).every((k) => !new RegExp(MANAGED_MYSQL_OPTION_PATTERN).test(k.replaceAll('-', '_'))),
-      )],
-    })),
+    credentialsSecretName: s.optional(
+      s.string({
+        description:
+          'The Secret holding the passwords (keys root-password and replication-password). When you create it, recon8s only reads it; when it is the default and missing, the controller creates it once with random passwords. Passwords never appear in the spec.',
+        pattern: '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$',
+        patternHint: 'a DNS subdomain name',
+        maxLength: 253,
+        defaultDoc: '<name>-credentials',
+      }),
+    ),
+    mysqlConf: s.optional(
+      s.map({
+        description:
+          'Extra my.cnf [mysqld] options. Replication and identity options (server-id, gtid_mode, read_only, log_bin, ...) are managed by recon8s and refused here.',
+        values: s.string({
+          description: 'The option value.',
+          maxLength: 1024,
+          pattern: '^[^\\n\\r]*$',
+          patternHint: 'a single line',
+        }),
+        keyPattern: '^[a-z][a-z0-9_-]*$',
+        keyPatternHint: 'a lower-case option name such as "max_connections"',
+        maxProperties: 128,
+        rules: [
+          s.rule<Record<string, string>>(
+            `self.all(k, !k.replace('-', '_').matches('${MANAGED_MYSQL_OPTION_PATTERN}'))`,
+            `no options that recon8s manages, in any spelling (${MANAGED_MYSQL_OPTIONS.join(', ')})`,
+            (m) => Object.keys(m).every((k) => !new RegExp(MANAGED_MYSQL_OPTION_PATTERN).test(k.replaceAll('-', '_'))),
+          ),
+        ],
+      }),
+    ),
     backup: s.optional(backup),
     pvcRetention: s.optional(pvcRetention),
     labels: s.optional(metadataMap('labels')),
@@ -112,7 +238,13 @@ export const mysqlSpec = s.object({
     nodeSelector: s.optional(nodeSelector),
     tolerations: s.optional(tolerations),
     affinity: s.optional(affinity),
-    imagePullPolicy: s.optional(s.string({ description: 'When the kubelet pulls the image.', enum: ['Always', 'IfNotPresent', 'Never'], default: 'IfNotPresent' })),
+    imagePullPolicy: s.optional(
+      s.string({
+        description: 'When the kubelet pulls the image.',
+        enum: ['Always', 'IfNotPresent', 'Never'],
+        default: 'IfNotPresent',
+      }),
+    ),
     paused,
   },
 });
@@ -152,22 +284,33 @@ export const MYSQL_CLUSTER: KindDefinition = {
   status: mysqlStatus,
   // A StatefulSet's controller-revision-hash label is "<name>-<hash of up to 10>", and labels are at most 63.
   maxNameLength: 52,
-  conditionalNameLimits: [{
-    // A CronJob's name is at most 52 characters: its Jobs are named "<cronjob>-<minutes since the epoch>".
-    maxLength: 52 - '-backup'.length,
-    whenCel: 'has(self.spec.backup)',
-    when: (spec: { backup?: unknown }) => spec.backup !== undefined,
-    because: 'the backup CronJob "<name>-backup" (at most 52 characters)',
-  }],
+  conditionalNameLimits: [
+    {
+      // A CronJob's name is at most 52 characters: its Jobs are named "<cronjob>-<minutes since the epoch>".
+      maxLength: 52 - '-backup'.length,
+      whenCel: 'has(self.spec.backup)',
+      when: (spec: { backup?: unknown }) => spec.backup !== undefined,
+      because: 'the backup CronJob "<name>-backup" (at most 52 characters)',
+    },
+  ],
   printerColumns: [
     { name: 'Version', type: 'string', jsonPath: '.spec.version' },
     { name: 'Desired', type: 'integer', jsonPath: '.spec.replicas' },
     { name: 'Ready', type: 'integer', jsonPath: '.status.readyReplicas' },
     { name: 'Status', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].reason' },
-    { name: 'Degraded', type: 'string', jsonPath: '.status.conditions[?(@.type=="Degraded")].reason', description: 'AsExpected, or why not.' },
+    {
+      name: 'Degraded',
+      type: 'string',
+      jsonPath: '.status.conditions[?(@.type=="Degraded")].reason',
+      description: 'AsExpected, or why not.',
+    },
     { name: 'Paused', type: 'boolean', jsonPath: '.spec.paused' },
     { name: 'Primary', type: 'string', jsonPath: '.status.primaryEndpoint', priority: 1 },
     { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
   ],
-  scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.status.selector' },
+  scale: {
+    specReplicasPath: '.spec.replicas',
+    statusReplicasPath: '.status.replicas',
+    labelSelectorPath: '.status.selector',
+  },
 };

@@ -7,11 +7,18 @@ import { containerSecurityContext, podSecurityContext, preferredAntiAffinity } f
 import type { MySQLClusterContext } from './context.js';
 import { clusterLabels, objectMeta, secretEnv } from './context.js';
 import {
-  APP_NAME, CONFIG_HASH_ANNOTATION, DATABASE_COMPONENT, MYSQL_PORT, MYSQL_PORT_NAME, MYSQL_UID, PATHS, SECRET_KEYS,
-  DATA_VOLUME, databaseSelector,
+  APP_NAME,
+  CONFIG_HASH_ANNOTATION,
+  DATABASE_COMPONENT,
+  MYSQL_PORT,
+  MYSQL_PORT_NAME,
+  MYSQL_UID,
+  PATHS,
+  SECRET_KEYS,
+  DATA_VOLUME,
+  databaseSelector,
 } from './layout.js';
 import { SCRIPT } from './scripts.js';
-
 
 const VOLUMES = {
   config: 'config',
@@ -43,7 +50,10 @@ export function statefulSet(scope: Construct, ctx: MySQLClusterContext, configHa
       podManagementPolicy: 'OrderedReady',
       // Highest ordinal first: the replicas are updated before the primary.
       updateStrategy: { type: 'RollingUpdate' },
-      persistentVolumeClaimRetentionPolicy: { whenDeleted: spec.pvcRetention.whenDeleted, whenScaled: spec.pvcRetention.whenScaled },
+      persistentVolumeClaimRetentionPolicy: {
+        whenDeleted: spec.pvcRetention.whenDeleted,
+        whenScaled: spec.pvcRetention.whenScaled,
+      },
       volumeClaimTemplates: [dataClaimTemplate(ctx)],
       template: {
         metadata: {
@@ -65,7 +75,10 @@ export function statefulSet(scope: Construct, ctx: MySQLClusterContext, configHa
 function dataClaimTemplate(ctx: MySQLClusterContext): k8s.KubePersistentVolumeClaimProps {
   const { storage } = ctx.spec;
   return {
-    metadata: { name: DATA_VOLUME, labels: objectLabels({ name: APP_NAME, instance: ctx.names.cluster, component: DATABASE_COMPONENT }) },
+    metadata: {
+      name: DATA_VOLUME,
+      labels: objectLabels({ name: APP_NAME, instance: ctx.names.cluster, component: DATABASE_COMPONENT }),
+    },
     spec: {
       accessModes: [...storage.accessModes],
       storageClassName: storage.storageClassName,
@@ -112,9 +125,13 @@ function baseContainer(ctx: MySQLClusterContext, name: string): k8s.Container {
   };
 }
 
-const mount = (name: string, mountPath: string, readOnly = false): k8s.VolumeMount => (readOnly ? { name, mountPath, readOnly } : { name, mountPath });
+const mount = (name: string, mountPath: string, readOnly = false): k8s.VolumeMount =>
+  readOnly ? { name, mountPath, readOnly } : { name, mountPath };
 const runScript = (file: string): string[] => ['bash', `${PATHS.scripts}/${file}`];
-const podNameEnv: k8s.EnvVar = { name: 'POD_NAME', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.name' } } };
+const podNameEnv: k8s.EnvVar = {
+  name: 'POD_NAME',
+  valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.name' } },
+};
 
 function memberEnv(ctx: MySQLClusterContext): k8s.EnvVar[] {
   return [
@@ -180,7 +197,12 @@ function mysqlContainer(ctx: MySQLClusterContext): k8s.Container {
     // waits (up to an hour) instead of killing a server that is recovering.
     startupProbe: { ...ping, failureThreshold: 360 },
     livenessProbe: { ...ping, failureThreshold: 6 },
-    readinessProbe: { exec: { command: runScript(SCRIPT.ready) }, periodSeconds: 10, timeoutSeconds: 5, failureThreshold: 3 },
+    readinessProbe: {
+      exec: { command: runScript(SCRIPT.ready) },
+      periodSeconds: 10,
+      timeoutSeconds: 5,
+      failureThreshold: 3,
+    },
   };
 }
 

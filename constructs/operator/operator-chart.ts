@@ -71,10 +71,14 @@ export const CHILD_VERBS: readonly string[] = ['get', 'list', 'watch', 'create',
 export function childRules(kinds: readonly KindDefinition[]): k8s.PolicyRule[] {
   const byGroup = new Map<string, Set<string>>();
   for (const t of kinds.flatMap((k) => k.childTypes)) {
-    const group = t.apiVersion.includes('/') ? t.apiVersion.split('/')[0] ?? '' : '';
+    const group = t.apiVersion.includes('/') ? (t.apiVersion.split('/')[0] ?? '') : '';
     byGroup.set(group, (byGroup.get(group) ?? new Set()).add(t.plural));
   }
-  return [...byGroup].map(([group, resources]) => ({ apiGroups: [group], resources: [...resources].sort(), verbs: [...CHILD_VERBS] }));
+  return [...byGroup].map(([group, resources]) => ({
+    apiGroups: [group],
+    resources: [...resources].sort(),
+    verbs: [...CHILD_VERBS],
+  }));
 }
 
 export interface OperatorChartProps {
@@ -119,7 +123,10 @@ export interface OperatorResources {
   readonly limits?: { readonly cpu?: string; readonly memory?: string };
 }
 
-export const DEFAULT_OPERATOR_RESOURCES: OperatorResources = { requests: { cpu: '100m', memory: '256Mi' }, limits: { memory: '512Mi' } };
+export const DEFAULT_OPERATOR_RESOURCES: OperatorResources = {
+  requests: { cpu: '100m', memory: '256Mi' },
+  limits: { memory: '512Mi' },
+};
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
@@ -219,11 +226,14 @@ export class OperatorChart extends Chart {
       // patch: only to move the generated Secret's ownerReference when pvcRetention.whenDeleted changes.
       rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'create', 'patch'] }],
     });
-    this.credentialsBindings = credentialsNamespaces.map((ns) => new k8s.KubeRoleBinding(this, `credentials-${ns}`, {
-      metadata: { name: CREDENTIALS_CLUSTER_ROLE, namespace: ns, labels },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: CREDENTIALS_CLUSTER_ROLE },
-      subjects: [subject],
-    }));
+    this.credentialsBindings = credentialsNamespaces.map(
+      (ns) =>
+        new k8s.KubeRoleBinding(this, `credentials-${ns}`, {
+          metadata: { name: CREDENTIALS_CLUSTER_ROLE, namespace: ns, labels },
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: CREDENTIALS_CLUSTER_ROLE },
+          subjects: [subject],
+        }),
+    );
 
     // --- Leader election: a Lease in the operator namespace, and only there. ---
     // create cannot be limited to a name (the name is in the body); get and update are, to our Lease
@@ -232,7 +242,12 @@ export class OperatorChart extends Chart {
       metadata: { name: LEADER_ELECTION_ROLE, namespace, labels },
       rules: [
         { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
-        { apiGroups: ['coordination.k8s.io'], resources: ['leases'], resourceNames: [LEADER_ELECTION_LEASE], verbs: ['get', 'update'] },
+        {
+          apiGroups: ['coordination.k8s.io'],
+          resources: ['leases'],
+          resourceNames: [LEADER_ELECTION_LEASE],
+          verbs: ['get', 'update'],
+        },
       ],
     });
     new k8s.KubeRoleBinding(this, 'leader-election-role-binding', {
@@ -254,33 +269,46 @@ export class OperatorChart extends Chart {
             // The controller talks to the API server: it needs the token, whatever the ServiceAccount says.
             automountServiceAccountToken: true,
             enableServiceLinks: false,
-            securityContext: podSecurityContext({ runAsUser: OPERATOR_UID, runAsGroup: OPERATOR_UID, runAsNonRoot: true }),
-            containers: [{
-              name: 'controller',
-              image,
-              imagePullPolicy: props.imagePullPolicy ?? 'IfNotPresent',
-              args: [...CONTROLLER_ARGS, ...(watchedNamespaces.length > 0 ? [`--namespaces=${watchedNamespaces.join(',')}`] : [])],
-              // --leader-election-namespace defaults to $POD_NAMESPACE.
-              env: [{ name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } }],
-              ports: [
-                { name: 'metrics', containerPort: METRICS_PORT, protocol: 'TCP' },
-                { name: 'health', containerPort: HEALTH_PORT, protocol: 'TCP' },
-              ],
-              livenessProbe: {
-                httpGet: { path: '/healthz', port: k8s.IntOrString.fromString('health') },
-                periodSeconds: 20, timeoutSeconds: 1, failureThreshold: 3,
+            securityContext: podSecurityContext({
+              runAsUser: OPERATOR_UID,
+              runAsGroup: OPERATOR_UID,
+              runAsNonRoot: true,
+            }),
+            containers: [
+              {
+                name: 'controller',
+                image,
+                imagePullPolicy: props.imagePullPolicy ?? 'IfNotPresent',
+                args: [
+                  ...CONTROLLER_ARGS,
+                  ...(watchedNamespaces.length > 0 ? [`--namespaces=${watchedNamespaces.join(',')}`] : []),
+                ],
+                // --leader-election-namespace defaults to $POD_NAMESPACE.
+                env: [{ name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } }],
+                ports: [
+                  { name: 'metrics', containerPort: METRICS_PORT, protocol: 'TCP' },
+                  { name: 'health', containerPort: HEALTH_PORT, protocol: 'TCP' },
+                ],
+                livenessProbe: {
+                  httpGet: { path: '/healthz', port: k8s.IntOrString.fromString('health') },
+                  periodSeconds: 20,
+                  timeoutSeconds: 1,
+                  failureThreshold: 3,
+                },
+                readinessProbe: {
+                  httpGet: { path: '/readyz', port: k8s.IntOrString.fromString('health') },
+                  periodSeconds: 10,
+                  timeoutSeconds: 1,
+                  failureThreshold: 3,
+                },
+                resources: {
+                  requests: quantities(resources.requests),
+                  limits: quantities(resources.limits),
+                },
+                securityContext: containerSecurityContext({ runAsNonRoot: true, readOnlyRootFilesystem: true }),
+                volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
               },
-              readinessProbe: {
-                httpGet: { path: '/readyz', port: k8s.IntOrString.fromString('health') },
-                periodSeconds: 10, timeoutSeconds: 1, failureThreshold: 3,
-              },
-              resources: {
-                requests: quantities(resources.requests),
-                limits: quantities(resources.limits),
-              },
-              securityContext: containerSecurityContext({ runAsNonRoot: true, readOnlyRootFilesystem: true }),
-              volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
-            }],
+            ],
             volumes: [{ name: 'tmp', emptyDir: {} }],
             affinity: replicas > 1 ? preferredAntiAffinity(selector) : undefined,
           },
@@ -303,7 +331,9 @@ export class OperatorChart extends Chart {
       spec: {
         type: 'ClusterIP',
         selector: { ...selector },
-        ports: [{ name: 'metrics', port: METRICS_PORT, targetPort: k8s.IntOrString.fromString('metrics'), protocol: 'TCP' }],
+        ports: [
+          { name: 'metrics', port: METRICS_PORT, targetPort: k8s.IntOrString.fromString('metrics'), protocol: 'TCP' },
+        ],
       },
     });
     if (props.serviceMonitor === true) {
@@ -321,22 +351,39 @@ export class OperatorChart extends Chart {
   }
 }
 
-function quantities(list: { readonly cpu?: string; readonly memory?: string } | undefined): Record<string, k8s.Quantity> | undefined {
+function quantities(
+  list: { readonly cpu?: string; readonly memory?: string } | undefined,
+): Record<string, k8s.Quantity> | undefined {
   if (!list) return undefined;
-  const out = Object.fromEntries(Object.entries(list).filter(([, v]) => v !== undefined).map(([k, v]) => [k, k8s.Quantity.fromString(v)]));
+  const out = Object.fromEntries(
+    Object.entries(list)
+      .filter(([, v]) => v !== undefined)
+      .map(([k, v]) => [k, k8s.Quantity.fromString(v)]),
+  );
   return Object.keys(out).length > 0 ? out : undefined;
 }
 
 const QUANTITY = /^[0-9]+(\.[0-9]+)?(m|k|M|G|T|Ki|Mi|Gi|Ti)?$/;
 
 /** Every prop checked at once; the message names each prop, the value received and what was expected. */
-function validate(p: { namespace: string; image: string; replicas: number; credentialsNamespaces: readonly string[]; watchedNamespaces: readonly string[]; resources: OperatorResources }): void {
+function validate(p: {
+  namespace: string;
+  image: string;
+  replicas: number;
+  credentialsNamespaces: readonly string[];
+  watchedNamespaces: readonly string[];
+  resources: OperatorResources;
+}): void {
   const problems: string[] = [];
   const isNamespace = (n: string): boolean => n.length <= 63 && DNS_LABEL.test(n);
   if (!isNamespace(p.namespace)) problems.push(`namespace: got ${JSON.stringify(p.namespace)}, expected a DNS label`);
   if (p.image.trim() === '') problems.push('image: got "", expected an image reference');
-  if (!Number.isInteger(p.replicas) || p.replicas < 1) problems.push(`replicas: got ${p.replicas}, expected an integer of at least 1`);
-  for (const [prop, list] of [['credentialsNamespaces', p.credentialsNamespaces], ['watchedNamespaces', p.watchedNamespaces]] as const) {
+  if (!Number.isInteger(p.replicas) || p.replicas < 1)
+    problems.push(`replicas: got ${p.replicas}, expected an integer of at least 1`);
+  for (const [prop, list] of [
+    ['credentialsNamespaces', p.credentialsNamespaces],
+    ['watchedNamespaces', p.watchedNamespaces],
+  ] as const) {
     const seen = new Set<string>();
     for (const n of list) {
       if (!isNamespace(n)) problems.push(`${prop}: got ${JSON.stringify(n)}, expected a DNS label`);
@@ -346,8 +393,12 @@ function validate(p: { namespace: string; image: string; replicas: number; crede
   }
   for (const part of ['requests', 'limits'] as const) {
     for (const [resource, value] of Object.entries(p.resources[part] ?? {})) {
-      if (resource !== 'cpu' && resource !== 'memory') problems.push(`resources.${part}: got ${JSON.stringify(resource)}, expected cpu or memory`);
-      else if (typeof value !== 'string' || !QUANTITY.test(value)) problems.push(`resources.${part}.${resource}: got ${JSON.stringify(value)}, expected a quantity such as "100m" or "256Mi"`);
+      if (resource !== 'cpu' && resource !== 'memory')
+        problems.push(`resources.${part}: got ${JSON.stringify(resource)}, expected cpu or memory`);
+      else if (typeof value !== 'string' || !QUANTITY.test(value))
+        problems.push(
+          `resources.${part}.${resource}: got ${JSON.stringify(value)}, expected a quantity such as "100m" or "256Mi"`,
+        );
     }
   }
   if (problems.length > 0) throw new Error(`OperatorChart: ${problems.join('; ')}`);

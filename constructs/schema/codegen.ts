@@ -6,7 +6,10 @@ import type { ObjectNode, SchemaNode } from './schema.js';
  * `Resolved…` twin in which every defaulted field is present — what a construct sees after
  * `applyDefaults`. The output is committed as `*.generated.ts` and a unit test keeps it current.
  */
-export function generateTypes(roots: readonly ObjectNode[], options: { readonly source: string; readonly imports?: readonly string[] }): string {
+export function generateTypes(
+  roots: readonly ObjectNode[],
+  options: { readonly source: string; readonly imports?: readonly string[] },
+): string {
   const objects = collectObjects(roots);
   const lines: string[] = [
     `// Generated from ${options.source} by constructs/schema/codegen.ts (npm run codegen). Do not edit.`,
@@ -24,7 +27,8 @@ function collectObjects(roots: readonly ObjectNode[]): ObjectNode[] {
       if (node.preserveUnknownFields) return;
       const seen = found.get(node.typeName);
       // The same type may sit under fields with other descriptions; its properties must be the same.
-      if (seen && seen.properties !== node.properties) throw new Error(`two different object nodes are named ${node.typeName}`);
+      if (seen && seen.properties !== node.properties)
+        throw new Error(`two different object nodes are named ${node.typeName}`);
       if (seen) return;
       found.set(node.typeName, node);
       for (const p of Object.values(node.properties)) visit(p.node);
@@ -65,11 +69,16 @@ function defaultText(node: SchemaNode, required: boolean | undefined): string | 
 
 function typeOf(node: SchemaNode, resolved: boolean): string {
   switch (node.type) {
-    case 'string': return node.enum ? node.enum.map((e) => JSON.stringify(e)).join(' | ') : 'string';
-    case 'integer': return 'number';
-    case 'boolean': return 'boolean';
-    case 'quantity': return 'string | number';
-    case 'int-or-string': return 'number | string';
+    case 'string':
+      return node.enum ? node.enum.map((e) => JSON.stringify(e)).join(' | ') : 'string';
+    case 'integer':
+      return 'number';
+    case 'boolean':
+      return 'boolean';
+    case 'quantity':
+      return 'string | number';
+    case 'int-or-string':
+      return 'number | string';
     case 'object':
       if (node.preserveUnknownFields) return node.tsType ?? 'Record<string, unknown>';
       return resolved ? `Resolved${node.typeName}` : node.typeName;
@@ -77,7 +86,8 @@ function typeOf(node: SchemaNode, resolved: boolean): string {
       const item = typeOf(node.items, resolved);
       return item.includes('|') ? `ReadonlyArray<${item}>` : `readonly ${item}[]`;
     }
-    case 'map': return `Readonly<Record<string, ${typeOf(node.values, resolved)}>>`;
+    case 'map':
+      return `Readonly<Record<string, ${typeOf(node.values, resolved)}>>`;
   }
 }
 
@@ -86,7 +96,12 @@ function docComment(description: string, defaultValue: string | undefined, inden
   const lines: string[] = [];
   let line = '';
   for (const w of words) {
-    if (line && line.length + w.length + 1 > 96) { lines.push(line); line = w; } else { line = line ? `${line} ${w}` : w; }
+    if (line && line.length + w.length + 1 > 96) {
+      lines.push(line);
+      line = w;
+    } else {
+      line = line ? `${line} ${w}` : w;
+    }
   }
   if (line) lines.push(line);
   const body = lines.map((l) => `${indent} * ${l.replace(/\*\//g, '*\\/')}`);

@@ -18,10 +18,19 @@ export function resolveSpec<T>(kind: KindDefinition, name: string, props: unknow
 export function nameProblems(kind: KindDefinition, name: string, spec?: unknown): Problem[] {
   const problems: Problem[] = [];
   if (!new RegExp(DNS_1035_LABEL_PATTERN).test(name)) {
-    problems.push({ field: 'metadata.name', value: name, expected: 'a DNS-1035 label (lower-case letters, digits and "-", starting with a letter): the Services are named after it' });
+    problems.push({
+      field: 'metadata.name',
+      value: name,
+      expected:
+        'a DNS-1035 label (lower-case letters, digits and "-", starting with a letter): the Services are named after it',
+    });
   }
   if (name.length > kind.maxNameLength) {
-    problems.push({ field: 'metadata.name', value: name, expected: `at most ${kind.maxNameLength} characters, so that the names of the ${kind.kind}'s children fit` });
+    problems.push({
+      field: 'metadata.name',
+      value: name,
+      expected: `at most ${kind.maxNameLength} characters, so that the names of the ${kind.kind}'s children fit`,
+    });
   } else if (spec !== undefined) {
     for (const limit of kind.conditionalNameLimits ?? []) {
       if (name.length > limit.maxLength && limit.when(spec as never)) {
@@ -38,8 +47,15 @@ export function nameProblems(kind: KindDefinition, name: string, spec?: unknown)
  */
 export function nameRules(kind: KindDefinition): { rule: string; message: string }[] {
   return [
-    { rule: `self.metadata.name.size() <= ${kind.maxNameLength}`, message: `metadata.name must be at most ${kind.maxNameLength} characters, so that the names of the ${kind.kind}'s children fit` },
-    { rule: `self.metadata.name.matches('${DNS_1035_LABEL_PATTERN}')`, message: 'metadata.name must be a DNS-1035 label (lower-case letters, digits and "-", starting with a letter): the Services are named after it' },
+    {
+      rule: `self.metadata.name.size() <= ${kind.maxNameLength}`,
+      message: `metadata.name must be at most ${kind.maxNameLength} characters, so that the names of the ${kind.kind}'s children fit`,
+    },
+    {
+      rule: `self.metadata.name.matches('${DNS_1035_LABEL_PATTERN}')`,
+      message:
+        'metadata.name must be a DNS-1035 label (lower-case letters, digits and "-", starting with a letter): the Services are named after it',
+    },
     ...(kind.conditionalNameLimits ?? []).map((limit) => ({
       rule: `!(${limit.whenCel}) || self.metadata.name.size() <= ${limit.maxLength}`,
       message: `metadata.name must be ${conditionalLimitMessage(limit)}`,

@@ -47,19 +47,29 @@ export function toOpenApi(node: SchemaNode): JsonSchemaProps {
 function convert(node: SchemaNode): JsonSchemaProps {
   switch (node.type) {
     case 'string': {
-      const enumRule = node.enum && node.enumAsRuleMessage
-        ? [{ rule: `self in [${node.enum.map(celString).join(', ')}]`, message: node.enumAsRuleMessage }]
-        : undefined;
+      const enumRule =
+        node.enum && node.enumAsRuleMessage
+          ? [{ rule: `self in [${node.enum.map(celString).join(', ')}]`, message: node.enumAsRuleMessage }]
+          : undefined;
       return compact({
-        type: 'string', enum: node.enum && !enumRule ? [...node.enum] : undefined, pattern: node.pattern,
+        type: 'string',
+        enum: node.enum && !enumRule ? [...node.enum] : undefined,
+        pattern: node.pattern,
         minLength: node.minLength, // A bound keeps the rule cheap enough for the API server cost estimate.
         maxLength: node.maxLength ?? (enumRule ? 64 : undefined),
-        default: node.default, 'x-kubernetes-validations': enumRule,
+        default: node.default,
+        'x-kubernetes-validations': enumRule,
       });
     }
     case 'integer':
       // Kubernetes integers are int64 at most; int32 says what every field we map into really takes.
-      return compact({ type: 'integer', format: 'int32', minimum: node.minimum, maximum: node.maximum, default: node.default });
+      return compact({
+        type: 'integer',
+        format: 'int32',
+        minimum: node.minimum,
+        maximum: node.maximum,
+        default: node.default,
+      });
     case 'boolean':
       return compact({ type: 'boolean', default: node.default });
     case 'quantity':
@@ -71,7 +81,12 @@ function convert(node: SchemaNode): JsonSchemaProps {
         pattern: QUANTITY_PATTERN,
         default: node.default,
         'x-kubernetes-validations': node.positive
-          ? [{ rule: "!isQuantity(string(self)) || quantity(string(self)).isGreaterThan(quantity('0'))", message: 'must be a quantity greater than zero, such as "10Gi"' }]
+          ? [
+              {
+                rule: "!isQuantity(string(self)) || quantity(string(self)).isGreaterThan(quantity('0'))",
+                message: 'must be a quantity greater than zero, such as "10Gi"',
+              },
+            ]
           : undefined,
       });
     case 'int-or-string':
@@ -80,18 +95,29 @@ function convert(node: SchemaNode): JsonSchemaProps {
       return objectSchema(node);
     case 'array':
       return compact({
-        type: 'array', items: toOpenApi(node.items), minItems: node.minItems, maxItems: node.maxItems,
+        type: 'array',
+        items: toOpenApi(node.items),
+        minItems: node.minItems,
+        maxItems: node.maxItems,
         'x-kubernetes-list-type': node.listType,
         'x-kubernetes-list-map-keys': node.listMapKeys ? [...node.listMapKeys] : undefined,
         default: node.default,
       });
     case 'map': {
       const keyRules: ValidationRule[] = node.keyPattern
-        ? [{ rule: `self.all(k, k.matches(${celString(node.keyPattern)}))`, message: `every key must be ${node.keyPatternHint ?? `a string matching ${node.keyPattern}`}` }]
+        ? [
+            {
+              rule: `self.all(k, k.matches(${celString(node.keyPattern)}))`,
+              message: `every key must be ${node.keyPatternHint ?? `a string matching ${node.keyPattern}`}`,
+            },
+          ]
         : [];
       return compact({
-        type: 'object', additionalProperties: toOpenApi(node.values), maxProperties: node.maxProperties,
-        default: node.default, 'x-kubernetes-validations': keyRules.length ? keyRules : undefined,
+        type: 'object',
+        additionalProperties: toOpenApi(node.values),
+        maxProperties: node.maxProperties,
+        default: node.default,
+        'x-kubernetes-validations': keyRules.length ? keyRules : undefined,
       });
     }
   }
@@ -107,7 +133,12 @@ function objectSchema(node: ObjectNode): JsonSchemaProps {
     properties[name] = toOpenApi(prop.node);
     if (prop.required) required.push(name);
   }
-  return compact({ type: 'object', properties, required: required.length ? required : undefined, default: node.default });
+  return compact({
+    type: 'object',
+    properties,
+    required: required.length ? required : undefined,
+    default: node.default,
+  });
 }
 
 function validationsOf(rules: readonly Rule[] | undefined): ValidationRule[] | undefined {

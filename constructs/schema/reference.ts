@@ -7,27 +7,48 @@ import type { KindDefinition, SchemaNode } from './schema.js';
 export function referenceMarkdown(kind: KindDefinition): string {
   const rows: string[] = [];
   const walk = (node: SchemaNode, path: string, required: boolean): void => {
-    if (path) rows.push(`| \`${path}\` | ${typeName(node)}${required ? ' (required)' : ''} | ${defaultOf(node, required)} | ${escape(node.description)} |`);
+    if (path)
+      rows.push(
+        `| \`${path}\` | ${typeName(node)}${required ? ' (required)' : ''} | ${defaultOf(node, required)} | ${escape(node.description)} |`,
+      );
     if (node.type === 'object' && !node.preserveUnknownFields) {
-      for (const [name, p] of Object.entries(node.properties)) walk(p.node, path ? `${path}.${name}` : name, Boolean(p.required));
+      for (const [name, p] of Object.entries(node.properties))
+        walk(p.node, path ? `${path}.${name}` : name, Boolean(p.required));
     } else if (node.type === 'array' && node.items.type === 'object' && !node.items.preserveUnknownFields) {
-      for (const [name, p] of Object.entries(node.items.properties)) walk(p.node, `${path}[].${name}`, Boolean(p.required));
+      for (const [name, p] of Object.entries(node.items.properties))
+        walk(p.node, `${path}[].${name}`, Boolean(p.required));
     }
   };
   walk(kind.spec, '', false);
-  return [`#### ${kind.kind} (\`${kind.group}/${kind.version}\`)`, '', '| Field | Type | Default | Description |', '| --- | --- | --- | --- |', ...rows].join('\n');
+  return [
+    `#### ${kind.kind} (\`${kind.group}/${kind.version}\`)`,
+    '',
+    '| Field | Type | Default | Description |',
+    '| --- | --- | --- | --- |',
+    ...rows,
+  ].join('\n');
 }
 
 function typeName(node: SchemaNode): string {
   switch (node.type) {
-    case 'string': return node.enum ? node.enum.map((e) => `\`${e}\``).join(' \\| ') : 'string';
-    case 'integer': return node.minimum !== undefined && node.maximum !== undefined ? `integer ${node.minimum}..${node.maximum}` : 'integer';
-    case 'boolean': return 'boolean';
-    case 'quantity': return 'quantity';
-    case 'int-or-string': return 'int or string';
-    case 'object': return 'object';
-    case 'array': return node.items.type === 'object' ? 'list of objects' : `list of ${typeName(node.items)}`;
-    case 'map': return 'map of string';
+    case 'string':
+      return node.enum ? node.enum.map((e) => `\`${e}\``).join(' \\| ') : 'string';
+    case 'integer':
+      return node.minimum !== undefined && node.maximum !== undefined
+        ? `integer ${node.minimum}..${node.maximum}`
+        : 'integer';
+    case 'boolean':
+      return 'boolean';
+    case 'quantity':
+      return 'quantity';
+    case 'int-or-string':
+      return 'int or string';
+    case 'object':
+      return 'object';
+    case 'array':
+      return node.items.type === 'object' ? 'list of objects' : `list of ${typeName(node.items)}`;
+    case 'map':
+      return 'map of string';
   }
 }
 

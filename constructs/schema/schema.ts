@@ -114,8 +114,7 @@ export interface MapNode extends NodeBase {
 }
 
 export type SchemaNode =
-  | StringNode | IntegerNode | BooleanNode | QuantityNode | IntOrStringNode
-  | ObjectNode | ArrayNode | MapNode;
+  StringNode | IntegerNode | BooleanNode | QuantityNode | IntOrStringNode | ObjectNode | ArrayNode | MapNode;
 
 /** Everything the CRD, the generated types and validation need to know about one kind. */
 /** A Kubernetes resource type: what the controller watches, applies and prunes. */
@@ -145,7 +144,11 @@ export interface KindDefinition {
    */
   readonly conditionalNameLimits?: readonly ConditionalNameLimit[];
   readonly printerColumns: readonly PrinterColumn[];
-  readonly scale?: { readonly specReplicasPath: string; readonly statusReplicasPath: string; readonly labelSelectorPath?: string };
+  readonly scale?: {
+    readonly specReplicasPath: string;
+    readonly statusReplicasPath: string;
+    readonly labelSelectorPath?: string;
+  };
   /**
    * Every kind the construct may render for one resource: the controller watches, applies and prunes
    * exactly these, and the operator's RBAC grants exactly these. A kind rendered but not listed here
@@ -187,7 +190,8 @@ export const DNS_LABEL_PATTERN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
 /** RFC 1035 label: what a Service name must be. */
 export const DNS_1035_LABEL_PATTERN = '^[a-z]([-a-z0-9]*[a-z0-9])?$';
 /** A qualified label or annotation key (optional DNS-subdomain prefix and a name). */
-export const QUALIFIED_KEY_PATTERN = '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$';
+export const QUALIFIED_KEY_PATTERN =
+  '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$';
 
 // Builders: each returns the node unchanged; they exist so definitions read as a schema and type-check.
 export const string = (n: Omit<StringNode, 'type'>): StringNode => ({ type: 'string', ...n });
@@ -205,7 +209,12 @@ export const required = (node: SchemaNode): Property => ({ node, required: true 
 export const optional = (node: SchemaNode): Property => ({ node });
 
 /** A rule whose runtime check is typed against the generated interface of the node it sits on. */
-export function rule<T>(cel: string, message: string, check?: (self: T) => boolean, extra?: Pick<Rule, 'fieldPath' | 'reason'>): Rule {
+export function rule<T>(
+  cel: string,
+  message: string,
+  check?: (self: T) => boolean,
+  extra?: Pick<Rule, 'fieldPath' | 'reason'>,
+): Rule {
   return { cel, message, check: check as ((self: never) => boolean) | undefined, ...extra };
 }
 

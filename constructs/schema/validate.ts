@@ -13,7 +13,10 @@ export interface Problem {
 
 /** The input cannot be rendered; every problem found is listed, not just the first. */
 export class InvalidSpecError extends Error {
-  constructor(readonly subject: string, readonly problems: readonly Problem[]) {
+  constructor(
+    readonly subject: string,
+    readonly problems: readonly Problem[],
+  ) {
     super(`${subject} is invalid:\n${problems.map((p) => `  - ${formatProblem(p)}`).join('\n')}`);
     this.name = 'InvalidSpecError';
   }
@@ -71,15 +74,28 @@ function check(node: SchemaNode, value: unknown, field: string, out: Problem[]):
   const before = out.length;
   switch (node.type) {
     case 'string':
-      if (typeof value !== 'string') { out.push({ field, value, expected: 'a string' }); return; }
-      if (node.enum && !node.enum.includes(value)) out.push({ field, value, expected: `one of ${node.enum.map((e) => JSON.stringify(e)).join(', ')}` });
-      if (node.pattern && !new RegExp(node.pattern).test(value)) out.push({ field, value, expected: node.patternHint ?? `a string matching ${node.pattern}` });
-      if (node.minLength !== undefined && value.length < node.minLength) out.push({ field, value, expected: `at least ${node.minLength} character(s)` });
-      if (node.maxLength !== undefined && value.length > node.maxLength) out.push({ field, value, expected: `at most ${node.maxLength} characters` });
+      if (typeof value !== 'string') {
+        out.push({ field, value, expected: 'a string' });
+        return;
+      }
+      if (node.enum && !node.enum.includes(value))
+        out.push({ field, value, expected: `one of ${node.enum.map((e) => JSON.stringify(e)).join(', ')}` });
+      if (node.pattern && !new RegExp(node.pattern).test(value))
+        out.push({ field, value, expected: node.patternHint ?? `a string matching ${node.pattern}` });
+      if (node.minLength !== undefined && value.length < node.minLength)
+        out.push({ field, value, expected: `at least ${node.minLength} character(s)` });
+      if (node.maxLength !== undefined && value.length > node.maxLength)
+        out.push({ field, value, expected: `at most ${node.maxLength} characters` });
       break;
     case 'integer':
-      if (typeof value !== 'number' || !Number.isInteger(value)) { out.push({ field, value, expected: describeInteger(node.minimum, node.maximum) }); return; }
-      if ((node.minimum !== undefined && value < node.minimum) || (node.maximum !== undefined && value > node.maximum)) {
+      if (typeof value !== 'number' || !Number.isInteger(value)) {
+        out.push({ field, value, expected: describeInteger(node.minimum, node.maximum) });
+        return;
+      }
+      if (
+        (node.minimum !== undefined && value < node.minimum) ||
+        (node.maximum !== undefined && value > node.maximum)
+      ) {
         out.push({ field, value, expected: describeInteger(node.minimum, node.maximum) });
       }
       break;
@@ -87,7 +103,10 @@ function check(node: SchemaNode, value: unknown, field: string, out: Problem[]):
       if (typeof value !== 'boolean') out.push({ field, value, expected: 'true or false' });
       break;
     case 'quantity':
-      if (!((typeof value === 'number' && Number.isInteger(value) && value >= 0) || (typeof value === 'string' && new RegExp(QUANTITY_PATTERN).test(value)))) {
+      if (!(
+        (typeof value === 'number' && Number.isInteger(value) && value >= 0) ||
+        (typeof value === 'string' && new RegExp(QUANTITY_PATTERN).test(value))
+      )) {
         out.push({ field, value, expected: 'a Kubernetes quantity such as "500m", "256Mi" or "10Gi"' });
       } else if (node.positive && !isPositiveQuantity(value)) {
         out.push({ field, value, expected: 'a quantity greater than zero, such as "10Gi"' });
@@ -133,7 +152,10 @@ function isScalarOfType(node: SchemaNode, value: unknown): boolean {
 }
 
 function checkObject(node: ObjectNode, value: unknown, field: string, out: Problem[]): void {
-  if (!isPlainObject(value)) { out.push({ field, value, expected: 'an object' }); return; }
+  if (!isPlainObject(value)) {
+    out.push({ field, value, expected: 'an object' });
+    return;
+  }
   if (node.preserveUnknownFields) return;
   for (const [name, prop] of Object.entries(node.properties)) {
     const v = value[name];
@@ -146,15 +168,24 @@ function checkObject(node: ObjectNode, value: unknown, field: string, out: Probl
   const known = Object.keys(node.properties);
   for (const name of Object.keys(value)) {
     if (!(name in node.properties) && value[name] !== undefined) {
-      out.push({ field: join(field, name), value: value[name], expected: `no such field; known fields: ${known.join(', ')}` });
+      out.push({
+        field: join(field, name),
+        value: value[name],
+        expected: `no such field; known fields: ${known.join(', ')}`,
+      });
     }
   }
 }
 
 function checkArray(node: ArrayNode, value: unknown, field: string, out: Problem[]): void {
-  if (!Array.isArray(value)) { out.push({ field, value, expected: `a list of ${describeNode(node.items)}` }); return; }
-  if (node.minItems !== undefined && value.length < node.minItems) out.push({ field, value, expected: `at least ${node.minItems} item(s)` });
-  if (node.maxItems !== undefined && value.length > node.maxItems) out.push({ field, value: `${value.length} items`, expected: `at most ${node.maxItems} items` });
+  if (!Array.isArray(value)) {
+    out.push({ field, value, expected: `a list of ${describeNode(node.items)}` });
+    return;
+  }
+  if (node.minItems !== undefined && value.length < node.minItems)
+    out.push({ field, value, expected: `at least ${node.minItems} item(s)` });
+  if (node.maxItems !== undefined && value.length > node.maxItems)
+    out.push({ field, value: `${value.length} items`, expected: `at most ${node.maxItems} items` });
   value.forEach((item, i) => check(node.items, item, `${field}[${i}]`, out));
   if (node.listType === 'map' && node.listMapKeys) {
     const seen = new Map<string, number>();
@@ -163,7 +194,11 @@ function checkArray(node: ArrayNode, value: unknown, field: string, out: Problem
       const key = JSON.stringify(node.listMapKeys?.map((k) => item[k]));
       const first = seen.get(key);
       if (first !== undefined) {
-        out.push({ field: `${field}[${i}]`, value: Object.fromEntries(node.listMapKeys?.map((k) => [k, item[k]]) ?? []), expected: `a unique ${node.listMapKeys?.join('/')} (item ${first} has the same)` });
+        out.push({
+          field: `${field}[${i}]`,
+          value: Object.fromEntries(node.listMapKeys?.map((k) => [k, item[k]]) ?? []),
+          expected: `a unique ${node.listMapKeys?.join('/')} (item ${first} has the same)`,
+        });
       } else {
         seen.set(key, i);
       }
@@ -180,12 +215,21 @@ function checkArray(node: ArrayNode, value: unknown, field: string, out: Problem
 }
 
 function checkMap(node: MapNode, value: unknown, field: string, out: Problem[]): void {
-  if (!isPlainObject(value)) { out.push({ field, value, expected: 'a map of keys to values' }); return; }
+  if (!isPlainObject(value)) {
+    out.push({ field, value, expected: 'a map of keys to values' });
+    return;
+  }
   const keys = Object.keys(value);
-  if (node.maxProperties !== undefined && keys.length > node.maxProperties) out.push({ field, value: `${keys.length} keys`, expected: `at most ${node.maxProperties} keys` });
+  if (node.maxProperties !== undefined && keys.length > node.maxProperties)
+    out.push({ field, value: `${keys.length} keys`, expected: `at most ${node.maxProperties} keys` });
   const keyPattern = node.keyPattern ? new RegExp(node.keyPattern) : undefined;
   for (const k of keys) {
-    if (keyPattern && !keyPattern.test(k)) out.push({ field: `${field}[${JSON.stringify(k)}]`, value: k, expected: `a key that is ${node.keyPatternHint ?? `a string matching ${node.keyPattern}`}` });
+    if (keyPattern && !keyPattern.test(k))
+      out.push({
+        field: `${field}[${JSON.stringify(k)}]`,
+        value: k,
+        expected: `a key that is ${node.keyPatternHint ?? `a string matching ${node.keyPattern}`}`,
+      });
     check(node.values, value[k], `${field}[${JSON.stringify(k)}]`, out);
   }
 }
@@ -200,14 +244,24 @@ function describeInteger(min?: number, max?: number): string {
 /** What a node accepts, in a few words. */
 export function describeNode(node: SchemaNode): string {
   switch (node.type) {
-    case 'string': return node.enum ? `one of ${node.enum.map((e) => JSON.stringify(e)).join(', ')}` : node.patternHint ?? 'a string';
-    case 'integer': return describeInteger(node.minimum, node.maximum);
-    case 'boolean': return 'true or false';
-    case 'quantity': return 'a Kubernetes quantity';
-    case 'int-or-string': return 'a port number or name';
-    case 'object': return 'an object';
-    case 'array': return `a list of ${describeNode(node.items)}`;
-    case 'map': return 'a map';
+    case 'string':
+      return node.enum
+        ? `one of ${node.enum.map((e) => JSON.stringify(e)).join(', ')}`
+        : (node.patternHint ?? 'a string');
+    case 'integer':
+      return describeInteger(node.minimum, node.maximum);
+    case 'boolean':
+      return 'true or false';
+    case 'quantity':
+      return 'a Kubernetes quantity';
+    case 'int-or-string':
+      return 'a port number or name';
+    case 'object':
+      return 'an object';
+    case 'array':
+      return `a list of ${describeNode(node.items)}`;
+    case 'map':
+      return 'a map';
   }
 }
 

@@ -11,7 +11,14 @@ import type { LogFields, Logger } from '../observability/logger.js';
 import { isTerminalError } from '../reconcile/contract.js';
 import type { FileResource } from './diff-command.js';
 import {
-  CommandError, applyResource, describeApiError, getObject, placeResources, readAndConnect, requireCrds, resourcePath,
+  CommandError,
+  applyResource,
+  describeApiError,
+  getObject,
+  placeResources,
+  readAndConnect,
+  requireCrds,
+  resourcePath,
 } from './diff-command.js';
 import { UsageError } from './usage-error.js';
 
@@ -60,7 +67,8 @@ export function parseDuration(text: string): number {
   const t = text.trim();
   let ms: number;
   if (/^\d+(\.\d+)?$/.test(t)) ms = Number(t) * 1000;
-  else if (/^(\d+(\.\d+)?(ms|s|m|h))+$/.test(t)) ms = [...t.matchAll(DURATION_PART)].reduce((sum, m) => sum + Number(m[1]) * (UNIT_MS[m[2] ?? 's'] ?? 1000), 0);
+  else if (/^(\d+(\.\d+)?(ms|s|m|h))+$/.test(t))
+    ms = [...t.matchAll(DURATION_PART)].reduce((sum, m) => sum + Number(m[1]) * (UNIT_MS[m[2] ?? 's'] ?? 1000), 0);
   else throw new UsageError(`--timeout must be a duration like 90s, 5m or 1h30m, got "${text}"`, APPLY_USAGE);
   if (!(ms > 0)) throw new UsageError(`--timeout must be more than zero, got "${text}"`, APPLY_USAGE);
   return ms;
@@ -72,16 +80,23 @@ function formatDuration(ms: number): string {
   return ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`;
 }
 
-interface Condition { readonly type: string; readonly status: string; readonly reason?: string; readonly message?: string }
+interface Condition {
+  readonly type: string;
+  readonly status: string;
+  readonly reason?: string;
+  readonly message?: string;
+}
 
 /** What a resource's status says about its current generation; undefined while it reports an older one. */
 function statusLine(cr: CustomResource | undefined): string | undefined {
   if (!cr) return undefined;
   const status = cr.status as { observedGeneration?: number; conditions?: readonly Condition[] } | undefined;
-  if (status?.observedGeneration === undefined || status.observedGeneration !== cr.metadata.generation) return undefined;
+  if (status?.observedGeneration === undefined || status.observedGeneration !== cr.metadata.generation)
+    return undefined;
   const conditions = status.conditions;
   const find = (type: string): Condition | undefined => conditions?.find((c) => c.type === type);
-  const show = (label: string, c: Condition | undefined): string => `${label} (${c?.reason ?? 'Unknown'}: ${c?.message ?? 'no message'})`;
+  const show = (label: string, c: Condition | undefined): string =>
+    `${label} (${c?.reason ?? 'Unknown'}: ${c?.message ?? 'no message'})`;
   const ready = find('Ready');
   const degraded = find('Degraded');
   const progressing = find('Progressing');
@@ -106,7 +121,9 @@ function notReadyReason(cr: CustomResource | undefined, lastError: string | unde
     parts.push(`its status does not report generation ${cr.metadata.generation ?? '?'} yet`);
   } else {
     const ready = status.conditions?.find((c) => c.type === 'Ready');
-    parts.push(`Ready=${ready?.status ?? 'Unknown'} (${ready?.reason ?? 'no reason'}: ${ready?.message ?? 'no message'})`);
+    parts.push(
+      `Ready=${ready?.status ?? 'Unknown'} (${ready?.reason ?? 'no reason'}: ${ready?.message ?? 'no message'})`,
+    );
     const degraded = status.conditions?.find((c) => c.type === 'Degraded' && c.status === 'True');
     if (degraded) parts.push(`Degraded (${degraded.reason ?? ''}: ${degraded.message ?? ''})`);
   }
@@ -126,7 +143,11 @@ function capturingLogger(sink: { last?: string }): Logger {
 }
 
 /** `recon8s apply`: 0 ready (or reconciled, with --no-wait), 1 timed out, 2 errors. */
-export async function applyCommand(opts: ApplyOptions, out: NodeJS.WritableStream, err: NodeJS.WritableStream): Promise<number> {
+export async function applyCommand(
+  opts: ApplyOptions,
+  out: NodeJS.WritableStream,
+  err: NodeJS.WritableStream,
+): Promise<number> {
   const timeoutMs = parseDuration(opts.timeout);
   const prepared = await readAndConnect(opts, err, 'apply');
   if (typeof prepared === 'number') return prepared;
@@ -147,13 +168,24 @@ export async function applyCommand(opts: ApplyOptions, out: NodeJS.WritableStrea
         after = await applyResource(client, r, { dryRun: false, force: opts.forceConflicts });
       } catch (e) {
         const code = apiError(e).code;
-        if (code === 400 || code === 409 || code === 422) throw new CommandError(describeApiError(e, client, `${r.kind.kind} ${r.namespace}/${r.name} was refused`));
+        if (code === 400 || code === 409 || code === 422)
+          throw new CommandError(describeApiError(e, client, `${r.kind.kind} ${r.namespace}/${r.name} was refused`));
         throw e;
       }
-      const what = !before ? 'created' : before.metadata?.resourceVersion === after.metadata?.resourceVersion ? 'unchanged' : 'configured';
+      const what = !before
+        ? 'created'
+        : before.metadata?.resourceVersion === after.metadata?.resourceVersion
+          ? 'unchanged'
+          : 'configured';
       out.write(`${shortName(r, resources)} ${what}\n`);
     }
-    return await converge(client, resources, { wait: opts.wait, deadline, timeoutMs, signal: interrupted.signal, informers }, out, err);
+    return await converge(
+      client,
+      resources,
+      { wait: opts.wait, deadline, timeoutMs, signal: interrupted.signal, informers },
+      out,
+      err,
+    );
   } catch (e) {
     err.write(`error: ${e instanceof CommandError ? e.message : describeApiError(e, client, 'applying')}\n`);
     return 2;
@@ -184,7 +216,13 @@ interface ConvergeOptions {
  * (the resources' kinds and their child kinds, in their namespaces): a resource is reconciled again
  * whenever it or one of its children changes, and after a failure (with backoff), until all are ready.
  */
-async function converge(client: KubeClient, resources: readonly FileResource[], o: ConvergeOptions, out: NodeJS.WritableStream, err: NodeJS.WritableStream): Promise<number> {
+async function converge(
+  client: KubeClient,
+  resources: readonly FileResource[],
+  o: ConvergeOptions,
+  out: NodeJS.WritableStream,
+  err: NodeJS.WritableStream,
+): Promise<number> {
   const sink: { last?: string } = {};
   const logger = capturingLogger(sink);
   const namespaces = [...new Set(resources.map((r) => r.namespace))];
@@ -202,36 +240,52 @@ async function converge(client: KubeClient, resources: readonly FileResource[], 
   // of our own write does not, and what is remembered of a deleted object is forgotten.
   const late: { reconciler?: Reconciler } = {};
   const { owners, children, informers } = watchOwnersAndChildren({
-    client, kinds, namespaces, logger, onKey: touch,
+    client,
+    kinds,
+    namespaces,
+    logger,
+    onKey: touch,
     isEcho: (child) => late.reconciler?.isOwnEcho(child) ?? false,
     onDeleted: (uid) => late.reconciler?.forget(uid),
   });
   o.informers.push(...informers);
 
-  const sleepUntil = (ms: number): Promise<void> => new Promise((resolve) => {
-    const done = (): void => {
-      clearTimeout(timer);
-      o.signal.removeEventListener('abort', done);
-      wake = () => {};
-      resolve();
-    };
-    const timer = setTimeout(done, Math.max(0, ms));
-    o.signal.addEventListener('abort', done, { once: true });
-    wake = done;
-  });
+  const sleepUntil = (ms: number): Promise<void> =>
+    new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        o.signal.removeEventListener('abort', done);
+        wake = () => {};
+        resolve();
+      };
+      const timer = setTimeout(done, Math.max(0, ms));
+      o.signal.addEventListener('abort', done, { once: true });
+      wake = done;
+    });
 
   // The first list of every informer (a missing permission shows here: the informer retries forever).
   const synced = Promise.all(o.informers.map((i) => i.start()));
   let allSynced = false;
-  void synced.then(() => { allSynced = true; wake(); });
+  void synced.then(() => {
+    allSynced = true;
+    wake();
+  });
   while (!allSynced && !o.signal.aborted && Date.now() < o.deadline) await sleepUntil(o.deadline - Date.now());
   if (o.signal.aborted) return interruptedExit(err);
   if (!allSynced) {
-    err.write(`error: timed out after ${formatDuration(o.timeoutMs)} listing the resources and their children${sink.last ? `: ${sink.last}` : ''}\n`);
+    err.write(
+      `error: timed out after ${formatDuration(o.timeoutMs)} listing the resources and their children${sink.last ? `: ${sink.last}` : ''}\n`,
+    );
     return 1;
   }
 
-  const reconciler = new Reconciler({ client, owners, children, events: createEventRecorder(client.core, logger), logger });
+  const reconciler = new Reconciler({
+    client,
+    owners,
+    children,
+    events: createEventRecorder(client.core, logger),
+    logger,
+  });
   late.reconciler = reconciler;
   const label = (key: string): string => {
     const r = byKey.get(key);
@@ -275,7 +329,13 @@ async function converge(client: KubeClient, resources: readonly FileResource[], 
           // Per-key backoff as the controller's queue: 5 ms doubling, here capped at 10 s.
           const n = (failures.get(key) ?? 0) + 1;
           failures.set(key, n);
-          const timer = setTimeout(() => { retryTimers.delete(timer); touch(key); }, Math.min(10_000, 5 * 2 ** n));
+          const timer = setTimeout(
+            () => {
+              retryTimers.delete(timer);
+              touch(key);
+            },
+            Math.min(10_000, 5 * 2 ** n),
+          );
           retryTimers.add(timer);
         }
       }
@@ -289,14 +349,21 @@ async function converge(client: KubeClient, resources: readonly FileResource[], 
       if (o.signal.aborted) return interruptedExit(err);
       const keys = [...byKey.keys()];
       if (!o.wait && keys.every((k) => reconciled.has(k))) {
-        out.write(`reconciled ${keys.length} resource${keys.length > 1 ? 's' : ''} once; not waiting for ${keys.length > 1 ? 'them' : 'it'} to be ready (--no-wait)\n`);
+        out.write(
+          `reconciled ${keys.length} resource${keys.length > 1 ? 's' : ''} once; not waiting for ${keys.length > 1 ? 'them' : 'it'} to be ready (--no-wait)\n`,
+        );
         return 0;
       }
       if (o.wait && keys.every((k) => isReady(current(k)))) return 0;
       if (Date.now() >= o.deadline) {
         const waiting = keys.filter((k) => (o.wait ? !isReady(current(k)) : !reconciled.has(k)));
-        err.write(`error: timed out after ${formatDuration(o.timeoutMs)} waiting for ${waiting.length} of ${keys.length} resource${keys.length > 1 ? 's' : ''} to ${o.wait ? 'be ready' : 'be reconciled'}:\n`);
-        for (const k of waiting) err.write(`  ${label(k)}: ${o.wait ? notReadyReason(current(k), lastError.get(k)) : lastError.get(k) ?? 'not reconciled yet'}\n`);
+        err.write(
+          `error: timed out after ${formatDuration(o.timeoutMs)} waiting for ${waiting.length} of ${keys.length} resource${keys.length > 1 ? 's' : ''} to ${o.wait ? 'be ready' : 'be reconciled'}:\n`,
+        );
+        for (const k of waiting)
+          err.write(
+            `  ${label(k)}: ${o.wait ? notReadyReason(current(k), lastError.get(k)) : (lastError.get(k) ?? 'not reconciled yet')}\n`,
+          );
         return 1;
       }
       if (dirty.size === 0) await sleepUntil(o.deadline - Date.now());
@@ -307,6 +374,8 @@ async function converge(client: KubeClient, resources: readonly FileResource[], 
 }
 
 function interruptedExit(err: NodeJS.WritableStream): number {
-  err.write('error: interrupted; the resources were applied, their children may be partly converged (the controller, or another recon8s apply, finishes the job)\n');
+  err.write(
+    'error: interrupted; the resources were applied, their children may be partly converged (the controller, or another recon8s apply, finishes the job)\n',
+  );
   return 130;
 }

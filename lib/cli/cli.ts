@@ -20,38 +20,79 @@ Run "recon8s <command> --help" for a command's options.
  * Runs the CLI; returns the exit code: 0 ok; 1 an invalid resource (render), differences (diff) or a
  * timeout (apply); 2 a usage, I/O or cluster error (and an invalid resource for diff and apply).
  */
-export async function main(argv: readonly string[], out: NodeJS.WritableStream = process.stdout, err: NodeJS.WritableStream = process.stderr): Promise<number> {
+export async function main(
+  argv: readonly string[],
+  out: NodeJS.WritableStream = process.stdout,
+  err: NodeJS.WritableStream = process.stderr,
+): Promise<number> {
   const [command, ...rest] = argv;
   try {
     switch (command) {
       case 'render': {
         const { values } = parseArgs({
           args: [...rest],
-          options: { filename: { type: 'string', short: 'f' }, output: { type: 'string', short: 'o', default: 'yaml' }, help: { type: 'boolean', short: 'h' } },
+          options: {
+            filename: { type: 'string', short: 'f' },
+            output: { type: 'string', short: 'o', default: 'yaml' },
+            help: { type: 'boolean', short: 'h' },
+          },
           strict: true,
         });
-        if (values.help) { out.write(RENDER_USAGE); return 0; }
+        if (values.help) {
+          out.write(RENDER_USAGE);
+          return 0;
+        }
         if (!values.filename) throw new UsageError('render needs -f FILE', RENDER_USAGE);
-        if (values.output !== 'yaml' && values.output !== 'json') throw new UsageError(`-o must be yaml or json, got "${values.output}"`, RENDER_USAGE);
+        if (values.output !== 'yaml' && values.output !== 'json')
+          throw new UsageError(`-o must be yaml or json, got "${values.output}"`, RENDER_USAGE);
         return await renderCommand({ filename: values.filename, output: values.output }, out, err);
       }
       case 'controller': {
         const { values } = parseArgs({ args: [...rest], options: CONTROLLER_OPTIONS, strict: true });
-        if (values.help) { out.write(CONTROLLER_USAGE); return 0; }
+        if (values.help) {
+          out.write(CONTROLLER_USAGE);
+          return 0;
+        }
         return await controllerCommand(values);
       }
       case 'diff': {
         const { values } = parseArgs({ args: [...rest], options: DIFF_OPTIONS, strict: true });
-        if (values.help) { out.write(DIFF_USAGE); return 0; }
+        if (values.help) {
+          out.write(DIFF_USAGE);
+          return 0;
+        }
         if (!values.filename) throw new UsageError('diff needs -f FILE', DIFF_USAGE);
-        if (values.color !== 'auto' && values.color !== 'always' && values.color !== 'never') throw new UsageError(`--color must be auto, always or never, got "${values.color}"`, DIFF_USAGE);
-        return await diffCommand({ filename: values.filename, kubeconfig: values.kubeconfig, color: values.color, forceConflicts: values['force-conflicts'] }, out, err);
+        if (values.color !== 'auto' && values.color !== 'always' && values.color !== 'never')
+          throw new UsageError(`--color must be auto, always or never, got "${values.color}"`, DIFF_USAGE);
+        return await diffCommand(
+          {
+            filename: values.filename,
+            kubeconfig: values.kubeconfig,
+            color: values.color,
+            forceConflicts: values['force-conflicts'],
+          },
+          out,
+          err,
+        );
       }
       case 'apply': {
         const { values } = parseArgs({ args: [...rest], options: APPLY_OPTIONS, strict: true, allowNegative: true });
-        if (values.help) { out.write(APPLY_USAGE); return 0; }
+        if (values.help) {
+          out.write(APPLY_USAGE);
+          return 0;
+        }
         if (!values.filename) throw new UsageError('apply needs -f FILE', APPLY_USAGE);
-        return await applyCommand({ filename: values.filename, kubeconfig: values.kubeconfig, timeout: values.timeout, wait: values.wait, forceConflicts: values['force-conflicts'] }, out, err);
+        return await applyCommand(
+          {
+            filename: values.filename,
+            kubeconfig: values.kubeconfig,
+            timeout: values.timeout,
+            wait: values.wait,
+            forceConflicts: values['force-conflicts'],
+          },
+          out,
+          err,
+        );
       }
       case undefined:
       case 'help':

@@ -59,14 +59,16 @@ export const CONTROLLER_OPTIONS = {
 function positiveInt(flag: string, value: string | undefined, fallback: number): number {
   if (value === undefined) return fallback;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new UsageError(`--${flag} must be a positive whole number, got "${value}"`, CONTROLLER_USAGE);
+  if (!Number.isInteger(n) || n < 1)
+    throw new UsageError(`--${flag} must be a positive whole number, got "${value}"`, CONTROLLER_USAGE);
   return n;
 }
 
 /** Runs until SIGTERM or SIGINT, then shuts down gracefully (releasing the Lease). */
 export async function controllerCommand(flags: ControllerFlags): Promise<number> {
   const level = (flags['log-level'] ?? 'info') as LogLevel;
-  if (!['debug', 'info', 'warn', 'error'].includes(level)) throw new UsageError(`--log-level must be debug, info, warn or error, got "${level}"`, CONTROLLER_USAGE);
+  if (!['debug', 'info', 'warn', 'error'].includes(level))
+    throw new UsageError(`--log-level must be debug, info, warn or error, got "${level}"`, CONTROLLER_USAGE);
   const logger = jsonLogger({ level, fields: { logger: 'recon8s' } });
   const workers = positiveInt('workers', flags.workers, 4);
   const resyncSeconds = positiveInt('resync-period', flags['resync-period'], 600);
@@ -77,9 +79,15 @@ export async function controllerCommand(flags: ControllerFlags): Promise<number>
   };
   // client-go's rule: the leader must give up before another may take over.
   if (!(lease.duration > lease.renewDeadline && lease.renewDeadline > lease.retryPeriod)) {
-    throw new UsageError(`leader election needs lease duration > renew deadline > retry period, got ${lease.duration} > ${lease.renewDeadline} > ${lease.retryPeriod}`, CONTROLLER_USAGE);
+    throw new UsageError(
+      `leader election needs lease duration > renew deadline > retry period, got ${lease.duration} > ${lease.renewDeadline} > ${lease.retryPeriod}`,
+      CONTROLLER_USAGE,
+    );
   }
-  const namespaces = flags.namespaces?.split(',').map((n) => n.trim()).filter(Boolean);
+  const namespaces = flags.namespaces
+    ?.split(',')
+    .map((n) => n.trim())
+    .filter(Boolean);
   const inCluster = !flags.kubeconfig && !process.env.KUBECONFIG && process.env.KUBERNETES_SERVICE_HOST !== undefined;
   const controller = await startController({
     kubeconfigPath: flags.kubeconfig ?? process.env.KUBECONFIG,
@@ -91,16 +99,22 @@ export async function controllerCommand(flags: ControllerFlags): Promise<number>
     healthAddr: flags['health-probe-bind-address'],
     leaderElection: flags['leader-elect']
       ? {
-        namespace: flags['leader-election-namespace'] ?? process.env.POD_NAMESPACE ?? 'default',
-        name: flags['leader-election-id'],
-        leaseDurationMs: lease.duration * 1000,
-        renewDeadlineMs: lease.renewDeadline * 1000,
-        retryPeriodMs: lease.retryPeriod * 1000,
-      }
+          namespace: flags['leader-election-namespace'] ?? process.env.POD_NAMESPACE ?? 'default',
+          name: flags['leader-election-id'],
+          leaseDurationMs: lease.duration * 1000,
+          renewDeadlineMs: lease.renewDeadline * 1000,
+          retryPeriodMs: lease.retryPeriod * 1000,
+        }
       : undefined,
     logger,
   });
-  logger.info('started', { namespaces: namespaces ?? 'all', workers, leaderElection: Boolean(flags['leader-elect']), metrics: controller.health?.metricsAddress, health: controller.health?.healthAddress });
+  logger.info('started', {
+    namespaces: namespaces ?? 'all',
+    workers,
+    leaderElection: Boolean(flags['leader-elect']),
+    metrics: controller.health?.metricsAddress,
+    health: controller.health?.healthAddress,
+  });
   await new Promise<void>((resolve) => {
     const onSignal = (signal: string): void => {
       logger.info('shutting down', { signal });

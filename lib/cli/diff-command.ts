@@ -77,7 +77,11 @@ export class CommandError extends Error {
  * of every invalid resource is written to `err` before this throws. Objects of other API groups are
  * skipped with a note (a file may hold a Namespace or a Secret next to them).
  */
-export async function readResources(filename: string, err: NodeJS.WritableStream, command: string): Promise<{ readonly kind: KindDefinition; readonly resource: Record<string, unknown> }[]> {
+export async function readResources(
+  filename: string,
+  err: NodeJS.WritableStream,
+  command: string,
+): Promise<{ readonly kind: KindDefinition; readonly resource: Record<string, unknown> }[]> {
   const objects = await readManifests(filename);
   const resources: { kind: KindDefinition; resource: Record<string, unknown> }[] = [];
   let invalid = 0;
@@ -86,7 +90,9 @@ export async function readResources(filename: string, err: NodeJS.WritableStream
     const apiVersion = typeof o.apiVersion === 'string' ? o.apiVersion : '';
     if (apiVersion !== '' && !apiVersion.startsWith('recon8s.dev/')) {
       const meta = isObject(o.metadata) ? o.metadata : {};
-      err.write(`note: skipping ${apiVersion} ${String(o.kind)} ${String(meta.name ?? '')}: recon8s ${command} handles only App and MySQLCluster resources\n`);
+      err.write(
+        `note: skipping ${apiVersion} ${String(o.kind)} ${String(meta.name ?? '')}: recon8s ${command} handles only App and MySQLCluster resources\n`,
+      );
       continue;
     }
     try {
@@ -100,13 +106,19 @@ export async function readResources(filename: string, err: NodeJS.WritableStream
     const kind = OWNER_KINDS.find((k) => k.kind === o.kind);
     if (kind) resources.push({ kind, resource: o });
   }
-  if (invalid > 0) throw new CommandError(`${invalid} invalid resource${invalid > 1 ? 's' : ''} in ${filename}; nothing was sent to the cluster`);
+  if (invalid > 0)
+    throw new CommandError(
+      `${invalid} invalid resource${invalid > 1 ? 's' : ''} in ${filename}; nothing was sent to the cluster`,
+    );
   if (resources.length === 0) throw new UsageError(`${filename} holds no App or MySQLCluster resources`);
   return resources;
 }
 
 /** Places resources in a namespace (the kubeconfig context's, else "default", when they name none). */
-export function placeResources(resources: readonly { readonly kind: KindDefinition; readonly resource: Record<string, unknown> }[], defaultNamespace: string): FileResource[] {
+export function placeResources(
+  resources: readonly { readonly kind: KindDefinition; readonly resource: Record<string, unknown> }[],
+  defaultNamespace: string,
+): FileResource[] {
   return resources.map(({ kind, resource }) => {
     const meta = isObject(resource.metadata) ? resource.metadata : {};
     const namespace = typeof meta.namespace === 'string' ? meta.namespace : defaultNamespace;
@@ -115,7 +127,8 @@ export function placeResources(resources: readonly { readonly kind: KindDefiniti
       apiVersion: `${kind.group}/${kind.version}`,
       kind: kind.kind,
       metadata: {
-        name, namespace,
+        name,
+        namespace,
         ...(isObject(meta.labels) ? { labels: meta.labels } : {}),
         ...(isObject(meta.annotations) ? { annotations: meta.annotations } : {}),
       },
@@ -131,7 +144,9 @@ export function connect(kubeconfig: string | undefined): { client: KubeClient; d
   try {
     client = createKubeClient({ kubeconfigPath: kubeconfig, userAgent: 'recon8s-cli' });
   } catch (e) {
-    throw new CommandError(`no usable kubeconfig${kubeconfig ? ` in ${kubeconfig}` : ''}: ${e instanceof Error ? e.message : String(e)}`);
+    throw new CommandError(
+      `no usable kubeconfig${kubeconfig ? ` in ${kubeconfig}` : ''}: ${e instanceof Error ? e.message : String(e)}`,
+    );
   }
   const context = client.kc.getContextObject(client.kc.getCurrentContext());
   return { client, defaultNamespace: context?.namespace || 'default' };
@@ -171,7 +186,11 @@ export async function getObject<T>(client: KubeClient, path: string): Promise<T 
 }
 
 /** Server-side apply of a custom resource as `recon8s-cli` (never the controller's field manager). */
-export function applyResource(client: KubeClient, r: FileResource, opts: { readonly dryRun: boolean; readonly force: boolean }): Promise<LiveObject> {
+export function applyResource(
+  client: KubeClient,
+  r: FileResource,
+  opts: { readonly dryRun: boolean; readonly force: boolean },
+): Promise<LiveObject> {
   return client.requestJson<LiveObject>({
     method: HttpMethod.PATCH,
     path: resourcePath(r.kind, r.namespace, r.name),
@@ -185,7 +204,8 @@ export function applyResource(client: KubeClient, r: FileResource, opts: { reado
 export function describeApiError(e: unknown, client: KubeClient, what: string): string {
   const info = apiError(e);
   if (info.code === 0) return `cannot reach the API server at ${client.server} (${what}): ${info.message}`;
-  if (info.code === 401) return `the API server at ${client.server} did not accept the credentials of the kubeconfig (401 Unauthorized) while ${what}`;
+  if (info.code === 401)
+    return `the API server at ${client.server} did not accept the credentials of the kubeconfig (401 Unauthorized) while ${what}`;
   if (info.code === 403) return `forbidden while ${what}: ${info.message}`;
   if (info.code === 409 && /conflict/i.test(info.message)) {
     return `${what}: ${info.message}\n(another field manager owns these fields with other values; rerun with --force-conflicts to take them over)`;
@@ -207,7 +227,12 @@ function objectId(o: { apiVersion?: string; kind?: string; metadata?: { namespac
 }
 
 /** Everything the controller would change for one resource of the file. */
-async function changesFor(client: KubeClient, r: FileResource, forceConflicts: boolean, refused: string[]): Promise<Change[]> {
+async function changesFor(
+  client: KubeClient,
+  r: FileResource,
+  forceConflicts: boolean,
+  refused: string[],
+): Promise<Change[]> {
   const label = `${r.kind.kind} ${r.namespace}/${r.name}`;
   const live = await getObject<LiveObject>(client, resourcePath(r.kind, r.namespace, r.name));
   let next: LiveObject;
@@ -215,10 +240,13 @@ async function changesFor(client: KubeClient, r: FileResource, forceConflicts: b
     next = await applyResource(client, r, { dryRun: true, force: forceConflicts });
   } catch (e) {
     const info = apiError(e);
-    if (info.code === 400 || info.code === 422 || info.code === 409) throw new CommandError(describeApiError(e, client, `${label} was refused`));
+    if (info.code === 400 || info.code === 422 || info.code === 409)
+      throw new CommandError(describeApiError(e, client, `${label} was refused`));
     throw e;
   }
-  const changes: Change[] = [{ id: objectId({ ...next, metadata: { namespace: r.namespace, name: r.name } }), live, next }];
+  const changes: Change[] = [
+    { id: objectId({ ...next, metadata: { namespace: r.namespace, name: r.name } }), live, next },
+  ];
 
   // The children as the controller renders them from the resource the API server would store.
   let rendered: KubernetesObject[];
@@ -226,17 +254,29 @@ async function changesFor(client: KubeClient, r: FileResource, forceConflicts: b
     rendered = render(next as unknown as Recon8sResource);
   } catch (e) {
     if (!(e instanceof InvalidSpecError)) throw e;
-    throw new CommandError(`${label} as the API server would store it is invalid: ${e.problems.map(formatProblem).join('; ')}`);
+    throw new CommandError(
+      `${label} as the API server would store it is invalid: ${e.problems.map(formatProblem).join('; ')}`,
+    );
   }
   // A new resource has no uid yet; the dry-run's (or a stand-in) only makes the owner reference valid.
   const uid = live?.metadata?.uid ?? next.metadata?.uid ?? '00000000-0000-0000-0000-000000000000';
-  const owner = { apiVersion: r.body.apiVersion, kind: r.kind.kind, group: r.kind.group, namespace: r.namespace, name: r.name, uid };
+  const owner = {
+    apiVersion: r.body.apiVersion,
+    kind: r.kind.kind,
+    group: r.kind.group,
+    namespace: r.namespace,
+    name: r.name,
+    uid,
+  };
   const desired = stampChildren(rendered, owner);
   const applier = new ChildApplier(client);
   const types = new Map(allChildTypes().map((t) => [`${t.apiVersion}/${t.kind}`, t]));
   for (const child of desired) {
     const type = types.get(`${child.object.apiVersion}/${child.object.kind}`);
-    if (!type) throw new Error(`render() produced ${child.object.apiVersion} ${child.object.kind}, which recon8s does not manage`);
+    if (!type)
+      throw new Error(
+        `render() produced ${child.object.apiVersion} ${child.object.kind}, which recon8s does not manage`,
+      );
     const liveChild = await getObject<LiveObject>(client, childPath(type, r.namespace, child.object.metadata.name));
     // Exactly the controller's decision: an unchanged child is not sent, so it cannot differ.
     if (!applier.decide(child, liveChild).send) continue;
@@ -246,7 +286,9 @@ async function changesFor(client: KubeClient, r: FileResource, forceConflicts: b
     } catch (e) {
       const info = apiError(e);
       if (info.code !== 400 && info.code !== 422) throw e;
-      refused.push(`${child.object.kind} ${r.namespace}/${child.object.metadata.name} would be refused by the API server: ${info.message}`);
+      refused.push(
+        `${child.object.kind} ${r.namespace}/${child.object.metadata.name} would be refused by the API server: ${info.message}`,
+      );
     }
   }
 
@@ -255,9 +297,13 @@ async function changesFor(client: KubeClient, r: FileResource, forceConflicts: b
     const setId = applySetId(owner);
     const keys = new Set(desired.map((d) => childKey(d.object)));
     for (const type of CHILD_TYPES[r.kind.kind] ?? []) {
-      const list = await client.requestJson<{ items?: LiveObject[] }>({ path: childPath(type, r.namespace), query: { labelSelector: `${APPLYSET_PART_OF_LABEL}=${setId}` } });
+      const list = await client.requestJson<{ items?: LiveObject[] }>({
+        path: childPath(type, r.namespace),
+        query: { labelSelector: `${APPLYSET_PART_OF_LABEL}=${setId}` },
+      });
       const items = (list.items ?? []).map((o) => ({ ...o, apiVersion: type.apiVersion, kind: type.kind }));
-      for (const orphan of prunable(items, keys, setId, uid)) changes.push({ id: objectId(orphan), live: orphan, next: undefined });
+      for (const orphan of prunable(items, keys, setId, uid))
+        changes.push({ id: objectId(orphan), live: orphan, next: undefined });
     }
   }
   return changes;
@@ -274,7 +320,11 @@ function renderChange(c: Change): string {
 }
 
 /** `recon8s diff`: 0 when nothing would change, 1 when something would, 2 on errors. */
-export async function diffCommand(opts: DiffOptions, out: NodeJS.WritableStream, err: NodeJS.WritableStream): Promise<number> {
+export async function diffCommand(
+  opts: DiffOptions,
+  out: NodeJS.WritableStream,
+  err: NodeJS.WritableStream,
+): Promise<number> {
   const prepared = await readAndConnect(opts, err, 'diff');
   if (typeof prepared === 'number') return prepared;
   const { resources, client, defaultNamespace } = prepared;
@@ -298,8 +348,11 @@ export async function diffCommand(opts: DiffOptions, out: NodeJS.WritableStream,
 }
 
 /** The valid resources of the file and a client, or exit code 2 after saying what is wrong. */
-export async function readAndConnect(opts: { readonly filename: string; readonly kubeconfig?: string }, err: NodeJS.WritableStream, command: string):
-  Promise<{ resources: Awaited<ReturnType<typeof readResources>>; client: KubeClient; defaultNamespace: string } | 2> {
+export async function readAndConnect(
+  opts: { readonly filename: string; readonly kubeconfig?: string },
+  err: NodeJS.WritableStream,
+  command: string,
+): Promise<{ resources: Awaited<ReturnType<typeof readResources>>; client: KubeClient; defaultNamespace: string } | 2> {
   let resources: Awaited<ReturnType<typeof readResources>>;
   try {
     resources = await readResources(opts.filename, err, command);
@@ -312,7 +365,10 @@ export async function readAndConnect(opts: { readonly filename: string; readonly
   return connected ? { resources, ...connected } : 2;
 }
 
-export function connectOrReport(kubeconfig: string | undefined, err: NodeJS.WritableStream): { client: KubeClient; defaultNamespace: string } | undefined {
+export function connectOrReport(
+  kubeconfig: string | undefined,
+  err: NodeJS.WritableStream,
+): { client: KubeClient; defaultNamespace: string } | undefined {
   try {
     return connect(kubeconfig);
   } catch (e) {

@@ -19,7 +19,11 @@ export interface RenderOptions {
 }
 
 /** Renders every resource in the file; reports the problems of every invalid one before failing. */
-export async function renderCommand(opts: RenderOptions, out: NodeJS.WritableStream, err: NodeJS.WritableStream): Promise<number> {
+export async function renderCommand(
+  opts: RenderOptions,
+  out: NodeJS.WritableStream,
+  err: NodeJS.WritableStream,
+): Promise<number> {
   const resources = await readManifests(opts.filename);
   if (resources.length === 0) throw new UsageError(`${opts.filename} holds no resources`);
   const rendered: KubernetesObject[] = [];
@@ -35,8 +39,10 @@ export async function renderCommand(opts: RenderOptions, out: NodeJS.WritableStr
     }
   }
   if (failed) return 1;
-  out.write(opts.output === 'json'
-    ? `${JSON.stringify({ apiVersion: 'v1', kind: 'List', items: rendered }, null, 2)}\n`
-    : toYaml(rendered));
+  out.write(
+    opts.output === 'json'
+      ? `${JSON.stringify({ apiVersion: 'v1', kind: 'List', items: rendered }, null, 2)}\n`
+      : toYaml(rendered),
+  );
   return 0;
 }

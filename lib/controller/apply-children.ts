@@ -9,7 +9,10 @@ export type ApplyDecision =
   | { readonly send: false; readonly why: 'unchanged' }
   | { readonly send: true; readonly why: 'missing' | 'spec-changed' | 'drifted'; readonly path?: string };
 
-interface Applied { readonly hash: string; readonly resourceVersion: string }
+interface Applied {
+  readonly hash: string;
+  readonly resourceVersion: string;
+}
 
 /**
  * Decides which rendered children differ from the cluster, and applies only those.
@@ -30,10 +33,12 @@ export class ChildApplier {
     const liveMeta = live.metadata ?? {};
     if (liveMeta.annotations?.[DESIRED_HASH_ANNOTATION] !== child.hash) return { send: true, why: 'spec-changed' };
     const memo = liveMeta.uid ? this.applied.get(liveMeta.uid) : undefined;
-    if (memo && memo.hash === child.hash && memo.resourceVersion === liveMeta.resourceVersion) return { send: false, why: 'unchanged' };
+    if (memo && memo.hash === child.hash && memo.resourceVersion === liveMeta.resourceVersion)
+      return { send: false, why: 'unchanged' };
     const path = firstDifference(child.object, live, '');
     if (path !== undefined) return { send: true, why: 'drifted', path };
-    if (liveMeta.uid && liveMeta.resourceVersion) this.applied.set(liveMeta.uid, { hash: child.hash, resourceVersion: liveMeta.resourceVersion });
+    if (liveMeta.uid && liveMeta.resourceVersion)
+      this.applied.set(liveMeta.uid, { hash: child.hash, resourceVersion: liveMeta.resourceVersion });
     return { send: false, why: 'unchanged' };
   }
 
@@ -49,7 +54,8 @@ export class ChildApplier {
     const object = liveUid ? { ...child.object, metadata: { ...child.object.metadata, uid: liveUid } } : child.object;
     const result = await this.client.apply<LiveObject>(object);
     const meta = result.metadata ?? {};
-    if (meta.uid && meta.resourceVersion) this.applied.set(meta.uid, { hash: child.hash, resourceVersion: meta.resourceVersion });
+    if (meta.uid && meta.resourceVersion)
+      this.applied.set(meta.uid, { hash: child.hash, resourceVersion: meta.resourceVersion });
     return result;
   }
 
@@ -59,7 +65,11 @@ export class ChildApplier {
    */
   isOwnEcho(o: LiveObject): boolean {
     const meta = o.metadata ?? {};
-    return meta.uid !== undefined && meta.resourceVersion !== undefined && this.applied.get(meta.uid)?.resourceVersion === meta.resourceVersion;
+    return (
+      meta.uid !== undefined &&
+      meta.resourceVersion !== undefined &&
+      this.applied.get(meta.uid)?.resourceVersion === meta.resourceVersion
+    );
   }
 
   /** Drops what is remembered of children that are gone. */

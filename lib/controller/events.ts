@@ -7,7 +7,12 @@ import type { Logger } from '../observability/logger.js';
 export interface EventSubject {
   readonly apiVersion: string;
   readonly kind: string;
-  readonly metadata: { readonly name: string; readonly namespace?: string; readonly uid?: string; readonly resourceVersion?: string };
+  readonly metadata: {
+    readonly name: string;
+    readonly namespace?: string;
+    readonly uid?: string;
+    readonly resourceVersion?: string;
+  };
 }
 
 export type EventType = 'Normal' | 'Warning';
@@ -18,7 +23,13 @@ export interface EventRecorder {
    * `once`: a key for something that happened once (e.g. a container termination): the Event's name
    * is derived from it, so that it is recorded once even across controller restarts and leaders.
    */
-  record(subject: EventSubject, type: EventType, reason: string, message: string, options?: { readonly once?: string }): void;
+  record(
+    subject: EventSubject,
+    type: EventType,
+    reason: string,
+    message: string,
+    options?: { readonly once?: string },
+  ): void;
 }
 
 const REPEAT_WINDOW_MS = 10 * 60_000;
@@ -43,27 +54,40 @@ export function createEventRecorder(core: CoreV1Api, logger: Logger, now: () => 
       // A burst of distinct events cannot grow the memory without bound: the oldest go first.
       if (recent.size > MAX_REMEMBERED) recent.delete(recent.keys().next().value as string);
       const time = new Date(t);
-      core.createNamespacedEvent({
-        namespace,
-        body: {
-          metadata: { name: options?.once ? `${subject.metadata.name}.${createHash('sha256').update(options.once).digest('hex').slice(0, 16)}` : `${subject.metadata.name}.${(BigInt(t) * 1_000_000n).toString(16)}${Math.floor(Math.random() * 4096).toString(16)}`, namespace },
-          involvedObject: {
-            apiVersion: subject.apiVersion, kind: subject.kind, name: subject.metadata.name, namespace,
-            uid: subject.metadata.uid, resourceVersion: subject.metadata.resourceVersion,
+      core
+        .createNamespacedEvent({
+          namespace,
+          body: {
+            metadata: {
+              name: options?.once
+                ? `${subject.metadata.name}.${createHash('sha256').update(options.once).digest('hex').slice(0, 16)}`
+                : `${subject.metadata.name}.${(BigInt(t) * 1_000_000n).toString(16)}${Math.floor(Math.random() * 4096).toString(16)}`,
+              namespace,
+            },
+            involvedObject: {
+              apiVersion: subject.apiVersion,
+              kind: subject.kind,
+              name: subject.metadata.name,
+              namespace,
+              uid: subject.metadata.uid,
+              resourceVersion: subject.metadata.resourceVersion,
+            },
+            type,
+            reason,
+            message,
+            source: { component: 'recon8s' },
+            reportingComponent: 'recon8s',
+            reportingInstance: 'recon8s',
+            firstTimestamp: time,
+            lastTimestamp: time,
+            count: 1,
           },
-          type, reason, message,
-          source: { component: 'recon8s' },
-          reportingComponent: 'recon8s',
-          reportingInstance: 'recon8s',
-          firstTimestamp: time,
-          lastTimestamp: time,
-          count: 1,
-        },
-      }).catch((e: unknown) => {
-        // Recorded before (by an earlier run or another replica).
-        if (options?.once && apiError(e).code === 409) return;
-        logger.warn('could not record an event', { reason, error: e instanceof Error ? e.message : String(e) });
-      });
+        })
+        .catch((e: unknown) => {
+          // Recorded before (by an earlier run or another replica).
+          if (options?.once && apiError(e).code === 409) return;
+          logger.warn('could not record an event', { reason, error: e instanceof Error ? e.message : String(e) });
+        });
     },
   };
 }

@@ -33,7 +33,12 @@ export type RefusalRecovery =
   /** The kind is making it possible (an Event says so); the child comes back through its informer. */
   | { readonly outcome: 'recovering'; readonly reason: string; readonly message: string }
   /** Apply this instead (all but the refused part), and report the refused part, retried with backoff. */
-  | { readonly outcome: 'partial'; readonly apply: KubernetesObject; readonly reason: string; readonly message: string };
+  | {
+      readonly outcome: 'partial';
+      readonly apply: KubernetesObject;
+      readonly reason: string;
+      readonly message: string;
+    };
 
 /** Reports from a kind's pods (their termination messages), turned into Events on their resource. */
 export interface PodReports {
@@ -60,6 +65,11 @@ export interface KindController {
   /** The API server refused this child as rendered (422); `live` is what exists. */
   recoverRefusedApply?(client: KubeClient, child: KubernetesObject, live: LiveObject): Promise<RefusalRecovery>;
   /** Status fields and the conditions the live children imply. */
-  observe(cr: CustomResource, rendered: readonly KubernetesObject[], live: LiveLookup, prepared: Preparation): ObservedState;
+  observe(
+    cr: CustomResource,
+    rendered: readonly KubernetesObject[],
+    live: LiveLookup,
+    prepared: Preparation,
+  ): ObservedState;
   readonly podReports?: PodReports;
 }

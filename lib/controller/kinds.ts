@@ -21,7 +21,9 @@ export function kindController(kind: string): KindController | undefined {
 }
 
 /** The kinds render() may produce for each owner kind: what is watched, applied and pruned. */
-export const CHILD_TYPES: Readonly<Record<string, readonly ResourceType[]>> = Object.fromEntries(OWNER_KINDS.map((k) => [k.kind, k.childTypes]));
+export const CHILD_TYPES: Readonly<Record<string, readonly ResourceType[]>> = Object.fromEntries(
+  OWNER_KINDS.map((k) => [k.kind, k.childTypes]),
+);
 
 /** Every child type once (Services and PDBs serve both kinds), of these kinds (default: all). */
 export function allChildTypes(kinds: readonly KindDefinition[] = OWNER_KINDS): ResourceType[] {

@@ -79,7 +79,10 @@ export async function startController(opts: ControllerOptions): Promise<Controll
   registry.collectProcessMetrics();
   const metrics = createControllerMetrics(registry);
   const client = createKubeClient({
-    kubeconfigPath: opts.kubeconfigPath, inCluster: opts.inCluster, kubeConfig: opts.kubeConfig, logger,
+    kubeconfigPath: opts.kubeconfigPath,
+    inCluster: opts.inCluster,
+    kubeConfig: opts.kubeConfig,
+    logger,
     hooks: {
       onRequest: (e) => {
         metrics.restClientRequests.inc({ code: e.code, method: e.method, host: e.host });
@@ -98,7 +101,12 @@ export async function startController(opts: ControllerOptions): Promise<Controll
   });
 
   const { owners, children, informers } = watchOwnersAndChildren({
-    client, kinds: OWNER_KINDS, namespaces: scopes, logger, resyncPeriodMs, hooks: watchHooks,
+    client,
+    kinds: OWNER_KINDS,
+    namespaces: scopes,
+    logger,
+    resyncPeriodMs,
+    hooks: watchHooks,
     onKey: enqueue,
     isEcho: (child) => reconciler.isOwnEcho(child),
     onDeleted: (uid) => reconciler.forget(uid),
@@ -125,7 +133,14 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     };
     for (const namespace of scopes) {
       const informer = createInformer<V1Pod & LiveObject>({
-        client, apiVersion: 'v1', kind: 'Pod', plural: 'pods', namespace, labelSelector: podReports.selector, logger, hooks: watchHooks('pods'),
+        client,
+        apiVersion: 'v1',
+        kind: 'Pod',
+        plural: 'pods',
+        namespace,
+        labelSelector: podReports.selector,
+        logger,
+        hooks: watchHooks('pods'),
       });
       informer.addHandlers({ onAdd: report, onUpdate: (_old, pod) => report(pod) });
       allInformers.push(informer);
@@ -136,8 +151,16 @@ export async function startController(opts: ControllerOptions): Promise<Controll
   let pool: ReturnType<typeof runWorkers> | undefined;
   const startWorkers = (): void => {
     queue = new WorkQueue({ metrics: workqueueMetrics(metrics, CONTROLLER_NAME) });
-    pool = runWorkers({ name: CONTROLLER_NAME, queue, workers: opts.workers ?? 4, reconcile: (key) => reconciler.reconcile(key), logger, metrics });
-    for (const { kind, informer } of owners.values()) for (const o of informer.list()) queue.add(queueKey(kind.kind, o.metadata.namespace ?? '', o.metadata.name));
+    pool = runWorkers({
+      name: CONTROLLER_NAME,
+      queue,
+      workers: opts.workers ?? 4,
+      reconcile: (key) => reconciler.reconcile(key),
+      logger,
+      metrics,
+    });
+    for (const { kind, informer } of owners.values())
+      for (const o of informer.list()) queue.add(queueKey(kind.kind, o.metadata.namespace ?? '', o.metadata.name));
     for (const { informer, report } of podInformers) for (const pod of informer.list()) report(pod);
     logger.info('reconciling', { workers: opts.workers ?? 4 });
   };
@@ -150,8 +173,15 @@ export async function startController(opts: ControllerOptions): Promise<Controll
 
   const synced = Promise.all(allInformers.map((i) => i.start())).then(() => undefined);
   const health = await startHealthServer({
-    metricsAddr: opts.metricsAddr, healthAddr: opts.healthAddr, registry, logger,
-    readyChecks: { informers: () => { if (!allInformers.every((i) => i.hasSynced())) throw new Error('informers have not synced'); } },
+    metricsAddr: opts.metricsAddr,
+    healthAddr: opts.healthAddr,
+    registry,
+    logger,
+    readyChecks: {
+      informers: () => {
+        if (!allInformers.every((i) => i.hasSynced())) throw new Error('informers have not synced');
+      },
+    },
   });
 
   let elector: LeaderElector | undefined;
@@ -159,9 +189,18 @@ export async function startController(opts: ControllerOptions): Promise<Controll
   if (opts.leaderElection) {
     const le = opts.leaderElection;
     elector = createLeaderElector({
-      client, namespace: le.namespace, name: le.name ?? 'recon8s-controller', identity: le.identity,
-      leaseDurationMs: le.leaseDurationMs, renewDeadlineMs: le.renewDeadlineMs, retryPeriodMs: le.retryPeriodMs, logger,
-      hooks: { onLeaderChange: (isLeader) => metrics.leaderElectionMasterStatus.set({ name: le.name ?? 'recon8s-controller' }, isLeader ? 1 : 0) },
+      client,
+      namespace: le.namespace,
+      name: le.name ?? 'recon8s-controller',
+      identity: le.identity,
+      leaseDurationMs: le.leaseDurationMs,
+      renewDeadlineMs: le.renewDeadlineMs,
+      retryPeriodMs: le.retryPeriodMs,
+      logger,
+      hooks: {
+        onLeaderChange: (isLeader) =>
+          metrics.leaderElectionMasterStatus.set({ name: le.name ?? 'recon8s-controller' }, isLeader ? 1 : 0),
+      },
       onStartedLeading: async (signal) => {
         startWorkers();
         await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
@@ -175,7 +214,10 @@ export async function startController(opts: ControllerOptions): Promise<Controll
 
   let stopping: Promise<void> | undefined;
   return {
-    client, metrics, health, elector,
+    client,
+    metrics,
+    health,
+    elector,
     isActive: () => pool !== undefined,
     synced: () => synced,
     stop: () => {

@@ -19,13 +19,24 @@ const NEVER_PRUNED = new Set(['PersistentVolumeClaim', 'Secret']);
  * ApplySet label and the controller owner reference to this very resource (uid), so an object that
  * only looks like ours is never touched.
  */
-export function prunable(live: readonly KubernetesObject[], desiredKeys: ReadonlySet<string>, applySetId: string, ownerUid: string): KubernetesObject[] {
+export function prunable(
+  live: readonly KubernetesObject[],
+  desiredKeys: ReadonlySet<string>,
+  applySetId: string,
+  ownerUid: string,
+): KubernetesObject[] {
   return live.filter((o) => {
     const meta = o.metadata ?? {};
     if (NEVER_PRUNED.has(o.kind ?? '') || meta.deletionTimestamp) return false;
     if (meta.labels?.[APPLYSET_PART_OF_LABEL] !== applySetId) return false;
     if (!meta.ownerReferences?.some((r) => r.controller && r.uid === ownerUid)) return false;
-    return !desiredKeys.has(childKey({ apiVersion: o.apiVersion ?? '', kind: o.kind ?? '', metadata: { namespace: meta.namespace, name: meta.name ?? '' } }));
+    return !desiredKeys.has(
+      childKey({
+        apiVersion: o.apiVersion ?? '',
+        kind: o.kind ?? '',
+        metadata: { namespace: meta.namespace, name: meta.name ?? '' },
+      }),
+    );
   });
 }
 
@@ -37,7 +48,12 @@ export async function deleteChild(client: KubeClient, type: ResourceType, o: Kub
     await client.request({
       method: HttpMethod.DELETE,
       path,
-      body: JSON.stringify({ apiVersion: 'v1', kind: 'DeleteOptions', propagationPolicy: 'Background', preconditions: { uid: meta.uid } }),
+      body: JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'DeleteOptions',
+        propagationPolicy: 'Background',
+        preconditions: { uid: meta.uid },
+      }),
       headers: { 'Content-Type': 'application/json' },
     });
   } catch (e) {

@@ -10,7 +10,12 @@ import type { Logger } from '../observability/logger.js';
 import type { ReconcileResult } from '../reconcile/contract.js';
 import { TerminalError } from '../reconcile/contract.js';
 import {
-  APPLYSET_GROUP_KINDS_ANNOTATION, APPLYSET_ID_LABEL, APPLYSET_TOOLING_ANNOTATION, TOOLING, applySetId, groupKind,
+  APPLYSET_GROUP_KINDS_ANNOTATION,
+  APPLYSET_ID_LABEL,
+  APPLYSET_TOOLING_ANNOTATION,
+  TOOLING,
+  applySetId,
+  groupKind,
 } from '../reconcile/applyset.js';
 import type { ConditionInput } from '../reconcile/conditions.js';
 import { DESIRED_HASH_ANNOTATION, childKey, hashOf, stampChildren } from '../reconcile/desired.js';
@@ -58,7 +63,10 @@ export class Reconciler {
   private readonly statusWritten = new Map<string, { readonly text: string; readonly basedOn: string | undefined }>();
   private readonly now: () => Date;
   /** The last render per resource uid, and the inputs it was made from. */
-  private readonly renders = new Map<string, { readonly inputs: string; readonly objects: readonly KubernetesObject[] }>();
+  private readonly renders = new Map<
+    string,
+    { readonly inputs: string; readonly objects: readonly KubernetesObject[] }
+  >();
 
   constructor(private readonly o: ReconcilerOptions) {
     this.applier = new ChildApplier(o.client);
@@ -121,7 +129,11 @@ export class Reconciler {
     // The cache can still hold a resource that is gone: after a watch outage, the children's informers may
     // relist (seeing the garbage collector's deletions) before the resource's own informer does. Creating
     // children or a Secret for it then fights the garbage collector, so a missing child is checked live first.
-    const missingAtStart = new Set(rendered.filter((o) => !this.childInformer(o.apiVersion, o.kind).get(namespace, o.metadata.name)).map((o) => childKey({ ...o, metadata: { ...o.metadata, namespace } })));
+    const missingAtStart = new Set(
+      rendered
+        .filter((o) => !this.childInformer(o.apiVersion, o.kind).get(namespace, o.metadata.name))
+        .map((o) => childKey({ ...o, metadata: { ...o.metadata, namespace } })),
+    );
     if (missingAtStart.size > 0 && !(await this.isLive(cr, owner.kind))) return undefined;
 
     const prepared: Preparation = (await controller.prepare?.(this.o.client, cr)) ?? { problems: [] };
@@ -129,11 +141,17 @@ export class Reconciler {
     const problems = prepared.problems;
 
     await this.ensureApplySetParent(cr, owner.kind);
-    const failure = await this.converge(cr, owner.kind, controller, rendered, log, { holdBack: prepared.holdBack, missingAtStart });
+    const failure = await this.converge(cr, owner.kind, controller, rendered, log, {
+      holdBack: prepared.holdBack,
+      missingAtStart,
+    });
 
-    const live: LiveLookup = (apiVersion, kind, childName) => this.childInformer(apiVersion, kind).get(namespace, childName);
+    const live: LiveLookup = (apiVersion, kind, childName) =>
+      this.childInformer(apiVersion, kind).get(namespace, childName);
     const observed = controller.observe(cr, rendered, live, prepared);
-    const conditions = failure ? failureConditions(failure.reason, failure.message, observed.conditions) : withProblems(observed.conditions, problems);
+    const conditions = failure
+      ? failureConditions(failure.reason, failure.message, observed.conditions)
+      : withProblems(observed.conditions, problems);
     for (const p of problems) this.o.events.record(cr, 'Warning', p.reason, p.message);
     await this.writeStatus(cr, observed.fields, conditions, false);
     // Forbidden may end without a spec change (someone fixes the RBAC): retry with backoff, never hot.
@@ -146,15 +164,28 @@ export class Reconciler {
 
   /** Applies what differs and prunes what is no longer rendered; returns a failure to report. */
   private async converge(
-    cr: CustomResource, definition: KindDefinition, kind: KindController, rendered: readonly KubernetesObject[], log: Logger,
+    cr: CustomResource,
+    definition: KindDefinition,
+    kind: KindController,
+    rendered: readonly KubernetesObject[],
+    log: Logger,
     o: { readonly holdBack?: (child: KubernetesObject) => boolean; readonly missingAtStart: ReadonlySet<string> },
   ): Promise<{ reason: string; message: string; retry?: boolean } | undefined> {
     const uid = cr.metadata.uid ?? '';
-    const owner = { apiVersion: cr.apiVersion, kind: cr.kind, group: cr.apiVersion.split('/')[0] ?? '', namespace: cr.metadata.namespace ?? '', name: cr.metadata.name, uid };
+    const owner = {
+      apiVersion: cr.apiVersion,
+      kind: cr.kind,
+      group: cr.apiVersion.split('/')[0] ?? '',
+      namespace: cr.metadata.namespace ?? '',
+      name: cr.metadata.name,
+      uid,
+    };
     const desired = stampChildren(rendered, owner);
     // One Event per reconcile, not one per child: Events are writes too.
     const applied: string[] = [];
-    const reportApplied = (): void => { if (applied.length) this.o.events.record(cr, 'Normal', 'Applied', applied.join('; ')); };
+    const reportApplied = (): void => {
+      if (applied.length) this.o.events.record(cr, 'Normal', 'Applied', applied.join('; '));
+    };
     // Objects of a child's name that recon8s does not control for this resource: never written.
     const conflicts: string[] = [];
     // A failure that must not hold the other children back: reported once they are converged.
@@ -163,12 +194,16 @@ export class Reconciler {
     let creatable: Promise<boolean> | undefined;
     for (const child of desired) {
       if (o.holdBack?.(child.object)) continue;
-      const cached = this.childInformer(child.object.apiVersion, child.object.kind).get(owner.namespace, child.object.metadata.name);
+      const cached = this.childInformer(child.object.apiVersion, child.object.kind).get(
+        owner.namespace,
+        child.object.metadata.name,
+      );
       // The cache only holds objects labelled as recon8s's: a miss may still be someone else's object.
-      const live = cached ?? await this.readUncached(cr.kind, child.object);
+      const live = cached ?? (await this.readUncached(cr.kind, child.object));
       if (live && controllerUid(live) !== uid) {
         // Who wrote an object that no one controls is in its managedFields, which the cache drops.
-        const described = cached && !controllerUid(cached) ? (await this.readUncached(cr.kind, child.object)) ?? live : live;
+        const described =
+          cached && !controllerUid(cached) ? ((await this.readUncached(cr.kind, child.object)) ?? live) : live;
         conflicts.push(notOursMessage(child.object, described));
         continue;
       }
@@ -185,16 +220,29 @@ export class Reconciler {
       try {
         await this.applier.apply(child, live?.metadata?.uid);
         this.o.metrics?.applyTotal.inc({ kind: child.object.kind, result: decision.why });
-        log.info('applied', { child: `${child.object.kind}/${child.object.metadata.name}`, why: decision.why, ...(decision.path ? { path: decision.path } : {}) });
-        applied.push(`${decision.why === 'missing' ? 'created' : decision.why === 'drifted' ? 'reverted a change to' : 'updated'} ${child.object.kind} ${child.object.metadata.name}`);
+        log.info('applied', {
+          child: `${child.object.kind}/${child.object.metadata.name}`,
+          why: decision.why,
+          ...(decision.path ? { path: decision.path } : {}),
+        });
+        applied.push(
+          `${decision.why === 'missing' ? 'created' : decision.why === 'drifted' ? 'reverted a change to' : 'updated'} ${child.object.kind} ${child.object.metadata.name}`,
+        );
       } catch (e) {
         reportApplied();
         const info = apiError(e);
         this.o.metrics?.applyTotal.inc({ kind: child.object.kind, result: 'error' });
         // The child this apply was judged against is gone (or replaced): look again, from the cache, later.
-        if (info.code === 409 && /uid mismatch|Precondition failed: UID/i.test(info.message)) throw new Error(`${child.object.kind} ${child.object.metadata.name} changed identity while being applied: ${info.message}`, { cause: e });
+        if (info.code === 409 && /uid mismatch|Precondition failed: UID/i.test(info.message))
+          throw new Error(
+            `${child.object.kind} ${child.object.metadata.name} changed identity while being applied: ${info.message}`,
+            { cause: e },
+          );
         // The kind may know a way past the refusal (MySQLCluster: grow the claims of a StatefulSet).
-        const recovery = info.code === 422 && live && kind.recoverRefusedApply ? await kind.recoverRefusedApply(this.o.client, child.object, live) : undefined;
+        const recovery =
+          info.code === 422 && live && kind.recoverRefusedApply
+            ? await kind.recoverRefusedApply(this.o.client, child.object, live)
+            : undefined;
         if (recovery?.outcome === 'recovering') {
           log.info(recovery.message, { child: `${child.object.kind}/${child.object.metadata.name}` });
           this.o.events.record(cr, 'Normal', recovery.reason, recovery.message);
@@ -203,7 +251,10 @@ export class Reconciler {
         }
         if (recovery?.outcome === 'partial' && live) {
           // Everything but the refused part still converges; the rest is tried again with backoff.
-          await this.applier.apply({ object: withDesiredHash(recovery.apply, hashOf(recovery.apply)), hash: hashOf(recovery.apply) }, live.metadata?.uid);
+          await this.applier.apply(
+            { object: withDesiredHash(recovery.apply, hashOf(recovery.apply)), hash: hashOf(recovery.apply) },
+            live.metadata?.uid,
+          );
           this.o.events.record(cr, 'Warning', recovery.reason, recovery.message);
           deferred ??= { reason: recovery.reason, message: recovery.message, retry: true };
           continue;
@@ -219,7 +270,12 @@ export class Reconciler {
           this.o.events.record(cr, 'Warning', 'ApplyForbidden', message);
           return { reason: 'ApplyForbidden', message, retry: true };
         }
-        this.o.events.record(cr, 'Warning', 'ApplyFailed', `${child.object.kind} ${child.object.metadata.name}: ${info.reason || `HTTP ${info.code}`}`);
+        this.o.events.record(
+          cr,
+          'Warning',
+          'ApplyFailed',
+          `${child.object.kind} ${child.object.metadata.name}: ${info.reason || `HTTP ${info.code}`}`,
+        );
         throw e;
       }
     }
@@ -233,7 +289,12 @@ export class Reconciler {
         if (orphan.metadata?.uid) this.forget(orphan.metadata.uid);
         this.o.metrics?.pruneTotal.inc({ kind: type.kind });
         log.info('pruned', { child: `${type.kind}/${orphan.metadata?.name ?? ''}` });
-        this.o.events.record(cr, 'Normal', 'Pruned', `deleted ${type.kind} ${orphan.metadata?.name ?? ''}: no longer rendered`);
+        this.o.events.record(
+          cr,
+          'Normal',
+          'Pruned',
+          `deleted ${type.kind} ${orphan.metadata?.name ?? ''}: no longer rendered`,
+        );
       }
     }
     if (conflicts.length > 0) {
@@ -250,7 +311,9 @@ export class Reconciler {
     const type = childType(ownerKind, child.apiVersion, child.kind);
     if (!type) throw new Error(`${child.kind} is not a child kind of ${ownerKind}`);
     try {
-      return await this.o.client.requestJson<LiveObject>({ path: objectPath(type, child.metadata.namespace ?? '', child.metadata.name) });
+      return await this.o.client.requestJson<LiveObject>({
+        path: objectPath(type, child.metadata.namespace ?? '', child.metadata.name),
+      });
     } catch (e) {
       if (isNotFound(e)) return undefined;
       throw e;
@@ -259,15 +322,30 @@ export class Reconciler {
 
   /** Makes the resource the ApplySet parent (KEP-3659) of its children; written once, then unchanged. */
   private async ensureApplySetParent(cr: CustomResource, kind: KindDefinition): Promise<void> {
-    const owner = { group: kind.group, kind: kind.kind, namespace: cr.metadata.namespace ?? '', name: cr.metadata.name };
+    const owner = {
+      group: kind.group,
+      kind: kind.kind,
+      namespace: cr.metadata.namespace ?? '',
+      name: cr.metadata.name,
+    };
     const id = applySetId(owner);
-    const groupKinds = (CHILD_TYPES[kind.kind] ?? []).map((t: ResourceType) => groupKind(t.apiVersion, t.kind)).sort().join(',');
+    const groupKinds = (CHILD_TYPES[kind.kind] ?? [])
+      .map((t: ResourceType) => groupKind(t.apiVersion, t.kind))
+      .sort()
+      .join(',');
     const meta = cr.metadata as { labels?: Record<string, string>; annotations?: Record<string, string> };
-    if (meta.labels?.[APPLYSET_ID_LABEL] === id && meta.annotations?.[APPLYSET_TOOLING_ANNOTATION] === TOOLING && meta.annotations[APPLYSET_GROUP_KINDS_ANNOTATION] === groupKinds) return;
+    if (
+      meta.labels?.[APPLYSET_ID_LABEL] === id &&
+      meta.annotations?.[APPLYSET_TOOLING_ANNOTATION] === TOOLING &&
+      meta.annotations[APPLYSET_GROUP_KINDS_ANNOTATION] === groupKinds
+    )
+      return;
     await this.o.client.apply({
-      apiVersion: cr.apiVersion, kind: cr.kind,
+      apiVersion: cr.apiVersion,
+      kind: cr.kind,
       metadata: {
-        name: cr.metadata.name, namespace: cr.metadata.namespace,
+        name: cr.metadata.name,
+        namespace: cr.metadata.namespace,
         labels: { [APPLYSET_ID_LABEL]: id },
         annotations: { [APPLYSET_TOOLING_ANNOTATION]: TOOLING, [APPLYSET_GROUP_KINDS_ANNOTATION]: groupKinds },
       },
@@ -275,7 +353,12 @@ export class Reconciler {
   }
 
   /** Writes the status through /status, only when it differs from what the resource already says. */
-  private async writeStatus(cr: CustomResource, fields: Record<string, unknown>, conditions: readonly ConditionInput[], keepFields: boolean): Promise<void> {
+  private async writeStatus(
+    cr: CustomResource,
+    fields: Record<string, unknown>,
+    conditions: readonly ConditionInput[],
+    keepFields: boolean,
+  ): Promise<void> {
     const base = keepFields ? { ...withoutConditions(cr.status), ...fields } : fields;
     const status = nextStatus(cr, base, conditions, this.now());
     if (!status) return;
@@ -285,14 +368,22 @@ export class Reconciler {
     const last = this.statusWritten.get(uid);
     if (last && last.text === text && last.basedOn === cr.metadata.resourceVersion) return;
     const owner = this.o.owners.get(cr.kind);
-    await this.o.client.applyStatus({ apiVersion: cr.apiVersion, kind: cr.kind, plural: owner?.kind.plural ?? '', metadata: { name: cr.metadata.name, namespace: cr.metadata.namespace }, status });
+    await this.o.client.applyStatus({
+      apiVersion: cr.apiVersion,
+      kind: cr.kind,
+      plural: owner?.kind.plural ?? '',
+      metadata: { name: cr.metadata.name, namespace: cr.metadata.namespace },
+      status,
+    });
     this.statusWritten.set(uid, { text, basedOn: cr.metadata.resourceVersion });
   }
 
   /** Whether the API server still has this very resource (same uid), not being deleted. */
   private async isLive(cr: CustomResource, kind: KindDefinition): Promise<boolean> {
     try {
-      const live = await this.o.client.requestJson<CustomResource>({ path: `/apis/${kind.group}/${kind.version}/namespaces/${cr.metadata.namespace ?? ''}/${kind.plural}/${cr.metadata.name}` });
+      const live = await this.o.client.requestJson<CustomResource>({
+        path: `/apis/${kind.group}/${kind.version}/namespaces/${cr.metadata.namespace ?? ''}/${kind.plural}/${cr.metadata.name}`,
+      });
       return live.metadata.uid === cr.metadata.uid && !live.metadata.deletionTimestamp;
     } catch (e) {
       if (isNotFound(e)) return false;
@@ -308,7 +399,12 @@ export class Reconciler {
 }
 
 function currentConditions(cr: CustomResource): ConditionInput[] {
-  return (cr.status?.conditions ?? []).map((c) => ({ type: c.type as ConditionInput['type'], status: c.status, reason: c.reason, message: c.message }));
+  return (cr.status?.conditions ?? []).map((c) => ({
+    type: c.type as ConditionInput['type'],
+    status: c.status,
+    reason: c.reason,
+    message: c.message,
+  }));
 }
 
 function withoutConditions(status: CustomResource['status']): Record<string, unknown> {
@@ -318,7 +414,10 @@ function withoutConditions(status: CustomResource['status']): Record<string, unk
 
 /** The object with this desired-hash annotation. */
 function withDesiredHash(o: KubernetesObject, hash: string): KubernetesObject {
-  return { ...o, metadata: { ...o.metadata, annotations: { ...(o.metadata.annotations ?? {}), [DESIRED_HASH_ANNOTATION]: hash } } };
+  return {
+    ...o,
+    metadata: { ...o.metadata, annotations: { ...(o.metadata.annotations ?? {}), [DESIRED_HASH_ANNOTATION]: hash } },
+  };
 }
 
 /** The uid of an object's controller owner, if it has one. */
@@ -329,8 +428,11 @@ function controllerUid(o: LiveObject): string | undefined {
 /** "Service web exists and is controlled by App other" — who holds an object we would have written. */
 function notOursMessage(child: KubernetesObject, live: LiveObject): string {
   const controller = live.metadata?.ownerReferences?.find((r) => r.controller);
-  if (controller) return `${child.kind} ${child.metadata.name} exists and is controlled by ${controller.kind} ${controller.name}`;
-  const managers = [...new Set((live.metadata?.managedFields ?? []).map((m) => m.manager).filter((m): m is string => m !== undefined))];
+  if (controller)
+    return `${child.kind} ${child.metadata.name} exists and is controlled by ${controller.kind} ${controller.name}`;
+  const managers = [
+    ...new Set((live.metadata?.managedFields ?? []).map((m) => m.manager).filter((m): m is string => m !== undefined)),
+  ];
   return `${child.kind} ${child.metadata.name} exists and is controlled by no one${managers.length ? ` (written by ${managers.join(', ')})` : ''}`;
 }
 
@@ -344,17 +446,34 @@ function withProblems(conditions: readonly ConditionInput[], problems: readonly 
   const message = problems.map((p) => p.message).join('; ');
   return conditions.map((c) => {
     if (c.type === 'Degraded') return { type: 'Degraded', status: 'True', reason: first.reason, message };
-    if (c.type === 'Ready' && c.status !== 'True') return { type: 'Ready', status: c.status, reason: first.reason, message: `${c.message}; ${message}` };
+    if (c.type === 'Ready' && c.status !== 'True')
+      return { type: 'Ready', status: c.status, reason: first.reason, message: `${c.message}; ${message}` };
     return c;
   });
 }
 
 /** Progressing=False/Paused; Ready and Degraded keep what was last observed (nothing is looked at while paused). */
 function pausedConditions(previous: readonly ConditionInput[]): ConditionInput[] {
-  const keep = (type: ConditionInput['type'], fallback: ConditionInput): ConditionInput => previous.find((c) => c.type === type) ?? fallback;
+  const keep = (type: ConditionInput['type'], fallback: ConditionInput): ConditionInput =>
+    previous.find((c) => c.type === type) ?? fallback;
   return [
-    keep('Ready', { type: 'Ready', status: 'Unknown', reason: 'Paused', message: 'not observed: reconciliation is paused' }),
-    { type: 'Progressing', status: 'False', reason: 'Paused', message: 'reconciliation is paused by spec.paused: the children are left as they are until it is cleared' },
-    keep('Degraded', { type: 'Degraded', status: 'Unknown', reason: 'Paused', message: 'not observed: reconciliation is paused' }),
+    keep('Ready', {
+      type: 'Ready',
+      status: 'Unknown',
+      reason: 'Paused',
+      message: 'not observed: reconciliation is paused',
+    }),
+    {
+      type: 'Progressing',
+      status: 'False',
+      reason: 'Paused',
+      message: 'reconciliation is paused by spec.paused: the children are left as they are until it is cleared',
+    },
+    keep('Degraded', {
+      type: 'Degraded',
+      status: 'Unknown',
+      reason: 'Paused',
+      message: 'not observed: reconciliation is paused',
+    }),
   ];
 }

@@ -25,8 +25,14 @@ export const find = (objects: readonly KubernetesObject[], kind: string, name?: 
   objects.find((o) => o.kind === kind && (name === undefined || o.metadata.name === name));
 
 export function selectorString(workload: KubernetesObject | undefined): string | undefined {
-  const labels = (workload?.spec as { selector?: { matchLabels?: Record<string, string> } } | undefined)?.selector?.matchLabels;
-  return labels ? Object.entries(labels).sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => `${k}=${v}`).join(',') : undefined;
+  const labels = (workload?.spec as { selector?: { matchLabels?: Record<string, string> } } | undefined)?.selector
+    ?.matchLabels;
+  return labels
+    ? Object.entries(labels)
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([k, v]) => `${k}=${v}`)
+        .join(',')
+    : undefined;
 }
 
 export function serviceEndpoint(service: KubernetesObject | undefined, namespace: string): string | undefined {
@@ -38,14 +44,29 @@ export function serviceEndpoint(service: KubernetesObject | undefined, namespace
  * The status to write, or undefined when the live status already says exactly this (so a quiet
  * cluster sees no status writes).
  */
-export function nextStatus(cr: CustomResource, fields: Record<string, unknown>, conditions: readonly ConditionInput[], now: Date): Record<string, unknown> | undefined {
+export function nextStatus(
+  cr: CustomResource,
+  fields: Record<string, unknown>,
+  conditions: readonly ConditionInput[],
+  now: Date,
+): Record<string, unknown> | undefined {
   const generation = cr.metadata.generation ?? 0;
-  const status = { observedGeneration: generation, ...fields, conditions: mergeConditions(cr.status?.conditions, conditions, generation, now) };
+  const status = {
+    observedGeneration: generation,
+    ...fields,
+    conditions: mergeConditions(cr.status?.conditions, conditions, generation, now),
+  };
   return isDeepStrictEqual(normalize(status), normalize(cr.status ?? {})) ? undefined : status;
 }
 
 function normalize(status: Record<string, unknown>): unknown {
-  return JSON.parse(JSON.stringify(status, (_k, v: unknown) => (v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b))) : v)));
+  return JSON.parse(
+    JSON.stringify(status, (_k, v: unknown) =>
+      v && typeof v === 'object' && !Array.isArray(v)
+        ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b)))
+        : v,
+    ),
+  );
 }
 
 export function compact(o: Record<string, unknown>): Record<string, unknown> {

@@ -61,20 +61,35 @@ export interface Watches {
 export function watchOwnersAndChildren(o: WatchOptions): Watches {
   const owners = new Map<string, OwnerWatch>();
   const informers: Informer<LiveObject>[] = [];
-  const deleted = (uid: string | undefined): void => { if (uid) o.onDeleted?.(uid); };
+  const deleted = (uid: string | undefined): void => {
+    if (uid) o.onDeleted?.(uid);
+  };
 
   for (const kind of o.kinds) {
     const type = ownerType(kind);
-    const perNamespace = o.namespaces.map((namespace) => createInformer<CustomResource>({
-      client: o.client, apiVersion: type.apiVersion, kind: type.kind, plural: type.plural, namespace,
-      resyncPeriodMs: o.resyncPeriodMs, logger: o.logger, hooks: o.hooks?.(type.plural), transform: withoutManagedFields,
-    }));
-    const onOwner = (cr: CustomResource): void => o.onKey(queueKey(kind.kind, cr.metadata.namespace ?? '', cr.metadata.name));
+    const perNamespace = o.namespaces.map((namespace) =>
+      createInformer<CustomResource>({
+        client: o.client,
+        apiVersion: type.apiVersion,
+        kind: type.kind,
+        plural: type.plural,
+        namespace,
+        resyncPeriodMs: o.resyncPeriodMs,
+        logger: o.logger,
+        hooks: o.hooks?.(type.plural),
+        transform: withoutManagedFields,
+      }),
+    );
+    const onOwner = (cr: CustomResource): void =>
+      o.onKey(queueKey(kind.kind, cr.metadata.namespace ?? '', cr.metadata.name));
     for (const informer of perNamespace) {
       informer.addHandlers({
         onAdd: onOwner,
         onUpdate: (_old, cr) => onOwner(cr),
-        onDelete: (cr) => { deleted(cr.metadata.uid); onOwner(cr); },
+        onDelete: (cr) => {
+          deleted(cr.metadata.uid);
+          onOwner(cr);
+        },
       });
       informers.push(informer as unknown as Informer<LiveObject>);
     }
@@ -83,19 +98,37 @@ export function watchOwnersAndChildren(o: WatchOptions): Watches {
 
   const children = new Map<string, Informer<LiveObject>>();
   const onChild = (child: LiveObject): void => {
-    const ref = child.metadata?.ownerReferences?.find((r) => r.controller && owners.has(r.kind) && r.apiVersion.startsWith(`${owners.get(r.kind)?.kind.group ?? ''}/`));
+    const ref = child.metadata?.ownerReferences?.find(
+      (r) => r.controller && owners.has(r.kind) && r.apiVersion.startsWith(`${owners.get(r.kind)?.kind.group ?? ''}/`),
+    );
     if (ref) o.onKey(queueKey(ref.kind, child.metadata?.namespace ?? '', ref.name));
   };
   for (const type of allChildTypes(o.kinds)) {
-    const perNamespace = o.namespaces.map((namespace) => createInformer<LiveObject>({
-      client: o.client, apiVersion: type.apiVersion, kind: type.kind, plural: type.plural, namespace, labelSelector: CHILD_SELECTOR, logger: o.logger, hooks: o.hooks?.(type.plural),
-      transform: withoutManagedFields,
-    }));
+    const perNamespace = o.namespaces.map((namespace) =>
+      createInformer<LiveObject>({
+        client: o.client,
+        apiVersion: type.apiVersion,
+        kind: type.kind,
+        plural: type.plural,
+        namespace,
+        labelSelector: CHILD_SELECTOR,
+        logger: o.logger,
+        hooks: o.hooks?.(type.plural),
+        transform: withoutManagedFields,
+      }),
+    );
     for (const informer of perNamespace) {
       informer.addHandlers({
-        onAdd: (c) => { if (!o.isEcho?.(c)) onChild(c); },
-        onUpdate: (_old, c) => { if (!o.isEcho?.(c)) onChild(c); },
-        onDelete: (c) => { deleted(c.metadata?.uid); onChild(c); },
+        onAdd: (c) => {
+          if (!o.isEcho?.(c)) onChild(c);
+        },
+        onUpdate: (_old, c) => {
+          if (!o.isEcho?.(c)) onChild(c);
+        },
+        onDelete: (c) => {
+          deleted(c.metadata?.uid);
+          onChild(c);
+        },
       });
       informers.push(informer);
     }

@@ -4,7 +4,14 @@ import { stringify } from 'yaml';
  * Metadata the API server maintains by itself: it changes on every write (or differs between a
  * dry-run and the stored object) without saying anything about what a user wants.
  */
-const NOISY_METADATA = ['managedFields', 'resourceVersion', 'generation', 'uid', 'creationTimestamp', 'selfLink'] as const;
+const NOISY_METADATA = [
+  'managedFields',
+  'resourceVersion',
+  'generation',
+  'uid',
+  'creationTimestamp',
+  'selfLink',
+] as const;
 
 /**
  * Annotations of recon8s's own bookkeeping: the hash of what was last rendered changes whenever
@@ -35,7 +42,9 @@ export function stripNoise(object: unknown, options: StripOptions = {}): Record<
     else metadata.annotations = annotations;
   }
   if (options.ownerUids && Array.isArray(metadata.ownerReferences)) {
-    metadata.ownerReferences = metadata.ownerReferences.map((ref: unknown) => (isObject(ref) ? without(ref, ['uid']) : ref));
+    metadata.ownerReferences = metadata.ownerReferences.map((ref: unknown) =>
+      isObject(ref) ? without(ref, ['uid']) : ref,
+    );
   }
   copy.metadata = metadata;
   return copy;
@@ -52,7 +61,12 @@ function without(o: Record<string, unknown>, keys: readonly string[]): Record<st
 
 function sortKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(sortKeys);
-  if (isObject(value)) return Object.fromEntries(Object.keys(value).sort().map((k) => [k, sortKeys(value[k])]));
+  if (isObject(value))
+    return Object.fromEntries(
+      Object.keys(value)
+        .sort()
+        .map((k) => [k, sortKeys(value[k])]),
+    );
   return value;
 }
 

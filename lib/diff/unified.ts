@@ -31,7 +31,9 @@ export function splitLines(text: string): string[] {
 export function unifiedDiff(input: UnifiedDiffInput): string {
   if (input.oldText === input.newText) return '';
   const context = Math.max(0, input.context ?? 3);
-  const { hunks } = structuredPatch(input.oldName, input.newName, input.oldText, input.newText, undefined, undefined, { context });
+  const { hunks } = structuredPatch(input.oldName, input.newName, input.oldText, input.newText, undefined, undefined, {
+    context,
+  });
   let out = `--- ${input.oldName}\n+++ ${input.newName}\n`;
   for (const h of hunks) {
     out += `@@ -${range(h.oldStart, h.oldLines)} +${range(h.newStart, h.newLines)} @@\n`;

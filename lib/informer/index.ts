@@ -12,7 +12,15 @@ export type {
 export { OWNER_INDEX, ObjectStore, controllerOwnerUid, deepFreeze, keyOf, objectKey } from './store.js';
 export type { IndexFunc, ReplaceDiff, Store } from './store.js';
 export { kubeListWatch } from './source.js';
-export type { BookmarkObject, ListOptions, ListPage, ListWatchSource, ResourceTarget, WatchEvent, WatchOptions } from './source.js';
+export type {
+  BookmarkObject,
+  ListOptions,
+  ListPage,
+  ListWatchSource,
+  ResourceTarget,
+  WatchEvent,
+  WatchOptions,
+} from './source.js';
 export { Backoff } from './backoff.js';
 export type { BackoffOptions } from './backoff.js';
 export { mergeInformers } from './merge.js';

@@ -10,9 +10,25 @@ import { kubeListWatch } from './source.js';
 import type { ListPage, ListWatchSource, WatchEvent } from './source.js';
 import { ObjectStore, deepFreeze, objectKey } from './store.js';
 import type { Store } from './store.js';
-import type { Informer, InformerHandlers, InformerHooks, InformerOptions, RelistReason, WatchRestartReason } from './types.js';
+import type {
+  Informer,
+  InformerHandlers,
+  InformerHooks,
+  InformerOptions,
+  RelistReason,
+  WatchRestartReason,
+} from './types.js';
 
-export type { DeleteInfo, Informer, InformerHandlers, InformerHooks, InformerOptions, RelistReason, UpdateInfo, WatchRestartReason } from './types.js';
+export type {
+  DeleteInfo,
+  Informer,
+  InformerHandlers,
+  InformerHooks,
+  InformerOptions,
+  RelistReason,
+  UpdateInfo,
+  WatchRestartReason,
+} from './types.js';
 
 const SHORT_WATCH_MS = 1000;
 
@@ -63,7 +79,8 @@ class ReflectingInformer<T extends KubernetesObject> implements Informer<T> {
   private resyncTimer: TimerHandle | undefined;
 
   constructor(private readonly opts: InformerOptions<T>) {
-    if (opts.source === undefined && opts.client === undefined) throw new Error('createInformer: give a client or a source');
+    if (opts.source === undefined && opts.client === undefined)
+      throw new Error('createInformer: give a client or a source');
     this.name = opts.name ?? opts.plural ?? opts.kind.toLowerCase();
     this.clock = opts.clock ?? realClock;
     this.random = opts.random ?? Math.random;
@@ -122,7 +139,8 @@ class ReflectingInformer<T extends KubernetesObject> implements Informer<T> {
 
   addHandlers(handlers: InformerHandlers<T>): () => void {
     this.handlers.add(handlers);
-    if (this.objects.hasSynced()) for (const obj of this.objects.list()) this.call('onAdd', () => handlers.onAdd?.(obj));
+    if (this.objects.hasSynced())
+      for (const obj of this.objects.list()) this.call('onAdd', () => handlers.onAdd?.(obj));
     return () => {
       this.handlers.delete(handlers);
     };
@@ -186,14 +204,22 @@ class ReflectingInformer<T extends KubernetesObject> implements Informer<T> {
           this.consecutiveGone++;
           if (phase === 'watch') this.hook(() => this.hooks.onWatchRestart?.('expired'));
           this.requestRelist('expired');
-          this.log.info('resource version expired; relisting', { resourceVersion: this.lastRV, message: apiError(error).message });
+          this.log.info('resource version expired; relisting', {
+            resourceVersion: this.lastRV,
+            message: apiError(error).message,
+          });
           if (this.consecutiveGone > 1) await sleep(this.clock, this.backoff.next(), this.stopCtl.signal);
           continue;
         }
         const delayMs = this.backoff.next();
         if (phase === 'watch') this.hook(() => this.hooks.onWatchRestart?.('error'));
         const info = apiError(error);
-        this.log.warn(`${phase} failed; retrying`, { code: info.code, reason: info.reason, message: info.message, delayMs });
+        this.log.warn(`${phase} failed; retrying`, {
+          code: info.code,
+          reason: info.reason,
+          message: info.message,
+          delayMs,
+        });
         await sleep(this.clock, delayMs, this.stopCtl.signal);
       }
     }
@@ -215,7 +241,13 @@ class ReflectingInformer<T extends KubernetesObject> implements Informer<T> {
     this.lastRV = resourceVersion;
     this.needList = false;
     const firstSync = !this.objects.hasSynced();
-    this.log.debug('listed', { items: items.length, resourceVersion, added: diff.added.length, updated: diff.updated.length, deleted: diff.deleted.length });
+    this.log.debug('listed', {
+      items: items.length,
+      resourceVersion,
+      added: diff.added.length,
+      updated: diff.updated.length,
+      deleted: diff.deleted.length,
+    });
     if (firstSync) this.objects.markSynced();
     for (const obj of diff.added) this.emitAdd(obj);
     for (const { oldObj, newObj } of diff.updated) this.emitUpdate(oldObj, newObj, false);
@@ -238,7 +270,11 @@ class ReflectingInformer<T extends KubernetesObject> implements Informer<T> {
       ctl.abort();
     }, this.listTimeoutMs);
     try {
-      return await this.source.list({ limit: this.pageSize, signal: ctl.signal, ...(cont !== undefined ? { continue: cont } : {}) });
+      return await this.source.list({
+        limit: this.pageSize,
+        signal: ctl.signal,
+        ...(cont !== undefined ? { continue: cont } : {}),
+      });
     } catch (error) {
       if (timedOut) throw new Error(`list timed out after ${this.listTimeoutMs} ms`, { cause: error });
       throw error;
@@ -402,7 +438,9 @@ class ReflectingInformer<T extends KubernetesObject> implements Informer<T> {
     try {
       const result = fn();
       if (result !== undefined && typeof (result as Promise<void>).then === 'function') {
-        (result as Promise<void>).then(undefined, (error: unknown) => this.log.error(`${what} handler failed`, { error }));
+        (result as Promise<void>).then(undefined, (error: unknown) =>
+          this.log.error(`${what} handler failed`, { error }),
+        );
       }
     } catch (error) {
       this.log.error(`${what} handler threw`, { error });

@@ -75,7 +75,10 @@ interface ListBody<T> {
 }
 
 /** List and watch `target` through the client's shared connection pool, with raw requests. */
-export function kubeListWatch<T extends KubernetesObject>(client: KubeClient, target: ResourceTarget): ListWatchSource<T> {
+export function kubeListWatch<T extends KubernetesObject>(
+  client: KubeClient,
+  target: ResourceTarget,
+): ListWatchSource<T> {
   const groupPath = target.apiVersion.includes('/') ? `/apis/${target.apiVersion}` : `/api/${target.apiVersion}`;
   let resolved: string | undefined;
 

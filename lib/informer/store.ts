@@ -100,7 +100,8 @@ export class ObjectStore<T extends KubernetesObject> implements Store<T> {
 
   list(namespace?: string): T[] {
     const out: T[] = [];
-    for (const obj of this.items.values()) if (namespace === undefined || (obj.metadata?.namespace ?? '') === namespace) out.push(obj);
+    for (const obj of this.items.values())
+      if (namespace === undefined || (obj.metadata?.namespace ?? '') === namespace) out.push(obj);
     return out;
   }
 
@@ -139,7 +140,8 @@ export class ObjectStore<T extends KubernetesObject> implements Store<T> {
     const old = this.items.get(key);
     if (old !== undefined) this.unindex(key);
     this.items.set(key, obj);
-    for (const [name, fn] of this.indexFuncs) this.indexOne(name, fn, this.indices.get(name) as Map<string, Set<string>>, key, obj);
+    for (const [name, fn] of this.indexFuncs)
+      this.indexOne(name, fn, this.indices.get(name) as Map<string, Set<string>>, key, obj);
     return old;
   }
 
@@ -168,7 +170,10 @@ export class ObjectStore<T extends KubernetesObject> implements Store<T> {
       if (old === undefined) {
         this.upsert(obj);
         added.push(obj);
-      } else if (old.metadata?.resourceVersion !== obj.metadata?.resourceVersion || old.metadata?.uid !== obj.metadata?.uid) {
+      } else if (
+        old.metadata?.resourceVersion !== obj.metadata?.resourceVersion ||
+        old.metadata?.uid !== obj.metadata?.uid
+      ) {
         this.upsert(obj);
         updated.push({ oldObj: old, newObj: obj });
       }

@@ -176,43 +176,44 @@ export class PooledKubeConfig extends KubeConfig {
 
   // An undici interceptor that reports each request once: at its final response status, or '<error>'.
   private countingInterceptor(): (dispatch: Dispatch) => Dispatch {
-    return (dispatch: Dispatch): Dispatch => (opts, handler) => {
-      const start = performance.now();
-      const method = String(opts.method ?? 'GET');
-      const host = hostOf(opts.origin);
-      let reported = false;
-      const report = (code: string): void => {
-        if (reported) return;
-        reported = true;
-        const event: RequestEvent = { method, code, host, durationMs: performance.now() - start };
-        this.safeHook(() => this.hooks.onRequest?.(event));
+    return (dispatch: Dispatch): Dispatch =>
+      (opts, handler) => {
+        const start = performance.now();
+        const method = String(opts.method ?? 'GET');
+        const host = hostOf(opts.origin);
+        let reported = false;
+        const report = (code: string): void => {
+          if (reported) return;
+          reported = true;
+          const event: RequestEvent = { method, code, host, durationMs: performance.now() - start };
+          this.safeHook(() => this.hooks.onRequest?.(event));
+        };
+        const wrapped = new Proxy(handler, {
+          get(target, key, receiver): unknown {
+            const value: unknown = Reflect.get(target, key, receiver);
+            if (typeof value !== 'function') return value;
+            const fn = value as (...args: unknown[]) => unknown;
+            switch (key) {
+              case 'onResponseStart': // (controller, statusCode, headers, statusMessage)
+              case 'onHeaders': // legacy (statusCode, headers, resume, statusText)
+                return (...args: unknown[]) => {
+                  const status = key === 'onHeaders' ? args[0] : args[1];
+                  if (typeof status === 'number' && status >= 200) report(String(status));
+                  return Reflect.apply(fn, target, args);
+                };
+              case 'onResponseError':
+              case 'onError':
+                return (...args: unknown[]) => {
+                  report('<error>');
+                  return Reflect.apply(fn, target, args);
+                };
+              default:
+                return fn.bind(target);
+            }
+          },
+        }) as DispatchHandler;
+        return dispatch(opts, wrapped);
       };
-      const wrapped = new Proxy(handler, {
-        get(target, key, receiver): unknown {
-          const value: unknown = Reflect.get(target, key, receiver);
-          if (typeof value !== 'function') return value;
-          const fn = value as (...args: unknown[]) => unknown;
-          switch (key) {
-            case 'onResponseStart': // (controller, statusCode, headers, statusMessage)
-            case 'onHeaders': // legacy (statusCode, headers, resume, statusText)
-              return (...args: unknown[]) => {
-                const status = key === 'onHeaders' ? args[0] : args[1];
-                if (typeof status === 'number' && status >= 200) report(String(status));
-                return Reflect.apply(fn, target, args);
-              };
-            case 'onResponseError':
-            case 'onError':
-              return (...args: unknown[]) => {
-                report('<error>');
-                return Reflect.apply(fn, target, args);
-              };
-            default:
-              return fn.bind(target);
-          }
-        },
-      }) as DispatchHandler;
-      return dispatch(opts, wrapped);
-    };
   }
 }
 
@@ -237,7 +238,8 @@ export function createKubeClient(options: KubeClientOptions = {}): KubeClient {
   }
   if (options.context !== undefined) kc.setCurrentContext(options.context);
   const cluster = kc.getCurrentCluster();
-  if (cluster === null) throw new Error(`kube: no cluster in the current context (${kc.getCurrentContext() || 'none'})`);
+  if (cluster === null)
+    throw new Error(`kube: no cluster in the current context (${kc.getCurrentContext() || 'none'})`);
   if (cluster.server.startsWith('http:') && cluster.skipTLSVerify !== true) {
     throw new Error(`kube: refusing plain HTTP server ${cluster.server} (set insecure-skip-tls-verify to allow it)`);
   }
@@ -270,11 +272,21 @@ export function createKubeClient(options: KubeClientOptions = {}): KubeClient {
 
   // Discovery, once per group version: which plural and scope serve a kind.
   const discovery = new Map<string, Promise<Map<string, { readonly plural: string; readonly namespaced: boolean }>>>();
-  const resourcesOf = (apiVersion: string): Promise<Map<string, { readonly plural: string; readonly namespaced: boolean }>> => {
+  const resourcesOf = (
+    apiVersion: string,
+  ): Promise<Map<string, { readonly plural: string; readonly namespaced: boolean }>> => {
     let found = discovery.get(apiVersion);
     if (!found) {
-      found = requestJson<{ resources: { name: string; kind: string; namespaced: boolean }[] }>({ path: groupVersionPath(apiVersion) })
-        .then((list) => new Map(list.resources.filter((r) => !r.name.includes('/')).map((r) => [r.kind, { plural: r.name, namespaced: r.namespaced }])));
+      found = requestJson<{ resources: { name: string; kind: string; namespaced: boolean }[] }>({
+        path: groupVersionPath(apiVersion),
+      }).then(
+        (list) =>
+          new Map(
+            list.resources
+              .filter((r) => !r.name.includes('/'))
+              .map((r) => [r.kind, { plural: r.name, namespaced: r.namespaced }]),
+          ),
+      );
       found.catch(() => discovery.delete(apiVersion));
       discovery.set(apiVersion, found);
     }
@@ -284,7 +296,8 @@ export function createKubeClient(options: KubeClientOptions = {}): KubeClient {
     const apiVersion = obj.apiVersion ?? '';
     const kind = obj.kind ?? '';
     const name = obj.metadata?.name;
-    if (!apiVersion || !kind || !name) throw new Error('kube: an object to apply needs apiVersion, kind and metadata.name');
+    if (!apiVersion || !kind || !name)
+      throw new Error('kube: an object to apply needs apiVersion, kind and metadata.name');
     const resource = (await resourcesOf(apiVersion)).get(kind);
     if (!resource) {
       // A CRD installed since the last look: ask again next time.
@@ -305,7 +318,10 @@ export function createKubeClient(options: KubeClientOptions = {}): KubeClient {
     core: kc.makeApiClient(CoreV1Api),
     coordination: kc.makeApiClient(CoordinationV1Api),
     custom,
-    async apply<T extends KubernetesObject>(obj: T, opts: { readonly dryRun?: boolean; readonly force?: boolean } = {}): Promise<T> {
+    async apply<T extends KubernetesObject>(
+      obj: T,
+      opts: { readonly dryRun?: boolean; readonly force?: boolean } = {},
+    ): Promise<T> {
       // Raw JSON, not KubernetesObjectApi.patch: its model serializer drops every field the bundled
       // models do not know (x-kubernetes-* keys of a CRD schema, fields of newer API versions).
       const path = await objectPath(obj);
@@ -325,11 +341,22 @@ export function createKubeClient(options: KubeClientOptions = {}): KubeClient {
       const body = {
         apiVersion: target.apiVersion,
         kind: target.kind,
-        metadata: { name: target.metadata.name, ...(target.metadata.namespace !== undefined ? { namespace: target.metadata.namespace } : {}) },
+        metadata: {
+          name: target.metadata.name,
+          ...(target.metadata.namespace !== undefined ? { namespace: target.metadata.namespace } : {}),
+        },
         status: target.status,
       };
       const headers = setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
-      const common = { group, version, plural: target.plural, name: target.metadata.name, body, fieldManager, force: opts.force ?? true };
+      const common = {
+        group,
+        version,
+        plural: target.plural,
+        name: target.metadata.name,
+        body,
+        fieldManager,
+        force: opts.force ?? true,
+      };
       return target.metadata.namespace !== undefined
         ? custom.patchNamespacedCustomObjectStatus({ ...common, namespace: target.metadata.namespace }, headers)
         : custom.patchClusterCustomObjectStatus(common, headers);

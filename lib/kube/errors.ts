@@ -39,7 +39,8 @@ export function apiError(e: unknown): ApiErrorInfo {
     const status = parseStatus((e as ApiException<unknown>).body);
     const headers = (e as ApiException<unknown>).headers ?? {};
     const retryHeader = Number(headers['retry-after'] ?? headers['Retry-After']);
-    const retryAfterSeconds = status?.details?.retryAfterSeconds ?? (Number.isFinite(retryHeader) && retryHeader > 0 ? retryHeader : undefined);
+    const retryAfterSeconds =
+      status?.details?.retryAfterSeconds ?? (Number.isFinite(retryHeader) && retryHeader > 0 ? retryHeader : undefined);
     return {
       code: e.code,
       reason: status?.reason ?? '',
@@ -51,7 +52,10 @@ export function apiError(e: unknown): ApiErrorInfo {
   if (isStatusLike(e)) {
     return { code: e.code ?? 0, reason: e.reason ?? '', message: e.message ?? '', causes: e.details?.causes ?? [] };
   }
-  const code = typeof (e as { statusCode?: unknown } | null)?.statusCode === 'number' ? (e as { statusCode: number }).statusCode : 0;
+  const code =
+    typeof (e as { statusCode?: unknown } | null)?.statusCode === 'number'
+      ? (e as { statusCode: number }).statusCode
+      : 0;
   const message = e instanceof Error ? describeError(e) : String(e);
   return { code, reason: '', message, causes: [] };
 }
@@ -89,7 +93,10 @@ function parseStatus(body: unknown): StatusLike | undefined {
 function isStatusLike(v: unknown): v is StatusLike {
   if (typeof v !== 'object' || v === null || v instanceof Error) return false;
   const o = v as Record<string, unknown>;
-  return o.kind === 'Status' || (typeof o.code === 'number' && (typeof o.reason === 'string' || typeof o.message === 'string'));
+  return (
+    o.kind === 'Status' ||
+    (typeof o.code === 'number' && (typeof o.reason === 'string' || typeof o.message === 'string'))
+  );
 }
 
 function firstLine(s: string): string {

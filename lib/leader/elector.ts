@@ -104,13 +104,17 @@ class LeaseElector implements LeaderElector {
     this.leaseDurationMs = opts.leaseDurationMs ?? 15_000;
     this.renewDeadlineMs = opts.renewDeadlineMs ?? 10_000;
     this.retryPeriodMs = opts.retryPeriodMs ?? 2_000;
-    if (!(this.retryPeriodMs > 0 && this.renewDeadlineMs > 0 && this.leaseDurationMs > 0)) throw new Error('leader election: durations must be > 0');
-    if (this.leaseDurationMs <= this.renewDeadlineMs) throw new Error('leader election: leaseDuration must be greater than renewDeadline');
-    if (this.renewDeadlineMs <= JITTER_FACTOR * this.retryPeriodMs) throw new Error('leader election: renewDeadline must be greater than retryPeriod*1.2');
+    if (!(this.retryPeriodMs > 0 && this.renewDeadlineMs > 0 && this.leaseDurationMs > 0))
+      throw new Error('leader election: durations must be > 0');
+    if (this.leaseDurationMs <= this.renewDeadlineMs)
+      throw new Error('leader election: leaseDuration must be greater than renewDeadline');
+    if (this.renewDeadlineMs <= JITTER_FACTOR * this.retryPeriodMs)
+      throw new Error('leader election: renewDeadline must be greater than retryPeriod*1.2');
     if (opts.lock !== undefined) {
       this.lock = opts.lock;
     } else {
-      if (opts.client === undefined || !opts.namespace || !opts.name) throw new Error('leader election: give a lock, or client + namespace + name');
+      if (opts.client === undefined || !opts.namespace || !opts.name)
+        throw new Error('leader election: give a lock, or client + namespace + name');
       this.lock = kubeLeaseLock(opts.client, { namespace: opts.namespace, name: opts.name });
     }
     this.identity = opts.identity ?? `${hostname()}_${randomUUID()}`;
@@ -131,7 +135,9 @@ class LeaseElector implements LeaderElector {
 
   start(): void {
     if (this.running !== undefined || this.stopped) return;
-    this.running = this.run().catch((error: unknown) => this.log.error('leader election loop ended unexpectedly', { error }));
+    this.running = this.run().catch((error: unknown) =>
+      this.log.error('leader election loop ended unexpectedly', { error }),
+    );
   }
 
   async stop(opts: { readonly release?: boolean } = {}): Promise<void> {
@@ -184,7 +190,9 @@ class LeaseElector implements LeaderElector {
       }
       if (this.stopped) break;
       if (this.clock.now() - lastRenew >= this.renewDeadlineMs) {
-        this.log.warn('failed to renew leader lease within the renew deadline; stepping down', { renewDeadlineMs: this.renewDeadlineMs });
+        this.log.warn('failed to renew leader lease within the renew deadline; stepping down', {
+          renewDeadlineMs: this.renewDeadlineMs,
+        });
         lost = true;
         break;
       }
@@ -227,7 +235,13 @@ class LeaseElector implements LeaderElector {
       const current = await this.lock.get(signal);
       if (signal.aborted) return false;
       if (current === undefined) {
-        const record: LeaderElectionRecord = { holderIdentity: this.identity, leaseDurationSeconds, acquireTime: now, renewTime: now, leaseTransitions: 0 };
+        const record: LeaderElectionRecord = {
+          holderIdentity: this.identity,
+          leaseDurationSeconds,
+          acquireTime: now,
+          renewTime: now,
+          leaseTransitions: 0,
+        };
         await this.lock.create(record, signal);
         if (signal.aborted) return false;
         this.observe(record, now);
@@ -256,7 +270,8 @@ class LeaseElector implements LeaderElector {
       if (signal.aborted) return false;
       const info = apiError(error);
       if (info.code === 409) this.log.debug('lease changed under us (conflict); retrying', { message: info.message });
-      else this.log.warn('leader lease request failed', { code: info.code, reason: info.reason, message: info.message });
+      else
+        this.log.warn('leader lease request failed', { code: info.code, reason: info.reason, message: info.message });
       return false;
     }
   }

@@ -1,5 +1,11 @@
 import { Observable, V1MicroTime } from '@kubernetes/client-node';
-import type { ConfigurationOptions, RequestContext, ResponseContext, V1Lease, V1LeaseSpec } from '@kubernetes/client-node';
+import type {
+  ConfigurationOptions,
+  RequestContext,
+  ResponseContext,
+  V1Lease,
+  V1LeaseSpec,
+} from '@kubernetes/client-node';
 import type { KubeClient } from '../kube/client.js';
 import { isNotFound } from '../kube/errors.js';
 
@@ -33,7 +39,10 @@ export interface LeaseLock {
 }
 
 /** A coordination.k8s.io/v1 Lease as the lock (client-go's LeaseLock). */
-export function kubeLeaseLock(client: KubeClient, target: { readonly namespace: string; readonly name: string }): LeaseLock {
+export function kubeLeaseLock(
+  client: KubeClient,
+  target: { readonly namespace: string; readonly name: string },
+): LeaseLock {
   const { namespace, name } = target;
   // The last Lease read or written: an update keeps its metadata (labels, annotations, ...) and replaces the spec.
   let last: V1Lease | undefined;
@@ -58,12 +67,21 @@ export function kubeLeaseLock(client: KubeClient, target: { readonly namespace: 
     },
 
     async create(record: LeaderElectionRecord, signal?: AbortSignal): Promise<void> {
-      const body: V1Lease = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name, namespace }, spec: toSpec(record) };
+      const body: V1Lease = {
+        apiVersion: 'coordination.k8s.io/v1',
+        kind: 'Lease',
+        metadata: { name, namespace },
+        spec: toSpec(record),
+      };
       remember(await client.coordination.createNamespacedLease({ namespace, body }, withSignal(signal)));
     },
 
     async update(record: LeaderElectionRecord, resourceVersion: string, signal?: AbortSignal): Promise<void> {
-      const base: V1Lease = last ?? { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name, namespace } };
+      const base: V1Lease = last ?? {
+        apiVersion: 'coordination.k8s.io/v1',
+        kind: 'Lease',
+        metadata: { name, namespace },
+      };
       const body: V1Lease = {
         ...base,
         apiVersion: 'coordination.k8s.io/v1',

@@ -38,8 +38,8 @@ export interface ControllerMetrics {
 
 /** controller-runtime's reconcile_time_seconds buckets (since v0.15). */
 export const RECONCILE_TIME_BUCKETS: readonly number[] = [
-  0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0,
-  1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5, 6, 7, 8, 9, 10, 15, 20, 25, 30, 40, 50, 60,
+  0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.25, 1.5, 1.75,
+  2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5, 6, 7, 8, 9, 10, 15, 20, 25, 30, 40, 50, 60,
 ];
 
 /** client-go's workqueue duration buckets: ExponentialBuckets(10e-9, 10, 12), 10 ns … 1000 s. */
@@ -52,38 +52,107 @@ export const REST_CLIENT_BUCKETS: readonly number[] = [0.005, 0.025, 0.1, 0.25, 
 export function createControllerMetrics(registry: Registry): ControllerMetrics {
   const perController = ['controller'] as const;
   const perQueue = ['name'] as const;
-  const queueHistogram = (name: string, help: string): Histogram<'name'> => registry.histogram({ name, help, labelNames: perQueue, buckets: WORKQUEUE_BUCKETS });
+  const queueHistogram = (name: string, help: string): Histogram<'name'> =>
+    registry.histogram({ name, help, labelNames: perQueue, buckets: WORKQUEUE_BUCKETS });
   return {
     registry,
-    reconcileTotal: registry.counter({ name: 'controller_runtime_reconcile_total', help: 'Total number of reconciliations per controller', labelNames: ['controller', 'result'] }),
-    reconcileErrors: registry.counter({ name: 'controller_runtime_reconcile_errors_total', help: 'Total number of reconciliation errors per controller', labelNames: perController }),
-    terminalReconcileErrors: registry.counter({ name: 'controller_runtime_terminal_reconcile_errors_total', help: 'Total number of terminal reconciliation errors per controller', labelNames: perController }),
-    reconcileTime: registry.histogram({ name: 'controller_runtime_reconcile_time_seconds', help: 'Length of time per reconciliation per controller', labelNames: perController, buckets: RECONCILE_TIME_BUCKETS }),
-    maxConcurrentReconciles: registry.gauge({ name: 'controller_runtime_max_concurrent_reconciles', help: 'Maximum number of concurrent reconciles per controller', labelNames: perController }),
-    activeWorkers: registry.gauge({ name: 'controller_runtime_active_workers', help: 'Number of currently used workers per controller', labelNames: perController }),
+    reconcileTotal: registry.counter({
+      name: 'controller_runtime_reconcile_total',
+      help: 'Total number of reconciliations per controller',
+      labelNames: ['controller', 'result'],
+    }),
+    reconcileErrors: registry.counter({
+      name: 'controller_runtime_reconcile_errors_total',
+      help: 'Total number of reconciliation errors per controller',
+      labelNames: perController,
+    }),
+    terminalReconcileErrors: registry.counter({
+      name: 'controller_runtime_terminal_reconcile_errors_total',
+      help: 'Total number of terminal reconciliation errors per controller',
+      labelNames: perController,
+    }),
+    reconcileTime: registry.histogram({
+      name: 'controller_runtime_reconcile_time_seconds',
+      help: 'Length of time per reconciliation per controller',
+      labelNames: perController,
+      buckets: RECONCILE_TIME_BUCKETS,
+    }),
+    maxConcurrentReconciles: registry.gauge({
+      name: 'controller_runtime_max_concurrent_reconciles',
+      help: 'Maximum number of concurrent reconciles per controller',
+      labelNames: perController,
+    }),
+    activeWorkers: registry.gauge({
+      name: 'controller_runtime_active_workers',
+      help: 'Number of currently used workers per controller',
+      labelNames: perController,
+    }),
     workqueue: {
       depth: registry.gauge({ name: 'workqueue_depth', help: 'Current depth of workqueue', labelNames: perQueue }),
-      adds: registry.counter({ name: 'workqueue_adds_total', help: 'Total number of adds handled by workqueue', labelNames: perQueue }),
-      queueDuration: queueHistogram('workqueue_queue_duration_seconds', 'How long in seconds an item stays in workqueue before being requested'),
-      workDuration: queueHistogram('workqueue_work_duration_seconds', 'How long in seconds processing an item from workqueue takes.'),
+      adds: registry.counter({
+        name: 'workqueue_adds_total',
+        help: 'Total number of adds handled by workqueue',
+        labelNames: perQueue,
+      }),
+      queueDuration: queueHistogram(
+        'workqueue_queue_duration_seconds',
+        'How long in seconds an item stays in workqueue before being requested',
+      ),
+      workDuration: queueHistogram(
+        'workqueue_work_duration_seconds',
+        'How long in seconds processing an item from workqueue takes.',
+      ),
       unfinishedWork: registry.gauge({
         name: 'workqueue_unfinished_work_seconds',
         help: "How many seconds of work has been done that is in progress and hasn't been observed by work_duration. Large values indicate stuck threads. One can deduce the number of stuck threads by observing the rate at which this increases.",
         labelNames: perQueue,
       }),
-      longestRunningProcessor: registry.gauge({ name: 'workqueue_longest_running_processor_seconds', help: 'How many seconds has the longest running processor for workqueue been running.', labelNames: perQueue }),
-      retries: registry.counter({ name: 'workqueue_retries_total', help: 'Total number of retries handled by workqueue', labelNames: perQueue }),
+      longestRunningProcessor: registry.gauge({
+        name: 'workqueue_longest_running_processor_seconds',
+        help: 'How many seconds has the longest running processor for workqueue been running.',
+        labelNames: perQueue,
+      }),
+      retries: registry.counter({
+        name: 'workqueue_retries_total',
+        help: 'Total number of retries handled by workqueue',
+        labelNames: perQueue,
+      }),
     },
-    restClientRequests: registry.counter({ name: 'rest_client_requests_total', help: 'Number of HTTP requests, partitioned by status code, method, and host.', labelNames: ['code', 'method', 'host'] }),
-    restClientRequestDuration: registry.histogram({ name: 'rest_client_request_duration_seconds', help: 'Request latency in seconds. Broken down by verb.', labelNames: ['verb'], buckets: REST_CLIENT_BUCKETS }),
+    restClientRequests: registry.counter({
+      name: 'rest_client_requests_total',
+      help: 'Number of HTTP requests, partitioned by status code, method, and host.',
+      labelNames: ['code', 'method', 'host'],
+    }),
+    restClientRequestDuration: registry.histogram({
+      name: 'rest_client_request_duration_seconds',
+      help: 'Request latency in seconds. Broken down by verb.',
+      labelNames: ['verb'],
+      buckets: REST_CLIENT_BUCKETS,
+    }),
     leaderElectionMasterStatus: registry.gauge({
       name: 'leader_election_master_status',
       help: "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. 'name' is the string used to identify the lease. Please make sure to group by name.",
       labelNames: ['name'],
     }),
-    applyTotal: registry.counter({ name: 'recon8s_apply_total', help: 'Rendered child objects, by kind and by the outcome of comparing and applying them.', labelNames: ['kind', 'result'] }),
-    pruneTotal: registry.counter({ name: 'recon8s_prune_total', help: 'Child objects deleted because they are no longer rendered, by kind.', labelNames: ['kind'] }),
-    watchRestarts: registry.counter({ name: 'recon8s_watch_restarts_total', help: 'Watches re-established from the last resourceVersion, by resource and reason.', labelNames: ['resource', 'reason'] }),
-    watchRelists: registry.counter({ name: 'recon8s_watch_relists_total', help: 'Full relists of a resource (410 Gone, silent watch, ...), by resource and reason.', labelNames: ['resource', 'reason'] }),
+    applyTotal: registry.counter({
+      name: 'recon8s_apply_total',
+      help: 'Rendered child objects, by kind and by the outcome of comparing and applying them.',
+      labelNames: ['kind', 'result'],
+    }),
+    pruneTotal: registry.counter({
+      name: 'recon8s_prune_total',
+      help: 'Child objects deleted because they are no longer rendered, by kind.',
+      labelNames: ['kind'],
+    }),
+    watchRestarts: registry.counter({
+      name: 'recon8s_watch_restarts_total',
+      help: 'Watches re-established from the last resourceVersion, by resource and reason.',
+      labelNames: ['resource', 'reason'],
+    }),
+    watchRelists: registry.counter({
+      name: 'recon8s_watch_relists_total',
+      help: 'Full relists of a resource (410 Gone, silent watch, ...), by resource and reason.',
+      labelNames: ['resource', 'reason'],
+    }),
   };
 }

@@ -27,17 +27,28 @@ export interface CheckOutcome {
  * last line `<endpoint> check passed|failed`. Reasons stay out of the body (it is unauthenticated)
  * and go to `failures`.
  */
-export async function runChecks(endpoint: string, checks: HealthChecks, req: CheckRequest, timeoutMs: number): Promise<CheckOutcome> {
+export async function runChecks(
+  endpoint: string,
+  checks: HealthChecks,
+  req: CheckRequest,
+  timeoutMs: number,
+): Promise<CheckOutcome> {
   if (req.only !== undefined) {
     const check = Object.hasOwn(checks, req.only) ? checks[req.only] : undefined;
     if (check === undefined) return { status: 404, body: `no such check: ${req.only}\n`, failures: [] };
     const error = await failure(check, timeoutMs);
     return error === undefined
       ? { status: 200, body: 'ok', failures: [] }
-      : { status: 503, body: `[-]${req.only} failed: reason withheld\n${endpoint} check failed\n`, failures: [{ name: req.only, error }] };
+      : {
+          status: 503,
+          body: `[-]${req.only} failed: reason withheld\n${endpoint} check failed\n`,
+          failures: [{ name: req.only, error }],
+        };
   }
   const names = Object.keys(checks);
-  const results = await Promise.all(names.map((name) => (req.exclude.has(name) ? 'excluded' : failure(checks[name], timeoutMs))));
+  const results = await Promise.all(
+    names.map((name) => (req.exclude.has(name) ? 'excluded' : failure(checks[name], timeoutMs))),
+  );
   const failures: { name: string; error: unknown }[] = [];
   const lines = names.map((name, i) => {
     const r = results[i];
@@ -46,7 +57,9 @@ export async function runChecks(endpoint: string, checks: HealthChecks, req: Che
     failures.push({ name, error: r });
     return `[-]${name} failed: reason withheld`;
   });
-  for (const name of req.exclude) if (!Object.hasOwn(checks, name)) lines.push(`warn: some health checks cannot be excluded: no matches for "${name}"`);
+  for (const name of req.exclude)
+    if (!Object.hasOwn(checks, name))
+      lines.push(`warn: some health checks cannot be excluded: no matches for "${name}"`);
   if (failures.length > 0) return { status: 503, body: `${lines.join('\n')}\n${endpoint} check failed\n`, failures };
   return { status: 200, body: req.verbose ? `${lines.join('\n')}\n${endpoint} check passed\n` : 'ok', failures };
 }
@@ -59,7 +72,12 @@ async function failure(check: HealthCheck, timeoutMs: number): Promise<unknown> 
     timer.unref();
   });
   try {
-    const passed = Promise.resolve().then(check).then(() => undefined, (err: unknown) => err ?? new Error('check failed'));
+    const passed = Promise.resolve()
+      .then(check)
+      .then(
+        () => undefined,
+        (err: unknown) => err ?? new Error('check failed'),
+      );
     return await Promise.race([passed, timeout]);
   } finally {
     clearTimeout(timer);

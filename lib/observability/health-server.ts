@@ -59,9 +59,16 @@ export async function startHealthServer(opts: HealthServerOptions): Promise<Heal
   const probe = async (endpoint: 'healthz' | 'readyz', rest: string, url: URL, res: ServerResponse): Promise<void> => {
     const checks = { ...ping, ...(endpoint === 'healthz' ? opts.healthChecks : opts.readyChecks) };
     const only = rest === '' ? undefined : safeDecode(rest);
-    const outcome = await runChecks(endpoint, checks, { verbose: url.searchParams.has('verbose'), exclude: new Set(url.searchParams.getAll('exclude')), only }, checkTimeoutMs);
+    const outcome = await runChecks(
+      endpoint,
+      checks,
+      { verbose: url.searchParams.has('verbose'), exclude: new Set(url.searchParams.getAll('exclude')), only },
+      checkTimeoutMs,
+    );
     if (outcome.failures.length > 0) {
-      const failed = Object.fromEntries(outcome.failures.map((f) => [f.name, f.error instanceof Error ? f.error.message : String(f.error)]));
+      const failed = Object.fromEntries(
+        outcome.failures.map((f) => [f.name, f.error instanceof Error ? f.error.message : String(f.error)]),
+      );
       // A failing liveness probe gets the pod restarted; readiness failing is routine during startup.
       if (endpoint === 'healthz') logger.warn('healthz check failed', { checks: failed });
       else logger.info('readyz check failed', { checks: failed });
@@ -69,22 +76,28 @@ export async function startHealthServer(opts: HealthServerOptions): Promise<Heal
     send(res, outcome.status, outcome.body);
   };
 
-  const handler = (serveMetrics: boolean, serveProbes: boolean) => async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    try {
-      const url = new URL(req.url ?? '/', 'http://localhost');
-      const route = /^\/(metrics|healthz|readyz)(?:\/([^/]+))?\/?$/.exec(url.pathname);
-      const what = route?.[1];
-      const known = (what === 'metrics' && serveMetrics && route?.[2] === undefined) || ((what === 'healthz' || what === 'readyz') && serveProbes);
-      if (!known) return send(res, 404, '404 page not found\n');
-      if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, 'method not allowed\n', { Allow: 'GET, HEAD' });
-      if (what === 'metrics') return send(res, 200, await registry.metrics(), { 'Content-Type': PROMETHEUS_CONTENT_TYPE });
-      await probe(what === 'healthz' ? 'healthz' : 'readyz', route?.[2] ?? '', url, res);
-    } catch (err) {
-      logger.error('health server request failed', { path: req.url, error: err });
-      if (!res.headersSent) send(res, 500, 'internal server error\n');
-      else res.destroy();
-    }
-  };
+  const handler =
+    (serveMetrics: boolean, serveProbes: boolean) =>
+    async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+      try {
+        const url = new URL(req.url ?? '/', 'http://localhost');
+        const route = /^\/(metrics|healthz|readyz)(?:\/([^/]+))?\/?$/.exec(url.pathname);
+        const what = route?.[1];
+        const known =
+          (what === 'metrics' && serveMetrics && route?.[2] === undefined) ||
+          ((what === 'healthz' || what === 'readyz') && serveProbes);
+        if (!known) return send(res, 404, '404 page not found\n');
+        if (req.method !== 'GET' && req.method !== 'HEAD')
+          return send(res, 405, 'method not allowed\n', { Allow: 'GET, HEAD' });
+        if (what === 'metrics')
+          return send(res, 200, await registry.metrics(), { 'Content-Type': PROMETHEUS_CONTENT_TYPE });
+        await probe(what === 'healthz' ? 'healthz' : 'readyz', route?.[2] ?? '', url, res);
+      } catch (err) {
+        logger.error('health server request failed', { path: req.url, error: err });
+        if (!res.headersSent) send(res, 500, 'internal server error\n');
+        else res.destroy();
+      }
+    };
 
   const roles = new Map<string, { metrics: boolean; probes: boolean }>();
   if (metricsAddr !== '0') roles.set(metricsAddr, { metrics: true, probes: false });
@@ -107,7 +120,10 @@ export async function startHealthServer(opts: HealthServerOptions): Promise<Heal
       });
       server.on('error', (err) => logger.error('health server error', { address: addr, error: err }));
       bound.set(addr, formatAddress(server.address() as AddressInfo));
-      logger.info(`Serving ${[role.metrics ? 'metrics' : '', role.probes ? 'health probes' : ''].filter(Boolean).join(' and ')}`, { address: bound.get(addr) });
+      logger.info(
+        `Serving ${[role.metrics ? 'metrics' : '', role.probes ? 'health probes' : ''].filter(Boolean).join(' and ')}`,
+        { address: bound.get(addr) },
+      );
     }
   } catch (err) {
     await closeAll(servers, 0);
@@ -132,19 +148,29 @@ function safeDecode(s: string): string {
 }
 
 function send(res: ServerResponse, status: number, body: string, headers: Readonly<Record<string, string>> = {}): void {
-  res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', 'X-Content-Type-Options': 'nosniff', 'Content-Length': Buffer.byteLength(body), ...headers });
+  res.writeHead(status, {
+    'Content-Type': 'text/plain; charset=utf-8',
+    'X-Content-Type-Options': 'nosniff',
+    'Content-Length': Buffer.byteLength(body),
+    ...headers,
+  });
   res.end(res.req.method === 'HEAD' ? undefined : body);
 }
 
 async function closeAll(servers: readonly Server[], graceMs: number): Promise<void> {
-  await Promise.all(servers.map((server) => new Promise<void>((resolve) => {
-    if (!server.listening) return resolve();
-    const force = setTimeout(() => server.closeAllConnections(), graceMs);
-    force.unref();
-    server.close(() => {
-      clearTimeout(force);
-      resolve();
-    });
-    server.closeIdleConnections();
-  })));
+  await Promise.all(
+    servers.map(
+      (server) =>
+        new Promise<void>((resolve) => {
+          if (!server.listening) return resolve();
+          const force = setTimeout(() => server.closeAllConnections(), graceMs);
+          force.unref();
+          server.close(() => {
+            clearTimeout(force);
+            resolve();
+          });
+          server.closeIdleConnections();
+        }),
+    ),
+  );
 }

@@ -14,7 +14,9 @@ export function parseListenAddress(addr: string): ListenAddress {
   if (host.startsWith('[') && host.endsWith(']')) host = host.slice(1, -1);
   const port = Number(portText);
   if (colon < 0 || !/^\d+$/.test(portText) || port > 65535 || (host.includes(':') && !addr.startsWith('['))) {
-    throw new Error(`invalid listen address ${JSON.stringify(addr)}: want host:port, e.g. ":8080", "127.0.0.1:0" or "[::1]:8081"`);
+    throw new Error(
+      `invalid listen address ${JSON.stringify(addr)}: want host:port, e.g. ":8080", "127.0.0.1:0" or "[::1]:8081"`,
+    );
   }
   return { host: host === '' ? undefined : host, port };
 }

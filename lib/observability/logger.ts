@@ -16,13 +16,17 @@ export interface Logger {
 const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 
 /** JSON lines to a stream (stderr by default), at `level` and above. */
-export function jsonLogger(opts: { readonly level?: LogLevel; readonly write?: (line: string) => void; readonly fields?: LogFields } = {}): Logger {
+export function jsonLogger(
+  opts: { readonly level?: LogLevel; readonly write?: (line: string) => void; readonly fields?: LogFields } = {},
+): Logger {
   const min = ORDER[opts.level ?? 'info'];
   const write = opts.write ?? ((line: string) => process.stderr.write(line));
   const base = opts.fields ?? {};
   const emit = (level: LogLevel, msg: string, fields?: LogFields): void => {
     if (ORDER[level] < min) return;
-    write(`${JSON.stringify({ time: new Date().toISOString(), level, msg, ...base, ...(fields ? serializable(fields) : {}) })}\n`);
+    write(
+      `${JSON.stringify({ time: new Date().toISOString(), level, msg, ...base, ...(fields ? serializable(fields) : {}) })}\n`,
+    );
   };
   return {
     debug: (m, f) => emit('debug', m, f),
@@ -34,7 +38,13 @@ export function jsonLogger(opts: { readonly level?: LogLevel; readonly write?: (
 }
 
 /** A logger that drops everything (tests, benchmarks). */
-export const silentLogger: Logger = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {}, child: () => silentLogger };
+export const silentLogger: Logger = {
+  debug: () => {},
+  info: () => {},
+  warn: () => {},
+  error: () => {},
+  child: () => silentLogger,
+};
 
 // Errors serialize to {} by default; keep their message (never a request body: it may hold a Secret).
 function serializable(fields: LogFields): Record<string, unknown> {

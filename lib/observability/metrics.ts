@@ -27,7 +27,12 @@ export class Registry {
   readonly #collectHooks = new Set<() => void>();
 
   counter<L extends string = never>(o: MetricOptions<L>): Counter<L> {
-    return new Counter<L>({ name: o.name, help: o.help, labelNames: [...(o.labelNames ?? [])], registers: [this.prom] });
+    return new Counter<L>({
+      name: o.name,
+      help: o.help,
+      labelNames: [...(o.labelNames ?? [])],
+      registers: [this.prom],
+    });
   }
 
   gauge<L extends string = never>(o: MetricOptions<L>): Gauge<L> {
@@ -35,7 +40,13 @@ export class Registry {
   }
 
   histogram<L extends string = never>(o: HistogramOptions<L>): Histogram<L> {
-    return new Histogram<L>({ name: o.name, help: o.help, labelNames: [...(o.labelNames ?? [])], buckets: [...(o.buckets ?? [])], registers: [this.prom] });
+    return new Histogram<L>({
+      name: o.name,
+      help: o.help,
+      labelNames: [...(o.labelNames ?? [])],
+      buckets: [...(o.buckets ?? [])],
+      registers: [this.prom],
+    });
   }
 
   /** process_* (CPU, resident memory, open file descriptors, start time) and nodejs_* (heap, event loop lag, GC). */
@@ -58,7 +69,10 @@ export class Registry {
   }
 }
 
-function matches(series: Readonly<Record<string, string | number | undefined>>, labels: Readonly<Record<string, string>>): boolean {
+function matches(
+  series: Readonly<Record<string, string | number | undefined>>,
+  labels: Readonly<Record<string, string>>,
+): boolean {
   const keys = Object.keys(labels);
   return keys.length === Object.keys(series).length && keys.every((k) => String(series[k]) === labels[k]);
 }
@@ -70,8 +84,12 @@ export async function valueOf<L extends string>(metric: Counter<L> | Gauge<L>, l
 }
 
 /** Count and sum of one series of a histogram (tests, benchmarks). */
-export async function histogramOf<L extends string>(metric: Histogram<L>, labels: Labels<L>): Promise<{ readonly count: number; readonly sum: number }> {
+export async function histogramOf<L extends string>(
+  metric: Histogram<L>,
+  labels: Labels<L>,
+): Promise<{ readonly count: number; readonly sum: number }> {
   const { name, values } = await metric.get();
-  const of = (series: string): number => values.find((v) => v.metricName === series && matches(v.labels, labels))?.value ?? 0;
+  const of = (series: string): number =>
+    values.find((v) => v.metricName === series && matches(v.labels, labels))?.value ?? 0;
   return { count: of(`${name}_count`), sum: of(`${name}_sum`) };
 }

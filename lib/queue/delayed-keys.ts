@@ -1,7 +1,11 @@
 import { MAX_TIMER_DELAY_MS } from './clock.js';
 import type { Clock } from './clock.js';
 
-interface Entry { readonly key: string; readonly readyAt: number; readonly seq: number }
+interface Entry {
+  readonly key: string;
+  readonly readyAt: number;
+  readonly seq: number;
+}
 
 /**
  * Keys waiting for a time (the delaying half of client-go's workqueue). `schedule(key, readyAt)`

@@ -17,7 +17,10 @@ export interface RateLimiter {
 export class ItemExponentialFailureRateLimiter implements RateLimiter {
   readonly #failures = new Map<string, number>();
 
-  constructor(readonly baseDelayMs = 5, readonly maxDelayMs = 1_000_000) {}
+  constructor(
+    readonly baseDelayMs = 5,
+    readonly maxDelayMs = 1_000_000,
+  ) {}
 
   when(key: string): number {
     const exp = this.#failures.get(key) ?? 0;
@@ -50,7 +53,8 @@ export class BucketRateLimiter implements RateLimiter {
   constructor(opts: { readonly qps?: number; readonly burst?: number; readonly clock?: Clock } = {}) {
     this.qps = opts.qps ?? 10;
     this.burst = opts.burst ?? 100;
-    if (!(this.qps > 0) || !(this.burst >= 1)) throw new RangeError(`BucketRateLimiter needs qps > 0 and burst >= 1, got ${this.qps}/${this.burst}`);
+    if (!(this.qps > 0) || !(this.burst >= 1))
+      throw new RangeError(`BucketRateLimiter needs qps > 0 and burst >= 1, got ${this.qps}/${this.burst}`);
     this.#clock = opts.clock ?? realClock;
     this.#tokens = this.burst;
     this.#last = this.#clock.now();
@@ -95,5 +99,8 @@ export class MaxOfRateLimiter implements RateLimiter {
 
 /** client-go's DefaultControllerRateLimiter: max(5 ms·2^n capped at 1000 s, a 10 qps / 100 burst bucket). */
 export function defaultControllerRateLimiter(clock: Clock = realClock): RateLimiter {
-  return new MaxOfRateLimiter(new ItemExponentialFailureRateLimiter(5, 1_000_000), new BucketRateLimiter({ qps: 10, burst: 100, clock }));
+  return new MaxOfRateLimiter(
+    new ItemExponentialFailureRateLimiter(5, 1_000_000),
+    new BucketRateLimiter({ qps: 10, burst: 100, clock }),
+  );
 }

@@ -46,7 +46,8 @@ export interface WorkerPool {
  */
 export function runWorkers(opts: WorkerPoolOptions): WorkerPool {
   const { name, queue, reconcile, onError } = opts;
-  if (!Number.isInteger(opts.workers) || opts.workers < 1) throw new RangeError(`workers must be a positive integer, got ${opts.workers}`);
+  if (!Number.isInteger(opts.workers) || opts.workers < 1)
+    throw new RangeError(`workers must be a positive integer, got ${opts.workers}`);
   const clock = opts.clock ?? realClock;
   const logger = opts.logger.child({ controller: name });
   const m = opts.metrics === undefined ? undefined : bindMetrics(opts.metrics, name, opts.workers);
@@ -117,9 +118,15 @@ export function runWorkers(opts: WorkerPoolOptions): WorkerPool {
 }
 
 function bindMetrics(metrics: ControllerMetrics, controller: string, workers: number) {
-  const total = (result: 'success' | 'error' | 'requeue' | 'requeue_after') => metrics.reconcileTotal.labels({ controller, result });
+  const total = (result: 'success' | 'error' | 'requeue' | 'requeue_after') =>
+    metrics.reconcileTotal.labels({ controller, result });
   const bound = {
-    total: { success: total('success'), error: total('error'), requeue: total('requeue'), requeueAfter: total('requeue_after') },
+    total: {
+      success: total('success'),
+      error: total('error'),
+      requeue: total('requeue'),
+      requeueAfter: total('requeue_after'),
+    },
     errors: metrics.reconcileErrors.labels({ controller }),
     terminalErrors: metrics.terminalReconcileErrors.labels({ controller }),
     reconcileTime: metrics.reconcileTime.labels({ controller }),

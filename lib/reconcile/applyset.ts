@@ -17,7 +17,9 @@ export interface ParentRef {
 
 /** The ApplySet id of a parent: `applyset-<base64url(sha256(name.namespace.kind.group))>-v1`, as the KEP defines it. */
 export function applySetId(parent: ParentRef): string {
-  const digest = createHash('sha256').update(`${parent.name}.${parent.namespace}.${parent.kind}.${parent.group}`).digest('base64url');
+  const digest = createHash('sha256')
+    .update(`${parent.name}.${parent.namespace}.${parent.kind}.${parent.group}`)
+    .digest('base64url');
   return `applyset-${digest}-v1`;
 }
 

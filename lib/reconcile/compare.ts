@@ -46,7 +46,12 @@ export function firstDifference(desired: unknown, live: unknown, path: string): 
     }
     return undefined;
   }
-  if (typeof desired === 'string' && (typeof live === 'string' || typeof live === 'number') && sameQuantity(desired, String(live))) return undefined;
+  if (
+    typeof desired === 'string' &&
+    (typeof live === 'string' || typeof live === 'number') &&
+    sameQuantity(desired, String(live))
+  )
+    return undefined;
   if (typeof desired === 'number' && typeof live === 'string' && sameQuantity(String(desired), live)) return undefined;
   return path || '(root)';
 }
@@ -95,8 +100,22 @@ function sameKeys(keys: readonly string[], desired: unknown, live: unknown): boo
 
 const QUANTITY = /^([+-]?[0-9.]+)([eE][+-]?[0-9]+|[numkMGTPE]|[KMGTPE]i)?$/;
 const SUFFIX: Record<string, number> = {
-  '': 1, n: 1e-9, u: 1e-6, m: 1e-3, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18,
-  Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, Ei: 2 ** 60,
+  '': 1,
+  n: 1e-9,
+  u: 1e-6,
+  m: 1e-3,
+  k: 1e3,
+  M: 1e6,
+  G: 1e9,
+  T: 1e12,
+  P: 1e15,
+  E: 1e18,
+  Ki: 2 ** 10,
+  Mi: 2 ** 20,
+  Gi: 2 ** 30,
+  Ti: 2 ** 40,
+  Pi: 2 ** 50,
+  Ei: 2 ** 60,
 };
 
 /** The value of a Kubernetes quantity string ("1Gi", "500m"), or undefined when it is none. */
@@ -118,7 +137,13 @@ function sameQuantity(a: string, b: string): boolean {
 }
 
 function isZero(v: unknown): boolean {
-  return v === 0 || v === false || v === '' || (Array.isArray(v) && v.length === 0) || (isObject(v) && Object.keys(v).length === 0);
+  return (
+    v === 0 ||
+    v === false ||
+    v === '' ||
+    (Array.isArray(v) && v.length === 0) ||
+    (isObject(v) && Object.keys(v).length === 0)
+  );
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

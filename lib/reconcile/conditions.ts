@@ -14,12 +14,24 @@ export interface ConditionInput {
  * The new conditions list, per the API conventions: `lastTransitionTime` changes only when a
  * condition's status changes, so re-deciding the same state writes nothing new.
  */
-export function mergeConditions(current: readonly Condition[] | undefined, decided: readonly ConditionInput[], generation: number, now: Date): Condition[] {
+export function mergeConditions(
+  current: readonly Condition[] | undefined,
+  decided: readonly ConditionInput[],
+  generation: number,
+  now: Date,
+): Condition[] {
   const byType = new Map((current ?? []).map((c) => [c.type, c]));
   return decided.map((d) => {
     const prev = byType.get(d.type);
     const lastTransitionTime = prev && prev.status === d.status ? prev.lastTransitionTime : rfc3339(now);
-    return { type: d.type, status: d.status, observedGeneration: generation, lastTransitionTime, reason: d.reason, message: truncate(d.message) };
+    return {
+      type: d.type,
+      status: d.status,
+      observedGeneration: generation,
+      lastTransitionTime,
+      reason: d.reason,
+      message: truncate(d.message),
+    };
   });
 }
 

@@ -35,10 +35,16 @@ export function stampChildren(rendered: readonly KubernetesObject[], owner: Owne
         namespace: owner.namespace,
         labels: { ...(metadata.labels ?? {}), [APPLYSET_PART_OF_LABEL]: partOf },
         annotations: { ...(metadata.annotations ?? {}), [DESIRED_HASH_ANNOTATION]: hash },
-        ownerReferences: [{
-          apiVersion: owner.apiVersion, kind: owner.kind, name: owner.name, uid: owner.uid,
-          controller: true, blockOwnerDeletion: true,
-        }],
+        ownerReferences: [
+          {
+            apiVersion: owner.apiVersion,
+            kind: owner.kind,
+            name: owner.name,
+            uid: owner.uid,
+            controller: true,
+            blockOwnerDeletion: true,
+          },
+        ],
       },
     };
     return { object: stamped, hash };
@@ -50,6 +56,10 @@ export function hashOf(object: unknown): string {
 }
 
 /** `apiVersion/kind/namespace/name`: one child's identity. */
-export function childKey(o: { apiVersion: string; kind: string; metadata: { namespace?: string; name: string } }): string {
+export function childKey(o: {
+  apiVersion: string;
+  kind: string;
+  metadata: { namespace?: string; name: string };
+}): string {
   return `${o.apiVersion}/${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`;
 }

@@ -22,13 +22,21 @@ export interface LiveWorkload {
 export function workloadFigures(live: LiveWorkload | undefined, desiredReplicas: number): WorkloadFigures | undefined {
   if (!live) return undefined;
   const status = (live.status ?? {}) as {
-    replicas?: number; readyReplicas?: number; updatedReplicas?: number; availableReplicas?: number; observedGeneration?: number;
+    replicas?: number;
+    readyReplicas?: number;
+    updatedReplicas?: number;
+    availableReplicas?: number;
+    observedGeneration?: number;
     conditions?: { type: string; status: string; reason?: string; message?: string }[];
-    currentRevision?: string; updateRevision?: string;
+    currentRevision?: string;
+    updateRevision?: string;
   };
   const generation = live.metadata?.generation ?? 0;
   const progressing = status.conditions?.find((c) => c.type === 'Progressing');
-  const stuck = progressing?.status === 'False' && progressing.reason === 'ProgressDeadlineExceeded' ? (progressing.message ?? 'progress deadline exceeded') : undefined;
+  const stuck =
+    progressing?.status === 'False' && progressing.reason === 'ProgressDeadlineExceeded'
+      ? (progressing.message ?? 'progress deadline exceeded')
+      : undefined;
   // A StatefulSet reports availableReplicas too (1.22+); readiness is what clients feel.
   return {
     desired: desiredReplicas,
@@ -57,7 +65,12 @@ export function workloadConditions(what: string, f: WorkloadFigures | undefined)
   const done = f.observed && f.updated >= f.desired && f.available >= f.desired && f.replicas <= f.desired;
   const ready: ConditionInput = done
     ? { type: 'Ready', status: 'True', reason: 'Available', message: `${f.available}/${f.desired} replicas available` }
-    : { type: 'Ready', status: 'False', reason: f.desired === 0 ? 'ScaledToZero' : 'Unavailable', message: `${f.available}/${f.desired} replicas available, ${f.updated} updated` };
+    : {
+        type: 'Ready',
+        status: 'False',
+        reason: f.desired === 0 ? 'ScaledToZero' : 'Unavailable',
+        message: `${f.available}/${f.desired} replicas available, ${f.updated} updated`,
+      };
   if (f.desired === 0 && f.replicas === 0) {
     return [
       { type: 'Ready', status: 'True', reason: 'ScaledToZero', message: 'scaled to zero replicas' },
@@ -69,7 +82,12 @@ export function workloadConditions(what: string, f: WorkloadFigures | undefined)
     ready,
     done
       ? { type: 'Progressing', status: 'False', reason: 'Complete', message: 'no rollout in progress' }
-      : { type: 'Progressing', status: 'True', reason: 'RollingOut', message: `rolling out: ${f.updated}/${f.desired} updated, ${f.ready}/${f.desired} ready` },
+      : {
+          type: 'Progressing',
+          status: 'True',
+          reason: 'RollingOut',
+          message: `rolling out: ${f.updated}/${f.desired} updated, ${f.ready}/${f.desired} ready`,
+        },
     f.stuck
       ? { type: 'Degraded', status: 'True', reason: 'ProgressDeadlineExceeded', message: f.stuck }
       : { type: 'Degraded', status: 'False', reason: 'AsExpected', message: 'no problems found' },
@@ -77,7 +95,11 @@ export function workloadConditions(what: string, f: WorkloadFigures | undefined)
 }
 
 /** Conditions when the reconcile itself failed: the children were not (all) converged. */
-export function failureConditions(reason: string, message: string, previous?: readonly ConditionInput[]): ConditionInput[] {
+export function failureConditions(
+  reason: string,
+  message: string,
+  previous?: readonly ConditionInput[],
+): ConditionInput[] {
   const ready = previous?.find((c) => c.type === 'Ready');
   return [
     ready && ready.status === 'True' ? ready : { type: 'Ready', status: 'False', reason, message },

@@ -9,7 +9,13 @@ export const SERVICE_CLUSTER_IP_RANGE = '10.0.0.0/24';
 export const KUBERNETES_SERVICE_IP = '10.0.0.1';
 export const SERVICE_ACCOUNT_ISSUER = 'https://kubernetes.default.svc.cluster.local';
 /** Names the serving certificate answers to, besides 127.0.0.1. */
-export const API_SERVER_DNS_NAMES = ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local'];
+export const API_SERVER_DNS_NAMES = [
+  'localhost',
+  'kubernetes',
+  'kubernetes.default',
+  'kubernetes.default.svc',
+  'kubernetes.default.svc.cluster.local',
+];
 
 export interface ApiServerInputs {
   readonly port: number;

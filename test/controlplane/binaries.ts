@@ -82,7 +82,9 @@ function runBuildScript(onOutput?: (line: string) => void): Promise<string> {
             ? ''
             : '\nEither fix the build above (it needs Go >= 1.26 and the Go module proxy), or set RECON8S_ASSETS to a ' +
               'directory holding etcd, kube-apiserver, kube-controller-manager and kubectl.';
-          reject(new Error(`Could not get the Kubernetes ${KUBE_VERSION} binaries: ${BUILD_SCRIPT} ${exit}.\n${why}${hint}`));
+          reject(
+            new Error(`Could not get the Kubernetes ${KUBE_VERSION} binaries: ${BUILD_SCRIPT} ${exit}.\n${why}${hint}`),
+          );
           return;
         }
         const lines = stdout.trim().split('\n');

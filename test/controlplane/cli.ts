@@ -31,7 +31,10 @@ import {
 } from './index.js';
 import type { ControlPlaneState } from './index.js';
 
-const cacheHome = process.env.XDG_CACHE_HOME !== undefined && process.env.XDG_CACHE_HOME !== '' ? process.env.XDG_CACHE_HOME : join(homedir(), '.cache');
+const cacheHome =
+  process.env.XDG_CACHE_HOME !== undefined && process.env.XDG_CACHE_HOME !== ''
+    ? process.env.XDG_CACHE_HOME
+    : join(homedir(), '.cache');
 const CLUSTER_DIR = join(cacheHome, 'recon8s', 'cluster');
 const USAGE = 'usage: npm run cluster -- up|down|env|status [--node]';
 
@@ -103,7 +106,11 @@ Stop it with: npm run cluster -- down`);
 async function down(): Promise<number> {
   const stopped = await stopControlPlaneAt(CLUSTER_DIR);
   await rm(CLUSTER_DIR, { recursive: true, force: true });
-  console.log(stopped ? `Stopped the recon8s control plane and removed ${CLUSTER_DIR}.` : 'The recon8s control plane is not running.');
+  console.log(
+    stopped
+      ? `Stopped the recon8s control plane and removed ${CLUSTER_DIR}.`
+      : 'The recon8s control plane is not running.',
+  );
   return 0;
 }
 
@@ -134,7 +141,10 @@ async function status(): Promise<number> {
 }
 
 function nodeExportLines(): string {
-  return [`export KUBECONFIG=${quote(join(NODE_RUN_DIR, 'pki', 'admin.kubeconfig'))}`, `export PATH=${quote(nodeBinDir())}:"$PATH"  # kubectl ${KUBE_VERSION}`].join('\n');
+  return [
+    `export KUBECONFIG=${quote(join(NODE_RUN_DIR, 'pki', 'admin.kubeconfig'))}`,
+    `export PATH=${quote(nodeBinDir())}:"$PATH"  # kubectl ${KUBE_VERSION}`,
+  ].join('\n');
 }
 
 function nodeBinDir(): string {
@@ -173,7 +183,12 @@ async function nodeEnv(): Promise<number> {
   return 0;
 }
 
-const nodeCommands: Readonly<Record<string, () => Promise<number>>> = { up: nodeUp, down: nodeDown, env: nodeEnv, status: nodeEnv };
+const nodeCommands: Readonly<Record<string, () => Promise<number>>> = {
+  up: nodeUp,
+  down: nodeDown,
+  env: nodeEnv,
+  status: nodeEnv,
+};
 const commands: Readonly<Record<string, () => Promise<number>>> = { up, down, env, status };
 const name = process.argv[2];
 const wantsNode = process.argv[3] === '--node';

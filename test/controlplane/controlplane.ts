@@ -20,7 +20,14 @@ import type { ControlPlaneLogs, ControlPlaneOptions } from './options.js';
 import { ManagedProcess } from './process.js';
 import { ComponentExitedError, waitUntil } from './readiness.js';
 import type { ProbeResult } from './readiness.js';
-import { TEMP_DIR_PREFIX, currentOwner, readState, reapStaleControlPlanes, runningProcesses, writeState } from './state.js';
+import {
+  TEMP_DIR_PREFIX,
+  currentOwner,
+  readState,
+  reapStaleControlPlanes,
+  runningProcesses,
+  writeState,
+} from './state.js';
 
 const DEFAULT_START_TIMEOUT_MS = 60_000;
 /**
@@ -112,8 +119,18 @@ export class ControlPlane {
   }
 
   /** Credentials of an existing ServiceAccount, from a TokenRequest (default lifetime one hour). */
-  serviceAccountKubeConfig(namespace: string, name: string, options: { expirationSeconds?: number } = {}): Promise<Credentials> {
-    return serviceAccountCredentials(this.cluster(), this.kubeConfig(), namespace, name, options.expirationSeconds ?? 3600);
+  serviceAccountKubeConfig(
+    namespace: string,
+    name: string,
+    options: { expirationSeconds?: number } = {},
+  ): Promise<Credentials> {
+    return serviceAccountCredentials(
+      this.cluster(),
+      this.kubeConfig(),
+      namespace,
+      name,
+      options.expirationSeconds ?? 3600,
+    );
   }
 
   /**
@@ -204,7 +221,10 @@ export class ControlPlane {
     const apiServer = await this.launch('kube-apiserver', this.binaries.kubeApiserver, args, this.logs.kubeApiserver);
     this.apiServer = apiServer;
     const processes = [apiServer, ...(this.etcd ? [this.etcd] : [])];
-    await waitUntil('kube-apiserver /readyz', () => probeApiServer(this.server, this.adminTls()), { deadline, processes });
+    await waitUntil('kube-apiserver /readyz', () => probeApiServer(this.server, this.adminTls()), {
+      deadline,
+      processes,
+    });
   }
 
   private async launchControllerManager(port: number, deadline: number): Promise<void> {
@@ -214,7 +234,10 @@ export class ControlPlane {
       server: this.server,
       caPem: pki.ca.certPem,
       userName: 'system:kube-controller-manager',
-      user: { clientCertificatePem: pki.controllerManagerClient.certPem, clientKeyPem: pki.controllerManagerClient.keyPem },
+      user: {
+        clientCertificatePem: pki.controllerManagerClient.certPem,
+        clientKeyPem: pki.controllerManagerClient.keyPem,
+      },
     });
     const args = controllerManagerArgs(
       {
@@ -228,13 +251,23 @@ export class ControlPlane {
       this.options.controllerManagerArgs,
     );
     const logPath = this.logs.kubeControllerManager ?? join(this.dir, 'kube-controller-manager.log');
-    const controllerManager = await this.launch('kube-controller-manager', this.binaries.kubeControllerManager, args, logPath);
+    const controllerManager = await this.launch(
+      'kube-controller-manager',
+      this.binaries.kubeControllerManager,
+      args,
+      logPath,
+    );
     this.controllerManager = controllerManager;
     const probe = (): Promise<ProbeResult> => probeControllerManager(port, { ca: pki.ca.certPem });
     await waitUntil('kube-controller-manager /healthz', probe, { deadline, processes: this.components() });
   }
 
-  private async launch(name: string, binary: string, args: readonly string[], logPath: string): Promise<ManagedProcess> {
+  private async launch(
+    name: string,
+    binary: string,
+    args: readonly string[],
+    logPath: string,
+  ): Promise<ManagedProcess> {
     const child = await ManagedProcess.spawn({ name, binary, args, logPath });
     this.ownership?.add(child.pid);
     await this.recordState();

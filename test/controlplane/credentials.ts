@@ -40,7 +40,11 @@ function credentials(user: string, groups: readonly string[], kubeconfigPath: st
 }
 
 /** A client certificate signed by the cluster CA: the API server authenticates it, RBAC decides the rest. */
-export async function mintClientCredentials(cluster: Cluster, ca: CertificateAuthority, identity: Identity): Promise<Credentials> {
+export async function mintClientCredentials(
+  cluster: Cluster,
+  ca: CertificateAuthority,
+  identity: Identity,
+): Promise<Credentials> {
   if (identity.user === '') throw new Error('mintCredentials: expected a non-empty user name.');
   const groups = identity.groups ?? [];
   const stem = fileStem(identity.user);
@@ -76,7 +80,10 @@ export async function serviceAccountCredentials(
     token = review.status?.token;
   } catch (error) {
     if (error instanceof ApiException && error.code === 404) {
-      throw new Error(`serviceAccountKubeConfig: ServiceAccount ${namespace}/${name} does not exist; create it first.`, { cause: error });
+      throw new Error(
+        `serviceAccountKubeConfig: ServiceAccount ${namespace}/${name} does not exist; create it first.`,
+        { cause: error },
+      );
     }
     throw error;
   }
@@ -86,6 +93,11 @@ export async function serviceAccountCredentials(
   const user = `system:serviceaccount:${namespace}:${name}`;
   const kubeconfigPath = join(cluster.usersDir, `${fileStem(user)}.kubeconfig`);
   await mkdir(cluster.usersDir, { recursive: true, mode: 0o700 });
-  await writeKubeconfig(kubeconfigPath, { server: cluster.server, caPem: cluster.caPem, userName: user, user: { token } });
+  await writeKubeconfig(kubeconfigPath, {
+    server: cluster.server,
+    caPem: cluster.caPem,
+    userName: user,
+    user: { token },
+  });
   return credentials(user, ['system:serviceaccounts', `system:serviceaccounts:${namespace}`], kubeconfigPath);
 }

@@ -44,7 +44,9 @@ export function etcdArgs(layout: EtcdLayout, durable: boolean, extra?: readonly 
 export async function probeEtcd(layout: EtcdLayout): Promise<ProbeResult> {
   const response = await fetch(`${etcdUrl(layout)}/health`, { signal: AbortSignal.timeout(2_000) });
   const body = await response.text();
-  return response.ok && (JSON.parse(body) as { health?: string }).health === 'true' ? true : `/health answered ${response.status} ${body}`;
+  return response.ok && (JSON.parse(body) as { health?: string }).health === 'true'
+    ? true
+    : `/health answered ${response.status} ${body}`;
 }
 
 interface ResponseHeader {
@@ -57,7 +59,9 @@ interface ResponseHeader {
  */
 export async function compactEtcd(layout: EtcdLayout): Promise<number> {
   // Any range answers with the store's current revision in its header; the key needs not exist.
-  const range = await postJson<ResponseHeader>(`${etcdUrl(layout)}/v3/kv/range`, { key: Buffer.from('/').toString('base64') });
+  const range = await postJson<ResponseHeader>(`${etcdUrl(layout)}/v3/kv/range`, {
+    key: Buffer.from('/').toString('base64'),
+  });
   const revision = range.header.revision;
   await postJson(`${etcdUrl(layout)}/v3/kv/compaction`, { revision, physical: true });
   return Number(revision);

@@ -4,8 +4,7 @@ import { stringify } from 'yaml';
 
 /** How a kubeconfig user proves who it is: a client certificate or a bearer token. */
 export type KubeconfigUser =
-  | { readonly clientCertificatePem: string; readonly clientKeyPem: string }
-  | { readonly token: string };
+  { readonly clientCertificatePem: string; readonly clientKeyPem: string } | { readonly token: string };
 
 export interface KubeconfigFile {
   readonly server: string;
@@ -26,7 +25,10 @@ export async function writeKubeconfig(path: string, file: KubeconfigFile): Promi
   const user =
     'token' in file.user
       ? { token: file.user.token }
-      : { 'client-certificate-data': b64(file.user.clientCertificatePem), 'client-key-data': b64(file.user.clientKeyPem) };
+      : {
+          'client-certificate-data': b64(file.user.clientCertificatePem),
+          'client-key-data': b64(file.user.clientKeyPem),
+        };
   const config = {
     apiVersion: 'v1',
     kind: 'Config',

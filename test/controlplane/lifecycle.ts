@@ -50,10 +50,14 @@ export class Ownership {
     readonly dir: string,
     private readonly keepDir: boolean,
   ) {
-    this.watchdog = spawn('/bin/sh', ['-c', WATCHDOG_SCRIPT, 'recon8s-controlplane-watchdog', dir, keepDir ? 'keep' : 'remove'], {
-      detached: true,
-      stdio: ['pipe', 'ignore', 'ignore'],
-    });
+    this.watchdog = spawn(
+      '/bin/sh',
+      ['-c', WATCHDOG_SCRIPT, 'recon8s-controlplane-watchdog', dir, keepDir ? 'keep' : 'remove'],
+      {
+        detached: true,
+        stdio: ['pipe', 'ignore', 'ignore'],
+      },
+    );
     // Spawn failures (no /bin/sh) surface as an 'error' event; the other layers still apply then.
     this.watchdog.on('error', () => undefined);
     this.watchdog.unref();

@@ -35,12 +35,16 @@ export interface HttpResponse {
 /** A bare HTTPS GET: readiness probes run before any kubeconfig exists and must not retry on their own. */
 export function httpsGet(url: string, tls: TlsClient, timeoutMs = 3_000): Promise<HttpResponse> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'GET', ca: tls.ca, cert: tls.cert, key: tls.key, timeout: timeoutMs, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', reject);
-    });
+    const req = request(
+      url,
+      { method: 'GET', ca: tls.ca, cert: tls.cert, key: tls.key, timeout: timeoutMs, agent: false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+        res.on('error', reject);
+      },
+    );
     req.on('timeout', () => req.destroy(new Error(`GET ${url} timed out after ${timeoutMs} ms`)));
     req.on('error', reject);
     req.end();

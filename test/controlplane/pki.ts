@@ -54,10 +54,23 @@ export class CertificateAuthority {
     const { keyPath, keyPem } = await writeKey(dir, 'ca');
     const certPath = join(dir, 'ca.crt');
     await openssl([
-      'req', '-config', join(dir, OPENSSL_CONFIG), '-new', '-x509', '-key', keyPath, '-out', certPath, '-days', String(days),
-      '-subj', '/CN=recon8s-test-ca',
-      '-addext', 'basicConstraints=critical,CA:TRUE',
-      '-addext', 'keyUsage=critical,keyCertSign,cRLSign',
+      'req',
+      '-config',
+      join(dir, OPENSSL_CONFIG),
+      '-new',
+      '-x509',
+      '-key',
+      keyPath,
+      '-out',
+      certPath,
+      '-days',
+      String(days),
+      '-subj',
+      '/CN=recon8s-test-ca',
+      '-addext',
+      'basicConstraints=critical,CA:TRUE',
+      '-addext',
+      'keyUsage=critical,keyCertSign,cRLSign',
     ]);
     const certPem = await readFile(certPath, 'utf8');
     return new CertificateAuthority(dir, { certPath, keyPath, certPem, keyPem }, days);
@@ -66,18 +79,39 @@ export class CertificateAuthority {
   async issue(request: CertificateRequest): Promise<KeyPair> {
     const { keyPath, keyPem } = await writeKey(this.dir, request.name);
     const certPath = join(this.dir, `${request.name}.crt`);
-    const subject = [`/CN=${escapeRdn(request.commonName)}`, ...(request.organizations ?? []).map((o) => `/O=${escapeRdn(o)}`)];
+    const subject = [
+      `/CN=${escapeRdn(request.commonName)}`,
+      ...(request.organizations ?? []).map((o) => `/O=${escapeRdn(o)}`),
+    ];
     const altNames = [
       ...(request.ipAddresses ?? []).map((ip) => `IP:${ip}`),
       ...(request.dnsNames ?? []).map((dns) => `DNS:${dns}`),
     ];
     await openssl([
-      'req', '-config', join(this.dir, OPENSSL_CONFIG), '-new', '-x509', '-utf8', '-key', keyPath, '-out', certPath, '-days', String(this.validityDays),
-      '-CA', this.root.certPath, '-CAkey', this.root.keyPath,
-      '-subj', subject.join(''),
-      '-addext', 'basicConstraints=critical,CA:FALSE',
-      '-addext', 'keyUsage=critical,digitalSignature,keyEncipherment',
-      '-addext', `extendedKeyUsage=${request.usage === 'server' ? 'serverAuth' : 'clientAuth'}`,
+      'req',
+      '-config',
+      join(this.dir, OPENSSL_CONFIG),
+      '-new',
+      '-x509',
+      '-utf8',
+      '-key',
+      keyPath,
+      '-out',
+      certPath,
+      '-days',
+      String(this.validityDays),
+      '-CA',
+      this.root.certPath,
+      '-CAkey',
+      this.root.keyPath,
+      '-subj',
+      subject.join(''),
+      '-addext',
+      'basicConstraints=critical,CA:FALSE',
+      '-addext',
+      'keyUsage=critical,digitalSignature,keyEncipherment',
+      '-addext',
+      `extendedKeyUsage=${request.usage === 'server' ? 'serverAuth' : 'clientAuth'}`,
       ...(altNames.length > 0 ? ['-addext', `subjectAltName=${altNames.join(',')}`] : []),
     ]);
     return { certPath, keyPath, certPem: await readFile(certPath, 'utf8'), keyPem };
@@ -85,7 +119,9 @@ export class CertificateAuthority {
 }
 
 /** The key pair kube-apiserver signs service-account tokens with (and kube-controller-manager too). */
-export async function createServiceAccountKeys(dir: string): Promise<{ privateKeyPath: string; publicKeyPath: string }> {
+export async function createServiceAccountKeys(
+  dir: string,
+): Promise<{ privateKeyPath: string; publicKeyPath: string }> {
   const { privateKey, publicKey } = await newKeyPair();
   const privateKeyPath = join(dir, 'service-account.key');
   const publicKeyPath = join(dir, 'service-account.pub');
@@ -120,7 +156,10 @@ async function openssl(args: readonly string[]): Promise<void> {
   } catch (error) {
     const err = error as NodeJS.ErrnoException & { stderr?: string };
     if (err.code === 'ENOENT') {
-      throw new Error('The test control plane needs the openssl CLI (OpenSSL >= 3.0) on PATH to issue certificates; none was found.', { cause: error });
+      throw new Error(
+        'The test control plane needs the openssl CLI (OpenSSL >= 3.0) on PATH to issue certificates; none was found.',
+        { cause: error },
+      );
     }
     // `req -x509 -CA` needs OpenSSL 3.0; older versions fail here with "unknown option -CA".
     throw new Error(`openssl ${args.join(' ')} failed: ${err.stderr?.trim() ?? err.message}`, { cause: error });

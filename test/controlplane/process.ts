@@ -148,7 +148,11 @@ export function commandLineOf(pid: number): string | undefined {
 }
 
 /** Stops a process we did not spawn (recorded in a state file) after checking it is still ours. */
-export async function stopRecordedProcess(pid: number, mustMention: string, graceMs = DEFAULT_GRACE_MS): Promise<boolean> {
+export async function stopRecordedProcess(
+  pid: number,
+  mustMention: string,
+  graceMs = DEFAULT_GRACE_MS,
+): Promise<boolean> {
   const commandLine = commandLineOf(pid);
   if (commandLine === undefined || !commandLine.includes(mustMention) || !isRunning(pid)) return false;
   signalGroup(pid, 'SIGTERM');

@@ -17,7 +17,9 @@ export class ComponentExitedError extends Error {
     readonly process: ManagedProcess,
     what: string,
   ) {
-    super(`${process.describeExit()} while waiting for ${what}. Last lines of ${process.spec.logPath}:\n${process.tail()}`);
+    super(
+      `${process.describeExit()} while waiting for ${what}. Last lines of ${process.spec.logPath}:\n${process.tail()}`,
+    );
   }
 }
 

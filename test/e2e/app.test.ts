@@ -7,8 +7,15 @@ import { NODE_HOOK_TIMEOUT_MS, freshRestrictedNamespace, useSharedNode } from '.
 
 const GROUP = 'recon8s.dev';
 const VERSION = 'v1alpha1';
-interface Condition { type: string; status: string; reason: string }
-interface AppResource { metadata: { generation: number }; status?: { observedGeneration?: number; readyReplicas?: number; conditions?: Condition[] } }
+interface Condition {
+  type: string;
+  status: string;
+  reason: string;
+}
+interface AppResource {
+  metadata: { generation: number };
+  status?: { observedGeneration?: number; readyReplicas?: number; conditions?: Condition[] };
+}
 
 /**
  * An App on the real node, with the controller running: its pods start under Pod Security "restricted"
@@ -33,24 +40,48 @@ describe('an App on the real node', function () {
     ns = await freshRestrictedNamespace(node(), 'app');
     controller = await startTestController(node(), { namespaces: [ns], resyncPeriodMs: 30_000 });
   });
-  after(async () => { await controller?.stop(); });
+  after(async () => {
+    await controller?.stop();
+  });
 
-  const getApp = async (): Promise<AppResource> => (await custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns, plural: 'apps', name: 'web' })) as AppResource;
+  const getApp = async (): Promise<AppResource> =>
+    (await custom.getNamespacedCustomObject({
+      group: GROUP,
+      version: VERSION,
+      namespace: ns,
+      plural: 'apps',
+      name: 'web',
+    })) as AppResource;
   const ready = (app: AppResource): Condition | undefined => app.status?.conditions?.find((c) => c.type === 'Ready');
   /** What a client pod gets from the App's Service, by name (cluster DNS) through its ClusterIP. */
   const fetchThroughService = async (): Promise<string> => {
-    const { stdout } = await node().kubectl(['exec', '-n', ns, 'client', '--', 'bash', '-c',
-      `exec 3<>/dev/tcp/web.${ns}.svc.cluster.local/80 && printf 'GET / HTTP/1.0\\r\\n\\r\\n' >&3 && cat <&3`]);
+    const { stdout } = await node().kubectl([
+      'exec',
+      '-n',
+      ns,
+      'client',
+      '--',
+      'bash',
+      '-c',
+      `exec 3<>/dev/tcp/web.${ns}.svc.cluster.local/80 && printf 'GET / HTTP/1.0\\r\\n\\r\\n' >&3 && cat <&3`,
+    ]);
     return stdout;
   };
 
   it('runs its pods under "restricted" and answers through its Service', async () => {
     await custom.createNamespacedCustomObject({
-      group: GROUP, version: VERSION, namespace: ns, plural: 'apps',
+      group: GROUP,
+      version: VERSION,
+      namespace: ns,
+      plural: 'apps',
       body: {
-        apiVersion: `${GROUP}/${VERSION}`, kind: 'App', metadata: { name: 'web' },
+        apiVersion: `${GROUP}/${VERSION}`,
+        kind: 'App',
+        metadata: { name: 'web' },
         spec: {
-          image: node().images.web, imagePullPolicy: 'Never', replicas: 2,
+          image: node().images.web,
+          imagePullPolicy: 'Never',
+          replicas: 2,
           ports: [{ name: 'http', port: 80, targetPort: 8080 }],
           readinessProbe: { httpGet: { path: '/healthz', port: 'http' }, periodSeconds: 1 },
           resources: { requests: { cpu: '10m', memory: '16Mi' }, limits: { memory: '64Mi' } },
@@ -58,51 +89,106 @@ describe('an App on the real node', function () {
       },
     });
     // A client in the same restricted namespace, to call the Service from inside the pod network.
-    await node().kubectl(['apply', '-n', ns, '-f', '-'], JSON.stringify({
-      apiVersion: 'v1', kind: 'Pod', metadata: { name: 'client' },
-      spec: {
-        securityContext: { runAsUser: 999, runAsGroup: 999, runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } }, terminationGracePeriodSeconds: 0,
-        containers: [{ name: 'client', image: node().images.mysql, imagePullPolicy: 'Never', command: ['sleep', 'infinity'], securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } } }],
+    await node().kubectl(
+      ['apply', '-n', ns, '-f', '-'],
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'client' },
+        spec: {
+          securityContext: {
+            runAsUser: 999,
+            runAsGroup: 999,
+            runAsNonRoot: true,
+            seccompProfile: { type: 'RuntimeDefault' },
+          },
+          terminationGracePeriodSeconds: 0,
+          containers: [
+            {
+              name: 'client',
+              image: node().images.mysql,
+              imagePullPolicy: 'Never',
+              command: ['sleep', 'infinity'],
+              securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+            },
+          ],
+        },
+      }),
+    );
+    await eventually(
+      async () => {
+        const app = await getApp();
+        assert.equal(ready(app)?.status, 'True', JSON.stringify(app.status));
+        assert.equal(app.status?.readyReplicas, 2);
+        assert.equal(app.status?.observedGeneration, app.metadata.generation);
       },
-    }));
-    await eventually(async () => {
-      const app = await getApp();
-      assert.equal(ready(app)?.status, 'True', JSON.stringify(app.status));
-      assert.equal(app.status?.readyReplicas, 2);
-      assert.equal(app.status?.observedGeneration, app.metadata.generation);
-    }, { timeoutMs: 120_000, description: 'App web Ready with 2 pods' });
+      { timeoutMs: 120_000, description: 'App web Ready with 2 pods' },
+    );
     const pods = await core.listNamespacedPod({ namespace: ns, labelSelector: 'app.kubernetes.io/instance=web' });
     assert.equal(pods.items.filter((p) => p.status?.phase === 'Running').length, 2);
-    await eventually(async () => assert.match(await fetchThroughService(), /recon8s-web version=1 host=web-/), { timeoutMs: 60_000, description: 'an answer through the Service' });
+    await eventually(async () => assert.match(await fetchThroughService(), /recon8s-web version=1 host=web-/), {
+      timeoutMs: 60_000,
+      description: 'an answer through the Service',
+    });
   });
 
   it('rolls out a new image, with status following the real rollout', async () => {
     const before = await getApp();
-    await custom.patchNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns, plural: 'apps', name: 'web', body: { spec: { image: node().images.webV2 } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    await custom.patchNamespacedCustomObject(
+      {
+        group: GROUP,
+        version: VERSION,
+        namespace: ns,
+        plural: 'apps',
+        name: 'web',
+        body: { spec: { image: node().images.webV2 } },
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
     // The controller sees the rollout under way before it sees it done.
-    await eventually(async () => {
-      const app = await getApp();
-      assert.equal(app.status?.observedGeneration, before.metadata.generation + 1);
-    }, { timeoutMs: 30_000, description: 'the new generation observed' });
-    await eventually(async () => {
-      const app = await getApp();
-      assert.equal(ready(app)?.status, 'True', JSON.stringify(app.status?.conditions));
-      assert.equal(app.status?.readyReplicas, 2);
-      const deployment = await apps.readNamespacedDeployment({ namespace: ns, name: 'web' });
-      assert.equal(deployment.status?.updatedReplicas, 2);
-      assert.equal(deployment.status?.replicas, 2, 'old pods are gone');
-    }, { timeoutMs: 120_000, description: 'the rollout to finish and status to say Ready' });
-    await eventually(async () => assert.match(await fetchThroughService(), /recon8s-web version=2 /), { timeoutMs: 30_000, description: 'the new version answering' });
+    await eventually(
+      async () => {
+        const app = await getApp();
+        assert.equal(app.status?.observedGeneration, before.metadata.generation + 1);
+      },
+      { timeoutMs: 30_000, description: 'the new generation observed' },
+    );
+    await eventually(
+      async () => {
+        const app = await getApp();
+        assert.equal(ready(app)?.status, 'True', JSON.stringify(app.status?.conditions));
+        assert.equal(app.status?.readyReplicas, 2);
+        const deployment = await apps.readNamespacedDeployment({ namespace: ns, name: 'web' });
+        assert.equal(deployment.status?.updatedReplicas, 2);
+        assert.equal(deployment.status?.replicas, 2, 'old pods are gone');
+      },
+      { timeoutMs: 120_000, description: 'the rollout to finish and status to say Ready' },
+    );
+    await eventually(async () => assert.match(await fetchThroughService(), /recon8s-web version=2 /), {
+      timeoutMs: 30_000,
+      description: 'the new version answering',
+    });
   });
 
   it('removes everything when the App is deleted', async () => {
-    await custom.deleteNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns, plural: 'apps', name: 'web', body: { propagationPolicy: 'Foreground' } });
-    await eventually(async () => {
-      const [deployments, services, pods] = await Promise.all([
-        apps.listNamespacedDeployment({ namespace: ns }), core.listNamespacedService({ namespace: ns }),
-        core.listNamespacedPod({ namespace: ns, labelSelector: 'app.kubernetes.io/instance=web' }),
-      ]);
-      assert.deepEqual([deployments.items.length, services.items.length, pods.items.length], [0, 0, 0]);
-    }, { timeoutMs: 120_000, description: 'the Deployment, Service and pods to be gone' });
+    await custom.deleteNamespacedCustomObject({
+      group: GROUP,
+      version: VERSION,
+      namespace: ns,
+      plural: 'apps',
+      name: 'web',
+      body: { propagationPolicy: 'Foreground' },
+    });
+    await eventually(
+      async () => {
+        const [deployments, services, pods] = await Promise.all([
+          apps.listNamespacedDeployment({ namespace: ns }),
+          core.listNamespacedService({ namespace: ns }),
+          core.listNamespacedPod({ namespace: ns, labelSelector: 'app.kubernetes.io/instance=web' }),
+        ]);
+        assert.deepEqual([deployments.items.length, services.items.length, pods.items.length], [0, 0, 0]);
+      },
+      { timeoutMs: 120_000, description: 'the Deployment, Service and pods to be gone' },
+    );
   });
 });

@@ -39,7 +39,8 @@ export function useSharedNode(): () => NodeCluster {
     if (E2E_OPT_OUT) {
       // Only ever by the developer's explicit choice (RECON8S_E2E=skip), never because the rig is missing,
       // and never in CI: there the end-to-end tests are what the run is for.
-      if (process.env.CI === 'true') throw new Error('RECON8S_E2E=skip is set in CI (CI=true): the end-to-end tests must run there; unset it.');
+      if (process.env.CI === 'true')
+        throw new Error('RECON8S_E2E=skip is set in CI (CI=true): the end-to-end tests must run there; unset it.');
       this.skip();
     }
     this.timeout(NODE_HOOK_TIMEOUT_MS);
@@ -57,16 +58,26 @@ export function useSharedNode(): () => NodeCluster {
  */
 export async function freshRestrictedNamespace(node: NodeCluster, prefix: string): Promise<string> {
   const core = node.kubeConfig().makeApiClient(CoreV1Api);
-  const stem = prefix.toLowerCase().replace(/[^a-z0-9-]+/g, '-').slice(0, 50).replace(/-+$/, '');
+  const stem = prefix
+    .toLowerCase()
+    .replace(/[^a-z0-9-]+/g, '-')
+    .slice(0, 50)
+    .replace(/-+$/, '');
   const created = await core.createNamespace({
     body: {
       metadata: {
         generateName: `${stem}-`,
-        labels: { 'pod-security.kubernetes.io/enforce': 'restricted', 'pod-security.kubernetes.io/enforce-version': 'latest' },
+        labels: {
+          'pod-security.kubernetes.io/enforce': 'restricted',
+          'pod-security.kubernetes.io/enforce-version': 'latest',
+        },
       },
     },
   });
   const name = created.metadata?.name ?? '';
-  await eventually(() => core.readNamespacedServiceAccount({ namespace: name, name: 'default' }), { timeoutMs: 30_000, description: `the default ServiceAccount of ${name}` });
+  await eventually(() => core.readNamespacedServiceAccount({ namespace: name, name: 'default' }), {
+    timeoutMs: 30_000,
+    description: `the default ServiceAccount of ${name}`,
+  });
   return name;
 }

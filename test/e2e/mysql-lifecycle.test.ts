@@ -4,7 +4,14 @@
 // serves every test, in order, as a user's cluster would.
 import assert from 'node:assert/strict';
 import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
-import { AppsV1Api, BatchV1Api, CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import {
+  AppsV1Api,
+  BatchV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  PatchStrategy,
+  setHeaderOptions,
+} from '@kubernetes/client-node';
 import type { Controller } from '../../lib/controller/manager.js';
 import { eventually } from '../integration/eventually.js';
 import { startTestController } from '../integration/support/controller.js';
@@ -21,8 +28,13 @@ const GROUP = { group: 'recon8s.dev', version: 'v1alpha1', plural: 'mysqlcluster
 const BOOTSTRAP_MS = 5 * 60_000;
 const members = (name: string, n: number) => Array.from({ length: n }, (_, i) => `${name}-${i}`);
 
-interface Condition { type: string; status: string }
-interface MySQLClusterObject { status?: { readyReplicas?: number; conditions?: Condition[] } }
+interface Condition {
+  type: string;
+  status: string;
+}
+interface MySQLClusterObject {
+  status?: { readyReplicas?: number; conditions?: Condition[] };
+}
 
 describe('MySQLCluster lifecycle on a real node (MySQL 9.7)', function () {
   this.timeout(2 * BOOTSTRAP_MS);
@@ -37,19 +49,29 @@ describe('MySQLCluster lifecycle on a real node (MySQL 9.7)', function () {
   const sql = (pod: string, text: string) => mustSql(kc, ns, pod, text);
   const pod = (name: string): Promise<V1Pod> => core.readNamespacedPod({ namespace: ns, name });
   const isReady = (p: V1Pod) => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
-  const podExists = async (name: string) => (await core.listNamespacedPod({ namespace: ns, fieldSelector: `metadata.name=${name}` })).items.length > 0;
-  const cluster = async (name: string) => (await custom.getNamespacedCustomObject({ ...GROUP, namespace: ns, name })) as MySQLClusterObject;
-  const setReplicas = (replicas: number) => custom.patchNamespacedCustomObject(
-    { ...GROUP, namespace: ns, name: NAME, body: { spec: { replicas } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-  );
+  const podExists = async (name: string) =>
+    (await core.listNamespacedPod({ namespace: ns, fieldSelector: `metadata.name=${name}` })).items.length > 0;
+  const cluster = async (name: string) =>
+    (await custom.getNamespacedCustomObject({ ...GROUP, namespace: ns, name })) as MySQLClusterObject;
+  const setReplicas = (replicas: number) =>
+    custom.patchNamespacedCustomObject(
+      { ...GROUP, namespace: ns, name: NAME, body: { spec: { replicas } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
 
   function createCluster(name: string, replicas: number, extra: Record<string, unknown> = {}) {
     return custom.createNamespacedCustomObject({
-      ...GROUP, namespace: ns,
+      ...GROUP,
+      namespace: ns,
       body: {
-        apiVersion: 'recon8s.dev/v1alpha1', kind: 'MySQLCluster', metadata: { name },
+        apiVersion: 'recon8s.dev/v1alpha1',
+        kind: 'MySQLCluster',
+        metadata: { name },
         spec: {
-          version: '9.7', image: node().images.mysql, imagePullPolicy: 'Never', replicas,
+          version: '9.7',
+          image: node().images.mysql,
+          imagePullPolicy: 'Never',
+          replicas,
           storage: { size: '1Gi' },
           resources: { requests: { cpu: '100m', memory: '384Mi' }, limits: { memory: '1Gi' } },
           ...extra,
@@ -58,25 +80,35 @@ describe('MySQLCluster lifecycle on a real node (MySQL 9.7)', function () {
     });
   }
   /** The spec of the cluster under test: its backups go to a volume the test owns; no schedule fires during the run. */
-  const createMain = () => createCluster(NAME, 3, { backup: { schedule: '0 3 * * *', persistentVolumeClaimName: BACKUP_PVC, suspend: true } });
+  const createMain = () =>
+    createCluster(NAME, 3, { backup: { schedule: '0 3 * * *', persistentVolumeClaimName: BACKUP_PVC, suspend: true } });
 
   /** Every member Ready, and the MySQLCluster saying so. */
   async function allReady(name: string, n: number, timeoutMs = BOOTSTRAP_MS): Promise<void> {
     const started = Date.now();
-    await eventually(async () => {
-      for (const m of members(name, n)) assert.ok(isReady(await pod(m)), `${m} is not ready`);
-      const cr = await cluster(name);
-      assert.equal(cr.status?.readyReplicas, n);
-      assert.equal(cr.status?.conditions?.find((c) => c.type === 'Ready')?.status, 'True');
-    }, { timeoutMs, intervalMs: 1000, maxIntervalMs: 2000, description: `${members(name, n).join(', ')} Ready` });
+    await eventually(
+      async () => {
+        for (const m of members(name, n)) assert.ok(isReady(await pod(m)), `${m} is not ready`);
+        const cr = await cluster(name);
+        assert.equal(cr.status?.readyReplicas, n);
+        assert.equal(cr.status?.conditions?.find((c) => c.type === 'Ready')?.status, 'True');
+      },
+      { timeoutMs, intervalMs: 1000, maxIntervalMs: 2000, description: `${members(name, n).join(', ')} Ready` },
+    );
     console.log(`      ${name}: ${n} members Ready after ${((Date.now() - started) / 1000).toFixed(1)} s`);
   }
 
   /** The rows of the test table on a member, once it has them all. */
   async function rowsOn(member: string, expected: string): Promise<void> {
-    await eventually(async () => assert.equal(await sql(member, 'SELECT GROUP_CONCAT(id ORDER BY id) FROM e2e.t'), expected), {
-      timeoutMs: 60_000, intervalMs: 500, maxIntervalMs: 2000, description: `rows ${expected} on ${member}`,
-    });
+    await eventually(
+      async () => assert.equal(await sql(member, 'SELECT GROUP_CONCAT(id ORDER BY id) FROM e2e.t'), expected),
+      {
+        timeoutMs: 60_000,
+        intervalMs: 500,
+        maxIntervalMs: 2000,
+        description: `rows ${expected} on ${member}`,
+      },
+    );
   }
 
   before(async function () {
@@ -89,19 +121,30 @@ describe('MySQLCluster lifecycle on a real node (MySQL 9.7)', function () {
     controller = await startTestController(node(), { namespaces: [ns], resyncPeriodMs: 30_000 });
     await core.createNamespacedPersistentVolumeClaim({
       namespace: ns,
-      body: { metadata: { name: BACKUP_PVC }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } },
+      body: {
+        metadata: { name: BACKUP_PVC },
+        spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+      },
     });
     await createMain();
     await allReady(NAME, 3);
-    await sql(`${NAME}-0`, 'CREATE DATABASE e2e; CREATE TABLE e2e.t (id INT PRIMARY KEY, note VARCHAR(64)); INSERT INTO e2e.t VALUES (1, "before scaling")');
+    await sql(
+      `${NAME}-0`,
+      'CREATE DATABASE e2e; CREATE TABLE e2e.t (id INT PRIMARY KEY, note VARCHAR(64)); INSERT INTO e2e.t VALUES (1, "before scaling")',
+    );
     // What an application adds beside its rows: binary data, a role, an account of its own.
-    await sql(`${NAME}-0`, [
-      'CREATE TABLE e2e.b (id INT PRIMARY KEY, v VARBINARY(8)); INSERT INTO e2e.b VALUES (1, 0x00FF0A0D5C27)',
-      'CREATE ROLE reader; GRANT SELECT ON e2e.* TO reader',
-      `CREATE USER 'app'@'%' IDENTIFIED BY '${APP_PASSWORD}' DEFAULT ROLE reader; GRANT reader TO 'app'@'%'; GRANT INSERT ON e2e.t TO 'app'@'%'`,
-    ].join('; '));
+    await sql(
+      `${NAME}-0`,
+      [
+        'CREATE TABLE e2e.b (id INT PRIMARY KEY, v VARBINARY(8)); INSERT INTO e2e.b VALUES (1, 0x00FF0A0D5C27)',
+        'CREATE ROLE reader; GRANT SELECT ON e2e.* TO reader',
+        `CREATE USER 'app'@'%' IDENTIFIED BY '${APP_PASSWORD}' DEFAULT ROLE reader; GRANT reader TO 'app'@'%'; GRANT INSERT ON e2e.t TO 'app'@'%'`,
+      ].join('; '),
+    );
   });
-  after(async () => { await controller?.stop(); });
+  after(async () => {
+    await controller?.stop();
+  });
 
   it('scales 3→5 (the new members clone and replicate) and back to 3, staying Ready with every row', async () => {
     await setReplicas(5);
@@ -114,10 +157,13 @@ describe('MySQLCluster lifecycle on a real node (MySQL 9.7)', function () {
     }
 
     await setReplicas(3);
-    await eventually(async () => {
-      assert.equal(await podExists(`${NAME}-4`), false);
-      assert.equal(await podExists(`${NAME}-3`), false);
-    }, { timeoutMs: BOOTSTRAP_MS, intervalMs: 1000, description: `${NAME}-3 and ${NAME}-4 gone` });
+    await eventually(
+      async () => {
+        assert.equal(await podExists(`${NAME}-4`), false);
+        assert.equal(await podExists(`${NAME}-3`), false);
+      },
+      { timeoutMs: BOOTSTRAP_MS, intervalMs: 1000, description: `${NAME}-3 and ${NAME}-4 gone` },
+    );
     await allReady(NAME, 3);
     await sql(`${NAME}-0`, 'INSERT INTO e2e.t VALUES (3, "after scaling back")');
     for (const m of members(NAME, 3)) await rowsOn(m, '1,2,3');
@@ -127,12 +173,17 @@ describe('MySQLCluster lifecycle on a real node (MySQL 9.7)', function () {
     this.timeout(3 * BOOTSTRAP_MS);
     const job = `${NAME}-backup-manual`;
     await node().kubectl(['--namespace', ns, 'create', 'job', job, `--from=cronjob/${NAME}-backup`]);
-    const done = await eventually(async () => {
-      const j = await batch.readNamespacedJob({ namespace: ns, name: job });
-      const finished = j.status?.conditions?.find((c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True');
-      assert.ok(finished, `${job} has not finished`);
-      return finished.type;
-    }, { timeoutMs: BOOTSTRAP_MS, intervalMs: 1000, maxIntervalMs: 2000, description: `${job} finished` });
+    const done = await eventually(
+      async () => {
+        const j = await batch.readNamespacedJob({ namespace: ns, name: job });
+        const finished = j.status?.conditions?.find(
+          (c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True',
+        );
+        assert.ok(finished, `${job} has not finished`);
+        return finished.type;
+      },
+      { timeoutMs: BOOTSTRAP_MS, intervalMs: 1000, maxIntervalMs: 2000, description: `${job} finished` },
+    );
     assert.equal(done, 'Complete', `${job} failed`);
 
     // A new cluster with its own generated credentials: the dump carries the application's schemas and
@@ -147,30 +198,52 @@ describe('MySQLCluster lifecycle on a real node (MySQL 9.7)', function () {
         metadata: { name: restorer },
         spec: {
           restartPolicy: 'Never',
-          securityContext: { runAsNonRoot: true, runAsUser: 999, runAsGroup: 999, fsGroup: 999, seccompProfile: { type: 'RuntimeDefault' } },
-          containers: [{
-            name: 'restore', image: node().images.mysql, imagePullPolicy: 'Never',
-            securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
-            // The newest dump of this cluster, piped into the new primary; the password reaches the
-            // client through a pipe (printf is a bash builtin), never a command line.
-            command: ['bash', '-c', [
-              'set -euo pipefail',
-              `dump=$(ls /backup/${NAME}-*.sql.gz | tail -n 1)`,
-              'echo "restoring $dump"',
-              `gunzip -c "$dump" | mysql --defaults-extra-file=<(printf '[client]\\nuser=root\\npassword="%s"\\n' "$MYSQL_ROOT_PASSWORD") --host=${RESTORED}-primary --port=3306 --get-server-public-key`,
-            ].join('\n')],
-            env: [{ name: 'MYSQL_ROOT_PASSWORD', valueFrom: { secretKeyRef: { name: `${RESTORED}-credentials`, key: 'root-password' } } }],
-            volumeMounts: [{ name: 'backup', mountPath: '/backup', readOnly: true }],
-          }],
+          securityContext: {
+            runAsNonRoot: true,
+            runAsUser: 999,
+            runAsGroup: 999,
+            fsGroup: 999,
+            seccompProfile: { type: 'RuntimeDefault' },
+          },
+          containers: [
+            {
+              name: 'restore',
+              image: node().images.mysql,
+              imagePullPolicy: 'Never',
+              securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+              // The newest dump of this cluster, piped into the new primary; the password reaches the
+              // client through a pipe (printf is a bash builtin), never a command line.
+              command: [
+                'bash',
+                '-c',
+                [
+                  'set -euo pipefail',
+                  `dump=$(ls /backup/${NAME}-*.sql.gz | tail -n 1)`,
+                  'echo "restoring $dump"',
+                  `gunzip -c "$dump" | mysql --defaults-extra-file=<(printf '[client]\\nuser=root\\npassword="%s"\\n' "$MYSQL_ROOT_PASSWORD") --host=${RESTORED}-primary --port=3306 --get-server-public-key`,
+                ].join('\n'),
+              ],
+              env: [
+                {
+                  name: 'MYSQL_ROOT_PASSWORD',
+                  valueFrom: { secretKeyRef: { name: `${RESTORED}-credentials`, key: 'root-password' } },
+                },
+              ],
+              volumeMounts: [{ name: 'backup', mountPath: '/backup', readOnly: true }],
+            },
+          ],
           volumes: [{ name: 'backup', persistentVolumeClaim: { claimName: BACKUP_PVC, readOnly: true } }],
         },
       },
     });
-    const phase = await eventually(async () => {
-      const p = (await pod(restorer)).status?.phase;
-      assert.ok(p === 'Succeeded' || p === 'Failed', `${restorer} is ${p ?? 'pending'}`);
-      return p;
-    }, { timeoutMs: BOOTSTRAP_MS, intervalMs: 1000, maxIntervalMs: 2000, description: `${restorer} done` });
+    const phase = await eventually(
+      async () => {
+        const p = (await pod(restorer)).status?.phase;
+        assert.ok(p === 'Succeeded' || p === 'Failed', `${restorer} is ${p ?? 'pending'}`);
+        return p;
+      },
+      { timeoutMs: BOOTSTRAP_MS, intervalMs: 1000, maxIntervalMs: 2000, description: `${restorer} done` },
+    );
     assert.equal(phase, 'Succeeded', await core.readNamespacedPodLog({ namespace: ns, name: restorer }));
 
     // The rows reached the new primary, and its replica by replication, byte for byte.
@@ -180,10 +253,15 @@ describe('MySQLCluster lifecycle on a real node (MySQL 9.7)', function () {
     }
     // The application logs in to the restored primary with its own password and keeps its grants:
     // it reads through its role and writes where it may; the write replicates.
-    const asApp = (text: string) => execIn(kc, ns, `${RESTORED}-1`, 'mysql', [
-      'bash', '-c', `mysql --defaults-extra-file=<(printf '[client]\\nuser=app\\npassword=%s\\n' "$2") --host=${RESTORED}-primary --port=3306 --get-server-public-key --batch --skip-column-names -e "$1"`,
-      'app', text, APP_PASSWORD,
-    ]);
+    const asApp = (text: string) =>
+      execIn(kc, ns, `${RESTORED}-1`, 'mysql', [
+        'bash',
+        '-c',
+        `mysql --defaults-extra-file=<(printf '[client]\\nuser=app\\npassword=%s\\n' "$2") --host=${RESTORED}-primary --port=3306 --get-server-public-key --batch --skip-column-names -e "$1"`,
+        'app',
+        text,
+        APP_PASSWORD,
+      ]);
     const appWrite = await asApp('INSERT INTO e2e.t VALUES (10, "by the application"); SELECT COUNT(*) FROM e2e.t');
     assert.ok(appWrite.ok, appWrite.stderr);
     assert.equal(appWrite.stdout.trim(), '4');
@@ -196,25 +274,41 @@ describe('MySQLCluster lifecycle on a real node (MySQL 9.7)', function () {
 
     // Make room on the node for what follows.
     await custom.deleteNamespacedCustomObject({ ...GROUP, namespace: ns, name: RESTORED });
-    await eventually(async () => assert.equal(await podExists(`${RESTORED}-0`) || await podExists(`${RESTORED}-1`), false), {
-      timeoutMs: BOOTSTRAP_MS, intervalMs: 1000, description: `${RESTORED}'s pods gone`,
-    });
+    await eventually(
+      async () => assert.equal((await podExists(`${RESTORED}-0`)) || (await podExists(`${RESTORED}-1`)), false),
+      {
+        timeoutMs: BOOTSTRAP_MS,
+        intervalMs: 1000,
+        description: `${RESTORED}'s pods gone`,
+      },
+    );
   });
 
   it('keeps the data volumes and the credentials Secret when the MySQLCluster is deleted, and a re-created one serves the same data with the same passwords', async function () {
     this.timeout(3 * BOOTSTRAP_MS);
     const claims = members(NAME, 3).map((m) => `data-${m}`);
-    const uids = async () => Promise.all(claims.map(async (c) => (await core.readNamespacedPersistentVolumeClaim({ namespace: ns, name: c })).metadata?.uid));
+    const uids = async () =>
+      Promise.all(
+        claims.map(
+          async (c) => (await core.readNamespacedPersistentVolumeClaim({ namespace: ns, name: c })).metadata?.uid,
+        ),
+      );
     const secret = async () => core.readNamespacedSecret({ namespace: ns, name: `${NAME}-credentials` });
     const claimsBefore = await uids();
     const secretBefore = await secret();
 
     await custom.deleteNamespacedCustomObject({ ...GROUP, namespace: ns, name: NAME });
-    await eventually(async () => {
-      for (const m of members(NAME, 3)) assert.equal(await podExists(m), false, `${m} still runs`);
-      const sets = await kc.makeApiClient(AppsV1Api).listNamespacedStatefulSet({ namespace: ns });
-      assert.deepEqual(sets.items.map((s) => s.metadata?.name), []);
-    }, { timeoutMs: BOOTSTRAP_MS, intervalMs: 1000, maxIntervalMs: 2000, description: `${NAME} gone` });
+    await eventually(
+      async () => {
+        for (const m of members(NAME, 3)) assert.equal(await podExists(m), false, `${m} still runs`);
+        const sets = await kc.makeApiClient(AppsV1Api).listNamespacedStatefulSet({ namespace: ns });
+        assert.deepEqual(
+          sets.items.map((s) => s.metadata?.name),
+          [],
+        );
+      },
+      { timeoutMs: BOOTSTRAP_MS, intervalMs: 1000, maxIntervalMs: 2000, description: `${NAME} gone` },
+    );
 
     assert.deepEqual(await uids(), claimsBefore, 'the same data volumes');
     const secretAfter = await secret();

@@ -19,8 +19,15 @@ const GROUP = { group: 'recon8s.dev', version: 'v1alpha1', plural: 'mysqlcluster
 const BOOTSTRAP_MS = 5 * 60_000;
 const RESTART_MS = 3 * 60_000;
 
-interface Condition { type: string; status: string; reason?: string }
-interface MySQLClusterObject { status?: { readyReplicas?: number; conditions?: Condition[]; observedGeneration?: number }; metadata: { generation?: number } }
+interface Condition {
+  type: string;
+  status: string;
+  reason?: string;
+}
+interface MySQLClusterObject {
+  status?: { readyReplicas?: number; conditions?: Condition[]; observedGeneration?: number };
+  metadata: { generation?: number };
+}
 
 describe('MySQLCluster on a real node (MySQL 9.7)', function () {
   this.timeout(RESTART_MS + 60_000);
@@ -34,27 +41,40 @@ describe('MySQLCluster on a real node (MySQL 9.7)', function () {
   const sql = (pod: string, text: string) => mustSql(kc, ns, pod, text);
   const pod = (name: string): Promise<V1Pod> => core.readNamespacedPod({ namespace: ns, name });
   const isReady = (p: V1Pod) => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
-  const cluster = async () => (await custom.getNamespacedCustomObject({ ...GROUP, namespace: ns, name: NAME })) as MySQLClusterObject;
-  const setReplicas = (replicas: number) => custom.patchNamespacedCustomObject(
-    { ...GROUP, namespace: ns, name: NAME, body: { spec: { replicas } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-  );
-  const log = async (name: string, container: string) => (await core.readNamespacedPodLog({ namespace: ns, name, container })) ?? '';
+  const cluster = async () =>
+    (await custom.getNamespacedCustomObject({ ...GROUP, namespace: ns, name: NAME })) as MySQLClusterObject;
+  const setReplicas = (replicas: number) =>
+    custom.patchNamespacedCustomObject(
+      { ...GROUP, namespace: ns, name: NAME, body: { spec: { replicas } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+  const log = async (name: string, container: string) =>
+    (await core.readNamespacedPodLog({ namespace: ns, name, container })) ?? '';
 
   /** Every member of `members` Ready, and the MySQLCluster saying so. */
   async function allReady(members: readonly string[], timeoutMs: number): Promise<void> {
-    await eventually(async () => {
-      for (const m of members) assert.ok(isReady(await pod(m)), `${m} is not ready`);
-      const cr = await cluster();
-      assert.equal(cr.status?.readyReplicas, members.length);
-      assert.equal(cr.status?.conditions?.find((c) => c.type === 'Ready')?.status, 'True');
-    }, { timeoutMs, intervalMs: 1000, maxIntervalMs: 2000, description: `${members.join(', ')} Ready` });
+    await eventually(
+      async () => {
+        for (const m of members) assert.ok(isReady(await pod(m)), `${m} is not ready`);
+        const cr = await cluster();
+        assert.equal(cr.status?.readyReplicas, members.length);
+        assert.equal(cr.status?.conditions?.find((c) => c.type === 'Ready')?.status, 'True');
+      },
+      { timeoutMs, intervalMs: 1000, maxIntervalMs: 2000, description: `${members.join(', ')} Ready` },
+    );
   }
 
   /** The rows of the test table on a member, once it has them all. */
   async function rowsOn(member: string, expected: string): Promise<void> {
-    await eventually(async () => assert.equal(await sql(member, 'SELECT GROUP_CONCAT(id ORDER BY id) FROM e2e.t'), expected), {
-      timeoutMs: 60_000, intervalMs: 500, maxIntervalMs: 2000, description: `rows ${expected} on ${member}`,
-    });
+    await eventually(
+      async () => assert.equal(await sql(member, 'SELECT GROUP_CONCAT(id ORDER BY id) FROM e2e.t'), expected),
+      {
+        timeoutMs: 60_000,
+        intervalMs: 500,
+        maxIntervalMs: 2000,
+        description: `rows ${expected} on ${member}`,
+      },
+    );
   }
 
   before(async function () {
@@ -65,11 +85,17 @@ describe('MySQLCluster on a real node (MySQL 9.7)', function () {
     ns = await freshRestrictedNamespace(node(), 'mysql');
     controller = await startTestController(node(), { namespaces: [ns], resyncPeriodMs: 30_000 });
     await custom.createNamespacedCustomObject({
-      ...GROUP, namespace: ns,
+      ...GROUP,
+      namespace: ns,
       body: {
-        apiVersion: 'recon8s.dev/v1alpha1', kind: 'MySQLCluster', metadata: { name: NAME },
+        apiVersion: 'recon8s.dev/v1alpha1',
+        kind: 'MySQLCluster',
+        metadata: { name: NAME },
         spec: {
-          version: '9.7', image: node().images.mysql, imagePullPolicy: 'Never', replicas: 3,
+          version: '9.7',
+          image: node().images.mysql,
+          imagePullPolicy: 'Never',
+          replicas: 3,
           storage: { size: '1Gi' },
           resources: { requests: { cpu: '100m', memory: '512Mi' }, limits: { memory: '1Gi' } },
         },
@@ -77,9 +103,13 @@ describe('MySQLCluster on a real node (MySQL 9.7)', function () {
     });
     const started = Date.now();
     await allReady(MEMBERS, BOOTSTRAP_MS);
-    console.log(`      3 members Ready ${((Date.now() - started) / 1000).toFixed(1)} s after the MySQLCluster was created`);
+    console.log(
+      `      3 members Ready ${((Date.now() - started) / 1000).toFixed(1)} s after the MySQLCluster was created`,
+    );
   });
-  after(async () => { await controller?.stop(); });
+  after(async () => {
+    await controller?.stop();
+  });
 
   it('runs every member under Pod Security "restricted", as uid 999, Ready', async () => {
     for (const m of MEMBERS) {
@@ -91,8 +121,13 @@ describe('MySQLCluster on a real node (MySQL 9.7)', function () {
   });
 
   it('serves a write through <name>-primary and reads it back from every replica', async () => {
-    const w = await remoteSql(kc, ns, REPLICAS[0] ?? '', `${NAME}-primary`,
-      'CREATE DATABASE e2e; CREATE TABLE e2e.t (id INT PRIMARY KEY, note VARCHAR(64)); INSERT INTO e2e.t VALUES (1, @@hostname);');
+    const w = await remoteSql(
+      kc,
+      ns,
+      REPLICAS[0] ?? '',
+      `${NAME}-primary`,
+      'CREATE DATABASE e2e; CREATE TABLE e2e.t (id INT PRIMARY KEY, note VARCHAR(64)); INSERT INTO e2e.t VALUES (1, @@hostname);',
+    );
     assert.ok(w.ok, w.stderr);
     // The write landed on the primary, whatever pod the client ran in.
     assert.equal(await sql(PRIMARY, 'SELECT note FROM e2e.t WHERE id = 1'), PRIMARY);
@@ -113,7 +148,14 @@ describe('MySQLCluster on a real node (MySQL 9.7)', function () {
     // since; `mysqladmin --no-defaults ping` was refused ("Access denied") and counted an aborted
     // connect each time.
     for (const m of MEMBERS) {
-      assert.equal(await sql(m, "SELECT VARIABLE_VALUE FROM performance_schema.global_status WHERE VARIABLE_NAME = 'Aborted_connects'"), '0', m);
+      assert.equal(
+        await sql(
+          m,
+          "SELECT VARIABLE_VALUE FROM performance_schema.global_status WHERE VARIABLE_NAME = 'Aborted_connects'",
+        ),
+        '0',
+        m,
+      );
     }
   });
 
@@ -122,7 +164,13 @@ describe('MySQLCluster on a real node (MySQL 9.7)', function () {
       const ip = (await pod(m)).status?.podIP ?? '';
       assert.equal(await portOpen(kc, ns, PRIMARY, ip, 3306), true, `${m} 3306`);
       assert.equal(await portOpen(kc, ns, PRIMARY, ip, 33060), false, `${m} 33060`);
-      assert.equal(await sql(m, "SELECT COUNT(*) FROM information_schema.PLUGINS WHERE PLUGIN_NAME = 'mysqlx' AND PLUGIN_STATUS = 'ACTIVE'"), '0');
+      assert.equal(
+        await sql(
+          m,
+          "SELECT COUNT(*) FROM information_schema.PLUGINS WHERE PLUGIN_NAME = 'mysqlx' AND PLUGIN_STATUS = 'ACTIVE'",
+        ),
+        '0',
+      );
     }
   });
 
@@ -146,7 +194,10 @@ describe('MySQLCluster on a real node (MySQL 9.7)', function () {
     const before = (await pod(victim)).metadata?.uid;
     await core.deleteNamespacedPod({ namespace: ns, name: victim });
     await sql(PRIMARY, 'INSERT INTO e2e.t VALUES (2, "while a replica was away")');
-    await eventually(async () => assert.notEqual((await pod(victim)).metadata?.uid, before), { timeoutMs: 60_000, description: `a new ${victim}` });
+    await eventually(async () => assert.notEqual((await pod(victim)).metadata?.uid, before), {
+      timeoutMs: 60_000,
+      description: `a new ${victim}`,
+    });
     await allReady(MEMBERS, RESTART_MS);
     await rowsOn(victim, '1,2');
   });
@@ -154,10 +205,19 @@ describe('MySQLCluster on a real node (MySQL 9.7)', function () {
   it('brings a deleted primary pod back with its data, and the replicas reconnect by themselves', async () => {
     const before = (await pod(PRIMARY)).metadata?.uid;
     await core.deleteNamespacedPod({ namespace: ns, name: PRIMARY });
-    await eventually(async () => assert.notEqual((await pod(PRIMARY)).metadata?.uid, before), { timeoutMs: 60_000, description: `a new ${PRIMARY}` });
+    await eventually(async () => assert.notEqual((await pod(PRIMARY)).metadata?.uid, before), {
+      timeoutMs: 60_000,
+      description: `a new ${PRIMARY}`,
+    });
     await allReady(MEMBERS, RESTART_MS);
     await rowsOn(PRIMARY, '1,2');
-    const w = await remoteSql(kc, ns, PRIMARY, `${NAME}-primary`, 'INSERT INTO e2e.t VALUES (3, "after the primary came back")');
+    const w = await remoteSql(
+      kc,
+      ns,
+      PRIMARY,
+      `${NAME}-primary`,
+      'INSERT INTO e2e.t VALUES (3, "after the primary came back")',
+    );
     assert.ok(w.ok, w.stderr);
     for (const r of REPLICAS) await rowsOn(r, '1,2,3');
   });
@@ -167,11 +227,23 @@ describe('MySQLCluster on a real node (MySQL 9.7)', function () {
     const victim = REPLICAS[1] ?? '';
     // Scale down: the last member goes, its volume stays.
     await setReplicas(2);
-    await eventually(async () => assert.equal((await core.listNamespacedPod({ namespace: ns, fieldSelector: `metadata.name=${victim}` })).items.length, 0), {
-      timeoutMs: RESTART_MS, intervalMs: 1000, description: `${victim} gone`,
-    });
+    await eventually(
+      async () =>
+        assert.equal(
+          (await core.listNamespacedPod({ namespace: ns, fieldSelector: `metadata.name=${victim}` })).items.length,
+          0,
+        ),
+      {
+        timeoutMs: RESTART_MS,
+        intervalMs: 1000,
+        description: `${victim} gone`,
+      },
+    );
     // The binary logs expire meanwhile: what the volume's replica has not received is purged.
-    await sql(PRIMARY, 'INSERT INTO e2e.t VALUES (4, "while scaled down"); FLUSH BINARY LOGS; INSERT INTO e2e.t VALUES (5, "in a later binary log"); FLUSH BINARY LOGS');
+    await sql(
+      PRIMARY,
+      'INSERT INTO e2e.t VALUES (4, "while scaled down"); FLUSH BINARY LOGS; INSERT INTO e2e.t VALUES (5, "in a later binary log"); FLUSH BINARY LOGS',
+    );
     const current = (await sql(PRIMARY, 'SHOW BINARY LOG STATUS')).split('\t')[0] ?? '';
     await sql(PRIMARY, `PURGE BINARY LOGS TO '${current}'`);
     assert.equal((await sql(PRIMARY, 'SHOW BINARY LOGS')).split('\n').length, 1);
@@ -183,13 +255,28 @@ describe('MySQLCluster on a real node (MySQL 9.7)', function () {
     const p = await pod(victim);
     const replication = p.status?.containerStatuses?.find((c) => c.name === 'replication');
     assert.match(replication?.lastState?.terminated?.message ?? '', /^ReprovisionedByClone: /);
-    const events = (await core.listNamespacedEvent({ namespace: ns, fieldSelector: `involvedObject.kind=MySQLCluster,involvedObject.name=${NAME}` })).items;
+    const events = (
+      await core.listNamespacedEvent({
+        namespace: ns,
+        fieldSelector: `involvedObject.kind=MySQLCluster,involvedObject.name=${NAME}`,
+      })
+    ).items;
     const reprovisioned = events.filter((e) => e.reason === 'ReprovisionedByClone');
     assert.equal(reprovisioned.length, 1, JSON.stringify(events.map((e) => [e.reason, e.message])));
-    assert.match(reprovisioned[0]?.message ?? '', new RegExp(`^pod ${victim}: ${victim} was re-provisioned by clone from ${NAME}-0\\.${NAME}-headless`));
+    assert.match(
+      reprovisioned[0]?.message ?? '',
+      new RegExp(`^pod ${victim}: ${victim} was re-provisioned by clone from ${NAME}-0\\.${NAME}-headless`),
+    );
     // The old data was set aside when the clone was put in place, and removed once the clone replicated.
-    assert.match(await log(victim, 'mysql'), /the data directory is now a clone of the primary; the previous one is kept in \/var\/lib\/mysql\/data\.previous/);
-    await eventually(async () => assert.match(await log(victim, 'replication'), /the clone replicates; removed the previous data directory/), { timeoutMs: 30_000, description: 'the previous data removed' });
+    assert.match(
+      await log(victim, 'mysql'),
+      /the data directory is now a clone of the primary; the previous one is kept in \/var\/lib\/mysql\/data\.previous/,
+    );
+    await eventually(
+      async () =>
+        assert.match(await log(victim, 'replication'), /the clone replicates; removed the previous data directory/),
+      { timeoutMs: 30_000, description: 'the previous data removed' },
+    );
     const files = await execIn(kc, ns, victim, 'replication', ['ls', '/var/lib/mysql']);
     assert.deepEqual(files.stdout.trim().split('\n'), ['data']);
     // The primary was never touched: same server, still writable, every row.
@@ -197,31 +284,53 @@ describe('MySQLCluster on a real node (MySQL 9.7)', function () {
     await rowsOn(PRIMARY, '1,2,3,4,5');
   });
 
-  it('refuses a replication password longer than MySQL\'s 32 characters before any member starts, and starts once it is fixed', async function () {
+  it("refuses a replication password longer than MySQL's 32 characters before any member starts, and starts once it is fixed", async function () {
     this.timeout(BOOTSTRAP_MS);
     const name = 'longpw';
     const secret = `${name}-secret`;
     // Without the check the primary started, and every replica failed for ever (ERROR 3056).
-    await core.createNamespacedSecret({ namespace: ns, body: { metadata: { name: secret }, stringData: { 'root-password': 'root-Pa55word', 'replication-password': 'r'.repeat(33) } } });
-    await custom.createNamespacedCustomObject({
-      ...GROUP, namespace: ns,
+    await core.createNamespacedSecret({
+      namespace: ns,
       body: {
-        apiVersion: 'recon8s.dev/v1alpha1', kind: 'MySQLCluster', metadata: { name },
+        metadata: { name: secret },
+        stringData: { 'root-password': 'root-Pa55word', 'replication-password': 'r'.repeat(33) },
+      },
+    });
+    await custom.createNamespacedCustomObject({
+      ...GROUP,
+      namespace: ns,
+      body: {
+        apiVersion: 'recon8s.dev/v1alpha1',
+        kind: 'MySQLCluster',
+        metadata: { name },
         spec: {
-          version: '9.7', image: node().images.mysql, imagePullPolicy: 'Never', replicas: 2, credentialsSecretName: secret,
-          storage: { size: '1Gi' }, resources: { requests: { cpu: '100m', memory: '384Mi' }, limits: { memory: '1Gi' } },
+          version: '9.7',
+          image: node().images.mysql,
+          imagePullPolicy: 'Never',
+          replicas: 2,
+          credentialsSecretName: secret,
+          storage: { size: '1Gi' },
+          resources: { requests: { cpu: '100m', memory: '384Mi' }, limits: { memory: '1Gi' } },
         },
       },
     });
-    const degraded = await eventually(async () => {
-      const cr = (await custom.getNamespacedCustomObject({ ...GROUP, namespace: ns, name })) as { status?: { conditions?: (Condition & { message?: string })[] } };
-      const c = cr.status?.conditions?.find((x) => x.type === 'Degraded' && x.status === 'True');
-      assert.equal(c?.reason, 'CredentialsInvalid');
-      return c?.message ?? '';
-    }, { timeoutMs: 60_000, description: `${name} Degraded/CredentialsInvalid` });
+    const degraded = await eventually(
+      async () => {
+        const cr = (await custom.getNamespacedCustomObject({ ...GROUP, namespace: ns, name })) as {
+          status?: { conditions?: (Condition & { message?: string })[] };
+        };
+        const c = cr.status?.conditions?.find((x) => x.type === 'Degraded' && x.status === 'True');
+        assert.equal(c?.reason, 'CredentialsInvalid');
+        return c?.message ?? '';
+      },
+      { timeoutMs: 60_000, description: `${name} Degraded/CredentialsInvalid` },
+    );
     assert.match(degraded, new RegExp(`^Secret ${secret} key replication-password is longer than 32 characters`));
     assert.doesNotMatch(degraded, /rrrr/, 'the password itself is never shown');
-    const pods = async () => (await core.listNamespacedPod({ namespace: ns, labelSelector: `app.kubernetes.io/instance=${name}` })).items.map((x) => x.metadata?.name);
+    const pods = async () =>
+      (await core.listNamespacedPod({ namespace: ns, labelSelector: `app.kubernetes.io/instance=${name}` })).items.map(
+        (x) => x.metadata?.name,
+      );
     assert.deepEqual(await pods(), [], 'no member started with a password replication cannot use');
 
     // Secrets are not watched: the fix is seen on the retry (backoff) or the resync.
@@ -229,11 +338,22 @@ describe('MySQLCluster on a real node (MySQL 9.7)', function () {
       { namespace: ns, name: secret, body: { stringData: { 'replication-password': 'r'.repeat(32) } } },
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
     );
-    await eventually(async () => {
-      for (const m of [`${name}-0`, `${name}-1`]) assert.ok(isReady(await pod(m)), `${m} is not ready`);
-    }, { timeoutMs: BOOTSTRAP_MS - 90_000, intervalMs: 1000, maxIntervalMs: 2000, description: `${name}'s 2 members Ready` });
+    await eventually(
+      async () => {
+        for (const m of [`${name}-0`, `${name}-1`]) assert.ok(isReady(await pod(m)), `${m} is not ready`);
+      },
+      {
+        timeoutMs: BOOTSTRAP_MS - 90_000,
+        intervalMs: 1000,
+        maxIntervalMs: 2000,
+        description: `${name}'s 2 members Ready`,
+      },
+    );
     await sql(`${name}-0`, 'CREATE DATABASE lp; CREATE TABLE lp.t (id INT PRIMARY KEY); INSERT INTO lp.t VALUES (1)');
-    await eventually(async () => assert.equal(await sql(`${name}-1`, 'SELECT COUNT(*) FROM lp.t'), '1'), { timeoutMs: 60_000, description: 'the row replicated' });
+    await eventually(async () => assert.equal(await sql(`${name}-1`, 'SELECT COUNT(*) FROM lp.t'), '1'), {
+      timeoutMs: 60_000,
+      description: 'the row replicated',
+    });
     await custom.deleteNamespacedCustomObject({ ...GROUP, namespace: ns, name });
   });
 });

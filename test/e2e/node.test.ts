@@ -9,11 +9,17 @@ import { nodeLeftovers, nodeSysctls, sysctlsBeforeNode } from '../node/host-stat
 import { NODE_HOOK_TIMEOUT_MS, freshRestrictedNamespace, stopSharedNode, useSharedNode } from './cluster.js';
 
 const RESTRICTED = {
-  runAsNonRoot: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, seccompProfile: { type: 'RuntimeDefault' },
+  runAsNonRoot: true,
+  allowPrivilegeEscalation: false,
+  capabilities: { drop: ['ALL'] },
+  seccompProfile: { type: 'RuntimeDefault' },
 };
 /** An HTTP GET with bash's /dev/tcp (the mysql image has bash; the web image is one static binary). */
-const httpGet = (host: string, port: number): string[] =>
-  ['bash', '-c', `exec 3<>/dev/tcp/${host}/${port} && printf 'GET / HTTP/1.0\\r\\nHost: ${host}\\r\\n\\r\\n' >&3 && cat <&3`];
+const httpGet = (host: string, port: number): string[] => [
+  'bash',
+  '-c',
+  `exec 3<>/dev/tcp/${host}/${port} && printf 'GET / HTTP/1.0\\r\\nHost: ${host}\\r\\n\\r\\n' >&3 && cat <&3`,
+];
 
 /**
  * The real node itself: what the other end-to-end tests rely on. Pods run under Pod Security
@@ -32,46 +38,96 @@ describe('the real node (kubelet, containerd, CNI, kube-proxy, CoreDNS)', functi
     ns = await freshRestrictedNamespace(node(), 'node');
   });
 
-  const readyPod = (name: string): Promise<void> => eventually(async () => {
-    const pod = await core.readNamespacedPod({ namespace: ns, name });
-    assert.ok(pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'), `${name}: ${pod.status?.phase} ${JSON.stringify(pod.status?.containerStatuses?.map((c) => c.state))}`);
-  }, { timeoutMs: 120_000, description: `pod ${name} Ready` });
+  const readyPod = (name: string): Promise<void> =>
+    eventually(
+      async () => {
+        const pod = await core.readNamespacedPod({ namespace: ns, name });
+        assert.ok(
+          pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
+          `${name}: ${pod.status?.phase} ${JSON.stringify(pod.status?.containerStatuses?.map((c) => c.state))}`,
+        );
+      },
+      { timeoutMs: 120_000, description: `pod ${name} Ready` },
+    );
 
   it('runs a pod under Pod Security "restricted", and refuses one that is not', async () => {
-    await node().kubectl(['apply', '-n', ns, '-f', '-'], JSON.stringify({
-      apiVersion: 'v1', kind: 'List', items: [
-        {
-          apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', labels: { app: 'web' } },
-          spec: {
-            securityContext: { runAsUser: 65532, runAsGroup: 65532 },
-            containers: [{ name: 'web', image: node().images.web, imagePullPolicy: 'Never', ports: [{ containerPort: 8080 }], securityContext: { ...RESTRICTED, readOnlyRootFilesystem: true }, readinessProbe: { httpGet: { path: '/healthz', port: 8080 }, periodSeconds: 1 } }],
+    await node().kubectl(
+      ['apply', '-n', ns, '-f', '-'],
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'List',
+        items: [
+          {
+            apiVersion: 'v1',
+            kind: 'Pod',
+            metadata: { name: 'web', labels: { app: 'web' } },
+            spec: {
+              securityContext: { runAsUser: 65532, runAsGroup: 65532 },
+              containers: [
+                {
+                  name: 'web',
+                  image: node().images.web,
+                  imagePullPolicy: 'Never',
+                  ports: [{ containerPort: 8080 }],
+                  securityContext: { ...RESTRICTED, readOnlyRootFilesystem: true },
+                  readinessProbe: { httpGet: { path: '/healthz', port: 8080 }, periodSeconds: 1 },
+                },
+              ],
+            },
           },
-        },
-        { apiVersion: 'v1', kind: 'Service', metadata: { name: 'web' }, spec: { selector: { app: 'web' }, ports: [{ port: 80, targetPort: 8080 }] } },
-        {
-          apiVersion: 'v1', kind: 'Pod', metadata: { name: 'client' },
-          spec: {
-            securityContext: { runAsUser: 999, runAsGroup: 999 }, terminationGracePeriodSeconds: 0,
-            containers: [{ name: 'client', image: node().images.mysql, imagePullPolicy: 'Never', command: ['sleep', 'infinity'], securityContext: RESTRICTED }],
+          {
+            apiVersion: 'v1',
+            kind: 'Service',
+            metadata: { name: 'web' },
+            spec: { selector: { app: 'web' }, ports: [{ port: 80, targetPort: 8080 }] },
           },
-        },
-      ],
-    }));
+          {
+            apiVersion: 'v1',
+            kind: 'Pod',
+            metadata: { name: 'client' },
+            spec: {
+              securityContext: { runAsUser: 999, runAsGroup: 999 },
+              terminationGracePeriodSeconds: 0,
+              containers: [
+                {
+                  name: 'client',
+                  image: node().images.mysql,
+                  imagePullPolicy: 'Never',
+                  command: ['sleep', 'infinity'],
+                  securityContext: RESTRICTED,
+                },
+              ],
+            },
+          },
+        ],
+      }),
+    );
     await readyPod('web');
     await readyPod('client');
     // No security context at all: what a chart without hardening would send.
-    const unhardened = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'plain' }, spec: { containers: [{ name: 'c', image: node().images.web }] } };
-    await assert.rejects(node().kubectl(['apply', '-n', ns, '-f', '-'], JSON.stringify(unhardened)), /violates PodSecurity "restricted:latest": allowPrivilegeEscalation != false/);
+    const unhardened = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'plain' },
+      spec: { containers: [{ name: 'c', image: node().images.web }] },
+    };
+    await assert.rejects(
+      node().kubectl(['apply', '-n', ns, '-f', '-'], JSON.stringify(unhardened)),
+      /violates PodSecurity "restricted:latest": allowPrivilegeEscalation != false/,
+    );
   });
 
   it('carries traffic pod to Service to pod, by cluster DNS name and by ClusterIP', async () => {
     const service = await core.readNamespacedService({ namespace: ns, name: 'web' });
     for (const host of [`web.${ns}.svc.cluster.local`, service.spec?.clusterIP ?? '']) {
-      await eventually(async () => {
-        const { stdout } = await node().kubectl(['exec', '-n', ns, 'client', '--', ...httpGet(host, 80)]);
-        assert.match(stdout, /^HTTP\/1\.[01] 200/);
-        assert.match(stdout, /recon8s-web version=1 host=web/);
-      }, { timeoutMs: 60_000, description: `an HTTP answer from ${host}` });
+      await eventually(
+        async () => {
+          const { stdout } = await node().kubectl(['exec', '-n', ns, 'client', '--', ...httpGet(host, 80)]);
+          assert.match(stdout, /^HTTP\/1\.[01] 200/);
+          assert.match(stdout, /recon8s-web version=1 host=web/);
+        },
+        { timeoutMs: 60_000, description: `an HTTP answer from ${host}` },
+      );
     }
   });
 
@@ -81,30 +137,52 @@ describe('the real node (kubelet, containerd, CNI, kube-proxy, CoreDNS)', functi
     assert.ok(forward.includes('-A FORWARD -j CNI-RECON8S-LOCAL'), forward.join('\n'));
     assert.ok(!forward.some((l) => /^-A FORWARD( -s 10\.244\.0\.0\/24)? -j ACCEPT$/.test(l)), forward.join('\n'));
     const chain = execFileSync('iptables', ['-w', '-S', 'CNI-RECON8S-LOCAL'], { encoding: 'utf8' });
-    assert.match(chain, /-A CNI-RECON8S-LOCAL -s 10\.244\.0\.0\/24 -d 10\.244\.0\.0\/24 -j RETURN\n-A CNI-RECON8S-LOCAL -s 10\.244\.0\.0\/24 -j DROP/);
+    assert.match(
+      chain,
+      /-A CNI-RECON8S-LOCAL -s 10\.244\.0\.0\/24 -d 10\.244\.0\.0\/24 -j RETURN\n-A CNI-RECON8S-LOCAL -s 10\.244\.0\.0\/24 -j DROP/,
+    );
     const nat = execFileSync('iptables', ['-w', '-t', 'nat', '-S', 'POSTROUTING'], { encoding: 'utf8' });
     assert.doesNotMatch(nat, /MASQUERADE.*10\.244|10\.244.*MASQUERADE/, 'pod traffic is masqueraded');
   });
 
   it('binds a StatefulSet claim to a local volume that a non-root pod can write', async () => {
-    await node().kubectl(['apply', '-n', ns, '-f', '-'], JSON.stringify({
-      apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 'disk' },
-      spec: {
-        serviceName: 'disk', replicas: 1, selector: { matchLabels: { app: 'disk' } },
-        template: {
-          metadata: { labels: { app: 'disk' } },
-          spec: {
-            securityContext: { runAsUser: 999, runAsGroup: 999, fsGroup: 999 }, terminationGracePeriodSeconds: 0,
-            containers: [{
-              name: 'writer', image: node().images.mysql, imagePullPolicy: 'Never', securityContext: RESTRICTED,
-              command: ['bash', '-c', 'echo written-by-$(id -u) > /data/proof && exec sleep infinity'], volumeMounts: [{ name: 'data', mountPath: '/data' }],
-              readinessProbe: { exec: { command: ['cat', '/data/proof'] }, periodSeconds: 1 },
-            }],
+    await node().kubectl(
+      ['apply', '-n', ns, '-f', '-'],
+      JSON.stringify({
+        apiVersion: 'apps/v1',
+        kind: 'StatefulSet',
+        metadata: { name: 'disk' },
+        spec: {
+          serviceName: 'disk',
+          replicas: 1,
+          selector: { matchLabels: { app: 'disk' } },
+          template: {
+            metadata: { labels: { app: 'disk' } },
+            spec: {
+              securityContext: { runAsUser: 999, runAsGroup: 999, fsGroup: 999 },
+              terminationGracePeriodSeconds: 0,
+              containers: [
+                {
+                  name: 'writer',
+                  image: node().images.mysql,
+                  imagePullPolicy: 'Never',
+                  securityContext: RESTRICTED,
+                  command: ['bash', '-c', 'echo written-by-$(id -u) > /data/proof && exec sleep infinity'],
+                  volumeMounts: [{ name: 'data', mountPath: '/data' }],
+                  readinessProbe: { exec: { command: ['cat', '/data/proof'] }, periodSeconds: 1 },
+                },
+              ],
+            },
           },
+          volumeClaimTemplates: [
+            {
+              metadata: { name: 'data' },
+              spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+            },
+          ],
         },
-        volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } }],
-      },
-    }));
+      }),
+    );
     await readyPod('disk-0');
     const claim = await core.readNamespacedPersistentVolumeClaim({ namespace: ns, name: 'data-disk-0' });
     assert.equal(claim.status?.phase, 'Bound');
@@ -120,17 +198,28 @@ describe('the real node (kubelet, containerd, CNI, kube-proxy, CoreDNS)', functi
     await stopSharedNode();
     assert.deepEqual(nodeLeftovers(), []);
     const after = nodeSysctls();
-    for (const [name, value] of Object.entries(before)) if (value !== '') assert.equal(after[name], value, `sysctl ${name} restored`);
+    for (const [name, value] of Object.entries(before))
+      if (value !== '') assert.equal(after[name], value, `sysctl ${name} restored`);
 
     // A node whose owner dies without a word: its watchdog takes it down.
     const script = join(dirname(fileURLToPath(import.meta.url)), '..', 'node', 'start-and-wait.ts');
     const child = spawn(process.execPath, ['--import', 'tsx', script], { stdio: ['ignore', 'pipe', 'inherit'] });
     let output = '';
-    child.stdout.on('data', (chunk: Buffer) => { output += chunk.toString(); });
-    await eventually(() => assert.match(output, /ready/), { timeoutMs: 300_000, maxIntervalMs: 1000, description: 'the child to start a node' });
-    assert.ok(nodeLeftovers().length > 0, 'the child\'s node is running');
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    await eventually(() => assert.match(output, /ready/), {
+      timeoutMs: 300_000,
+      maxIntervalMs: 1000,
+      description: 'the child to start a node',
+    });
+    assert.ok(nodeLeftovers().length > 0, "the child's node is running");
     child.kill('SIGKILL');
     await once(child, 'exit');
-    await eventually(() => assert.deepEqual(nodeLeftovers(), []), { timeoutMs: 60_000, maxIntervalMs: 1000, description: 'the watchdog to take the node down' });
+    await eventually(() => assert.deepEqual(nodeLeftovers(), []), {
+      timeoutMs: 60_000,
+      maxIntervalMs: 1000,
+      description: 'the watchdog to take the node down',
+    });
   });
 });

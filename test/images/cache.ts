@@ -14,7 +14,10 @@ import { join } from 'node:path';
 
 /** The root of the image cache. */
 export function imagesCacheDir(): string {
-  const base = process.env.XDG_CACHE_HOME !== undefined && process.env.XDG_CACHE_HOME !== '' ? process.env.XDG_CACHE_HOME : join(homedir(), '.cache');
+  const base =
+    process.env.XDG_CACHE_HOME !== undefined && process.env.XDG_CACHE_HOME !== ''
+      ? process.env.XDG_CACHE_HOME
+      : join(homedir(), '.cache');
   return join(base, 'recon8s', 'images');
 }
 
@@ -48,15 +51,28 @@ export async function hashFile(path: string): Promise<{ readonly sha256: string;
  * and the lock is released, so a killed build never blocks the next one.
  */
 export async function withLock<T>(lockFile: string, onWait: () => void, fn: () => Promise<T>): Promise<T> {
-  const holder = spawn('flock', ['--exclusive', lockFile, 'sh', '-c', 'echo locked; exec cat >/dev/null'], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const holder = spawn('flock', ['--exclusive', lockFile, 'sh', '-c', 'echo locked; exec cat >/dev/null'], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   let stderr = '';
-  holder.stderr.on('data', (c: Buffer) => { stderr += c.toString(); });
+  holder.stderr.on('data', (c: Buffer) => {
+    stderr += c.toString();
+  });
   const exited = new Promise<void>((resolve) => holder.once('close', () => resolve()));
   await new Promise<void>((resolve, reject) => {
     const waiting = setTimeout(onWait, 1000);
-    holder.stdout.once('data', () => { clearTimeout(waiting); resolve(); });
-    holder.once('error', (e) => { clearTimeout(waiting); reject(new Error(`cannot run flock (util-linux) to lock ${lockFile}: ${e.message}`)); });
-    holder.once('exit', (code) => { clearTimeout(waiting); reject(new Error(`flock ${lockFile} exited with code ${code}: ${stderr.trim()}`)); });
+    holder.stdout.once('data', () => {
+      clearTimeout(waiting);
+      resolve();
+    });
+    holder.once('error', (e) => {
+      clearTimeout(waiting);
+      reject(new Error(`cannot run flock (util-linux) to lock ${lockFile}: ${e.message}`));
+    });
+    holder.once('exit', (code) => {
+      clearTimeout(waiting);
+      reject(new Error(`flock ${lockFile} exited with code ${code}: ${stderr.trim()}`));
+    });
   });
   try {
     return await fn();
@@ -81,7 +97,9 @@ export interface CachedBuildOptions {
 const KEEP_PER_NAME = 3;
 
 /** Returns the cache entry for name+key, building it first when it is not there yet. */
-export async function cachedBuild(opts: CachedBuildOptions): Promise<{ readonly dir: string; readonly builtInMs: number | undefined }> {
+export async function cachedBuild(
+  opts: CachedBuildOptions,
+): Promise<{ readonly dir: string; readonly builtInMs: number | undefined }> {
   const root = opts.root ?? imagesCacheDir();
   const entry = `${opts.name}-${opts.key.slice(0, 24)}`;
   const dir = join(root, entry);
@@ -90,23 +108,28 @@ export async function cachedBuild(opts: CachedBuildOptions): Promise<{ readonly 
     return { dir, builtInMs: undefined };
   }
   await mkdir(root, { recursive: true });
-  return withLock(join(root, `.${opts.name}.lock`), () => opts.log(`${opts.name}: another process is building it; waiting for it`), async () => {
-    if (await exists(dir)) return { dir, builtInMs: undefined };
-    // Leftovers of a build that died: nobody else builds this name while the lock is held.
-    for (const e of await readdir(root)) if (e.startsWith(`${opts.name}-`) && e.includes('.partial-')) await removeTree(join(root, e));
-    const partial = join(root, `${entry}.partial-${process.pid}`);
-    await mkdir(partial);
-    const started = Date.now();
-    try {
-      await opts.build(partial);
-      await rename(partial, dir);
-    } catch (e) {
-      await removeTree(partial);
-      throw e;
-    }
-    await prune(root, opts.name, entry);
-    return { dir, builtInMs: Date.now() - started };
-  });
+  return withLock(
+    join(root, `.${opts.name}.lock`),
+    () => opts.log(`${opts.name}: another process is building it; waiting for it`),
+    async () => {
+      if (await exists(dir)) return { dir, builtInMs: undefined };
+      // Leftovers of a build that died: nobody else builds this name while the lock is held.
+      for (const e of await readdir(root))
+        if (e.startsWith(`${opts.name}-`) && e.includes('.partial-')) await removeTree(join(root, e));
+      const partial = join(root, `${entry}.partial-${process.pid}`);
+      await mkdir(partial);
+      const started = Date.now();
+      try {
+        await opts.build(partial);
+        await rename(partial, dir);
+      } catch (e) {
+        await removeTree(partial);
+        throw e;
+      }
+      await prune(root, opts.name, entry);
+      return { dir, builtInMs: Date.now() - started };
+    },
+  );
 }
 
 async function exists(path: string): Promise<boolean> {
@@ -129,13 +152,20 @@ async function touch(path: string): Promise<void> {
  * be deleted through the mount.
  */
 async function removeTree(path: string): Promise<void> {
-  const mounts = (await readFile('/proc/self/mounts', 'utf8').catch(() => '')).split('\n')
+  const mounts = (await readFile('/proc/self/mounts', 'utf8').catch(() => ''))
+    .split('\n')
     .map((l) => (l.split(' ')[1] ?? '').replace(/\\040/g, ' '))
     .filter((m) => m === path || m.startsWith(`${path}/`));
   for (const m of mounts.reverse()) {
-    await new Promise<void>((resolve) => spawn('umount', ['-l', m], { stdio: 'ignore' }).once('close', () => resolve()).once('error', () => resolve()));
+    await new Promise<void>((resolve) =>
+      spawn('umount', ['-l', m], { stdio: 'ignore' })
+        .once('close', () => resolve())
+        .once('error', () => resolve()),
+    );
   }
-  const still = (await readFile('/proc/self/mounts', 'utf8').catch(() => '')).split('\n').some((l) => (l.split(' ')[1] ?? '').startsWith(`${path}/`));
+  const still = (await readFile('/proc/self/mounts', 'utf8').catch(() => ''))
+    .split('\n')
+    .some((l) => (l.split(' ')[1] ?? '').startsWith(`${path}/`));
   if (still) throw new Error(`${path} still has file systems mounted beneath it; not removing it`);
   await rm(path, { recursive: true, force: true, maxRetries: 2 });
 }
@@ -143,8 +173,11 @@ async function removeTree(path: string): Promise<void> {
 /** Keeps the KEEP_PER_NAME most recently used complete entries of `name`, `current` among them. */
 async function prune(root: string, name: string, current: string): Promise<void> {
   const pattern = new RegExp(`^${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}-[0-9a-f]{24}$`);
-  const entries = await Promise.all((await readdir(root)).filter((e) => pattern.test(e) && e !== current)
-    .map(async (e) => ({ e, used: (await stat(join(root, e))).mtimeMs })));
+  const entries = await Promise.all(
+    (await readdir(root))
+      .filter((e) => pattern.test(e) && e !== current)
+      .map(async (e) => ({ e, used: (await stat(join(root, e))).mtimeMs })),
+  );
   entries.sort((a, b) => b.used - a.used);
   for (const { e } of entries.slice(KEEP_PER_NAME - 1)) await removeTree(join(root, e));
 }

@@ -15,7 +15,8 @@ async function main(args: readonly string[]): Promise<void> {
     return;
   }
   const unknown = args.filter((a) => !(IMAGE_NAMES as readonly string[]).includes(a));
-  if (unknown.length > 0) throw new Error(`unknown image ${unknown.join(', ')}: expected ${IMAGE_NAMES.join(', ')} or --mysql-rootfs`);
+  if (unknown.length > 0)
+    throw new Error(`unknown image ${unknown.join(', ')}: expected ${IMAGE_NAMES.join(', ')} or --mysql-rootfs`);
   const only = args.length > 0 ? (args as readonly ImageName[]) : undefined;
   for (const image of await ensureImages({ only, onOutput: (line) => console.error(line) })) {
     console.log(`${image.name} ${image.archive} ${image.refs.join(',')}`);

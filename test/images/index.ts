@@ -48,7 +48,9 @@ export async function ensureImages(options: EnsureImagesOptions = {}): Promise<B
     : { info: (line) => console.error(line), detail: () => undefined };
   const started = Date.now();
   const results = await Promise.allSettled(names.map((n) => BUILDERS[n](log)));
-  const failed = results.flatMap((r, i) => (r.status === 'rejected' ? [`${names[i]}: ${r.reason instanceof Error ? r.reason.message : String(r.reason)}`] : []));
+  const failed = results.flatMap((r, i) =>
+    r.status === 'rejected' ? [`${names[i]}: ${r.reason instanceof Error ? r.reason.message : String(r.reason)}`] : [],
+  );
   if (failed.length > 0) throw new Error(`Could not build the test images:\n${failed.join('\n')}`);
   const elapsed = Date.now() - started;
   if (elapsed > 5000) log.info(`images: ${names.join(', ')} ready in ${seconds(elapsed)}`);

@@ -33,7 +33,9 @@ export async function mysqlRootfs(log: BuildLog = quietLog()): Promise<string> {
     key: await rootfsKey(),
     log: log.info,
     build: async (d) => {
-      log.info(`mysql: building the root file system (debootstrap Debian sid + mysql-server-core ${MYSQL_SERIES}; first time only, ~1-2 min)`);
+      log.info(
+        `mysql: building the root file system (debootstrap Debian sid + mysql-server-core ${MYSQL_SERIES}; first time only, ~1-2 min)`,
+      );
       await runCommand('bash', [join(IMAGES_DIR, ROOTFS_SCRIPT), join(d, 'rootfs')], { onOutput: log.detail });
     },
   });
@@ -54,17 +56,19 @@ export async function buildMysqlImage(log: BuildLog): Promise<BuiltImage> {
       await writeArchive({
         layer,
         out: join(d, 'image.tar'),
-        images: [{
-          refs: [MYSQL_REF],
-          config: {
-            // Non-root by default; the pods say so themselves too (runAsUser 999).
-            user: `${MYSQL_IMAGE_UID}:${MYSQL_IMAGE_UID}`,
-            cmd: ['mysqld'],
-            env: [DEFAULT_PATH],
-            workingDir: '/',
-            exposedPorts: ['3306/tcp', '33060/tcp'],
+        images: [
+          {
+            refs: [MYSQL_REF],
+            config: {
+              // Non-root by default; the pods say so themselves too (runAsUser 999).
+              user: `${MYSQL_IMAGE_UID}:${MYSQL_IMAGE_UID}`,
+              cmd: ['mysqld'],
+              env: [DEFAULT_PATH],
+              workingDir: '/',
+              exposedPorts: ['3306/tcp', '33060/tcp'],
+            },
           },
-        }],
+        ],
       });
     },
   });

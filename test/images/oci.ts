@@ -91,7 +91,11 @@ export function manifestDocument(config: Descriptor, layers: readonly Descriptor
 export function tagOf(ref: string): string {
   const colon = ref.lastIndexOf(':');
   const tag = ref.slice(colon + 1);
-  if (colon <= ref.lastIndexOf('/') || !/^[a-z0-9][a-z0-9._/:-]*$/.test(ref.slice(0, colon)) || !/^\w[\w.-]{0,127}$/.test(tag)) {
+  if (
+    colon <= ref.lastIndexOf('/') ||
+    !/^[a-z0-9][a-z0-9._/:-]*$/.test(ref.slice(0, colon)) ||
+    !/^\w[\w.-]{0,127}$/.test(tag)
+  ) {
     throw new Error(`image reference "${ref}": expected a lower-case name and a tag, e.g. recon8s.test/web:1`);
   }
   return tag;
@@ -125,21 +129,39 @@ export interface LayerOptions {
  */
 export async function writeLayer(rootfs: string, out: string, opts: LayerOptions): Promise<void> {
   const owners = opts.keepOwners ? ['--numeric-owner'] : ['--owner=0', '--group=0', '--numeric-owner'];
-  await runCommand('tar', ['--create', '--file', out, '--directory', rootfs, '--sort=name', '--mtime=@0', ...owners, '.']);
+  await runCommand('tar', [
+    '--create',
+    '--file',
+    out,
+    '--directory',
+    rootfs,
+    '--sort=name',
+    '--mtime=@0',
+    ...owners,
+    '.',
+  ]);
 }
 
 /**
  * Writes an OCI archive of one layer and one or more images built on it (e.g. two tags of the web
  * server that differ only in their environment). The layer file is moved into the archive's layout.
  */
-export async function writeArchive(opts: { readonly layer: string; readonly images: readonly ArchiveImage[]; readonly out: string }): Promise<void> {
+export async function writeArchive(opts: {
+  readonly layer: string;
+  readonly images: readonly ArchiveImage[];
+  readonly out: string;
+}): Promise<void> {
   const layout = await mkdtemp(`${opts.out}.layout-`);
   try {
     const blobs = join(layout, 'blobs', 'sha256');
     await mkdir(blobs, { recursive: true });
     const layerHash = await hashFile(opts.layer);
     await rename(opts.layer, join(blobs, layerHash.sha256));
-    const layer: Descriptor = { mediaType: MEDIA_TYPES.layer, digest: `sha256:${layerHash.sha256}`, size: layerHash.size };
+    const layer: Descriptor = {
+      mediaType: MEDIA_TYPES.layer,
+      digest: `sha256:${layerHash.sha256}`,
+      size: layerHash.size,
+    };
     const putBlob = async (bytes: Buffer, mediaType: string): Promise<Descriptor> => {
       const digest = sha256Digest(bytes);
       await writeFile(join(blobs, digest.slice('sha256:'.length)), bytes);
@@ -153,7 +175,19 @@ export async function writeArchive(opts: { readonly layer: string; readonly imag
     }
     await writeFile(join(layout, 'index.json'), jsonBlob(indexDocument(entries)));
     await writeFile(join(layout, 'oci-layout'), jsonBlob({ imageLayoutVersion: '1.0.0' }));
-    await runCommand('tar', ['--create', '--file', opts.out, '--directory', layout, '--owner=0', '--group=0', '--numeric-owner', 'oci-layout', 'index.json', 'blobs']);
+    await runCommand('tar', [
+      '--create',
+      '--file',
+      opts.out,
+      '--directory',
+      layout,
+      '--owner=0',
+      '--group=0',
+      '--numeric-owner',
+      'oci-layout',
+      'index.json',
+      'blobs',
+    ]);
   } finally {
     await rm(layout, { recursive: true, force: true });
   }
@@ -164,14 +198,30 @@ export interface InspectedArchive {
   readonly members: readonly string[];
   readonly index: { readonly manifests: readonly Descriptor[] };
   /** By reference (io.containerd.image.name). */
-  readonly images: ReadonlyMap<string, { readonly manifest: Descriptor & { readonly document: ManifestJson }; readonly config: ConfigJson }>;
+  readonly images: ReadonlyMap<
+    string,
+    { readonly manifest: Descriptor & { readonly document: ManifestJson }; readonly config: ConfigJson }
+  >;
 }
 
-export interface ManifestJson { readonly schemaVersion: number; readonly mediaType: string; readonly config: Descriptor; readonly layers: readonly Descriptor[] }
+export interface ManifestJson {
+  readonly schemaVersion: number;
+  readonly mediaType: string;
+  readonly config: Descriptor;
+  readonly layers: readonly Descriptor[];
+}
 export interface ConfigJson {
   readonly architecture: string;
   readonly os: string;
-  readonly config: { readonly User?: string; readonly Env?: string[]; readonly Entrypoint?: string[]; readonly Cmd?: string[]; readonly WorkingDir?: string; readonly ExposedPorts?: Record<string, unknown>; readonly Labels?: Record<string, string> };
+  readonly config: {
+    readonly User?: string;
+    readonly Env?: string[];
+    readonly Entrypoint?: string[];
+    readonly Cmd?: string[];
+    readonly WorkingDir?: string;
+    readonly ExposedPorts?: Record<string, unknown>;
+    readonly Labels?: Record<string, string>;
+  };
   readonly rootfs: { readonly type: string; readonly diff_ids: readonly string[] };
 }
 
@@ -201,7 +251,9 @@ export async function inspectArchive(archive: string): Promise<InspectedArchive>
     if (stored === undefined) throw new Error(`${archive}: ${d.mediaType} ${d.digest} is not in the archive`);
     const { sha256, size, bytes } = await hashMember(archive, stored, keep);
     if (`sha256:${sha256}` !== d.digest || size !== d.size) {
-      throw new Error(`${archive}: ${name} has sha256:${sha256} (${size} bytes), its descriptor says ${d.digest} (${d.size} bytes)`);
+      throw new Error(
+        `${archive}: ${name} has sha256:${sha256} (${size} bytes), its descriptor says ${d.digest} (${d.size} bytes)`,
+      );
     }
     checked.set(d.digest, bytes);
     return bytes;
@@ -209,7 +261,8 @@ export async function inspectArchive(archive: string): Promise<InspectedArchive>
   const images = new Map<string, { manifest: Descriptor & { document: ManifestJson }; config: ConfigJson }>();
   for (const entry of index.manifests) {
     const ref = entry.annotations?.[CONTAINERD_NAME_ANNOTATION];
-    if (!ref) throw new Error(`${archive}: index entry ${entry.digest} has no ${CONTAINERD_NAME_ANNOTATION} annotation`);
+    if (!ref)
+      throw new Error(`${archive}: index entry ${entry.digest} has no ${CONTAINERD_NAME_ANNOTATION} annotation`);
     const document = JSON.parse(((await blob(entry, true)) ?? Buffer.alloc(0)).toString()) as ManifestJson;
     const config = JSON.parse(((await blob(document.config, true)) ?? Buffer.alloc(0)).toString()) as ConfigJson;
     for (const layer of document.layers) await blob(layer, false);
@@ -219,15 +272,27 @@ export async function inspectArchive(archive: string): Promise<InspectedArchive>
 }
 
 /** sha256 and size of one archive member, streamed through tar; the bytes too when asked (small blobs). */
-async function hashMember(archive: string, name: string, keep: boolean): Promise<{ sha256: string; size: number; bytes: Buffer | undefined }> {
+async function hashMember(
+  archive: string,
+  name: string,
+  keep: boolean,
+): Promise<{ sha256: string; size: number; bytes: Buffer | undefined }> {
   return new Promise((resolve, reject) => {
-    const tar = spawn('tar', ['--extract', '--to-stdout', '--file', archive, name], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const tar = spawn('tar', ['--extract', '--to-stdout', '--file', archive, name], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const h = createHash('sha256');
     const chunks: Buffer[] = [];
     let size = 0;
     let stderr = '';
-    tar.stdout.on('data', (c: Buffer) => { h.update(c); size += c.length; if (keep) chunks.push(c); });
-    tar.stderr.on('data', (c: Buffer) => { stderr += c.toString(); });
+    tar.stdout.on('data', (c: Buffer) => {
+      h.update(c);
+      size += c.length;
+      if (keep) chunks.push(c);
+    });
+    tar.stderr.on('data', (c: Buffer) => {
+      stderr += c.toString();
+    });
     tar.on('error', reject);
     tar.on('close', (code) => {
       if (code !== 0) reject(new Error(`tar could not read ${name} from ${archive}: ${stderr}`));

@@ -44,7 +44,9 @@ function pinnedNode(): string {
   try {
     return realpathSync(path);
   } catch {
-    throw new Error(`${path} is missing: the operator image takes Node from the \`node\` devDependency; run npm ci first`);
+    throw new Error(
+      `${path} is missing: the operator image takes Node from the \`node\` devDependency; run npm ci first`,
+    );
   }
 }
 
@@ -61,21 +63,27 @@ async function sharedLibraries(program: string): Promise<string[]> {
 function tarballContentHash(tarball: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const h = createHash('sha256');
-    createReadStream(tarball).on('error', reject).pipe(createGunzip()).on('error', reject)
-      .on('data', (c: Buffer) => h.update(c)).on('end', () => resolve(h.digest('hex')));
+    createReadStream(tarball)
+      .on('error', reject)
+      .pipe(createGunzip())
+      .on('error', reject)
+      .on('data', (c: Buffer) => h.update(c))
+      .on('end', () => resolve(h.digest('hex')));
   });
 }
 
 /** The instructions that stand in for the Dockerfile's build stage: the packed package and its production dependencies. */
 function packedBuildStage(real: Stage): Stage {
   const workdir = instructions(real, 'WORKDIR').at(-1)?.args ?? '/app';
-  const [stage] = parseDockerfile([
-    `FROM npm-pack AS ${real.name ?? 'build'}`,
-    `WORKDIR ${workdir}`,
-    'COPY package.tgz package-lock.json ./',
-    'RUN tar -xzf package.tgz --strip-components=1 --no-same-owner && rm package.tgz',
-    'RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund',
-  ].join('\n'));
+  const [stage] = parseDockerfile(
+    [
+      `FROM npm-pack AS ${real.name ?? 'build'}`,
+      `WORKDIR ${workdir}`,
+      'COPY package.tgz package-lock.json ./',
+      'RUN tar -xzf package.tgz --strip-components=1 --no-same-owner && rm package.tgz',
+      'RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund',
+    ].join('\n'),
+  );
   if (!stage) throw new Error('could not parse the stand-in build stage');
   return stage;
 }
@@ -84,7 +92,8 @@ function packedBuildStage(real: Stage): Stage {
 export function configFromStage(stage: Stage, workdir: string, env: Readonly<Record<string, string>>): ImageConfig {
   const last = (keyword: string): string | undefined => instructions(stage, keyword).at(-1)?.args;
   const user = last('USER');
-  if (!user || !/^\d+(:\d+)?$/.test(user)) throw new Error(`Dockerfile: USER is "${user ?? ''}", expected a numeric uid[:gid]`);
+  if (!user || !/^\d+(:\d+)?$/.test(user))
+    throw new Error(`Dockerfile: USER is "${user ?? ''}", expected a numeric uid[:gid]`);
   const entrypoint = execForm(last('ENTRYPOINT') ?? '');
   if (!entrypoint) throw new Error('Dockerfile: ENTRYPOINT must be in exec (JSON) form');
   const cmd = last('CMD');
@@ -94,7 +103,9 @@ export function configFromStage(stage: Stage, workdir: string, env: Readonly<Rec
     cmd: cmd === undefined ? undefined : execForm(cmd),
     env: [DEFAULT_PATH, ...Object.entries(env).map(([k, v]) => `${k}=${v}`)],
     workingDir: workdir,
-    exposedPorts: instructions(stage, 'EXPOSE').flatMap((i) => i.args.split(/\s+/)).map((p) => (p.includes('/') ? p : `${p}/tcp`)),
+    exposedPorts: instructions(stage, 'EXPOSE')
+      .flatMap((i) => i.args.split(/\s+/))
+      .map((p) => (p.includes('/') ? p : `${p}/tcp`)),
     labels: Object.assign({}, ...instructions(stage, 'LABEL').map((i) => keyValues(i.args))) as Record<string, string>,
   };
 }
@@ -111,7 +122,9 @@ export async function buildOperatorImage(log: BuildLog): Promise<BuiltImage> {
     const libraryHashes = await Promise.all(libraries.map(async (l) => `${l} ${(await hashFile(l)).sha256}`));
     const key = contentKey({
       ...(await recipeFiles(['operator.ts', ...SHARED_RECIPE_FILES])),
-      'file:test/support/package-dockerfile.ts': await readFile(join(REPO_ROOT, 'test', 'support', 'package-dockerfile.ts')),
+      'file:test/support/package-dockerfile.ts': await readFile(
+        join(REPO_ROOT, 'test', 'support', 'package-dockerfile.ts'),
+      ),
       package: await tarballContentHash(tarball),
       lockfile,
       dockerfile,
@@ -131,10 +144,12 @@ export async function buildOperatorImage(log: BuildLog): Promise<BuiltImage> {
         await writeFile(join(context, 'package-lock.json'), lockfile);
         const stages = parseDockerfile(dockerfile);
         const [build, runtime] = [stages[0], stages.at(-1)];
-        if (!build || !runtime || stages.length !== 2) throw new Error(`Dockerfile: expected a build and a runtime stage, found ${stages.length} stages`);
+        if (!build || !runtime || stages.length !== 2)
+          throw new Error(`Dockerfile: expected a build and a runtime stage, found ${stages.length} stages`);
         // npm takes the production dependencies from the npm cache first (npm ci of the checkout filled it).
         const replayed = replayDockerfile([packedBuildStage(build), runtime], context, join(work, 'stages'), {
-          env: childEnv({ npm_config_prefer_offline: 'true' }), runTimeoutMs: 300_000,
+          env: childEnv({ npm_config_prefer_offline: 'true' }),
+          runTimeoutMs: 300_000,
         });
         const image = replayed.at(-1) as ReplayedStage;
         const root = image.root;
@@ -146,13 +161,20 @@ export async function buildOperatorImage(log: BuildLog): Promise<BuiltImage> {
         }
         const [uid, gid = uid] = (instructions(runtime, 'USER').at(-1)?.args ?? '').split(':');
         await mkdir(join(root, 'etc'), { recursive: true });
-        await writeFile(join(root, 'etc', 'passwd'), `root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:${uid}:${gid}:nonroot:/home/nonroot:/sbin/nologin\n`);
+        await writeFile(
+          join(root, 'etc', 'passwd'),
+          `root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:${uid}:${gid}:nonroot:/home/nonroot:/sbin/nologin\n`,
+        );
         await writeFile(join(root, 'etc', 'group'), `root:x:0:\nnonroot:x:${gid}:\n`);
         await mkdir(join(root, 'tmp'), { mode: 0o1777 });
         await runCommand('chmod', ['1777', join(root, 'tmp')]);
         const layer = join(d, 'layer.tar');
         await writeLayer(root, layer, { keepOwners: false });
-        await writeArchive({ layer, out: join(d, 'image.tar'), images: [{ refs: OPERATOR_REFS, config: configFromStage(runtime, image.workdir, image.env) }] });
+        await writeArchive({
+          layer,
+          out: join(d, 'image.tar'),
+          images: [{ refs: OPERATOR_REFS, config: configFromStage(runtime, image.workdir, image.env) }],
+        });
       },
     });
     if (builtInMs !== undefined) log.info(`operator: image ${OPERATOR_REFS.join(', ')} built in ${seconds(builtInMs)}`);

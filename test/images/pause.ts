@@ -16,7 +16,10 @@ export const PAUSE_REF = 'recon8s.test/pause:1';
 
 export async function buildPauseImage(log: BuildLog): Promise<BuiltImage> {
   const go = await runCommand('go', ['version']);
-  const key = contentKey({ ...(await recipeFiles(['pause.ts', 'web.ts', 'pause/main.go', 'pause/go.mod', ...SHARED_RECIPE_FILES])), go });
+  const key = contentKey({
+    ...(await recipeFiles(['pause.ts', 'web.ts', 'pause/main.go', 'pause/go.mod', ...SHARED_RECIPE_FILES])),
+    go,
+  });
   const { dir, builtInMs } = await cachedBuild({
     name: 'pause',
     key,
@@ -31,7 +34,12 @@ export async function buildPauseImage(log: BuildLog): Promise<BuiltImage> {
       await writeArchive({
         layer,
         out: join(d, 'image.tar'),
-        images: [{ refs: [PAUSE_REF], config: { user: '65535:65535', entrypoint: ['/pause'], env: ['PATH=/'], workingDir: '/' } }],
+        images: [
+          {
+            refs: [PAUSE_REF],
+            config: { user: '65535:65535', entrypoint: ['/pause'], env: ['PATH=/'], workingDir: '/' },
+          },
+        ],
       });
     },
   });

@@ -16,7 +16,11 @@ export interface RunOptions {
 /** Runs a command to completion and resolves with its stdout; rejects with its last lines otherwise. */
 export function runCommand(command: string, args: readonly string[], opts: RunOptions = {}): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: opts.cwd, env: opts.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, {
+      cwd: opts.cwd,
+      env: opts.env ?? process.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     const tail: string[] = [];
     const lines = (chunk: Buffer, keep: boolean): void => {
@@ -39,7 +43,12 @@ export function runCommand(command: string, args: readonly string[], opts: RunOp
     child.on('close', (code, signal) => {
       clearTimeout(timer);
       if (code === 0) resolve(stdout);
-      else reject(new Error(`${[command, ...args].join(' ')} ${signal ? `was killed by ${signal}` : `exited with code ${code}`}:\n${tail.join('\n')}`));
+      else
+        reject(
+          new Error(
+            `${[command, ...args].join(' ')} ${signal ? `was killed by ${signal}` : `exited with code ${code}`}:\n${tail.join('\n')}`,
+          ),
+        );
     });
   });
 }

@@ -47,9 +47,14 @@ export async function buildStaticGoProgram(name: string, root: string, log: Buil
 
 export async function buildWebImage(log: BuildLog): Promise<BuiltImage> {
   const go = await runCommand('go', ['version']).catch((e: unknown) => {
-    throw new Error(`the web test image is built with Go, and \`go version\` failed: ${String(e)}. Install Go >= 1.26 (it also builds the control plane).`);
+    throw new Error(
+      `the web test image is built with Go, and \`go version\` failed: ${String(e)}. Install Go >= 1.26 (it also builds the control plane).`,
+    );
   });
-  const key = contentKey({ ...(await recipeFiles(['web.ts', 'web/main.go', 'web/go.mod', ...SHARED_RECIPE_FILES])), go });
+  const key = contentKey({
+    ...(await recipeFiles(['web.ts', 'web/main.go', 'web/go.mod', ...SHARED_RECIPE_FILES])),
+    go,
+  });
   const { dir, builtInMs } = await cachedBuild({
     name: 'web',
     key,
@@ -58,7 +63,10 @@ export async function buildWebImage(log: BuildLog): Promise<BuiltImage> {
       const root = join(d, 'rootfs');
       await mkdir(join(root, 'etc'), { recursive: true });
       await buildStaticGoProgram('web', root, log);
-      await writeFile(join(root, 'etc', 'passwd'), `root:x:0:0:root:/:/sbin/nologin\nweb:x:${WEB_UID}:${WEB_UID}:web:/:/sbin/nologin\n`);
+      await writeFile(
+        join(root, 'etc', 'passwd'),
+        `root:x:0:0:root:/:/sbin/nologin\nweb:x:${WEB_UID}:${WEB_UID}:web:/:/sbin/nologin\n`,
+      );
       await writeFile(join(root, 'etc', 'group'), `root:x:0:\nweb:x:${WEB_UID}:\n`);
       const layer = join(d, 'layer.tar');
       await writeLayer(root, layer, { keepOwners: false });
@@ -70,6 +78,7 @@ export async function buildWebImage(log: BuildLog): Promise<BuiltImage> {
       });
     },
   });
-  if (builtInMs !== undefined) log.info(`web: images ${Object.values(WEB_REFS).join(', ')} built in ${seconds(builtInMs)}`);
+  if (builtInMs !== undefined)
+    log.info(`web: images ${Object.values(WEB_REFS).join(', ')} built in ${seconds(builtInMs)}`);
   return { name: 'web', ref: WEB_REFS.v1, refs: Object.values(WEB_REFS), archive: join(dir, 'image.tar') };
 }

@@ -14,18 +14,34 @@ import { writeUnreachableKubeconfig } from './support/unreachable.js';
 /** runCli without blocking this process, so that a test can act on the cluster while the CLI waits. */
 function runCliAsync(args: readonly string[], env: NodeJS.ProcessEnv): Promise<RunResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', `${REPO_ROOT}lib/cli/main.ts`, ...args], { cwd: REPO_ROOT, env: { ...process.env, ...env }, timeout: 60_000 });
+    const child = spawn(process.execPath, ['--import', 'tsx', `${REPO_ROOT}lib/cli/main.ts`, ...args], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, ...env },
+      timeout: 60_000,
+    });
     let stdout = '';
     let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d; });
-    child.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d; });
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      stdout += d;
+    });
+    child.stderr.setEncoding('utf8').on('data', (d: string) => {
+      stderr += d;
+    });
     child.on('error', reject);
     child.on('close', (status) => resolve({ status, stdout, stderr }));
   });
 }
 
-interface Condition { type: string; status: string; reason: string; message: string }
-interface AppObject { metadata: { generation: number; managedFields?: { manager?: string }[] }; status?: { observedGeneration?: number; conditions?: Condition[] } }
+interface Condition {
+  type: string;
+  status: string;
+  reason: string;
+  message: string;
+}
+interface AppObject {
+  metadata: { generation: number; managedFields?: { manager?: string }[] };
+  status?: { observedGeneration?: number; conditions?: Condition[] };
+}
 
 describe('recon8s apply (real API server)', function () {
   this.timeout(90_000);
@@ -49,12 +65,33 @@ spec:
   ports: [{ name: http, port: 8080, targetPort: 80 }]
 `;
   const getApp = async (name: string): Promise<AppObject> =>
-    (await custom.getNamespacedCustomObject({ group: 'recon8s.dev', version: 'v1alpha1', namespace: ns, plural: 'apps', name })) as AppObject;
+    (await custom.getNamespacedCustomObject({
+      group: 'recon8s.dev',
+      version: 'v1alpha1',
+      namespace: ns,
+      plural: 'apps',
+      name,
+    })) as AppObject;
   /** What a Deployment controller would report for a finished rollout (none runs in this control plane). */
   const markRolledOut = async (name: string): Promise<void> => {
     const d = await apps.readNamespacedDeployment({ namespace: ns, name });
     const replicas = d.spec?.replicas ?? 1;
-    await apps.patchNamespacedDeploymentStatus({ namespace: ns, name, body: { status: { observedGeneration: d.metadata?.generation, replicas, updatedReplicas: replicas, readyReplicas: replicas, availableReplicas: replicas } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    await apps.patchNamespacedDeploymentStatus(
+      {
+        namespace: ns,
+        name,
+        body: {
+          status: {
+            observedGeneration: d.metadata?.generation,
+            replicas,
+            updatedReplicas: replicas,
+            readyReplicas: replicas,
+            availableReplicas: replicas,
+          },
+        },
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
   };
 
   before(async function () {
@@ -66,12 +103,17 @@ spec:
     apps = controlPlane().kubeConfig().makeApiClient(AppsV1Api);
     custom = controlPlane().kubeConfig().makeApiClient(CustomObjectsApi);
   });
-  after(() => { if (dir) rmSync(dir, { recursive: true, force: true }); });
+  after(() => {
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
 
   it('applies the App, converges it and waits until it is Ready, printing progress (exit 0)', async () => {
     const running = runCliAsync(['apply', '-f', file('web.yaml', appYaml('web', 2)), '--timeout', '20s'], env);
     // The rollout a kubelet and a Deployment controller would do, once the CLI has created the Deployment.
-    await eventually(() => apps.readNamespacedDeployment({ namespace: ns, name: 'web' }), { timeoutMs: 15_000, description: 'the CLI to create Deployment web' });
+    await eventually(() => apps.readNamespacedDeployment({ namespace: ns, name: 'web' }), {
+      timeoutMs: 15_000,
+      description: 'the CLI to create Deployment web',
+    });
     await markRolledOut('web');
     const r = await running;
     assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
@@ -84,23 +126,35 @@ spec:
     assert.equal(new Set(lines).size, lines.length, r.stdout);
     const cr = await getApp('web');
     assert.equal(cr.status?.observedGeneration, cr.metadata.generation);
-    assert.ok(cr.metadata.managedFields?.some((m) => m.manager === 'recon8s-cli'), 'the App is applied as recon8s-cli');
+    assert.ok(
+      cr.metadata.managedFields?.some((m) => m.manager === 'recon8s-cli'),
+      'the App is applied as recon8s-cli',
+    );
     const d = await apps.readNamespacedDeployment({ namespace: ns, name: 'web' });
-    assert.ok(d.metadata?.managedFields?.some((m) => m.manager === 'recon8s'), 'children are applied as the controller, recon8s');
+    assert.ok(
+      d.metadata?.managedFields?.some((m) => m.manager === 'recon8s'),
+      'children are applied as the controller, recon8s',
+    );
     assert.equal(d.metadata?.ownerReferences?.[0]?.name, 'web');
   });
 
   it('says "unchanged" and returns at once for an App that is already Ready', () => {
     const r = runCli(['apply', '-f', join(dir, 'web.yaml'), '--timeout', '20s'], { env });
     assert.equal(r.status, 0, r.stderr);
-    assert.deepEqual(r.stdout.trim().split('\n'), ['app/web unchanged', 'app/web: Ready (Available: 2/2 replicas available)']);
+    assert.deepEqual(r.stdout.trim().split('\n'), [
+      'app/web unchanged',
+      'app/web: Ready (Available: 2/2 replicas available)',
+    ]);
   });
 
   it('times out with exit 1 naming what is not ready and why (the Ready condition)', () => {
     const r = runCli(['apply', '-f', file('never.yaml', appYaml('never', 1)), '--timeout', '4s'], { env });
     assert.equal(r.status, 1, `${r.stdout}\n${r.stderr}`);
     assert.match(r.stdout, /^app\/never created$/m);
-    assert.match(r.stderr, /^error: timed out after 4s waiting for 1 of 1 resource to be ready:\n {2}app\/never: Ready=False \(Unavailable: 0\/1 replicas available, 0 updated\)\n$/);
+    assert.match(
+      r.stderr,
+      /^error: timed out after 4s waiting for 1 of 1 resource to be ready:\n {2}app\/never: Ready=False \(Unavailable: 0\/1 replicas available, 0 updated\)\n$/,
+    );
   });
 
   it('returns after one reconcile with --no-wait, the children in place', async () => {
@@ -113,14 +167,35 @@ spec:
 
   it('reconciles only the resources of the file', async () => {
     // An App created by someone else in the same namespace, with no controller running.
-    await custom.createNamespacedCustomObject({ group: 'recon8s.dev', version: 'v1alpha1', namespace: ns, plural: 'apps', body: { apiVersion: 'recon8s.dev/v1alpha1', kind: 'App', metadata: { name: 'bystander' }, spec: { image: 'nginx' } } });
+    await custom.createNamespacedCustomObject({
+      group: 'recon8s.dev',
+      version: 'v1alpha1',
+      namespace: ns,
+      plural: 'apps',
+      body: {
+        apiVersion: 'recon8s.dev/v1alpha1',
+        kind: 'App',
+        metadata: { name: 'bystander' },
+        spec: { image: 'nginx' },
+      },
+    });
     const r = runCli(['apply', '-f', join(dir, 'quick.yaml'), '--no-wait'], { env });
     assert.equal(r.status, 0, r.stderr);
-    await assert.rejects(apps.readNamespacedDeployment({ namespace: ns, name: 'bystander' }), (e: { code?: number }) => e.code === 404);
+    await assert.rejects(
+      apps.readNamespacedDeployment({ namespace: ns, name: 'bystander' }),
+      (e: { code?: number }) => e.code === 404,
+    );
   });
 
   it('refuses an invalid resource with exit 2 before sending anything', async () => {
-    const r = runCli(['apply', '-f', file('invalid.yaml', `${appYaml('bad', 1)}---\n${appYaml('good', 1)}`.replace('replicas: 1', 'replicas: 1001'))], { env });
+    const r = runCli(
+      [
+        'apply',
+        '-f',
+        file('invalid.yaml', `${appYaml('bad', 1)}---\n${appYaml('good', 1)}`.replace('replicas: 1', 'replicas: 1001')),
+      ],
+      { env },
+    );
     assert.equal(r.status, 2);
     assert.match(r.stderr, /App "bad" is invalid:\n {2}- spec\.replicas: got 1001/);
     await assert.rejects(getApp('good'), (e: { code?: number }) => e.code === 404);

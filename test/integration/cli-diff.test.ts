@@ -15,12 +15,16 @@ const ANSI = new RegExp(`${ESC}\\[`);
 const stripAnsi = (s: string): string => s.replace(new RegExp(`${ESC}\\[[0-9;]*m`, 'g'), '');
 
 /** The changed lines of a unified diff (not the ---/+++ file headers). */
-const changedLines = (diff: string): string[] => diff.split('\n').filter((l) => /^[-+]/.test(l) && !/^(---|\+\+\+) /.test(l));
+const changedLines = (diff: string): string[] =>
+  diff.split('\n').filter((l) => /^[-+]/.test(l) && !/^(---|\+\+\+) /.test(l));
 /** `old new` of every file of a unified diff. */
 const files = (diff: string): string[] => {
   const out: string[] = [];
   const lines = diff.split('\n');
-  lines.forEach((l, i) => { if (l.startsWith('--- ') && lines[i + 1]?.startsWith('+++ ')) out.push(`${l.slice(4)} ${lines[i + 1]?.slice(4) ?? ''}`); });
+  lines.forEach((l, i) => {
+    if (l.startsWith('--- ') && lines[i + 1]?.startsWith('+++ '))
+      out.push(`${l.slice(4)} ${lines[i + 1]?.slice(4) ?? ''}`);
+  });
   return out;
 };
 
@@ -58,7 +62,9 @@ ${spec}`;
     // KUBECONFIG, as a user's shell would have it (no --kubeconfig).
     env = { KUBECONFIG: controlPlane().kubeconfigPath, NO_COLOR: undefined };
   });
-  after(() => { if (dir) rmSync(dir, { recursive: true, force: true }); });
+  after(() => {
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
 
   it('shows a new App and all its children as created, exit 1, and writes nothing', async () => {
     const r = diff(file('new.yaml', appYaml(WEB)));
@@ -71,7 +77,10 @@ ${spec}`;
       `/dev/null recon8s/v1/Service/${ns}/web`,
       `/dev/null recon8s/policy/v1/PodDisruptionBudget/${ns}/web`,
     ]);
-    assert.ok(changedLines(r.stdout).every((l) => l.startsWith('+')), 'only additions');
+    assert.ok(
+      changedLines(r.stdout).every((l) => l.startsWith('+')),
+      'only additions',
+    );
     assert.match(r.stdout, /\n\+kind: Deployment\n/);
     assert.ok(r.stdout.includes('\n+  replicas: 2\n'));
     // The owner does not exist yet: no made-up uid; the noise is gone.
@@ -79,7 +88,10 @@ ${spec}`;
     assert.doesNotMatch(r.stdout, /uid:|resourceVersion:|managedFields:|creationTimestamp:|desired-hash|^\+status:/m);
     // A dry run only.
     const apps = controlPlane().kubeConfig().makeApiClient(AppsV1Api);
-    await assert.rejects(apps.readNamespacedDeployment({ namespace: ns, name: 'web' }), (e: { code?: number }) => e.code === 404);
+    await assert.rejects(
+      apps.readNamespacedDeployment({ namespace: ns, name: 'web' }),
+      (e: { code?: number }) => e.code === 404,
+    );
   });
 
   it('is empty, exit 0, once the App is applied and reconciled', () => {
@@ -93,7 +105,11 @@ ${spec}`;
   });
 
   it('shows a changed replicas as exactly -replicas: 2 / +replicas: 3, on the App and on its Deployment', () => {
-    const r = diff(file('scaled.yaml', appYaml(WEB.replace('replicas: 2', 'replicas: 3'))), '--kubeconfig', controlPlane().kubeconfigPath);
+    const r = diff(
+      file('scaled.yaml', appYaml(WEB.replace('replicas: 2', 'replicas: 3'))),
+      '--kubeconfig',
+      controlPlane().kubeconfigPath,
+    );
     assert.equal(r.status, 1, r.stderr);
     noAnsi(r);
     assert.deepEqual(files(r.stdout), [
@@ -106,8 +122,19 @@ ${spec}`;
 
   it('shows a change made by hand to a field recon8s owns as what the controller would revert', async () => {
     const objects = KubernetesObjectApi.makeApiClient(controlPlane().kubeConfig());
-    await objects.patch({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace: ns }, spec: { replicas: 7 } } as KubernetesObject,
-      undefined, undefined, 'intruder', true, PatchStrategy.ServerSideApply);
+    await objects.patch(
+      {
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: 'web', namespace: ns },
+        spec: { replicas: 7 },
+      } as KubernetesObject,
+      undefined,
+      undefined,
+      'intruder',
+      true,
+      PatchStrategy.ServerSideApply,
+    );
     const r = diff(file('web.yaml', appYaml(WEB)));
     assert.equal(r.status, 1, r.stderr);
     assert.deepEqual(files(r.stdout), [`live/apps/v1/Deployment/${ns}/web recon8s/apps/v1/Deployment/${ns}/web`]);
@@ -149,7 +176,9 @@ ${spec}`;
   });
 
   it('refuses an invalid resource with exit 2, naming the field, before contacting the cluster', () => {
-    const r = runCli(['diff', '-f', file('invalid.yaml', appYaml('  replicas: -1\n'))], { env: { KUBECONFIG: join(dir, 'nowhere.kubeconfig') } });
+    const r = runCli(['diff', '-f', file('invalid.yaml', appYaml('  replicas: -1\n'))], {
+      env: { KUBECONFIG: join(dir, 'nowhere.kubeconfig') },
+    });
     assert.equal(r.status, 2);
     assert.equal(r.stdout, '');
     assert.match(r.stderr, /App "web" is invalid/);
@@ -169,7 +198,10 @@ spec: { replicas: 1, storage: { size: ${size} } }
     const r = diff(file('db-smaller.yaml', db('5Gi')));
     assert.equal(r.status, 2, r.stdout);
     assert.equal(r.stdout, '');
-    assert.match(r.stderr, /^error: MySQLCluster \S+\/db was refused: .*spec\.storage\.size.*may grow but never shrink/m);
+    assert.match(
+      r.stderr,
+      /^error: MySQLCluster \S+\/db was refused: .*spec\.storage\.size.*may grow but never shrink/m,
+    );
   });
 
   it('says so, exit 2, when the API server cannot be reached', () => {
@@ -185,7 +217,19 @@ spec: { replicas: 1, storage: { size: ${size} } }
     const both = `${appYaml(WEB)}---\n${appYaml('  replicas: 1\n', 'other')}`;
     const r = diff(file('both.yaml', both));
     assert.equal(r.status, 1, r.stderr);
-    assert.ok(files(r.stdout).every((f) => f.includes('/other')), files(r.stdout).join('\n'));
-    await assert.rejects(custom.getNamespacedCustomObject({ group: 'recon8s.dev', version: 'v1alpha1', namespace: ns, plural: 'apps', name: 'other' }), (e: { code?: number }) => e.code === 404);
+    assert.ok(
+      files(r.stdout).every((f) => f.includes('/other')),
+      files(r.stdout).join('\n'),
+    );
+    await assert.rejects(
+      custom.getNamespacedCustomObject({
+        group: 'recon8s.dev',
+        version: 'v1alpha1',
+        namespace: ns,
+        plural: 'apps',
+        name: 'other',
+      }),
+      (e: { code?: number }) => e.code === 404,
+    );
   });
 });

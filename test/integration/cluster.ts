@@ -45,7 +45,8 @@ export function useSharedControlPlane(): () => ControlPlane {
     controlPlane = await sharedControlPlane();
   });
   return () => {
-    if (!controlPlane) throw new Error('useSharedControlPlane(): the control plane is only there once the before hook has run.');
+    if (!controlPlane)
+      throw new Error('useSharedControlPlane(): the control plane is only there once the before hook has run.');
     return controlPlane;
   };
 }
@@ -65,7 +66,12 @@ export async function freshNamespace(prefix: string, options: FreshNamespaceOpti
   const controlPlane = options.controlPlane ?? (await sharedControlPlane());
   const core = controlPlane.kubeConfig().makeApiClient(CoreV1Api);
   // A DNS label of at most 63 characters; the API server appends 5 characters.
-  const stem = prefix.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+/, '').slice(0, 56).replace(/-+$/, '');
+  const stem = prefix
+    .toLowerCase()
+    .replace(/[^a-z0-9-]+/g, '-')
+    .replace(/^-+/, '')
+    .slice(0, 56)
+    .replace(/-+$/, '');
   const namespace = await core.createNamespace({
     body: { metadata: { generateName: `${stem === '' ? 'test' : stem}-`, labels: { ...options.labels } } },
   });

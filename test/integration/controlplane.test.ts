@@ -99,7 +99,10 @@ describe('test control plane (shared)', () => {
     const rbac = controlPlane().kubeConfig().makeApiClient(RbacAuthorizationV1Api);
     await rbac.createNamespacedRole({
       namespace,
-      body: { metadata: { name: 'secret-lister' }, rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['list'] }] },
+      body: {
+        metadata: { name: 'secret-lister' },
+        rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['list'] }],
+      },
     });
     await rbac.createNamespacedRoleBinding({
       namespace,
@@ -110,9 +113,12 @@ describe('test control plane (shared)', () => {
       },
     });
     // The authorizer reads RBAC objects from an informer: the binding takes effect a moment later.
-    await eventually(async () => assert.equal(await statusOf(() => janeCore.listNamespacedSecret({ namespace })), 200), {
-      description: 'the RoleBinding to let jane list secrets',
-    });
+    await eventually(
+      async () => assert.equal(await statusOf(() => janeCore.listNamespacedSecret({ namespace })), 200),
+      {
+        description: 'the RoleBinding to let jane list secrets',
+      },
+    );
     assert.equal(await statusOf(() => janeCore.listNamespacedSecret({ namespace: elsewhere })), 403);
   });
 
@@ -123,11 +129,14 @@ describe('test control plane (shared)', () => {
     assert.ok(uid);
     await core.createNamespacedConfigMap({
       namespace,
-      body: { metadata: { name: 'dependent', ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid }] } },
+      body: {
+        metadata: { name: 'dependent', ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid }] },
+      },
     });
     await core.deleteNamespacedConfigMap({ namespace, name: 'owner' });
     await eventually(
-      async () => assert.equal(await statusOf(() => core.readNamespacedConfigMap({ namespace, name: 'dependent' })), 404),
+      async () =>
+        assert.equal(await statusOf(() => core.readNamespacedConfigMap({ namespace, name: 'dependent' })), 404),
       { description: 'the garbage collector to delete the dependent ConfigMap' },
     );
   });
@@ -163,11 +172,16 @@ describe('test control plane (shared)', () => {
 
   it('names a missing ServiceAccount instead of failing with a bare 404', async () => {
     const namespace = await freshNamespace('sa-missing');
-    await assert.rejects(controlPlane().serviceAccountKubeConfig(namespace, 'ghost'), /ServiceAccount .*\/ghost does not exist/);
+    await assert.rejects(
+      controlPlane().serviceAccountKubeConfig(namespace, 'ghost'),
+      /ServiceAccount .*\/ghost does not exist/,
+    );
   });
 
   it('enforces Pod Security admission on labelled namespaces', async () => {
-    const namespace = await freshNamespace('restricted', { labels: { 'pod-security.kubernetes.io/enforce': 'restricted' } });
+    const namespace = await freshNamespace('restricted', {
+      labels: { 'pod-security.kubernetes.io/enforce': 'restricted' },
+    });
     // The ServiceAccount admission plugin rejects pods until the namespace's default ServiceAccount exists.
     await eventually(() => core.readNamespacedServiceAccount({ namespace, name: 'default' }));
     const privileged = {
@@ -202,7 +216,10 @@ describe('test control plane (own instance)', () => {
     const cp = controlPlane;
     assert.ok(cp);
     const core = cp.kubeConfig().makeApiClient(CoreV1Api);
-    const first = await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'before-compaction' } } });
+    const first = await core.createNamespacedConfigMap({
+      namespace: 'default',
+      body: { metadata: { name: 'before-compaction' } },
+    });
     const oldVersion = first.metadata?.resourceVersion;
     assert.ok(oldVersion);
     await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'after-it' } } });
@@ -254,7 +271,10 @@ describe('test control plane (own instance)', () => {
     this.timeout(60_000);
     let dir: string | undefined;
     await assert.rejects(startControlPlane({ apiServerArgs: ['--no-such-flag=1'] }), (error: Error) => {
-      assert.match(error.message, /kube-apiserver \(pid \d+\) exited with code 1 while waiting for kube-apiserver \/readyz/);
+      assert.match(
+        error.message,
+        /kube-apiserver \(pid \d+\) exited with code 1 while waiting for kube-apiserver \/readyz/,
+      );
       assert.match(error.message, /unknown flag: --no-such-flag/);
       dir = /Last lines of (\S+)\/kube-apiserver\.log/.exec(error.message)?.[1];
       return true;
@@ -267,7 +287,10 @@ describe('test control plane (own instance)', () => {
   it('says which binaries are missing from RECON8S_ASSETS', async () => {
     const empty = mkdtempSync(join(tmpdir(), 'recon8s-empty-assets-'));
     try {
-      await assert.rejects(startControlPlane({ assetsDir: empty }), /lacks executable etcd, kube-apiserver, kube-controller-manager, kubectl/);
+      await assert.rejects(
+        startControlPlane({ assetsDir: empty }),
+        /lacks executable etcd, kube-apiserver, kube-controller-manager, kubectl/,
+      );
     } finally {
       rmSync(empty, { recursive: true, force: true });
     }

@@ -24,80 +24,168 @@ describe('CRDs and manifests on a real API server', function () {
       const r = runSynth(outdir);
       assert.equal(r.status, 0, r.stderr);
       // The CRDs and the example; the operator install (install.yaml) is tested in operator.test.ts.
-      const files = readdirSync(outdir, { withFileTypes: true }).filter((f) => f.isFile() && f.name !== 'install.yaml').map((f) => f.name);
-      synthesized = new Map(files.map((f) => [f, parseAllDocuments(readFileSync(join(outdir, f), 'utf8')).map((d) => d.toJS() as KubernetesObject)]));
+      const files = readdirSync(outdir, { withFileTypes: true })
+        .filter((f) => f.isFile() && f.name !== 'install.yaml')
+        .map((f) => f.name);
+      synthesized = new Map(
+        files.map((f) => [
+          f,
+          parseAllDocuments(readFileSync(join(outdir, f), 'utf8')).map((d) => d.toJS() as KubernetesObject),
+        ]),
+      );
     } finally {
       rmSync(outdir, { recursive: true, force: true });
     }
     const crds = synthesized.get('crds.k8s.yaml') ?? [];
-    const r = kubectl(controlPlane(), ['apply', '--server-side', '--field-manager=recon8s-tests', '-f', '-'], toYaml(crds));
+    const r = kubectl(
+      controlPlane(),
+      ['apply', '--server-side', '--field-manager=recon8s-tests', '-f', '-'],
+      toYaml(crds),
+    );
     assert.equal(r.status, 0, r.stderr);
   });
 
   it('installs both CRDs and they become Established', async () => {
-    await eventually(() => {
-      for (const name of ['apps.recon8s.dev', 'mysqlclusters.recon8s.dev']) {
-        const r = kubectl(controlPlane(), ['get', 'crd', name, '-o', 'jsonpath={.status.conditions[?(@.type=="Established")].status}']);
-        assert.equal(r.stdout, 'True', `${name}: ${r.stderr}`);
-      }
-    }, { timeoutMs: 30_000, description: 'the CRDs to be Established' });
+    await eventually(
+      () => {
+        for (const name of ['apps.recon8s.dev', 'mysqlclusters.recon8s.dev']) {
+          const r = kubectl(controlPlane(), [
+            'get',
+            'crd',
+            name,
+            '-o',
+            'jsonpath={.status.conditions[?(@.type=="Established")].status}',
+          ]);
+          assert.equal(r.stdout, 'True', `${name}: ${r.stderr}`);
+        }
+      },
+      { timeoutMs: 30_000, description: 'the CRDs to be Established' },
+    );
   });
 
   it('serves kubectl explain from the field descriptions', async () => {
     // The OpenAPI document of a new CRD is published a moment after it is Established.
-    await eventually(() => {
-      const r = kubectl(controlPlane(), ['explain', 'mysqlclusters.spec.storage.size']);
-      assert.equal(r.status, 0, r.stderr);
-      assert.match(r.stdout, /may grow[\s\S]*never shrink/);
-    }, { timeoutMs: 30_000, description: 'kubectl explain to describe spec.storage.size' });
+    await eventually(
+      () => {
+        const r = kubectl(controlPlane(), ['explain', 'mysqlclusters.spec.storage.size']);
+        assert.equal(r.status, 0, r.stderr);
+        assert.match(r.stdout, /may grow[\s\S]*never shrink/);
+      },
+      { timeoutMs: 30_000, description: 'kubectl explain to describe spec.storage.size' },
+    );
   });
 
   it('passes a server-side dry-run apply of every synthesized manifest', async () => {
     const ns = await freshNamespace('synth');
     for (const [file, objects] of synthesized) {
-      const inNs = objects.map((o) => (o.metadata.namespace ? { ...o, metadata: { ...o.metadata, namespace: ns } } : o));
-      const r = kubectl(controlPlane(), ['apply', '--server-side', '--dry-run=server', '--field-manager=recon8s-tests', '-f', '-'], toYaml(inNs));
+      const inNs = objects.map((o) =>
+        o.metadata.namespace ? { ...o, metadata: { ...o.metadata, namespace: ns } } : o,
+      );
+      const r = kubectl(
+        controlPlane(),
+        ['apply', '--server-side', '--dry-run=server', '--field-manager=recon8s-tests', '-f', '-'],
+        toYaml(inNs),
+      );
       assert.equal(r.status, 0, `${file}: ${r.stderr}`);
       assert.equal(r.stderr.trim(), '', `${file} produced warnings: ${r.stderr}`);
     }
   });
 
   it('raises no Pod Security "restricted" warning for any workload we render', async () => {
-    const ns = await freshNamespace('restricted', { labels: { 'pod-security.kubernetes.io/warn': 'restricted', 'pod-security.kubernetes.io/enforce': 'restricted' } });
-    const workloads = [...synthesized.values()].flat().filter((o) => ['Deployment', 'StatefulSet', 'CronJob', 'Job'].includes(o.kind));
+    const ns = await freshNamespace('restricted', {
+      labels: { 'pod-security.kubernetes.io/warn': 'restricted', 'pod-security.kubernetes.io/enforce': 'restricted' },
+    });
+    const workloads = [...synthesized.values()]
+      .flat()
+      .filter((o) => ['Deployment', 'StatefulSet', 'CronJob', 'Job'].includes(o.kind));
     // Also the variants the example does not use: autoscaling, one replica, a MySQL cluster without backups.
-    workloads.push(...render({ apiVersion: 'recon8s.dev/v1alpha1', kind: 'App', metadata: { name: 'minimal' }, spec: { image: 'busybox' } }));
-    workloads.push(...render({ apiVersion: 'recon8s.dev/v1alpha1', kind: 'MySQLCluster', metadata: { name: 'single' }, spec: { replicas: 1, version: '9.7' } }));
-    const inNs = workloads.filter((o) => ['Deployment', 'StatefulSet', 'CronJob'].includes(o.kind)).map((o) => ({ ...o, metadata: { ...o.metadata, namespace: ns } }));
+    workloads.push(
+      ...render({
+        apiVersion: 'recon8s.dev/v1alpha1',
+        kind: 'App',
+        metadata: { name: 'minimal' },
+        spec: { image: 'busybox' },
+      }),
+    );
+    workloads.push(
+      ...render({
+        apiVersion: 'recon8s.dev/v1alpha1',
+        kind: 'MySQLCluster',
+        metadata: { name: 'single' },
+        spec: { replicas: 1, version: '9.7' },
+      }),
+    );
+    const inNs = workloads
+      .filter((o) => ['Deployment', 'StatefulSet', 'CronJob'].includes(o.kind))
+      .map((o) => ({ ...o, metadata: { ...o.metadata, namespace: ns } }));
     assert.ok(inNs.length >= 4);
-    const r = kubectl(controlPlane(), ['apply', '--server-side', '--dry-run=server', '--field-manager=recon8s-tests', '-f', '-'], toYaml(inNs));
+    const r = kubectl(
+      controlPlane(),
+      ['apply', '--server-side', '--dry-run=server', '--field-manager=recon8s-tests', '-f', '-'],
+      toYaml(inNs),
+    );
     assert.equal(r.status, 0, r.stderr);
     assert.doesNotMatch(r.stderr, /PodSecurity|violate/i, r.stderr);
   });
 
   it('proves the Pod Security check is live: a privileged template is warned about', async () => {
-    const ns = await freshNamespace('restricted-canary', { labels: { 'pod-security.kubernetes.io/warn': 'restricted' } });
-    const [deployment] = render({ apiVersion: 'recon8s.dev/v1alpha1', kind: 'App', metadata: { name: 'root', namespace: ns }, spec: { image: 'busybox', securityContext: { runAsUser: 0, runAsNonRoot: false } } });
-    const r = kubectl(controlPlane(), ['apply', '--server-side', '--dry-run=server', '--field-manager=recon8s-tests', '-f', '-'], toYaml([deployment]));
+    const ns = await freshNamespace('restricted-canary', {
+      labels: { 'pod-security.kubernetes.io/warn': 'restricted' },
+    });
+    const [deployment] = render({
+      apiVersion: 'recon8s.dev/v1alpha1',
+      kind: 'App',
+      metadata: { name: 'root', namespace: ns },
+      spec: { image: 'busybox', securityContext: { runAsUser: 0, runAsNonRoot: false } },
+    });
+    const r = kubectl(
+      controlPlane(),
+      ['apply', '--server-side', '--dry-run=server', '--field-manager=recon8s-tests', '-f', '-'],
+      toYaml([deployment]),
+    );
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stderr, /would violate PodSecurity "restricted:latest"/);
   });
 
   describe('admission of bad custom resources', () => {
     let ns: string;
-    before(async () => { ns = await freshNamespace('admission'); });
+    before(async () => {
+      ns = await freshNamespace('admission');
+    });
 
     const create = (resource: Record<string, unknown>): { status: number | null; stderr: string } =>
       kubectl(controlPlane(), ['create', '-n', ns, '-f', '-'], JSON.stringify(resource));
     const apply = (resource: Record<string, unknown>): { status: number | null; stderr: string } =>
-      kubectl(controlPlane(), ['apply', '--server-side', '--field-manager=recon8s-tests', '-n', ns, '-f', '-'], JSON.stringify(resource));
-    const mysql = (name: string, spec: Record<string, unknown>): Record<string, unknown> => ({ apiVersion: 'recon8s.dev/v1alpha1', kind: 'MySQLCluster', metadata: { name }, spec });
-    const app = (name: string, spec: Record<string, unknown>): Record<string, unknown> => ({ apiVersion: 'recon8s.dev/v1alpha1', kind: 'App', metadata: { name }, spec });
+      kubectl(
+        controlPlane(),
+        ['apply', '--server-side', '--field-manager=recon8s-tests', '-n', ns, '-f', '-'],
+        JSON.stringify(resource),
+      );
+    const mysql = (name: string, spec: Record<string, unknown>): Record<string, unknown> => ({
+      apiVersion: 'recon8s.dev/v1alpha1',
+      kind: 'MySQLCluster',
+      metadata: { name },
+      spec,
+    });
+    const app = (name: string, spec: Record<string, unknown>): Record<string, unknown> => ({
+      apiVersion: 'recon8s.dev/v1alpha1',
+      kind: 'App',
+      metadata: { name },
+      spec,
+    });
 
     it('accepts a valid resource and fills in the defaults', () => {
       const r = create(mysql('good', {}));
       assert.equal(r.status, 0, r.stderr);
-      const got = kubectl(controlPlane(), ['get', 'mysqlcluster', 'good', '-n', ns, '-o', 'jsonpath={.spec.replicas} {.spec.version} {.spec.storage.size} {.spec.pvcRetention.whenDeleted}']);
+      const got = kubectl(controlPlane(), [
+        'get',
+        'mysqlcluster',
+        'good',
+        '-n',
+        ns,
+        '-o',
+        'jsonpath={.spec.replicas} {.spec.version} {.spec.storage.size} {.spec.pvcRetention.whenDeleted}',
+      ]);
       assert.equal(got.stdout, '3 8.4 10Gi Retain');
     });
 
@@ -110,7 +198,10 @@ describe('CRDs and manifests on a real API server', function () {
     it('fails on replicas out of range', () => {
       const r = create(mysql('too-many', { replicas: 10 }));
       assert.notEqual(r.status, 0);
-      assert.match(r.stderr, /spec\.replicas: Invalid value: 10: spec\.replicas in body should be less than or equal to 9/);
+      assert.match(
+        r.stderr,
+        /spec\.replicas: Invalid value: 10: spec\.replicas in body should be less than or equal to 9/,
+      );
     });
 
     it('fails on a wrong type', () => {
@@ -127,7 +218,12 @@ describe('CRDs and manifests on a real API server', function () {
     });
 
     it('fails on a cross-field rule (exactly one of value or valueFrom)', () => {
-      const r = create(app('env', { image: 'nginx', env: [{ name: 'A', value: 'x', valueFrom: { configMapKeyRef: { name: 'c', key: 'k' } } }] }));
+      const r = create(
+        app('env', {
+          image: 'nginx',
+          env: [{ name: 'A', value: 'x', valueFrom: { configMapKeyRef: { name: 'c', key: 'k' } } }],
+        }),
+      );
       assert.notEqual(r.status, 0);
       assert.match(r.stderr, /spec\.env\[0\].*exactly one of value or valueFrom/);
     });
@@ -149,7 +245,10 @@ describe('CRDs and manifests on a real API server', function () {
       const name = 'b'.repeat(46);
       const r = create(mysql(name, { backup: { schedule: '@daily', persistentVolumeClaimName: 'backups' } }));
       assert.notEqual(r.status, 0);
-      assert.match(r.stderr, /metadata\.name must be at most 45 characters, so that the backup CronJob "<name>-backup" \(at most 52 characters\) fits/);
+      assert.match(
+        r.stderr,
+        /metadata\.name must be at most 45 characters, so that the backup CronJob "<name>-backup" \(at most 52 characters\) fits/,
+      );
       assert.equal(create(mysql(name, {})).status, 0);
       const on = apply(mysql(name, { backup: { schedule: '@daily', persistentVolumeClaimName: 'backups' } }));
       assert.notEqual(on.status, 0, 'turning backups on later is refused too');
@@ -168,7 +267,15 @@ describe('CRDs and manifests on a real API server', function () {
       const several = create(app('two-ports', { image: 'nginx', ports: [{ name: 'http', port: 80 }, { port: 81 }] }));
       assert.notEqual(several.status, 0);
       assert.match(several.stderr, /spec\.ports: Invalid value: .*a name on every port when there are several/);
-      const duplicate = create(app('dup-ports', { image: 'nginx', ports: [{ name: 'http', port: 80 }, { name: 'http', port: 81 }] }));
+      const duplicate = create(
+        app('dup-ports', {
+          image: 'nginx',
+          ports: [
+            { name: 'http', port: 80 },
+            { name: 'http', port: 81 },
+          ],
+        }),
+      );
       assert.notEqual(duplicate.status, 0);
       assert.match(duplicate.stderr, /spec\.ports: Invalid value: .*unique port names/);
     });
@@ -198,4 +305,3 @@ describe('CRDs and manifests on a real API server', function () {
     });
   });
 });
-

@@ -27,10 +27,23 @@ describe('an apply never resurrects a child deleted after it was judged (real AP
     const core = kc.makeApiClient(CoreV1Api);
     try {
       const applied: unknown = await client.apply({
-        apiVersion: 'recon8s.dev/v1alpha1', kind: 'App', metadata: { name: 'racer', namespace: ns }, spec: { image: 'nginx', ports: [{ name: 'http', port: 80 }] },
+        apiVersion: 'recon8s.dev/v1alpha1',
+        kind: 'App',
+        metadata: { name: 'racer', namespace: ns },
+        spec: { image: 'nginx', ports: [{ name: 'http', port: 80 }] },
       });
       const cr = applied as Recon8sResource & { apiVersion: string; metadata: { uid: string } };
-      const [service] = stampChildren(render(cr).filter((o) => o.kind === 'Service'), { apiVersion: cr.apiVersion, kind: 'App', group: 'recon8s.dev', namespace: ns, name: 'racer', uid: cr.metadata.uid });
+      const [service] = stampChildren(
+        render(cr).filter((o) => o.kind === 'Service'),
+        {
+          apiVersion: cr.apiVersion,
+          kind: 'App',
+          group: 'recon8s.dev',
+          namespace: ns,
+          name: 'racer',
+          uid: cr.metadata.uid,
+        },
+      );
       assert.ok(service);
       const applier = new ChildApplier(client);
       const live: LiveObject = await applier.apply(service);
@@ -39,8 +52,15 @@ describe('an apply never resurrects a child deleted after it was judged (real AP
       // ... the garbage collector deletes it ...
       await core.deleteNamespacedService({ namespace: ns, name: 'racer' });
       // ... and the reconcile's apply arrives.
-      await assert.rejects(applier.apply(service, live.metadata.uid), (e: { code?: number; body?: unknown }) => e.code === 409 && /uid mismatch/.test(String(e.body)));
-      await assert.rejects(core.readNamespacedService({ namespace: ns, name: 'racer' }), (e: { code?: number }) => e.code === 404, 'the deleted Service came back');
+      await assert.rejects(
+        applier.apply(service, live.metadata.uid),
+        (e: { code?: number; body?: unknown }) => e.code === 409 && /uid mismatch/.test(String(e.body)),
+      );
+      await assert.rejects(
+        core.readNamespacedService({ namespace: ns, name: 'racer' }),
+        (e: { code?: number }) => e.code === 404,
+        'the deleted Service came back',
+      );
     } finally {
       await client.close();
     }

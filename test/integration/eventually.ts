@@ -30,9 +30,12 @@ export async function eventually<T>(attempt: () => T | Promise<T>, options: Even
       if (Date.now() + interval > deadline) {
         const what = options.description ?? 'the condition';
         const last = error instanceof Error ? error.message : String(error);
-        throw new Error(`Timed out after ${timeoutMs} ms (${attempts} attempts) waiting for ${what}. Last failure: ${last}`, {
-          cause: error,
-        });
+        throw new Error(
+          `Timed out after ${timeoutMs} ms (${attempts} attempts) waiting for ${what}. Last failure: ${last}`,
+          {
+            cause: error,
+          },
+        );
       }
     }
     await sleep(interval);

@@ -15,9 +15,13 @@ import { OperatorChart } from '../../constructs/index.js';
 import { helmBinary } from '../helm/index.js';
 import { runSynth } from '../support/run.js';
 
-interface Doc { kind: string; metadata: { name: string; namespace?: string } }
+interface Doc {
+  kind: string;
+  metadata: { name: string; namespace?: string };
+}
 const key = (o: Doc): string => `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`;
-const byKey = (docs: readonly Doc[]): Map<string, Doc> => new Map([...docs].sort((a, b) => key(a).localeCompare(key(b))).map((d) => [key(d), d]));
+const byKey = (docs: readonly Doc[]): Map<string, Doc> =>
+  new Map([...docs].sort((a, b) => key(a).localeCompare(key(b))).map((d) => [key(d), d]));
 
 describe('the Helm chart (dist/helm/recon8s), generated from the OperatorChart construct', function () {
   this.timeout(120_000);
@@ -33,7 +37,9 @@ describe('the Helm chart (dist/helm/recon8s), generated from the OperatorChart c
     assert.equal(r.status, 0, r.stderr);
     chart = join(work, 'dist', 'helm', 'recon8s');
   });
-  after(() => { if (work) rmSync(work, { recursive: true, force: true }); });
+  after(() => {
+    if (work) rmSync(work, { recursive: true, force: true });
+  });
 
   const render = (values?: HelmValues): Map<string, Doc> => {
     const args = ['template', 'recon8s', chart, '--include-crds'];
@@ -44,27 +50,39 @@ describe('the Helm chart (dist/helm/recon8s), generated from the OperatorChart c
     }
     const r = spawnSync(helm, args, { encoding: 'utf8', timeout: 60_000 });
     assert.equal(r.status, 0, r.stderr);
-    return byKey(parseAllDocuments(r.stdout).map((d) => d.toJS() as Doc).filter((d) => d !== null));
+    return byKey(
+      parseAllDocuments(r.stdout)
+        .map((d) => d.toJS() as Doc)
+        .filter((d) => d !== null),
+    );
   };
-  const construct = (values: HelmValues): Map<string, Doc> => byKey(Testing.synth(new OperatorChart(Testing.app(), 'install', propsFor(values))) as Doc[]);
+  const construct = (values: HelmValues): Map<string, Doc> =>
+    byKey(Testing.synth(new OperatorChart(Testing.app(), 'install', propsFor(values))) as Doc[]);
 
   it('passes helm lint', () => {
     const r = spawnSync(helm, ['lint', chart, '--strict'], { encoding: 'utf8', timeout: 60_000 });
     assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
   });
 
-  it('renders its default values to exactly the construct\'s objects with default props', () => {
+  it("renders its default values to exactly the construct's objects with default props", () => {
     const rendered = render();
     const expected = construct(DEFAULT_HELM_VALUES);
     assert.deepEqual([...rendered.keys()], [...expected.keys()]);
     for (const [k, o] of expected) assert.deepEqual(rendered.get(k), o, k);
   });
 
-  it('renders custom values to exactly the construct\'s objects with the same props', () => {
+  it("renders custom values to exactly the construct's objects with the same props", () => {
     for (const values of [
-      { namespace: 'platform', image: 'registry.example.com/recon8s:9.9.9', imagePullPolicy: 'Always', replicas: 1,
+      {
+        namespace: 'platform',
+        image: 'registry.example.com/recon8s:9.9.9',
+        imagePullPolicy: 'Always',
+        replicas: 1,
         resources: { requests: { cpu: '50m', memory: '128Mi' }, limits: { cpu: '1', memory: '1Gi' } },
-        watchedNamespaces: ['shop', 'billing'], credentialsNamespaces: ['shop', 'billing'], serviceMonitor: true },
+        watchedNamespaces: ['shop', 'billing'],
+        credentialsNamespaces: ['shop', 'billing'],
+        serviceMonitor: true,
+      },
       { ...DEFAULT_HELM_VALUES, replicas: 3, credentialsNamespaces: ['shop'] },
     ] satisfies HelmValues[]) {
       const rendered = render(values);
@@ -75,8 +93,16 @@ describe('the Helm chart (dist/helm/recon8s), generated from the OperatorChart c
   });
 
   it('keeps the CRDs in crds/ (installed, never deleted by helm uninstall), not in templates/', () => {
-    const crds = parseAllDocuments(readFileSync(join(chart, 'crds', 'recon8s.dev.yaml'), 'utf8')).map((d) => d.toJS() as Doc).filter((d) => d !== null);
-    assert.deepEqual(crds.map((d) => `${d.kind}/${d.metadata.name}`).sort(), ['CustomResourceDefinition/apps.recon8s.dev', 'CustomResourceDefinition/mysqlclusters.recon8s.dev']);
-    assert.doesNotMatch(readFileSync(join(chart, 'templates', 'install.yaml'), 'utf8'), /kind: CustomResourceDefinition/);
+    const crds = parseAllDocuments(readFileSync(join(chart, 'crds', 'recon8s.dev.yaml'), 'utf8'))
+      .map((d) => d.toJS() as Doc)
+      .filter((d) => d !== null);
+    assert.deepEqual(crds.map((d) => `${d.kind}/${d.metadata.name}`).sort(), [
+      'CustomResourceDefinition/apps.recon8s.dev',
+      'CustomResourceDefinition/mysqlclusters.recon8s.dev',
+    ]);
+    assert.doesNotMatch(
+      readFileSync(join(chart, 'templates', 'install.yaml'), 'utf8'),
+      /kind: CustomResourceDefinition/,
+    );
   });
 });

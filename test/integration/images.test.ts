@@ -23,7 +23,8 @@ import type { CtrResult, PrivateContainerd } from './support/private-containerd.
 import { startPrivateContainerd } from './support/private-containerd.js';
 import { SHARED_IMAGES_HOOK_TIMEOUT_MS, sharedImages } from './support/images.js';
 
-const PACKAGE_VERSION = (JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+const PACKAGE_VERSION = (JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string })
+  .version;
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -55,7 +56,9 @@ describe('test images, built locally and cached by content', function () {
     containerd = await startPrivateContainerd();
     for (const built of images.values()) ctr(['images', 'import', built.archive], 300_000);
   });
-  after(async () => { await containerd?.stop(); });
+  after(async () => {
+    await containerd?.stop();
+  });
 
   describe('every archive', () => {
     it('is an OCI layout whose blobs match their descriptors, one named index entry per ref', () => {
@@ -65,7 +68,11 @@ describe('test images, built locally and cached by content', function () {
         assert.deepEqual([...archive.images.keys()].sort(), [...built.refs].sort(), name);
         assert.ok(built.refs.includes(built.ref));
         for (const { config, manifest } of archive.images.values()) {
-          assert.deepEqual(config.rootfs.diff_ids, manifest.document.layers.map((l) => l.digest), `${name}: diff_ids are the layer digests`);
+          assert.deepEqual(
+            config.rootfs.diff_ids,
+            manifest.document.layers.map((l) => l.digest),
+            `${name}: diff_ids are the layer digests`,
+          );
           assert.equal(config.os, 'linux');
           assert.equal(config.architecture, 'amd64');
         }
@@ -73,7 +80,9 @@ describe('test images, built locally and cached by content', function () {
     });
 
     it('imports into containerd under exactly its refs (ctr -n k8s.io images import)', () => {
-      const listed = ctr(['images', 'ls', '-q']).split('\n').filter((l) => l !== '');
+      const listed = ctr(['images', 'ls', '-q'])
+        .split('\n')
+        .filter((l) => l !== '');
       const expected = [...images.values()].flatMap((i) => i.refs);
       assert.deepEqual(listed.sort(), expected.sort());
     });
@@ -83,7 +92,8 @@ describe('test images, built locally and cached by content', function () {
       const before = new Map([...images.values()].map((i) => [i.archive, statSync(i.archive).mtimeMs]));
       const again = await ensureImages({ onOutput: () => undefined });
       assert.deepEqual(again.map((i) => i.archive).sort(), [...before.keys()].sort());
-      for (const [archive, mtime] of before) assert.equal(statSync(archive).mtimeMs, mtime, `${archive} was written again`);
+      for (const [archive, mtime] of before)
+        assert.equal(statSync(archive).mtimeMs, mtime, `${archive} was written again`);
     });
   });
 
@@ -99,7 +109,9 @@ describe('test images, built locally and cached by content', function () {
       assert.equal(inRoot('stat -L -c "%u:%g %a" /var/lib/mysql /var/run/mysqld'), '999:999 1777\n999:999 1777\n');
       assert.match(inRoot('mysqld --version'), new RegExp(`Ver ${MYSQL_SERIES.replace('.', '\\.')}\\.\\d+`));
       // What the pod templates and their scripts run (constructs/mysql), and the official image's tools.
-      inRoot('for p in mysqld mysql mysqladmin mysqldump mysqlbinlog mysql_tzinfo_to_sql bash sed gzip sync mv rm sleep; do command -v "$p" >/dev/null || { echo "$p is missing"; exit 1; }; done');
+      inRoot(
+        'for p in mysqld mysql mysqladmin mysqldump mysqlbinlog mysql_tzinfo_to_sql bash sed gzip sync mv rm sleep; do command -v "$p" >/dev/null || { echo "$p is missing"; exit 1; }; done',
+      );
       inRoot('test -f /usr/lib/mysql/plugin/mysql_clone.so && test -d /usr/share/zoneinfo/Europe');
       const config = inspected.get('mysql')?.images.get(MYSQL_REF)?.config.config;
       assert.equal(config?.User, '999:999');
@@ -122,8 +134,21 @@ describe('test images, built locally and cached by content', function () {
           'mysqladmin --no-defaults --socket=/var/lib/mysql/s -uroot shutdown',
           'wait',
         ].join('\n');
-        const out = ctr(['run', '--rm', '--read-only', '--mount', `type=bind,src=${data},dst=/var/lib/mysql,options=rbind:rw`,
-          MYSQL_REF, `mysql-${process.pid}`, 'bash', '-c', script], 170_000);
+        const out = ctr(
+          [
+            'run',
+            '--rm',
+            '--read-only',
+            '--mount',
+            `type=bind,src=${data},dst=/var/lib/mysql,options=rbind:rw`,
+            MYSQL_REF,
+            `mysql-${process.pid}`,
+            'bash',
+            '-c',
+            script,
+          ],
+          170_000,
+        );
         assert.match(out, new RegExp(`root@localhost\\s+${MYSQL_SERIES.replace('.', '\\.')}\\.\\d+`));
         assert.match(out, /^ACTIVE$/m);
         assert.match(out, /^999$/m);
@@ -136,16 +161,24 @@ describe('test images, built locally and cached by content', function () {
       assert.ok(containerd);
       const synth = synthMySQL({ version: MYSQL_SERIES, image: MYSQL_REF, replicas: 1 }, 'shop');
       const pod = synth.podSpec;
-      assert.equal(pod.securityContext?.runAsUser, 999, 'the image runs as its own user, 999: the same as the pod asks for');
+      assert.equal(
+        pod.securityContext?.runAsUser,
+        999,
+        'the image runs as its own user, 999: the same as the pod asks for',
+      );
       const work = mkdtempSync(join(tmpdir(), 'recon8s-images-pod-'));
       const id = `shop-0-${process.pid}`;
-      const secrets: Record<string, string> = { 'root-password': 'r00t-Pa$$ "quoted"', 'replication-password': 'repl-secret' };
+      const secrets: Record<string, string> = {
+        'root-password': 'r00t-Pa$$ "quoted"',
+        'replication-password': 'repl-secret',
+      };
       const volumes = new Map<string, string>();
       for (const v of [...(pod.volumes ?? []), { name: 'data', emptyDir: {} }]) {
         const dir = join(work, v.name);
         mkdirSync(dir);
         if (v.configMap) {
-          for (const [file, text] of Object.entries(synth.configMap(v.configMap.name ?? '').data ?? {})) writeFileSync(join(dir, file), text);
+          for (const [file, text] of Object.entries(synth.configMap(v.configMap.name ?? '').data ?? {}))
+            writeFileSync(join(dir, file), text);
         } else {
           chownSync(dir, 999, 999); // what fsGroup 999 gives an emptyDir or a volume
         }
@@ -160,11 +193,20 @@ describe('test images, built locally and cached by content', function () {
           assert.ok(key in secrets, `${c.name}: unexpected env source for ${e.name}`);
           return `${e.name}=${secrets[key]}`;
         });
-        const mounts = (c.volumeMounts ?? []).map((m) => `type=bind,src=${volumes.get(m.name) ?? ''},dst=${m.mountPath},options=rbind:${m.readOnly ? 'ro' : 'rw'}`);
+        const mounts = (c.volumeMounts ?? []).map(
+          (m) =>
+            `type=bind,src=${volumes.get(m.name) ?? ''},dst=${m.mountPath},options=rbind:${m.readOnly ? 'ro' : 'rw'}`,
+        );
         return [
-          'run', '--rm', ...(c.securityContext?.readOnlyRootFilesystem ? ['--read-only'] : []),
-          ...env.flatMap((e) => ['--env', e]), ...mounts.flatMap((m) => ['--mount', m]),
-          MYSQL_REF, `${id}-${c.name}`, ...(c.command ?? []), ...(c.args ?? []),
+          'run',
+          '--rm',
+          ...(c.securityContext?.readOnlyRootFilesystem ? ['--read-only'] : []),
+          ...env.flatMap((e) => ['--env', e]),
+          ...mounts.flatMap((m) => ['--mount', m]),
+          MYSQL_REF,
+          `${id}-${c.name}`,
+          ...(c.command ?? []),
+          ...(c.args ?? []),
         ];
       };
       let server: ReturnType<PrivateContainerd['spawnCtr']> | undefined;
@@ -175,7 +217,9 @@ describe('test images, built locally and cached by content', function () {
         const probe = (p: V1Probe | undefined, execId: string): CtrResult => {
           const command = p?.exec?.command;
           assert.ok(command && containerd);
-          return containerd.ctr(['task', 'exec', '--exec-id', execId, `${id}-mysql`, ...command], { timeoutMs: 30_000 });
+          return containerd.ctr(['task', 'exec', '--exec-id', execId, `${id}-mysql`, ...command], {
+            timeoutMs: 30_000,
+          });
         };
         let ready: CtrResult = { status: null, stdout: '', stderr: 'never probed' };
         for (let i = 0; i < 120 && ready.status !== 0; i++) {
@@ -188,13 +232,27 @@ describe('test images, built locally and cached by content', function () {
         // The backup job's script (same image, same scripts ConfigMap) dumps it with the image's mysql
         // client, mysqldump and gzip: the application's schema, never the mysql schema. (No DNS here: the
         // member's name does not resolve, so every query goes through BACKUP_HOST.)
-        const backup = containerd.ctr(['task', 'exec', '--exec-id', 'backup', `${id}-mysql`, 'bash', '-c', [
-          '. /opt/recon8s/common.sh && local_sql -e "CREATE DATABASE shopdb; CREATE TABLE shopdb.orders (id INT PRIMARY KEY); INSERT INTO shopdb.orders VALUES (1)"',
-          'CLUSTER_NAME=shop BACKUP_HOST=127.0.0.1 BACKUP_RETAIN=1 BACKUP_DIR=/tmp bash /opt/recon8s/backup.sh',
-          'gzip -dc /tmp/shop-*.sql.gz | grep -E "^(CREATE TABLE|CREATE DATABASE|INSERT INTO)" >/tmp/dumped',
-        ].join(' && ')], { timeoutMs: 60_000 });
+        const backup = containerd.ctr(
+          [
+            'task',
+            'exec',
+            '--exec-id',
+            'backup',
+            `${id}-mysql`,
+            'bash',
+            '-c',
+            [
+              '. /opt/recon8s/common.sh && local_sql -e "CREATE DATABASE shopdb; CREATE TABLE shopdb.orders (id INT PRIMARY KEY); INSERT INTO shopdb.orders VALUES (1)"',
+              'CLUSTER_NAME=shop BACKUP_HOST=127.0.0.1 BACKUP_RETAIN=1 BACKUP_DIR=/tmp bash /opt/recon8s/backup.sh',
+              'gzip -dc /tmp/shop-*.sql.gz | grep -E "^(CREATE TABLE|CREATE DATABASE|INSERT INTO)" >/tmp/dumped',
+            ].join(' && '),
+          ],
+          { timeoutMs: 60_000 },
+        );
         assert.equal(backup.status, 0, `${backup.stdout}${backup.stderr}`);
-        const dumped = readFileSync(join(volumes.get('tmp') ?? '', 'dumped'), 'utf8').trim().split('\n');
+        const dumped = readFileSync(join(volumes.get('tmp') ?? '', 'dumped'), 'utf8')
+          .trim()
+          .split('\n');
         assert.equal(dumped.length, 3, `the application schema only:\n${dumped.join('\n')}`);
         assert.match(dumped[0] ?? '', /^CREATE DATABASE .*`shopdb`/);
         assert.match(dumped[1] ?? '', /^CREATE TABLE `orders` \(/);
@@ -218,7 +276,10 @@ describe('test images, built locally and cached by content', function () {
       const v2 = archive?.images.get(WEB_REFS.v2);
       assert.ok(v1 && v2);
       assert.deepEqual(v1.manifest.document.layers, v2.manifest.document.layers);
-      for (const [img, version] of [[v1, '1'], [v2, '2']] as const) {
+      for (const [img, version] of [
+        [v1, '1'],
+        [v2, '2'],
+      ] as const) {
         assert.equal(img.config.config.User, '65532:65532');
         assert.deepEqual(img.config.config.Entrypoint, ['/web']);
         assert.ok(img.config.config.Env?.includes(`WEB_VERSION=${version}`));
@@ -230,11 +291,22 @@ describe('test images, built locally and cached by content', function () {
       assert.ok(containerd);
       const port = await freePort();
       const id = `web-${process.pid}`;
-      const server = containerd.spawnCtr(['run', '--rm', '--net-host', '--read-only', '--env', `PORT=${port}`, WEB_REFS.v2, id]);
+      const server = containerd.spawnCtr([
+        'run',
+        '--rm',
+        '--net-host',
+        '--read-only',
+        '--env',
+        `PORT=${port}`,
+        WEB_REFS.v2,
+        id,
+      ]);
       try {
         let body = '';
         for (let i = 0; i < 400 && body === ''; i++) {
-          body = await fetch(`http://127.0.0.1:${port}/`).then((r) => r.text()).catch(() => '');
+          body = await fetch(`http://127.0.0.1:${port}/`)
+            .then((r) => r.text())
+            .catch(() => '');
           if (body === '') await new Promise((r) => setTimeout(r, 100));
         }
         assert.match(body, /^recon8s-web version=2 host=\S+\n$/);
@@ -250,7 +322,7 @@ describe('test images, built locally and cached by content', function () {
   });
 
   describe('operator', () => {
-    it('has the configuration the Dockerfile declares, under its own ref and the install manifests\' default', () => {
+    it("has the configuration the Dockerfile declares, under its own ref and the install manifests' default", () => {
       const archive = inspected.get('operator');
       assert.ok(archive);
       assert.ok(archive.images.has(DEFAULT_OPERATOR_IMAGE));
@@ -264,14 +336,37 @@ describe('test images, built locally and cached by content', function () {
     });
 
     it('runs Node 24 and the packed package as 65532 from a read-only root: controller --help', () => {
-      const out = ctr(['run', '--rm', '--read-only', DEFAULT_OPERATOR_IMAGE, `operator-${process.pid}`, 'node', '-e',
-        'console.log(process.version, process.getuid(), process.cwd(), require("fs").readdirSync(".").join(","))'], 60_000);
+      const out = ctr(
+        [
+          'run',
+          '--rm',
+          '--read-only',
+          DEFAULT_OPERATOR_IMAGE,
+          `operator-${process.pid}`,
+          'node',
+          '-e',
+          'console.log(process.version, process.getuid(), process.cwd(), require("fs").readdirSync(".").join(","))',
+        ],
+        60_000,
+      );
       assert.match(out, /^v24\.\d+\.\d+ 65532 \/app build,node_modules,package\.json$/m);
-      const help = ctr(['run', '--rm', '--read-only', OPERATOR_REF, `operator-help-${process.pid}`, 'node', 'build/lib/cli/main.js', 'controller', '--help'], 60_000);
+      const help = ctr(
+        [
+          'run',
+          '--rm',
+          '--read-only',
+          OPERATOR_REF,
+          `operator-help-${process.pid}`,
+          'node',
+          'build/lib/cli/main.js',
+          'controller',
+          '--help',
+        ],
+        60_000,
+      );
       assert.match(help, /^Usage: recon8s controller/m);
     });
   });
-
 });
 
 describe('the test image cache', () => {
@@ -280,16 +375,25 @@ describe('the test image cache', () => {
     const data = mkdtempSync(join(tmpdir(), 'recon8s-images-data-'));
     try {
       writeFileSync(join(data, 'precious'), 'keep me');
-      await assert.rejects(cachedBuild({
-        name: 'thing', key: 'e'.repeat(64), root, log: () => undefined,
-        build: async (dir) => {
-          mkdirSync(join(dir, 'rootfs', 'var', 'lib', 'mysql'), { recursive: true });
-          assert.equal(spawnSync('mount', ['--bind', data, join(dir, 'rootfs', 'var', 'lib', 'mysql')]).status, 0);
-          throw new Error('the build died with its chroot mounts in place');
-        },
-      }), /died with its chroot mounts/);
+      await assert.rejects(
+        cachedBuild({
+          name: 'thing',
+          key: 'e'.repeat(64),
+          root,
+          log: () => undefined,
+          build: async (dir) => {
+            mkdirSync(join(dir, 'rootfs', 'var', 'lib', 'mysql'), { recursive: true });
+            assert.equal(spawnSync('mount', ['--bind', data, join(dir, 'rootfs', 'var', 'lib', 'mysql')]).status, 0);
+            throw new Error('the build died with its chroot mounts in place');
+          },
+        }),
+        /died with its chroot mounts/,
+      );
       assert.equal(readFileSync(join(data, 'precious'), 'utf8'), 'keep me');
-      assert.deepEqual(readdirSync(root).filter((e) => !e.startsWith('.')), []);
+      assert.deepEqual(
+        readdirSync(root).filter((e) => !e.startsWith('.')),
+        [],
+      );
     } finally {
       rmSync(root, { recursive: true, force: true });
       rmSync(data, { recursive: true, force: true });

@@ -3,7 +3,13 @@ import type { V1ConfigMap } from '@kubernetes/client-node';
 import { startControlPlane } from '../controlplane/index.js';
 import type { ControlPlane } from '../controlplane/index.js';
 import { createInformer, kubeListWatch } from '../../lib/informer/index.js';
-import type { Informer, InformerOptions, ListWatchSource, RelistReason, WatchRestartReason } from '../../lib/informer/index.js';
+import type {
+  Informer,
+  InformerOptions,
+  ListWatchSource,
+  RelistReason,
+  WatchRestartReason,
+} from '../../lib/informer/index.js';
 import { createKubeClient } from '../../lib/kube/index.js';
 import type { KubeClient } from '../../lib/kube/index.js';
 import { freshNamespace, useSharedControlPlane } from './cluster.js';
@@ -16,7 +22,11 @@ interface Watched {
   readonly relists: RelistReason[];
 }
 
-function watchConfigMaps(client: KubeClient, namespace: string, extra: Partial<InformerOptions<V1ConfigMap>> = {}): Watched {
+function watchConfigMaps(
+  client: KubeClient,
+  namespace: string,
+  extra: Partial<InformerOptions<V1ConfigMap>> = {},
+): Watched {
   const w: Watched = { events: [], restarts: [], relists: [], informer: undefined as unknown as Informer<V1ConfigMap> };
   const informer = createInformer<V1ConfigMap>({
     client,
@@ -28,9 +38,15 @@ function watchConfigMaps(client: KubeClient, namespace: string, extra: Partial<I
     ...extra,
   });
   informer.addHandlers({
-    onAdd: (o) => { w.events.push(`add ${o.metadata?.name}`); },
-    onUpdate: (_o, n) => { w.events.push(`update ${n.metadata?.name}=${n.data?.v ?? ''}`); },
-    onDelete: (o, info) => { w.events.push(`delete ${o.metadata?.name}=${o.data?.v ?? ''}${info.finalStateUnknown ? ' (relist)' : ''}`); },
+    onAdd: (o) => {
+      w.events.push(`add ${o.metadata?.name}`);
+    },
+    onUpdate: (_o, n) => {
+      w.events.push(`update ${n.metadata?.name}=${n.data?.v ?? ''}`);
+    },
+    onDelete: (o, info) => {
+      w.events.push(`delete ${o.metadata?.name}=${o.data?.v ?? ''}${info.finalStateUnknown ? ' (relist)' : ''}`);
+    },
   });
   (w as { informer: Informer<V1ConfigMap> }).informer = informer;
   return w;
@@ -56,10 +72,18 @@ function gated<T>(inner: ListWatchSource<T>): { source: ListWatchSource<T>; clos
     });
   return {
     source: {
-      list: async (o) => { await pass(o.signal); return inner.list(o); },
-      watch: async (o, cb) => { await pass(o.signal); return inner.watch(o, cb); },
+      list: async (o) => {
+        await pass(o.signal);
+        return inner.list(o);
+      },
+      watch: async (o, cb) => {
+        await pass(o.signal);
+        return inner.watch(o, cb);
+      },
     },
-    close: () => { isOpen = false; },
+    close: () => {
+      isOpen = false;
+    },
     open: () => {
       isOpen = true;
       for (const w of [...waiters]) w();
@@ -67,7 +91,12 @@ function gated<T>(inner: ListWatchSource<T>): { source: ListWatchSource<T>; clos
   };
 }
 
-const names = (informer: Informer<V1ConfigMap>): string[] => informer.list().map((o) => o.metadata?.name ?? '').filter((n) => n !== 'kube-root-ca.crt').sort();
+const names = (informer: Informer<V1ConfigMap>): string[] =>
+  informer
+    .list()
+    .map((o) => o.metadata?.name ?? '')
+    .filter((n) => n !== 'kube-root-ca.crt')
+    .sort();
 
 describe('informer (real API server)', function () {
   this.timeout(60_000);
@@ -75,7 +104,9 @@ describe('informer (real API server)', function () {
   let client: KubeClient;
   const running: Informer<V1ConfigMap>[] = [];
   const unhandled: unknown[] = [];
-  const onUnhandled = (reason: unknown): void => { unhandled.push(reason); };
+  const onUnhandled = (reason: unknown): void => {
+    unhandled.push(reason);
+  };
 
   before(() => {
     process.on('unhandledRejection', onUnhandled);
@@ -101,11 +132,18 @@ describe('informer (real API server)', function () {
 
     await client.core.createNamespacedConfigMap({ namespace, body: { metadata: { name: 'cm' }, data: { v: '1' } } });
     await eventually(() => assert.equal(w.informer.get(namespace, 'cm')?.data?.v, '1'));
-    await client.core.patchNamespacedConfigMap({ namespace, name: 'cm', body: [{ op: 'replace', path: '/data/v', value: '2' }] });
+    await client.core.patchNamespacedConfigMap({
+      namespace,
+      name: 'cm',
+      body: [{ op: 'replace', path: '/data/v', value: '2' }],
+    });
     await eventually(() => assert.equal(w.informer.get(namespace, 'cm')?.data?.v, '2'));
     await client.core.deleteNamespacedConfigMap({ namespace, name: 'cm' });
     await eventually(() => assert.equal(w.informer.get(namespace, 'cm'), undefined));
-    assert.deepEqual(w.events.filter((e) => e.includes(' cm')), ['add cm', 'update cm=2', 'delete cm=2']);
+    assert.deepEqual(
+      w.events.filter((e) => e.includes(' cm')),
+      ['add cm', 'update cm=2', 'delete cm=2'],
+    );
     assert.ok(Number(w.informer.lastResourceVersion()) > 0);
   });
 
@@ -114,15 +152,29 @@ describe('informer (real API server)', function () {
     const managed = { 'app.kubernetes.io/managed-by': 'recon8s' };
     await client.core.createNamespacedConfigMap({ namespace, body: { metadata: { name: 'mine', labels: managed } } });
     await client.core.createNamespacedConfigMap({ namespace, body: { metadata: { name: 'other' } } });
-    const w = watchConfigMaps(client, namespace, { labelSelector: 'app.kubernetes.io/managed-by=recon8s', plural: 'configmaps' });
+    const w = watchConfigMaps(client, namespace, {
+      labelSelector: 'app.kubernetes.io/managed-by=recon8s',
+      plural: 'configmaps',
+    });
     running.push(w.informer);
     await w.informer.start();
     assert.deepEqual(names(w.informer), ['mine']);
 
-    await client.core.createNamespacedConfigMap({ namespace, body: { metadata: { name: 'mine-too', labels: managed } } });
+    await client.core.createNamespacedConfigMap({
+      namespace,
+      body: { metadata: { name: 'mine-too', labels: managed } },
+    });
     await client.core.createNamespacedConfigMap({ namespace, body: { metadata: { name: 'not-mine' } } });
-    await client.core.patchNamespacedConfigMap({ namespace, name: 'other', body: [{ op: 'add', path: '/metadata/labels', value: managed }] });
-    await client.core.patchNamespacedConfigMap({ namespace, name: 'mine', body: [{ op: 'remove', path: '/metadata/labels' }] });
+    await client.core.patchNamespacedConfigMap({
+      namespace,
+      name: 'other',
+      body: [{ op: 'add', path: '/metadata/labels', value: managed }],
+    });
+    await client.core.patchNamespacedConfigMap({
+      namespace,
+      name: 'mine',
+      body: [{ op: 'remove', path: '/metadata/labels' }],
+    });
     await eventually(() => assert.deepEqual(names(w.informer), ['mine-too', 'other']));
   });
 
@@ -144,7 +196,9 @@ describe('informer (own control plane: API server restarts, etcd compaction)', f
   let client: KubeClient;
   const running: Informer<V1ConfigMap>[] = [];
   const unhandled: unknown[] = [];
-  const onUnhandled = (reason: unknown): void => { unhandled.push(reason); };
+  const onUnhandled = (reason: unknown): void => {
+    unhandled.push(reason);
+  };
 
   before(async function (this: Mocha.Context) {
     this.timeout(300_000);
@@ -180,17 +234,28 @@ describe('informer (own control plane: API server restarts, etcd compaction)', f
     // The informer is most likely still backing off from "connection refused" now.
     await client.core.createNamespacedConfigMap({ namespace, body: { metadata: { name: 'new' }, data: { v: '1' } } });
     await client.core.deleteNamespacedConfigMap({ namespace, name: 'old' });
-    await eventually(() => assert.deepEqual(names(w.informer), ['new']), { timeoutMs: 30_000, description: 'the informer to catch up after the restart' });
+    await eventually(() => assert.deepEqual(names(w.informer), ['new']), {
+      timeoutMs: 30_000,
+      description: 'the informer to catch up after the restart',
+    });
     assert.ok(w.restarts.length > 0, 'the watch was restarted');
-    assert.ok(w.events.some((e) => e.startsWith('delete old=1')), `events: ${w.events.join(', ')}`);
+    assert.ok(
+      w.events.some((e) => e.startsWith('delete old=1')),
+      `events: ${w.events.join(', ')}`,
+    );
   });
 
   it('after etcd compaction a watch from an old resourceVersion gets 410; the informer relists, emits the deletes it missed, and converges', async () => {
     assert.ok(cp);
     const namespace = await namespaceNamed('compaction');
     const elsewhere = await namespaceNamed('compaction-elsewhere');
-    await client.core.createNamespacedConfigMap({ namespace, body: { metadata: { name: 'victim' }, data: { v: '1' } } });
-    const gate = gated(kubeListWatch<V1ConfigMap>(client, { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespace }));
+    await client.core.createNamespacedConfigMap({
+      namespace,
+      body: { metadata: { name: 'victim' }, data: { v: '1' } },
+    });
+    const gate = gated(
+      kubeListWatch<V1ConfigMap>(client, { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespace }),
+    );
     const w = watchConfigMaps(client, namespace, { source: gate.source });
     running.push(w.informer);
     await w.informer.start();
@@ -203,13 +268,17 @@ describe('informer (own control plane: API server restarts, etcd compaction)', f
     await cp.restartApiServer();
     await client.core.deleteNamespacedConfigMap({ namespace, name: 'victim' });
     await client.core.createNamespacedConfigMap({ namespace, body: { metadata: { name: 'survivor' } } });
-    for (let i = 0; i < 10; i++) await client.core.createNamespacedConfigMap({ namespace: elsewhere, body: { metadata: { name: `noise-${i}` } } });
+    for (let i = 0; i < 10; i++)
+      await client.core.createNamespacedConfigMap({ namespace: elsewhere, body: { metadata: { name: `noise-${i}` } } });
     const revision = await cp.compactEtcd();
     assert.ok(revision > syncedAt, `compacted at ${revision}, informer at ${syncedAt}`);
     assert.deepEqual(names(w.informer), ['victim'], 'the informer saw none of it yet');
     gate.open();
 
-    await eventually(() => assert.deepEqual(names(w.informer), ['survivor']), { timeoutMs: 30_000, description: 'the informer to converge after the relist' });
+    await eventually(() => assert.deepEqual(names(w.informer), ['survivor']), {
+      timeoutMs: 30_000,
+      description: 'the informer to converge after the relist',
+    });
     assert.deepEqual(w.relists, ['expired'], `restarts: ${w.restarts.join(', ')}`);
     assert.ok(w.restarts.includes('expired'));
     assert.deepEqual(w.events, ['add victim', 'add survivor', 'delete victim=1 (relist)']);

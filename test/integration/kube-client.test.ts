@@ -64,7 +64,10 @@ describe('kube client (real API server)', function () {
   before(async () => {
     namespace = await freshNamespace('kube-client');
     port = Number(new URL(controlPlane().server).port);
-    client = createKubeClient({ kubeconfigPath: controlPlane().kubeconfigPath, hooks: { onRequest: (e) => requests.push(e) } });
+    client = createKubeClient({
+      kubeconfigPath: controlPlane().kubeconfigPath,
+      hooks: { onRequest: (e) => requests.push(e) },
+    });
   });
   after(async () => {
     await client.close();
@@ -102,7 +105,9 @@ describe('kube client (real API server)', function () {
     await client.core.readNamespace({ name: namespace });
     await client.core.readNamespacedConfigMap({ namespace, name: 'absent' }).catch(() => undefined);
     await client.core.createNamespacedConfigMap({ namespace, body: { metadata: { name: 'counted' } } });
-    await client.core.createNamespacedConfigMap({ namespace, body: { metadata: { name: 'counted' } } }).catch(() => undefined);
+    await client.core
+      .createNamespacedConfigMap({ namespace, body: { metadata: { name: 'counted' } } })
+      .catch(() => undefined);
     await client.core.deleteNamespacedConfigMap({ namespace, name: 'counted' });
     assert.deepEqual(
       requests.map((r) => `${r.method} ${r.code}`),
@@ -136,16 +141,27 @@ describe('kube client (real API server)', function () {
       })(),
       hooks: { onRequest: (e) => failing.push(e) },
     });
-    const error = await down.core.readNamespace({ name: 'default' }).then(() => undefined, (e: unknown) => e);
+    const error = await down.core.readNamespace({ name: 'default' }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     assert.ok(error);
     assert.equal(apiError(error).code, 0);
     assert.match(apiError(error).message, /ECONNREFUSED/);
-    assert.deepEqual(failing.map((r) => `${r.method} ${r.code}`), ['GET <error>']);
+    assert.deepEqual(
+      failing.map((r) => `${r.method} ${r.code}`),
+      ['GET <error>'],
+    );
     await down.close();
   });
 
   it('apply(): server-side apply as field manager recon8s, without mutating the object passed', async () => {
-    const desired: V1ConfigMap = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'applied', namespace }, data: { a: '1' } };
+    const desired: V1ConfigMap = {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'applied', namespace },
+      data: { a: '1' },
+    };
     const frozen = structuredClone(desired);
     const live = await client.apply(desired);
     assert.deepEqual(desired, frozen, 'the object passed is unchanged');
@@ -158,19 +174,40 @@ describe('kube client (real API server)', function () {
 
   it('apiError(): code, reason, message and causes of a server-side apply conflict', async () => {
     await client.objects.patch(
-      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'contested', namespace }, data: { owned: 'by-someone-else' } },
-      undefined, undefined, 'someone-else', true, 'application/apply-patch+yaml',
+      {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'contested', namespace },
+        data: { owned: 'by-someone-else' },
+      },
+      undefined,
+      undefined,
+      'someone-else',
+      true,
+      'application/apply-patch+yaml',
     );
     const error = await client
-      .apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'contested', namespace }, data: { owned: 'by-us' } }, { force: false })
-      .then(() => undefined, (e: unknown) => e);
+      .apply(
+        { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'contested', namespace }, data: { owned: 'by-us' } },
+        { force: false },
+      )
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
     const info = apiError(error);
     assert.equal(info.code, 409);
     assert.equal(info.reason, 'Conflict');
     assert.match(info.message, /conflict/i);
-    assert.deepEqual(info.causes.map((c) => [c.reason, c.field]), [['FieldManagerConflict', '.data.owned']]);
+    assert.deepEqual(
+      info.causes.map((c) => [c.reason, c.field]),
+      [['FieldManagerConflict', '.data.owned']],
+    );
 
-    const missing = await client.request({ path: `/api/v1/namespaces/${namespace}/configmaps/nope` }).then(() => undefined, (e: unknown) => e);
+    const missing = await client.request({ path: `/api/v1/namespaces/${namespace}/configmaps/nope` }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     assert.equal(isNotFound(missing), true);
     assert.equal(apiError(missing).reason, 'NotFound');
   });
@@ -197,7 +234,10 @@ describe('kube client (real API server)', function () {
                     type: 'object',
                     properties: {
                       spec: { type: 'object', properties: { size: { type: 'integer' } } },
-                      status: { type: 'object', properties: { observedGeneration: { type: 'integer' }, phase: { type: 'string' } } },
+                      status: {
+                        type: 'object',
+                        properties: { observedGeneration: { type: 'integer' }, phase: { type: 'string' } },
+                      },
                     },
                   },
                 },
@@ -212,7 +252,11 @@ describe('kube client (real API server)', function () {
     const cr = { apiVersion: `${group}/v1`, kind: 'Gadget', metadata: { name: 'g1', namespace }, spec: { size: 3 } };
     await eventually(() => client.apply(cr), { description: 'the Gadget CRD to be served' });
     await client.applyStatus({ ...cr, plural: 'gadgets', status: { observedGeneration: 1, phase: 'Ready' } });
-    const live = await client.requestJson<{ spec: { size: number }; status: { phase: string }; metadata: { managedFields: { manager: string; subresource?: string }[] } }>({
+    const live = await client.requestJson<{
+      spec: { size: number };
+      status: { phase: string };
+      metadata: { managedFields: { manager: string; subresource?: string }[] };
+    }>({
       path: `/apis/${group}/v1/namespaces/${namespace}/gadgets/g1`,
     });
     assert.equal(live.status.phase, 'Ready');

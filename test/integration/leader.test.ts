@@ -8,7 +8,13 @@ import { eventually } from './eventually.js';
 
 interface RawLease {
   metadata: { resourceVersion: string };
-  spec: { holderIdentity?: string; leaseDurationSeconds?: number; leaseTransitions?: number; acquireTime?: string; renewTime?: string };
+  spec: {
+    holderIdentity?: string;
+    leaseDurationSeconds?: number;
+    leaseTransitions?: number;
+    acquireTime?: string;
+    renewTime?: string;
+  };
 }
 
 describe('leader election (real API server)', function () {
@@ -18,7 +24,9 @@ describe('leader election (real API server)', function () {
   let namespace: string;
   const electors: LeaderElector[] = [];
   const unhandled: unknown[] = [];
-  const onUnhandled = (reason: unknown): void => { unhandled.push(reason); };
+  const onUnhandled = (reason: unknown): void => {
+    unhandled.push(reason);
+  };
 
   before(() => {
     process.on('unhandledRejection', onUnhandled);
@@ -52,7 +60,9 @@ describe('leader election (real API server)', function () {
     return e;
   };
   const lease = (): Promise<RawLease> =>
-    client.requestJson<RawLease>({ path: `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/recon8s-leader` });
+    client.requestJson<RawLease>({
+      path: `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/recon8s-leader`,
+    });
 
   it('two candidates: never two leaders; exactly one leads and the other follows it', async () => {
     const a = elector('a');
@@ -77,16 +87,29 @@ describe('leader election (real API server)', function () {
     assert.equal(l.spec.holderIdentity, leader.identity);
     assert.equal(l.spec.leaseDurationSeconds, 2);
     assert.equal(l.spec.leaseTransitions, 0);
-    assert.match(l.spec.renewTime ?? '', /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/, 'MicroTime with 6 fractional digits');
+    assert.match(
+      l.spec.renewTime ?? '',
+      /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/,
+      'MicroTime with 6 fractional digits',
+    );
     assert.match(l.spec.acquireTime ?? '', /\.\d{6}Z$/);
   });
 
   it('a crashed leader (no release) is replaced once its lease expires', async () => {
     const events: string[] = [];
-    const a = elector('a', { onStartedLeading: () => { events.push('a leads'); } });
+    const a = elector('a', {
+      onStartedLeading: () => {
+        events.push('a leads');
+      },
+    });
     a.start();
     await eventually(() => assert.ok(a.isLeader()));
-    const b = elector('b', { onStartedLeading: () => { events.push('b leads'); }, onNewLeader: (who) => events.push(`b sees ${who}`) });
+    const b = elector('b', {
+      onStartedLeading: () => {
+        events.push('b leads');
+      },
+      onNewLeader: (who) => events.push(`b sees ${who}`),
+    });
     b.start();
     await eventually(() => assert.equal(b.leader(), 'a'));
     await a.stop({ release: false });
@@ -104,7 +127,13 @@ describe('leader election (real API server)', function () {
     const long = { leaseDurationMs: 60_000, renewDeadlineMs: 40_000, retryPeriodMs: 300 };
     const stoppedLeading: string[] = [];
     let aSignal: AbortSignal | undefined;
-    const a = elector('a', { ...long, onStartedLeading: (signal) => { aSignal = signal; }, onStoppedLeading: () => stoppedLeading.push('a') });
+    const a = elector('a', {
+      ...long,
+      onStartedLeading: (signal) => {
+        aSignal = signal;
+      },
+      onStoppedLeading: () => stoppedLeading.push('a'),
+    });
     a.start();
     await eventually(() => assert.ok(a.isLeader()));
     const b = elector('b', long);
@@ -113,7 +142,10 @@ describe('leader election (real API server)', function () {
     await a.stop();
     assert.equal(aSignal?.aborted, true);
     assert.deepEqual(stoppedLeading, ['a']);
-    await eventually(() => assert.ok(b.isLeader()), { timeoutMs: 10_000, description: 'b to take over the released lease' });
+    await eventually(() => assert.ok(b.isLeader()), {
+      timeoutMs: 10_000,
+      description: 'b to take over the released lease',
+    });
     const l = await lease();
     assert.equal(l.spec.holderIdentity, 'b');
     assert.equal(l.spec.leaseTransitions, 1);
@@ -122,14 +154,23 @@ describe('leader election (real API server)', function () {
   it('the Lease lock: create of an existing lease and update with a stale resourceVersion are 409s', async () => {
     const lock = kubeLeaseLock(client, { namespace, name: 'lock-test' });
     assert.equal(await lock.get(), undefined);
-    const record = { holderIdentity: 'x', leaseDurationSeconds: 15, leaseTransitions: 0, acquireTime: Date.now(), renewTime: Date.now() };
+    const record = {
+      holderIdentity: 'x',
+      leaseDurationSeconds: 15,
+      leaseTransitions: 0,
+      acquireTime: Date.now(),
+      renewTime: Date.now(),
+    };
     await lock.create(record);
     await assert.rejects(lock.create(record), (e: unknown) => isAlreadyExists(e));
     const first = await lock.get();
     assert.ok(first);
     assert.equal(first.record.renewTime, record.renewTime, 'MicroTime round-trips to the millisecond');
     await lock.update({ ...record, renewTime: record.renewTime + 1_000 }, first.resourceVersion);
-    await assert.rejects(lock.update({ ...record, renewTime: record.renewTime + 2_000 }, first.resourceVersion), (e: unknown) => isConflict(e));
+    await assert.rejects(
+      lock.update({ ...record, renewTime: record.renewTime + 2_000 }, first.resourceVersion),
+      (e: unknown) => isConflict(e),
+    );
     assert.equal((await lock.get())?.record.renewTime, record.renewTime + 1_000);
   });
 
@@ -137,7 +178,10 @@ describe('leader election (real API server)', function () {
     // Someone else holds a lease whose renewTime is unset and keeps writing it: by our clock it is alive.
     await client.coordination.createNamespacedLease({
       namespace,
-      body: { metadata: { name: 'recon8s-leader' }, spec: { holderIdentity: 'other', leaseDurationSeconds: 2, leaseTransitions: 5 } },
+      body: {
+        metadata: { name: 'recon8s-leader' },
+        spec: { holderIdentity: 'other', leaseDurationSeconds: 2, leaseTransitions: 5 },
+      },
     });
     const a = elector('a');
     a.start();
@@ -146,7 +190,9 @@ describe('leader election (real API server)', function () {
     while (Date.now() < until) {
       const l = await client.coordination.readNamespacedLease({ namespace, name: 'recon8s-leader' });
       l.spec = { ...l.spec, leaseTransitions: 5 + ++writes };
-      await client.coordination.replaceNamespacedLease({ namespace, name: 'recon8s-leader', body: l }).catch(() => undefined);
+      await client.coordination
+        .replaceNamespacedLease({ namespace, name: 'recon8s-leader', body: l })
+        .catch(() => undefined);
       assert.equal(a.isLeader(), false, 'a lease that keeps changing is not expired');
       await new Promise((r) => setTimeout(r, 200));
     }

@@ -9,7 +9,8 @@ import { freshNamespace, useSharedControlPlane } from './cluster.js';
 import { eventually } from './eventually.js';
 import { startTestController } from './support/controller.js';
 
-const MESSAGE = 'db-0 was re-provisioned by clone from db-0.db-headless: the primary no longer had the binary logs it needed.';
+const MESSAGE =
+  'db-0 was re-provisioned by clone from db-0.db-headless: the primary no longer had the binary logs it needed.';
 
 describe('MySQL member reports (real API server)', function () {
   this.timeout(60_000);
@@ -26,47 +27,99 @@ describe('MySQL member reports (real API server)', function () {
     core = kc.makeApiClient(CoreV1Api);
     controller = await startTestController(controlPlane(), { namespaces: [ns] });
     await kc.makeApiClient(CustomObjectsApi).createNamespacedCustomObject({
-      group: 'recon8s.dev', version: 'v1alpha1', namespace: ns, plural: 'mysqlclusters',
-      body: { apiVersion: 'recon8s.dev/v1alpha1', kind: 'MySQLCluster', metadata: { name: 'db' }, spec: { replicas: 1 } },
+      group: 'recon8s.dev',
+      version: 'v1alpha1',
+      namespace: ns,
+      plural: 'mysqlclusters',
+      body: {
+        apiVersion: 'recon8s.dev/v1alpha1',
+        kind: 'MySQLCluster',
+        metadata: { name: 'db' },
+        spec: { replicas: 1 },
+      },
     });
     // A member's pod as the StatefulSet would create it, by its labels (it stays Pending: there is no node).
     await core.createNamespacedPod({
       namespace: ns,
       body: {
-        metadata: { name: 'db-0', labels: { 'app.kubernetes.io/managed-by': 'recon8s', 'app.kubernetes.io/name': 'mysql', 'app.kubernetes.io/instance': 'db', 'app.kubernetes.io/component': 'database' } },
+        metadata: {
+          name: 'db-0',
+          labels: {
+            'app.kubernetes.io/managed-by': 'recon8s',
+            'app.kubernetes.io/name': 'mysql',
+            'app.kubernetes.io/instance': 'db',
+            'app.kubernetes.io/component': 'database',
+          },
+        },
         spec: {
           securityContext: { runAsNonRoot: true, runAsUser: 999, seccompProfile: { type: 'RuntimeDefault' } },
-          containers: [{ name: 'replication', image: 'mysql:8.4', securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } } }],
+          containers: [
+            {
+              name: 'replication',
+              image: 'mysql:8.4',
+              securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+            },
+          ],
         },
       },
     });
   });
-  after(async () => { await controller?.stop(); });
+  after(async () => {
+    await controller?.stop();
+  });
 
   /** What the kubelet writes once the replication container exited with `message` and was started again. */
-  const terminated = (message: string, containerId: string, restartCount: number) => core.patchNamespacedPodStatus({
-    namespace: ns, name: 'db-0',
-    body: {
-      status: {
-        containerStatuses: [{
-          name: 'replication', image: 'mysql:8.4', imageID: '', ready: false, restartCount, started: true,
-          state: { running: { startedAt: new Date() } },
-          lastState: { terminated: { exitCode: 0, reason: 'Completed', message, containerID: `containerd://${containerId}`, startedAt: new Date(), finishedAt: new Date() } },
-        }],
+  const terminated = (message: string, containerId: string, restartCount: number) =>
+    core.patchNamespacedPodStatus(
+      {
+        namespace: ns,
+        name: 'db-0',
+        body: {
+          status: {
+            containerStatuses: [
+              {
+                name: 'replication',
+                image: 'mysql:8.4',
+                imageID: '',
+                ready: false,
+                restartCount,
+                started: true,
+                state: { running: { startedAt: new Date() } },
+                lastState: {
+                  terminated: {
+                    exitCode: 0,
+                    reason: 'Completed',
+                    message,
+                    containerID: `containerd://${containerId}`,
+                    startedAt: new Date(),
+                    finishedAt: new Date(),
+                  },
+                },
+              },
+            ],
+          },
+        },
       },
-    },
-  }, setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch));
+      setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
+    );
   const reports = async (): Promise<CoreV1Event[]> =>
-    (await core.listNamespacedEvent({ namespace: ns, fieldSelector: 'involvedObject.kind=MySQLCluster,involvedObject.name=db' })).items
-      .filter((e) => e.reason === 'ReprovisionedByClone' || e.reason === 'ReprovisionFailed');
+    (
+      await core.listNamespacedEvent({
+        namespace: ns,
+        fieldSelector: 'involvedObject.kind=MySQLCluster,involvedObject.name=db',
+      })
+    ).items.filter((e) => e.reason === 'ReprovisionedByClone' || e.reason === 'ReprovisionFailed');
 
   it('records a re-provisioning reported by a member as one Event on its MySQLCluster', async () => {
     await terminated(`ReprovisionedByClone: ${MESSAGE}`, 'aaa', 1);
-    const [event] = await eventually(async () => {
-      const found = await reports();
-      assert.equal(found.length, 1);
-      return found;
-    }, { description: 'the ReprovisionedByClone Event' });
+    const [event] = await eventually(
+      async () => {
+        const found = await reports();
+        assert.equal(found.length, 1);
+        return found;
+      },
+      { description: 'the ReprovisionedByClone Event' },
+    );
     assert.equal(event?.type, 'Normal');
     assert.equal(event?.message, `pod db-0: ${MESSAGE}`);
     assert.equal(event?.source?.component, 'recon8s');
@@ -78,7 +131,11 @@ describe('MySQL member reports (real API server)', function () {
     controller = await startTestController(controlPlane(), { namespaces: [ns] });
     // A later, different report proves the new controller looked at the pod.
     await terminated('ReprovisionFailed: db-0 could not be re-provisioned by clone: ERROR 3862 (HY000)', 'bbb', 3);
-    await eventually(async () => assert.deepEqual((await reports()).map((e) => e.reason).sort(), ['ReprovisionFailed', 'ReprovisionedByClone']), { description: 'the ReprovisionFailed Event' });
+    await eventually(
+      async () =>
+        assert.deepEqual((await reports()).map((e) => e.reason).sort(), ['ReprovisionFailed', 'ReprovisionedByClone']),
+      { description: 'the ReprovisionFailed Event' },
+    );
     const failed = (await reports()).find((e) => e.reason === 'ReprovisionFailed');
     assert.equal(failed?.type, 'Warning');
   });
@@ -88,6 +145,9 @@ describe('MySQL member reports (real API server)', function () {
     await terminated(`ReprovisionedByClone: ${MESSAGE} (again)`, 'ddd', 5);
     await eventually(async () => assert.equal((await reports()).length, 3), { description: 'the third report' });
     const all = (await core.listNamespacedEvent({ namespace: ns })).items;
-    assert.equal(all.some((e) => e.reason === 'ShutDown' || (e.message ?? '').includes('a message of the image')), false);
+    assert.equal(
+      all.some((e) => e.reason === 'ShutDown' || (e.message ?? '').includes('a message of the image')),
+      false,
+    );
   });
 });

@@ -18,12 +18,19 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
     assert.ok(r.ok, `SQL on member ${m.ordinal} failed: ${r.stderr}`);
     return r.stdout.trim();
   };
-  const ready = (m: SandboxMember) => eventually(() => assert.ok(m.script('ready.sh').ok, `member ${m.ordinal} not ready`), {
-    timeoutMs: 90_000, intervalMs: 250, maxIntervalMs: 1000, description: `member ${m.ordinal} ready (ready.sh)`,
-  });
-  const rows = (m: SandboxMember, expected: string) => eventually(() => assert.equal(sql(m, 'SELECT GROUP_CONCAT(id ORDER BY id) FROM t.r'), expected), {
-    timeoutMs: 30_000, intervalMs: 100, description: `rows ${expected} on member ${m.ordinal}`,
-  });
+  const ready = (m: SandboxMember) =>
+    eventually(() => assert.ok(m.script('ready.sh').ok, `member ${m.ordinal} not ready`), {
+      timeoutMs: 90_000,
+      intervalMs: 250,
+      maxIntervalMs: 1000,
+      description: `member ${m.ordinal} ready (ready.sh)`,
+    });
+  const rows = (m: SandboxMember, expected: string) =>
+    eventually(() => assert.equal(sql(m, 'SELECT GROUP_CONCAT(id ORDER BY id) FROM t.r'), expected), {
+      timeoutMs: 30_000,
+      intervalMs: 100,
+      description: `rows ${expected} on member ${m.ordinal}`,
+    });
 
   before(async function () {
     this.timeout(20 * 60_000); // the first run builds the image's root file system
@@ -36,7 +43,9 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
       await ready(m);
     }
   });
-  after(async () => { await sandbox?.stop(); });
+  after(async () => {
+    await sandbox?.stop();
+  });
 
   it('replicates a row written on the primary to every replica, and the replicas refuse writes', async () => {
     sql(primary, 'CREATE DATABASE t; CREATE TABLE t.r (id INT PRIMARY KEY); INSERT INTO t.r VALUES (1)');
@@ -49,7 +58,10 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
   });
 
   it('probes liveness without a failed login: Aborted_connects does not move, where the old probe moved it', () => {
-    const aborted = (m: SandboxMember) => Number(sql(m, "SELECT VARIABLE_VALUE FROM performance_schema.global_status WHERE VARIABLE_NAME = 'Aborted_connects'"));
+    const aborted = (m: SandboxMember) =>
+      Number(
+        sql(m, "SELECT VARIABLE_VALUE FROM performance_schema.global_status WHERE VARIABLE_NAME = 'Aborted_connects'"),
+      );
     for (const m of members) {
       const before = aborted(m);
       for (let i = 0; i < 3; i++) {
@@ -71,7 +83,13 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
       const tcp = (port: number) => m.exec(['bash', '-c', `exec 3<>/dev/tcp/${host}/${port}`]).ok;
       assert.equal(tcp(3306), true, `member ${m.ordinal}: 3306`);
       assert.equal(tcp(33060), false, `member ${m.ordinal}: 33060`);
-      assert.equal(sql(m, "SELECT COUNT(*) FROM information_schema.PLUGINS WHERE PLUGIN_NAME = 'mysqlx' AND PLUGIN_STATUS = 'ACTIVE'"), '0');
+      assert.equal(
+        sql(
+          m,
+          "SELECT COUNT(*) FROM information_schema.PLUGINS WHERE PLUGIN_NAME = 'mysqlx' AND PLUGIN_STATUS = 'ACTIVE'",
+        ),
+        '0',
+      );
     }
   });
 
@@ -102,10 +120,22 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
     await ready(replica);
     await rows(replica, '1,2,3');
     const sidecar = replica.log('replication');
-    assert.match(sidecar, /the primary no longer has the binary logs this replica needs \(Got fatal error 1236 from source .*purged required binary logs/);
-    assert.match(sidecar, /the replication container exited with 0: ReprovisionedByClone: shop-2 was re-provisioned by clone from 127\.0\.0\.1: the primary no longer had the binary logs it needed\./);
-    assert.match(replica.log('mysql'), /the data directory is now a clone of the primary; the previous one is kept in \/var\/lib\/mysql\/data\.previous/);
-    await eventually(() => assert.match(replica.log('replication'), /the clone replicates; removed the previous data directory/), { timeoutMs: 30_000, description: 'the previous data removed' });
+    assert.match(
+      sidecar,
+      /the primary no longer has the binary logs this replica needs \(Got fatal error 1236 from source .*purged required binary logs/,
+    );
+    assert.match(
+      sidecar,
+      /the replication container exited with 0: ReprovisionedByClone: shop-2 was re-provisioned by clone from 127\.0\.0\.1: the primary no longer had the binary logs it needed\./,
+    );
+    assert.match(
+      replica.log('mysql'),
+      /the data directory is now a clone of the primary; the previous one is kept in \/var\/lib\/mysql\/data\.previous/,
+    );
+    await eventually(
+      () => assert.match(replica.log('replication'), /the clone replicates; removed the previous data directory/),
+      { timeoutMs: 30_000, description: 'the previous data removed' },
+    );
     assert.deepEqual(readdirSync(replica.volume), ['data']);
     // A replica of its own (not the donor's identity), read-only, replicating new writes.
     assert.notEqual(sql(replica, 'SELECT @@server_uuid'), primaryUuid);
@@ -128,9 +158,18 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
     sql(primary, `PURGE BINARY LOGS TO '${sql(primary, 'SHOW BINARY LOG STATUS').split('\t')[0] ?? ''}'`);
     replica.start();
     // ... keeps it out of re-provisioning: it stays as it is, unready, and says why.
-    await eventually(() => assert.match(replica.log('replication'), /not re-provisioning: this member has transactions the primary does not have/), {
-      timeoutMs: 60_000, intervalMs: 250, description: 'the refusal',
-    });
+    await eventually(
+      () =>
+        assert.match(
+          replica.log('replication'),
+          /not re-provisioning: this member has transactions the primary does not have/,
+        ),
+      {
+        timeoutMs: 60_000,
+        intervalMs: 250,
+        description: 'the refusal',
+      },
+    );
     assert.equal(replica.script('ready.sh').ok, false);
     assert.deepEqual(readdirSync(replica.volume), ['data']);
     assert.equal(sql(replica, "SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = 'errant'"), '1');

@@ -2,12 +2,24 @@ import assert from 'node:assert/strict';
 import { valueOf } from '../../lib/observability/metrics.js';
 import type { KubeConfig, KubernetesObject as LiveObject, V1PolicyRule } from '@kubernetes/client-node';
 import {
-  ApiException, AuthenticationV1Api, CoordinationV1Api, CoreV1Api, CustomObjectsApi, KubernetesObjectApi, PatchStrategy,
-  RbacAuthorizationV1Api, setHeaderOptions,
+  ApiException,
+  AuthenticationV1Api,
+  CoordinationV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  KubernetesObjectApi,
+  PatchStrategy,
+  RbacAuthorizationV1Api,
+  setHeaderOptions,
 } from '@kubernetes/client-node';
 import { render } from '../../constructs/index.js';
 import type { KubernetesObject, Recon8sResource } from '../../constructs/index.js';
-import { CREDENTIALS_CLUSTER_ROLE, DEFAULT_OPERATOR_NAMESPACE, LEADER_ELECTION_LEASE, OPERATOR_NAME } from '../../constructs/index.js';
+import {
+  CREDENTIALS_CLUSTER_ROLE,
+  DEFAULT_OPERATOR_NAMESPACE,
+  LEADER_ELECTION_LEASE,
+  OPERATOR_NAME,
+} from '../../constructs/index.js';
 import { CHILD_TYPES, OWNER_KINDS } from '../../lib/controller/kinds.js';
 import type { Controller } from '../../lib/controller/manager.js';
 import { startController } from '../../lib/controller/manager.js';
@@ -30,7 +42,12 @@ const GRANTED = 'shop';
 const FORBIDDEN = 'no-secrets';
 const IDENTITY = 'recon8s-test-0';
 
-interface Condition { type: string; status: string; reason: string; message: string }
+interface Condition {
+  type: string;
+  status: string;
+  reason: string;
+  message: string;
+}
 interface CustomResource extends LiveObject {
   metadata: { name: string; namespace: string; uid: string; generation: number };
   spec: Record<string, unknown>;
@@ -78,7 +95,13 @@ describe('operator install and least-privilege RBAC (own control plane, OwnerRef
       assert.equal(diff.status, 0, `kubectl diff after a second apply:\n${diff.stdout}${diff.stderr}`);
       return r.stdout;
     });
-    const established = kubectl(cp, ['wait', '--for=condition=Established', '--timeout=60s', `crd/apps.${GROUP}`, `crd/mysqlclusters.${GROUP}`]);
+    const established = kubectl(cp, [
+      'wait',
+      '--for=condition=Established',
+      '--timeout=60s',
+      `crd/apps.${GROUP}`,
+      `crd/mysqlclusters.${GROUP}`,
+    ]);
     assert.equal(established.status, 0, established.stderr);
 
     sa = await cp.serviceAccountKubeConfig(OPERATOR_NS, OPERATOR_NAME);
@@ -96,8 +119,18 @@ describe('operator install and least-privilege RBAC (own control plane, OwnerRef
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_resolve, reject) => {
       timer = setTimeout(() => {
-        void starting.then((c) => c.stop(), () => undefined);
-        reject(new Error(`the controller did not sync in 45 s as ${sa.user}; warnings:\n${logLines.filter((l) => /"level":"(warn|error)"/.test(l)).slice(-20).join('\n')}`));
+        void starting.then(
+          (c) => c.stop(),
+          () => undefined,
+        );
+        reject(
+          new Error(
+            `the controller did not sync in 45 s as ${sa.user}; warnings:\n${logLines
+              .filter((l) => /"level":"(warn|error)"/.test(l))
+              .slice(-20)
+              .join('\n')}`,
+          ),
+        );
       }, 45_000);
     });
     try {
@@ -116,25 +149,72 @@ describe('operator install and least-privilege RBAC (own control plane, OwnerRef
   const custom = (): CustomObjectsApi => admin.makeApiClient(CustomObjectsApi);
   const objects = (): KubernetesObjectApi => KubernetesObjectApi.makeApiClient(admin);
   const plural = (kind: string): string => (kind === 'App' ? 'apps' : 'mysqlclusters');
-  const createCr = async (kind: 'App' | 'MySQLCluster', namespace: string, name: string, spec: Record<string, unknown>): Promise<CustomResource> =>
-    (await custom().createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: plural(kind), body: { apiVersion: API_VERSION, kind, metadata: { name }, spec } })) as CustomResource;
+  const createCr = async (
+    kind: 'App' | 'MySQLCluster',
+    namespace: string,
+    name: string,
+    spec: Record<string, unknown>,
+  ): Promise<CustomResource> =>
+    (await custom().createNamespacedCustomObject({
+      group: GROUP,
+      version: VERSION,
+      namespace,
+      plural: plural(kind),
+      body: { apiVersion: API_VERSION, kind, metadata: { name }, spec },
+    })) as CustomResource;
   const getCr = async (kind: string, namespace: string, name: string): Promise<CustomResource> =>
-    (await custom().getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: plural(kind), name })) as CustomResource;
+    (await custom().getNamespacedCustomObject({
+      group: GROUP,
+      version: VERSION,
+      namespace,
+      plural: plural(kind),
+      name,
+    })) as CustomResource;
   const mergePatch = (kind: string, namespace: string, name: string, body: object): Promise<object> =>
-    custom().patchNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: plural(kind), name, body }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
-  const condition = (cr: CustomResource, type: string): Condition | undefined => cr.status?.conditions?.find((c) => c.type === type);
+    custom().patchNamespacedCustomObject(
+      { group: GROUP, version: VERSION, namespace, plural: plural(kind), name, body },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+  const condition = (cr: CustomResource, type: string): Condition | undefined =>
+    cr.status?.conditions?.find((c) => c.type === type);
   const eventReasons = async (namespace: string, name: string): Promise<string[]> =>
-    (await admin.makeApiClient(CoreV1Api).listNamespacedEvent({ namespace, fieldSelector: `involvedObject.name=${name}` })).items.map((e) => e.reason ?? '');
+    (
+      await admin
+        .makeApiClient(CoreV1Api)
+        .listNamespacedEvent({ namespace, fieldSelector: `involvedObject.name=${name}` })
+    ).items.map((e) => e.reason ?? '');
   const metrics = async (): Promise<string> => (await controller?.metrics.registry.metrics()) ?? '';
   const logTail = (): string => logLines.slice(-15).join('\n');
 
   /** Every child render() gives for the resource exists, owned by it (controller, blockOwnerDeletion). */
   const assertChildren = async (cr: CustomResource): Promise<string[]> => {
-    const desired = render({ apiVersion: API_VERSION, kind: cr.kind, metadata: { name: cr.metadata.name, namespace: cr.metadata.namespace }, spec: cr.spec } as unknown as Recon8sResource);
+    const desired = render({
+      apiVersion: API_VERSION,
+      kind: cr.kind,
+      metadata: { name: cr.metadata.name, namespace: cr.metadata.namespace },
+      spec: cr.spec,
+    } as unknown as Recon8sResource);
     const seen: string[] = [];
     for (const child of desired) {
-      const live = await objects().read({ apiVersion: child.apiVersion, kind: child.kind, metadata: { name: child.metadata.name, namespace: cr.metadata.namespace } });
-      assert.deepEqual(JSON.parse(JSON.stringify(live.metadata?.ownerReferences)), [{ apiVersion: API_VERSION, kind: cr.kind, name: cr.metadata.name, uid: cr.metadata.uid, controller: true, blockOwnerDeletion: true }], `${child.kind}/${child.metadata.name}`);
+      const live = await objects().read({
+        apiVersion: child.apiVersion,
+        kind: child.kind,
+        metadata: { name: child.metadata.name, namespace: cr.metadata.namespace },
+      });
+      assert.deepEqual(
+        JSON.parse(JSON.stringify(live.metadata?.ownerReferences)),
+        [
+          {
+            apiVersion: API_VERSION,
+            kind: cr.kind,
+            name: cr.metadata.name,
+            uid: cr.metadata.uid,
+            controller: true,
+            blockOwnerDeletion: true,
+          },
+        ],
+        `${child.kind}/${child.metadata.name}`,
+      );
       seen.push(`${child.kind}/${child.metadata.name}`);
     }
     return seen.sort();
@@ -144,18 +224,34 @@ describe('operator install and least-privilege RBAC (own control plane, OwnerRef
     const lines = applyOutput.trim().split('\n');
     assert.match(lines[0] ?? '', /^namespace\/recon8s-system created$/);
     assert.match(lines[1] ?? '', /^customresourcedefinition\.apiextensions\.k8s\.io\/apps\.recon8s\.dev created$/);
-    assert.match(lines[2] ?? '', /^customresourcedefinition\.apiextensions\.k8s\.io\/mysqlclusters\.recon8s\.dev created$/);
-    for (const what of ['serviceaccount/recon8s', 'clusterrole.rbac.authorization.k8s.io/recon8s', 'clusterrole.rbac.authorization.k8s.io/recon8s-credentials',
-      'clusterrolebinding.rbac.authorization.k8s.io/recon8s', 'role.rbac.authorization.k8s.io/recon8s-leader-election',
-      'rolebinding.rbac.authorization.k8s.io/recon8s-leader-election', 'rolebinding.rbac.authorization.k8s.io/recon8s-credentials',
-      'deployment.apps/recon8s', 'poddisruptionbudget.policy/recon8s', 'service/recon8s-metrics']) {
+    assert.match(
+      lines[2] ?? '',
+      /^customresourcedefinition\.apiextensions\.k8s\.io\/mysqlclusters\.recon8s\.dev created$/,
+    );
+    for (const what of [
+      'serviceaccount/recon8s',
+      'clusterrole.rbac.authorization.k8s.io/recon8s',
+      'clusterrole.rbac.authorization.k8s.io/recon8s-credentials',
+      'clusterrolebinding.rbac.authorization.k8s.io/recon8s',
+      'role.rbac.authorization.k8s.io/recon8s-leader-election',
+      'rolebinding.rbac.authorization.k8s.io/recon8s-leader-election',
+      'rolebinding.rbac.authorization.k8s.io/recon8s-credentials',
+      'deployment.apps/recon8s',
+      'poddisruptionbudget.policy/recon8s',
+      'service/recon8s-metrics',
+    ]) {
       assert.ok(lines.includes(`${what} created`), `${what} in:\n${applyOutput}`);
     }
     const ns = await admin.makeApiClient(CoreV1Api).readNamespace({ name: OPERATOR_NS });
     assert.equal(ns.metadata?.labels?.['pod-security.kubernetes.io/enforce'], 'restricted');
     // The credentials grant went into the namespace listed at synth time, and only there.
-    const bindings = await admin.makeApiClient(RbacAuthorizationV1Api).listRoleBindingForAllNamespaces({ fieldSelector: `metadata.name=${CREDENTIALS_CLUSTER_ROLE}` });
-    assert.deepEqual(bindings.items.map((b) => b.metadata?.namespace), [GRANTED]);
+    const bindings = await admin
+      .makeApiClient(RbacAuthorizationV1Api)
+      .listRoleBindingForAllNamespaces({ fieldSelector: `metadata.name=${CREDENTIALS_CLUSTER_ROLE}` });
+    assert.deepEqual(
+      bindings.items.map((b) => b.metadata?.namespace),
+      [GRANTED],
+    );
   });
 
   it(`runs as the ServiceAccount ${OPERATOR_NS}/${OPERATOR_NAME}`, async () => {
@@ -165,64 +261,128 @@ describe('operator install and least-privilege RBAC (own control plane, OwnerRef
   });
 
   it('holds the Lease in the operator namespace', async () => {
-    await eventually(async () => {
-      const lease = await admin.makeApiClient(CoordinationV1Api).readNamespacedLease({ namespace: OPERATOR_NS, name: LEADER_ELECTION_LEASE });
-      assert.equal(lease.spec?.holderIdentity, IDENTITY);
-      assert.ok(controller?.isActive(), 'the controller leads and reconciles');
-    }, { timeoutMs: 20_000, description: `the Lease ${OPERATOR_NS}/${LEADER_ELECTION_LEASE}` });
+    await eventually(
+      async () => {
+        const lease = await admin
+          .makeApiClient(CoordinationV1Api)
+          .readNamespacedLease({ namespace: OPERATOR_NS, name: LEADER_ELECTION_LEASE });
+        assert.equal(lease.spec?.holderIdentity, IDENTITY);
+        assert.ok(controller?.isActive(), 'the controller leads and reconciles');
+      },
+      { timeoutMs: 20_000, description: `the Lease ${OPERATOR_NS}/${LEADER_ELECTION_LEASE}` },
+    );
   });
 
   it('reconciles an App end to end: children owned by it, status, Events, updates and pruning', async () => {
-    await createCr('App', GRANTED, 'web', { image: 'nginx:1.27', replicas: 2, ports: [{ name: 'http', port: 80, targetPort: 8080 }] });
-    await createCr('App', GRANTED, 'scaled', { image: 'nginx:1.27', resources: { requests: { cpu: '100m' } }, autoscaling: { minReplicas: 2, maxReplicas: 4 } });
+    await createCr('App', GRANTED, 'web', {
+      image: 'nginx:1.27',
+      replicas: 2,
+      ports: [{ name: 'http', port: 80, targetPort: 8080 }],
+    });
+    await createCr('App', GRANTED, 'scaled', {
+      image: 'nginx:1.27',
+      resources: { requests: { cpu: '100m' } },
+      autoscaling: { minReplicas: 2, maxReplicas: 4 },
+    });
     for (const name of ['web', 'scaled']) {
-      await eventually(async () => {
-        const cr = await getCr('App', GRANTED, name);
-        await assertChildren(cr);
-        assert.equal(cr.status?.observedGeneration, cr.metadata.generation);
-        assert.equal(condition(cr, 'Degraded')?.status, 'False', condition(cr, 'Degraded')?.message);
-        assert.ok((await eventReasons(GRANTED, name)).includes('Applied'), 'an Applied event');
-      }, { timeoutMs: 20_000, description: `App ${name} to converge; log tail:\n${logTail()}` });
+      await eventually(
+        async () => {
+          const cr = await getCr('App', GRANTED, name);
+          await assertChildren(cr);
+          assert.equal(cr.status?.observedGeneration, cr.metadata.generation);
+          assert.equal(condition(cr, 'Degraded')?.status, 'False', condition(cr, 'Degraded')?.message);
+          assert.ok((await eventReasons(GRANTED, name)).includes('Applied'), 'an Applied event');
+        },
+        { timeoutMs: 20_000, description: `App ${name} to converge; log tail:\n${logTail()}` },
+      );
     }
-    assert.deepEqual(await assertChildren(await getCr('App', GRANTED, 'scaled')), ['Deployment/scaled', 'HorizontalPodAutoscaler/scaled', 'PodDisruptionBudget/scaled']);
+    assert.deepEqual(await assertChildren(await getCr('App', GRANTED, 'scaled')), [
+      'Deployment/scaled',
+      'HorizontalPodAutoscaler/scaled',
+      'PodDisruptionBudget/scaled',
+    ]);
     // An update (patch of existing children), then a prune (delete).
     await mergePatch('App', GRANTED, 'web', { spec: { replicas: 3, ports: null } });
-    await eventually(async () => {
-      const cr = await getCr('App', GRANTED, 'web');
-      assert.equal(cr.status?.observedGeneration, cr.metadata.generation);
-      assert.deepEqual(await assertChildren(cr), ['Deployment/web', 'PodDisruptionBudget/web']);
-      const d = await objects().read({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace: GRANTED } }) as LiveObject & { spec?: { replicas?: number } };
-      assert.equal(d.spec?.replicas, 3);
-      await assert.rejects(admin.makeApiClient(CoreV1Api).readNamespacedService({ namespace: GRANTED, name: 'web' }), (e: unknown) => e instanceof ApiException && e.code === 404);
-      assert.ok((await eventReasons(GRANTED, 'web')).includes('Pruned'), 'a Pruned event');
-    }, { timeoutMs: 20_000, description: `App web to scale and lose its Service; log tail:\n${logTail()}` });
+    await eventually(
+      async () => {
+        const cr = await getCr('App', GRANTED, 'web');
+        assert.equal(cr.status?.observedGeneration, cr.metadata.generation);
+        assert.deepEqual(await assertChildren(cr), ['Deployment/web', 'PodDisruptionBudget/web']);
+        const d = (await objects().read({
+          apiVersion: 'apps/v1',
+          kind: 'Deployment',
+          metadata: { name: 'web', namespace: GRANTED },
+        })) as LiveObject & { spec?: { replicas?: number } };
+        assert.equal(d.spec?.replicas, 3);
+        await assert.rejects(
+          admin.makeApiClient(CoreV1Api).readNamespacedService({ namespace: GRANTED, name: 'web' }),
+          (e: unknown) => e instanceof ApiException && e.code === 404,
+        );
+        assert.ok((await eventReasons(GRANTED, 'web')).includes('Pruned'), 'a Pruned event');
+      },
+      { timeoutMs: 20_000, description: `App web to scale and lose its Service; log tail:\n${logTail()}` },
+    );
   });
 
   it('reconciles a MySQLCluster end to end: its credentials Secret, children owned by it, status and Events', async () => {
     // The backup volume is the user's to create; without it the cluster is Degraded (BackupVolumeMissing).
-    await admin.makeApiClient(CoreV1Api).createNamespacedPersistentVolumeClaim({ namespace: GRANTED, body: { metadata: { name: 'db-backups' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } } });
+    await admin.makeApiClient(CoreV1Api).createNamespacedPersistentVolumeClaim({
+      namespace: GRANTED,
+      body: {
+        metadata: { name: 'db-backups' },
+        spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+      },
+    });
     // Delete on deletion: the generated Secret is then owned by the cluster (blockOwnerDeletion too).
-    await createCr('MySQLCluster', GRANTED, 'db', { replicas: 2, backup: { schedule: '0 3 * * *', persistentVolumeClaimName: 'db-backups' }, pvcRetention: { whenDeleted: 'Delete' } });
-    await eventually(async () => {
-      const cr = await getCr('MySQLCluster', GRANTED, 'db');
-      const children = await assertChildren(cr);
-      assert.ok(children.includes('StatefulSet/db') && children.includes('CronJob/db-backup') && children.some((c) => c.startsWith('ConfigMap/')), children.join(', '));
-      assert.equal(cr.status?.observedGeneration, cr.metadata.generation);
-      assert.equal(cr.status?.credentialsSecretName, 'db-credentials');
-      assert.equal(condition(cr, 'Degraded')?.status, 'False', condition(cr, 'Degraded')?.message);
-      const secret = await admin.makeApiClient(CoreV1Api).readNamespacedSecret({ namespace: GRANTED, name: 'db-credentials' });
-      assert.deepEqual(Object.keys(secret.data ?? {}).sort(), ['replication-password', 'root-password']);
-      assert.deepEqual(secret.metadata?.ownerReferences?.map((r) => [r.kind, r.name, r.uid, r.blockOwnerDeletion]), [['MySQLCluster', 'db', cr.metadata.uid, true]]);
-      const reasons = await eventReasons(GRANTED, 'db');
-      assert.ok(reasons.includes('CredentialsCreated') && reasons.includes('Applied'), reasons.join(', '));
-    }, { timeoutMs: 20_000, description: `MySQLCluster db to converge; log tail:\n${logTail()}` });
+    await createCr('MySQLCluster', GRANTED, 'db', {
+      replicas: 2,
+      backup: { schedule: '0 3 * * *', persistentVolumeClaimName: 'db-backups' },
+      pvcRetention: { whenDeleted: 'Delete' },
+    });
+    await eventually(
+      async () => {
+        const cr = await getCr('MySQLCluster', GRANTED, 'db');
+        const children = await assertChildren(cr);
+        assert.ok(
+          children.includes('StatefulSet/db') &&
+            children.includes('CronJob/db-backup') &&
+            children.some((c) => c.startsWith('ConfigMap/')),
+          children.join(', '),
+        );
+        assert.equal(cr.status?.observedGeneration, cr.metadata.generation);
+        assert.equal(cr.status?.credentialsSecretName, 'db-credentials');
+        assert.equal(condition(cr, 'Degraded')?.status, 'False', condition(cr, 'Degraded')?.message);
+        const secret = await admin
+          .makeApiClient(CoreV1Api)
+          .readNamespacedSecret({ namespace: GRANTED, name: 'db-credentials' });
+        assert.deepEqual(Object.keys(secret.data ?? {}).sort(), ['replication-password', 'root-password']);
+        assert.deepEqual(
+          secret.metadata?.ownerReferences?.map((r) => [r.kind, r.name, r.uid, r.blockOwnerDeletion]),
+          [['MySQLCluster', 'db', cr.metadata.uid, true]],
+        );
+        const reasons = await eventReasons(GRANTED, 'db');
+        assert.ok(reasons.includes('CredentialsCreated') && reasons.includes('Applied'), reasons.join(', '));
+      },
+      { timeoutMs: 20_000, description: `MySQLCluster db to converge; log tail:\n${logTail()}` },
+    );
   });
 
   it('was refused nothing on the way (rest_client_requests_total{code="403"} is 0)', async () => {
-    await eventually(async () => assert.equal(controller ? await valueOf(controller.metrics.workqueue.depth, { name: 'recon8s' }) : -1, 0), { timeoutMs: 20_000, description: 'an idle work queue' });
+    await eventually(
+      async () =>
+        assert.equal(controller ? await valueOf(controller.metrics.workqueue.depth, { name: 'recon8s' }) : -1, 0),
+      { timeoutMs: 20_000, description: 'an idle work queue' },
+    );
     const text = await metrics();
     assert.ok(restRequests(text, '200') > 0, 'requests are counted');
-    assert.equal(restRequests(text, '403'), 0, `403s:\n${text.split('\n').filter((l) => l.includes('code="403"')).join('\n')}\n${logTail()}`);
+    assert.equal(
+      restRequests(text, '403'),
+      0,
+      `403s:\n${text
+        .split('\n')
+        .filter((l) => l.includes('code="403"'))
+        .join('\n')}\n${logTail()}`,
+    );
     assert.equal(restRequests(text, '401'), 0);
     assert.ok(!logLines.some((l) => /forbidden/i.test(l)), 'no "forbidden" in the log');
   });
@@ -232,45 +392,92 @@ describe('operator install and least-privilege RBAC (own control plane, OwnerRef
     const granted = (): Access[] => {
       const out: Access[] = [];
       for (const kind of OWNER_KINDS) {
-        for (const verb of ['get', 'list', 'watch', 'patch']) out.push({ verb, group: kind.group, resource: kind.plural, namespace: GRANTED }, { verb, group: kind.group, resource: kind.plural });
-        for (const verb of ['get', 'patch']) out.push({ verb, group: kind.group, resource: kind.plural, subresource: 'status', namespace: FORBIDDEN });
-        out.push({ verb: 'update', group: kind.group, resource: kind.plural, subresource: 'finalizers', namespace: FORBIDDEN });
+        for (const verb of ['get', 'list', 'watch', 'patch'])
+          out.push(
+            { verb, group: kind.group, resource: kind.plural, namespace: GRANTED },
+            { verb, group: kind.group, resource: kind.plural },
+          );
+        for (const verb of ['get', 'patch'])
+          out.push({ verb, group: kind.group, resource: kind.plural, subresource: 'status', namespace: FORBIDDEN });
+        out.push({
+          verb: 'update',
+          group: kind.group,
+          resource: kind.plural,
+          subresource: 'finalizers',
+          namespace: FORBIDDEN,
+        });
       }
       for (const type of Object.values(CHILD_TYPES).flat()) {
-        const group = type.apiVersion.includes('/') ? type.apiVersion.split('/')[0] ?? '' : '';
-        for (const verb of ['get', 'list', 'watch', 'create', 'patch', 'delete']) out.push({ verb, group, resource: type.plural, namespace: FORBIDDEN });
+        const group = type.apiVersion.includes('/') ? (type.apiVersion.split('/')[0] ?? '') : '';
+        for (const verb of ['get', 'list', 'watch', 'create', 'patch', 'delete'])
+          out.push({ verb, group, resource: type.plural, namespace: FORBIDDEN });
         for (const verb of ['list', 'watch']) out.push({ verb, group, resource: type.plural });
       }
-      for (const verb of ['get', 'patch']) out.push({ verb, group: '', resource: 'persistentvolumeclaims', namespace: FORBIDDEN });
-      for (const verb of ['list', 'watch']) out.push({ verb, group: '', resource: 'pods', namespace: FORBIDDEN }, { verb, group: '', resource: 'pods' });
+      for (const verb of ['get', 'patch'])
+        out.push({ verb, group: '', resource: 'persistentvolumeclaims', namespace: FORBIDDEN });
+      for (const verb of ['list', 'watch'])
+        out.push({ verb, group: '', resource: 'pods', namespace: FORBIDDEN }, { verb, group: '', resource: 'pods' });
       out.push({ verb: 'create', group: '', resource: 'events', namespace: FORBIDDEN });
-      for (const verb of ['get', 'create', 'patch']) out.push({ verb, group: '', resource: 'secrets', namespace: GRANTED });
+      for (const verb of ['get', 'create', 'patch'])
+        out.push({ verb, group: '', resource: 'secrets', namespace: GRANTED });
       out.push({ verb: 'create', group: 'coordination.k8s.io', resource: 'leases', namespace: OPERATOR_NS });
-      for (const verb of ['get', 'update']) out.push({ verb, group: 'coordination.k8s.io', resource: 'leases', name: LEADER_ELECTION_LEASE, namespace: OPERATOR_NS });
+      for (const verb of ['get', 'update'])
+        out.push({
+          verb,
+          group: 'coordination.k8s.io',
+          resource: 'leases',
+          name: LEADER_ELECTION_LEASE,
+          namespace: OPERATOR_NS,
+        });
       return out;
     };
 
     const denied: Access[] = [
       // Secrets: not where there is no grant; never list/watch (anywhere); never change or delete one.
       ...['get', 'create', 'list'].map((verb) => ({ verb, group: '', resource: 'secrets', namespace: FORBIDDEN })),
-      ...['list', 'watch', 'update', 'delete', 'deletecollection'].map((verb) => ({ verb, group: '', resource: 'secrets', namespace: GRANTED })),
+      ...['list', 'watch', 'update', 'delete', 'deletecollection'].map((verb) => ({
+        verb,
+        group: '',
+        resource: 'secrets',
+        namespace: GRANTED,
+      })),
       ...['get', 'list', 'watch'].map((verb) => ({ verb, group: '', resource: 'secrets' })),
       { verb: 'get', group: '', resource: 'secrets', namespace: 'kube-system' },
       // Pods: only watched (the MySQL members' reports), never written, entered or read from; nodes: not its business.
       { verb: 'get', group: '', resource: 'pods', namespace: GRANTED },
-      ...['create', 'update', 'patch', 'delete'].map((verb) => ({ verb, group: '', resource: 'pods', namespace: GRANTED })),
+      ...['create', 'update', 'patch', 'delete'].map((verb) => ({
+        verb,
+        group: '',
+        resource: 'pods',
+        namespace: GRANTED,
+      })),
       { verb: 'patch', group: '', resource: 'pods', subresource: 'status', namespace: GRANTED },
       { verb: 'create', group: '', resource: 'pods', subresource: 'exec', namespace: GRANTED },
       { verb: 'get', group: '', resource: 'pods', subresource: 'log', namespace: GRANTED },
       { verb: 'get', group: '', resource: 'nodes' },
       // Namespaces, RBAC, CRDs, tokens, impersonation: no escalation path.
       ...['create', 'delete', 'update'].map((verb) => ({ verb, group: '', resource: 'namespaces', name: FORBIDDEN })),
-      ...['create', 'update', 'escalate', 'bind'].map((verb) => ({ verb, group: 'rbac.authorization.k8s.io', resource: 'clusterroles' })),
+      ...['create', 'update', 'escalate', 'bind'].map((verb) => ({
+        verb,
+        group: 'rbac.authorization.k8s.io',
+        resource: 'clusterroles',
+      })),
       { verb: 'create', group: 'rbac.authorization.k8s.io', resource: 'clusterrolebindings' },
       { verb: 'create', group: 'rbac.authorization.k8s.io', resource: 'rolebindings', namespace: FORBIDDEN },
       { verb: 'create', group: 'rbac.authorization.k8s.io', resource: 'roles', namespace: GRANTED },
-      ...['create', 'update', 'delete'].map((verb) => ({ verb, group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions' })),
-      { verb: 'create', group: '', resource: 'serviceaccounts', subresource: 'token', name: OPERATOR_NAME, namespace: OPERATOR_NS },
+      ...['create', 'update', 'delete'].map((verb) => ({
+        verb,
+        group: 'apiextensions.k8s.io',
+        resource: 'customresourcedefinitions',
+      })),
+      {
+        verb: 'create',
+        group: '',
+        resource: 'serviceaccounts',
+        subresource: 'token',
+        name: OPERATOR_NAME,
+        namespace: OPERATOR_NS,
+      },
       { verb: 'impersonate', group: '', resource: 'users' },
       { verb: 'impersonate', group: '', resource: 'serviceaccounts', namespace: OPERATOR_NS },
       // Its own resources: it never creates, replaces or deletes them (only patches metadata and status).
@@ -279,24 +486,54 @@ describe('operator install and least-privilege RBAC (own control plane, OwnerRef
       // Children: no replace (update), no deletecollection; PVCs are only read and grown.
       { verb: 'update', group: 'apps', resource: 'deployments', namespace: GRANTED },
       { verb: 'deletecollection', group: '', resource: 'configmaps', namespace: GRANTED },
-      ...['create', 'update', 'delete', 'list'].map((verb) => ({ verb, group: '', resource: 'persistentvolumeclaims', namespace: GRANTED })),
+      ...['create', 'update', 'delete', 'list'].map((verb) => ({
+        verb,
+        group: '',
+        resource: 'persistentvolumeclaims',
+        namespace: GRANTED,
+      })),
       { verb: 'update', group: 'apps', resource: 'deployments', subresource: 'scale', namespace: GRANTED },
       ...['list', 'patch', 'delete'].map((verb) => ({ verb, group: '', resource: 'events', namespace: GRANTED })),
       // Leases: only its own, only in the operator namespace.
-      ...['get', 'create', 'update'].flatMap((verb) => [GRANTED, 'kube-system', 'default'].map((namespace) => ({ verb, group: 'coordination.k8s.io', resource: 'leases', name: LEADER_ELECTION_LEASE, namespace }))),
-      ...['get', 'update', 'delete'].map((verb) => ({ verb, group: 'coordination.k8s.io', resource: 'leases', name: 'someone-elses', namespace: OPERATOR_NS })),
-      ...['list', 'watch', 'delete'].map((verb) => ({ verb, group: 'coordination.k8s.io', resource: 'leases', namespace: OPERATOR_NS })),
+      ...['get', 'create', 'update'].flatMap((verb) =>
+        [GRANTED, 'kube-system', 'default'].map((namespace) => ({
+          verb,
+          group: 'coordination.k8s.io',
+          resource: 'leases',
+          name: LEADER_ELECTION_LEASE,
+          namespace,
+        })),
+      ),
+      ...['get', 'update', 'delete'].map((verb) => ({
+        verb,
+        group: 'coordination.k8s.io',
+        resource: 'leases',
+        name: 'someone-elses',
+        namespace: OPERATOR_NS,
+      })),
+      ...['list', 'watch', 'delete'].map((verb) => ({
+        verb,
+        group: 'coordination.k8s.io',
+        resource: 'leases',
+        namespace: OPERATOR_NS,
+      })),
     ];
 
     it('is allowed every verb its ClusterRole, credentials binding and Role grant (SelfSubjectAccessReview)', async () => {
       const answers = await canI(sa.kubeConfig(), granted());
-      assert.deepEqual([...answers].filter(([, allowed]) => !allowed).map(([q]) => q), []);
+      assert.deepEqual(
+        [...answers].filter(([, allowed]) => !allowed).map(([q]) => q),
+        [],
+      );
     });
 
     it('is denied Secrets without the grant, list of Secrets anywhere, pods, namespaces, RBAC, CRDs, other Leases (SelfSubjectAccessReview)', async () => {
       const answers = await canI(sa.kubeConfig(), denied);
       assert.equal(answers.size, new Set(denied.map(describeAccess)).size);
-      assert.deepEqual([...answers].filter(([, allowed]) => allowed).map(([q]) => q), []);
+      assert.deepEqual(
+        [...answers].filter(([, allowed]) => allowed).map(([q]) => q),
+        [],
+      );
     });
 
     it('is refused the real calls with 403', async () => {
@@ -307,18 +544,59 @@ describe('operator install and least-privilege RBAC (own control plane, OwnerRef
         ['list Secrets cluster-wide', () => core.listSecretForAllNamespaces()],
         [`read a Secret in ${FORBIDDEN}`, () => core.readNamespacedSecret({ namespace: FORBIDDEN, name: 'anything' })],
         // (patch is granted, for the generated Secret's ownerReference; RBAC cannot narrow it to fields, the code does.)
-        [`replace a Secret in ${GRANTED}`, () => core.replaceNamespacedSecret({ namespace: GRANTED, name: 'db-credentials', body: { metadata: { name: 'db-credentials' }, stringData: { 'root-password': 'x' } } })],
-        [`change a Secret in ${FORBIDDEN}`, () => core.patchNamespacedSecret({ namespace: FORBIDDEN, name: 'anything', body: { stringData: { 'root-password': 'x' } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch))],
-        [`delete the generated Secret in ${GRANTED}`, () => core.deleteNamespacedSecret({ namespace: GRANTED, name: 'db-credentials' })],
+        [
+          `replace a Secret in ${GRANTED}`,
+          () =>
+            core.replaceNamespacedSecret({
+              namespace: GRANTED,
+              name: 'db-credentials',
+              body: { metadata: { name: 'db-credentials' }, stringData: { 'root-password': 'x' } },
+            }),
+        ],
+        [
+          `change a Secret in ${FORBIDDEN}`,
+          () =>
+            core.patchNamespacedSecret(
+              { namespace: FORBIDDEN, name: 'anything', body: { stringData: { 'root-password': 'x' } } },
+              setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+            ),
+        ],
+        [
+          `delete the generated Secret in ${GRANTED}`,
+          () => core.deleteNamespacedSecret({ namespace: GRANTED, name: 'db-credentials' }),
+        ],
         [`delete pods in ${GRANTED}`, () => core.deleteCollectionNamespacedPod({ namespace: GRANTED })],
         [`delete namespace ${FORBIDDEN}`, () => core.deleteNamespace({ name: FORBIDDEN })],
-        ['create a ClusterRole', () => kc.makeApiClient(RbacAuthorizationV1Api).createClusterRole({ body: { metadata: { name: 'recon8s-escalation' }, rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['list'] }] } })],
-        [`create a Lease in ${GRANTED}`, () => kc.makeApiClient(CoordinationV1Api).createNamespacedLease({ namespace: GRANTED, body: { metadata: { name: LEADER_ELECTION_LEASE } } })],
-        ['read a Lease in kube-system', () => kc.makeApiClient(CoordinationV1Api).readNamespacedLease({ namespace: 'kube-system', name: 'kube-controller-manager' })],
+        [
+          'create a ClusterRole',
+          () =>
+            kc.makeApiClient(RbacAuthorizationV1Api).createClusterRole({
+              body: {
+                metadata: { name: 'recon8s-escalation' },
+                rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['list'] }],
+              },
+            }),
+        ],
+        [
+          `create a Lease in ${GRANTED}`,
+          () =>
+            kc
+              .makeApiClient(CoordinationV1Api)
+              .createNamespacedLease({ namespace: GRANTED, body: { metadata: { name: LEADER_ELECTION_LEASE } } }),
+        ],
+        [
+          'read a Lease in kube-system',
+          () =>
+            kc
+              .makeApiClient(CoordinationV1Api)
+              .readNamespacedLease({ namespace: 'kube-system', name: 'kube-controller-manager' }),
+        ],
       ];
       for (const [what, call] of calls) await assert.rejects(call(), is403, `${what} must be 403`);
       // Nothing of the above got through.
-      const secret = await admin.makeApiClient(CoreV1Api).readNamespacedSecret({ namespace: GRANTED, name: 'db-credentials' });
+      const secret = await admin
+        .makeApiClient(CoreV1Api)
+        .readNamespacedSecret({ namespace: GRANTED, name: 'db-credentials' });
       assert.equal(secret.metadata?.deletionTimestamp, undefined);
     });
   });
@@ -326,39 +604,78 @@ describe('operator install and least-privilege RBAC (own control plane, OwnerRef
   describe('a namespace without the credentials grant', () => {
     it('makes a MySQLCluster there Degraded with reason CredentialsForbidden, and the controller carries on', async () => {
       await createCr('MySQLCluster', FORBIDDEN, 'orders', { replicas: 1 });
-      const cr = await eventually(async () => {
-        const cr = await getCr('MySQLCluster', FORBIDDEN, 'orders');
-        assert.deepEqual([condition(cr, 'Degraded')?.status, condition(cr, 'Degraded')?.reason], ['True', 'CredentialsForbidden']);
-        assert.equal(cr.status?.observedGeneration, cr.metadata.generation);
-        assert.ok((await eventReasons(FORBIDDEN, 'orders')).includes('CredentialsForbidden'), 'a CredentialsForbidden event');
-        return cr;
-      }, { timeoutMs: 20_000, description: `the CredentialsForbidden condition; log tail:\n${logTail()}` });
-      assert.match(condition(cr, 'Degraded')?.message ?? '', /kubectl create rolebinding recon8s-credentials -n no-secrets --clusterrole=recon8s-credentials/);
+      const cr = await eventually(
+        async () => {
+          const cr = await getCr('MySQLCluster', FORBIDDEN, 'orders');
+          assert.deepEqual(
+            [condition(cr, 'Degraded')?.status, condition(cr, 'Degraded')?.reason],
+            ['True', 'CredentialsForbidden'],
+          );
+          assert.equal(cr.status?.observedGeneration, cr.metadata.generation);
+          assert.ok(
+            (await eventReasons(FORBIDDEN, 'orders')).includes('CredentialsForbidden'),
+            'a CredentialsForbidden event',
+          );
+          return cr;
+        },
+        { timeoutMs: 20_000, description: `the CredentialsForbidden condition; log tail:\n${logTail()}` },
+      );
+      assert.match(
+        condition(cr, 'Degraded')?.message ?? '',
+        /kubectl create rolebinding recon8s-credentials -n no-secrets --clusterrole=recon8s-credentials/,
+      );
       // The refusals are counted: the happy path's zero above means something.
       assert.ok(restRequests(await metrics(), '403') > 0, 'the Secrets 403s are counted');
       // The rest of the work goes on.
       assert.ok(controller?.isActive());
       await mergePatch('App', GRANTED, 'web', { spec: { replicas: 4 } });
-      await eventually(async () => {
-        const d = await objects().read({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace: GRANTED } }) as LiveObject & { spec?: { replicas?: number } };
-        assert.equal(d.spec?.replicas, 4);
-      }, { description: 'App web to still be reconciled' });
+      await eventually(
+        async () => {
+          const d = (await objects().read({
+            apiVersion: 'apps/v1',
+            kind: 'Deployment',
+            metadata: { name: 'web', namespace: GRANTED },
+          })) as LiveObject & { spec?: { replicas?: number } };
+          assert.equal(d.spec?.replicas, 4);
+        },
+        { description: 'App web to still be reconciled' },
+      );
     });
 
     it('recovers once the grant documented in the chart (and in the condition) is made', async () => {
-      const r = kubectl(cp, ['create', 'rolebinding', CREDENTIALS_CLUSTER_ROLE, '-n', FORBIDDEN, `--clusterrole=${CREDENTIALS_CLUSTER_ROLE}`, `--serviceaccount=${OPERATOR_NS}:${OPERATOR_NAME}`]);
+      const r = kubectl(cp, [
+        'create',
+        'rolebinding',
+        CREDENTIALS_CLUSTER_ROLE,
+        '-n',
+        FORBIDDEN,
+        `--clusterrole=${CREDENTIALS_CLUSTER_ROLE}`,
+        `--serviceaccount=${OPERATOR_NS}:${OPERATOR_NAME}`,
+      ]);
       assert.equal(r.status, 0, r.stderr);
-      await eventually(async () => {
-        const answers = await canI(sa.kubeConfig(), [{ verb: 'create', group: '', resource: 'secrets', namespace: FORBIDDEN }]);
-        assert.ok([...answers.values()].every(Boolean));
-      }, { description: 'the grant to take effect' });
+      await eventually(
+        async () => {
+          const answers = await canI(sa.kubeConfig(), [
+            { verb: 'create', group: '', resource: 'secrets', namespace: FORBIDDEN },
+          ]);
+          assert.ok([...answers.values()].every(Boolean));
+        },
+        { description: 'the grant to take effect' },
+      );
       // A change brings it back at once (otherwise the controller looks again within 30 s).
-      await mergePatch('MySQLCluster', FORBIDDEN, 'orders', { metadata: { annotations: { 'example.com/touched': '1' } } });
-      await eventually(async () => {
-        const cr = await getCr('MySQLCluster', FORBIDDEN, 'orders');
-        assert.equal(condition(cr, 'Degraded')?.status, 'False', condition(cr, 'Degraded')?.message);
-        await admin.makeApiClient(CoreV1Api).readNamespacedSecret({ namespace: FORBIDDEN, name: 'orders-credentials' });
-      }, { timeoutMs: 20_000, description: `MySQLCluster orders to get its credentials; log tail:\n${logTail()}` });
+      await mergePatch('MySQLCluster', FORBIDDEN, 'orders', {
+        metadata: { annotations: { 'example.com/touched': '1' } },
+      });
+      await eventually(
+        async () => {
+          const cr = await getCr('MySQLCluster', FORBIDDEN, 'orders');
+          assert.equal(condition(cr, 'Degraded')?.status, 'False', condition(cr, 'Degraded')?.message);
+          await admin
+            .makeApiClient(CoreV1Api)
+            .readNamespacedSecret({ namespace: FORBIDDEN, name: 'orders-credentials' });
+        },
+        { timeoutMs: 20_000, description: `MySQLCluster orders to get its credentials; log tail:\n${logTail()}` },
+      );
     });
   });
 
@@ -367,9 +684,18 @@ describe('operator install and least-privilege RBAC (own control plane, OwnerRef
     const userWith = async (user: string, rules: V1PolicyRule[], check: Access): Promise<KubeConfig> => {
       const rbac = admin.makeApiClient(RbacAuthorizationV1Api);
       await rbac.createNamespacedRole({ namespace: GRANTED, body: { metadata: { name: user }, rules } });
-      await rbac.createNamespacedRoleBinding({ namespace: GRANTED, body: { metadata: { name: user }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: user }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user }] } });
+      await rbac.createNamespacedRoleBinding({
+        namespace: GRANTED,
+        body: {
+          metadata: { name: user },
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: user },
+          subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user }],
+        },
+      });
       const kc = (await cp.mintCredentials({ user })).kubeConfig();
-      await eventually(async () => assert.ok((await canI(kc, [check])).values().next().value), { description: `${user}'s Role to take effect` });
+      await eventually(async () => assert.ok((await canI(kc, [check])).values().next().value), {
+        description: `${user}'s Role to take effect`,
+      });
       return kc;
     };
     const applyAs = async (kc: KubeConfig, obj: KubernetesObject | LiveObject): Promise<unknown> => {
@@ -380,27 +706,56 @@ describe('operator install and least-privilege RBAC (own control plane, OwnerRef
         await client.close();
       }
     };
-    const configMap = (name: string, extra: Record<string, unknown> = {}): LiveObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: GRANTED, ...extra }, data: { a: '1' } } as LiveObject);
+    const configMap = (name: string, extra: Record<string, unknown> = {}): LiveObject =>
+      ({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name, namespace: GRANTED, ...extra },
+        data: { a: '1' },
+      }) as LiveObject;
     const cmAccess = (verb: string): Access => ({ verb, group: '', resource: 'configmaps', namespace: GRANTED });
 
     it('a server-side apply that creates needs both create and patch; one that updates needs only patch', async () => {
-      const patchOnly = await userWith('ssa-patch-only', [{ apiGroups: [''], resources: ['configmaps'], verbs: ['patch'] }], cmAccess('patch'));
-      const createOnly = await userWith('ssa-create-only', [{ apiGroups: [''], resources: ['configmaps'], verbs: ['create'] }], cmAccess('create'));
-      const both = await userWith('ssa-create-patch', [{ apiGroups: [''], resources: ['configmaps'], verbs: ['create', 'patch'] }], cmAccess('create'));
+      const patchOnly = await userWith(
+        'ssa-patch-only',
+        [{ apiGroups: [''], resources: ['configmaps'], verbs: ['patch'] }],
+        cmAccess('patch'),
+      );
+      const createOnly = await userWith(
+        'ssa-create-only',
+        [{ apiGroups: [''], resources: ['configmaps'], verbs: ['create'] }],
+        cmAccess('create'),
+      );
+      const both = await userWith(
+        'ssa-create-patch',
+        [{ apiGroups: [''], resources: ['configmaps'], verbs: ['create', 'patch'] }],
+        cmAccess('create'),
+      );
       await assert.rejects(applyAs(patchOnly, configMap('ssa-1')), is403, 'patch alone cannot create');
       await assert.rejects(applyAs(createOnly, configMap('ssa-1')), is403, 'create alone cannot apply');
       await applyAs(both, configMap('ssa-1'));
       await applyAs(patchOnly, { ...configMap('ssa-1'), data: { a: '2' } } as LiveObject);
     });
 
-    it('blockOwnerDeletion on a child needs update on the owner\'s /finalizers', async () => {
+    it("blockOwnerDeletion on a child needs update on the owner's /finalizers", async () => {
       const owner = await createCr('App', GRANTED, 'owner', { image: 'nginx:1.27' });
-      const ref = (blockOwnerDeletion: boolean): Record<string, unknown> => ({ ownerReferences: [{ apiVersion: API_VERSION, kind: 'App', name: 'owner', uid: owner.metadata.uid, blockOwnerDeletion }] });
+      const ref = (blockOwnerDeletion: boolean): Record<string, unknown> => ({
+        ownerReferences: [
+          { apiVersion: API_VERSION, kind: 'App', name: 'owner', uid: owner.metadata.uid, blockOwnerDeletion },
+        ],
+      });
       const childRules = { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'create', 'patch', 'delete'] };
       const without = await userWith('owner-no-finalizers', [childRules], cmAccess('create'));
       await applyAs(without, configMap('owned-1', ref(false)));
-      await assert.rejects(applyAs(without, configMap('owned-2', ref(true))), (e: unknown) => is403(e) && /blockOwnerDeletion/.test(String((e as ApiException<unknown>).body)));
-      const withFinalizers = await userWith('owner-finalizers', [childRules, { apiGroups: [GROUP], resources: ['apps/finalizers'], verbs: ['update'] }], { verb: 'update', group: GROUP, resource: 'apps', subresource: 'finalizers', namespace: GRANTED });
+      await assert.rejects(
+        applyAs(without, configMap('owned-2', ref(true))),
+        (e: unknown) => is403(e) && /blockOwnerDeletion/.test(String((e as ApiException<unknown>).body)),
+      );
+      const withFinalizers = await userWith(
+        'owner-finalizers',
+        [childRules, { apiGroups: [GROUP], resources: ['apps/finalizers'], verbs: ['update'] }],
+        { verb: 'update', group: GROUP, resource: 'apps', subresource: 'finalizers', namespace: GRANTED },
+      );
       await applyAs(withFinalizers, configMap('owned-2', ref(true)));
     });
   });

@@ -6,8 +6,13 @@ import { kubectl } from './support/kubectl.js';
 import type { OperatorInstall } from './support/operator-manifests.js';
 import { inNamespace, kindName, toYaml, withSynthesizedOperator } from './support/operator-manifests.js';
 
-interface PodTemplate { metadata?: { labels?: Record<string, string> }; spec: Record<string, unknown> }
-interface DeploymentLike extends KubernetesObject { spec: { template: PodTemplate } }
+interface PodTemplate {
+  metadata?: { labels?: Record<string, string> };
+  spec: Record<string, unknown>;
+}
+interface DeploymentLike extends KubernetesObject {
+  spec: { template: PodTemplate };
+}
 
 const CLUSTER_SCOPED = new Set(['Namespace', 'CustomResourceDefinition', 'ClusterRole', 'ClusterRoleBinding']);
 
@@ -24,7 +29,11 @@ describe('operator install manifests (dist/install.yaml) on a real API server', 
   });
 
   const dryRun = (objects: readonly KubernetesObject[]): { status: number | null; stderr: string } =>
-    kubectl(controlPlane(), ['apply', '--server-side', '--dry-run=server', '--field-manager=recon8s-tests', '-f', '-'], toYaml(objects));
+    kubectl(
+      controlPlane(),
+      ['apply', '--server-side', '--dry-run=server', '--field-manager=recon8s-tests', '-f', '-'],
+      toYaml(objects),
+    );
 
   /** The install moved to a fresh namespace labelled exactly like the install's own Namespace. */
   const inFreshNamespace = async (prefix: string): Promise<{ namespace: string; objects: KubernetesObject[] }> => {
@@ -44,8 +53,13 @@ describe('operator install manifests (dist/install.yaml) on a real API server', 
     }
     const last = (kind: string): number => kinds.lastIndexOf(kind);
     assert.ok(last('ServiceAccount') < kinds.indexOf('Deployment'), 'the ServiceAccount before the Deployment');
-    assert.ok(Math.max(last('ClusterRoleBinding'), last('RoleBinding')) < kinds.indexOf('Deployment'), 'RBAC before the Deployment');
-    const binding = install.objects.find((o) => o.kind === 'RoleBinding' && o.metadata.namespace === credentialsNamespace);
+    assert.ok(
+      Math.max(last('ClusterRoleBinding'), last('RoleBinding')) < kinds.indexOf('Deployment'),
+      'RBAC before the Deployment',
+    );
+    const binding = install.objects.find(
+      (o) => o.kind === 'RoleBinding' && o.metadata.namespace === credentialsNamespace,
+    );
     assert.ok(binding, `a credentials RoleBinding in ${credentialsNamespace} (RECON8S_CREDENTIALS_NAMESPACES)`);
   });
 
@@ -66,9 +80,18 @@ describe('operator install manifests (dist/install.yaml) on a real API server', 
     // A Deployment is only warned about; a Pod is refused outright under enforce. (Its ServiceAccount must exist.)
     const serviceAccount = objects.find((o) => o.kind === 'ServiceAccount');
     assert.ok(serviceAccount);
-    const sa = kubectl(controlPlane(), ['apply', '--server-side', '--field-manager=recon8s-tests', '-f', '-'], toYaml([serviceAccount]));
+    const sa = kubectl(
+      controlPlane(),
+      ['apply', '--server-side', '--field-manager=recon8s-tests', '-f', '-'],
+      toYaml([serviceAccount]),
+    );
     assert.equal(sa.status, 0, sa.stderr);
-    const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'recon8s-template', namespace, labels: deployment.spec.template.metadata?.labels }, spec: deployment.spec.template.spec };
+    const pod = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'recon8s-template', namespace, labels: deployment.spec.template.metadata?.labels },
+      spec: deployment.spec.template.spec,
+    };
     const p = kubectl(controlPlane(), ['create', '--dry-run=server', '-f', '-'], JSON.stringify(pod));
     assert.equal(p.status, 0, p.stderr);
     assert.doesNotMatch(p.stderr, /PodSecurity|violate/i, p.stderr);

@@ -51,10 +51,21 @@ describe('cdk8s import of the recon8s CRDs', function () {
     project = join(work, 'project');
     mkdirSync(join(project, 'node_modules'), { recursive: true });
     writeFileSync(join(project, 'package.json'), '{ "name": "crd-consumer", "private": true, "type": "module" }\n');
-    for (const dep of ['cdk8s', 'constructs']) symlinkSync(join(REPO_ROOT, 'node_modules', dep), join(project, 'node_modules', dep), 'dir');
-    const imported = exec(join(REPO_ROOT, 'node_modules', '.bin', 'cdk8s'), [
-      'import', join(work, 'synth', 'crds.k8s.yaml'), '--language', 'typescript', '--output', 'imports', '--no-check-upgrade',
-    ], { cwd: project, timeoutMs: 90_000 });
+    for (const dep of ['cdk8s', 'constructs'])
+      symlinkSync(join(REPO_ROOT, 'node_modules', dep), join(project, 'node_modules', dep), 'dir');
+    const imported = exec(
+      join(REPO_ROOT, 'node_modules', '.bin', 'cdk8s'),
+      [
+        'import',
+        join(work, 'synth', 'crds.k8s.yaml'),
+        '--language',
+        'typescript',
+        '--output',
+        'imports',
+        '--no-check-upgrade',
+      ],
+      { cwd: project, timeoutMs: 90_000 },
+    );
     assertSucceeded(imported);
     generated = join(project, 'imports', 'recon8s.dev.ts');
     writeFileSync(join(project, 'main.ts'), MAIN_TS);
@@ -62,7 +73,9 @@ describe('cdk8s import of the recon8s CRDs', function () {
     writeTsconfig(join(project, 'tsconfig.json'), ['main.ts']);
     writeTsconfig(join(project, 'tsconfig.bad.json'), ['bad.ts'], { noEmit: true });
   });
-  after(() => { if (work) rmSync(work, { recursive: true, force: true }); });
+  after(() => {
+    if (work) rmSync(work, { recursive: true, force: true });
+  });
 
   it('generates App and MySqlCluster classes for recon8s.dev/v1alpha1', () => {
     assert.ok(existsSync(generated), `${generated} was not generated`);
@@ -83,23 +96,39 @@ describe('cdk8s import of the recon8s CRDs', function () {
     assert.notEqual(r.status, 0, explain(r));
     const errors = tscErrors(r);
     assert.equal(errors.length, 3, explain(r));
-    assert.match(errors[0] ?? '', /^bad\.ts\(5,\d+\): error TS2322: Type 'string' is not assignable to type 'number'/, explain(r));
+    assert.match(
+      errors[0] ?? '',
+      /^bad\.ts\(5,\d+\): error TS2322: Type 'string' is not assignable to type 'number'/,
+      explain(r),
+    );
     assert.match(errors[1] ?? '', /^bad\.ts\(6,\d+\): error TS2561: .*'replica'/, explain(r));
     assert.match(errors[2] ?? '', /^bad\.ts\(7,\d+\): error TS2741: Property 'image' is missing/, explain(r));
   });
 
   it('what they synthesize is a valid App and MySQLCluster for recon8s render', () => {
     assert.ok(existsSync(join(project, 'out', 'main.js')), 'the project did not compile (see above)');
-    const synth = exec(process.execPath, ['--input-type=module', '-e', "const m = await import('./out/main.js'); process.stdout.write(m.synthesize());"], { cwd: project, timeoutMs: 60_000 });
+    const synth = exec(
+      process.execPath,
+      ['--input-type=module', '-e', "const m = await import('./out/main.js'); process.stdout.write(m.synthesize());"],
+      { cwd: project, timeoutMs: 60_000 },
+    );
     assertSucceeded(synth);
-    const resources = parseAllDocuments(synth.stdout).map((d) => d.toJS() as { apiVersion: string; kind: string; spec: Record<string, unknown> });
-    assert.deepEqual(resources.map((r) => `${r.apiVersion} ${r.kind}`), ['recon8s.dev/v1alpha1 App', 'recon8s.dev/v1alpha1 MySQLCluster']);
+    const resources = parseAllDocuments(synth.stdout).map(
+      (d) => d.toJS() as { apiVersion: string; kind: string; spec: Record<string, unknown> },
+    );
+    assert.deepEqual(
+      resources.map((r) => `${r.apiVersion} ${r.kind}`),
+      ['recon8s.dev/v1alpha1 App', 'recon8s.dev/v1alpha1 MySQLCluster'],
+    );
     assert.deepEqual(resources[1]?.spec, { replicas: 3, version: '8.4', storage: { size: '20Gi' } });
     const file = join(work, 'resources.yaml');
     writeFileSync(file, synth.stdout);
     const rendered = runCli(['render', '-f', file, '-o', 'json']);
     assert.equal(rendered.status, 0, rendered.stderr);
-    const kinds = (JSON.parse(rendered.stdout) as { items: { kind: string; metadata: { name: string } }[] }).items.map((o) => `${o.kind}/${o.metadata.name}`);
-    for (const expected of ['Deployment/web', 'StatefulSet/db']) assert.ok(kinds.includes(expected), `${expected} not in ${kinds.join(', ')}`);
+    const kinds = (JSON.parse(rendered.stdout) as { items: { kind: string; metadata: { name: string } }[] }).items.map(
+      (o) => `${o.kind}/${o.metadata.name}`,
+    );
+    for (const expected of ['Deployment/web', 'StatefulSet/db'])
+      assert.ok(kinds.includes(expected), `${expected} not in ${kinds.join(', ')}`);
   });
 });

@@ -41,38 +41,63 @@ describe('Dockerfile, replayed without Docker', function () {
     // npm_config_offline: npm ci takes everything from the npm cache, as the repository's own npm ci left it.
     let replayed: ReplayedStage[];
     try {
-      replayed = replayDockerfile(stages, REPO_ROOT, work, { env: childEnv({ npm_config_offline: 'true' }), runTimeoutMs: 240_000 });
+      replayed = replayDockerfile(stages, REPO_ROOT, work, {
+        env: childEnv({ npm_config_offline: 'true' }),
+        runTimeoutMs: 240_000,
+      });
     } catch (e) {
       if (!/ENOTCACHED/.test(String(e))) throw e;
-      console.log('      (skipped: npm ci --offline failed, ENOTCACHED: the npm cache lacks a package of the lockfile)');
+      console.log(
+        '      (skipped: npm ci --offline failed, ENOTCACHED: the npm cache lacks a package of the lockfile)',
+      );
       this.skip();
     }
     image = replayed.at(-1) as ReplayedStage;
     app = join(image.root, ...image.workdir.split('/'));
   });
-  after(() => { if (work) rmSync(work, { recursive: true, force: true }); });
+  after(() => {
+    if (work) rmSync(work, { recursive: true, force: true });
+  });
 
   /** The ENTRYPOINT, with the image's `node` being the Node 24 that runs the tests. */
   const entrypoint = (args: readonly string[], input?: string): ReturnType<typeof exec> => {
     const [node, ...rest] = execForm(instructions(image.stage, 'ENTRYPOINT').at(-1)?.args ?? '') ?? [];
     assert.equal(node, 'node');
-    return exec(process.execPath, [...rest, ...args], { cwd: app, timeoutMs: 60_000, input, env: { PATH: childEnv().PATH, ...image.env } });
+    return exec(process.execPath, [...rest, ...args], {
+      cwd: app,
+      timeoutMs: 60_000,
+      input,
+      env: { PATH: childEnv().PATH, ...image.env },
+    });
   };
 
   it('leaves in the runtime stage only package.json, build/ and node_modules', () => {
     assert.deepEqual(readdirSync(app).sort(), ['build', 'node_modules', 'package.json']);
     assert.ok(existsSync(join(app, 'build', 'lib', 'cli', 'main.js')));
-    assert.deepEqual(walk(join(app, 'build')).filter((p) => /\.test\.|\.ts$/.test(p) && !p.endsWith('.d.ts')), []);
+    assert.deepEqual(
+      walk(join(app, 'build')).filter((p) => /\.test\.|\.ts$/.test(p) && !p.endsWith('.d.ts')),
+      [],
+    );
   });
 
   it('has production dependencies only: no dev package, no second Node, no TypeScript', () => {
-    const lock = JSON.parse(readFileSync(join(REPO_ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { dev?: boolean }> };
-    const dev = Object.entries(lock.packages).filter(([path, e]) => path !== '' && e.dev).map(([path]) => path);
+    const lock = JSON.parse(readFileSync(join(REPO_ROOT, 'package-lock.json'), 'utf8')) as {
+      packages: Record<string, { dev?: boolean }>;
+    };
+    const dev = Object.entries(lock.packages)
+      .filter(([path, e]) => path !== '' && e.dev)
+      .map(([path]) => path);
     assert.ok(dev.includes('node_modules/node') && dev.includes('node_modules/typescript'));
-    assert.deepEqual(dev.filter((path) => existsSync(join(app, path))), []);
+    assert.deepEqual(
+      dev.filter((path) => existsSync(join(app, path))),
+      [],
+    );
     assert.equal(existsSync(join(app, 'node_modules', '.bin', 'node')), false);
-    const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
-    for (const dep of Object.keys(pkg.dependencies)) assert.ok(existsSync(join(app, 'node_modules', dep, 'package.json')), `${dep} is missing`);
+    const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as {
+      dependencies: Record<string, string>;
+    };
+    for (const dep of Object.keys(pkg.dependencies))
+      assert.ok(existsSync(join(app, 'node_modules', dep, 'package.json')), `${dep} is missing`);
   });
 
   it('is readable by the non-root USER, who owns nothing (files o+r, directories o+rx)', () => {

@@ -14,14 +14,34 @@ import { parseAllDocuments } from 'yaml';
 import { REPO_ROOT } from '../support/run.js';
 import type { InstallMethod } from '../support/package-tools.js';
 import {
-  assertSucceeded, exec, explain, installTarball, installTarballWith, packConstructs, tarballEntries, tempDir, tsc, tscErrors, writeTsconfig,
+  assertSucceeded,
+  exec,
+  explain,
+  installTarball,
+  installTarballWith,
+  packConstructs,
+  tarballEntries,
+  tempDir,
+  tsc,
+  tscErrors,
+  writeTsconfig,
 } from '../support/package-tools.js';
 
-interface K8sObject { kind: string; metadata: { name: string }; spec?: Record<string, unknown> }
-interface Deployment { spec: { replicas: number; template: { spec: { containers: { image: string }[] } } } }
+interface K8sObject {
+  kind: string;
+  metadata: { name: string };
+  spec?: Record<string, unknown>;
+}
+interface Deployment {
+  spec: { replicas: number; template: { spec: { containers: { image: string }[] } } };
+}
 
-const kindNames = (objects: readonly K8sObject[]): string[] => objects.map((o) => `${o.kind}/${o.metadata.name}`).sort();
-const parseYaml = (text: string): K8sObject[] => parseAllDocuments(text).map((d) => d.toJS() as K8sObject).filter((o) => o != null);
+const kindNames = (objects: readonly K8sObject[]): string[] =>
+  objects.map((o) => `${o.kind}/${o.metadata.name}`).sort();
+const parseYaml = (text: string): K8sObject[] =>
+  parseAllDocuments(text)
+    .map((d) => d.toJS() as K8sObject)
+    .filter((o) => o != null);
 
 // A consumer as the README shows it: `import * as recon8s from 'recon8s'`, next to cdk8s.
 const MAIN_TS = `import { App as Cdk8sApp, Chart } from 'cdk8s';
@@ -57,7 +77,6 @@ const chart = new Chart(new Cdk8sApp(), 'shop');
 new recon8s.App(chart, 'web', { image: 'nginx', replicas: 'two' });
 `;
 
-
 describe('the constructs package `recon8s` (npm run pack:constructs), as a cdk8s project installs it', function () {
   this.timeout(240_000);
   const version = (JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
@@ -72,42 +91,66 @@ describe('the constructs package `recon8s` (npm run pack:constructs), as a cdk8s
     tarball = packConstructs(work);
     consumer = join(work, 'consumer');
     installedBy = installTarball(consumer, tarball);
-    if (installedBy !== 'npm install --offline') console.log(`      (npm install --offline failed, ENOTCACHED: the npm cache lacks a dependency; recon8s was ${installedBy})`);
+    if (installedBy !== 'npm install --offline')
+      console.log(
+        `      (npm install --offline failed, ENOTCACHED: the npm cache lacks a dependency; recon8s was ${installedBy})`,
+      );
     writeFileSync(join(consumer, 'main.ts'), MAIN_TS);
     writeFileSync(join(consumer, 'cjs.cts'), CJS_CTS);
     writeFileSync(join(consumer, 'bad.ts'), BAD_TS);
     writeTsconfig(join(consumer, 'tsconfig.json'), ['main.ts', 'cjs.cts']);
     writeTsconfig(join(consumer, 'tsconfig.bad.json'), ['bad.ts'], { noEmit: true });
   });
-  after(() => { if (work) rmSync(work, { recursive: true, force: true }); });
+  after(() => {
+    if (work) rmSync(work, { recursive: true, force: true });
+  });
 
   it(`is recon8s-${version}.tgz with the compiled constructs and their types, README.md and package.json`, () => {
     assert.equal(tarball.endsWith(`recon8s-${version}.tgz`), true, tarball);
     const entries = tarballEntries(tarball);
     for (const required of [
-      'package.json', 'README.md', 'constructs/index.js', 'constructs/index.d.ts', 'constructs/operator/operator-chart.js',
-    ]) assert.ok(entries.includes(required), `${required} is missing from the tarball`);
+      'package.json',
+      'README.md',
+      'constructs/index.js',
+      'constructs/index.d.ts',
+      'constructs/operator/operator-chart.js',
+    ])
+      assert.ok(entries.includes(required), `${required} is missing from the tarball`);
     // Every module that is shipped comes with its declarations.
-    for (const js of entries.filter((e) => e.endsWith('.js'))) assert.ok(entries.includes(js.replace(/\.js$/, '.d.ts')), `${js} has no .d.ts`);
+    for (const js of entries.filter((e) => e.endsWith('.js')))
+      assert.ok(entries.includes(js.replace(/\.js$/, '.d.ts')), `${js} has no .d.ts`);
   });
 
   it('ships nothing else: no controller (lib/), no tests, no apps/, no TypeScript sources, no source maps', () => {
     const entries = tarballEntries(tarball);
-    const unexpected = entries.filter((e) => !(
-      e === 'package.json' || e === 'README.md' || e === 'LICENSE'
-      || /^constructs\/.+(\.js|\.d\.ts)$/.test(e)
-    ));
+    const unexpected = entries.filter(
+      (e) =>
+        !(e === 'package.json' || e === 'README.md' || e === 'LICENSE' || /^constructs\/.+(\.js|\.d\.ts)$/.test(e)),
+    );
     assert.deepEqual(unexpected, []);
-    assert.deepEqual(entries.filter((e) => /(^|\/)test\/|\.test\.|^apps\/|^examples\/|^bench\/|^scripts\/|tsbuildinfo/.test(e)), []);
-    assert.deepEqual(entries.filter((e) => e.endsWith('.ts') && !e.endsWith('.d.ts')), []);
+    assert.deepEqual(
+      entries.filter((e) => /(^|\/)test\/|\.test\.|^apps\/|^examples\/|^bench\/|^scripts\/|tsbuildinfo/.test(e)),
+      [],
+    );
+    assert.deepEqual(
+      entries.filter((e) => e.endsWith('.ts') && !e.endsWith('.d.ts')),
+      [],
+    );
   });
 
   it('requires nothing but its peers (cdk8s, constructs, cdk8s-plus-28), as caret ranges', () => {
-    const manifest = JSON.parse(exec('tar', ['-xzf', tarball, '-O', 'package/package.json'], { cwd: work, timeoutMs: 30_000 }).stdout) as Record<string, unknown>;
+    const manifest = JSON.parse(
+      exec('tar', ['-xzf', tarball, '-O', 'package/package.json'], { cwd: work, timeoutMs: 30_000 }).stdout,
+    ) as Record<string, unknown>;
     assert.equal(manifest.dependencies, undefined);
     assert.equal(manifest.bin, undefined);
-    const root = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
-    assert.deepEqual(manifest.peerDependencies, Object.fromEntries(['cdk8s', 'cdk8s-plus-28', 'constructs'].map((p) => [p, `^${root.dependencies[p]}`])));
+    const root = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as {
+      dependencies: Record<string, string>;
+    };
+    assert.deepEqual(
+      manifest.peerDependencies,
+      Object.fromEntries(['cdk8s', 'cdk8s-plus-28', 'constructs'].map((p) => [p, `^${root.dependencies[p]}`])),
+    );
   });
 
   it('installs into another project with its peers and no Kubernetes client, from the npm cache alone (--offline)', function () {
@@ -116,30 +159,46 @@ describe('the constructs package `recon8s` (npm run pack:constructs), as a cdk8s
     if (installedBy !== 'npm install --offline') this.skip();
     const installed = join(consumer, 'node_modules', 'recon8s');
     assert.equal(lstatSync(installed).isSymbolicLink(), false, 'recon8s must be a copy, not a link to this repository');
-    assert.equal((JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as { version: string }).version, version);
+    assert.equal(
+      (JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as { version: string }).version,
+      version,
+    );
     for (const dep of ['cdk8s', 'cdk8s-plus-28', 'constructs']) {
       assert.ok(existsSync(join(consumer, 'node_modules', dep, 'package.json')), `peer ${dep} is not installed`);
     }
     for (const absent of ['@kubernetes/client-node', 'prom-client', 'diff', '@recon8s/controller']) {
-      assert.equal(existsSync(join(consumer, 'node_modules', absent)), false, `${absent} is installed in a constructs-only project`);
+      assert.equal(
+        existsSync(join(consumer, 'node_modules', absent)),
+        false,
+        `${absent} is installed in a constructs-only project`,
+      );
     }
   });
 
   it('synthesizes on the lowest peer versions its ranges allow', function () {
     this.timeout(240_000);
-    const manifest = JSON.parse(exec('tar', ['-xzf', tarball, '-O', 'package/package.json'], { cwd: work, timeoutMs: 30_000 }).stdout) as { peerDependencies: Record<string, string> };
+    const manifest = JSON.parse(
+      exec('tar', ['-xzf', tarball, '-O', 'package/package.json'], { cwd: work, timeoutMs: 30_000 }).stdout,
+    ) as { peerDependencies: Record<string, string> };
     const lowest = Object.entries(manifest.peerDependencies).map(([p, range]) => `${p}@${range.replace(/^\^/, '')}`);
     const oldest = join(work, 'oldest');
     installTarballWith(oldest, tarball, lowest);
     for (const spec of lowest) {
       const [name = '', v] = spec.split(/@(?=[^@]*$)/);
-      assert.equal((JSON.parse(readFileSync(join(oldest, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version, v, name);
+      assert.equal(
+        (JSON.parse(readFileSync(join(oldest, 'node_modules', name, 'package.json'), 'utf8')) as { version: string })
+          .version,
+        v,
+        name,
+      );
     }
-    const script = "import { App, Chart } from 'cdk8s'; import * as recon8s from 'recon8s'; const app = new App(); const c = new Chart(app, 'c', { disableResourceNameHashes: true }); new recon8s.App(c, 'web', { image: 'nginx' }); new recon8s.MySQLCluster(c, 'db', {}); process.stdout.write(app.synthYaml());";
+    const script =
+      "import { App, Chart } from 'cdk8s'; import * as recon8s from 'recon8s'; const app = new App(); const c = new Chart(app, 'c', { disableResourceNameHashes: true }); new recon8s.App(c, 'web', { image: 'nginx' }); new recon8s.MySQLCluster(c, 'db', {}); process.stdout.write(app.synthYaml());";
     const r = exec(process.execPath, ['--input-type=module', '-e', script], { cwd: oldest, timeoutMs: 60_000 });
     assertSucceeded(r);
     const names = kindNames(parseYaml(r.stdout));
-    for (const expected of ['Deployment/web', 'StatefulSet/db']) assert.ok(names.includes(expected), `${expected} not in ${names.join(', ')}`);
+    for (const expected of ['Deployment/web', 'StatefulSet/db'])
+      assert.ok(names.includes(expected), `${expected} not in ${names.join(', ')}`);
   });
 
   it('type-checks a strict nodenext TypeScript consumer (ESM and CommonJS) against the shipped .d.ts, with no @types/node', () => {
@@ -153,19 +212,37 @@ describe('the constructs package `recon8s` (npm run pack:constructs), as a cdk8s
     assert.notEqual(r.status, 0, explain(r));
     const errors = tscErrors(r);
     assert.equal(errors.length, 1, explain(r));
-    assert.match(errors[0] ?? '', /^bad\.ts\(5,\d+\): error TS2322: Type 'string' is not assignable to type 'number'\./, explain(r));
+    assert.match(
+      errors[0] ?? '',
+      /^bad\.ts\(5,\d+\): error TS2322: Type 'string' is not assignable to type 'number'\./,
+      explain(r),
+    );
   });
 
   it('synthesizes the objects under Node 24', () => {
     assert.ok(existsSync(join(consumer, 'out', 'main.js')), 'the consumer did not compile (see above)');
-    const r = exec(process.execPath, ['--input-type=module', '-e', "const m = await import('./out/main.js'); process.stdout.write(m.synthesize());"], { cwd: consumer, timeoutMs: 60_000 });
+    const r = exec(
+      process.execPath,
+      ['--input-type=module', '-e', "const m = await import('./out/main.js'); process.stdout.write(m.synthesize());"],
+      { cwd: consumer, timeoutMs: 60_000 },
+    );
     assertSucceeded(r);
     const objects = parseYaml(r.stdout);
     const names = kindNames(objects);
-    for (const expected of ['Deployment/web', 'StatefulSet/db', 'Service/db-primary', 'Service/db-replicas', 'PodDisruptionBudget/db-mysql']) {
+    for (const expected of [
+      'Deployment/web',
+      'StatefulSet/db',
+      'Service/db-primary',
+      'Service/db-replicas',
+      'PodDisruptionBudget/db-mysql',
+    ]) {
       assert.ok(names.includes(expected), `${expected} not in ${names.join(', ')}`);
     }
-    assert.deepEqual(names.filter((n) => n.startsWith('Secret/')), [], 'no Secret is ever synthesized');
+    assert.deepEqual(
+      names.filter((n) => n.startsWith('Secret/')),
+      [],
+      'no Secret is ever synthesized',
+    );
     const web = objects.find((o) => o.kind === 'Deployment') as unknown as Deployment;
     assert.equal(web.spec.replicas, 2);
     assert.equal(web.spec.template.spec.containers[0]?.image, 'nginx');
@@ -173,7 +250,10 @@ describe('the constructs package `recon8s` (npm run pack:constructs), as a cdk8s
 
   it('is require()-able from CommonJS (exports "default", Node >= 22.12)', () => {
     assert.ok(existsSync(join(consumer, 'out', 'cjs.cjs')), 'the consumer did not compile (see above)');
-    const r = exec(process.execPath, ['-e', "process.stdout.write(require('./out/cjs.cjs').synthesize())"], { cwd: consumer, timeoutMs: 60_000 });
+    const r = exec(process.execPath, ['-e', "process.stdout.write(require('./out/cjs.cjs').synthesize())"], {
+      cwd: consumer,
+      timeoutMs: 60_000,
+    });
     assertSucceeded(r);
     assert.ok(kindNames(parseYaml(r.stdout)).includes('Deployment/web'), r.stdout);
     assert.doesNotMatch(r.stderr, /ExperimentalWarning/);

@@ -62,7 +62,8 @@ export interface StartNodeOptions {
 /** Why the node cannot run here, or undefined when it can. */
 export function nodeUnavailableReason(): string | undefined {
   if (platform() !== 'linux') return `the real node needs Linux (this is ${platform()})`;
-  if (process.getuid?.() !== 0) return 'the real node needs root: it runs kubelet and containerd, and sets up a bridge, iptables chains and an address on lo';
+  if (process.getuid?.() !== 0)
+    return 'the real node needs root: it runs kubelet and containerd, and sets up a bridge, iptables chains and an address on lo';
   return undefined;
 }
 
@@ -87,10 +88,17 @@ export async function startNodeCluster(options: StartNodeOptions = {}): Promise<
   // The three long builds share nothing but the CPU: run them together.
   const [controlPlane, nodeBinDir, images] = await Promise.all([
     step('control-plane binaries ready', () => findBinaries({ onBuildOutput: say })),
-    step('node binaries ready', () => runCommand('bash', [BUILD_SCRIPT, KUBE_VERSION], { onOutput: say }).then((out) => out.trim().split('\n').pop() ?? '')),
+    step('node binaries ready', () =>
+      runCommand('bash', [BUILD_SCRIPT, KUBE_VERSION], { onOutput: say }).then(
+        (out) => out.trim().split('\n').pop() ?? '',
+      ),
+    ),
     step('images ready', () => ensureImages({ only: ['pause', 'mysql', 'web', 'operator'], onOutput: say })),
   ]);
-  if (controlPlane.dir !== nodeBinDir) throw new Error(`the node binaries (${nodeBinDir}) and the control plane (${controlPlane.dir}) are not in one directory; unset RECON8S_ASSETS for the real node`);
+  if (controlPlane.dir !== nodeBinDir)
+    throw new Error(
+      `the node binaries (${nodeBinDir}) and the control plane (${controlPlane.dir}) are not in one directory; unset RECON8S_ASSETS for the real node`,
+    );
   const byName = new Map<string, BuiltImage>(images.map((i) => [i.name, i]));
   const archive = (name: string): BuiltImage => {
     const image = byName.get(name);
@@ -99,11 +107,25 @@ export async function startNodeCluster(options: StartNodeOptions = {}): Promise<
   };
 
   mkdirSync(NODE_RUN_DIR, { recursive: true });
-  writeFileSync(join(NODE_RUN_DIR, OWNER_FILE), JSON.stringify({ pid: process.pid, persistent: options.persistent === true, startedAt: new Date().toISOString() }));
-  const env = { ...process.env, RUN_DIR: NODE_RUN_DIR, BIN_DIR: nodeBinDir, NODE_IP, SANDBOX_IMAGE: archive('pause').ref };
+  writeFileSync(
+    join(NODE_RUN_DIR, OWNER_FILE),
+    JSON.stringify({ pid: process.pid, persistent: options.persistent === true, startedAt: new Date().toISOString() }),
+  );
+  const env = {
+    ...process.env,
+    RUN_DIR: NODE_RUN_DIR,
+    BIN_DIR: nodeBinDir,
+    NODE_IP,
+    SANDBOX_IMAGE: archive('pause').ref,
+  };
   const watchdog = options.persistent ? undefined : startWatchdog(env);
   try {
-    await step('node up', () => runCommand('bash', [NODE_SCRIPT, 'up', ...['pause', 'mysql', 'web', 'operator'].map((n) => archive(n).archive)], { env, onOutput: say }));
+    await step('node up', () =>
+      runCommand('bash', [NODE_SCRIPT, 'up', ...['pause', 'mysql', 'web', 'operator'].map((n) => archive(n).archive)], {
+        env,
+        onOutput: say,
+      }),
+    );
   } catch (e) {
     say('node: start failed; taking down what was started');
     await runCommand('bash', [NODE_SCRIPT, 'down'], { env, onOutput: say }).catch(() => undefined);
@@ -119,14 +141,23 @@ export async function startNodeCluster(options: StartNodeOptions = {}): Promise<
   return {
     kubeconfigPath,
     binaries: { kubectl: kubectlPath },
-    images: { mysql: archive('mysql').ref, web: web.refs[0] ?? web.ref, webV2: web.refs[1] ?? web.ref, operator: archive('operator').ref },
+    images: {
+      mysql: archive('mysql').ref,
+      web: web.refs[0] ?? web.ref,
+      webV2: web.refs[1] ?? web.ref,
+      operator: archive('operator').ref,
+    },
     kubeConfig: () => {
       const kc = new KubeConfig();
       kc.loadFromFile(kubeconfigPath);
       return kc;
     },
     kubectl: async (args, input) => {
-      const r = spawnSync(kubectlPath, [`--kubeconfig=${kubeconfigPath}`, ...args], { input, encoding: 'utf8', timeout: 120_000 });
+      const r = spawnSync(kubectlPath, [`--kubeconfig=${kubeconfigPath}`, ...args], {
+        input,
+        encoding: 'utf8',
+        timeout: 120_000,
+      });
       if (r.status !== 0) throw new Error(`kubectl ${args.join(' ')} failed (${r.status ?? r.signal}): ${r.stderr}`);
       return { stdout: r.stdout, stderr: r.stderr };
     },
@@ -143,7 +174,10 @@ export async function startNodeCluster(options: StartNodeOptions = {}): Promise<
 /** Stops a node without a handle on it (`npm run cluster -- down --node`, or a stale run). */
 export async function stopNodeCluster(onOutput?: (line: string) => void): Promise<void> {
   if (!existsSync(NODE_RUN_DIR)) return;
-  await runCommand('bash', [NODE_SCRIPT, 'down'], { env: { ...process.env, RUN_DIR: NODE_RUN_DIR, BIN_DIR: '/nonexistent', NODE_IP }, onOutput });
+  await runCommand('bash', [NODE_SCRIPT, 'down'], {
+    env: { ...process.env, RUN_DIR: NODE_RUN_DIR, BIN_DIR: '/nonexistent', NODE_IP },
+    onOutput,
+  });
 }
 
 /** A node whose owner process is gone is taken down; one whose owner lives is someone else's, and left alone. */
@@ -152,20 +186,30 @@ function reapStale(say: (line: string) => void): void {
   let owner: number | undefined;
   let persistent = false;
   try {
-    const recorded = JSON.parse(readFileSync(join(NODE_RUN_DIR, OWNER_FILE), 'utf8')) as { pid?: number; persistent?: boolean };
+    const recorded = JSON.parse(readFileSync(join(NODE_RUN_DIR, OWNER_FILE), 'utf8')) as {
+      pid?: number;
+      persistent?: boolean;
+    };
     owner = recorded.pid;
     persistent = recorded.persistent === true;
   } catch {
     owner = undefined;
   }
   if (persistent) {
-    throw new Error(`Cannot start the real node: the developer node of \`npm run cluster -- up --node\` is running (${NODE_RUN_DIR}); only one node can run on a machine. Stop it with \`npm run cluster -- down --node\`.`);
+    throw new Error(
+      `Cannot start the real node: the developer node of \`npm run cluster -- up --node\` is running (${NODE_RUN_DIR}); only one node can run on a machine. Stop it with \`npm run cluster -- down --node\`.`,
+    );
   }
   if (owner !== undefined && owner !== process.pid && processAlive(owner)) {
-    throw new Error(`Cannot start the real node: process ${owner} runs one already (${NODE_RUN_DIR}); only one can run on a machine. Stop it, or run \`npm run cluster -- down --node\` if it is yours.`);
+    throw new Error(
+      `Cannot start the real node: process ${owner} runs one already (${NODE_RUN_DIR}); only one can run on a machine. Stop it, or run \`npm run cluster -- down --node\` if it is yours.`,
+    );
   }
   say(`node: reaping a node left behind by process ${owner ?? 'unknown'}`);
-  const r = spawnSync('bash', [NODE_SCRIPT, 'down'], { env: { ...process.env, RUN_DIR: NODE_RUN_DIR, BIN_DIR: '/nonexistent', NODE_IP }, encoding: 'utf8' });
+  const r = spawnSync('bash', [NODE_SCRIPT, 'down'], {
+    env: { ...process.env, RUN_DIR: NODE_RUN_DIR, BIN_DIR: '/nonexistent', NODE_IP },
+    encoding: 'utf8',
+  });
   if (r.status !== 0) throw new Error(`Could not reap the node left in ${NODE_RUN_DIR}: ${r.stderr}`);
 }
 
@@ -185,22 +229,37 @@ function processAlive(pid: number): boolean {
 function startWatchdog(env: NodeJS.ProcessEnv): ReturnType<typeof spawn> {
   // Its output goes beside the run directory (which `down` removes), for whoever wonders what it did.
   const script = `while kill -0 ${process.pid} 2>/dev/null; do sleep 1; done; exec bash "$1" down >"$2" 2>&1`;
-  const child = spawn('bash', ['-c', script, 'recon8s-node-watchdog', NODE_SCRIPT, `${NODE_RUN_DIR}.watchdog.log`], { env, detached: true, stdio: 'ignore' });
+  const child = spawn('bash', ['-c', script, 'recon8s-node-watchdog', NODE_SCRIPT, `${NODE_RUN_DIR}.watchdog.log`], {
+    env,
+    detached: true,
+    stdio: 'ignore',
+  });
   child.unref();
   return child;
 }
 
 async function ensurePackages(say: (line: string) => void): Promise<void> {
-  const missing = Object.entries(PACKAGES).filter(([, file]) => !existsSync(file)).map(([name]) => name);
+  const missing = Object.entries(PACKAGES)
+    .filter(([, file]) => !existsSync(file))
+    .map(([name]) => name);
   if (missing.length === 0) return;
   say(`node: installing Debian packages ${missing.join(' ')}`);
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
   try {
     await runCommand('apt-get', ['update'], { env, onOutput: () => undefined });
-    await runCommand('apt-get', ['install', '-y', '--no-install-recommends', ...missing], { env, onOutput: () => undefined });
+    await runCommand('apt-get', ['install', '-y', '--no-install-recommends', ...missing], {
+      env,
+      onOutput: () => undefined,
+    });
   } catch (e) {
-    throw new Error(`Cannot start the real node: installing ${missing.join(', ')} with apt-get failed (is the Debian mirror reachable?): ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+    throw new Error(
+      `Cannot start the real node: installing ${missing.join(', ')} with apt-get failed (is the Debian mirror reachable?): ${e instanceof Error ? e.message : String(e)}`,
+      { cause: e },
+    );
   }
-  const still = Object.entries(PACKAGES).filter(([, file]) => !existsSync(file)).map(([name, file]) => `${name} (${file})`);
-  if (still.length > 0) throw new Error(`Cannot start the real node: after apt-get install, still missing ${still.join(', ')}`);
+  const still = Object.entries(PACKAGES)
+    .filter(([, file]) => !existsSync(file))
+    .map(([name, file]) => `${name} (${file})`);
+  if (still.length > 0)
+    throw new Error(`Cannot start the real node: after apt-get install, still missing ${still.join(', ')}`);
 }

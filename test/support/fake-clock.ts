@@ -1,6 +1,9 @@
 import type { Clock } from '../../lib/queue/clock.js';
 
-interface PendingTimer { readonly at: number; readonly fn: () => void }
+interface PendingTimer {
+  readonly at: number;
+  readonly fn: () => void;
+}
 
 /**
  * A Clock that moves only when told to. `advance(ms)` fires every timer due up to the new time, in
@@ -41,7 +44,8 @@ export class FakeClock implements Clock {
     for (;;) {
       let due: [number, PendingTimer] | undefined;
       // Map iteration is in insertion (= id) order, so strict < keeps ties in scheduling order.
-      for (const entry of this.#timers) if (entry[1].at <= target && (due === undefined || entry[1].at < due[1].at)) due = entry;
+      for (const entry of this.#timers)
+        if (entry[1].at <= target && (due === undefined || entry[1].at < due[1].at)) due = entry;
       if (due === undefined) break;
       this.#timers.delete(due[0]);
       this.#now = Math.max(this.#now, due[1].at);

@@ -64,7 +64,8 @@ export function instructions(stage: Stage, keyword: string): Instruction[] {
 export function execForm(args: string): string[] | undefined {
   if (!args.startsWith('[')) return undefined;
   const parsed: unknown = JSON.parse(args);
-  if (!Array.isArray(parsed) || !parsed.every((a): a is string => typeof a === 'string')) throw new Error(`not a JSON array of strings: ${args}`);
+  if (!Array.isArray(parsed) || !parsed.every((a): a is string => typeof a === 'string'))
+    throw new Error(`not a JSON array of strings: ${args}`);
   return parsed;
 }
 
@@ -75,14 +76,18 @@ export function keyValues(args: string): Record<string, string> {
   let consumed = 0;
   for (let m = re.exec(args); m; m = re.exec(args)) {
     const raw = m[2] ?? '';
-    out[m[1] ?? ''] = raw.startsWith('"') ? JSON.parse(raw) as string : raw;
+    out[m[1] ?? ''] = raw.startsWith('"') ? (JSON.parse(raw) as string) : raw;
     consumed = re.lastIndex;
   }
   if (consumed !== args.length) throw new Error(`cannot parse key=value pairs: ${args}`);
   return out;
 }
 
-export interface CopyArgs { readonly from: string | undefined; readonly sources: readonly string[]; readonly dest: string }
+export interface CopyArgs {
+  readonly from: string | undefined;
+  readonly sources: readonly string[];
+  readonly dest: string;
+}
 
 /** COPY [--from=stage] [--chown=..] [--link] src... dest (shell form only). */
 export function copyArgs(args: string): CopyArgs {
@@ -100,15 +105,23 @@ export function copyArgs(args: string): CopyArgs {
   return { from, sources: words, dest };
 }
 
-export interface IgnoreRule { readonly pattern: string; readonly negated: boolean; readonly re: RegExp }
+export interface IgnoreRule {
+  readonly pattern: string;
+  readonly negated: boolean;
+  readonly re: RegExp;
+}
 
 /** The rules of a .dockerignore file. */
 export function parseDockerignore(text: string): IgnoreRule[] {
-  return text.split(/\r?\n/).map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#')).map((l) => {
-    const negated = l.startsWith('!');
-    const pattern = posix.normalize((negated ? l.slice(1) : l).trim()).replace(/^\/+|\/+$/g, '');
-    return { pattern, negated, re: globToRegExp(pattern) };
-  });
+  return text
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter((l) => l !== '' && !l.startsWith('#'))
+    .map((l) => {
+      const negated = l.startsWith('!');
+      const pattern = posix.normalize((negated ? l.slice(1) : l).trim()).replace(/^\/+|\/+$/g, '');
+      return { pattern, negated, re: globToRegExp(pattern) };
+    });
 }
 
 function globToRegExp(glob: string): RegExp {
@@ -117,7 +130,10 @@ function globToRegExp(glob: string): RegExp {
     const c = glob[i] ?? '';
     if (c === '*' && glob[i + 1] === '*') {
       i++;
-      if (glob[i + 1] === '/') { i++; re += '(?:.*/)?'; } else re += '.*';
+      if (glob[i + 1] === '/') {
+        i++;
+        re += '(?:.*/)?';
+      } else re += '.*';
     } else if (c === '*') re += '[^/]*';
     else if (c === '?') re += '[^/]';
     else re += c.replace(/[.+^${}()|[\]\\]/g, '\\$&');
@@ -157,12 +173,18 @@ export interface ReplayedStage {
  * Replays every stage into `workRoot/stage-N`, each a stand-in for that stage's root filesystem (only
  * what the Dockerfile writes; the base image's own files are not there). Throws on the first failing step.
  */
-export function replayDockerfile(stages: readonly Stage[], contextDir: string, workRoot: string, opts: ReplayOptions): ReplayedStage[] {
+export function replayDockerfile(
+  stages: readonly Stage[],
+  contextDir: string,
+  workRoot: string,
+  opts: ReplayOptions,
+): ReplayedStage[] {
   const ignorePath = join(contextDir, '.dockerignore');
   const rules = existsSync(ignorePath) ? parseDockerignore(readFileSync(ignorePath, 'utf8')) : [];
   const done: ReplayedStage[] = [];
   for (const stage of stages) {
-    if (done.some((d) => d.stage.name === stage.image)) throw new Error(`FROM an earlier stage (${stage.image}) is not supported here`);
+    if (done.some((d) => d.stage.name === stage.image))
+      throw new Error(`FROM an earlier stage (${stage.image}) is not supported here`);
     const root = join(workRoot, `stage-${stage.index}`);
     mkdirSync(root, { recursive: true });
     const inRoot = (p: string): string => join(root, ...p.split('/'));
@@ -205,12 +227,24 @@ export function replayDockerfile(stages: readonly Stage[], contextDir: string, w
           // Docker runs the shell form with /bin/sh -c, under umask 022.
           const [command, ...args] = exec ?? ['/bin/sh', '-c', `umask 022\n${ins.args}`];
           const r = spawnSync(command ?? '', args, {
-            cwd: inRoot(workdir), env: { ...opts.env, ...env }, encoding: 'utf8', timeout: opts.runTimeoutMs, killSignal: 'SIGKILL', maxBuffer: 64 << 20,
+            cwd: inRoot(workdir),
+            env: { ...opts.env, ...env },
+            encoding: 'utf8',
+            timeout: opts.runTimeoutMs,
+            killSignal: 'SIGKILL',
+            maxBuffer: 64 << 20,
           });
-          if (r.status !== 0) throw new Error(`${where} failed (status ${r.status}, signal ${r.signal}${r.error ? `, ${r.error.message}` : ''}):\n${r.stdout}\n${r.stderr}`);
+          if (r.status !== 0)
+            throw new Error(
+              `${where} failed (status ${r.status}, signal ${r.signal}${r.error ? `, ${r.error.message}` : ''}):\n${r.stdout}\n${r.stderr}`,
+            );
           break;
         }
-        case 'USER': case 'LABEL': case 'EXPOSE': case 'ENTRYPOINT': case 'CMD':
+        case 'USER':
+        case 'LABEL':
+        case 'EXPOSE':
+        case 'ENTRYPOINT':
+        case 'CMD':
           break; // metadata: checked by the tests, nothing to replay
         default:
           throw new Error(`${where}: the replay does not support ${ins.keyword}`);

@@ -24,7 +24,8 @@ export const NODE_BIN_DIR = dirname(process.execPath);
 export function childEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) {
-    if ((!/^npm_/i.test(k) || /^npm_config_(cache|registry)$/i.test(k)) && k !== 'NODE_OPTIONS' && k !== 'NODE_PATH') env[k] = v;
+    if ((!/^npm_/i.test(k) || /^npm_config_(cache|registry)$/i.test(k)) && k !== 'NODE_OPTIONS' && k !== 'NODE_PATH')
+      env[k] = v;
   }
   const path = (process.env.PATH ?? '').split(delimiter).filter((p) => p !== '' && !p.startsWith(REPO_ROOT));
   return { ...env, PATH: [NODE_BIN_DIR, ...path].join(delimiter), npm_config_update_notifier: 'false', ...extra };
@@ -40,11 +41,28 @@ export interface ExecResult {
 }
 
 /** Runs a command to completion, killed after `timeoutMs`. */
-export function exec(command: string, args: readonly string[], opts: { cwd: string; timeoutMs: number; env?: NodeJS.ProcessEnv; input?: string }): ExecResult {
+export function exec(
+  command: string,
+  args: readonly string[],
+  opts: { cwd: string; timeoutMs: number; env?: NodeJS.ProcessEnv; input?: string },
+): ExecResult {
   const r = spawnSync(command, args, {
-    cwd: opts.cwd, env: opts.env ?? childEnv(), input: opts.input, encoding: 'utf8', timeout: opts.timeoutMs, killSignal: 'SIGKILL', maxBuffer: 64 << 20,
+    cwd: opts.cwd,
+    env: opts.env ?? childEnv(),
+    input: opts.input,
+    encoding: 'utf8',
+    timeout: opts.timeoutMs,
+    killSignal: 'SIGKILL',
+    maxBuffer: 64 << 20,
   });
-  return { command: [command, ...args].join(' '), status: r.status, signal: r.signal, stdout: r.stdout ?? '', stderr: r.stderr ?? '', error: r.error };
+  return {
+    command: [command, ...args].join(' '),
+    status: r.status,
+    signal: r.signal,
+    stdout: r.stdout ?? '',
+    stderr: r.stderr ?? '',
+    error: r.error,
+  };
 }
 
 /** A readable account of a finished command, for assertion messages. */
@@ -84,7 +102,10 @@ export function packRepository(workDir: string): string {
 export function packConstructs(workDir: string): string {
   const src = copyRepository(workDir);
   const out = join(workDir, 'pack-constructs');
-  const r = exec(process.execPath, ['--import', 'tsx', join(src, 'scripts', 'pack-constructs.ts'), out], { cwd: src, timeoutMs: 180_000 });
+  const r = exec(process.execPath, ['--import', 'tsx', join(src, 'scripts', 'pack-constructs.ts'), out], {
+    cwd: src,
+    timeoutMs: 180_000,
+  });
   assertSucceeded(r);
   const tarballs = readdirSync(out).filter((f) => f.endsWith('.tgz'));
   assert.equal(tarballs.length, 1, `pack:constructs wrote ${tarballs.join(', ') || 'nothing'}`);
@@ -110,7 +131,11 @@ function copyRepository(workDir: string): string {
 export function tarballEntries(tarball: string): string[] {
   const r = exec('tar', ['-tzf', tarball], { cwd: dirname(tarball), timeoutMs: 30_000 });
   assertSucceeded(r);
-  return r.stdout.split('\n').filter((l) => l !== '' && !l.endsWith('/')).map((l) => l.replace(/^package\//, '')).sort();
+  return r.stdout
+    .split('\n')
+    .filter((l) => l !== '' && !l.endsWith('/'))
+    .map((l) => l.replace(/^package\//, ''))
+    .sort();
 }
 
 /** How the package got into the scratch project. */
@@ -125,17 +150,27 @@ export type InstallMethod = 'npm install --offline' | 'extracted, dependencies l
  */
 export function installTarball(dir: string, tarball: string): InstallMethod {
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'package.json'), `${JSON.stringify({ name: 'recon8s-consumer', version: '1.0.0', private: true, type: 'module' }, null, 2)}\n`);
+  writeFileSync(
+    join(dir, 'package.json'),
+    `${JSON.stringify({ name: 'recon8s-consumer', version: '1.0.0', private: true, type: 'module' }, null, 2)}\n`,
+  );
   const r = exec('npm', ['install', tarball, '--no-audit', '--no-fund', '--offline'], { cwd: dir, timeoutMs: 120_000 });
   if (r.status === 0) return 'npm install --offline';
   assert.match(r.stderr, /ENOTCACHED/, explain(r));
 
-  const manifest = JSON.parse(exec('tar', ['-xzf', tarball, '-O', 'package/package.json'], { cwd: dir, timeoutMs: 30_000 }).stdout) as {
-    name: string; dependencies?: Record<string, string>; peerDependencies?: Record<string, string>; bin?: Record<string, string>;
+  const manifest = JSON.parse(
+    exec('tar', ['-xzf', tarball, '-O', 'package/package.json'], { cwd: dir, timeoutMs: 30_000 }).stdout,
+  ) as {
+    name: string;
+    dependencies?: Record<string, string>;
+    peerDependencies?: Record<string, string>;
+    bin?: Record<string, string>;
   };
   const pkgDir = join(dir, 'node_modules', manifest.name);
   mkdirSync(pkgDir, { recursive: true });
-  assertSucceeded(exec('tar', ['-xzf', tarball, '-C', pkgDir, '--strip-components=1'], { cwd: dir, timeoutMs: 30_000 }));
+  assertSucceeded(
+    exec('tar', ['-xzf', tarball, '-C', pkgDir, '--strip-components=1'], { cwd: dir, timeoutMs: 30_000 }),
+  );
   for (const dep of Object.keys({ ...manifest.dependencies, ...manifest.peerDependencies })) {
     mkdirSync(dirname(join(dir, 'node_modules', dep)), { recursive: true });
     symlinkSync(join(REPO_ROOT, 'node_modules', dep), join(dir, 'node_modules', dep), 'dir');
@@ -155,24 +190,54 @@ export function installTarball(dir: string, tarball: string): InstallMethod {
  */
 export function installTarballWith(dir: string, tarball: string, packages: readonly string[]): void {
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'package.json'), `${JSON.stringify({ name: 'recon8s-consumer', version: '1.0.0', private: true, type: 'module' }, null, 2)}\n`);
-  assertSucceeded(exec('npm', ['install', tarball, ...packages, '--no-audit', '--no-fund', '--prefer-offline'], { cwd: dir, timeoutMs: 180_000 }));
+  writeFileSync(
+    join(dir, 'package.json'),
+    `${JSON.stringify({ name: 'recon8s-consumer', version: '1.0.0', private: true, type: 'module' }, null, 2)}\n`,
+  );
+  assertSucceeded(
+    exec('npm', ['install', tarball, ...packages, '--no-audit', '--no-fund', '--prefer-offline'], {
+      cwd: dir,
+      timeoutMs: 180_000,
+    }),
+  );
 }
 
 /** A strict, nodenext tsconfig; `types: []` so that nothing leans on @types/node being there. */
-export function writeTsconfig(path: string, files: readonly string[], compilerOptions: Record<string, unknown> = {}): void {
-  writeFileSync(path, `${JSON.stringify({
-    compilerOptions: {
-      target: 'es2023', lib: ['es2023'], module: 'nodenext', moduleResolution: 'nodenext',
-      strict: true, skipLibCheck: false, types: [], outDir: 'out', rootDir: '.', ...compilerOptions,
-    },
-    files,
-  }, null, 2)}\n`);
+export function writeTsconfig(
+  path: string,
+  files: readonly string[],
+  compilerOptions: Record<string, unknown> = {},
+): void {
+  writeFileSync(
+    path,
+    `${JSON.stringify(
+      {
+        compilerOptions: {
+          target: 'es2023',
+          lib: ['es2023'],
+          module: 'nodenext',
+          moduleResolution: 'nodenext',
+          strict: true,
+          skipLibCheck: false,
+          types: [],
+          outDir: 'out',
+          rootDir: '.',
+          ...compilerOptions,
+        },
+        files,
+      },
+      null,
+      2,
+    )}\n`,
+  );
 }
 
 /** This repository's TypeScript compiler on a project file. */
 export function tsc(project: string, cwd: string): ExecResult {
-  return exec(join(REPO_ROOT, 'node_modules', '.bin', 'tsc'), ['-p', project, '--pretty', 'false'], { cwd, timeoutMs: 90_000 });
+  return exec(join(REPO_ROOT, 'node_modules', '.bin', 'tsc'), ['-p', project, '--pretty', 'false'], {
+    cwd,
+    timeoutMs: 90_000,
+  });
 }
 
 /** The `error TS...` lines of a tsc run. */

@@ -3,12 +3,20 @@ import { fileURLToPath } from 'node:url';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
-export interface RunResult { readonly status: number | null; readonly stdout: string; readonly stderr: string }
+export interface RunResult {
+  readonly status: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
 
 /** Runs the recon8s CLI from source in a child process, as a user would run the bin. */
 export function runCli(args: readonly string[], opts: { input?: string; env?: NodeJS.ProcessEnv } = {}): RunResult {
   const r = spawnSync(process.execPath, ['--import', 'tsx', `${REPO_ROOT}lib/cli/main.ts`, ...args], {
-    cwd: REPO_ROOT, input: opts.input, encoding: 'utf8', env: { ...process.env, ...opts.env }, timeout: 60_000,
+    cwd: REPO_ROOT,
+    input: opts.input,
+    encoding: 'utf8',
+    env: { ...process.env, ...opts.env },
+    timeout: 60_000,
   });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
@@ -17,7 +25,10 @@ export function runCli(args: readonly string[], opts: { input?: string; env?: No
 export function runSynth(outdir: string, env: NodeJS.ProcessEnv = {}): RunResult {
   const r = spawnSync(`${REPO_ROOT}node_modules/.bin/cdk8s`, ['synth', '--output', outdir], {
     // No upgrade check: it asks the npm registry on every run.
-    cwd: REPO_ROOT, encoding: 'utf8', env: { ...process.env, CDK8S_CHECK_UPGRADE: 'false', ...env }, timeout: 120_000,
+    cwd: REPO_ROOT,
+    encoding: 'utf8',
+    env: { ...process.env, CDK8S_CHECK_UPGRADE: 'false', ...env },
+    timeout: 120_000,
   });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }

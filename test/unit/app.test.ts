@@ -4,8 +4,19 @@ import { App, APP_CONTAINER_NAME } from '../../constructs/app/app.js';
 import type { AppProps } from '../../constructs/app/app.js';
 import type { ExpectedProblem } from './support/app-synth.js';
 import {
-  assertProblem, autoscalerOf, containerOf, deploymentOf, disruptionBudgetOf, emptyValues, has, invalidApp, kinds,
-  newChart, podSpecOf, serviceOf, synthApp,
+  assertProblem,
+  autoscalerOf,
+  containerOf,
+  deploymentOf,
+  disruptionBudgetOf,
+  emptyValues,
+  has,
+  invalidApp,
+  kinds,
+  newChart,
+  podSpecOf,
+  serviceOf,
+  synthApp,
 } from './support/app-synth.js';
 
 const SELECTOR = { 'app.kubernetes.io/instance': 'web', 'app.kubernetes.io/name': 'web' };
@@ -38,7 +49,10 @@ const EVERYTHING: AppProps = {
     { name: 'DB_PASSWORD', valueFrom: { secretKeyRef: { name: 'db', key: 'password' } } },
     { name: 'FEATURES', valueFrom: { configMapKeyRef: { name: 'flags', key: 'features', optional: true } } },
   ],
-  ports: [{ name: 'http', port: 80, targetPort: 8080 }, { name: 'metrics', port: 9090, protocol: 'TCP' }],
+  ports: [
+    { name: 'http', port: 80, targetPort: 8080 },
+    { name: 'metrics', port: 9090, protocol: 'TCP' },
+  ],
   serviceType: 'LoadBalancer',
   resources: { requests: { cpu: 1, memory: '1Gi' }, limits: { cpu: '2', memory: '2Gi' } },
   livenessProbe: { httpGet: { path: '/healthz', port: 'http' }, initialDelaySeconds: 5 },
@@ -97,17 +111,25 @@ describe('App', () => {
       assert.equal(s.app.disruptionBudget, undefined);
     });
 
-    it('pulls IfNotPresent (not cdk8s-plus\'s Always)', () => {
+    it("pulls IfNotPresent (not cdk8s-plus's Always)", () => {
       assert.equal(containerOf(s).imagePullPolicy, 'IfNotPresent');
     });
 
     it('runs as uid/gid 65532, non-root, restricted-profile compatible', () => {
-      assert.deepEqual(podSpecOf(s).securityContext, { runAsUser: 65532, runAsGroup: 65532, runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
+      assert.deepEqual(podSpecOf(s).securityContext, {
+        runAsUser: 65532,
+        runAsGroup: 65532,
+        runAsNonRoot: true,
+        seccompProfile: { type: 'RuntimeDefault' },
+      });
       assert.deepEqual(containerOf(s).securityContext, RESTRICTED_CONTAINER);
     });
 
     it('requests 100m CPU and 128Mi memory, limits memory to 256Mi and sets no CPU limit', () => {
-      assert.deepEqual(containerOf(s).resources, { requests: { cpu: '100m', memory: '128Mi' }, limits: { memory: '256Mi' } });
+      assert.deepEqual(containerOf(s).resources, {
+        requests: { cpu: '100m', memory: '128Mi' },
+        limits: { memory: '256Mi' },
+      });
     });
 
     it('mounts a writable /tmp emptyDir', () => {
@@ -123,21 +145,38 @@ describe('App', () => {
 
     it('rolls out by surging, never below the desired count, and keeps 5 old ReplicaSets', () => {
       const spec = deploymentOf(s).spec;
-      assert.deepEqual(spec?.strategy, { type: 'RollingUpdate', rollingUpdate: { maxSurge: '25%', maxUnavailable: 0 } });
+      assert.deepEqual(spec?.strategy, {
+        type: 'RollingUpdate',
+        rollingUpdate: { maxSurge: '25%', maxUnavailable: 0 },
+      });
       assert.equal(spec?.revisionHistoryLimit, 5);
     });
 
     it('adds nothing nobody asked for: no probes, no affinity, no grace period, no command, no empty fields', () => {
       const c = containerOf(s);
-      for (const f of ['livenessProbe', 'readinessProbe', 'startupProbe', 'command', 'args', 'env', 'ports']) assert.ok(!(f in c), f);
+      for (const f of ['livenessProbe', 'readinessProbe', 'startupProbe', 'command', 'args', 'env', 'ports'])
+        assert.ok(!(f in c), f);
       const pod = podSpecOf(s);
-      for (const f of ['affinity', 'terminationGracePeriodSeconds', 'imagePullSecrets', 'nodeSelector', 'tolerations']) assert.ok(!(f in pod), f);
+      for (const f of ['affinity', 'terminationGracePeriodSeconds', 'imagePullSecrets', 'nodeSelector', 'tolerations'])
+        assert.ok(!(f in pod), f);
       assert.deepEqual(emptyValues(s.objects), []);
     });
 
     it('emits no empty maps or lists for a spec that uses every field, nor for empty ones', () => {
       assert.deepEqual(emptyValues(synthApp(EVERYTHING).objects), []);
-      const empties = synthApp({ image: 'nginx', command: [], args: [], env: [], ports: [], imagePullSecrets: [], tolerations: [], nodeSelector: {}, labels: {}, annotations: {}, resources: {} });
+      const empties = synthApp({
+        image: 'nginx',
+        command: [],
+        args: [],
+        env: [],
+        ports: [],
+        imagePullSecrets: [],
+        tolerations: [],
+        nodeSelector: {},
+        labels: {},
+        annotations: {},
+        resources: {},
+      });
       assert.deepEqual(emptyValues(empties.objects), []);
       assert.ok(!('resources' in containerOf(empties)));
       assert.deepEqual(kinds(empties), ['Deployment']);
@@ -150,7 +189,12 @@ describe('App', () => {
       assert.equal(app.spec.replicas, 1);
       assert.equal(app.spec.serviceType, 'ClusterIP');
       assert.equal(app.spec.imagePullPolicy, 'IfNotPresent');
-      assert.deepEqual(app.spec.securityContext, { runAsUser: 65532, runAsGroup: 65532, runAsNonRoot: true, readOnlyRootFilesystem: false });
+      assert.deepEqual(app.spec.securityContext, {
+        runAsUser: 65532,
+        runAsGroup: 65532,
+        runAsNonRoot: true,
+        readOnlyRootFilesystem: false,
+      });
       assert.ok(Object.isFrozen(app.spec) && Object.isFrozen(app.spec.securityContext));
     });
   });
@@ -181,8 +225,10 @@ describe('App', () => {
     });
 
     it('leaves the namespace to the chart', () => {
-      for (const o of synthApp(EVERYTHING, { namespace: null }).objects) assert.ok(!('namespace' in o.metadata), o.kind);
-      for (const o of synthApp(EVERYTHING, { namespace: 'shop' }).objects) assert.equal(o.metadata.namespace, 'shop', o.kind);
+      for (const o of synthApp(EVERYTHING, { namespace: null }).objects)
+        assert.ok(!('namespace' in o.metadata), o.kind);
+      for (const o of synthApp(EVERYTHING, { namespace: 'shop' }).objects)
+        assert.equal(o.metadata.namespace, 'shop', o.kind);
     });
 
     it('puts user labels and annotations on every object and the pod template, but not in selectors', () => {
@@ -190,13 +236,15 @@ describe('App', () => {
       const labels = { ...LABELS, team: 'shop', 'example.com/tier': 'frontend' };
       const annotations = { 'example.com/owner': 'shop@example.com' };
       assert.deepEqual(kinds(s), ['Deployment', 'Service', 'PodDisruptionBudget']);
-      for (const o of s.objects) assert.deepEqual([o.metadata.labels, o.metadata.annotations], [labels, annotations], o.kind);
+      for (const o of s.objects)
+        assert.deepEqual([o.metadata.labels, o.metadata.annotations], [labels, annotations], o.kind);
       assert.deepEqual(deploymentOf(s).spec?.template.metadata, { labels, annotations });
       const selectors = [
         deploymentOf(s).spec?.selector.matchLabels,
         serviceOf(s).spec?.selector,
         disruptionBudgetOf(s).spec?.selector?.matchLabels,
-        podSpecOf(s).affinity?.podAntiAffinity?.preferredDuringSchedulingIgnoredDuringExecution?.[0].podAffinityTerm.labelSelector?.matchLabels,
+        podSpecOf(s).affinity?.podAntiAffinity?.preferredDuringSchedulingIgnoredDuringExecution?.[0].podAffinityTerm
+          .labelSelector?.matchLabels,
       ];
       for (const sel of selectors) assert.deepEqual(sel, SELECTOR);
     });
@@ -217,7 +265,13 @@ describe('App', () => {
     });
 
     it('targets the port itself when targetPort is not given, and keeps the protocol', () => {
-      const s = synthApp({ image: 'dns', ports: [{ name: 'dns', port: 53, protocol: 'UDP' }, { name: 'dns-tcp', port: 53 }] });
+      const s = synthApp({
+        image: 'dns',
+        ports: [
+          { name: 'dns', port: 53, protocol: 'UDP' },
+          { name: 'dns-tcp', port: 53 },
+        ],
+      });
       assert.deepEqual(serviceOf(s).spec?.ports, [
         { name: 'dns', port: 53, targetPort: 53, protocol: 'UDP' },
         { name: 'dns-tcp', port: 53, targetPort: 53, protocol: 'TCP' },
@@ -244,7 +298,12 @@ describe('App', () => {
   });
 
   describe('autoscaling', () => {
-    const s = synthApp({ image: 'nginx', replicas: 4, autoscaling: { maxReplicas: 5 }, resources: { requests: { cpu: '100m', memory: '64Mi' } } });
+    const s = synthApp({
+      image: 'nginx',
+      replicas: 4,
+      autoscaling: { maxReplicas: 5 },
+      resources: { requests: { cpu: '100m', memory: '64Mi' } },
+    });
 
     it('leaves replicas to the HorizontalPodAutoscaler', () => {
       assert.ok(!('replicas' in (deploymentOf(s).spec ?? {})));
@@ -258,13 +317,20 @@ describe('App', () => {
         scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' },
         minReplicas: 1,
         maxReplicas: 5,
-        metrics: [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 80 } } }],
+        metrics: [
+          { type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 80 } } },
+        ],
       });
       assert.equal(s.app.autoscaler?.name, 'web');
     });
 
     it('adds a memory target when one is set', () => {
-      const hpa = autoscalerOf(synthApp({ image: 'nginx', autoscaling: { maxReplicas: 3, targetCPUUtilizationPercent: 60, targetMemoryUtilizationPercent: 75 } }));
+      const hpa = autoscalerOf(
+        synthApp({
+          image: 'nginx',
+          autoscaling: { maxReplicas: 3, targetCPUUtilizationPercent: 60, targetMemoryUtilizationPercent: 75 },
+        }),
+      );
       assert.deepEqual(hpa.spec?.metrics, [
         { type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 60 } } },
         { type: 'Resource', resource: { name: 'memory', target: { type: 'Utilization', averageUtilization: 75 } } },
@@ -282,18 +348,26 @@ describe('App', () => {
       const pdb = disruptionBudgetOf(s);
       assert.equal(pdb.apiVersion, 'policy/v1');
       assert.equal(pdb.metadata?.name, 'web');
-      assert.deepEqual(pdb.spec, { maxUnavailable: 1, selector: { matchLabels: SELECTOR }, unhealthyPodEvictionPolicy: 'AlwaysAllow' });
+      assert.deepEqual(pdb.spec, {
+        maxUnavailable: 1,
+        selector: { matchLabels: SELECTOR },
+        unhealthyPodEvictionPolicy: 'AlwaysAllow',
+      });
       assert.equal(s.app.disruptionBudget?.name, 'web');
     });
 
     it('is rendered when the autoscaler keeps at least 2 pods', () => {
-      assert.ok(has(synthApp({ image: 'nginx', autoscaling: { minReplicas: 2, maxReplicas: 4 } }), 'PodDisruptionBudget'));
+      assert.ok(
+        has(synthApp({ image: 'nginx', autoscaling: { minReplicas: 2, maxReplicas: 4 } }), 'PodDisruptionBudget'),
+      );
     });
 
     it('is not rendered for 0 or 1 replica, nor for an autoscaler whose floor is 1', () => {
       assert.ok(!has(synthApp({ image: 'nginx', replicas: 1 }), 'PodDisruptionBudget'));
       assert.ok(!has(synthApp({ image: 'nginx', replicas: 0 }), 'PodDisruptionBudget'));
-      assert.ok(!has(synthApp({ image: 'nginx', replicas: 5, autoscaling: { maxReplicas: 5 } }), 'PodDisruptionBudget'));
+      assert.ok(
+        !has(synthApp({ image: 'nginx', replicas: 5, autoscaling: { maxReplicas: 5 } }), 'PodDisruptionBudget'),
+      );
     });
 
     it('renders replicas: 0 explicitly (scaled to zero is a value we own)', () => {
@@ -302,18 +376,32 @@ describe('App', () => {
   });
 
   describe('affinity', () => {
-    const userAffinity = { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'zone', operator: 'In', values: ['a'] }] }] } } };
+    const userAffinity = {
+      nodeAffinity: {
+        requiredDuringSchedulingIgnoredDuringExecution: {
+          nodeSelectorTerms: [{ matchExpressions: [{ key: 'zone', operator: 'In', values: ['a'] }] }],
+        },
+      },
+    };
 
     it('spreads several replicas over nodes by default, preferring rather than requiring', () => {
       assert.deepEqual(podSpecOf(synthApp({ image: 'nginx', replicas: 2 })).affinity, {
         podAntiAffinity: {
-          preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 100, podAffinityTerm: { topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: SELECTOR } } }],
+          preferredDuringSchedulingIgnoredDuringExecution: [
+            {
+              weight: 100,
+              podAffinityTerm: { topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: SELECTOR } },
+            },
+          ],
         },
       });
     });
 
-    it('replaces the default with the user\'s affinity', () => {
-      assert.deepEqual(podSpecOf(synthApp({ image: 'nginx', replicas: 2, affinity: userAffinity })).affinity, userAffinity);
+    it("replaces the default with the user's affinity", () => {
+      assert.deepEqual(
+        podSpecOf(synthApp({ image: 'nginx', replicas: 2, affinity: userAffinity })).affinity,
+        userAffinity,
+      );
       assert.deepEqual(podSpecOf(synthApp({ image: 'nginx', affinity: userAffinity })).affinity, userAffinity);
     });
 
@@ -325,13 +413,27 @@ describe('App', () => {
   describe('security context', () => {
     it('renders an explicit root override as runAsUser 0 with runAsNonRoot: false', () => {
       const s = synthApp({ image: 'legacy', securityContext: { runAsUser: 0, runAsNonRoot: false } });
-      assert.deepEqual(podSpecOf(s).securityContext, { runAsUser: 0, runAsGroup: 65532, runAsNonRoot: false, seccompProfile: { type: 'RuntimeDefault' } });
+      assert.deepEqual(podSpecOf(s).securityContext, {
+        runAsUser: 0,
+        runAsGroup: 65532,
+        runAsNonRoot: false,
+        seccompProfile: { type: 'RuntimeDefault' },
+      });
       assert.deepEqual(containerOf(s).securityContext, { ...RESTRICTED_CONTAINER, runAsNonRoot: false });
     });
 
     it('sets the given uid, gid, fsGroup and read-only root filesystem', () => {
-      const s = synthApp({ image: 'nginx', securityContext: { runAsUser: 1000, runAsGroup: 3000, fsGroup: 2000, readOnlyRootFilesystem: true } });
-      assert.deepEqual(podSpecOf(s).securityContext, { runAsUser: 1000, runAsGroup: 3000, fsGroup: 2000, runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
+      const s = synthApp({
+        image: 'nginx',
+        securityContext: { runAsUser: 1000, runAsGroup: 3000, fsGroup: 2000, readOnlyRootFilesystem: true },
+      });
+      assert.deepEqual(podSpecOf(s).securityContext, {
+        runAsUser: 1000,
+        runAsGroup: 3000,
+        fsGroup: 2000,
+        runAsNonRoot: true,
+        seccompProfile: { type: 'RuntimeDefault' },
+      });
       assert.equal(containerOf(s).securityContext?.readOnlyRootFilesystem, true);
       assert.deepEqual(containerOf(s).volumeMounts, [{ name: 'tmp', mountPath: '/tmp' }]);
     });
@@ -345,26 +447,37 @@ describe('App', () => {
 
   describe('probes', () => {
     it('renders an httpGet liveness probe on a named port with default timings', () => {
-      assert.deepEqual(containerOf(synthApp({ ...ACCEPTANCE, livenessProbe: { httpGet: { port: 'http' } } })).livenessProbe, {
-        httpGet: { path: '/', port: 'http', scheme: 'HTTP' },
-        initialDelaySeconds: 0,
-        periodSeconds: 10,
-        timeoutSeconds: 1,
-        failureThreshold: 3,
-      });
+      assert.deepEqual(
+        containerOf(synthApp({ ...ACCEPTANCE, livenessProbe: { httpGet: { port: 'http' } } })).livenessProbe,
+        {
+          httpGet: { path: '/', port: 'http', scheme: 'HTTP' },
+          initialDelaySeconds: 0,
+          periodSeconds: 10,
+          timeoutSeconds: 1,
+          failureThreshold: 3,
+        },
+      );
     });
 
     it('renders a tcpSocket readiness probe on a port number with the given timings', () => {
-      const probe = { tcpSocket: { port: 5432 }, initialDelaySeconds: 5, periodSeconds: 2, timeoutSeconds: 3, failureThreshold: 6 };
+      const probe = {
+        tcpSocket: { port: 5432 },
+        initialDelaySeconds: 5,
+        periodSeconds: 2,
+        timeoutSeconds: 3,
+        failureThreshold: 6,
+      };
       assert.deepEqual(containerOf(synthApp({ image: 'pg', readinessProbe: probe })).readinessProbe, probe);
     });
 
     it('renders an exec probe and an HTTPS path', () => {
-      const c = containerOf(synthApp({
-        image: 'nginx',
-        livenessProbe: { exec: { command: ['cat', '/tmp/healthy'] } },
-        readinessProbe: { httpGet: { path: '/ready', port: 8443, scheme: 'HTTPS' } },
-      }));
+      const c = containerOf(
+        synthApp({
+          image: 'nginx',
+          livenessProbe: { exec: { command: ['cat', '/tmp/healthy'] } },
+          readinessProbe: { httpGet: { path: '/ready', port: 8443, scheme: 'HTTPS' } },
+        }),
+      );
       assert.deepEqual(c.livenessProbe?.exec, { command: ['cat', '/tmp/healthy'] });
       assert.deepEqual(c.readinessProbe?.httpGet, { path: '/ready', port: 8443, scheme: 'HTTPS' });
     });
@@ -406,7 +519,7 @@ describe('App', () => {
       assert.equal(JSON.stringify(synthApp(EVERYTHING).objects), JSON.stringify(synthApp(EVERYTHING).objects));
     });
 
-    it('does not depend on the order of the props\' keys', () => {
+    it("does not depend on the order of the props' keys", () => {
       const reversed = Object.fromEntries(Object.entries(EVERYTHING).reverse()) as AppProps;
       assert.equal(JSON.stringify(synthApp(reversed).objects), JSON.stringify(synthApp(EVERYTHING).objects));
     });
@@ -424,80 +537,553 @@ describe('App', () => {
     const http = { name: 'http', port: 80 };
 
     const cases: FailCase[] = [
-      { name: 'fails on an invalid name such as \'Web_1\'', id: 'Web_1', props: { image: 'nginx' }, field: 'metadata.name', value: 'Web_1', expected: /DNS-1035 label/ },
-      { name: 'fails on a name starting with a digit', id: '1web', props: { image: 'nginx' }, field: 'metadata.name', value: '1web', expected: /DNS-1035 label/ },
-      { name: 'fails on a name longer than 63 characters', id: 'a'.repeat(64), props: { image: 'nginx' }, field: 'metadata.name', value: 'a'.repeat(64), expected: /at most 63 characters/ },
+      {
+        name: "fails on an invalid name such as 'Web_1'",
+        id: 'Web_1',
+        props: { image: 'nginx' },
+        field: 'metadata.name',
+        value: 'Web_1',
+        expected: /DNS-1035 label/,
+      },
+      {
+        name: 'fails on a name starting with a digit',
+        id: '1web',
+        props: { image: 'nginx' },
+        field: 'metadata.name',
+        value: '1web',
+        expected: /DNS-1035 label/,
+      },
+      {
+        name: 'fails on a name longer than 63 characters',
+        id: 'a'.repeat(64),
+        props: { image: 'nginx' },
+        field: 'metadata.name',
+        value: 'a'.repeat(64),
+        expected: /at most 63 characters/,
+      },
       { name: 'fails when image is missing', props: {}, field: 'spec.image', expected: /required/ },
-      { name: 'fails when a probe names a port the App does not declare', props: { image: 'nginx', ports: [{ name: 'http', port: 80 }], readinessProbe: { httpGet: { port: 'metrics' } } }, field: 'spec.readinessProbe', value: { httpGet: { port: 'metrics', path: '/', scheme: 'HTTP' }, initialDelaySeconds: 0, periodSeconds: 10, timeoutSeconds: 1, failureThreshold: 3 }, expected: /a probe port name that is one of spec\.ports\[\]\.name/ },
-      { name: 'fails when the liveness probe names a port and there are no ports', props: { image: 'nginx', livenessProbe: { tcpSocket: { port: 'http' } } }, field: 'spec.livenessProbe', value: { tcpSocket: { port: 'http' }, initialDelaySeconds: 0, periodSeconds: 10, timeoutSeconds: 1, failureThreshold: 3 }, expected: /a probe port name that is one of spec\.ports\[\]\.name/ },
-      { name: 'fails when autoscaling has no CPU request to measure against', props: { image: 'nginx', resources: { requests: { memory: '64Mi' } }, autoscaling: { maxReplicas: 3 } }, field: 'spec.resources', value: { requests: { memory: '64Mi' } }, expected: /resources\.requests\.cpu .* when autoscaling is set/ },
-      { name: 'fails when image is empty', props: { image: '' }, field: 'spec.image', value: '', expected: /at least 1 character/ },
-      { name: 'fails when image contains a space', props: { image: 'nginx latest' }, field: 'spec.image', value: 'nginx latest', expected: /without spaces/ },
-      { name: 'fails when image is not a string', props: { image: 42 }, field: 'spec.image', value: 42, expected: /a string/ },
-      { name: 'fails when replicas is -1', props: { image: 'nginx', replicas: -1 }, field: 'spec.replicas', value: -1, expected: /an integer from 0 to 1000/ },
-      { name: 'fails when replicas is over 1000', props: { image: 'nginx', replicas: 1001 }, field: 'spec.replicas', value: 1001, expected: /an integer from 0 to 1000/ },
-      { name: 'fails when replicas is not an integer', props: { image: 'nginx', replicas: 1.5 }, field: 'spec.replicas', value: 1.5, expected: /an integer/ },
-      { name: 'fails when replicas is a string', props: { image: 'nginx', replicas: '2' }, field: 'spec.replicas', value: '2', expected: /an integer/ },
-      { name: 'fails on an unknown field and names it', props: { image: 'nginx', replica: 2 }, field: 'spec.replica', value: 2, expected: /no such field; known fields: .*\breplicas\b/ },
-      { name: 'fails on an unknown nested field and names it', props: { image: 'nginx', ports: [{ ...http, nodePort: 30080 }] }, field: 'spec.ports[0].nodePort', value: 30080, expected: /no such field/ },
-      { name: 'fails when command is not a list', props: { image: 'nginx', command: 'nginx -g daemon' }, field: 'spec.command', value: 'nginx -g daemon', expected: /a list of/ },
-      { name: 'fails when an arg is not a string', props: { image: 'nginx', args: ['--port', 80] }, field: 'spec.args[1]', value: 80, expected: /a string/ },
-      { name: 'fails when both value and valueFrom are set', props: env({ name: 'A', value: 'x', valueFrom: secretRef }), field: 'spec.env[0]', value: { name: 'A', value: 'x', valueFrom: secretRef }, expected: /exactly one of value or valueFrom/ },
-      { name: 'fails when neither value nor valueFrom is set', props: env({ name: 'A' }), field: 'spec.env[0]', value: { name: 'A' }, expected: /exactly one of value or valueFrom/ },
-      { name: 'fails when valueFrom has both secretKeyRef and configMapKeyRef', props: env({ name: 'A', valueFrom: { ...secretRef, ...configMapRef } }), field: 'spec.env[0].valueFrom', value: { ...secretRef, ...configMapRef }, expected: /exactly one of secretKeyRef or configMapKeyRef/ },
-      { name: 'fails when valueFrom is empty', props: env({ name: 'A', valueFrom: {} }), field: 'spec.env[0].valueFrom', value: {}, expected: /exactly one of secretKeyRef or configMapKeyRef/ },
-      { name: 'fails on a duplicate env name', props: { image: 'nginx', env: [{ name: 'A', value: '1' }, { name: 'A', value: '2' }] }, field: 'spec.env[1]', value: { name: 'A' }, expected: /a unique name \(item 0 has the same\)/ },
-      { name: 'fails on an env name starting with a digit', props: env({ name: '1A', value: 'x' }), field: 'spec.env[0].name', value: '1A', expected: /not starting with a digit/ },
-      { name: 'fails on an invalid Secret name in secretKeyRef', props: env({ name: 'A', valueFrom: { secretKeyRef: { name: 'My_Secret', key: 'k' } } }), field: 'spec.env[0].valueFrom.secretKeyRef.name', value: 'My_Secret', expected: /DNS subdomain name/ },
-      { name: 'fails on an invalid ConfigMap key in configMapKeyRef', props: env({ name: 'A', valueFrom: { configMapKeyRef: { name: 'flags', key: 'a b' } } }), field: 'spec.env[0].valueFrom.configMapKeyRef.key', value: 'a b', expected: /a key of letters/ },
-      { name: 'fails when a secretKeyRef has no key', props: env({ name: 'A', valueFrom: { secretKeyRef: { name: 'db' } } }), field: 'spec.env[0].valueFrom.secretKeyRef.key', expected: /required/ },
-      { name: 'fails on a duplicate port name', props: { image: 'nginx', ports: [http, { name: 'http', port: 8080 }] }, field: 'spec.ports', value: [{ name: 'http', port: 80, protocol: 'TCP' }, { name: 'http', port: 8080, protocol: 'TCP' }], expected: /unique port names/ },
-      { name: 'fails on two ports with the same port and protocol', props: { image: 'nginx', ports: [http, { name: 'web', port: 80 }] }, field: 'spec.ports[1]', value: { port: 80, protocol: 'TCP' }, expected: /a unique port\/protocol \(item 0 has the same\)/ },
-      { name: 'fails on port 0', props: { image: 'nginx', ports: [{ name: 'http', port: 0 }] }, field: 'spec.ports[0].port', value: 0, expected: /an integer from 1 to 65535/ },
-      { name: 'fails on port 65536', props: { image: 'nginx', ports: [{ name: 'http', port: 65536 }] }, field: 'spec.ports[0].port', value: 65536, expected: /an integer from 1 to 65535/ },
-      { name: 'fails on a targetPort out of range', props: { image: 'nginx', ports: [{ ...http, targetPort: 70000 }] }, field: 'spec.ports[0].targetPort', value: 70000, expected: /an integer from 1 to 65535/ },
-      { name: 'fails on an upper-case port name', props: { image: 'nginx', ports: [{ name: 'HTTP', port: 80 }] }, field: 'spec.ports[0].name', value: 'HTTP', expected: /IANA service name/ },
-      { name: 'fails on a port name longer than 15 characters', props: { image: 'nginx', ports: [{ name: 'a-very-long-port-name', port: 80 }] }, field: 'spec.ports[0].name', value: 'a-very-long-port-name', expected: /at most 15 characters/ },
-      { name: 'fails on several ports when one has no name', props: { image: 'nginx', ports: [http, { port: 8080 }] }, field: 'spec.ports', value: [{ name: 'http', port: 80, protocol: 'TCP' }, { port: 8080, protocol: 'TCP' }], expected: /a name on every port when there are several/ },
-      { name: 'fails on an unknown protocol', props: { image: 'nginx', ports: [{ ...http, protocol: 'HTTP' }] }, field: 'spec.ports[0].protocol', value: 'HTTP', expected: /one of "TCP", "UDP", "SCTP"/ },
-      { name: 'fails on a NodePort without ports', props: { image: 'nginx', serviceType: 'NodePort' }, field: 'spec.serviceType', value: 'NodePort', expected: /a Service needs at least one port/ },
-      { name: 'fails on a LoadBalancer with an empty list of ports', props: { image: 'nginx', serviceType: 'LoadBalancer', ports: [] }, field: 'spec.serviceType', value: 'LoadBalancer', expected: /a Service needs at least one port/ },
-      { name: 'fails on an unknown serviceType', props: { image: 'nginx', ports: [http], serviceType: 'ExternalName' }, field: 'spec.serviceType', value: 'ExternalName', expected: /one of "ClusterIP", "NodePort", "LoadBalancer"/ },
-      { name: 'fails on an invalid CPU quantity', props: { image: 'nginx', resources: { requests: { cpu: '1 core' } } }, field: 'spec.resources.requests.cpu', value: '1 core', expected: /a Kubernetes quantity/ },
-      { name: 'fails on a negative memory amount', props: { image: 'nginx', resources: { limits: { memory: -1 } } }, field: 'spec.resources.limits.memory', value: -1, expected: /a Kubernetes quantity/ },
-      { name: 'fails on an unknown resource name', props: { image: 'nginx', resources: { requests: { gpu: 1 } } }, field: 'spec.resources.requests.gpu', value: 1, expected: /no such field/ },
-      { name: 'fails when a probe has no action', props: { image: 'nginx', livenessProbe: { periodSeconds: 5 } }, field: 'spec.livenessProbe', value: { periodSeconds: 5, initialDelaySeconds: 0, timeoutSeconds: 1, failureThreshold: 3 }, expected: /exactly one of httpGet, tcpSocket or exec/ },
-      { name: 'fails when a probe has two actions', props: { image: 'nginx', readinessProbe: { tcpSocket: { port: 80 }, exec: { command: ['true'] } } }, field: 'spec.readinessProbe', expected: /exactly one of httpGet, tcpSocket or exec/, value: { tcpSocket: { port: 80 }, exec: { command: ['true'] }, initialDelaySeconds: 0, periodSeconds: 10, timeoutSeconds: 1, failureThreshold: 3 } },
-      { name: 'fails when an httpGet path does not start with /', props: { image: 'nginx', livenessProbe: { httpGet: { path: 'healthz', port: 80 } } }, field: 'spec.livenessProbe.httpGet.path', value: 'healthz', expected: /a path starting with "\/"/ },
-      { name: 'fails when an httpGet has no port', props: { image: 'nginx', livenessProbe: { httpGet: { path: '/' } } }, field: 'spec.livenessProbe.httpGet.port', expected: /a port number or name \(required\)/ },
-      { name: 'fails when a probe port is neither a number nor a name', props: { image: 'nginx', livenessProbe: { tcpSocket: { port: '' } } }, field: 'spec.livenessProbe.tcpSocket.port', value: '', expected: /a port number or a port name/ },
-      { name: 'fails on an unknown httpGet scheme', props: { image: 'nginx', livenessProbe: { httpGet: { port: 80, scheme: 'GRPC' } } }, field: 'spec.livenessProbe.httpGet.scheme', value: 'GRPC', expected: /one of "HTTP", "HTTPS"/ },
-      { name: 'fails when periodSeconds is 0', props: { image: 'nginx', livenessProbe: { tcpSocket: { port: 80 }, periodSeconds: 0 } }, field: 'spec.livenessProbe.periodSeconds', value: 0, expected: /an integer from 1 to 3600/ },
-      { name: 'fails when failureThreshold is over 100', props: { image: 'nginx', readinessProbe: { tcpSocket: { port: 80 }, failureThreshold: 101 } }, field: 'spec.readinessProbe.failureThreshold', value: 101, expected: /an integer from 1 to 100/ },
-      { name: 'fails when an exec probe has an empty command', props: { image: 'nginx', livenessProbe: { exec: { command: [] } } }, field: 'spec.livenessProbe.exec.command', value: [], expected: /at least 1 item/ },
-      { name: 'fails when minReplicas > maxReplicas', props: { image: 'nginx', autoscaling: { minReplicas: 5, maxReplicas: 3 } }, field: 'spec.autoscaling.minReplicas', value: 5, expected: /minReplicas no greater than maxReplicas/ },
-      { name: 'fails when maxReplicas is missing', props: { image: 'nginx', autoscaling: { minReplicas: 2 } }, field: 'spec.autoscaling.maxReplicas', expected: /required/ },
-      { name: 'fails when minReplicas is 0', props: { image: 'nginx', autoscaling: { minReplicas: 0, maxReplicas: 3 } }, field: 'spec.autoscaling.minReplicas', value: 0, expected: /an integer from 1 to 1000/ },
-      { name: 'fails when the CPU target is 0%', props: { image: 'nginx', autoscaling: { maxReplicas: 3, targetCPUUtilizationPercent: 0 } }, field: 'spec.autoscaling.targetCPUUtilizationPercent', value: 0, expected: /an integer from 1 to 1000/ },
-      { name: 'fails when the memory target is over 1000%', props: { image: 'nginx', autoscaling: { maxReplicas: 3, targetMemoryUtilizationPercent: 1001 } }, field: 'spec.autoscaling.targetMemoryUtilizationPercent', value: 1001, expected: /an integer from 1 to 1000/ },
-      { name: 'fails on a reserved label key', props: { image: 'nginx', labels: { 'app.kubernetes.io/name': 'other' } }, field: 'spec.labels', value: { 'app.kubernetes.io/name': 'other' }, expected: /no keys under app\.kubernetes\.io\// },
-      { name: 'fails on a reserved annotation key', props: { image: 'nginx', annotations: { 'app.kubernetes.io/version': '1' } }, field: 'spec.annotations', value: { 'app.kubernetes.io/version': '1' }, expected: /no keys under app\.kubernetes\.io\// },
-      { name: 'fails on an invalid label key', props: { image: 'nginx', labels: { 'my team': 'shop' } }, field: 'spec.labels["my team"]', value: 'my team', expected: /a qualified name/ },
-      { name: 'fails on an invalid label value', props: { image: 'nginx', labels: { team: 'shop floor' } }, field: 'spec.labels["team"]', value: 'shop floor', expected: /a label value/ },
-      { name: 'fails on a label value longer than 63 characters', props: { image: 'nginx', labels: { team: 'a'.repeat(64) } }, field: 'spec.labels["team"]', value: 'a'.repeat(64), expected: /at most 63 characters/ },
-      { name: 'fails when an annotation value is not a string', props: { image: 'nginx', annotations: { 'example.com/count': 3 } }, field: 'spec.annotations["example.com/count"]', value: 3, expected: /a string/ },
-      { name: 'fails on an invalid serviceAccountName', props: { image: 'nginx', serviceAccountName: 'Web_Reader' }, field: 'spec.serviceAccountName', value: 'Web_Reader', expected: /DNS subdomain name/ },
-      { name: 'fails on an unknown imagePullPolicy', props: { image: 'nginx', imagePullPolicy: 'Sometimes' }, field: 'spec.imagePullPolicy', value: 'Sometimes', expected: /one of "Always", "IfNotPresent", "Never"/ },
-      { name: 'fails on a duplicate imagePullSecret', props: { image: 'nginx', imagePullSecrets: ['registry', 'registry'] }, field: 'spec.imagePullSecrets[1]', value: 'registry', expected: /no duplicates/ },
-      { name: 'fails on an invalid imagePullSecret name', props: { image: 'nginx', imagePullSecrets: ['Registry'] }, field: 'spec.imagePullSecrets[0]', value: 'Registry', expected: /DNS subdomain name/ },
-      { name: 'fails when runAsUser is 0 without runAsNonRoot: false', props: { image: 'nginx', securityContext: { runAsUser: 0 } }, field: 'spec.securityContext.runAsUser', value: 0, expected: /runAsUser 0 \(root\) needs runAsNonRoot: false/ },
-      { name: 'fails when runAsUser is 0 with runAsNonRoot: true', props: { image: 'nginx', securityContext: { runAsUser: 0, runAsNonRoot: true } }, field: 'spec.securityContext.runAsUser', value: 0, expected: /runAsUser 0 \(root\) needs runAsNonRoot: false/ },
-      { name: 'fails when runAsUser is negative', props: { image: 'nginx', securityContext: { runAsUser: -1 } }, field: 'spec.securityContext.runAsUser', value: -1, expected: /an integer from 0 to 2147483647/ },
-      { name: 'fails when runAsNonRoot is not a boolean', props: { image: 'nginx', securityContext: { runAsNonRoot: 'false' } }, field: 'spec.securityContext.runAsNonRoot', value: 'false', expected: /true or false/ },
-      { name: 'fails on an invalid nodeSelector key', props: { image: 'nginx', nodeSelector: { 'bad key': 'x' } }, field: 'spec.nodeSelector["bad key"]', value: 'bad key', expected: /a qualified label key/ },
-      { name: 'fails when tolerations is not a list', props: { image: 'nginx', tolerations: { key: 'dedicated' } }, field: 'spec.tolerations', value: { key: 'dedicated' }, expected: /a list of/ },
-      { name: 'fails when affinity is not an object', props: { image: 'nginx', affinity: 'spread' }, field: 'spec.affinity', value: 'spread', expected: /an object/ },
-      { name: 'fails when the spec is not an object', props: 'nginx', field: 'spec', value: 'nginx', expected: /an object/ },
+      {
+        name: 'fails when a probe names a port the App does not declare',
+        props: {
+          image: 'nginx',
+          ports: [{ name: 'http', port: 80 }],
+          readinessProbe: { httpGet: { port: 'metrics' } },
+        },
+        field: 'spec.readinessProbe',
+        value: {
+          httpGet: { port: 'metrics', path: '/', scheme: 'HTTP' },
+          initialDelaySeconds: 0,
+          periodSeconds: 10,
+          timeoutSeconds: 1,
+          failureThreshold: 3,
+        },
+        expected: /a probe port name that is one of spec\.ports\[\]\.name/,
+      },
+      {
+        name: 'fails when the liveness probe names a port and there are no ports',
+        props: { image: 'nginx', livenessProbe: { tcpSocket: { port: 'http' } } },
+        field: 'spec.livenessProbe',
+        value: {
+          tcpSocket: { port: 'http' },
+          initialDelaySeconds: 0,
+          periodSeconds: 10,
+          timeoutSeconds: 1,
+          failureThreshold: 3,
+        },
+        expected: /a probe port name that is one of spec\.ports\[\]\.name/,
+      },
+      {
+        name: 'fails when autoscaling has no CPU request to measure against',
+        props: { image: 'nginx', resources: { requests: { memory: '64Mi' } }, autoscaling: { maxReplicas: 3 } },
+        field: 'spec.resources',
+        value: { requests: { memory: '64Mi' } },
+        expected: /resources\.requests\.cpu .* when autoscaling is set/,
+      },
+      {
+        name: 'fails when image is empty',
+        props: { image: '' },
+        field: 'spec.image',
+        value: '',
+        expected: /at least 1 character/,
+      },
+      {
+        name: 'fails when image contains a space',
+        props: { image: 'nginx latest' },
+        field: 'spec.image',
+        value: 'nginx latest',
+        expected: /without spaces/,
+      },
+      {
+        name: 'fails when image is not a string',
+        props: { image: 42 },
+        field: 'spec.image',
+        value: 42,
+        expected: /a string/,
+      },
+      {
+        name: 'fails when replicas is -1',
+        props: { image: 'nginx', replicas: -1 },
+        field: 'spec.replicas',
+        value: -1,
+        expected: /an integer from 0 to 1000/,
+      },
+      {
+        name: 'fails when replicas is over 1000',
+        props: { image: 'nginx', replicas: 1001 },
+        field: 'spec.replicas',
+        value: 1001,
+        expected: /an integer from 0 to 1000/,
+      },
+      {
+        name: 'fails when replicas is not an integer',
+        props: { image: 'nginx', replicas: 1.5 },
+        field: 'spec.replicas',
+        value: 1.5,
+        expected: /an integer/,
+      },
+      {
+        name: 'fails when replicas is a string',
+        props: { image: 'nginx', replicas: '2' },
+        field: 'spec.replicas',
+        value: '2',
+        expected: /an integer/,
+      },
+      {
+        name: 'fails on an unknown field and names it',
+        props: { image: 'nginx', replica: 2 },
+        field: 'spec.replica',
+        value: 2,
+        expected: /no such field; known fields: .*\breplicas\b/,
+      },
+      {
+        name: 'fails on an unknown nested field and names it',
+        props: { image: 'nginx', ports: [{ ...http, nodePort: 30080 }] },
+        field: 'spec.ports[0].nodePort',
+        value: 30080,
+        expected: /no such field/,
+      },
+      {
+        name: 'fails when command is not a list',
+        props: { image: 'nginx', command: 'nginx -g daemon' },
+        field: 'spec.command',
+        value: 'nginx -g daemon',
+        expected: /a list of/,
+      },
+      {
+        name: 'fails when an arg is not a string',
+        props: { image: 'nginx', args: ['--port', 80] },
+        field: 'spec.args[1]',
+        value: 80,
+        expected: /a string/,
+      },
+      {
+        name: 'fails when both value and valueFrom are set',
+        props: env({ name: 'A', value: 'x', valueFrom: secretRef }),
+        field: 'spec.env[0]',
+        value: { name: 'A', value: 'x', valueFrom: secretRef },
+        expected: /exactly one of value or valueFrom/,
+      },
+      {
+        name: 'fails when neither value nor valueFrom is set',
+        props: env({ name: 'A' }),
+        field: 'spec.env[0]',
+        value: { name: 'A' },
+        expected: /exactly one of value or valueFrom/,
+      },
+      {
+        name: 'fails when valueFrom has both secretKeyRef and configMapKeyRef',
+        props: env({ name: 'A', valueFrom: { ...secretRef, ...configMapRef } }),
+        field: 'spec.env[0].valueFrom',
+        value: { ...secretRef, ...configMapRef },
+        expected: /exactly one of secretKeyRef or configMapKeyRef/,
+      },
+      {
+        name: 'fails when valueFrom is empty',
+        props: env({ name: 'A', valueFrom: {} }),
+        field: 'spec.env[0].valueFrom',
+        value: {},
+        expected: /exactly one of secretKeyRef or configMapKeyRef/,
+      },
+      {
+        name: 'fails on a duplicate env name',
+        props: {
+          image: 'nginx',
+          env: [
+            { name: 'A', value: '1' },
+            { name: 'A', value: '2' },
+          ],
+        },
+        field: 'spec.env[1]',
+        value: { name: 'A' },
+        expected: /a unique name \(item 0 has the same\)/,
+      },
+      {
+        name: 'fails on an env name starting with a digit',
+        props: env({ name: '1A', value: 'x' }),
+        field: 'spec.env[0].name',
+        value: '1A',
+        expected: /not starting with a digit/,
+      },
+      {
+        name: 'fails on an invalid Secret name in secretKeyRef',
+        props: env({ name: 'A', valueFrom: { secretKeyRef: { name: 'My_Secret', key: 'k' } } }),
+        field: 'spec.env[0].valueFrom.secretKeyRef.name',
+        value: 'My_Secret',
+        expected: /DNS subdomain name/,
+      },
+      {
+        name: 'fails on an invalid ConfigMap key in configMapKeyRef',
+        props: env({ name: 'A', valueFrom: { configMapKeyRef: { name: 'flags', key: 'a b' } } }),
+        field: 'spec.env[0].valueFrom.configMapKeyRef.key',
+        value: 'a b',
+        expected: /a key of letters/,
+      },
+      {
+        name: 'fails when a secretKeyRef has no key',
+        props: env({ name: 'A', valueFrom: { secretKeyRef: { name: 'db' } } }),
+        field: 'spec.env[0].valueFrom.secretKeyRef.key',
+        expected: /required/,
+      },
+      {
+        name: 'fails on a duplicate port name',
+        props: { image: 'nginx', ports: [http, { name: 'http', port: 8080 }] },
+        field: 'spec.ports',
+        value: [
+          { name: 'http', port: 80, protocol: 'TCP' },
+          { name: 'http', port: 8080, protocol: 'TCP' },
+        ],
+        expected: /unique port names/,
+      },
+      {
+        name: 'fails on two ports with the same port and protocol',
+        props: { image: 'nginx', ports: [http, { name: 'web', port: 80 }] },
+        field: 'spec.ports[1]',
+        value: { port: 80, protocol: 'TCP' },
+        expected: /a unique port\/protocol \(item 0 has the same\)/,
+      },
+      {
+        name: 'fails on port 0',
+        props: { image: 'nginx', ports: [{ name: 'http', port: 0 }] },
+        field: 'spec.ports[0].port',
+        value: 0,
+        expected: /an integer from 1 to 65535/,
+      },
+      {
+        name: 'fails on port 65536',
+        props: { image: 'nginx', ports: [{ name: 'http', port: 65536 }] },
+        field: 'spec.ports[0].port',
+        value: 65536,
+        expected: /an integer from 1 to 65535/,
+      },
+      {
+        name: 'fails on a targetPort out of range',
+        props: { image: 'nginx', ports: [{ ...http, targetPort: 70000 }] },
+        field: 'spec.ports[0].targetPort',
+        value: 70000,
+        expected: /an integer from 1 to 65535/,
+      },
+      {
+        name: 'fails on an upper-case port name',
+        props: { image: 'nginx', ports: [{ name: 'HTTP', port: 80 }] },
+        field: 'spec.ports[0].name',
+        value: 'HTTP',
+        expected: /IANA service name/,
+      },
+      {
+        name: 'fails on a port name longer than 15 characters',
+        props: { image: 'nginx', ports: [{ name: 'a-very-long-port-name', port: 80 }] },
+        field: 'spec.ports[0].name',
+        value: 'a-very-long-port-name',
+        expected: /at most 15 characters/,
+      },
+      {
+        name: 'fails on several ports when one has no name',
+        props: { image: 'nginx', ports: [http, { port: 8080 }] },
+        field: 'spec.ports',
+        value: [
+          { name: 'http', port: 80, protocol: 'TCP' },
+          { port: 8080, protocol: 'TCP' },
+        ],
+        expected: /a name on every port when there are several/,
+      },
+      {
+        name: 'fails on an unknown protocol',
+        props: { image: 'nginx', ports: [{ ...http, protocol: 'HTTP' }] },
+        field: 'spec.ports[0].protocol',
+        value: 'HTTP',
+        expected: /one of "TCP", "UDP", "SCTP"/,
+      },
+      {
+        name: 'fails on a NodePort without ports',
+        props: { image: 'nginx', serviceType: 'NodePort' },
+        field: 'spec.serviceType',
+        value: 'NodePort',
+        expected: /a Service needs at least one port/,
+      },
+      {
+        name: 'fails on a LoadBalancer with an empty list of ports',
+        props: { image: 'nginx', serviceType: 'LoadBalancer', ports: [] },
+        field: 'spec.serviceType',
+        value: 'LoadBalancer',
+        expected: /a Service needs at least one port/,
+      },
+      {
+        name: 'fails on an unknown serviceType',
+        props: { image: 'nginx', ports: [http], serviceType: 'ExternalName' },
+        field: 'spec.serviceType',
+        value: 'ExternalName',
+        expected: /one of "ClusterIP", "NodePort", "LoadBalancer"/,
+      },
+      {
+        name: 'fails on an invalid CPU quantity',
+        props: { image: 'nginx', resources: { requests: { cpu: '1 core' } } },
+        field: 'spec.resources.requests.cpu',
+        value: '1 core',
+        expected: /a Kubernetes quantity/,
+      },
+      {
+        name: 'fails on a negative memory amount',
+        props: { image: 'nginx', resources: { limits: { memory: -1 } } },
+        field: 'spec.resources.limits.memory',
+        value: -1,
+        expected: /a Kubernetes quantity/,
+      },
+      {
+        name: 'fails on an unknown resource name',
+        props: { image: 'nginx', resources: { requests: { gpu: 1 } } },
+        field: 'spec.resources.requests.gpu',
+        value: 1,
+        expected: /no such field/,
+      },
+      {
+        name: 'fails when a probe has no action',
+        props: { image: 'nginx', livenessProbe: { periodSeconds: 5 } },
+        field: 'spec.livenessProbe',
+        value: { periodSeconds: 5, initialDelaySeconds: 0, timeoutSeconds: 1, failureThreshold: 3 },
+        expected: /exactly one of httpGet, tcpSocket or exec/,
+      },
+      {
+        name: 'fails when a probe has two actions',
+        props: { image: 'nginx', readinessProbe: { tcpSocket: { port: 80 }, exec: { command: ['true'] } } },
+        field: 'spec.readinessProbe',
+        expected: /exactly one of httpGet, tcpSocket or exec/,
+        value: {
+          tcpSocket: { port: 80 },
+          exec: { command: ['true'] },
+          initialDelaySeconds: 0,
+          periodSeconds: 10,
+          timeoutSeconds: 1,
+          failureThreshold: 3,
+        },
+      },
+      {
+        name: 'fails when an httpGet path does not start with /',
+        props: { image: 'nginx', livenessProbe: { httpGet: { path: 'healthz', port: 80 } } },
+        field: 'spec.livenessProbe.httpGet.path',
+        value: 'healthz',
+        expected: /a path starting with "\/"/,
+      },
+      {
+        name: 'fails when an httpGet has no port',
+        props: { image: 'nginx', livenessProbe: { httpGet: { path: '/' } } },
+        field: 'spec.livenessProbe.httpGet.port',
+        expected: /a port number or name \(required\)/,
+      },
+      {
+        name: 'fails when a probe port is neither a number nor a name',
+        props: { image: 'nginx', livenessProbe: { tcpSocket: { port: '' } } },
+        field: 'spec.livenessProbe.tcpSocket.port',
+        value: '',
+        expected: /a port number or a port name/,
+      },
+      {
+        name: 'fails on an unknown httpGet scheme',
+        props: { image: 'nginx', livenessProbe: { httpGet: { port: 80, scheme: 'GRPC' } } },
+        field: 'spec.livenessProbe.httpGet.scheme',
+        value: 'GRPC',
+        expected: /one of "HTTP", "HTTPS"/,
+      },
+      {
+        name: 'fails when periodSeconds is 0',
+        props: { image: 'nginx', livenessProbe: { tcpSocket: { port: 80 }, periodSeconds: 0 } },
+        field: 'spec.livenessProbe.periodSeconds',
+        value: 0,
+        expected: /an integer from 1 to 3600/,
+      },
+      {
+        name: 'fails when failureThreshold is over 100',
+        props: { image: 'nginx', readinessProbe: { tcpSocket: { port: 80 }, failureThreshold: 101 } },
+        field: 'spec.readinessProbe.failureThreshold',
+        value: 101,
+        expected: /an integer from 1 to 100/,
+      },
+      {
+        name: 'fails when an exec probe has an empty command',
+        props: { image: 'nginx', livenessProbe: { exec: { command: [] } } },
+        field: 'spec.livenessProbe.exec.command',
+        value: [],
+        expected: /at least 1 item/,
+      },
+      {
+        name: 'fails when minReplicas > maxReplicas',
+        props: { image: 'nginx', autoscaling: { minReplicas: 5, maxReplicas: 3 } },
+        field: 'spec.autoscaling.minReplicas',
+        value: 5,
+        expected: /minReplicas no greater than maxReplicas/,
+      },
+      {
+        name: 'fails when maxReplicas is missing',
+        props: { image: 'nginx', autoscaling: { minReplicas: 2 } },
+        field: 'spec.autoscaling.maxReplicas',
+        expected: /required/,
+      },
+      {
+        name: 'fails when minReplicas is 0',
+        props: { image: 'nginx', autoscaling: { minReplicas: 0, maxReplicas: 3 } },
+        field: 'spec.autoscaling.minReplicas',
+        value: 0,
+        expected: /an integer from 1 to 1000/,
+      },
+      {
+        name: 'fails when the CPU target is 0%',
+        props: { image: 'nginx', autoscaling: { maxReplicas: 3, targetCPUUtilizationPercent: 0 } },
+        field: 'spec.autoscaling.targetCPUUtilizationPercent',
+        value: 0,
+        expected: /an integer from 1 to 1000/,
+      },
+      {
+        name: 'fails when the memory target is over 1000%',
+        props: { image: 'nginx', autoscaling: { maxReplicas: 3, targetMemoryUtilizationPercent: 1001 } },
+        field: 'spec.autoscaling.targetMemoryUtilizationPercent',
+        value: 1001,
+        expected: /an integer from 1 to 1000/,
+      },
+      {
+        name: 'fails on a reserved label key',
+        props: { image: 'nginx', labels: { 'app.kubernetes.io/name': 'other' } },
+        field: 'spec.labels',
+        value: { 'app.kubernetes.io/name': 'other' },
+        expected: /no keys under app\.kubernetes\.io\//,
+      },
+      {
+        name: 'fails on a reserved annotation key',
+        props: { image: 'nginx', annotations: { 'app.kubernetes.io/version': '1' } },
+        field: 'spec.annotations',
+        value: { 'app.kubernetes.io/version': '1' },
+        expected: /no keys under app\.kubernetes\.io\//,
+      },
+      {
+        name: 'fails on an invalid label key',
+        props: { image: 'nginx', labels: { 'my team': 'shop' } },
+        field: 'spec.labels["my team"]',
+        value: 'my team',
+        expected: /a qualified name/,
+      },
+      {
+        name: 'fails on an invalid label value',
+        props: { image: 'nginx', labels: { team: 'shop floor' } },
+        field: 'spec.labels["team"]',
+        value: 'shop floor',
+        expected: /a label value/,
+      },
+      {
+        name: 'fails on a label value longer than 63 characters',
+        props: { image: 'nginx', labels: { team: 'a'.repeat(64) } },
+        field: 'spec.labels["team"]',
+        value: 'a'.repeat(64),
+        expected: /at most 63 characters/,
+      },
+      {
+        name: 'fails when an annotation value is not a string',
+        props: { image: 'nginx', annotations: { 'example.com/count': 3 } },
+        field: 'spec.annotations["example.com/count"]',
+        value: 3,
+        expected: /a string/,
+      },
+      {
+        name: 'fails on an invalid serviceAccountName',
+        props: { image: 'nginx', serviceAccountName: 'Web_Reader' },
+        field: 'spec.serviceAccountName',
+        value: 'Web_Reader',
+        expected: /DNS subdomain name/,
+      },
+      {
+        name: 'fails on an unknown imagePullPolicy',
+        props: { image: 'nginx', imagePullPolicy: 'Sometimes' },
+        field: 'spec.imagePullPolicy',
+        value: 'Sometimes',
+        expected: /one of "Always", "IfNotPresent", "Never"/,
+      },
+      {
+        name: 'fails on a duplicate imagePullSecret',
+        props: { image: 'nginx', imagePullSecrets: ['registry', 'registry'] },
+        field: 'spec.imagePullSecrets[1]',
+        value: 'registry',
+        expected: /no duplicates/,
+      },
+      {
+        name: 'fails on an invalid imagePullSecret name',
+        props: { image: 'nginx', imagePullSecrets: ['Registry'] },
+        field: 'spec.imagePullSecrets[0]',
+        value: 'Registry',
+        expected: /DNS subdomain name/,
+      },
+      {
+        name: 'fails when runAsUser is 0 without runAsNonRoot: false',
+        props: { image: 'nginx', securityContext: { runAsUser: 0 } },
+        field: 'spec.securityContext.runAsUser',
+        value: 0,
+        expected: /runAsUser 0 \(root\) needs runAsNonRoot: false/,
+      },
+      {
+        name: 'fails when runAsUser is 0 with runAsNonRoot: true',
+        props: { image: 'nginx', securityContext: { runAsUser: 0, runAsNonRoot: true } },
+        field: 'spec.securityContext.runAsUser',
+        value: 0,
+        expected: /runAsUser 0 \(root\) needs runAsNonRoot: false/,
+      },
+      {
+        name: 'fails when runAsUser is negative',
+        props: { image: 'nginx', securityContext: { runAsUser: -1 } },
+        field: 'spec.securityContext.runAsUser',
+        value: -1,
+        expected: /an integer from 0 to 2147483647/,
+      },
+      {
+        name: 'fails when runAsNonRoot is not a boolean',
+        props: { image: 'nginx', securityContext: { runAsNonRoot: 'false' } },
+        field: 'spec.securityContext.runAsNonRoot',
+        value: 'false',
+        expected: /true or false/,
+      },
+      {
+        name: 'fails on an invalid nodeSelector key',
+        props: { image: 'nginx', nodeSelector: { 'bad key': 'x' } },
+        field: 'spec.nodeSelector["bad key"]',
+        value: 'bad key',
+        expected: /a qualified label key/,
+      },
+      {
+        name: 'fails when tolerations is not a list',
+        props: { image: 'nginx', tolerations: { key: 'dedicated' } },
+        field: 'spec.tolerations',
+        value: { key: 'dedicated' },
+        expected: /a list of/,
+      },
+      {
+        name: 'fails when affinity is not an object',
+        props: { image: 'nginx', affinity: 'spread' },
+        field: 'spec.affinity',
+        value: 'spread',
+        expected: /an object/,
+      },
+      {
+        name: 'fails when the spec is not an object',
+        props: 'nginx',
+        field: 'spec',
+        value: 'nginx',
+        expected: /an object/,
+      },
     ];
 
     for (const c of cases) {
@@ -511,15 +1097,18 @@ describe('App', () => {
     }
 
     it('fails with every problem reported together', () => {
-      const { error } = invalidApp({
-        image: 'nginx latest',
-        replicas: -1,
-        replica: 2,
-        ports: [http, http],
-        autoscaling: { minReplicas: 5, maxReplicas: 3 },
-        labels: { 'app.kubernetes.io/name': 'x' },
-        securityContext: { runAsUser: 0 },
-      }, 'Web_1');
+      const { error } = invalidApp(
+        {
+          image: 'nginx latest',
+          replicas: -1,
+          replica: 2,
+          ports: [http, http],
+          autoscaling: { minReplicas: 5, maxReplicas: 3 },
+          labels: { 'app.kubernetes.io/name': 'x' },
+          securityContext: { runAsUser: 0 },
+        },
+        'Web_1',
+      );
       const want: ExpectedProblem[] = [
         { field: 'metadata.name', value: 'Web_1', expected: /DNS-1035 label/ },
         { field: 'spec.image', value: 'nginx latest', expected: /without spaces/ },

@@ -5,7 +5,11 @@ import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { runCli } from '../support/run.js';
 
-interface Obj { kind: string; metadata: { name: string }; spec: Record<string, unknown> }
+interface Obj {
+  kind: string;
+  metadata: { name: string };
+  spec: Record<string, unknown>;
+}
 
 const NGINX = `apiVersion: recon8s.dev/v1alpha1
 kind: App
@@ -35,23 +39,39 @@ describe('recon8s render', function () {
     writeFileSync(p, text);
     return p;
   };
-  before(() => { dir = mkdtempSync(join(tmpdir(), 'recon8s-cli-')); });
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'recon8s-cli-'));
+  });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   it('prints a Deployment and a Service with exactly the values of the App', () => {
     const r = runCli(['render', '-f', file('nginx.yaml', NGINX)]);
     assert.equal(r.status, 0, r.stderr);
     const objects = parseAllDocuments(r.stdout).map((d) => d.toJS() as Obj);
-    assert.deepEqual(objects.map((o) => `${o.kind}/${o.metadata.name}`).sort(), ['Deployment/nginx', 'PodDisruptionBudget/nginx', 'Service/nginx']);
+    assert.deepEqual(objects.map((o) => `${o.kind}/${o.metadata.name}`).sort(), [
+      'Deployment/nginx',
+      'PodDisruptionBudget/nginx',
+      'Service/nginx',
+    ]);
     const deployment = objects.find((o) => o.kind === 'Deployment') as unknown as {
-      spec: { replicas: number; template: { spec: { containers: { image: string; env: unknown; resources: unknown; ports: { containerPort: number }[] }[] } } };
+      spec: {
+        replicas: number;
+        template: {
+          spec: {
+            containers: { image: string; env: unknown; resources: unknown; ports: { containerPort: number }[] }[];
+          };
+        };
+      };
     };
     const container = deployment.spec.template.spec.containers[0];
     assert.equal(deployment.spec.replicas, 2);
     assert.equal(container?.image, 'nginx');
     assert.deepEqual(container?.env, [{ name: 'GREETING', value: 'hello' }]);
     assert.deepEqual(container?.resources, { requests: { cpu: '250m', memory: '64Mi' }, limits: { memory: '128Mi' } });
-    assert.deepEqual(container?.ports.map((p) => p.containerPort), [80]);
+    assert.deepEqual(
+      container?.ports.map((p) => p.containerPort),
+      [80],
+    );
     const service = objects.find((o) => o.kind === 'Service') as unknown as { spec: { ports: unknown[] } };
     assert.deepEqual(service.spec.ports, [{ name: 'http', port: 8080, protocol: 'TCP', targetPort: 80 }]);
   });
@@ -61,7 +81,12 @@ describe('recon8s render', function () {
     const cluster = `apiVersion: recon8s.dev/v1alpha1\nkind: MySQLCluster\nmetadata: { name: ${name} }\nspec:\n  backup: { schedule: "@daily", persistentVolumeClaimName: dumps }\n`;
     const r = runCli(['render', '-f', file('long.yaml', cluster)]);
     assert.equal(r.status, 1, r.stderr);
-    assert.match(r.stderr, new RegExp(`metadata\\.name: got "${name}", expected at most 45 characters, so that the backup CronJob "<name>-backup" \\(at most 52 characters\\) fits`));
+    assert.match(
+      r.stderr,
+      new RegExp(
+        `metadata\\.name: got "${name}", expected at most 45 characters, so that the backup CronJob "<name>-backup" \\(at most 52 characters\\) fits`,
+      ),
+    );
   });
 
   it('prints a JSON List with -o json', () => {
@@ -73,7 +98,12 @@ describe('recon8s render', function () {
   });
 
   it('reads JSON and standard input', () => {
-    const json = JSON.stringify({ apiVersion: 'recon8s.dev/v1alpha1', kind: 'App', metadata: { name: 'api' }, spec: { image: 'busybox' } });
+    const json = JSON.stringify({
+      apiVersion: 'recon8s.dev/v1alpha1',
+      kind: 'App',
+      metadata: { name: 'api' },
+      spec: { image: 'busybox' },
+    });
     const r = runCli(['render', '-f', '-'], { input: json });
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stdout, /kind: Deployment/);
@@ -89,7 +119,8 @@ describe('recon8s render', function () {
   });
 
   it('fails on an invalid resource with every problem named, and prints nothing', () => {
-    const bad = 'apiVersion: recon8s.dev/v1alpha1\nkind: MySQLCluster\nmetadata:\n  name: db\nspec:\n  replicas: 12\n  version: "8.0"\n  storage: { size: lots }\n';
+    const bad =
+      'apiVersion: recon8s.dev/v1alpha1\nkind: MySQLCluster\nmetadata:\n  name: db\nspec:\n  replicas: 12\n  version: "8.0"\n  storage: { size: lots }\n';
     const r = runCli(['render', '-f', file('bad.yaml', bad)]);
     assert.equal(r.status, 1);
     assert.equal(r.stdout, '');
@@ -114,7 +145,14 @@ describe('recon8s controller options', function () {
   this.timeout(60_000);
 
   it('fails with exit 2 on inconsistent lease timing, before contacting any cluster', () => {
-    const r = runCli(['controller', '--leader-elect', '--leader-election-lease-duration', '5', '--leader-election-renew-deadline', '10']);
+    const r = runCli([
+      'controller',
+      '--leader-elect',
+      '--leader-election-lease-duration',
+      '5',
+      '--leader-election-renew-deadline',
+      '10',
+    ]);
     assert.equal(r.status, 2);
     assert.match(r.stderr, /lease duration > renew deadline > retry period, got 5 > 10 > 2/);
   });

@@ -18,7 +18,19 @@ function undocumented(schema: JsonSchemaProps, path: string): string[] {
 for (const kind of [APP, MYSQL_CLUSTER]) {
   describe(`${kind.kind} CRD`, () => {
     const crd = crdManifest(kind);
-    const spec = crd.spec as { group: string; names: Record<string, unknown>; scope: string; versions: { name: string; served: boolean; storage: boolean; schema: { openAPIV3Schema: JsonSchemaProps }; subresources: Record<string, unknown>; additionalPrinterColumns: { name: string; jsonPath: string }[] }[] };
+    const spec = crd.spec as {
+      group: string;
+      names: Record<string, unknown>;
+      scope: string;
+      versions: {
+        name: string;
+        served: boolean;
+        storage: boolean;
+        schema: { openAPIV3Schema: JsonSchemaProps };
+        subresources: Record<string, unknown>;
+        additionalPrinterColumns: { name: string; jsonPath: string }[];
+      }[];
+    };
     const version = spec.versions[0];
     const schema = version?.schema.openAPIV3Schema;
 
@@ -38,7 +50,11 @@ for (const kind of [APP, MYSQL_CLUSTER]) {
 
     it('has the status and scale subresources', () => {
       assert.deepEqual(version?.subresources.status, {});
-      assert.deepEqual(version?.subresources.scale, { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.status.selector' });
+      assert.deepEqual(version?.subresources.scale, {
+        specReplicasPath: '.spec.replicas',
+        statusReplicasPath: '.status.replicas',
+        labelSelectorPath: '.status.selector',
+      });
     });
 
     it('has printer columns for readiness and age', () => {
@@ -65,14 +81,18 @@ for (const kind of [APP, MYSQL_CLUSTER]) {
 
 describe('MySQLCluster CRD rules', () => {
   const crd = crdManifest(MYSQL_CLUSTER);
-  const spec = (crd.spec as { versions: { schema: { openAPIV3Schema: JsonSchemaProps } }[] }).versions[0]?.schema.openAPIV3Schema.properties?.spec;
+  const spec = (crd.spec as { versions: { schema: { openAPIV3Schema: JsonSchemaProps } }[] }).versions[0]?.schema
+    .openAPIV3Schema.properties?.spec;
 
   it('refuses end-of-life versions at admission with a message saying why', () => {
     const version = spec?.properties?.version;
     // Not a schema enum: an enum failure would stop the API server before the rule that says why.
     assert.equal(version?.enum, undefined);
     const rules = version?.['x-kubernetes-validations'] ?? [];
-    assert.deepEqual(rules[0], { rule: "self in ['8.4', '9.7']", message: 'version must be a supported MySQL LTS release: "8.4" or "9.7"' });
+    assert.deepEqual(rules[0], {
+      rule: "self in ['8.4', '9.7']",
+      message: 'version must be a supported MySQL LTS release: "8.4" or "9.7"',
+    });
     assert.equal(rules[1]?.rule, "!(self in ['5.7', '8.0'])");
     assert.match(rules[1]?.message ?? '', /end-of-life/);
   });

@@ -5,7 +5,8 @@ import { diffableYaml, stripNoise } from '../../lib/diff/noise.js';
 import { splitLines, unifiedDiff } from '../../lib/diff/unified.js';
 
 const lines = (n: number, from = 1): string => Array.from({ length: n }, (_, i) => `line ${i + from}\n`).join('');
-const diff = (oldText: string, newText: string, context?: number): string => unifiedDiff({ oldName: 'a', newName: 'b', oldText, newText, context });
+const diff = (oldText: string, newText: string, context?: number): string =>
+  unifiedDiff({ oldName: 'a', newName: 'b', oldText, newText, context });
 
 /** A small deterministic pseudo-random generator, so a failing case can be replayed. */
 function random(seed: number): () => number {
@@ -52,10 +53,23 @@ describe('unified diff', () => {
   it('shows one changed line with three lines of context and exact hunk ranges', () => {
     const before = lines(10);
     const after = before.replace('line 5\n', 'line five\n');
-    assert.equal(diff(before, after), [
-      '--- a', '+++ b', '@@ -2,7 +2,7 @@',
-      ' line 2', ' line 3', ' line 4', '-line 5', '+line five', ' line 6', ' line 7', ' line 8', '',
-    ].join('\n'));
+    assert.equal(
+      diff(before, after),
+      [
+        '--- a',
+        '+++ b',
+        '@@ -2,7 +2,7 @@',
+        ' line 2',
+        ' line 3',
+        ' line 4',
+        '-line 5',
+        '+line five',
+        ' line 6',
+        ' line 7',
+        ' line 8',
+        '',
+      ].join('\n'),
+    );
   });
 
   it('keeps the context inside the file at its start and its end', () => {
@@ -73,22 +87,45 @@ describe('unified diff', () => {
     const before = lines(30);
     const far = before.replace('line 3\n', 'three\n').replace('line 25\n', 'twenty-five\n');
     const farDiff = diff(before, far);
-    assert.deepEqual(farDiff.split('\n').filter((l) => l.startsWith('@@')), ['@@ -1,6 +1,6 @@', '@@ -22,7 +22,7 @@']);
+    assert.deepEqual(
+      farDiff.split('\n').filter((l) => l.startsWith('@@')),
+      ['@@ -1,6 +1,6 @@', '@@ -22,7 +22,7 @@'],
+    );
     // Six unchanged lines between two changes: the two contexts meet, so one hunk.
     const close = before.replace('line 10\n', 'ten\n').replace('line 17\n', 'seventeen\n');
-    assert.deepEqual(diff(before, close).split('\n').filter((l) => l.startsWith('@@')), ['@@ -7,14 +7,14 @@']);
+    assert.deepEqual(
+      diff(before, close)
+        .split('\n')
+        .filter((l) => l.startsWith('@@')),
+      ['@@ -7,14 +7,14 @@'],
+    );
     // Seven unchanged lines between them: two hunks.
     const apart = before.replace('line 10\n', 'ten\n').replace('line 18\n', 'eighteen\n');
-    assert.deepEqual(diff(before, apart).split('\n').filter((l) => l.startsWith('@@')), ['@@ -7,7 +7,7 @@', '@@ -15,7 +15,7 @@']);
+    assert.deepEqual(
+      diff(before, apart)
+        .split('\n')
+        .filter((l) => l.startsWith('@@')),
+      ['@@ -7,7 +7,7 @@', '@@ -15,7 +15,7 @@'],
+    );
   });
 
   it('shows a created file as all additions against /dev/null', () => {
-    const text = unifiedDiff({ oldName: '/dev/null', newName: 'recon8s/v1/Service/ns/web', oldText: '', newText: 'a: 1\nb: 2\n' });
+    const text = unifiedDiff({
+      oldName: '/dev/null',
+      newName: 'recon8s/v1/Service/ns/web',
+      oldText: '',
+      newText: 'a: 1\nb: 2\n',
+    });
     assert.equal(text, '--- /dev/null\n+++ recon8s/v1/Service/ns/web\n@@ -0,0 +1,2 @@\n+a: 1\n+b: 2\n');
   });
 
   it('shows a deleted file as all removals against /dev/null', () => {
-    const text = unifiedDiff({ oldName: 'live/v1/Service/ns/web', newName: '/dev/null', oldText: 'a: 1\n', newText: '' });
+    const text = unifiedDiff({
+      oldName: 'live/v1/Service/ns/web',
+      newName: '/dev/null',
+      oldText: 'a: 1\n',
+      newText: '',
+    });
     assert.equal(text, '--- live/v1/Service/ns/web\n+++ /dev/null\n@@ -1 +0,0 @@\n-a: 1\n');
   });
 
@@ -126,11 +163,18 @@ describe('noise stripping', () => {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
     metadata: {
-      name: 'web', namespace: 'shop', uid: '1234', resourceVersion: '99', generation: 4, creationTimestamp: '2025-01-01T00:00:00Z',
+      name: 'web',
+      namespace: 'shop',
+      uid: '1234',
+      resourceVersion: '99',
+      generation: 4,
+      creationTimestamp: '2025-01-01T00:00:00Z',
       managedFields: [{ manager: 'recon8s' }],
       labels: { 'app.kubernetes.io/name': 'web' },
       annotations: { 'recon8s.dev/desired-hash': 'abc', 'deployment.kubernetes.io/revision': '3' },
-      ownerReferences: [{ apiVersion: 'recon8s.dev/v1alpha1', kind: 'App', name: 'web', uid: 'owner-uid', controller: true }],
+      ownerReferences: [
+        { apiVersion: 'recon8s.dev/v1alpha1', kind: 'App', name: 'web', uid: 'owner-uid', controller: true },
+      ],
     },
     spec: { replicas: 2 },
     status: { readyReplicas: 2 },
@@ -143,8 +187,11 @@ describe('noise stripping', () => {
       metadata: {
         annotations: { 'deployment.kubernetes.io/revision': '3' },
         labels: { 'app.kubernetes.io/name': 'web' },
-        name: 'web', namespace: 'shop',
-        ownerReferences: [{ apiVersion: 'recon8s.dev/v1alpha1', controller: true, kind: 'App', name: 'web', uid: 'owner-uid' }],
+        name: 'web',
+        namespace: 'shop',
+        ownerReferences: [
+          { apiVersion: 'recon8s.dev/v1alpha1', controller: true, kind: 'App', name: 'web', uid: 'owner-uid' },
+        ],
       },
       spec: { replicas: 2 },
     });
@@ -154,22 +201,46 @@ describe('noise stripping', () => {
     const created = { ...live, metadata: { ...live.metadata, annotations: { 'recon8s.dev/desired-hash': 'abc' } } };
     const stripped = stripNoise(created, { ownerUids: true });
     assert.equal((stripped.metadata as Record<string, unknown>).annotations, undefined);
-    assert.deepEqual((stripped.metadata as { ownerReferences: unknown[] }).ownerReferences, [{ apiVersion: 'recon8s.dev/v1alpha1', controller: true, kind: 'App', name: 'web' }]);
+    assert.deepEqual((stripped.metadata as { ownerReferences: unknown[] }).ownerReferences, [
+      { apiVersion: 'recon8s.dev/v1alpha1', controller: true, kind: 'App', name: 'web' },
+    ]);
     assert.equal(created.metadata.uid, '1234');
     assert.equal(created.metadata.annotations['recon8s.dev/desired-hash'], 'abc');
   });
 
   it('prints YAML with keys sorted, so that key order never shows as a change', () => {
     const a = diffableYaml({ kind: 'ConfigMap', apiVersion: 'v1', metadata: { name: 'x' }, data: { b: '2', a: '1' } });
-    const b = diffableYaml({ apiVersion: 'v1', data: { a: '1', b: '2' }, metadata: { name: 'x', resourceVersion: '7' }, kind: 'ConfigMap' });
+    const b = diffableYaml({
+      apiVersion: 'v1',
+      data: { a: '1', b: '2' },
+      metadata: { name: 'x', resourceVersion: '7' },
+      kind: 'ConfigMap',
+    });
     assert.equal(a, b);
     assert.equal(a, 'apiVersion: v1\ndata:\n  a: "1"\n  b: "2"\nkind: ConfigMap\nmetadata:\n  name: x\n');
     assert.equal(diffableYaml(undefined), '');
   });
 
   it('turns a replicas change into exactly one removed and one added line', () => {
-    const text = unifiedDiff({ oldName: 'live', newName: 'recon8s', oldText: diffableYaml(live), newText: diffableYaml({ ...live, metadata: { ...live.metadata, resourceVersion: '100', generation: 5, annotations: { ...live.metadata.annotations, 'recon8s.dev/desired-hash': 'def' } }, spec: { replicas: 3 } }) });
-    assert.deepEqual(text.split('\n').filter((l) => /^[-+](?![-+]{2} )/.test(l)), ['-  replicas: 2', '+  replicas: 3']);
+    const text = unifiedDiff({
+      oldName: 'live',
+      newName: 'recon8s',
+      oldText: diffableYaml(live),
+      newText: diffableYaml({
+        ...live,
+        metadata: {
+          ...live.metadata,
+          resourceVersion: '100',
+          generation: 5,
+          annotations: { ...live.metadata.annotations, 'recon8s.dev/desired-hash': 'def' },
+        },
+        spec: { replicas: 3 },
+      }),
+    });
+    assert.deepEqual(
+      text.split('\n').filter((l) => /^[-+](?![-+]{2} )/.test(l)),
+      ['-  replicas: 2', '+  replicas: 3'],
+    );
   });
 });
 
@@ -178,17 +249,20 @@ describe('diff colours', () => {
   const text = '--- live/x\n+++ recon8s/x\n@@ -1,3 +1,3 @@\n a\n--- b\n+c\n\\ No newline at end of file\n';
 
   it('colours file headers bold, hunk headers cyan, removals red, additions green', () => {
-    assert.equal(colorizeDiff(text), [
-      `${ESC}1m--- live/x${ESC}0m`,
-      `${ESC}1m+++ recon8s/x${ESC}0m`,
-      `${ESC}36m@@ -1,3 +1,3 @@${ESC}0m`,
-      ' a',
-      // A removed line reading "-- b" is a removal, not a file header: the hunk's line counts say so.
-      `${ESC}31m--- b${ESC}0m`,
-      `${ESC}32m+c${ESC}0m`,
-      '\\ No newline at end of file',
-      '',
-    ].join('\n'));
+    assert.equal(
+      colorizeDiff(text),
+      [
+        `${ESC}1m--- live/x${ESC}0m`,
+        `${ESC}1m+++ recon8s/x${ESC}0m`,
+        `${ESC}36m@@ -1,3 +1,3 @@${ESC}0m`,
+        ' a',
+        // A removed line reading "-- b" is a removal, not a file header: the hunk's line counts say so.
+        `${ESC}31m--- b${ESC}0m`,
+        `${ESC}32m+c${ESC}0m`,
+        '\\ No newline at end of file',
+        '',
+      ].join('\n'),
+    );
   });
 
   it('colours nothing else, and an empty diff stays empty', () => {
@@ -220,6 +294,7 @@ describe('recon8s apply --timeout', () => {
   });
 
   it('fails on anything else', () => {
-    for (const bad of ['', 'soon', '5 m', '-1s', '0', '0s', '1d']) assert.throws(() => parseDuration(bad), /--timeout/, bad);
+    for (const bad of ['', 'soon', '5 m', '-1s', '0', '0s', '1d'])
+      assert.throws(() => parseDuration(bad), /--timeout/, bad);
   });
 });

@@ -7,7 +7,11 @@ import type { HealthServer } from '../../lib/observability/health-server.js';
 import { parseListenAddress } from '../../lib/observability/listen-address.js';
 import { Registry } from '../../lib/observability/metrics.js';
 
-interface Answer { readonly status: number; readonly body: string; readonly type: string | null }
+interface Answer {
+  readonly status: number;
+  readonly body: string;
+  readonly type: string | null;
+}
 
 async function get(address: string | undefined, path: string, method = 'GET'): Promise<Answer> {
   assert.ok(address !== undefined);
@@ -28,16 +32,32 @@ describe('health server', () => {
   let server: HealthServer | undefined;
   let logLines: string[];
   const logger = () => jsonLogger({ level: 'debug', write: (line) => logLines.push(line) });
-  beforeEach(() => { logLines = []; });
-  afterEach(async () => { await server?.close(); server = undefined; });
+  beforeEach(() => {
+    logLines = [];
+  });
+  afterEach(async () => {
+    await server?.close();
+    server = undefined;
+  });
 
   it('answers /healthz, /readyz and /metrics on one listener when both addresses are the same', async () => {
     const registry = new Registry();
-    const reconciles = registry.counter({ name: 'controller_runtime_reconcile_total', help: 'Total number of reconciliations per controller', labelNames: ['controller', 'result'] });
+    const reconciles = registry.counter({
+      name: 'controller_runtime_reconcile_total',
+      help: 'Total number of reconciliations per controller',
+      labelNames: ['controller', 'result'],
+    });
     let synced = false;
     server = await startHealthServer({
-      metricsAddr: '127.0.0.1:0', healthAddr: '127.0.0.1:0', registry, logger: logger(),
-      readyChecks: { informers: () => { if (!synced) throw new Error('apps not synced (token=s3cret)'); } },
+      metricsAddr: '127.0.0.1:0',
+      healthAddr: '127.0.0.1:0',
+      registry,
+      logger: logger(),
+      readyChecks: {
+        informers: () => {
+          if (!synced) throw new Error('apps not synced (token=s3cret)');
+        },
+      },
     });
     const addr = server.healthAddress;
     assert.equal(server.metricsAddress, addr);
@@ -48,8 +68,15 @@ describe('health server', () => {
     const notReady = await get(addr, '/readyz');
     assert.equal(notReady.status, 503);
     assert.equal(notReady.body, '[+]ping ok\n[-]informers failed: reason withheld\nreadyz check failed\n');
-    assert.ok(logLines.some((l) => l.includes('apps not synced')), 'the reason is logged');
-    assert.deepEqual(await get(addr, '/readyz/informers'), { status: 503, body: '[-]informers failed: reason withheld\nreadyz check failed\n', type: 'text/plain; charset=utf-8' });
+    assert.ok(
+      logLines.some((l) => l.includes('apps not synced')),
+      'the reason is logged',
+    );
+    assert.deepEqual(await get(addr, '/readyz/informers'), {
+      status: 503,
+      body: '[-]informers failed: reason withheld\nreadyz check failed\n',
+      type: 'text/plain; charset=utf-8',
+    });
     assert.equal((await get(addr, '/readyz?exclude=informers')).status, 200);
 
     synced = true;
@@ -62,11 +89,18 @@ describe('health server', () => {
     const metrics = await get(addr, '/metrics');
     assert.equal(metrics.status, 200);
     assert.equal(metrics.type, 'text/plain; version=0.0.4; charset=utf-8');
-    assert.ok(metrics.body.split('\n').includes('controller_runtime_reconcile_total{controller="app",result="success"} 1'));
+    assert.ok(
+      metrics.body.split('\n').includes('controller_runtime_reconcile_total{controller="app",result="success"} 1'),
+    );
   });
 
   it('answers 404 for an unknown path and 405 for a method other than GET or HEAD', async () => {
-    server = await startHealthServer({ metricsAddr: '127.0.0.1:0', healthAddr: '127.0.0.1:0', registry: new Registry(), logger: logger() });
+    server = await startHealthServer({
+      metricsAddr: '127.0.0.1:0',
+      healthAddr: '127.0.0.1:0',
+      registry: new Registry(),
+      logger: logger(),
+    });
     assert.equal((await get(server.healthAddress, '/')).status, 404);
     assert.equal((await get(server.healthAddress, '/metricsx')).status, 404);
     assert.equal((await get(server.healthAddress, '/healthz', 'POST')).status, 405);
@@ -76,7 +110,11 @@ describe('health server', () => {
 
   it('fails liveness when a health check fails, and a check that hangs fails', async () => {
     server = await startHealthServer({
-      metricsAddr: '0', healthAddr: '127.0.0.1:0', registry: new Registry(), logger: logger(), checkTimeoutMs: 20,
+      metricsAddr: '0',
+      healthAddr: '127.0.0.1:0',
+      registry: new Registry(),
+      logger: logger(),
+      checkTimeoutMs: 20,
       healthChecks: { 'event-loop': () => {}, stuck: () => new Promise<void>(() => {}) },
     });
     assert.equal(server.metricsAddress, undefined);
@@ -89,7 +127,12 @@ describe('health server', () => {
   it('serves metrics and probes on separate listeners, each only its own paths', async () => {
     const registry = new Registry();
     registry.gauge({ name: 'up_now', help: 'Up.' }).set({}, 1);
-    server = await startHealthServer({ metricsAddr: `127.0.0.1:${await freePort()}`, healthAddr: '127.0.0.1:0', registry, logger: logger() });
+    server = await startHealthServer({
+      metricsAddr: `127.0.0.1:${await freePort()}`,
+      healthAddr: '127.0.0.1:0',
+      registry,
+      logger: logger(),
+    });
     assert.notEqual(server.metricsAddress, server.healthAddress);
     assert.match((await get(server.metricsAddress, '/metrics')).body, /^up_now 1$/m);
     assert.equal((await get(server.metricsAddress, '/healthz')).status, 404);
@@ -98,7 +141,12 @@ describe('health server', () => {
   });
 
   it('stops listening on close', async () => {
-    const s = await startHealthServer({ metricsAddr: '127.0.0.1:0', healthAddr: '127.0.0.1:0', registry: new Registry(), logger: logger() });
+    const s = await startHealthServer({
+      metricsAddr: '127.0.0.1:0',
+      healthAddr: '127.0.0.1:0',
+      registry: new Registry(),
+      logger: logger(),
+    });
     assert.equal((await get(s.healthAddress, '/healthz')).status, 200);
     await s.close();
     await s.close();
@@ -106,15 +154,29 @@ describe('health server', () => {
   });
 
   it('rejects when an address cannot be bound, and closes what it bound', async () => {
-    const first = await startHealthServer({ metricsAddr: '0', healthAddr: '127.0.0.1:0', registry: new Registry(), logger: logger() });
+    const first = await startHealthServer({
+      metricsAddr: '0',
+      healthAddr: '127.0.0.1:0',
+      registry: new Registry(),
+      logger: logger(),
+    });
     server = first;
-    await assert.rejects(startHealthServer({ metricsAddr: '127.0.0.1:0', healthAddr: first.healthAddress, registry: new Registry(), logger: logger() }), /EADDRINUSE/);
+    await assert.rejects(
+      startHealthServer({
+        metricsAddr: '127.0.0.1:0',
+        healthAddr: first.healthAddress,
+        registry: new Registry(),
+        logger: logger(),
+      }),
+      /EADDRINUSE/,
+    );
   });
 
   it('parses listen addresses', () => {
     assert.deepEqual(parseListenAddress(':8080'), { host: undefined, port: 8080 });
     assert.deepEqual(parseListenAddress('127.0.0.1:0'), { host: '127.0.0.1', port: 0 });
     assert.deepEqual(parseListenAddress('[::1]:8081'), { host: '::1', port: 8081 });
-    for (const bad of ['8080', 'host:', 'host:http', ':70000', '::1:80']) assert.throws(() => parseListenAddress(bad), /invalid listen address/, bad);
+    for (const bad of ['8080', 'host:', 'host:http', ':70000', '::1:80'])
+      assert.throws(() => parseListenAddress(bad), /invalid listen address/, bad);
   });
 });

@@ -9,7 +9,15 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cachedBuild, contentKey } from '../images/cache.js';
-import { CONTAINERD_NAME_ANNOTATION, OCI_REF_ANNOTATION, indexDocument, inspectArchive, tagOf, writeArchive, writeLayer } from '../images/oci.js';
+import {
+  CONTAINERD_NAME_ANNOTATION,
+  OCI_REF_ANNOTATION,
+  indexDocument,
+  inspectArchive,
+  tagOf,
+  writeArchive,
+  writeLayer,
+} from '../images/oci.js';
 import { configFromStage } from '../images/operator.js';
 import { parseDockerfile } from '../support/package-dockerfile.js';
 import { REPO_ROOT } from '../support/run.js';
@@ -31,21 +39,24 @@ describe('test images: cache keys', () => {
 describe('test images: the cache', function () {
   this.timeout(30_000);
   let root = '';
-  beforeEach(() => { root = mkdtempSync(join(tmpdir(), 'recon8s-images-cache-')); });
+  beforeEach(() => {
+    root = mkdtempSync(join(tmpdir(), 'recon8s-images-cache-'));
+  });
   afterEach(() => rmSync(root, { recursive: true, force: true }));
 
-  const build = (key: string, calls: string[], opts: { fail?: boolean; delayMs?: number } = {}) => cachedBuild({
-    name: 'thing',
-    key,
-    root,
-    log: () => undefined,
-    build: async (dir) => {
-      calls.push(key);
-      if (opts.delayMs) await new Promise((r) => setTimeout(r, opts.delayMs));
-      if (opts.fail) throw new Error('recipe broken');
-      writeFileSync(join(dir, 'out'), key);
-    },
-  });
+  const build = (key: string, calls: string[], opts: { fail?: boolean; delayMs?: number } = {}) =>
+    cachedBuild({
+      name: 'thing',
+      key,
+      root,
+      log: () => undefined,
+      build: async (dir) => {
+        calls.push(key);
+        if (opts.delayMs) await new Promise((r) => setTimeout(r, opts.delayMs));
+        if (opts.fail) throw new Error('recipe broken');
+        writeFileSync(join(dir, 'out'), key);
+      },
+    });
 
   it('builds an entry once; the next call finds it without building', async () => {
     const calls: string[] = [];
@@ -60,7 +71,10 @@ describe('test images: the cache', function () {
 
   it('builds once when two callers ask at the same time: the second waits on the lock', async () => {
     const calls: string[] = [];
-    const [x, y] = await Promise.all([build('b'.repeat(64), calls, { delayMs: 300 }), build('b'.repeat(64), calls, { delayMs: 300 })]);
+    const [x, y] = await Promise.all([
+      build('b'.repeat(64), calls, { delayMs: 300 }),
+      build('b'.repeat(64), calls, { delayMs: 300 }),
+    ]);
     assert.deepEqual(calls, ['b'.repeat(64)]);
     assert.equal(x.dir, y.dir);
   });
@@ -70,7 +84,11 @@ describe('test images: the cache', function () {
     mkdirSync(root, { recursive: true });
     // A process that holds the lock for a while and meanwhile completes the entry, as another test run would.
     const entry = join(root, `thing-${'c'.repeat(24)}`);
-    const other = spawn('flock', [join(root, '.thing.lock'), 'sh', '-c', 'sleep 0.5; mkdir "$1"; echo theirs > "$1/out"', 'sh', entry], { stdio: 'ignore' });
+    const other = spawn(
+      'flock',
+      [join(root, '.thing.lock'), 'sh', '-c', 'sleep 0.5; mkdir "$1"; echo theirs > "$1/out"', 'sh', entry],
+      { stdio: 'ignore' },
+    );
     const done = new Promise((resolve) => other.once('close', resolve));
     await new Promise((r) => setTimeout(r, 150));
     const got = await build('c'.repeat(64), calls);
@@ -82,7 +100,10 @@ describe('test images: the cache', function () {
   it('leaves nothing behind when a build fails, and builds again next time', async () => {
     const calls: string[] = [];
     await assert.rejects(build('d'.repeat(64), calls, { fail: true }), /recipe broken/);
-    assert.deepEqual(readdirSync(root).filter((e) => !e.startsWith('.')), []);
+    assert.deepEqual(
+      readdirSync(root).filter((e) => !e.startsWith('.')),
+      [],
+    );
     await build('d'.repeat(64), calls);
     assert.equal(calls.length, 2);
   });
@@ -90,25 +111,42 @@ describe('test images: the cache', function () {
   it('keeps the three most recently used entries of a name', async () => {
     const calls: string[] = [];
     for (const k of ['1', '2', '3', '4', '5']) await build(k.repeat(64), calls);
-    assert.deepEqual(readdirSync(root).filter((e) => !e.startsWith('.')).sort(), ['3', '4', '5'].map((k) => `thing-${k.repeat(24)}`));
+    assert.deepEqual(
+      readdirSync(root)
+        .filter((e) => !e.startsWith('.'))
+        .sort(),
+      ['3', '4', '5'].map((k) => `thing-${k.repeat(24)}`),
+    );
   });
 });
 
 describe('test images: OCI archives', function () {
   this.timeout(30_000);
   let work = '';
-  before(() => { work = mkdtempSync(join(tmpdir(), 'recon8s-images-oci-')); });
+  before(() => {
+    work = mkdtempSync(join(tmpdir(), 'recon8s-images-oci-'));
+  });
   after(() => rmSync(work, { recursive: true, force: true }));
 
   it('names each index entry with the full reference for containerd and the tag for OCI', () => {
-    const manifest = { mediaType: 'application/vnd.oci.image.manifest.v1+json', digest: `sha256:${'0'.repeat(64)}`, size: 1 };
-    const index = indexDocument([{ manifest, ref: 'recon8s.test/web:2' }]) as { manifests: { annotations: Record<string, string> }[] };
-    assert.deepEqual(index.manifests[0]?.annotations, { [CONTAINERD_NAME_ANNOTATION]: 'recon8s.test/web:2', [OCI_REF_ANNOTATION]: '2' });
+    const manifest = {
+      mediaType: 'application/vnd.oci.image.manifest.v1+json',
+      digest: `sha256:${'0'.repeat(64)}`,
+      size: 1,
+    };
+    const index = indexDocument([{ manifest, ref: 'recon8s.test/web:2' }]) as {
+      manifests: { annotations: Record<string, string> }[];
+    };
+    assert.deepEqual(index.manifests[0]?.annotations, {
+      [CONTAINERD_NAME_ANNOTATION]: 'recon8s.test/web:2',
+      [OCI_REF_ANNOTATION]: '2',
+    });
   });
 
   it('refuses references an import could not name', () => {
     assert.equal(tagOf('localhost:5000/a/b:v1.2'), 'v1.2');
-    for (const bad of ['recon8s.test/web', 'Recon8s.test/web:1', 'localhost:5000/web', 'web:']) assert.throws(() => tagOf(bad), /expected a lower-case name and a tag/, bad);
+    for (const bad of ['recon8s.test/web', 'Recon8s.test/web:1', 'localhost:5000/web', 'web:'])
+      assert.throws(() => tagOf(bad), /expected a lower-case name and a tag/, bad);
   });
 
   it('writes an archive that reads back with every digest checked, two refs sharing one layer', async () => {
@@ -119,16 +157,32 @@ describe('test images: OCI archives', function () {
     await writeLayer(rootfs, layer, { keepOwners: false });
     const out = join(work, 'image.tar');
     const config = { user: '1:1', entrypoint: ['/bin/x'], env: ['A=1'], workingDir: '/', exposedPorts: ['80/tcp'] };
-    await writeArchive({ layer, out, images: [{ refs: ['example.test/a:1', 'example.test/b:1'], config }, { refs: ['example.test/a:2'], config: { ...config, env: ['A=2'] } }] });
+    await writeArchive({
+      layer,
+      out,
+      images: [
+        { refs: ['example.test/a:1', 'example.test/b:1'], config },
+        { refs: ['example.test/a:2'], config: { ...config, env: ['A=2'] } },
+      ],
+    });
     assert.equal(existsSync(layer), false);
     const archive = await inspectArchive(out);
     assert.deepEqual([...archive.images.keys()], ['example.test/a:1', 'example.test/b:1', 'example.test/a:2']);
     const a1 = archive.images.get('example.test/a:1');
     assert.equal(a1?.manifest.digest, archive.images.get('example.test/b:1')?.manifest.digest);
     assert.notEqual(a1?.manifest.digest, archive.images.get('example.test/a:2')?.manifest.digest);
-    assert.deepEqual(a1?.config.config, { User: '1:1', Env: ['A=1'], Entrypoint: ['/bin/x'], WorkingDir: '/', ExposedPorts: { '80/tcp': {} } });
+    assert.deepEqual(a1?.config.config, {
+      User: '1:1',
+      Env: ['A=1'],
+      Entrypoint: ['/bin/x'],
+      WorkingDir: '/',
+      ExposedPorts: { '80/tcp': {} },
+    });
     const listing = spawnSync('tar', ['-xOf', out, `blobs/sha256/${a1?.manifest.document.layers[0]?.digest.slice(7)}`]);
-    assert.match(spawnSync('tar', ['-tv'], { input: listing.stdout }).stdout.toString(), /^-\S+ 0\/0 .* \.\/etc\/hello$/m);
+    assert.match(
+      spawnSync('tar', ['-tv'], { input: listing.stdout }).stdout.toString(),
+      /^-\S+ 0\/0 .* \.\/etc\/hello$/m,
+    );
   });
 
   it('is refused when a blob does not match its digest', async () => {
@@ -136,15 +190,20 @@ describe('test images: OCI archives', function () {
     mkdirSync(copy);
     assert.equal(spawnSync('tar', ['-xf', join(work, 'image.tar'), '-C', copy]).status, 0);
     const index = JSON.parse(readFileSync(join(copy, 'index.json'), 'utf8')) as { manifests: { digest: string }[] };
-    const manifest = JSON.parse(readFileSync(join(copy, 'blobs', 'sha256', index.manifests[0]?.digest.slice(7) ?? ''), 'utf8')) as { layers: { digest: string }[] };
+    const manifest = JSON.parse(
+      readFileSync(join(copy, 'blobs', 'sha256', index.manifests[0]?.digest.slice(7) ?? ''), 'utf8'),
+    ) as { layers: { digest: string }[] };
     writeFileSync(join(copy, 'blobs', 'sha256', manifest.layers[0]?.digest.slice(7) ?? ''), 'not the layer');
-    assert.equal(spawnSync('tar', ['-cf', join(work, 'tampered.tar'), '-C', copy, 'oci-layout', 'index.json', 'blobs']).status, 0);
+    assert.equal(
+      spawnSync('tar', ['-cf', join(work, 'tampered.tar'), '-C', copy, 'oci-layout', 'index.json', 'blobs']).status,
+      0,
+    );
     await assert.rejects(inspectArchive(join(work, 'tampered.tar')), /descriptor says/);
   });
 });
 
 describe('test images: the operator image configuration', () => {
-  it('is what the Dockerfile\'s runtime stage declares', () => {
+  it("is what the Dockerfile's runtime stage declares", () => {
     const stage = parseDockerfile(readFileSync(join(REPO_ROOT, 'Dockerfile'), 'utf8')).at(-1);
     assert.ok(stage);
     const version = (JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }).version;

@@ -4,7 +4,15 @@ import type { V1ConfigMap, V1ManagedFieldsEntry } from '@kubernetes/client-node'
 import { ManualClock } from '../support/manual-clock.js';
 import { Backoff, createInformer } from '../../lib/informer/index.js';
 import { withoutManagedFields } from '../../lib/controller/watches.js';
-import type { Informer, InformerOptions, ListOptions, ListPage, ListWatchSource, WatchEvent, WatchOptions } from '../../lib/informer/index.js';
+import type {
+  Informer,
+  InformerOptions,
+  ListOptions,
+  ListPage,
+  ListWatchSource,
+  WatchEvent,
+  WatchOptions,
+} from '../../lib/informer/index.js';
 
 /* A fake API server for one resource: a versioned object map, pages, and controllable watch streams. */
 
@@ -35,7 +43,9 @@ class FakeServer {
       await Promise.resolve();
       const err = this.listErrors.shift();
       if (err !== undefined) throw err;
-      const all = [...this.objects.values()].sort((a, b) => (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? ''));
+      const all = [...this.objects.values()].sort((a, b) =>
+        (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? ''),
+      );
       const start = opts.continue ? Number(opts.continue) : 0;
       const limit = opts.limit ?? all.length;
       const items = all.slice(start, start + limit).map((o) => structuredClone(o));
@@ -49,12 +59,21 @@ class FakeServer {
       return new Promise<void>((resolve, reject) => {
         const w: FakeWatch = { opts, onEvent, resolve, reject, done: false };
         this.watches.push(w);
-        opts.signal.addEventListener('abort', () => {
-          w.done = true;
-          reject(new DOMException('This operation was aborted', 'AbortError'));
-        }, { once: true });
+        opts.signal.addEventListener(
+          'abort',
+          () => {
+            w.done = true;
+            reject(new DOMException('This operation was aborted', 'AbortError'));
+          },
+          { once: true },
+        );
         if (opts.resourceVersion !== undefined && Number(opts.resourceVersion) < this.compactedBelow) {
-          queueMicrotask(() => onEvent({ type: 'ERROR', object: { kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version' } }));
+          queueMicrotask(() =>
+            onEvent({
+              type: 'ERROR',
+              object: { kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version' },
+            }),
+          );
         }
       });
     },
@@ -68,7 +87,11 @@ class FakeServer {
     for (const w of this.watches) if (!w.done) w.onEvent({ type, object: structuredClone(obj) });
   }
 
-  put(name: string, data: Record<string, string>, opts: { silent?: boolean; owner?: string; managedFields?: V1ManagedFieldsEntry[] } = {}): void {
+  put(
+    name: string,
+    data: Record<string, string>,
+    opts: { silent?: boolean; owner?: string; managedFields?: V1ManagedFieldsEntry[] } = {},
+  ): void {
     const existed = this.objects.has(name);
     const obj: V1ConfigMap = {
       metadata: {
@@ -76,7 +99,13 @@ class FakeServer {
         namespace: 'ns',
         uid: `uid-${name}`,
         resourceVersion: String(++this.rv),
-        ...(opts.owner ? { ownerReferences: [{ apiVersion: 'recon8s.dev/v1alpha1', kind: 'App', name: 'o', uid: opts.owner, controller: true }] } : {}),
+        ...(opts.owner
+          ? {
+              ownerReferences: [
+                { apiVersion: 'recon8s.dev/v1alpha1', kind: 'App', name: 'o', uid: opts.owner, controller: true },
+              ],
+            }
+          : {}),
         ...(opts.managedFields ? { managedFields: opts.managedFields } : {}),
       },
       data,
@@ -95,7 +124,12 @@ class FakeServer {
   }
 
   bookmark(rv = ++this.rv): void {
-    for (const w of this.watches) if (!w.done) w.onEvent({ type: 'BOOKMARK', object: { kind: 'ConfigMap', apiVersion: 'v1', metadata: { resourceVersion: String(rv) } } });
+    for (const w of this.watches)
+      if (!w.done)
+        w.onEvent({
+          type: 'BOOKMARK',
+          object: { kind: 'ConfigMap', apiVersion: 'v1', metadata: { resourceVersion: String(rv) } },
+        });
   }
 
   endWatch(): void {
@@ -119,7 +153,12 @@ interface Recorded {
   readonly relists: string[];
 }
 
-function setup(overrides: Partial<InformerOptions<V1ConfigMap>> = {}): { server: FakeServer; clock: ManualClock; informer: Informer<V1ConfigMap>; rec: Recorded } {
+function setup(overrides: Partial<InformerOptions<V1ConfigMap>> = {}): {
+  server: FakeServer;
+  clock: ManualClock;
+  informer: Informer<V1ConfigMap>;
+  rec: Recorded;
+} {
   const server = new FakeServer();
   const clock = new ManualClock();
   const rec: Recorded = { events: [], restarts: [], relists: [] };
@@ -135,18 +174,29 @@ function setup(overrides: Partial<InformerOptions<V1ConfigMap>> = {}): { server:
     ...overrides,
   });
   informer.addHandlers({
-    onAdd: (o) => { rec.events.push(`add ${o.metadata?.name}`); },
-    onUpdate: (_o, n, info) => { rec.events.push(`${info.resync ? 'resync' : 'update'} ${n.metadata?.name}=${n.data?.v ?? ''}`); },
-    onDelete: (o, info) => { rec.events.push(`delete ${o.metadata?.name}${info.finalStateUnknown ? ' (unknown)' : ''}`); },
+    onAdd: (o) => {
+      rec.events.push(`add ${o.metadata?.name}`);
+    },
+    onUpdate: (_o, n, info) => {
+      rec.events.push(`${info.resync ? 'resync' : 'update'} ${n.metadata?.name}=${n.data?.v ?? ''}`);
+    },
+    onDelete: (o, info) => {
+      rec.events.push(`delete ${o.metadata?.name}${info.finalStateUnknown ? ' (unknown)' : ''}`);
+    },
   });
   return { server, clock, informer, rec };
 }
 
-const connRefused = (): Error => Object.assign(new TypeError('fetch failed'), { cause: Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6443'), { code: 'ECONNREFUSED' }) });
+const connRefused = (): Error =>
+  Object.assign(new TypeError('fetch failed'), {
+    cause: Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6443'), { code: 'ECONNREFUSED' }),
+  });
 
 describe('informer (fake list/watch, manual clock)', () => {
   const unhandled: unknown[] = [];
-  const onUnhandled = (reason: unknown): void => { unhandled.push(reason); };
+  const onUnhandled = (reason: unknown): void => {
+    unhandled.push(reason);
+  };
   let current: Informer<V1ConfigMap> | undefined;
   before(() => process.on('unhandledRejection', onUnhandled));
   after(() => process.off('unhandledRejection', onUnhandled));
@@ -165,8 +215,21 @@ describe('informer (fake list/watch, manual clock)', () => {
     const listRv = String(server.rv);
     await informer.start();
     assert.equal(informer.hasSynced(), true);
-    assert.deepEqual(server.listCalls.map((c) => [c.limit, c.continue]), [[2, undefined], [2, '2'], [2, '4']]);
-    assert.deepEqual(informer.list().map((o) => o.metadata?.name).sort(), ['a', 'b', 'c', 'd', 'e']);
+    assert.deepEqual(
+      server.listCalls.map((c) => [c.limit, c.continue]),
+      [
+        [2, undefined],
+        [2, '2'],
+        [2, '4'],
+      ],
+    );
+    assert.deepEqual(
+      informer
+        .list()
+        .map((o) => o.metadata?.name)
+        .sort(),
+      ['a', 'b', 'c', 'd', 'e'],
+    );
     assert.deepEqual(rec.events, ['add a', 'add b', 'add c', 'add d', 'add e']);
     await new Promise<void>((r) => setImmediate(r));
     const w = server.active;
@@ -187,10 +250,18 @@ describe('informer (fake list/watch, manual clock)', () => {
     assert.equal(beforeDelete?.data?.v, '2');
     assert.equal(beforeDelete?.kind, 'ConfigMap');
     assert.equal(beforeDelete?.apiVersion, 'v1');
-    assert.throws(() => { (beforeDelete as V1ConfigMap).data = {}; }, TypeError);
-    assert.throws(() => { ((beforeDelete as V1ConfigMap).data as Record<string, string>).v = '3'; }, TypeError);
+    assert.throws(() => {
+      (beforeDelete as V1ConfigMap).data = {};
+    }, TypeError);
+    assert.throws(() => {
+      ((beforeDelete as V1ConfigMap).data as Record<string, string>).v = '3';
+    }, TypeError);
     let deleted: V1ConfigMap | undefined;
-    informer.addHandlers({ onDelete: (o) => { deleted = o; } });
+    informer.addHandlers({
+      onDelete: (o) => {
+        deleted = o;
+      },
+    });
     server.del('x');
     assert.equal(informer.get('ns', 'x'), undefined);
     assert.equal(deleted?.data?.v, '2');
@@ -250,7 +321,13 @@ describe('informer (fake list/watch, manual clock)', () => {
     assert.deepEqual(rec.relists, ['expired']);
     assert.ok(rec.restarts.includes('expired'));
     assert.deepEqual(rec.events.slice(2), ['add new', 'update keep=2', 'delete gone (unknown)']);
-    assert.deepEqual(informer.list().map((o) => o.metadata?.name).sort(), ['keep', 'new']);
+    assert.deepEqual(
+      informer
+        .list()
+        .map((o) => o.metadata?.name)
+        .sort(),
+      ['keep', 'new'],
+    );
     // and it watches again, from the new list's resourceVersion
     assert.equal(server.active?.opts.resourceVersion, String(server.rv));
   });
@@ -260,7 +337,9 @@ describe('informer (fake list/watch, manual clock)', () => {
     current = informer;
     await informer.start();
     await clock.flush();
-    server.watchErrors.push(new ApiException(410, 'Gone', JSON.stringify({ kind: 'Status', code: 410, reason: 'Gone', message: 'gone' }), {}));
+    server.watchErrors.push(
+      new ApiException(410, 'Gone', JSON.stringify({ kind: 'Status', code: 410, reason: 'Gone', message: 'gone' }), {}),
+    );
     server.bookmark();
     server.endWatch();
     await clock.advance(10);
@@ -276,11 +355,20 @@ describe('informer (fake list/watch, manual clock)', () => {
     await clock.flush();
     const errors: unknown[] = [
       connRefused(),
-      new ApiException(500, 'Internal', JSON.stringify({ kind: 'Status', code: 500, message: 'etcdserver: leader changed' }), {}),
+      new ApiException(
+        500,
+        'Internal',
+        JSON.stringify({ kind: 'Status', code: 500, message: 'etcdserver: leader changed' }),
+        {},
+      ),
       new ApiException(429, 'TooManyRequests', '{"kind":"Status","code":429}', {}),
       new Error('x509: certificate signed by unknown authority'),
       new Error('ENOENT: open /var/run/secrets/kubernetes.io/serviceaccount/token'),
-      connRefused(), connRefused(), connRefused(), connRefused(), connRefused(),
+      connRefused(),
+      connRefused(),
+      connRefused(),
+      connRefused(),
+      connRefused(),
     ];
     server.watchErrors.push(...errors);
     server.failWatch(connRefused());
@@ -294,7 +382,11 @@ describe('informer (fake list/watch, manual clock)', () => {
       assert.equal(server.watchAttempts, attempts + 1, `a retry after ${delay} ms`);
     }
     assert.ok(server.active, 'watching again after the errors');
-    assert.equal(server.listCalls.length, 1, 'errors other than 410 re-watch from the last resourceVersion without a relist');
+    assert.equal(
+      server.listCalls.length,
+      1,
+      'errors other than 410 re-watch from the last resourceVersion without a relist',
+    );
     assert.equal(rec.restarts.filter((r) => r === 'error').length, 11);
     server.put('after', { v: '1' });
     assert.ok(informer.get('ns', 'after'));
@@ -304,9 +396,15 @@ describe('informer (fake list/watch, manual clock)', () => {
     const { server, clock, informer } = setup({ backoff: { jitter: 0 } });
     current = informer;
     server.put('a', { v: '1' });
-    server.listErrors.push(connRefused(), new ApiException(503, 'Unavailable', '', {}), new ApiException(403, 'Forbidden', '{"kind":"Status","code":403,"reason":"Forbidden"}', {}));
+    server.listErrors.push(
+      connRefused(),
+      new ApiException(503, 'Unavailable', '', {}),
+      new ApiException(403, 'Forbidden', '{"kind":"Status","code":403,"reason":"Forbidden"}', {}),
+    );
     let synced = false;
-    void informer.start().then(() => { synced = true; });
+    void informer.start().then(() => {
+      synced = true;
+    });
     await clock.advance(800 + 1600 + 3200 - 1);
     assert.equal(synced, false);
     await clock.advance(1);
@@ -323,13 +421,25 @@ describe('informer (fake list/watch, manual clock)', () => {
       list: (o) => {
         if (hung === undefined) {
           hung = o.signal;
-          return new Promise((_resolve, reject) => o.signal?.addEventListener('abort', () => reject(new DOMException('aborted', 'AbortError'))));
+          return new Promise((_resolve, reject) =>
+            o.signal?.addEventListener('abort', () => reject(new DOMException('aborted', 'AbortError'))),
+          );
         }
         return server.source.list(o);
       },
       watch: (o, cb) => server.source.watch(o, cb),
     };
-    const informer = createInformer<V1ConfigMap>({ source, apiVersion: 'v1', kind: 'ConfigMap', clock, random: () => 0, watchdogMs: 0, relistPeriodMs: 0, listTimeoutMs: 10_000, backoff: { jitter: 0 } });
+    const informer = createInformer<V1ConfigMap>({
+      source,
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      clock,
+      random: () => 0,
+      watchdogMs: 0,
+      relistPeriodMs: 0,
+      listTimeoutMs: 10_000,
+      backoff: { jitter: 0 },
+    });
     current = informer;
     const started = informer.start();
     await clock.advance(9_999);
@@ -353,7 +463,16 @@ describe('informer (fake list/watch, manual clock)', () => {
         return server.source.watch(o, cb);
       },
     };
-    const informer = createInformer<V1ConfigMap>({ source, apiVersion: 'v1', kind: 'ConfigMap', clock, random: () => 0, watchdogMs: 0, relistPeriodMs: 0, backoff: { jitter: 0 } });
+    const informer = createInformer<V1ConfigMap>({
+      source,
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      clock,
+      random: () => 0,
+      watchdogMs: 0,
+      relistPeriodMs: 0,
+      backoff: { jitter: 0 },
+    });
     current = informer;
     await informer.start();
     await clock.advance(800 + 1600);
@@ -433,12 +552,30 @@ describe('informer (fake list/watch, manual clock)', () => {
     server.put('c', { v: '1' });
     await informer.start();
     await clock.flush();
-    assert.deepEqual(informer.byOwner('u1').map((o) => o.metadata?.name).sort(), ['a', 'b']);
-    assert.deepEqual(informer.byIndex('byValue', '1').map((o) => o.metadata?.name).sort(), ['a', 'c']);
+    assert.deepEqual(
+      informer
+        .byOwner('u1')
+        .map((o) => o.metadata?.name)
+        .sort(),
+      ['a', 'b'],
+    );
+    assert.deepEqual(
+      informer
+        .byIndex('byValue', '1')
+        .map((o) => o.metadata?.name)
+        .sort(),
+      ['a', 'c'],
+    );
     server.put('a', { v: '3' });
     server.del('b');
-    assert.deepEqual(informer.byOwner('u1').map((o) => o.metadata?.name), []);
-    assert.deepEqual(informer.byIndex('byValue', '1').map((o) => o.metadata?.name), ['c']);
+    assert.deepEqual(
+      informer.byOwner('u1').map((o) => o.metadata?.name),
+      [],
+    );
+    assert.deepEqual(
+      informer.byIndex('byValue', '1').map((o) => o.metadata?.name),
+      ['c'],
+    );
     assert.throws(() => informer.byIndex('nope', 'x'), /no index named nope/);
   });
 
@@ -446,9 +583,22 @@ describe('informer (fake list/watch, manual clock)', () => {
     const { server, clock, informer } = setup();
     current = informer;
     const seen: string[] = [];
-    informer.addHandlers({ onAdd: () => { throw new Error('boom'); } });
-    informer.addHandlers({ onAdd: async () => { await Promise.resolve(); throw new Error('async boom'); } });
-    informer.addHandlers({ onAdd: (o) => { seen.push(o.metadata?.name ?? ''); } });
+    informer.addHandlers({
+      onAdd: () => {
+        throw new Error('boom');
+      },
+    });
+    informer.addHandlers({
+      onAdd: async () => {
+        await Promise.resolve();
+        throw new Error('async boom');
+      },
+    });
+    informer.addHandlers({
+      onAdd: (o) => {
+        seen.push(o.metadata?.name ?? '');
+      },
+    });
     await informer.start();
     await clock.flush();
     server.put('a', { v: '1' });
@@ -463,7 +613,11 @@ describe('informer (fake list/watch, manual clock)', () => {
     server.put('a', { v: '1' });
     await informer.start();
     const seen: string[] = [];
-    informer.addHandlers({ onAdd: (o) => { seen.push(o.metadata?.name ?? ''); } });
+    informer.addHandlers({
+      onAdd: (o) => {
+        seen.push(o.metadata?.name ?? '');
+      },
+    });
     assert.deepEqual(seen, ['a']);
   });
 
@@ -493,7 +647,10 @@ describe('Backoff', () => {
   it('doubles from 800 ms to 30 s, jitter only shortens, and resets after a healthy period', async () => {
     const clock = new ManualClock();
     const noJitter = new Backoff({ jitter: 0 }, clock);
-    assert.deepEqual(Array.from({ length: 8 }, () => noJitter.next()), [800, 1600, 3200, 6400, 12_800, 25_600, 30_000, 30_000]);
+    assert.deepEqual(
+      Array.from({ length: 8 }, () => noJitter.next()),
+      [800, 1600, 3200, 6400, 12_800, 25_600, 30_000, 30_000],
+    );
     const jittered = new Backoff({ jitter: 0.5 }, clock, () => 1);
     assert.equal(jittered.next(), 400);
     await clock.advance(120_001);

@@ -10,12 +10,25 @@ import { CHILD_TYPES, KIND_CONTROLLERS, allChildTypes, kindController } from '..
 /** A resource of each kind with every optional companion switched on, so that every child kind renders. */
 const EVERYTHING: Readonly<Record<string, Recon8sResource>> = {
   App: {
-    apiVersion: 'recon8s.dev/v1alpha1', kind: 'App', metadata: { name: 'web', namespace: 'shop' },
-    spec: { image: 'nginx:1.27', ports: [{ name: 'http', port: 8080 }], autoscaling: { minReplicas: 2, maxReplicas: 5 } },
+    apiVersion: 'recon8s.dev/v1alpha1',
+    kind: 'App',
+    metadata: { name: 'web', namespace: 'shop' },
+    spec: {
+      image: 'nginx:1.27',
+      ports: [{ name: 'http', port: 8080 }],
+      autoscaling: { minReplicas: 2, maxReplicas: 5 },
+    },
   } as Recon8sResource,
   MySQLCluster: {
-    apiVersion: 'recon8s.dev/v1alpha1', kind: 'MySQLCluster', metadata: { name: 'db', namespace: 'shop' },
-    spec: { version: '8.4', replicas: 3, storage: { size: '1Gi' }, backup: { schedule: '@daily', persistentVolumeClaimName: 'backups' } },
+    apiVersion: 'recon8s.dev/v1alpha1',
+    kind: 'MySQLCluster',
+    metadata: { name: 'db', namespace: 'shop' },
+    spec: {
+      version: '8.4',
+      replicas: 3,
+      storage: { size: '1Gi' },
+      backup: { schedule: '@daily', persistentVolumeClaimName: 'backups' },
+    },
   } as Recon8sResource,
 };
 
@@ -39,9 +52,17 @@ describe('the registry of kinds', () => {
 
   it('lets the operator prune (delete) exactly the union of the child types', () => {
     const chart = Testing.synth(new OperatorChart(Testing.app(), 'operator'));
-    const role = chart.find((o: { kind?: string; metadata?: { name?: string } }) => o.kind === 'ClusterRole' && o.metadata?.name === 'recon8s') as { rules: { apiGroups: string[]; resources: string[]; verbs: string[] }[] };
-    const granted = role.rules.filter((r) => r.verbs.includes('delete')).flatMap((r) => r.resources.map((p) => `${r.apiGroups[0] ?? ''}/${p}`)).sort();
-    const children = allChildTypes().map((t) => `${t.apiVersion.includes('/') ? t.apiVersion.split('/')[0] : ''}/${t.plural}`).sort();
+    const role = chart.find(
+      (o: { kind?: string; metadata?: { name?: string } }) =>
+        o.kind === 'ClusterRole' && o.metadata?.name === 'recon8s',
+    ) as { rules: { apiGroups: string[]; resources: string[]; verbs: string[] }[] };
+    const granted = role.rules
+      .filter((r) => r.verbs.includes('delete'))
+      .flatMap((r) => r.resources.map((p) => `${r.apiGroups[0] ?? ''}/${p}`))
+      .sort();
+    const children = allChildTypes()
+      .map((t) => `${t.apiVersion.includes('/') ? t.apiVersion.split('/')[0] : ''}/${t.plural}`)
+      .sort();
     assert.deepEqual(granted, children);
   });
 });

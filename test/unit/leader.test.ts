@@ -2,7 +2,13 @@ import assert from 'node:assert/strict';
 import { ApiException, V1MicroTime } from '@kubernetes/client-node';
 import { ManualClock } from '../support/manual-clock.js';
 import { createLeaderElector, fromSpec, toSpec } from '../../lib/leader/index.js';
-import type { LeaderElectionRecord, LeaderElector, LeaderElectorOptions, LeaseLock, LockedRecord } from '../../lib/leader/index.js';
+import type {
+  LeaderElectionRecord,
+  LeaderElector,
+  LeaderElectorOptions,
+  LeaseLock,
+  LockedRecord,
+} from '../../lib/leader/index.js';
 
 /* A fake Lease "API server": one record with a resourceVersion, shared by every elector's lock. */
 class FakeLeaseServer {
@@ -16,7 +22,12 @@ class FakeLeaseServer {
 }
 
 const conflict = (reason = 'Conflict'): ApiException<string> =>
-  new ApiException(409, reason, JSON.stringify({ kind: 'Status', code: 409, reason, message: 'the object has been modified' }), {});
+  new ApiException(
+    409,
+    reason,
+    JSON.stringify({ kind: 'Status', code: 409, reason, message: 'the object has been modified' }),
+    {},
+  );
 
 class FakeLock implements LeaseLock {
   readonly description: string;
@@ -28,7 +39,10 @@ class FakeLock implements LeaseLock {
   beforeUpdate: (() => void) | undefined;
   calls = 0;
 
-  constructor(private readonly server: FakeLeaseServer, private readonly name: string) {
+  constructor(
+    private readonly server: FakeLeaseServer,
+    private readonly name: string,
+  ) {
     this.description = `ns/${name}`;
   }
 
@@ -77,7 +91,12 @@ interface Candidate {
   signal: AbortSignal | undefined;
 }
 
-function candidate(server: FakeLeaseServer, clock: ManualClock, id: string, extra: Partial<LeaderElectorOptions> = {}): Candidate {
+function candidate(
+  server: FakeLeaseServer,
+  clock: ManualClock,
+  id: string,
+  extra: Partial<LeaderElectorOptions> = {},
+): Candidate {
   const lock = server.lock(id);
   const c: Candidate = {
     lock,
@@ -140,7 +159,10 @@ describe('leader election (fake lease, manual clock)', () => {
     assert.equal(r?.leaseTransitions, 0);
     assert.equal(r?.acquireTime, clock.now());
     assert.equal(r?.renewTime, clock.now());
-    assert.match(JSON.stringify(toSpec(r as LeaderElectionRecord)), /"renewTime":"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z"/);
+    assert.match(
+      JSON.stringify(toSpec(r as LeaderElectionRecord)),
+      /"renewTime":"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z"/,
+    );
   });
 
   it('renews every retryPeriod, keeping acquireTime and leaseTransitions', async () => {
@@ -222,7 +244,13 @@ describe('leader election (fake lease, manual clock)', () => {
 
   it('ignores the holder’s timestamps: a skewed holder that keeps renewing is never taken over', async () => {
     // A holder whose clock is 20 years behind renews every 2 s: its renewTime always looks expired to us.
-    server.record = { holderIdentity: 'skewed', leaseDurationSeconds: 15, acquireTime: 0, renewTime: 0, leaseTransitions: 0 };
+    server.record = {
+      holderIdentity: 'skewed',
+      leaseDurationSeconds: 15,
+      acquireTime: 0,
+      renewTime: 0,
+      leaseTransitions: 0,
+    };
     server.rv = 1;
     const b = start('b');
     for (let i = 0; i < 30; i++) {
@@ -254,7 +282,11 @@ describe('leader election (fake lease, manual clock)', () => {
     const b = start('b');
     await clock.advance(10_000);
     assert.equal([a, b].filter((c) => c.elector.isLeader()).length, 1);
-    assert.equal(server.writes.filter((w) => w.record.leaseTransitions === 0 && w.record.acquireTime === w.record.renewTime).length >= 1, true);
+    assert.equal(
+      server.writes.filter((w) => w.record.leaseTransitions === 0 && w.record.acquireTime === w.record.renewTime)
+        .length >= 1,
+      true,
+    );
   });
 
   it('release on stop: waits for the leader work to settle, empties the holder, and another acquires at once', async () => {
@@ -315,13 +347,23 @@ describe('leader election (fake lease, manual clock)', () => {
   it('rejects inconsistent durations', () => {
     const lock = new FakeLeaseServer().lock('x');
     const base = { lock, identity: 'x', onStartedLeading: () => undefined };
-    assert.throws(() => createLeaderElector({ ...base, leaseDurationMs: 10_000, renewDeadlineMs: 10_000 }), /leaseDuration must be greater/);
-    assert.throws(() => createLeaderElector({ ...base, renewDeadlineMs: 2_000, retryPeriodMs: 2_000 }), /retryPeriod\*1.2/);
+    assert.throws(
+      () => createLeaderElector({ ...base, leaseDurationMs: 10_000, renewDeadlineMs: 10_000 }),
+      /leaseDuration must be greater/,
+    );
+    assert.throws(
+      () => createLeaderElector({ ...base, renewDeadlineMs: 2_000, retryPeriodMs: 2_000 }),
+      /retryPeriod\*1.2/,
+    );
     assert.throws(() => createLeaderElector({ ...base, retryPeriodMs: 0 }), /> 0/);
   });
 
   it('reads MicroTime fields whether client-node hands them over as strings or Dates', () => {
-    const r = fromSpec({ holderIdentity: 'h', renewTime: '2026-01-01T00:00:01.123456Z' as unknown as V1MicroTime, acquireTime: new V1MicroTime(Date.UTC(2026, 0, 1)) });
+    const r = fromSpec({
+      holderIdentity: 'h',
+      renewTime: '2026-01-01T00:00:01.123456Z' as unknown as V1MicroTime,
+      acquireTime: new V1MicroTime(Date.UTC(2026, 0, 1)),
+    });
     assert.equal(r.renewTime, Date.UTC(2026, 0, 1, 0, 0, 1, 123));
     assert.equal(r.acquireTime, Date.UTC(2026, 0, 1));
     assert.equal(r.leaseTransitions, 0);

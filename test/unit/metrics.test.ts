@@ -1,10 +1,14 @@
 import assert from 'node:assert/strict';
-import { RECONCILE_TIME_BUCKETS, WORKQUEUE_BUCKETS, createControllerMetrics } from '../../lib/observability/controller-metrics.js';
+import {
+  RECONCILE_TIME_BUCKETS,
+  WORKQUEUE_BUCKETS,
+  createControllerMetrics,
+} from '../../lib/observability/controller-metrics.js';
 import { PROMETHEUS_CONTENT_TYPE, Registry, histogramOf, valueOf } from '../../lib/observability/metrics.js';
 
 // The text format itself is prom-client's; these are the promises recon8s makes on top of it.
 describe('metrics registry (prom-client)', () => {
-  it('keeps each registry\'s figures to itself: two controllers in one process never share a series', async () => {
+  it("keeps each registry's figures to itself: two controllers in one process never share a series", async () => {
     const a = new Registry();
     const b = new Registry();
     a.counter({ name: 'starts_total', help: 'Starts.', labelNames: ['who'] }).inc({ who: 'a' }, 2);
@@ -45,7 +49,15 @@ describe('metrics registry (prom-client)', () => {
     assert.doesNotMatch(await r.metrics(), /process_cpu/);
     r.collectProcessMetrics();
     const text = await r.metrics();
-    for (const family of ['process_cpu_seconds_total', 'process_resident_memory_bytes', 'process_start_time_seconds', 'process_open_fds', 'nodejs_heap_size_used_bytes', 'nodejs_eventloop_lag_seconds', 'nodejs_version_info']) {
+    for (const family of [
+      'process_cpu_seconds_total',
+      'process_resident_memory_bytes',
+      'process_start_time_seconds',
+      'process_open_fds',
+      'nodejs_heap_size_used_bytes',
+      'nodejs_eventloop_lag_seconds',
+      'nodejs_version_info',
+    ]) {
       assert.match(text, new RegExp(`^# TYPE ${family} `, 'm'), family);
     }
     assert.equal(PROMETHEUS_CONTENT_TYPE, 'text/plain; version=0.0.4; charset=utf-8');
@@ -74,8 +86,12 @@ describe('createControllerMetrics', () => {
       /^leader_election_master_status\{name="recon8s"\} 1$/m,
       /^recon8s_apply_total\{kind="Deployment",result="applied"\} 1$/m,
       /^recon8s_watch_relists_total\{resource="apps",reason="gone"\} 1$/m,
-    ]) assert.match(text, pattern);
-    assert.deepEqual([RECONCILE_TIME_BUCKETS[0], RECONCILE_TIME_BUCKETS.at(-1), RECONCILE_TIME_BUCKETS.length], [0.005, 60, 40]);
+    ])
+      assert.match(text, pattern);
+    assert.deepEqual(
+      [RECONCILE_TIME_BUCKETS[0], RECONCILE_TIME_BUCKETS.at(-1), RECONCILE_TIME_BUCKETS.length],
+      [0.005, 60, 40],
+    );
     assert.deepEqual([WORKQUEUE_BUCKETS[0], WORKQUEUE_BUCKETS.at(-1), WORKQUEUE_BUCKETS.length], [1e-8, 1000, 12]);
   });
 

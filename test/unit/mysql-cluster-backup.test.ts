@@ -35,7 +35,9 @@ describe('MySQLCluster backup', () => {
     const [container] = pod?.containers ?? [];
     assert.ok(container);
     const m = mountAt(container, '/backup');
-    assert.deepEqual(pod?.volumes?.find((v) => v.name === m?.name)?.persistentVolumeClaim, { claimName: 'shop-backups' });
+    assert.deepEqual(pod?.volumes?.find((v) => v.name === m?.name)?.persistentVolumeClaim, {
+      claimName: 'shop-backups',
+    });
     assert.deepEqual(container.command, ['bash', '/opt/recon8s/backup.sh']);
     assert.equal(env(container, 'BACKUP_RETAIN')?.value, '7');
     assert.equal(env(container, 'CLUSTER_NAME')?.value, 'shop');
@@ -43,14 +45,17 @@ describe('MySQLCluster backup', () => {
   });
 
   it('keeps spec.backup.retain backups', () => {
-    const [container] = synthMySQL({ backup: { ...BACKUP, retain: 30 } }).cronJob?.spec?.jobTemplate.spec?.template.spec?.containers ?? [];
+    const [container] =
+      synthMySQL({ backup: { ...BACKUP, retain: 30 } }).cronJob?.spec?.jobTemplate.spec?.template.spec?.containers ??
+      [];
     assert.ok(container);
     assert.equal(env(container, 'BACKUP_RETAIN')?.value, '30');
   });
 
   it('dumps from the replicas Service when there are replicas, from the primary otherwise', () => {
     const host = (replicas: number) => {
-      const [c] = synthMySQL({ replicas, backup: BACKUP }).cronJob?.spec?.jobTemplate.spec?.template.spec?.containers ?? [];
+      const [c] =
+        synthMySQL({ replicas, backup: BACKUP }).cronJob?.spec?.jobTemplate.spec?.template.spec?.containers ?? [];
       assert.ok(c);
       return env(c, 'BACKUP_HOST')?.value;
     };
@@ -73,7 +78,8 @@ describe('MySQLCluster backup', () => {
     const labels = s.cronJob?.spec?.jobTemplate.spec?.template.metadata?.labels;
     assert.equal(labels?.['app.kubernetes.io/component'], 'backup');
     assert.equal(selects(s.statefulSet.spec?.selector.matchLabels, labels), false);
-    for (const name of ['shop-headless', 'shop-primary', 'shop-replicas']) assert.equal(selects(s.service(name).spec?.selector, labels), false, name);
+    for (const name of ['shop-headless', 'shop-primary', 'shop-replicas'])
+      assert.equal(selects(s.service(name).spec?.selector, labels), false, name);
     assert.equal(selects(s.disruptionBudget.spec?.selector?.matchLabels, labels), false);
   });
 });

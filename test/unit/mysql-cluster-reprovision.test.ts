@@ -7,22 +7,32 @@ import { eventually, scriptSandbox } from './support/mysql-scripts.js';
 
 const REPLICATION_PASSWORD = `repl'"\\#;--`;
 const MEMBER = {
-  HEADLESS_SERVICE: 'shop-headless', PRIMARY_HOST: 'shop-0.shop-headless',
-  MYSQL_ROOT_PASSWORD: `r00t'"\\#$ x`, MYSQL_REPLICATION_PASSWORD: REPLICATION_PASSWORD,
+  HEADLESS_SERVICE: 'shop-headless',
+  PRIMARY_HOST: 'shop-0.shop-headless',
+  MYSQL_ROOT_PASSWORD: `r00t'"\\#$ x`,
+  MYSQL_REPLICATION_PASSWORD: REPLICATION_PASSWORD,
 };
 // What a MySQL 9.7 receiver reports when the primary purged binary logs it still needs.
-const PURGED = "13114\tGot fatal error 1236 from source when reading data from binary log: 'Cannot replicate because the source purged required binary logs. Replicate the missing transactions from elsewhere, or provision a new replica from backup.'";
+const PURGED =
+  "13114\tGot fatal error 1236 from source when reading data from binary log: 'Cannot replicate because the source purged required binary logs. Replicate the missing transactions from elsewhere, or provision a new replica from backup.'";
 
 describe('MySQLCluster re-provisioning by clone', () => {
   let box: ScriptSandbox;
   const volume = (...p: string[]) => box.path('volume', ...p);
-  const termination = () => (existsSync(box.path('termination-log')) ? readFileSync(box.path('termination-log'), 'utf8') : '');
+  const termination = () =>
+    existsSync(box.path('termination-log')) ? readFileSync(box.path('termination-log'), 'utf8') : '';
   /** A member's data directory with one file of its own. */
   const dataDir = (name: string, file: string) => {
     mkdirSync(volume(name), { recursive: true });
     for (const f of ['mysql.ibd', file]) writeFileSync(volume(name, f), name);
   };
-  const env = (fake: Record<string, string> = {}) => ({ POD_NAME: 'shop-1', DATA_VOLUME: volume(), TERMINATION_LOG: box.path('termination-log'), ...MEMBER, ...fake });
+  const env = (fake: Record<string, string> = {}) => ({
+    POD_NAME: 'shop-1',
+    DATA_VOLUME: volume(),
+    TERMINATION_LOG: box.path('termination-log'),
+    ...MEMBER,
+    ...fake,
+  });
 
   beforeEach(() => {
     box = scriptSandbox();
@@ -59,12 +69,21 @@ describe('MySQLCluster re-provisioning by clone', () => {
       assert.ok(existsSync(volume('data', 'own-file')));
       assert.ok(existsSync(volume('data.cloned', 'mysql.ibd')));
       const calls = box.calls();
-      assert.ok(calls.includes(`CLONE INSTANCE FROM 'replication'@'shop-0.shop-headless':3306 IDENTIFIED BY 'repl\\'"\\\\#;--' DATA DIRECTORY = '${volume('data.clone')}';`), calls);
+      assert.ok(
+        calls.includes(
+          `CLONE INSTANCE FROM 'replication'@'shop-0.shop-headless':3306 IDENTIFIED BY 'repl\\'"\\\\#;--' DATA DIRECTORY = '${volume('data.clone')}';`,
+        ),
+        calls,
+      );
       assert.ok(calls.includes("SET GLOBAL clone_valid_donor_list = 'shop-0.shop-headless:3306';"), calls);
       assert.match(calls, /^mysql .* -e SHUTDOWN$/m);
-      assert.match(termination(), /^ReprovisionedByClone: shop-1 was re-provisioned by clone from shop-0\.shop-headless: the primary no longer had the binary logs it needed\./);
-      for (const line of calls.split('\n').filter((l) => l.startsWith('mysql '))) assert.equal(line.includes('repl\''), false, line);
-      assert.equal(termination().includes('repl\''), false);
+      assert.match(
+        termination(),
+        /^ReprovisionedByClone: shop-1 was re-provisioned by clone from shop-0\.shop-headless: the primary no longer had the binary logs it needed\./,
+      );
+      for (const line of calls.split('\n').filter((l) => l.startsWith('mysql ')))
+        assert.equal(line.includes("repl'"), false, line);
+      assert.equal(termination().includes("repl'"), false);
     });
 
     it('removes what an interrupted attempt left before cloning again', async () => {
@@ -77,7 +96,8 @@ describe('MySQLCluster re-provisioning by clone', () => {
 
     it('reports a failed clone without the statement, and leaves the data as it was', async () => {
       dataDir('data', 'own-file');
-      const error = "ERROR 3862 (HY000) at line 3: Clone Donor Error: 1158 : Got an error reading communication packets near 'IDENTIFIED BY 'repl\\'";
+      const error =
+        "ERROR 3862 (HY000) at line 3: Clone Donor Error: 1158 : Got an error reading communication packets near 'IDENTIFIED BY 'repl\\'";
       assert.equal(await runToExit({ FAKE_RECEIVER_ERROR: PURGED, FAKE_CLONE_ERROR: error }), 1);
       assert.deepEqual(readdirSync(volume()), ['data']);
       assert.deepEqual(readdirSync(volume('data')).sort(), ['mysql.ibd', 'own-file']);
@@ -89,8 +109,16 @@ describe('MySQLCluster re-provisioning by clone', () => {
     });
 
     const refusals: [string, Record<string, string>, RegExp][] = [
-      ['a writable member (the primary)', { FAKE_SUPER_READ_ONLY: '0' }, /not re-provisioning: this member is writable/],
-      ['a member with transactions the primary does not have', { FAKE_GTID_SUBSET: '0' }, /has transactions the primary does not have/],
+      [
+        'a writable member (the primary)',
+        { FAKE_SUPER_READ_ONLY: '0' },
+        /not re-provisioning: this member is writable/,
+      ],
+      [
+        'a member with transactions the primary does not have',
+        { FAKE_GTID_SUBSET: '0' },
+        /has transactions the primary does not have/,
+      ],
       ['a donor that is not writable', { FAKE_DONOR_READ_ONLY: '1' }, /is read-only, not a primary/],
       ['while a clone is under way', { FAKE_CLONE_STATE: 'In Progress' }, /a clone is under way/],
     ];
@@ -99,7 +127,9 @@ describe('MySQLCluster re-provisioning by clone', () => {
         dataDir('data', 'own-file');
         let stderr = '';
         const child = box.start('replication.sh', env({ FAKE_RECEIVER_ERROR: PURGED, ...fake }));
-        child.stderr?.on('data', (d: Buffer) => { stderr += d.toString(); });
+        child.stderr?.on('data', (d: Buffer) => {
+          stderr += d.toString();
+        });
         try {
           await eventually(() => says.test(stderr), `the sidecar to say ${String(says)}`);
         } finally {
@@ -113,8 +143,13 @@ describe('MySQLCluster re-provisioning by clone', () => {
 
     it('leaves any other receiver error to the receiver restart, without cloning', async () => {
       dataDir('data', 'own-file');
-      const other = "13114\tGot fatal error 1236 from source when reading data from binary log: 'Slave has more GTIDs than the master has, using the master's SERVER_UUID.'";
-      await runUntil({ FAKE_RECEIVER_ERROR: other, FAKE_STATES: 'OFF\tON' }, () => box.calls().includes('START\\ REPLICA\\ IO_THREAD'), 'the receiver to be restarted');
+      const other =
+        "13114\tGot fatal error 1236 from source when reading data from binary log: 'Slave has more GTIDs than the master has, using the master's SERVER_UUID.'";
+      await runUntil(
+        { FAKE_RECEIVER_ERROR: other, FAKE_STATES: 'OFF\tON' },
+        () => box.calls().includes('START\\ REPLICA\\ IO_THREAD'),
+        'the receiver to be restarted',
+      );
       assert.equal(box.calls().includes('CLONE INSTANCE'), false);
       assert.deepEqual(readdirSync(volume()), ['data']);
     });
@@ -125,7 +160,11 @@ describe('MySQLCluster re-provisioning by clone', () => {
       const polls = () => box.calls().split('JOIN').length;
       await runUntil({ FAKE_STATES: 'CONNECTING\tON' }, () => polls() > 2, 'the sidecar to look at replication twice');
       assert.deepEqual(readdirSync(volume()).sort(), ['data', 'data.previous']);
-      await runUntil({ FAKE_STATES: 'ON\tON' }, () => !existsSync(volume('data.previous')), 'the previous data to be removed');
+      await runUntil(
+        { FAKE_STATES: 'ON\tON' },
+        () => !existsSync(volume('data.previous')),
+        'the previous data to be removed',
+      );
       assert.deepEqual(readdirSync(volume()), ['data']);
       assert.ok(existsSync(volume('data', 'clone-file')));
     });
@@ -150,7 +189,7 @@ describe('MySQLCluster re-provisioning by clone', () => {
     it('puts a complete clone in place first, keeping the previous data aside, without the donor identity', () => {
       dataDir('data', 'own-file');
       dataDir('data.cloned', 'clone-file');
-      for (const f of ['auto.cnf', 'mysqld-auto.cnf']) writeFileSync(volume('data.cloned', f), 'the donor\'s');
+      for (const f of ['auto.cnf', 'mysqld-auto.cnf']) writeFileSync(volume('data.cloned', f), "the donor's");
       start();
       assert.deepEqual(readdirSync(volume()).sort(), ['data', 'data.previous']);
       assert.deepEqual(readdirSync(volume('data')).sort(), ['clone-file', 'mysql.ibd']);

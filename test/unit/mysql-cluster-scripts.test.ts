@@ -13,23 +13,35 @@ const PASSWORDS = { MYSQL_ROOT_PASSWORD: ROOT_PASSWORD, MYSQL_REPLICATION_PASSWO
 const MEMBER = { HEADLESS_SERVICE: 'shop-headless', PRIMARY_HOST: 'shop-0.shop-headless', ...PASSWORDS };
 
 /** The argv lines the fakes recorded (not the credentials or SQL they were handed). */
-const argvLines = (calls: string) => calls.split('\n').filter((l) => /^(mysql|mysqld|mysqladmin|mysqldump|mysql_tzinfo_to_sql) /.test(l));
+const argvLines = (calls: string) =>
+  calls.split('\n').filter((l) => /^(mysql|mysqld|mysqladmin|mysqldump|mysql_tzinfo_to_sql) /.test(l));
 
 function assertPasswordsOnlyInCredentials(calls: string): void {
   for (const line of argvLines(calls)) {
-    for (const p of [ROOT_PASSWORD, REPLICATION_PASSWORD, 'r00t', 'repl\'']) assert.equal(line.includes(p), false, `a password is on a command line: ${line}`);
+    for (const p of [ROOT_PASSWORD, REPLICATION_PASSWORD, 'r00t', "repl'"])
+      assert.equal(line.includes(p), false, `a password is on a command line: ${line}`);
   }
 }
 
 describe('MySQLCluster scripts', () => {
   let box: ScriptSandbox;
-  beforeEach(() => { box = scriptSandbox(); });
+  beforeEach(() => {
+    box = scriptSandbox();
+  });
   afterEach(() => box.cleanup());
 
   it('ships scripts that bash parses', () => {
     const scripts = shippedScripts();
     assert.deepEqual(Object.keys(scripts).sort(), [
-      'alive.sh', 'backup.sh', 'bootstrap.sh', 'common.sh', 'init-config.sh', 'ready.sh', 'replication.sh', 'reprovision.sh', 'start-mysqld.sh',
+      'alive.sh',
+      'backup.sh',
+      'bootstrap.sh',
+      'common.sh',
+      'init-config.sh',
+      'ready.sh',
+      'replication.sh',
+      'reprovision.sh',
+      'start-mysqld.sh',
     ]);
     for (const [name, text] of Object.entries(scripts)) {
       const r = spawnSync('bash', ['-n'], { input: text, encoding: 'utf8' });
@@ -47,9 +59,16 @@ describe('MySQLCluster scripts', () => {
   it('gives every container the environment its script requires', () => {
     const s = synthMySQL({ backup: { schedule: '@daily', persistentVolumeClaimName: 'b' } });
     const scripts = shippedScripts();
-    const required = (script: string) => [...(scripts[script] ?? '').matchAll(/^require_env (.+)$/gm)].flatMap((m) => (m[1] ?? '').split(' '));
+    const required = (script: string) =>
+      [...(scripts[script] ?? '').matchAll(/^require_env (.+)$/gm)].flatMap((m) => (m[1] ?? '').split(' '));
     const backup = s.cronJob?.spec?.jobTemplate.spec?.template.spec?.containers ?? [];
-    const byScript: [string, string][] = [['init-config', 'init-config.sh'], ['bootstrap', 'bootstrap.sh'], ['replication', 'replication.sh'], ['mysql', 'ready.sh'], ['backup', 'backup.sh']];
+    const byScript: [string, string][] = [
+      ['init-config', 'init-config.sh'],
+      ['bootstrap', 'bootstrap.sh'],
+      ['replication', 'replication.sh'],
+      ['mysql', 'ready.sh'],
+      ['backup', 'backup.sh'],
+    ];
     for (const [container, script] of byScript) {
       const c = [...allContainers(s.podSpec), ...backup].find((x) => x.name === container);
       assert.ok(c, container);
@@ -61,7 +80,8 @@ describe('MySQLCluster scripts', () => {
   });
 
   describe('common.sh', () => {
-    const call = (fn: string, ...args: string[]) => spawnSync('bash', ['-c', `. "${box.scripts}/common.sh"; ${fn} "$@"`, 'test', ...args], { encoding: 'utf8' });
+    const call = (fn: string, ...args: string[]) =>
+      spawnSync('bash', ['-c', `. "${box.scripts}/common.sh"; ${fn} "$@"`, 'test', ...args], { encoding: 'utf8' });
 
     it('quotes option-file values the way mysqld reads them back', () => {
       assert.equal(call('cnf_quote', 'a"b\\c#d\ne\tf').stdout, '"a\\"b\\\\c#d\\ne\\tf"');
@@ -76,7 +96,11 @@ describe('MySQLCluster scripts', () => {
     });
 
     it('derives the ordinal from the pod name, and fails on a name without one', () => {
-      const ordinal = (pod: string) => spawnSync('bash', ['-c', `. "${box.scripts}/common.sh"; member_ordinal`], { env: { PATH: process.env.PATH, POD_NAME: pod }, encoding: 'utf8' });
+      const ordinal = (pod: string) =>
+        spawnSync('bash', ['-c', `. "${box.scripts}/common.sh"; member_ordinal`], {
+          env: { PATH: process.env.PATH, POD_NAME: pod },
+          encoding: 'utf8',
+        });
       assert.equal(ordinal('my-db-12').stdout, '12');
       assert.equal(ordinal('my-db-08').stdout, '8');
       const bad = ordinal('mydb');
@@ -118,7 +142,8 @@ describe('MySQLCluster scripts', () => {
   });
 
   describe('ready.sh', () => {
-    const ready = (pod: string, fake: Record<string, string>) => box.run('ready.sh', { POD_NAME: pod, ...PASSWORDS, ...fake });
+    const ready = (pod: string, fake: Record<string, string>) =>
+      box.run('ready.sh', { POD_NAME: pod, ...PASSWORDS, ...fake });
 
     it('is ready on a writable primary and not on a read-only one', () => {
       assert.equal(ready('shop-0', { FAKE_READ_ONLY: '0' }).status, 0);
@@ -153,14 +178,21 @@ describe('MySQLCluster scripts', () => {
       const r = box.run('alive.sh', PASSWORDS);
       assert.equal(r.status, 0, r.stderr);
       const calls = box.calls();
-      assert.match(calls, /^mysqladmin --defaults-extra-file=\S+ --socket=\/var\/run\/mysqld\/mysqld\.sock --connect-timeout=4 ping$/m);
+      assert.match(
+        calls,
+        /^mysqladmin --defaults-extra-file=\S+ --socket=\/var\/run\/mysqld\/mysqld\.sock --connect-timeout=4 ping$/m,
+      );
       assert.ok(calls.includes(`[client]\nuser=root\npassword="r00t'\\"\\\\#$ x"`), calls);
       assertPasswordsOnlyInCredentials(calls);
     });
   });
 
   describe('replication.sh', () => {
-    async function runSidecar(pod: string, fake: Record<string, string>, until: (calls: string) => boolean): Promise<string> {
+    async function runSidecar(
+      pod: string,
+      fake: Record<string, string>,
+      until: (calls: string) => boolean,
+    ): Promise<string> {
       const child = box.start('replication.sh', { POD_NAME: pod, ...MEMBER, ...fake });
       const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
       try {
@@ -176,7 +208,12 @@ describe('MySQLCluster scripts', () => {
 
     it('points a replica at the primary with GTID auto-positioning and starts it', async () => {
       const calls = await runSidecar('shop-1', {}, (c) => c.includes('START REPLICA;'));
-      assert.ok(calls.includes("CHANGE REPLICATION SOURCE TO SOURCE_HOST = 'shop-0.shop-headless', SOURCE_PORT = 3306, SOURCE_USER = 'replication', SOURCE_PASSWORD = 'repl\\'\"\\\\#;--', SOURCE_AUTO_POSITION = 1, SOURCE_SSL = 1, GET_SOURCE_PUBLIC_KEY = 1, SOURCE_CONNECT_RETRY = 10, SOURCE_RETRY_COUNT = 86400;"), calls);
+      assert.ok(
+        calls.includes(
+          "CHANGE REPLICATION SOURCE TO SOURCE_HOST = 'shop-0.shop-headless', SOURCE_PORT = 3306, SOURCE_USER = 'replication', SOURCE_PASSWORD = 'repl\\'\"\\\\#;--', SOURCE_AUTO_POSITION = 1, SOURCE_SSL = 1, GET_SOURCE_PUBLIC_KEY = 1, SOURCE_CONNECT_RETRY = 10, SOURCE_RETRY_COUNT = 86400;",
+        ),
+        calls,
+      );
       assert.ok(calls.includes("SET SESSION sql_mode = '';\nSTOP REPLICA;"), calls);
       assertPasswordsOnlyInCredentials(calls);
     });
@@ -196,9 +233,17 @@ describe('MySQLCluster scripts', () => {
     });
 
     it('creates the replication account on the primary when it cannot log in', async () => {
-      const calls = await runSidecar('shop-0', { FAKE_LOGIN_STATUS: '1' }, (c) => c.includes('GRANT REPLICATION SLAVE'));
-      assert.ok(calls.includes("CREATE USER IF NOT EXISTS 'replication'@'%' IDENTIFIED BY 'repl\\'\"\\\\#;--';"), calls);
-      assert.ok(calls.includes("GRANT REPLICATION SLAVE, REPLICATION CLIENT, BACKUP_ADMIN ON *.* TO 'replication'@'%';"), calls);
+      const calls = await runSidecar('shop-0', { FAKE_LOGIN_STATUS: '1' }, (c) =>
+        c.includes('GRANT REPLICATION SLAVE'),
+      );
+      assert.ok(
+        calls.includes("CREATE USER IF NOT EXISTS 'replication'@'%' IDENTIFIED BY 'repl\\'\"\\\\#;--';"),
+        calls,
+      );
+      assert.ok(
+        calls.includes("GRANT REPLICATION SLAVE, REPLICATION CLIENT, BACKUP_ADMIN ON *.* TO 'replication'@'%';"),
+        calls,
+      );
       assertPasswordsOnlyInCredentials(calls);
     });
 
@@ -209,7 +254,8 @@ describe('MySQLCluster scripts', () => {
   });
 
   describe('bootstrap.sh', () => {
-    const bootstrap = (pod: string) => box.run('bootstrap.sh', { POD_NAME: pod, DATA_VOLUME: box.path('volume'), ...MEMBER });
+    const bootstrap = (pod: string) =>
+      box.run('bootstrap.sh', { POD_NAME: pod, DATA_VOLUME: box.path('volume'), ...MEMBER });
     const volume = (...p: string[]) => box.path('volume', ...p);
     beforeEach(() => mkdirSync(volume()));
 
@@ -239,9 +285,17 @@ describe('MySQLCluster scripts', () => {
       assert.deepEqual(readdirSync(volume()).sort(), ['data']);
       assert.ok(existsSync(volume('data', 'mysql.ibd')));
       const calls = box.calls();
-      assert.match(calls, /^mysqld --defaults-file=\/etc\/mysql\/recon8s\/my\.cnf --read-only=OFF --super-read-only=OFF --initialize-insecure --datadir=\S+\/data\.bootstrap$/m);
+      assert.match(
+        calls,
+        /^mysqld --defaults-file=\/etc\/mysql\/recon8s\/my\.cnf --read-only=OFF --super-read-only=OFF --initialize-insecure --datadir=\S+\/data\.bootstrap$/m,
+      );
       assert.match(calls, /^mysqld .* --skip-networking --mysqlx=OFF$/m);
-      assert.ok(calls.includes("SET SESSION sql_log_bin = 0;\nALTER USER 'root'@'localhost' IDENTIFIED BY 'r00t\\'\"\\\\#$ x';"), calls);
+      assert.ok(
+        calls.includes(
+          "SET SESSION sql_log_bin = 0;\nALTER USER 'root'@'localhost' IDENTIFIED BY 'r00t\\'\"\\\\#$ x';",
+        ),
+        calls,
+      );
       assert.ok(calls.includes("CREATE USER 'replication'@'%' IDENTIFIED BY 'repl\\'\"\\\\#;--';"), calls);
       assert.ok(calls.includes('FCTY'), 'the time zone tables are loaded, patched as the official image does');
       assert.ok(calls.includes('SHUTDOWN;'));
@@ -256,7 +310,12 @@ describe('MySQLCluster scripts', () => {
       const calls = box.calls();
       assert.match(calls, /^mysql --defaults-extra-file=\S+ --host=shop-0\.shop-headless --port=3306 /m);
       assert.ok(calls.includes("SET GLOBAL clone_valid_donor_list = 'shop-0.shop-headless:3306';"), calls);
-      assert.ok(calls.includes(`CLONE INSTANCE FROM 'replication'@'shop-0.shop-headless':3306 IDENTIFIED BY 'repl\\'"\\\\#;--' DATA DIRECTORY = '${volume('data.bootstrap')}';`), calls);
+      assert.ok(
+        calls.includes(
+          `CLONE INSTANCE FROM 'replication'@'shop-0.shop-headless':3306 IDENTIFIED BY 'repl\\'"\\\\#;--' DATA DIRECTORY = '${volume('data.bootstrap')}';`,
+        ),
+        calls,
+      );
       assertPasswordsOnlyInCredentials(calls);
     });
 
@@ -272,10 +331,19 @@ describe('MySQLCluster scripts', () => {
 
   describe('backup.sh', () => {
     const dir = () => box.path('backup');
-    const OLD = ['20200101T000000Z', '20200102T000000Z', '20200103T000000Z', '20200104T000000Z'].map((t) => `shop-${t}.sql.gz`);
+    const OLD = ['20200101T000000Z', '20200102T000000Z', '20200103T000000Z', '20200104T000000Z'].map(
+      (t) => `shop-${t}.sql.gz`,
+    );
     const FOREIGN = ['shop-eu-20200101T000000Z.sql.gz', 'shop-notes.txt'];
     const backup = (fake: Record<string, string> = {}) =>
-      box.run('backup.sh', { CLUSTER_NAME: 'shop', BACKUP_HOST: 'shop-replicas', BACKUP_RETAIN: '3', BACKUP_DIR: dir(), ...PASSWORDS, ...fake });
+      box.run('backup.sh', {
+        CLUSTER_NAME: 'shop',
+        BACKUP_HOST: 'shop-replicas',
+        BACKUP_RETAIN: '3',
+        BACKUP_DIR: dir(),
+        ...PASSWORDS,
+        ...fake,
+      });
     beforeEach(() => {
       mkdirSync(dir());
       for (const f of [...OLD, ...FOREIGN]) writeFileSync(`${dir()}/${f}`, 'x');
@@ -302,7 +370,15 @@ describe('MySQLCluster scripts', () => {
       assert.ok(argv, box.calls());
       const args = argv.split(' ');
       // The member the replicas Service picked (its report_host: shop-1.shop-headless), by its own name.
-      for (const flag of ['--host=shop-1.shop-headless', '--single-transaction', '--routines', '--events', '--triggers', '--set-gtid-purged=COMMENTED', '--hex-blob']) {
+      for (const flag of [
+        '--host=shop-1.shop-headless',
+        '--single-transaction',
+        '--routines',
+        '--events',
+        '--triggers',
+        '--set-gtid-purged=COMMENTED',
+        '--hex-blob',
+      ]) {
         assert.ok(args.includes(flag), `${flag} in ${argv}`);
       }
       assert.deepEqual(args.slice(args.indexOf('--databases') + 1), ['orders', 'shop']);
@@ -315,13 +391,16 @@ describe('MySQLCluster scripts', () => {
     it('appends the application accounts as listed, with their password hashes, then their grants', () => {
       assert.equal(backup().status, 0);
       const accounts = newestDump().split('-- recon8s: the application accounts\n')[1] ?? '';
-      assert.equal(accounts, [
-        'CREATE USER IF NOT EXISTS `reader` IDENTIFIED WITH caching_sha2_password AS 0x2441;',
-        'CREATE USER IF NOT EXISTS `app` IDENTIFIED WITH caching_sha2_password AS 0x2441;',
-        'GRANT SELECT ON `orders`.* TO `reader`;',
-        'GRANT SELECT ON `orders`.* TO `app`;',
-        '',
-      ].join('\n'));
+      assert.equal(
+        accounts,
+        [
+          'CREATE USER IF NOT EXISTS `reader` IDENTIFIED WITH caching_sha2_password AS 0x2441;',
+          'CREATE USER IF NOT EXISTS `app` IDENTIFIED WITH caching_sha2_password AS 0x2441;',
+          'GRANT SELECT ON `orders`.* TO `reader`;',
+          'GRANT SELECT ON `orders`.* TO `app`;',
+          '',
+        ].join('\n'),
+      );
     });
 
     it('writes an empty but valid backup when there are no schemas and no accounts', () => {
@@ -331,10 +410,13 @@ describe('MySQLCluster scripts', () => {
       assert.equal(newestDump(), '');
     });
 
-    it('goes through the Service when the member\'s name is not a host name it can use', () => {
+    it("goes through the Service when the member's name is not a host name it can use", () => {
       const r = backup({ FAKE_REPORT_HOST: 'evil; rm -rf /' });
       assert.equal(r.status, 0, r.stderr);
-      assert.match(r.stderr, /cannot reach the member behind shop-replicas by its name 'evil; rm -rf \/'; every query goes through shop-replicas/);
+      assert.match(
+        r.stderr,
+        /cannot reach the member behind shop-replicas by its name 'evil; rm -rf \/'; every query goes through shop-replicas/,
+      );
       const argv = argvLines(box.calls()).find((l) => l.startsWith('mysqldump ')) ?? '';
       assert.ok(argv.split(' ').includes('--host=shop-replicas'), argv);
     });

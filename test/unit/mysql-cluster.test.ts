@@ -74,7 +74,9 @@ describe('MySQLCluster', () => {
     });
 
     it('takes storage size, class and access modes', () => {
-      const [claim] = synthMySQL({ storage: { size: '50Gi', storageClassName: 'fast-ssd', accessModes: ['ReadWriteOncePod'] } }).statefulSet.spec?.volumeClaimTemplates ?? [];
+      const [claim] =
+        synthMySQL({ storage: { size: '50Gi', storageClassName: 'fast-ssd', accessModes: ['ReadWriteOncePod'] } })
+          .statefulSet.spec?.volumeClaimTemplates ?? [];
       assert.equal(claim?.spec?.resources?.requests?.storage, '50Gi');
       assert.equal(claim?.spec?.storageClassName, 'fast-ssd');
       assert.deepEqual(claim?.spec?.accessModes, ['ReadWriteOncePod']);
@@ -87,12 +89,18 @@ describe('MySQLCluster', () => {
     });
 
     it('retains the volumes when deleted or scaled down by default', () => {
-      assert.deepEqual(synthMySQL().statefulSet.spec?.persistentVolumeClaimRetentionPolicy, { whenDeleted: 'Retain', whenScaled: 'Retain' });
+      assert.deepEqual(synthMySQL().statefulSet.spec?.persistentVolumeClaimRetentionPolicy, {
+        whenDeleted: 'Retain',
+        whenScaled: 'Retain',
+      });
     });
 
     it('deletes the volumes when asked', () => {
       const { statefulSet } = synthMySQL({ pvcRetention: { whenDeleted: 'Delete', whenScaled: 'Delete' } });
-      assert.deepEqual(statefulSet.spec?.persistentVolumeClaimRetentionPolicy, { whenDeleted: 'Delete', whenScaled: 'Delete' });
+      assert.deepEqual(statefulSet.spec?.persistentVolumeClaimRetentionPolicy, {
+        whenDeleted: 'Delete',
+        whenScaled: 'Delete',
+      });
     });
 
     it('mounts the data volume at /var/lib/mysql in the bootstrap, mysql and replication containers', () => {
@@ -106,10 +114,28 @@ describe('MySQLCluster', () => {
 
     it('runs init-config and bootstrap before mysql, with the replication sidecar beside it', () => {
       const { podSpec } = synthMySQL();
-      assert.deepEqual(podSpec.initContainers?.map((c) => c.name), ['init-config', 'bootstrap']);
-      assert.deepEqual(podSpec.containers.map((c) => c.name), ['mysql', 'replication']);
-      assert.deepEqual(podSpec.initContainers?.map((c) => c.command), [['bash', '/opt/recon8s/init-config.sh'], ['bash', '/opt/recon8s/bootstrap.sh']]);
-      assert.deepEqual(podSpec.containers.map((c) => c.command), [['bash', '/opt/recon8s/start-mysqld.sh'], ['bash', '/opt/recon8s/replication.sh']]);
+      assert.deepEqual(
+        podSpec.initContainers?.map((c) => c.name),
+        ['init-config', 'bootstrap'],
+      );
+      assert.deepEqual(
+        podSpec.containers.map((c) => c.name),
+        ['mysql', 'replication'],
+      );
+      assert.deepEqual(
+        podSpec.initContainers?.map((c) => c.command),
+        [
+          ['bash', '/opt/recon8s/init-config.sh'],
+          ['bash', '/opt/recon8s/bootstrap.sh'],
+        ],
+      );
+      assert.deepEqual(
+        podSpec.containers.map((c) => c.command),
+        [
+          ['bash', '/opt/recon8s/start-mysqld.sh'],
+          ['bash', '/opt/recon8s/replication.sh'],
+        ],
+      );
     });
 
     it('exposes port 3306 named mysql', () => {
@@ -128,18 +154,25 @@ describe('MySQLCluster', () => {
       assert.deepEqual(mysql.readinessProbe?.exec?.command, ['bash', '/opt/recon8s/ready.sh']);
       const startupSeconds = (mysql.startupProbe?.periodSeconds ?? 0) * (mysql.startupProbe?.failureThreshold ?? 0);
       assert.ok(startupSeconds >= 3600, `start-up allowed ${startupSeconds}s`);
-      for (const p of [mysql.livenessProbe, mysql.readinessProbe, mysql.startupProbe]) assert.equal(p?.timeoutSeconds, 5);
+      for (const p of [mysql.livenessProbe, mysql.readinessProbe, mysql.startupProbe])
+        assert.equal(p?.timeoutSeconds, 5);
     });
 
     it('uses the default resources, without a CPU limit, for mysql and bootstrap', () => {
       const s = synthMySQL();
       for (const name of ['mysql', 'bootstrap']) {
-        assert.deepEqual(s.container(name).resources, { requests: { cpu: '500m', memory: '1Gi' }, limits: { memory: '1Gi' } }, name);
+        assert.deepEqual(
+          s.container(name).resources,
+          { requests: { cpu: '500m', memory: '1Gi' }, limits: { memory: '1Gi' } },
+          name,
+        );
       }
     });
 
     it('uses exactly the resources given', () => {
-      assert.deepEqual(synthMySQL({ resources: { requests: { cpu: 2 } } }).container('mysql').resources, { requests: { cpu: 2 } });
+      assert.deepEqual(synthMySQL({ resources: { requests: { cpu: 2 } } }).container('mysql').resources, {
+        requests: { cpu: 2 },
+      });
     });
 
     it('passes nodeSelector and tolerations to the pods', () => {
@@ -192,13 +225,17 @@ describe('MySQLCluster', () => {
 
     it('runs every container without privileges and with a read-only root file system', () => {
       for (const c of allContainers(synthMySQL().podSpec)) {
-        assert.deepEqual(c.securityContext, {
-          allowPrivilegeEscalation: false,
-          capabilities: { drop: ['ALL'] },
-          readOnlyRootFilesystem: true,
-          runAsNonRoot: true,
-          seccompProfile: { type: 'RuntimeDefault' },
-        }, c.name);
+        assert.deepEqual(
+          c.securityContext,
+          {
+            allowPrivilegeEscalation: false,
+            capabilities: { drop: ['ALL'] },
+            readOnlyRootFilesystem: true,
+            runAsNonRoot: true,
+            seccompProfile: { type: 'RuntimeDefault' },
+          },
+          c.name,
+        );
       }
     });
 
@@ -253,8 +290,12 @@ describe('MySQLCluster', () => {
 
     it('maps MYSQL_ROOT_PASSWORD and MYSQL_REPLICATION_PASSWORD to the root-password and replication-password keys', () => {
       const bootstrap = synthMySQL().container('bootstrap');
-      assert.deepEqual(env(bootstrap, 'MYSQL_ROOT_PASSWORD')?.valueFrom, { secretKeyRef: { name: 'shop-credentials', key: 'root-password' } });
-      assert.deepEqual(env(bootstrap, 'MYSQL_REPLICATION_PASSWORD')?.valueFrom, { secretKeyRef: { name: 'shop-credentials', key: 'replication-password' } });
+      assert.deepEqual(env(bootstrap, 'MYSQL_ROOT_PASSWORD')?.valueFrom, {
+        secretKeyRef: { name: 'shop-credentials', key: 'root-password' },
+      });
+      assert.deepEqual(env(bootstrap, 'MYSQL_REPLICATION_PASSWORD')?.valueFrom, {
+        secretKeyRef: { name: 'shop-credentials', key: 'replication-password' },
+      });
     });
 
     it('uses spec.credentialsSecretName', () => {
@@ -272,14 +313,25 @@ describe('MySQLCluster', () => {
   });
 
   describe('my.cnf', () => {
-    const myCnf = (props?: Parameters<typeof synthMySQL>[0]) => synthMySQL(props).configMap('shop-config').data?.['my.cnf'] ?? '';
+    const myCnf = (props?: Parameters<typeof synthMySQL>[0]) =>
+      synthMySQL(props).configMap('shop-config').data?.['my.cnf'] ?? '';
 
     it('configures GTID replication, crash-safe replicas, the clone plugin and no X Protocol listener', () => {
       const lines = myCnf().split('\n');
       for (const line of [
-        '[mysqld]', 'gtid_mode=ON', 'enforce_gtid_consistency=ON', 'log_bin=binlog', 'relay_log_recovery=ON',
-        'skip_replica_start=ON', 'plugin_load_add=mysql_clone.so', 'bind_address=*', 'port=3306', 'mysqlx=OFF',
-        'datadir=/var/lib/mysql/data', 'socket=/var/run/mysqld/mysqld.sock', 'pid_file=/var/run/mysqld/mysqld.pid',
+        '[mysqld]',
+        'gtid_mode=ON',
+        'enforce_gtid_consistency=ON',
+        'log_bin=binlog',
+        'relay_log_recovery=ON',
+        'skip_replica_start=ON',
+        'plugin_load_add=mysql_clone.so',
+        'bind_address=*',
+        'port=3306',
+        'mysqlx=OFF',
+        'datadir=/var/lib/mysql/data',
+        'socket=/var/run/mysqld/mysqld.sock',
+        'pid_file=/var/run/mysqld/mysqld.pid',
       ]) {
         assert.ok(lines.includes(line), `my.cnf has ${line}`);
       }
@@ -291,7 +343,16 @@ describe('MySQLCluster', () => {
 
     it('emits no option removed or deprecated in 8.4, nor the per-member ones', () => {
       const text = myCnf();
-      for (const option of ['binlog_format', 'log_slave_updates', 'master_info_repository', 'relay_log_info_repository', 'default_authentication_plugin', 'server_id', 'read_only', 'report_host']) {
+      for (const option of [
+        'binlog_format',
+        'log_slave_updates',
+        'master_info_repository',
+        'relay_log_info_repository',
+        'default_authentication_plugin',
+        'server_id',
+        'read_only',
+        'report_host',
+      ]) {
         assert.equal(new RegExp(`^${option}=`, 'm').test(text), false, option);
       }
     });
@@ -338,7 +399,8 @@ describe('MySQLCluster', () => {
 
     it('tells bootstrap and the sidecar the primary by its stable DNS name', () => {
       const s = synthMySQL();
-      for (const name of ['bootstrap', 'replication']) assert.equal(env(s.container(name), 'PRIMARY_HOST')?.value, 'shop-0.shop-headless');
+      for (const name of ['bootstrap', 'replication'])
+        assert.equal(env(s.container(name), 'PRIMARY_HOST')?.value, 'shop-0.shop-headless');
     });
   });
 
@@ -346,16 +408,24 @@ describe('MySQLCluster', () => {
     it('prefers spreading the members over nodes by default', () => {
       assert.deepEqual(synthMySQL().podSpec.affinity, {
         podAntiAffinity: {
-          preferredDuringSchedulingIgnoredDuringExecution: [{
-            weight: 100,
-            podAffinityTerm: { topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: SELECTOR } },
-          }],
+          preferredDuringSchedulingIgnoredDuringExecution: [
+            {
+              weight: 100,
+              podAffinityTerm: { topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: SELECTOR } },
+            },
+          ],
         },
       });
     });
 
     it('uses the affinity given instead', () => {
-      const affinity = { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'zone', operator: 'In', values: ['a'] }] }] } } };
+      const affinity = {
+        nodeAffinity: {
+          requiredDuringSchedulingIgnoredDuringExecution: {
+            nodeSelectorTerms: [{ matchExpressions: [{ key: 'zone', operator: 'In', values: ['a'] }] }],
+          },
+        },
+      };
       assert.deepEqual(synthMySQL({ affinity }).podSpec.affinity, affinity);
     });
   });
@@ -401,19 +471,22 @@ describe('MySQLCluster', () => {
       const selectors = [
         s.statefulSet.spec?.selector.matchLabels,
         s.disruptionBudget.spec?.selector?.matchLabels,
-        s.podSpec.affinity?.podAntiAffinity?.preferredDuringSchedulingIgnoredDuringExecution?.[0]?.podAffinityTerm.labelSelector?.matchLabels,
+        s.podSpec.affinity?.podAntiAffinity?.preferredDuringSchedulingIgnoredDuringExecution?.[0]?.podAffinityTerm
+          .labelSelector?.matchLabels,
         ...['shop-headless', 'shop-primary', 'shop-replicas'].map((n) => s.service(n).spec?.selector),
       ];
       for (const sel of selectors) assert.equal(sel?.team, undefined);
     });
 
     it('emits no annotations map when there are none', () => {
-      for (const o of synthMySQL().objects) assert.equal(o.metadata?.annotations, undefined, `${o.kind}/${o.metadata?.name}`);
+      for (const o of synthMySQL().objects)
+        assert.equal(o.metadata?.annotations, undefined, `${o.kind}/${o.metadata?.name}`);
     });
   });
 
   describe('rolling on configuration changes', () => {
-    const hash = (props?: Parameters<typeof synthMySQL>[0]) => synthMySQL(props).statefulSet.spec?.template.metadata?.annotations?.['recon8s.dev/config-hash'];
+    const hash = (props?: Parameters<typeof synthMySQL>[0]) =>
+      synthMySQL(props).statefulSet.spec?.template.metadata?.annotations?.['recon8s.dev/config-hash'];
 
     it('annotates the pod template with a hash of my.cnf and the scripts', () => {
       assert.match(hash() ?? '', /^[0-9a-f]{8}$/);
@@ -436,7 +509,8 @@ describe('MySQLCluster', () => {
     });
 
     it('does not depend on the order of spec.mysqlConf keys', () => {
-      const cnf = (conf: Record<string, string>) => synthMySQL({ mysqlConf: conf }).configMap('shop-config').data?.['my.cnf'];
+      const cnf = (conf: Record<string, string>) =>
+        synthMySQL({ mysqlConf: conf }).configMap('shop-config').data?.['my.cnf'];
       assert.equal(cnf({ b: '2', a: '1' }), cnf({ a: '1', b: '2' }));
     });
   });

@@ -4,23 +4,58 @@ import { Testing } from 'cdk8s';
 import type { KubernetesObject } from '../../constructs/index.js';
 import type { OperatorChartProps } from '../../constructs/index.js';
 import {
-  CONTROLLER_ARGS, DEFAULT_OPERATOR_IMAGE, LEADER_ELECTION_LEASE, OperatorChart,
+  CONTROLLER_ARGS,
+  DEFAULT_OPERATOR_IMAGE,
+  LEADER_ELECTION_LEASE,
+  OperatorChart,
 } from '../../constructs/index.js';
 import { operatorPropsFromEnv } from '../../apps/operator-env.js';
 import { CONTROLLER_USAGE } from '../../lib/cli/controller-command.js';
 import { CHILD_TYPES, OWNER_KINDS } from '../../lib/controller/kinds.js';
 
-interface Rule { apiGroups?: string[]; resources?: string[]; resourceNames?: string[]; nonResourceURLs?: string[]; verbs: string[] }
-interface Subject { kind: string; name: string; namespace?: string }
-interface RbacObject extends KubernetesObject { rules?: Rule[]; roleRef?: { apiGroup: string; kind: string; name: string }; subjects?: Subject[] }
+interface Rule {
+  apiGroups?: string[];
+  resources?: string[];
+  resourceNames?: string[];
+  nonResourceURLs?: string[];
+  verbs: string[];
+}
+interface Subject {
+  kind: string;
+  name: string;
+  namespace?: string;
+}
+interface RbacObject extends KubernetesObject {
+  rules?: Rule[];
+  roleRef?: { apiGroup: string; kind: string; name: string };
+  subjects?: Subject[];
+}
 interface Container {
-  name: string; image: string; args?: string[]; env?: unknown[]; ports?: { name: string; containerPort: number; protocol?: string }[];
-  livenessProbe?: { httpGet?: { path: string; port: string | number } }; readinessProbe?: { httpGet?: { path: string; port: string | number } };
-  resources?: { requests?: Record<string, string>; limits?: Record<string, string> }; securityContext?: Record<string, unknown>;
+  name: string;
+  image: string;
+  args?: string[];
+  env?: unknown[];
+  ports?: { name: string; containerPort: number; protocol?: string }[];
+  livenessProbe?: { httpGet?: { path: string; port: string | number } };
+  readinessProbe?: { httpGet?: { path: string; port: string | number } };
+  resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
+  securityContext?: Record<string, unknown>;
   volumeMounts?: { name: string; mountPath: string }[];
 }
-interface PodSpec { serviceAccountName?: string; automountServiceAccountToken?: boolean; securityContext?: Record<string, unknown>; containers: Container[]; volumes?: { name: string; emptyDir?: object }[] }
-interface Deployment extends KubernetesObject { spec: { replicas: number; selector: { matchLabels: Record<string, string> }; template: { metadata: { labels: Record<string, string> }; spec: PodSpec } } }
+interface PodSpec {
+  serviceAccountName?: string;
+  automountServiceAccountToken?: boolean;
+  securityContext?: Record<string, unknown>;
+  containers: Container[];
+  volumes?: { name: string; emptyDir?: object }[];
+}
+interface Deployment extends KubernetesObject {
+  spec: {
+    replicas: number;
+    selector: { matchLabels: Record<string, string> };
+    template: { metadata: { labels: Record<string, string> }; spec: PodSpec };
+  };
+}
 
 const NS = 'recon8s-system';
 const SA: Subject = { kind: 'ServiceAccount', name: 'recon8s', namespace: NS };
@@ -35,16 +70,21 @@ const find = (objects: readonly RbacObject[], kind: string, name: string, namesp
   assert.ok(o, `${kind} ${namespace ? `${namespace}/` : ''}${name}`);
   return o;
 };
-const deploymentOf = (objects: readonly RbacObject[]): Deployment => find(objects, 'Deployment', 'recon8s', NS) as unknown as Deployment;
+const deploymentOf = (objects: readonly RbacObject[]): Deployment =>
+  find(objects, 'Deployment', 'recon8s', NS) as unknown as Deployment;
 const containerOf = (objects: readonly RbacObject[]): Container => {
   const c = deploymentOf(objects).spec.template.spec.containers[0];
   assert.ok(c);
   return c;
 };
-const rbac = (objects: readonly RbacObject[]): RbacObject[] => objects.filter((o) => o.kind === 'ClusterRole' || o.kind === 'Role');
+const rbac = (objects: readonly RbacObject[]): RbacObject[] =>
+  objects.filter((o) => o.kind === 'ClusterRole' || o.kind === 'Role');
 /** `group/resource` pairs a rule set grants `verb` on. */
 const grants = (rules: readonly Rule[], verb: string): string[] =>
-  rules.filter((r) => r.verbs.includes(verb)).flatMap((r) => (r.apiGroups ?? []).flatMap((g) => (r.resources ?? []).map((res) => `${g}/${res}`))).sort();
+  rules
+    .filter((r) => r.verbs.includes(verb))
+    .flatMap((r) => (r.apiGroups ?? []).flatMap((g) => (r.resources ?? []).map((res) => `${g}/${res}`)))
+    .sort();
 
 describe('OperatorChart (the operator install construct)', () => {
   const objects = synth();
@@ -55,7 +95,12 @@ describe('OperatorChart (the operator install construct)', () => {
       assert.equal(roles.length, 3);
       for (const role of roles) {
         for (const rule of role.rules ?? []) {
-          for (const value of [...(rule.apiGroups ?? []), ...(rule.resources ?? []), ...rule.verbs, ...(rule.resourceNames ?? [])]) {
+          for (const value of [
+            ...(rule.apiGroups ?? []),
+            ...(rule.resources ?? []),
+            ...rule.verbs,
+            ...(rule.resourceNames ?? []),
+          ]) {
             assert.ok(!value.includes('*'), `${role.kind}/${role.metadata.name}: ${JSON.stringify(rule)}`);
           }
           assert.equal(rule.nonResourceURLs, undefined);
@@ -78,48 +123,93 @@ describe('OperatorChart (the operator install construct)', () => {
         { apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch'] },
         { apiGroups: [''], resources: ['events'], verbs: ['create'] },
       ]);
-      assert.deepEqual(find(objects, 'ClusterRoleBinding', 'recon8s').roleRef, { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'recon8s' });
+      assert.deepEqual(find(objects, 'ClusterRoleBinding', 'recon8s').roleRef, {
+        apiGroup: 'rbac.authorization.k8s.io',
+        kind: 'ClusterRole',
+        name: 'recon8s',
+      });
       assert.deepEqual(find(objects, 'ClusterRoleBinding', 'recon8s').subjects, [SA]);
     });
 
     it('covers exactly the kinds the controller owns and renders (lib/controller/kinds.ts)', () => {
       const rules = find(objects, 'ClusterRole', 'recon8s').rules ?? [];
-      const children = [...new Set(Object.values(CHILD_TYPES).flat().map((t) => `${t.apiVersion.includes('/') ? t.apiVersion.split('/')[0] : ''}/${t.plural}`))].sort();
-      for (const verb of ['create', 'delete']) assert.deepEqual(grants(rules, verb).filter((g) => g !== '/events'), children, verb);
+      const children = [
+        ...new Set(
+          Object.values(CHILD_TYPES)
+            .flat()
+            .map((t) => `${t.apiVersion.includes('/') ? t.apiVersion.split('/')[0] : ''}/${t.plural}`),
+        ),
+      ].sort();
+      for (const verb of ['create', 'delete'])
+        assert.deepEqual(
+          grants(rules, verb).filter((g) => g !== '/events'),
+          children,
+          verb,
+        );
       // Pods: watched (the MySQL members' reports), never written.
-      assert.deepEqual(grants(rules, 'watch'), [...children, '/pods', ...OWNER_KINDS.map((k) => `${k.group}/${k.plural}`)].sort());
+      assert.deepEqual(
+        grants(rules, 'watch'),
+        [...children, '/pods', ...OWNER_KINDS.map((k) => `${k.group}/${k.plural}`)].sort(),
+      );
       assert.deepEqual(grants(rules, 'update'), OWNER_KINDS.map((k) => `${k.group}/${k.plural}/finalizers`).sort());
     });
 
     it('grants Secrets only through recon8s-credentials (get and create), bound in each credentials namespace', () => {
       for (const role of rbac(objects)) {
         if (role.metadata.name === 'recon8s-credentials') continue;
-        for (const rule of role.rules ?? []) assert.ok(!(rule.resources ?? []).includes('secrets'), `${role.metadata.name} mentions secrets`);
+        for (const rule of role.rules ?? [])
+          assert.ok(!(rule.resources ?? []).includes('secrets'), `${role.metadata.name} mentions secrets`);
       }
-      assert.deepEqual(find(objects, 'ClusterRole', 'recon8s-credentials').rules, [{ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'create', 'patch'] }]);
-      assert.deepEqual(objects.filter((o) => o.kind === 'RoleBinding' && o.roleRef?.name === 'recon8s-credentials'), [], 'no grant unless asked');
+      assert.deepEqual(find(objects, 'ClusterRole', 'recon8s-credentials').rules, [
+        { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'create', 'patch'] },
+      ]);
+      assert.deepEqual(
+        objects.filter((o) => o.kind === 'RoleBinding' && o.roleRef?.name === 'recon8s-credentials'),
+        [],
+        'no grant unless asked',
+      );
 
       const granted = synth({ credentialsNamespaces: ['shop', 'billing'] });
       const bindings = granted.filter((o) => o.kind === 'RoleBinding' && o.roleRef?.name === 'recon8s-credentials');
-      assert.deepEqual(bindings.map((b) => b.metadata.namespace), ['shop', 'billing']);
+      assert.deepEqual(
+        bindings.map((b) => b.metadata.namespace),
+        ['shop', 'billing'],
+      );
       for (const b of bindings) {
         assert.equal(b.metadata.name, 'recon8s-credentials');
-        assert.deepEqual(b.roleRef, { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'recon8s-credentials' });
+        assert.deepEqual(b.roleRef, {
+          apiGroup: 'rbac.authorization.k8s.io',
+          kind: 'ClusterRole',
+          name: 'recon8s-credentials',
+        });
         assert.deepEqual(b.subjects, [SA]);
       }
-      assert.ok(!granted.some((o) => o.kind === 'ClusterRoleBinding' && o.roleRef?.name === 'recon8s-credentials'), 'never cluster-wide');
+      assert.ok(
+        !granted.some((o) => o.kind === 'ClusterRoleBinding' && o.roleRef?.name === 'recon8s-credentials'),
+        'never cluster-wide',
+      );
     });
 
     it('grants Leases only in the operator namespace, get and update only on its own Lease', () => {
       const role = find(objects, 'Role', 'recon8s-leader-election', NS);
       assert.deepEqual(role.rules, [
         { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
-        { apiGroups: ['coordination.k8s.io'], resources: ['leases'], resourceNames: ['recon8s-controller'], verbs: ['get', 'update'] },
+        {
+          apiGroups: ['coordination.k8s.io'],
+          resources: ['leases'],
+          resourceNames: ['recon8s-controller'],
+          verbs: ['get', 'update'],
+        },
       ]);
       const binding = find(objects, 'RoleBinding', 'recon8s-leader-election', NS);
-      assert.deepEqual(binding.roleRef, { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'recon8s-leader-election' });
+      assert.deepEqual(binding.roleRef, {
+        apiGroup: 'rbac.authorization.k8s.io',
+        kind: 'Role',
+        name: 'recon8s-leader-election',
+      });
       assert.deepEqual(binding.subjects, [SA]);
-      for (const role of objects.filter((o) => o.kind === 'ClusterRole')) assert.ok(!grants(role.rules ?? [], 'create').includes('coordination.k8s.io/leases'));
+      for (const role of objects.filter((o) => o.kind === 'ClusterRole'))
+        assert.ok(!grants(role.rules ?? [], 'create').includes('coordination.k8s.io/leases'));
       // The Lease name is the controller's default --leader-election-id (the Deployment does not pass one).
       assert.match(CONTROLLER_USAGE, new RegExp(`--leader-election-id NAME .*\\(default: ${LEADER_ELECTION_LEASE}\\)`));
       assert.ok(!CONTROLLER_ARGS.some((a) => a.startsWith('--leader-election-id')));
@@ -132,17 +222,33 @@ describe('OperatorChart (the operator install construct)', () => {
       assert.equal(d.spec.replicas, 2);
       const c = containerOf(objects);
       assert.equal(c.image, DEFAULT_OPERATOR_IMAGE);
-      assert.deepEqual(c.args, ['controller', '--leader-elect', '--metrics-bind-address=:8080', '--health-probe-bind-address=:8081']);
-      assert.deepEqual(c.env, [{ name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } }]);
+      assert.deepEqual(c.args, [
+        'controller',
+        '--leader-elect',
+        '--metrics-bind-address=:8080',
+        '--health-probe-bind-address=:8081',
+      ]);
+      assert.deepEqual(c.env, [
+        { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+      ]);
       assert.deepEqual(d.spec.template.spec.serviceAccountName, 'recon8s');
       assert.equal(d.spec.template.spec.automountServiceAccountToken, true, 'the controller needs its token');
     });
 
     it('passes the Pod Security "restricted" profile: uid 65532, non-root, read-only root, no capabilities, RuntimeDefault seccomp', () => {
       const pod = deploymentOf(objects).spec.template.spec;
-      assert.deepEqual(pod.securityContext, { runAsUser: 65532, runAsGroup: 65532, runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
+      assert.deepEqual(pod.securityContext, {
+        runAsUser: 65532,
+        runAsGroup: 65532,
+        runAsNonRoot: true,
+        seccompProfile: { type: 'RuntimeDefault' },
+      });
       assert.deepEqual(containerOf(objects).securityContext, {
-        allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, readOnlyRootFilesystem: true, runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' },
+        allowPrivilegeEscalation: false,
+        capabilities: { drop: ['ALL'] },
+        readOnlyRootFilesystem: true,
+        runAsNonRoot: true,
+        seccompProfile: { type: 'RuntimeDefault' },
       });
       // Read-only root, but a writable /tmp.
       assert.deepEqual(containerOf(objects).volumeMounts, [{ name: 'tmp', mountPath: '/tmp' }]);
@@ -151,7 +257,10 @@ describe('OperatorChart (the operator install construct)', () => {
 
     it('probes /healthz (liveness) and /readyz (readiness) on the health port the controller binds', () => {
       const c = containerOf(objects);
-      assert.deepEqual(c.ports, [{ name: 'metrics', containerPort: 8080, protocol: 'TCP' }, { name: 'health', containerPort: 8081, protocol: 'TCP' }]);
+      assert.deepEqual(c.ports, [
+        { name: 'metrics', containerPort: 8080, protocol: 'TCP' },
+        { name: 'health', containerPort: 8081, protocol: 'TCP' },
+      ]);
       assert.deepEqual(c.livenessProbe?.httpGet, { path: '/healthz', port: 'health' });
       assert.deepEqual(c.readinessProbe?.httpGet, { path: '/readyz', port: 'health' });
     });
@@ -167,10 +276,14 @@ describe('OperatorChart (the operator install construct)', () => {
       const selector = deploymentOf(objects).spec.selector.matchLabels;
       const labels = deploymentOf(objects).spec.template.metadata.labels;
       for (const [k, v] of Object.entries(selector)) assert.equal(labels[k], v);
-      const pdb = find(objects, 'PodDisruptionBudget', 'recon8s', NS) as unknown as { spec: { maxUnavailable: number; selector: { matchLabels: Record<string, string> } } };
+      const pdb = find(objects, 'PodDisruptionBudget', 'recon8s', NS) as unknown as {
+        spec: { maxUnavailable: number; selector: { matchLabels: Record<string, string> } };
+      };
       assert.equal(pdb.spec.maxUnavailable, 1);
       assert.deepEqual(pdb.spec.selector.matchLabels, selector);
-      const svc = find(objects, 'Service', 'recon8s-metrics', NS) as unknown as { spec: { selector: Record<string, string>; ports: unknown[] } };
+      const svc = find(objects, 'Service', 'recon8s-metrics', NS) as unknown as {
+        spec: { selector: Record<string, string>; ports: unknown[] };
+      };
       assert.deepEqual(svc.spec.selector, selector);
       assert.deepEqual(svc.spec.ports, [{ name: 'metrics', port: 8080, targetPort: 'metrics', protocol: 'TCP' }]);
       assert.ok(!synth({ replicas: 1 }).some((o) => o.kind === 'PodDisruptionBudget'), 'no budget for a single pod');
@@ -179,20 +292,32 @@ describe('OperatorChart (the operator install construct)', () => {
 
   describe('the install as a whole', () => {
     it('starts with the Namespace (restricted enforced) and the CRDs; namespaced objects name the namespace', () => {
-      assert.deepEqual(objects.slice(0, 3).map((o) => `${o.kind}/${o.metadata.name}`), [
-        `Namespace/${NS}`, 'CustomResourceDefinition/apps.recon8s.dev', 'CustomResourceDefinition/mysqlclusters.recon8s.dev',
-      ]);
+      assert.deepEqual(
+        objects.slice(0, 3).map((o) => `${o.kind}/${o.metadata.name}`),
+        [
+          `Namespace/${NS}`,
+          'CustomResourceDefinition/apps.recon8s.dev',
+          'CustomResourceDefinition/mysqlclusters.recon8s.dev',
+        ],
+      );
       assert.equal(objects[0]?.metadata.labels?.['pod-security.kubernetes.io/enforce'], 'restricted');
       const clusterScoped = new Set(['Namespace', 'CustomResourceDefinition', 'ClusterRole', 'ClusterRoleBinding']);
-      for (const o of objects) assert.equal(o.metadata.namespace, clusterScoped.has(o.kind) ? undefined : NS, `${o.kind}/${o.metadata.name}`);
+      for (const o of objects)
+        assert.equal(o.metadata.namespace, clusterScoped.has(o.kind) ? undefined : NS, `${o.kind}/${o.metadata.name}`);
     });
 
-    it('labels nothing managed-by recon8s (the selector of the controller\'s own children)', () => {
-      for (const o of objects) assert.equal(o.metadata.labels?.['app.kubernetes.io/managed-by'], undefined, `${o.kind}/${o.metadata.name}`);
+    it("labels nothing managed-by recon8s (the selector of the controller's own children)", () => {
+      for (const o of objects)
+        assert.equal(o.metadata.labels?.['app.kubernetes.io/managed-by'], undefined, `${o.kind}/${o.metadata.name}`);
     });
 
     it('takes the namespace, image and replicas from its props', () => {
-      const custom = synth({ namespace: 'ops', image: 'registry.example.com/recon8s:1.2.3', replicas: 3, credentialsNamespaces: ['shop'] });
+      const custom = synth({
+        namespace: 'ops',
+        image: 'registry.example.com/recon8s:1.2.3',
+        replicas: 3,
+        credentialsNamespaces: ['shop'],
+      });
       assert.ok(custom.some((o) => o.kind === 'Namespace' && o.metadata.name === 'ops'));
       const d = custom.find((o) => o.kind === 'Deployment') as unknown as Deployment;
       assert.equal(d.metadata.namespace, 'ops');
@@ -202,70 +327,128 @@ describe('OperatorChart (the operator install construct)', () => {
     });
 
     it('defaults to the image of this package version', () => {
-      const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+      const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+        version: string;
+      };
       assert.equal(DEFAULT_OPERATOR_IMAGE, `ghcr.io/recon8s/recon8s:${version}`);
     });
 
     it('reads its props from the environment of cdk8s synth', () => {
-      assert.deepEqual(operatorPropsFromEnv({}), { namespace: undefined, image: undefined, replicas: undefined, credentialsNamespaces: undefined, watchedNamespaces: undefined });
-      assert.deepEqual(operatorPropsFromEnv({ RECON8S_OPERATOR_NAMESPACE: 'ops', RECON8S_OPERATOR_IMAGE: 'x:1', RECON8S_OPERATOR_REPLICAS: '3', RECON8S_CREDENTIALS_NAMESPACES: ' shop, billing ,', RECON8S_WATCHED_NAMESPACES: 'shop' }),
-        { namespace: 'ops', image: 'x:1', replicas: 3, credentialsNamespaces: ['shop', 'billing'], watchedNamespaces: ['shop'] });
+      assert.deepEqual(operatorPropsFromEnv({}), {
+        namespace: undefined,
+        image: undefined,
+        replicas: undefined,
+        credentialsNamespaces: undefined,
+        watchedNamespaces: undefined,
+      });
+      assert.deepEqual(
+        operatorPropsFromEnv({
+          RECON8S_OPERATOR_NAMESPACE: 'ops',
+          RECON8S_OPERATOR_IMAGE: 'x:1',
+          RECON8S_OPERATOR_REPLICAS: '3',
+          RECON8S_CREDENTIALS_NAMESPACES: ' shop, billing ,',
+          RECON8S_WATCHED_NAMESPACES: 'shop',
+        }),
+        {
+          namespace: 'ops',
+          image: 'x:1',
+          replicas: 3,
+          credentialsNamespaces: ['shop', 'billing'],
+          watchedNamespaces: ['shop'],
+        },
+      );
     });
 
     it('fails on an invalid namespace, replicas or credentials namespace, naming each problem', () => {
-      assert.throws(() => synth({ namespace: 'Recon8s', replicas: 0, credentialsNamespaces: ['shop', 'shop', 'a_b'] }), (e: unknown) => {
-        const m = e instanceof Error ? e.message : '';
-        assert.match(m, /namespace: got "Recon8s", expected a DNS label/);
-        assert.match(m, /replicas: got 0, expected an integer of at least 1/);
-        assert.match(m, /credentialsNamespaces: "shop" is listed twice/);
-        assert.match(m, /credentialsNamespaces: got "a_b", expected a DNS label/);
-        return true;
-      });
+      assert.throws(
+        () => synth({ namespace: 'Recon8s', replicas: 0, credentialsNamespaces: ['shop', 'shop', 'a_b'] }),
+        (e: unknown) => {
+          const m = e instanceof Error ? e.message : '';
+          assert.match(m, /namespace: got "Recon8s", expected a DNS label/);
+          assert.match(m, /replicas: got 0, expected an integer of at least 1/);
+          assert.match(m, /credentialsNamespaces: "shop" is listed twice/);
+          assert.match(m, /credentialsNamespaces: got "a_b", expected a DNS label/);
+          return true;
+        },
+      );
       assert.throws(() => synth({ replicas: Number('two') }), /replicas: got NaN/);
     });
 
     it('fails on bad watched namespaces and resources, naming the prop and the value', () => {
-      assert.throws(() => synth({ watchedNamespaces: ['Shop'], resources: { requests: { cpu: 'lots' }, limits: { gpu: '1' } as never } }), (e: unknown) => {
-        const m = e instanceof Error ? e.message : '';
-        assert.match(m, /watchedNamespaces: got "Shop", expected a DNS label/);
-        assert.match(m, /resources\.requests\.cpu: got "lots", expected a quantity/);
-        assert.match(m, /resources\.limits: got "gpu", expected cpu or memory/);
-        return true;
-      });
+      assert.throws(
+        () =>
+          synth({
+            watchedNamespaces: ['Shop'],
+            resources: { requests: { cpu: 'lots' }, limits: { gpu: '1' } as never },
+          }),
+        (e: unknown) => {
+          const m = e instanceof Error ? e.message : '';
+          assert.match(m, /watchedNamespaces: got "Shop", expected a DNS label/);
+          assert.match(m, /resources\.requests\.cpu: got "lots", expected a quantity/);
+          assert.match(m, /resources\.limits: got "gpu", expected cpu or memory/);
+          return true;
+        },
+      );
     });
   });
 
   describe('its other props', () => {
     const controller = (objects: readonly RbacObject[]) => {
-      const d = objects.find((o) => o.kind === 'Deployment') as unknown as { spec: { template: { spec: { containers: { args: string[]; resources: unknown; imagePullPolicy: string }[] } } } };
+      const d = objects.find((o) => o.kind === 'Deployment') as unknown as {
+        spec: { template: { spec: { containers: { args: string[]; resources: unknown; imagePullPolicy: string }[] } } };
+      };
       const c = d.spec.template.spec.containers[0];
       assert.ok(c);
       return c;
     };
 
-    it('watches only the namespaces given (the controller\'s --namespaces), all by default', () => {
+    it("watches only the namespaces given (the controller's --namespaces), all by default", () => {
       assert.deepEqual(controller(synth()).args, [...CONTROLLER_ARGS]);
-      assert.deepEqual(controller(synth({ watchedNamespaces: ['shop', 'billing'] })).args, [...CONTROLLER_ARGS, '--namespaces=shop,billing']);
+      assert.deepEqual(controller(synth({ watchedNamespaces: ['shop', 'billing'] })).args, [
+        ...CONTROLLER_ARGS,
+        '--namespaces=shop,billing',
+      ]);
       assert.match(CONTROLLER_USAGE, /--namespaces NS\[,NS\.\.\.\]/);
     });
 
-    it('sets the controller\'s resources and pull policy', () => {
-      assert.deepEqual(controller(synth()).resources, { requests: { cpu: '100m', memory: '256Mi' }, limits: { memory: '512Mi' } });
-      const c = controller(synth({ resources: { requests: { cpu: '50m', memory: '128Mi' }, limits: { cpu: '1', memory: '1Gi' } }, imagePullPolicy: 'Always' }));
+    it("sets the controller's resources and pull policy", () => {
+      assert.deepEqual(controller(synth()).resources, {
+        requests: { cpu: '100m', memory: '256Mi' },
+        limits: { memory: '512Mi' },
+      });
+      const c = controller(
+        synth({
+          resources: { requests: { cpu: '50m', memory: '128Mi' }, limits: { cpu: '1', memory: '1Gi' } },
+          imagePullPolicy: 'Always',
+        }),
+      );
       assert.deepEqual(c.resources, { requests: { cpu: '50m', memory: '128Mi' }, limits: { cpu: '1', memory: '1Gi' } });
       assert.equal(c.imagePullPolicy, 'Always');
     });
 
     it('adds a ServiceMonitor for the metrics Service only when asked', () => {
-      assert.equal(synth().some((o) => o.kind === 'ServiceMonitor'), false);
-      const monitor = synth({ serviceMonitor: true, namespace: 'ops' }).find((o) => o.kind === 'ServiceMonitor') as unknown as { apiVersion: string; metadata: { namespace: string }; spec: { selector: unknown; endpoints: unknown[] } } | undefined;
+      assert.equal(
+        synth().some((o) => o.kind === 'ServiceMonitor'),
+        false,
+      );
+      const monitor = synth({ serviceMonitor: true, namespace: 'ops' }).find(
+        (o) => o.kind === 'ServiceMonitor',
+      ) as unknown as
+        | { apiVersion: string; metadata: { namespace: string }; spec: { selector: unknown; endpoints: unknown[] } }
+        | undefined;
       assert.ok(monitor);
       assert.equal(monitor.apiVersion, 'monitoring.coreos.com/v1');
       assert.equal(monitor.metadata.namespace, 'ops');
-      const service = synth({ namespace: 'ops' }).find((o) => o.kind === 'Service') as unknown as { metadata: { labels: Record<string, string> }; spec: { ports: { name: string }[] } };
+      const service = synth({ namespace: 'ops' }).find((o) => o.kind === 'Service') as unknown as {
+        metadata: { labels: Record<string, string> };
+        spec: { ports: { name: string }[] };
+      };
       const matchLabels = (monitor.spec.selector as { matchLabels: Record<string, string> }).matchLabels;
-      for (const [k, v] of Object.entries(matchLabels)) assert.equal(service.metadata.labels[k], v, `the metrics Service carries ${k}=${v}`);
-      assert.deepEqual(monitor.spec.endpoints, [{ port: service.spec.ports[0]?.name, path: '/metrics', interval: '30s' }]);
+      for (const [k, v] of Object.entries(matchLabels))
+        assert.equal(service.metadata.labels[k], v, `the metrics Service carries ${k}=${v}`);
+      assert.deepEqual(monitor.spec.endpoints, [
+        { port: service.spec.ports[0]?.name, path: '/metrics', interval: '30s' },
+      ]);
     });
   });
 });

@@ -12,13 +12,30 @@ import { App as Cdk8sApp, Testing } from 'cdk8s';
 import { DEFAULT_OPERATOR_IMAGE, OperatorChart } from '../../constructs/index.js';
 import { REPO_ROOT } from '../support/run.js';
 import type { Stage } from '../support/package-dockerfile.js';
-import { copyArgs, execForm, instructions, isIgnored, keyValues, parseDockerfile, parseDockerignore } from '../support/package-dockerfile.js';
+import {
+  copyArgs,
+  execForm,
+  instructions,
+  isIgnored,
+  keyValues,
+  parseDockerfile,
+  parseDockerignore,
+} from '../support/package-dockerfile.js';
 
 interface PackageJson {
-  name: string; version: string; license: string; type: string; bin: Record<string, string>;
-  scripts: Record<string, string>; dependencies: Record<string, string>; devDependencies: Record<string, string>;
+  name: string;
+  version: string;
+  license: string;
+  type: string;
+  bin: Record<string, string>;
+  scripts: Record<string, string>;
+  dependencies: Record<string, string>;
+  devDependencies: Record<string, string>;
 }
-interface LockEntry { dev?: boolean; hasInstallScript?: boolean }
+interface LockEntry {
+  dev?: boolean;
+  hasInstallScript?: boolean;
+}
 
 const read = (file: string): string => readFileSync(join(REPO_ROOT, file), 'utf8');
 const pkg = JSON.parse(read('package.json')) as PackageJson;
@@ -59,26 +76,46 @@ describe('Dockerfile', () => {
     const ci = steps.findIndex((s) => /^npm ci\b/.test(s));
     const compile = steps.findIndex((s) => s === 'npm run build');
     const prune = steps.findIndex((s) => /^npm prune\b.*--omit=dev\b/.test(s));
-    assert.ok(ci >= 0 && compile > ci && prune > compile, `expected npm ci, npm run build, npm prune --omit=dev in that order: ${steps.join(' | ')}`);
+    assert.ok(
+      ci >= 0 && compile > ci && prune > compile,
+      `expected npm ci, npm run build, npm prune --omit=dev in that order: ${steps.join(' | ')}`,
+    );
     assert.equal(prune, steps.length - 1, 'nothing runs after the prune');
-    assert.deepEqual(steps.filter((s) => /\bnpm (install|i|add)\b|\byarn\b|\bpnpm\b/.test(s)), [], 'only npm ci installs');
-    assert.ok(instructions(build(), 'COPY').some((c) => copyArgs(c.args).sources.includes('package-lock.json')), 'the lockfile is copied for npm ci');
+    assert.deepEqual(
+      steps.filter((s) => /\bnpm (install|i|add)\b|\byarn\b|\bpnpm\b/.test(s)),
+      [],
+      'only npm ci installs',
+    );
+    assert.ok(
+      instructions(build(), 'COPY').some((c) => copyArgs(c.args).sources.includes('package-lock.json')),
+      'the lockfile is copied for npm ci',
+    );
   });
 
   it('runs nothing in the runtime stage and takes only package.json, node_modules and build/ from the build stage', () => {
     assert.deepEqual(runs(runtime()), []);
     const copies = instructions(runtime(), 'COPY').map((c) => copyArgs(c.args));
-    assert.ok(copies.every((c) => c.from === build().name), 'the runtime stage copies from the build stage only');
+    assert.ok(
+      copies.every((c) => c.from === build().name),
+      'the runtime stage copies from the build stage only',
+    );
     const workdir = last(build(), 'WORKDIR') ?? '';
-    assert.deepEqual(copies.flatMap((c) => c.sources).sort(), ['build', 'node_modules', 'package.json'].map((f) => `${workdir}/${f}`));
+    assert.deepEqual(
+      copies.flatMap((c) => c.sources).sort(),
+      ['build', 'node_modules', 'package.json'].map((f) => `${workdir}/${f}`),
+    );
   });
 
   it('may skip install scripts: no production dependency has one, and the package itself has none (no prepare)', () => {
     assert.ok(runs(build()).some((s) => /^npm ci\b.*--ignore-scripts\b/.test(s)));
     const lock = JSON.parse(read('package-lock.json')) as { packages: Record<string, LockEntry> };
     const production = Object.entries(lock.packages).filter(([path, entry]) => path !== '' && !entry.dev);
-    assert.deepEqual(production.filter(([, entry]) => entry.hasInstallScript).map(([path]) => path), []);
-    for (const script of ['preinstall', 'install', 'postinstall', 'prepare']) assert.equal(pkg.scripts[script], undefined, `package.json has a ${script} script`);
+    assert.deepEqual(
+      production.filter(([, entry]) => entry.hasInstallScript).map(([path]) => path),
+      [],
+    );
+    for (const script of ['preinstall', 'install', 'postinstall', 'prepare'])
+      assert.equal(pkg.scripts[script], undefined, `package.json has a ${script} script`);
     // The pinned Node 24 is a dev dependency: pruned, never in the image (which is Node 24 itself).
     assert.ok('node' in pkg.devDependencies && !('node' in pkg.dependencies));
   });
@@ -92,17 +129,29 @@ describe('Dockerfile', () => {
   it('has its ENTRYPOINT script where `npm run build` puts it (and the package bin)', () => {
     const script = execForm(last(runtime(), 'ENTRYPOINT') ?? '')?.[1] ?? '';
     assert.equal(pkg.scripts.build, 'tsc -p tsconfig.build.json');
-    const tsconfig = JSON.parse(read('tsconfig.build.json')) as { compilerOptions: { outDir: string; rootDir: string }; include: string[] };
+    const tsconfig = JSON.parse(read('tsconfig.build.json')) as {
+      compilerOptions: { outDir: string; rootDir: string };
+      include: string[];
+    };
     assert.deepEqual([tsconfig.compilerOptions.outDir, tsconfig.compilerOptions.rootDir], ['build', '.']);
     const source = script.replace(/^build\//, '').replace(/\.js$/, '.ts');
     assert.ok(existsSync(join(REPO_ROOT, source)), `${source} (compiled to ${script}) does not exist`);
-    assert.ok(tsconfig.include.includes(source.split('/')[0] ?? ''), `${source} is not compiled by tsconfig.build.json`);
+    assert.ok(
+      tsconfig.include.includes(source.split('/')[0] ?? ''),
+      `${source} is not compiled by tsconfig.build.json`,
+    );
     assert.equal(pkg.bin.recon8s, `./${script}`);
-    assert.equal(pkg.type, 'module', 'build/**/*.js are ES modules because package.json (copied into the image) says so');
+    assert.equal(
+      pkg.type,
+      'module',
+      'build/**/*.js are ES modules because package.json (copied into the image) says so',
+    );
   });
 
   it('copies from the context only what exists and .dockerignore lets through', () => {
-    for (const copy of instructions(build(), 'COPY').map((c) => copyArgs(c.args)).filter((c) => c.from === undefined)) {
+    for (const copy of instructions(build(), 'COPY')
+      .map((c) => copyArgs(c.args))
+      .filter((c) => c.from === undefined)) {
       for (const src of copy.sources) {
         assert.ok(existsSync(join(REPO_ROOT, src)), `${src} does not exist`);
         assert.equal(isIgnored(src, ignoreRules), false, `${src} is excluded by .dockerignore`);
@@ -111,17 +160,39 @@ describe('Dockerfile', () => {
   });
 
   it('.dockerignore leaves out node_modules, dist, build, test, .git and local secrets', () => {
-    for (const path of ['node_modules', 'node_modules/cdk8s/package.json', 'dist', 'build/lib/cli/main.js', 'test/unit/app.test.ts', '.git', 'kubeconfig', 'recon8s-0.1.0.tgz']) {
+    for (const path of [
+      'node_modules',
+      'node_modules/cdk8s/package.json',
+      'dist',
+      'build/lib/cli/main.js',
+      'test/unit/app.test.ts',
+      '.git',
+      'kubeconfig',
+      'recon8s-0.1.0.tgz',
+    ]) {
       assert.equal(isIgnored(path, ignoreRules), true, `${path} is in the build context`);
     }
-    for (const path of ['package.json', 'package-lock.json', 'tsconfig.build.json', 'constructs/index.ts', 'lib/cli/main.ts']) {
+    for (const path of [
+      'package.json',
+      'package-lock.json',
+      'tsconfig.build.json',
+      'constructs/index.ts',
+      'lib/cli/main.ts',
+    ]) {
       assert.equal(isIgnored(path, ignoreRules), false, `${path} is left out of the build context`);
     }
   });
 
   it('labels the image (OCI annotations) with its source, license and the package version', () => {
-    const labels = Object.assign({}, ...instructions(runtime(), 'LABEL').map((l) => keyValues(l.args))) as Record<string, string>;
-    assert.equal(labels['org.opencontainers.image.source'], 'https://github.com/recon8s/recon8s', `the repository ${IMAGE} is published from`);
+    const labels = Object.assign({}, ...instructions(runtime(), 'LABEL').map((l) => keyValues(l.args))) as Record<
+      string,
+      string
+    >;
+    assert.equal(
+      labels['org.opencontainers.image.source'],
+      'https://github.com/recon8s/recon8s',
+      `the repository ${IMAGE} is published from`,
+    );
     assert.equal(labels['org.opencontainers.image.version'], pkg.version);
     assert.equal(labels['org.opencontainers.image.licenses'], pkg.license);
     assert.equal(labels['org.opencontainers.image.title'], pkg.name);
@@ -134,12 +205,26 @@ describe('Dockerfile', () => {
 
     it("run it as the image's USER, with args (keeping the ENTRYPOINT) that start with its CMD, on its EXPOSEd ports", () => {
       const chart = new OperatorChart(new Cdk8sApp(), 'operator', {});
-      const deployment = (Testing.synth(chart) as { kind: string; spec?: unknown }[]).find((o) => o.kind === 'Deployment') as {
-        spec: { template: { spec: {
-          securityContext?: { runAsUser?: number; runAsGroup?: number };
-          containers: { image: string; command?: string[]; args?: string[]; ports?: { containerPort: number }[]; securityContext?: { runAsUser?: number; runAsGroup?: number } }[];
-        } } };
-      } | undefined;
+      const deployment = (Testing.synth(chart) as { kind: string; spec?: unknown }[]).find(
+        (o) => o.kind === 'Deployment',
+      ) as
+        | {
+            spec: {
+              template: {
+                spec: {
+                  securityContext?: { runAsUser?: number; runAsGroup?: number };
+                  containers: {
+                    image: string;
+                    command?: string[];
+                    args?: string[];
+                    ports?: { containerPort: number }[];
+                    securityContext?: { runAsUser?: number; runAsGroup?: number };
+                  }[];
+                };
+              };
+            };
+          }
+        | undefined;
       assert.ok(deployment, 'the operator chart has a Deployment');
       const pod = deployment.spec.template.spec;
       const container = pod.containers[0];
@@ -151,7 +236,8 @@ describe('Dockerfile', () => {
       assert.equal(container.securityContext?.runAsUser ?? pod.securityContext?.runAsUser, uid);
       assert.equal(container.securityContext?.runAsGroup ?? pod.securityContext?.runAsGroup, gid);
       const exposed = (last(runtime(), 'EXPOSE') ?? '').split(/\s+/).map(Number);
-      for (const port of container.ports ?? []) assert.ok(exposed.includes(port.containerPort), `port ${port.containerPort} is not EXPOSEd`);
+      for (const port of container.ports ?? [])
+        assert.ok(exposed.includes(port.containerPort), `port ${port.containerPort} is not EXPOSEd`);
     });
   });
 });

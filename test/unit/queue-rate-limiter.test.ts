@@ -1,12 +1,20 @@
 import assert from 'node:assert/strict';
 import { FakeClock } from '../support/fake-clock.js';
-import { BucketRateLimiter, ItemExponentialFailureRateLimiter, MaxOfRateLimiter, defaultControllerRateLimiter } from '../../lib/queue/rate-limiter.js';
+import {
+  BucketRateLimiter,
+  ItemExponentialFailureRateLimiter,
+  MaxOfRateLimiter,
+  defaultControllerRateLimiter,
+} from '../../lib/queue/rate-limiter.js';
 
 describe('rate limiters', () => {
   describe('ItemExponentialFailureRateLimiter', () => {
     it('doubles from 5 ms per failure of a key', () => {
       const l = new ItemExponentialFailureRateLimiter(5, 1_000_000);
-      assert.deepEqual(Array.from({ length: 6 }, () => l.when('App/ns/a')), [5, 10, 20, 40, 80, 160]);
+      assert.deepEqual(
+        Array.from({ length: 6 }, () => l.when('App/ns/a')),
+        [5, 10, 20, 40, 80, 160],
+      );
       assert.equal(l.numRequeues('App/ns/a'), 6);
     });
 
@@ -40,7 +48,10 @@ describe('rate limiters', () => {
       assert.equal(l.when(), 200);
       clock.advance(1000);
       // 10 tokens came back, 2 of which repay the debt.
-      assert.deepEqual(Array.from({ length: 9 }, () => l.when()), [0, 0, 0, 0, 0, 0, 0, 0, 100]);
+      assert.deepEqual(
+        Array.from({ length: 9 }, () => l.when()),
+        [0, 0, 0, 0, 0, 0, 0, 0, 100],
+      );
     });
 
     it('never holds more than burst tokens', () => {
@@ -56,7 +67,10 @@ describe('rate limiters', () => {
       const clock = new FakeClock();
       const l = defaultControllerRateLimiter(clock);
       const first = Array.from({ length: 100 }, (_, i) => l.when(`App/ns/k${i}`));
-      assert.ok(first.every((d) => d === 5), 'within the burst, the per-key 5 ms rules');
+      assert.ok(
+        first.every((d) => d === 5),
+        'within the burst, the per-key 5 ms rules',
+      );
       assert.equal(l.when('App/ns/k100'), 100, 'past the burst, the global bucket rules');
       assert.equal(l.numRequeues('App/ns/k0'), 1);
       l.forget('App/ns/k0');

@@ -14,11 +14,18 @@ const settle = async (): Promise<void> => {
   for (let i = 0; i < 3; i++) await new Promise((resolve) => setImmediate(resolve));
 };
 
-interface Deferred<T> { readonly promise: Promise<T>; resolve(v: T): void; reject(e: unknown): void }
+interface Deferred<T> {
+  readonly promise: Promise<T>;
+  resolve(v: T): void;
+  reject(e: unknown): void;
+}
 function deferred<T>(): Deferred<T> {
   let resolve!: (v: T) => void;
   let reject!: (e: unknown) => void;
-  const promise = new Promise<T>((res, rej) => { resolve = res; reject = rej; });
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
   return { promise, resolve, reject };
 }
 
@@ -41,7 +48,10 @@ describe('runWorkers', () => {
     calls = [];
     errors = [];
   });
-  afterEach(async () => { await pool?.stop(); pool = undefined; });
+  afterEach(async () => {
+    await pool?.stop();
+    pool = undefined;
+  });
 
   /** Runs a pool whose reconcile answers each call with the next outcome for that key. */
   function run(outcomes: Record<string, (() => Promise<ReconcileResult | undefined>)[]>, workers = 1): void {
@@ -50,9 +60,19 @@ describe('runWorkers', () => {
       const next = outcomes[key]?.shift();
       return next === undefined ? Promise.resolve(undefined) : next();
     };
-    pool = runWorkers({ name: 'app', queue, workers, reconcile, logger: silentLogger, metrics, clock, onError: (key, _err, terminal) => errors.push({ key, terminal }) });
+    pool = runWorkers({
+      name: 'app',
+      queue,
+      workers,
+      reconcile,
+      logger: silentLogger,
+      metrics,
+      clock,
+      onError: (key, _err, terminal) => errors.push({ key, terminal }),
+    });
   }
-  const result = (r: 'success' | 'error' | 'requeue' | 'requeue_after'): Promise<number> => valueOf(metrics.reconcileTotal, { controller: 'app', result: r });
+  const result = (r: 'success' | 'error' | 'requeue' | 'requeue_after'): Promise<number> =>
+    valueOf(metrics.reconcileTotal, { controller: 'app', result: r });
 
   it('forgets a key that succeeds and does not requeue it', async () => {
     queue.addRateLimited(A);
@@ -69,7 +89,16 @@ describe('runWorkers', () => {
   });
 
   it('retries a key that throws, with backoff, and counts the error', async () => {
-    run({ [A]: [async () => { throw new Error('apiserver unavailable'); }, async () => { throw new Error('again'); }] });
+    run({
+      [A]: [
+        async () => {
+          throw new Error('apiserver unavailable');
+        },
+        async () => {
+          throw new Error('again');
+        },
+      ],
+    });
     queue.add(A);
     await settle();
     assert.equal(queue.numRequeues(A), 1);
@@ -86,21 +115,45 @@ describe('runWorkers', () => {
     await settle();
     assert.deepEqual(calls, [A, A, A]);
     assert.equal(queue.numRequeues(A), 0, 'the third run succeeded');
-    assert.deepEqual(await Promise.all([result('error'), result('success'), valueOf(metrics.reconcileErrors, app), valueOf(metrics.terminalReconcileErrors, app)]), [2, 1, 2, 0]);
-    assert.deepEqual(errors, [{ key: A, terminal: false }, { key: A, terminal: false }]);
+    assert.deepEqual(
+      await Promise.all([
+        result('error'),
+        result('success'),
+        valueOf(metrics.reconcileErrors, app),
+        valueOf(metrics.terminalReconcileErrors, app),
+      ]),
+      [2, 1, 2, 0],
+    );
+    assert.deepEqual(errors, [
+      { key: A, terminal: false },
+      { key: A, terminal: false },
+    ]);
   });
 
   it('does not retry a terminal error, even when wrapped, and forgets the key', async () => {
     queue.addRateLimited(A);
     clock.advance(5);
-    run({ [A]: [async () => { throw new Error('reconcile App shop/a', { cause: new TerminalError('spec.replicas: must be >= 0') }); }] });
+    run({
+      [A]: [
+        async () => {
+          throw new Error('reconcile App shop/a', { cause: new TerminalError('spec.replicas: must be >= 0') });
+        },
+      ],
+    });
     await settle();
     clock.advance(3_600_000);
     await settle();
     assert.deepEqual(calls, [A]);
     assert.equal(queue.numRequeues(A), 0);
     assert.equal(queue.len(), 0);
-    assert.deepEqual(await Promise.all([result('error'), valueOf(metrics.reconcileErrors, app), valueOf(metrics.terminalReconcileErrors, app)]), [1, 1, 1]);
+    assert.deepEqual(
+      await Promise.all([
+        result('error'),
+        valueOf(metrics.reconcileErrors, app),
+        valueOf(metrics.terminalReconcileErrors, app),
+      ]),
+      [1, 1, 1],
+    );
     assert.deepEqual(errors, [{ key: A, terminal: true }]);
     queue.add(A);
     await settle();
@@ -132,7 +185,10 @@ describe('runWorkers', () => {
     clock.advance(10);
     await settle();
     assert.deepEqual(calls, [A, A, A]);
-    assert.deepEqual(await Promise.all([result('requeue'), result('success'), valueOf(metrics.reconcileErrors, app)]), [2, 1, 0]);
+    assert.deepEqual(
+      await Promise.all([result('requeue'), result('success'), valueOf(metrics.reconcileErrors, app)]),
+      [2, 1, 0],
+    );
   });
 
   it('never runs one key on two workers; a key re-added mid-run runs once more afterwards', async () => {
@@ -160,17 +216,30 @@ describe('runWorkers', () => {
   it('starts every reconcile_total series at zero', async () => {
     run({});
     const text = await metrics.registry.metrics();
-    for (const r of ['success', 'error', 'requeue', 'requeue_after']) assert.ok(text.includes(`controller_runtime_reconcile_total{controller="app",result="${r}"} 0`), r);
+    for (const r of ['success', 'error', 'requeue', 'requeue_after'])
+      assert.ok(text.includes(`controller_runtime_reconcile_total{controller="app",result="${r}"} 0`), r);
   });
 
   it('stop() aborts the signal, waits for the reconcile in flight, and ends every worker', async () => {
     const running = deferred<ReconcileResult | undefined>();
     let signal: AbortSignal | undefined;
-    pool = runWorkers({ name: 'app', queue, workers: 2, logger: silentLogger, clock, reconcile: (_key, s) => { signal = s; return running.promise; } });
+    pool = runWorkers({
+      name: 'app',
+      queue,
+      workers: 2,
+      logger: silentLogger,
+      clock,
+      reconcile: (_key, s) => {
+        signal = s;
+        return running.promise;
+      },
+    });
     queue.add(A);
     await settle();
     let stopped = false;
-    const stopping = pool.stop().then(() => { stopped = true; });
+    const stopping = pool.stop().then(() => {
+      stopped = true;
+    });
     await settle();
     assert.equal(signal?.aborted, true);
     assert.equal(stopped, false);
@@ -182,9 +251,19 @@ describe('runWorkers', () => {
 
   it('survives a reconcile that throws synchronously and an onError that throws', async () => {
     pool = runWorkers({
-      name: 'app', queue, workers: 1, logger: silentLogger, clock, metrics,
-      reconcile: (key) => { calls.push(key); throw new Error('sync'); },
-      onError: () => { throw new Error('hook'); },
+      name: 'app',
+      queue,
+      workers: 1,
+      logger: silentLogger,
+      clock,
+      metrics,
+      reconcile: (key) => {
+        calls.push(key);
+        throw new Error('sync');
+      },
+      onError: () => {
+        throw new Error('hook');
+      },
     });
     queue.add(A);
     await settle();
@@ -194,7 +273,10 @@ describe('runWorkers', () => {
   });
 
   it('rejects a worker count that is not a positive integer', () => {
-    assert.throws(() => runWorkers({ name: 'app', queue, workers: 0, logger: silentLogger, reconcile: async () => undefined }), RangeError);
+    assert.throws(
+      () => runWorkers({ name: 'app', queue, workers: 0, logger: silentLogger, reconcile: async () => undefined }),
+      RangeError,
+    );
   });
 
   it('recognizes a TerminalError anywhere in the cause chain', () => {

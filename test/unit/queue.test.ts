@@ -126,7 +126,7 @@ describe('WorkQueue', () => {
       limited.addRateLimited('App/ns/a');
       let waited = 0;
       for (; limited.len() === 0 && waited < 1000; waited++) clock.advance(1);
-      limited.done(await limited.get() ?? '');
+      limited.done((await limited.get()) ?? '');
       return waited;
     };
     assert.deepEqual([await readyAfter(), await readyAfter(), await readyAfter()], [5, 10, 20]);
@@ -142,7 +142,13 @@ describe('WorkQueue', () => {
     const w2 = pending(q);
     q.shutDown();
     await settle();
-    assert.deepEqual([w1, w2], [{ value: undefined, resolved: true }, { value: undefined, resolved: true }]);
+    assert.deepEqual(
+      [w1, w2],
+      [
+        { value: undefined, resolved: true },
+        { value: undefined, resolved: true },
+      ],
+    );
     q.add('App/ns/a');
     q.addAfter('App/ns/b', 10);
     q.addRateLimited('App/ns/c');
@@ -169,7 +175,9 @@ describe('WorkQueue', () => {
     assert.equal(await q.get(), 'App/ns/b');
     q.add('App/ns/a');
     let drained = false;
-    const drain = q.shutDownWithDrain().then(() => { drained = true; });
+    const drain = q.shutDownWithDrain().then(() => {
+      drained = true;
+    });
     q.done('App/ns/a');
     await settle();
     assert.equal(drained, false);

@@ -9,10 +9,35 @@ import { stampChildren } from '../../lib/reconcile/desired.js';
 import { workloadConditions, workloadFigures } from '../../lib/reconcile/status.js';
 
 describe('comparing desired with live', () => {
-  const desired = { spec: { replicas: 2, template: { spec: { containers: [{ name: 'app', image: 'nginx', resources: { limits: { memory: '1024Mi' } } }] } } } };
+  const desired = {
+    spec: {
+      replicas: 2,
+      template: {
+        spec: { containers: [{ name: 'app', image: 'nginx', resources: { limits: { memory: '1024Mi' } } }] },
+      },
+    },
+  };
 
   it('accepts a live object that holds every desired field plus defaults and foreign fields', () => {
-    const live = { metadata: { annotations: { foreign: 'x' } }, spec: { replicas: 2, progressDeadlineSeconds: 600, template: { spec: { containers: [{ name: 'app', image: 'nginx', terminationMessagePath: '/dev/termination-log', resources: { limits: { memory: '1Gi' } } }] } } } };
+    const live = {
+      metadata: { annotations: { foreign: 'x' } },
+      spec: {
+        replicas: 2,
+        progressDeadlineSeconds: 600,
+        template: {
+          spec: {
+            containers: [
+              {
+                name: 'app',
+                image: 'nginx',
+                terminationMessagePath: '/dev/termination-log',
+                resources: { limits: { memory: '1Gi' } },
+              },
+            ],
+          },
+        },
+      },
+    };
     assert.ok(containsDesired(desired, live));
   });
 
@@ -21,14 +46,32 @@ describe('comparing desired with live', () => {
     assert.equal(firstDifference(desired, live, ''), 'spec.replicas');
   });
 
-  it('takes another manager\'s container, env entry or volume beside ours for no change (associative lists)', () => {
-    const pod = (containers: unknown[], volumes: unknown[] = []): unknown => ({ spec: { replicas: 2, template: { spec: { containers, volumes } } } });
-    const ours = { name: 'app', image: 'nginx', env: [{ name: 'A', value: '1' }], resources: { limits: { memory: '1Gi' } }, volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }] };
+  it("takes another manager's container, env entry or volume beside ours for no change (associative lists)", () => {
+    const pod = (containers: unknown[], volumes: unknown[] = []): unknown => ({
+      spec: { replicas: 2, template: { spec: { containers, volumes } } },
+    });
+    const ours = {
+      name: 'app',
+      image: 'nginx',
+      env: [{ name: 'A', value: '1' }],
+      resources: { limits: { memory: '1Gi' } },
+      volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
+    };
     const want = pod([ours], [{ name: 'tmp', emptyDir: {} }]);
     // An injected sidecar first, an extra env entry and mount, an extra volume: none of them ours.
     const live = pod(
-      [{ name: 'istio-proxy', image: 'proxy' }, { ...ours, env: [{ name: 'INJECTED', value: 'x' }, ...ours.env], volumeMounts: [{ name: 'certs', mountPath: '/certs' }, ...ours.volumeMounts] }],
-      [{ name: 'certs', secret: { secretName: 'c' } }, { name: 'tmp', emptyDir: {} }],
+      [
+        { name: 'istio-proxy', image: 'proxy' },
+        {
+          ...ours,
+          env: [{ name: 'INJECTED', value: 'x' }, ...ours.env],
+          volumeMounts: [{ name: 'certs', mountPath: '/certs' }, ...ours.volumeMounts],
+        },
+      ],
+      [
+        { name: 'certs', secret: { secretName: 'c' } },
+        { name: 'tmp', emptyDir: {} },
+      ],
     );
     assert.equal(firstDifference(want, live, ''), undefined);
   });
@@ -36,37 +79,135 @@ describe('comparing desired with live', () => {
   it('finds our list item that was removed or changed, by its key', () => {
     const live = { spec: { replicas: 2, template: { spec: { containers: [{ name: 'sidecar' }] } } } };
     assert.equal(firstDifference(desired, live, ''), 'spec.template.spec.containers[0]');
-    const env = { containers: [{ name: 'app', env: [{ name: 'A', value: '1' }, { name: 'B', value: '2' }] }] };
-    assert.equal(firstDifference(env, { containers: [{ name: 'app', env: [{ name: 'B', value: '2' }, { name: 'A', value: '9' }] }] }, ''), 'containers[0].env[0].value');
-    assert.equal(firstDifference(env, { containers: [{ name: 'app', env: [{ name: 'B', value: '2' }] }] }, ''), 'containers[0].env[0]');
+    const env = {
+      containers: [
+        {
+          name: 'app',
+          env: [
+            { name: 'A', value: '1' },
+            { name: 'B', value: '2' },
+          ],
+        },
+      ],
+    };
+    assert.equal(
+      firstDifference(
+        env,
+        {
+          containers: [
+            {
+              name: 'app',
+              env: [
+                { name: 'B', value: '2' },
+                { name: 'A', value: '9' },
+              ],
+            },
+          ],
+        },
+        '',
+      ),
+      'containers[0].env[0].value',
+    );
+    assert.equal(
+      firstDifference(env, { containers: [{ name: 'app', env: [{ name: 'B', value: '2' }] }] }, ''),
+      'containers[0].env[0]',
+    );
   });
 
   it('keys container ports by containerPort and protocol, Service ports by port and protocol (TCP by default)', () => {
-    assert.equal(firstDifference({ ports: [{ containerPort: 80 }] }, { ports: [{ containerPort: 9090, protocol: 'TCP' }, { containerPort: 80, protocol: 'TCP' }] }, ''), undefined);
-    assert.equal(firstDifference({ ports: [{ containerPort: 53, protocol: 'UDP' }] }, { ports: [{ containerPort: 53, protocol: 'TCP' }] }, ''), 'ports[0]');
-    assert.equal(firstDifference({ ports: [{ port: 80, targetPort: 8080 }] }, { ports: [{ port: 80, protocol: 'TCP', targetPort: 8080 }, { port: 443, protocol: 'TCP' }] }, ''), undefined);
-    assert.equal(firstDifference({ ports: [{ port: 80, targetPort: 8080 }] }, { ports: [{ port: 80, protocol: 'TCP', targetPort: 9090 }] }, ''), 'ports[0].targetPort');
+    assert.equal(
+      firstDifference(
+        { ports: [{ containerPort: 80 }] },
+        {
+          ports: [
+            { containerPort: 9090, protocol: 'TCP' },
+            { containerPort: 80, protocol: 'TCP' },
+          ],
+        },
+        '',
+      ),
+      undefined,
+    );
+    assert.equal(
+      firstDifference(
+        { ports: [{ containerPort: 53, protocol: 'UDP' }] },
+        { ports: [{ containerPort: 53, protocol: 'TCP' }] },
+        '',
+      ),
+      'ports[0]',
+    );
+    assert.equal(
+      firstDifference(
+        { ports: [{ port: 80, targetPort: 8080 }] },
+        {
+          ports: [
+            { port: 80, protocol: 'TCP', targetPort: 8080 },
+            { port: 443, protocol: 'TCP' },
+          ],
+        },
+        '',
+      ),
+      undefined,
+    );
+    assert.equal(
+      firstDifference(
+        { ports: [{ port: 80, targetPort: 8080 }] },
+        { ports: [{ port: 80, protocol: 'TCP', targetPort: 9090 }] },
+        '',
+      ),
+      'ports[0].targetPort',
+    );
   });
 
   it('owns an atomic list whole: command, args and tolerations must match item by item', () => {
     assert.equal(firstDifference({ command: ['a', 'b'] }, { command: ['a', 'b', 'c'] }, ''), 'command');
     assert.equal(firstDifference({ args: ['x'] }, { args: ['y'] }, ''), 'args[0]');
-    assert.equal(firstDifference({ tolerations: [{ key: 'k' }] }, { tolerations: [{ key: 'other' }, { key: 'k' }] }, ''), 'tolerations');
+    assert.equal(
+      firstDifference({ tolerations: [{ key: 'k' }] }, { tolerations: [{ key: 'other' }, { key: 'k' }] }, ''),
+      'tolerations',
+    );
   });
 
   it('finds an owner reference of ours by uid among others', () => {
     const ours = { metadata: { ownerReferences: [{ uid: 'u1', kind: 'App', controller: true }] } };
-    assert.equal(firstDifference(ours, { metadata: { ownerReferences: [{ uid: 'u0', kind: 'Other' }, { uid: 'u1', kind: 'App', controller: true }] } }, ''), undefined);
-    assert.equal(firstDifference(ours, { metadata: { ownerReferences: [{ uid: 'u0', kind: 'Other' }] } }, ''), 'metadata.ownerReferences[0]');
+    assert.equal(
+      firstDifference(
+        ours,
+        {
+          metadata: {
+            ownerReferences: [
+              { uid: 'u0', kind: 'Other' },
+              { uid: 'u1', kind: 'App', controller: true },
+            ],
+          },
+        },
+        '',
+      ),
+      undefined,
+    );
+    assert.equal(
+      firstDifference(ours, { metadata: { ownerReferences: [{ uid: 'u0', kind: 'Other' }] } }, ''),
+      'metadata.ownerReferences[0]',
+    );
   });
 
   it('takes an absent live field for a zero value the API server omitted', () => {
-    assert.ok(containsDesired({ probe: { initialDelaySeconds: 0, periodSeconds: 10 }, hostNetwork: false }, { probe: { periodSeconds: 10 } }));
+    assert.ok(
+      containsDesired(
+        { probe: { initialDelaySeconds: 0, periodSeconds: 10 }, hostNetwork: false },
+        { probe: { periodSeconds: 10 } },
+      ),
+    );
     assert.ok(!containsDesired({ probe: { initialDelaySeconds: 5 } }, { probe: {} }));
   });
 
   it('compares quantities by value, not by spelling', () => {
-    assert.ok(containsDesired({ cpu: '500m', memory: '1Gi', storage: '10Gi' }, { cpu: '0.5', memory: '1073741824', storage: '10240Mi' }));
+    assert.ok(
+      containsDesired(
+        { cpu: '500m', memory: '1Gi', storage: '10Gi' },
+        { cpu: '0.5', memory: '1073741824', storage: '10240Mi' },
+      ),
+    );
     assert.ok(!containsDesired({ memory: '1Gi' }, { memory: '1G' }));
     assert.ok(!containsDesired({ image: 'nginx:1.27' }, { image: 'nginx:1.28' }));
   });
@@ -75,8 +216,10 @@ describe('comparing desired with live', () => {
 describe('ApplySet', () => {
   it('derives the parent id as KEP-3659 defines it', () => {
     // sha256("web.shop.App.recon8s.dev"), base64url without padding.
-    assert.equal(applySetId({ name: 'web', namespace: 'shop', kind: 'App', group: 'recon8s.dev' }), 'applyset-' + Buffer.from(
-      sha256Hex('web.shop.App.recon8s.dev'), 'hex').toString('base64url') + '-v1');
+    assert.equal(
+      applySetId({ name: 'web', namespace: 'shop', kind: 'App', group: 'recon8s.dev' }),
+      'applyset-' + Buffer.from(sha256Hex('web.shop.App.recon8s.dev'), 'hex').toString('base64url') + '-v1',
+    );
     assert.equal(groupKind('apps/v1', 'Deployment'), 'Deployment.apps');
     assert.equal(groupKind('v1', 'Service'), 'Service');
   });
@@ -89,11 +232,30 @@ function sha256Hex(s: string): string {
 }
 
 describe('stamping children', () => {
-  const owner = { apiVersion: 'recon8s.dev/v1alpha1', kind: 'App', group: 'recon8s.dev', namespace: 'shop', name: 'web', uid: 'u-1' };
-  const [child] = stampChildren([{ apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', labels: { a: 'b' } }, spec: {} }], owner);
+  const owner = {
+    apiVersion: 'recon8s.dev/v1alpha1',
+    kind: 'App',
+    group: 'recon8s.dev',
+    namespace: 'shop',
+    name: 'web',
+    uid: 'u-1',
+  };
+  const [child] = stampChildren(
+    [{ apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', labels: { a: 'b' } }, spec: {} }],
+    owner,
+  );
 
   it('makes the custom resource the controller owner, blocking owner deletion', () => {
-    assert.deepEqual(child?.object.metadata.ownerReferences, [{ apiVersion: 'recon8s.dev/v1alpha1', kind: 'App', name: 'web', uid: 'u-1', controller: true, blockOwnerDeletion: true }]);
+    assert.deepEqual(child?.object.metadata.ownerReferences, [
+      {
+        apiVersion: 'recon8s.dev/v1alpha1',
+        kind: 'App',
+        name: 'web',
+        uid: 'u-1',
+        controller: true,
+        blockOwnerDeletion: true,
+      },
+    ]);
   });
 
   it('adds ApplySet membership and keeps the rendered labels', () => {
@@ -103,7 +265,10 @@ describe('stamping children', () => {
   });
 
   it('hashes the rendered object so that a spec change shows', () => {
-    const [other] = stampChildren([{ apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', labels: { a: 'c' } }, spec: {} }], owner);
+    const [other] = stampChildren(
+      [{ apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', labels: { a: 'c' } }, spec: {} }],
+      owner,
+    );
     assert.notEqual(child?.hash, other?.hash);
     assert.equal(child?.object.metadata.annotations?.['recon8s.dev/desired-hash'], child?.hash);
   });
@@ -114,33 +279,107 @@ describe('conditions', () => {
   const t1 = new Date('2026-01-01T00:05:00Z');
 
   it('keeps lastTransitionTime while the status does not change', () => {
-    const first = mergeConditions(undefined, [{ type: 'Ready', status: 'False', reason: 'Unavailable', message: '0/2' }], 1, t0);
+    const first = mergeConditions(
+      undefined,
+      [{ type: 'Ready', status: 'False', reason: 'Unavailable', message: '0/2' }],
+      1,
+      t0,
+    );
     assert.equal(first[0]?.lastTransitionTime, '2026-01-01T00:00:00Z');
-    const same = mergeConditions(first, [{ type: 'Ready', status: 'False', reason: 'Unavailable', message: '1/2' }], 2, t1);
+    const same = mergeConditions(
+      first,
+      [{ type: 'Ready', status: 'False', reason: 'Unavailable', message: '1/2' }],
+      2,
+      t1,
+    );
     assert.equal(same[0]?.lastTransitionTime, '2026-01-01T00:00:00Z');
     assert.equal(same[0]?.message, '1/2');
     assert.equal(same[0]?.observedGeneration, 2);
-    const flipped = mergeConditions(same, [{ type: 'Ready', status: 'True', reason: 'Available', message: '2/2' }], 2, t1);
+    const flipped = mergeConditions(
+      same,
+      [{ type: 'Ready', status: 'True', reason: 'Available', message: '2/2' }],
+      2,
+      t1,
+    );
     assert.equal(flipped[0]?.lastTransitionTime, '2026-01-01T00:05:00Z');
   });
 
   it('is Ready only when every desired replica is updated and available', () => {
-    const live = (status: Record<string, unknown>) => ({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'x', generation: 3 }, status });
-    const rolling = workloadConditions('Deployment', workloadFigures(live({ observedGeneration: 3, replicas: 2, updatedReplicas: 1, readyReplicas: 2, availableReplicas: 2 }), 2));
-    assert.deepEqual(rolling.map((c) => `${c.type}=${c.status}`), ['Ready=False', 'Progressing=True', 'Degraded=False']);
-    const done = workloadConditions('Deployment', workloadFigures(live({ observedGeneration: 3, replicas: 2, updatedReplicas: 2, readyReplicas: 2, availableReplicas: 2 }), 2));
-    assert.deepEqual(done.map((c) => `${c.type}=${c.status}`), ['Ready=True', 'Progressing=False', 'Degraded=False']);
-    const stale = workloadConditions('Deployment', workloadFigures(live({ observedGeneration: 2, replicas: 2, updatedReplicas: 2, readyReplicas: 2, availableReplicas: 2 }), 2));
+    const live = (status: Record<string, unknown>) => ({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'x', generation: 3 },
+      status,
+    });
+    const rolling = workloadConditions(
+      'Deployment',
+      workloadFigures(
+        live({ observedGeneration: 3, replicas: 2, updatedReplicas: 1, readyReplicas: 2, availableReplicas: 2 }),
+        2,
+      ),
+    );
+    assert.deepEqual(
+      rolling.map((c) => `${c.type}=${c.status}`),
+      ['Ready=False', 'Progressing=True', 'Degraded=False'],
+    );
+    const done = workloadConditions(
+      'Deployment',
+      workloadFigures(
+        live({ observedGeneration: 3, replicas: 2, updatedReplicas: 2, readyReplicas: 2, availableReplicas: 2 }),
+        2,
+      ),
+    );
+    assert.deepEqual(
+      done.map((c) => `${c.type}=${c.status}`),
+      ['Ready=True', 'Progressing=False', 'Degraded=False'],
+    );
+    const stale = workloadConditions(
+      'Deployment',
+      workloadFigures(
+        live({ observedGeneration: 2, replicas: 2, updatedReplicas: 2, readyReplicas: 2, availableReplicas: 2 }),
+        2,
+      ),
+    );
     assert.equal(stale[0]?.status, 'False');
-    const stuck = workloadConditions('Deployment', workloadFigures(live({ observedGeneration: 3, conditions: [{ type: 'Progressing', status: 'False', reason: 'ProgressDeadlineExceeded', message: 'ReplicaSet "x" has timed out progressing.' }] }), 2));
-    assert.deepEqual(stuck[2], { type: 'Degraded', status: 'True', reason: 'ProgressDeadlineExceeded', message: 'ReplicaSet "x" has timed out progressing.' });
+    const stuck = workloadConditions(
+      'Deployment',
+      workloadFigures(
+        live({
+          observedGeneration: 3,
+          conditions: [
+            {
+              type: 'Progressing',
+              status: 'False',
+              reason: 'ProgressDeadlineExceeded',
+              message: 'ReplicaSet "x" has timed out progressing.',
+            },
+          ],
+        }),
+        2,
+      ),
+    );
+    assert.deepEqual(stuck[2], {
+      type: 'Degraded',
+      status: 'True',
+      reason: 'ProgressDeadlineExceeded',
+      message: 'ReplicaSet "x" has timed out progressing.',
+    });
   });
 });
 
 describe('recognising the echo of our own apply', () => {
-  const child = { object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: 'ns' } }, hash: 'h1' };
+  const child = {
+    object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: 'ns' } },
+    hash: 'h1',
+  };
   // Only apply() is used: the API server answers with the object as stored.
-  const client = { apply: async () => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', uid: 'u1', resourceVersion: '7' } }) } as unknown as KubeClient;
+  const client = {
+    apply: async () => ({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'c', uid: 'u1', resourceVersion: '7' },
+    }),
+  } as unknown as KubeClient;
 
   it('knows exactly the version its last apply returned, and nothing else', async () => {
     const applier = new ChildApplier(client);

@@ -9,9 +9,14 @@ import type { KubernetesObject, Recon8sResource } from '../../constructs/index.j
 import { runSynth } from '../support/run.js';
 
 const key = (o: { kind: string; metadata: { name: string } }): string => `${o.kind}/${o.metadata.name}`;
-const byKey = (objects: readonly KubernetesObject[]): Map<string, KubernetesObject> => new Map(objects.map((o) => [key(o), o]));
+const byKey = (objects: readonly KubernetesObject[]): Map<string, KubernetesObject> =>
+  new Map(objects.map((o) => [key(o), o]));
 
-interface Env { name: string; value?: string; valueFrom?: { secretKeyRef?: unknown } }
+interface Env {
+  name: string;
+  value?: string;
+  valueFrom?: { secretKeyRef?: unknown };
+}
 
 /** Every `env` entry of every container anywhere in the objects. */
 function envVars(value: unknown): Env[] {
@@ -34,8 +39,18 @@ function strings(value: unknown): string[] {
 const renderUntyped = (input: unknown): KubernetesObject[] => render(input as Recon8sResource);
 
 describe('render()', () => {
-  const web = { apiVersion: 'recon8s.dev/v1alpha1', kind: 'App', metadata: { name: 'web', namespace: 'example' }, spec: EXAMPLE_WEB } as const;
-  const db = { apiVersion: 'recon8s.dev/v1alpha1', kind: 'MySQLCluster', metadata: { name: 'db', namespace: 'example' }, spec: EXAMPLE_DB } as const;
+  const web = {
+    apiVersion: 'recon8s.dev/v1alpha1',
+    kind: 'App',
+    metadata: { name: 'web', namespace: 'example' },
+    spec: EXAMPLE_WEB,
+  } as const;
+  const db = {
+    apiVersion: 'recon8s.dev/v1alpha1',
+    kind: 'MySQLCluster',
+    metadata: { name: 'db', namespace: 'example' },
+    spec: EXAMPLE_DB,
+  } as const;
 
   describe('parity with cdk8s synth', () => {
     let outdir: string;
@@ -45,7 +60,9 @@ describe('render()', () => {
       outdir = mkdtempSync(join(tmpdir(), 'recon8s-synth-'));
       const r = runSynth(outdir);
       assert.equal(r.status, 0, r.stderr);
-      synthesized = parseAllDocuments(readFileSync(join(outdir, 'example.k8s.yaml'), 'utf8')).map((d) => d.toJS() as KubernetesObject);
+      synthesized = parseAllDocuments(readFileSync(join(outdir, 'example.k8s.yaml'), 'utf8')).map(
+        (d) => d.toJS() as KubernetesObject,
+      );
     });
     after(() => rmSync(outdir, { recursive: true, force: true }));
 
@@ -53,13 +70,18 @@ describe('render()', () => {
       const rendered = byKey([...render(web), ...render(db)]);
       const synth = byKey(synthesized);
       assert.deepEqual([...rendered.keys()].sort(), [...synth.keys()].sort());
-      for (const [k, obj] of rendered) assert.deepEqual(obj, synth.get(k), `${k} differs between render() and cdk8s synth`);
+      for (const [k, obj] of rendered)
+        assert.deepEqual(obj, synth.get(k), `${k} differs between render() and cdk8s synth`);
     });
 
     it('writes no Secret, and every password variable comes from a secretKeyRef', () => {
       // Every manifest file, the operator install (install.yaml) included; the Helm chart is install.yaml templated (helm-chart.test.ts).
-      const files = readdirSync(outdir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.yaml') && !f.startsWith('helm'));
-      const docs = files.flatMap((f) => parseAllDocuments(readFileSync(join(outdir, f), 'utf8')).map((d) => d.toJS() as KubernetesObject));
+      const files = readdirSync(outdir, { recursive: true, encoding: 'utf8' }).filter(
+        (f) => f.endsWith('.yaml') && !f.startsWith('helm'),
+      );
+      const docs = files.flatMap((f) =>
+        parseAllDocuments(readFileSync(join(outdir, f), 'utf8')).map((d) => d.toJS() as KubernetesObject),
+      );
       assert.ok(!docs.some((o) => o.kind === 'Secret'));
       const envs = envVars(docs).filter((e) => /PASSWORD|SECRET|TOKEN/i.test(e.name));
       assert.ok(envs.length > 0, 'expected password variables to be wired');
@@ -98,7 +120,8 @@ describe('render()', () => {
     const envs = strings(out).filter((s) => /PASSWORD/.test(s));
     assert.ok(envs.length > 0, 'expected password variables to be wired');
     const json = JSON.stringify(out);
-    for (const m of json.matchAll(/"name":"(MYSQL_[A-Z_]*PASSWORD)"(,"value":)?/g)) assert.equal(m[2], undefined, `${m[1]} has a literal value`);
+    for (const m of json.matchAll(/"name":"(MYSQL_[A-Z_]*PASSWORD)"(,"value":)?/g))
+      assert.equal(m[2], undefined, `${m[1]} has a literal value`);
   });
 
   it('renders a resource without a namespace for the namespace of whoever applies it', () => {
@@ -107,21 +130,39 @@ describe('render()', () => {
   });
 
   it('fails with every problem of an invalid resource listed', () => {
-    assert.throws(() => renderUntyped({ apiVersion: 'recon8s.dev/v1alpha1', kind: 'App', metadata: { name: 'web' }, spec: { replicas: -1 } }), (e: unknown) => {
-      assert.ok(e instanceof InvalidSpecError);
-      const text = e.message;
-      assert.match(text, /spec\.image: missing, expected .*\(required\)/);
-      assert.match(text, /spec\.replicas: got -1, expected an integer from 0 to 1000/);
-      return true;
-    });
+    assert.throws(
+      () =>
+        renderUntyped({
+          apiVersion: 'recon8s.dev/v1alpha1',
+          kind: 'App',
+          metadata: { name: 'web' },
+          spec: { replicas: -1 },
+        }),
+      (e: unknown) => {
+        assert.ok(e instanceof InvalidSpecError);
+        const text = e.message;
+        assert.match(text, /spec\.image: missing, expected .*\(required\)/);
+        assert.match(text, /spec\.replicas: got -1, expected an integer from 0 to 1000/);
+        return true;
+      },
+    );
   });
 
   it('fails on an unknown kind or apiVersion, naming them', () => {
-    assert.throws(() => renderUntyped({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'x' }, spec: {} }), /kind: got "Pod", expected one of "App", "MySQLCluster"/);
-    assert.throws(() => renderUntyped({ apiVersion: 'recon8s.dev/v1', kind: 'App', metadata: { name: 'x' }, spec: { image: 'x' } }), /apiVersion: got "recon8s.dev\/v1", expected "recon8s.dev\/v1alpha1"/);
+    assert.throws(
+      () => renderUntyped({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'x' }, spec: {} }),
+      /kind: got "Pod", expected one of "App", "MySQLCluster"/,
+    );
+    assert.throws(
+      () => renderUntyped({ apiVersion: 'recon8s.dev/v1', kind: 'App', metadata: { name: 'x' }, spec: { image: 'x' } }),
+      /apiVersion: got "recon8s.dev\/v1", expected "recon8s.dev\/v1alpha1"/,
+    );
   });
 
   it('fails when the name is missing', () => {
-    assert.throws(() => renderUntyped({ apiVersion: 'recon8s.dev/v1alpha1', kind: 'App', metadata: {}, spec: { image: 'x' } }), /metadata\.name: missing, expected a non-empty name/);
+    assert.throws(
+      () => renderUntyped({ apiVersion: 'recon8s.dev/v1alpha1', kind: 'App', metadata: {}, spec: { image: 'x' } }),
+      /metadata\.name: missing, expected a non-empty name/,
+    );
   });
 });

@@ -12,9 +12,11 @@ export function observeApp(cr: CustomResource, rendered: readonly KubernetesObje
   const deployment = find(rendered, 'Deployment');
   const liveDeployment = deployment && live('apps/v1', 'Deployment', deployment.metadata.name);
   // With an autoscaler the Deployment's replicas are the autoscaler's to set.
-  const desired = (deployment?.spec as { replicas?: number } | undefined)?.replicas
-    ?? (liveDeployment as { spec?: { replicas?: number } } | undefined)?.spec?.replicas
-    ?? ((cr.spec?.autoscaling as { minReplicas?: number } | undefined)?.minReplicas ?? 1);
+  const desired =
+    (deployment?.spec as { replicas?: number } | undefined)?.replicas ??
+    (liveDeployment as { spec?: { replicas?: number } } | undefined)?.spec?.replicas ??
+    (cr.spec?.autoscaling as { minReplicas?: number } | undefined)?.minReplicas ??
+    1;
   const figures = workloadFigures(liveDeployment, desired);
   return {
     fields: compact({

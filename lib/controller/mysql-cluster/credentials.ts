@@ -3,7 +3,13 @@ import type { V1Secret } from '@kubernetes/client-node';
 import type { KubeClient } from '../../kube/index.js';
 import { apiError, isAlreadyExists, isNotFound } from '../../kube/index.js';
 import type { CredentialsState } from '../../reconcile/credentials.js';
-import { CREDENTIAL_KEYS, GENERATED_BY_LABEL, credentialsProblem, generatePassword, missingKeys } from '../../reconcile/credentials.js';
+import {
+  CREDENTIAL_KEYS,
+  GENERATED_BY_LABEL,
+  credentialsProblem,
+  generatePassword,
+  missingKeys,
+} from '../../reconcile/credentials.js';
 import { mysqlClusterNames } from '../../../constructs/index.js';
 import type { CustomResource } from '../status.js';
 
@@ -27,8 +33,15 @@ export async function ensureCredentials(client: KubeClient, cr: CustomResource):
     // Secrets access is granted per namespace (least privilege): a missing grant is a condition to fix, not a crash.
     if (apiError(e).code !== 403) throw e;
     const namespace = cr.metadata.namespace ?? 'default';
-    const secretName = mysqlClusterNames(cr.metadata.name, ((cr.spec ?? {}) as { credentialsSecretName?: string }).credentialsSecretName).credentialsSecret;
-    return { state: 'forbidden', secretName, message: `recon8s may not read or create Secrets in namespace ${namespace}: bind the ClusterRole recon8s-credentials there (kubectl create rolebinding recon8s-credentials -n ${namespace} --clusterrole=recon8s-credentials --serviceaccount=<operator namespace>:recon8s)` };
+    const secretName = mysqlClusterNames(
+      cr.metadata.name,
+      ((cr.spec ?? {}) as { credentialsSecretName?: string }).credentialsSecretName,
+    ).credentialsSecret;
+    return {
+      state: 'forbidden',
+      secretName,
+      message: `recon8s may not read or create Secrets in namespace ${namespace}: bind the ClusterRole recon8s-credentials there (kubectl create rolebinding recon8s-credentials -n ${namespace} --clusterrole=recon8s-credentials --serviceaccount=<operator namespace>:recon8s)`,
+    };
   }
 }
 
@@ -39,21 +52,33 @@ async function ensure(client: KubeClient, cr: CustomResource): Promise<Credentia
   const names = mysqlClusterNames(name, spec.credentialsSecretName);
   const secretName = names.credentialsSecret;
   const secret = await readSecret(client, namespace, secretName);
-  const existing = secret ? secret.data ?? {} : undefined;
+  const existing = secret ? (secret.data ?? {}) : undefined;
   if (secret && existing) {
     await followRetention(client, cr, secret);
     const missing = missingKeys(existing);
     if (missing.length > 0) {
-      return { state: 'incomplete', secretName, message: `Secret ${secretName} has no ${missing.join(' or ')} key; add ${missing.length > 1 ? 'them' : 'it'} (the data is never shown)` };
+      return {
+        state: 'incomplete',
+        secretName,
+        message: `Secret ${secretName} has no ${missing.join(' or ')} key; add ${missing.length > 1 ? 'them' : 'it'} (the data is never shown)`,
+      };
     }
     const problem = credentialsProblem(secretName, existing);
     return problem ? { state: 'invalid', secretName, message: problem } : { state: 'ready', secretName };
   }
   if (spec.credentialsSecretName !== undefined) {
-    return { state: 'missing', secretName, message: `Secret ${secretName} named in spec.credentialsSecretName does not exist; create it with keys ${CREDENTIAL_KEYS.join(' and ')}` };
+    return {
+      state: 'missing',
+      secretName,
+      message: `Secret ${secretName} named in spec.credentialsSecretName does not exist; create it with keys ${CREDENTIAL_KEYS.join(' and ')}`,
+    };
   }
   if (await exists(client, `/api/v1/namespaces/${namespace}/persistentvolumeclaims/${names.dataClaim(0)}`)) {
-    return { state: 'missing', secretName, message: `Secret ${secretName} is missing but data volume ${names.dataClaim(0)} exists from an earlier cluster; restore the Secret with that data's passwords (a new one would not match)` };
+    return {
+      state: 'missing',
+      secretName,
+      message: `Secret ${secretName} is missing but data volume ${names.dataClaim(0)} exists from an earlier cluster; restore the Secret with that data's passwords (a new one would not match)`,
+    };
   }
   const ownedWithData = spec.pvcRetention?.whenDeleted === 'Delete';
   try {
@@ -63,9 +88,24 @@ async function ensure(client: KubeClient, cr: CustomResource): Promise<Credentia
         metadata: {
           name: secretName,
           namespace,
-          labels: { 'app.kubernetes.io/managed-by': 'recon8s', 'app.kubernetes.io/instance': name, [GENERATED_BY_LABEL]: name },
+          labels: {
+            'app.kubernetes.io/managed-by': 'recon8s',
+            'app.kubernetes.io/instance': name,
+            [GENERATED_BY_LABEL]: name,
+          },
           ...(ownedWithData && cr.metadata.uid
-            ? { ownerReferences: [{ apiVersion: cr.apiVersion, kind: cr.kind, name, uid: cr.metadata.uid, controller: true, blockOwnerDeletion: true }] }
+            ? {
+                ownerReferences: [
+                  {
+                    apiVersion: cr.apiVersion,
+                    kind: cr.kind,
+                    name,
+                    uid: cr.metadata.uid,
+                    controller: true,
+                    blockOwnerDeletion: true,
+                  },
+                ],
+              }
             : {}),
         },
         type: 'Opaque',
@@ -88,19 +128,39 @@ async function ensure(client: KubeClient, cr: CustomResource): Promise<Credentia
  */
 async function followRetention(client: KubeClient, cr: CustomResource, secret: V1Secret): Promise<void> {
   const spec = (cr.spec ?? {}) as { credentialsSecretName?: string; pvcRetention?: { whenDeleted?: string } };
-  if (spec.credentialsSecretName !== undefined || secret.metadata?.labels?.[GENERATED_BY_LABEL] !== cr.metadata.name || !cr.metadata.uid) return;
+  if (
+    spec.credentialsSecretName !== undefined ||
+    secret.metadata?.labels?.[GENERATED_BY_LABEL] !== cr.metadata.name ||
+    !cr.metadata.uid
+  )
+    return;
   const others = (secret.metadata.ownerReferences ?? []).filter((r) => r.uid !== cr.metadata.uid);
   const owned = (secret.metadata.ownerReferences ?? []).some((r) => r.uid === cr.metadata.uid);
   const wantOwned = spec.pvcRetention?.whenDeleted === 'Delete';
   if (owned === wantOwned) return;
   const ownerReferences = wantOwned
-    ? [...others, { apiVersion: cr.apiVersion, kind: cr.kind, name: cr.metadata.name, uid: cr.metadata.uid, controller: true, blockOwnerDeletion: true }]
+    ? [
+        ...others,
+        {
+          apiVersion: cr.apiVersion,
+          kind: cr.kind,
+          name: cr.metadata.name,
+          uid: cr.metadata.uid,
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+      ]
     : others;
   await client.request({
     method: HttpMethod.PATCH,
     path: `/api/v1/namespaces/${cr.metadata.namespace ?? 'default'}/secrets/${secret.metadata.name ?? ''}`,
     // The resourceVersion makes it a compare-and-swap: a Secret changed since it was read is not overwritten.
-    body: JSON.stringify({ metadata: { resourceVersion: secret.metadata.resourceVersion, ownerReferences: ownerReferences.length ? ownerReferences : null } }),
+    body: JSON.stringify({
+      metadata: {
+        resourceVersion: secret.metadata.resourceVersion,
+        ownerReferences: ownerReferences.length ? ownerReferences : null,
+      },
+    }),
     headers: { 'Content-Type': 'application/merge-patch+json' },
   });
 }

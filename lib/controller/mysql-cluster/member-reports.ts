@@ -7,7 +7,8 @@ import { MYSQL_MEMBER_REPORTS } from '../../../constructs/index.js';
 import type { EventType } from '../events.js';
 
 /** The database pods of every MySQLCluster (the labels of its pod template). */
-export const MYSQL_MEMBER_SELECTOR = 'app.kubernetes.io/managed-by=recon8s,app.kubernetes.io/name=mysql,app.kubernetes.io/component=database';
+export const MYSQL_MEMBER_SELECTOR =
+  'app.kubernetes.io/managed-by=recon8s,app.kubernetes.io/name=mysql,app.kubernetes.io/component=database';
 const CLUSTER_LABEL = 'app.kubernetes.io/instance';
 
 /** Events are cut there by convention (kubectl shows them whole; the API server allows 1 KiB notes). */
@@ -47,7 +48,10 @@ export function memberReports(pod: V1Pod): MemberReport[] {
     if (!terminated || !match || !type) continue;
     const when = terminated.finishedAt ? new Date(terminated.finishedAt).toISOString() : '';
     out.push({
-      namespace, cluster, type, reason,
+      namespace,
+      cluster,
+      type,
+      reason,
       message: truncate(`pod ${pod.metadata?.name ?? ''}: ${match[2] ?? ''}`),
       key: `${pod.metadata?.uid ?? pod.metadata?.name ?? ''}/${status.name}/${terminated.containerID ?? when}`,
     });

@@ -14,7 +14,10 @@ import { MYSQL_MEMBER_SELECTOR, memberReports } from './member-reports.js';
 import { growClaims, withLiveClaimTemplates } from './statefulset-storage.js';
 
 const CREDENTIALS_REASONS = {
-  missing: 'CredentialsMissing', incomplete: 'CredentialsMissing', forbidden: 'CredentialsForbidden', invalid: 'CredentialsInvalid',
+  missing: 'CredentialsMissing',
+  incomplete: 'CredentialsMissing',
+  forbidden: 'CredentialsForbidden',
+  invalid: 'CredentialsInvalid',
 } as const;
 
 /** The fact prepare() hands to observe(): the Secret the members read. */
@@ -23,7 +26,8 @@ const SECRET_FACT = 'credentialsSecretName';
 async function prepare(client: KubeClient, cr: CustomResource): Promise<Preparation> {
   const credentials = await ensureCredentials(client, cr);
   const problems: Problem[] = [];
-  if ('message' in credentials) problems.push({ reason: CREDENTIALS_REASONS[credentials.state], message: credentials.message });
+  if ('message' in credentials)
+    problems.push({ reason: CREDENTIALS_REASONS[credentials.state], message: credentials.message });
   const backupVolume = await backupVolumeProblem(client, cr);
   if (backupVolume) problems.push(backupVolume);
   return {
@@ -31,14 +35,23 @@ async function prepare(client: KubeClient, cr: CustomResource): Promise<Preparat
     // Pods that read a Secret which is missing or unusable would only fail (CreateContainerConfigError,
     // or replicas that can never connect): hold them back, apply the rest. Held back is not pruned.
     holdBack: 'message' in credentials ? (o) => readsSecret(o, credentials.secretName) : undefined,
-    events: credentials.state === 'created' ? [{ reason: 'CredentialsCreated', message: `created Secret ${credentials.secretName} with generated passwords` }] : [],
+    events:
+      credentials.state === 'created'
+        ? [
+            {
+              reason: 'CredentialsCreated',
+              message: `created Secret ${credentials.secretName} with generated passwords`,
+            },
+          ]
+        : [],
     facts: { [SECRET_FACT]: credentials.secretName },
   };
 }
 
 /** A backup volume named in the spec that does not exist: backups would never run. */
 async function backupVolumeProblem(client: KubeClient, cr: CustomResource): Promise<Problem | undefined> {
-  const claim = (cr.spec as { backup?: { persistentVolumeClaimName?: string } } | undefined)?.backup?.persistentVolumeClaimName;
+  const claim = (cr.spec as { backup?: { persistentVolumeClaimName?: string } } | undefined)?.backup
+    ?.persistentVolumeClaimName;
   if (claim === undefined) return undefined;
   const namespace = cr.metadata.namespace ?? '';
   try {
@@ -46,12 +59,20 @@ async function backupVolumeProblem(client: KubeClient, cr: CustomResource): Prom
     return undefined;
   } catch (e) {
     if (!isNotFound(e)) throw e;
-    return { reason: 'BackupVolumeMissing', message: `PersistentVolumeClaim ${claim} named in spec.backup.persistentVolumeClaimName does not exist in namespace ${namespace}: backups cannot run until it is created (recon8s never creates it)` };
+    return {
+      reason: 'BackupVolumeMissing',
+      message: `PersistentVolumeClaim ${claim} named in spec.backup.persistentVolumeClaimName does not exist in namespace ${namespace}: backups cannot run until it is created (recon8s never creates it)`,
+    };
   }
 }
 
 /** What a MySQLCluster's StatefulSet and Services report. */
-export function observeMySQL(cr: CustomResource, rendered: readonly KubernetesObject[], live: LiveLookup, credentialsSecretName: string): ObservedState {
+export function observeMySQL(
+  cr: CustomResource,
+  rendered: readonly KubernetesObject[],
+  live: LiveLookup,
+  credentialsSecretName: string,
+): ObservedState {
   const namespace = cr.metadata.namespace ?? '';
   const names = mysqlClusterNames(cr.metadata.name, credentialsSecretName);
   const sts = find(rendered, 'StatefulSet');
@@ -79,19 +100,43 @@ export const MYSQL_CLUSTER_CONTROLLER: KindController = {
     // the StatefulSet around its running pods; the next reconcile applies it again.
     if (child.kind !== 'StatefulSet') return { outcome: 'none' };
     const growth = await growClaims(client, child, live);
-    if (growth.outcome === 'grown') return { outcome: 'recovering', reason: 'StorageGrowing', message: `growing the data volumes of StatefulSet ${child.metadata.name}` };
+    if (growth.outcome === 'grown')
+      return {
+        outcome: 'recovering',
+        reason: 'StorageGrowing',
+        message: `growing the data volumes of StatefulSet ${child.metadata.name}`,
+      };
     if (growth.outcome === 'refused') {
       // Everything but the size still converges; the size is tried again (with backoff) until the
       // claim can grow (its StorageClass allows expansion, it is bound).
       const message = `${growth.message}. The StatefulSet keeps its current volume size until the claims can grow (allow expansion on the StorageClass); every other change is applied`;
-      return { outcome: 'partial', apply: withLiveClaimTemplates(child, live), reason: 'StorageResizeRefused', message };
+      return {
+        outcome: 'partial',
+        apply: withLiveClaimTemplates(child, live),
+        reason: 'StorageResizeRefused',
+        message,
+      };
     }
     return { outcome: 'none' };
   },
-  observe: (cr, rendered, live, prepared) => observeMySQL(cr, rendered, live, prepared.facts?.[SECRET_FACT] ?? mysqlClusterNames(cr.metadata.name).credentialsSecret),
+  observe: (cr, rendered, live, prepared) =>
+    observeMySQL(
+      cr,
+      rendered,
+      live,
+      prepared.facts?.[SECRET_FACT] ?? mysqlClusterNames(cr.metadata.name).credentialsSecret,
+    ),
   podReports: {
     selector: MYSQL_MEMBER_SELECTOR,
-    reports: (pod) => memberReports(pod).map((r) => ({ namespace: r.namespace, owner: r.cluster, type: r.type, reason: r.reason, message: r.message, key: r.key })),
+    reports: (pod) =>
+      memberReports(pod).map((r) => ({
+        namespace: r.namespace,
+        owner: r.cluster,
+        type: r.type,
+        reason: r.reason,
+        message: r.message,
+        key: r.key,
+      })),
   },
 };
 

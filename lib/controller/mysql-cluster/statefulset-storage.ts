@@ -5,8 +5,14 @@ import type { KubeClient } from '../../kube/index.js';
 import { apiError, isNotFound } from '../../kube/index.js';
 import { containsDesired, quantityValue } from '../../reconcile/compare.js';
 
-interface ClaimTemplate { metadata?: { name?: string }; spec?: { resources?: { requests?: { storage?: string | number } } } }
-interface StatefulSetShape { metadata?: { name?: string; namespace?: string; uid?: string }; spec?: { replicas?: number; volumeClaimTemplates?: ClaimTemplate[] } }
+interface ClaimTemplate {
+  metadata?: { name?: string };
+  spec?: { resources?: { requests?: { storage?: string | number } } };
+}
+interface StatefulSetShape {
+  metadata?: { name?: string; namespace?: string; uid?: string };
+  spec?: { replicas?: number; volumeClaimTemplates?: ClaimTemplate[] };
+}
 
 /**
  * A StatefulSet's volumeClaimTemplates are immutable, yet a MySQLCluster's storage may grow. When
@@ -22,7 +28,11 @@ export type GrowthResult =
   /** The API server refused to grow a claim: the StatefulSet is left as it is. */
   | { readonly outcome: 'refused'; readonly message: string };
 
-export async function growClaims(client: KubeClient, desired: KubernetesObject, live: LiveObject | undefined): Promise<GrowthResult> {
+export async function growClaims(
+  client: KubeClient,
+  desired: KubernetesObject,
+  live: LiveObject | undefined,
+): Promise<GrowthResult> {
   const want = desired as unknown as StatefulSetShape;
   const have = live as unknown as StatefulSetShape | undefined;
   const wantTemplates = want.spec?.volumeClaimTemplates ?? [];
@@ -35,7 +45,8 @@ export async function growClaims(client: KubeClient, desired: KubernetesObject, 
   });
   if (grown.length === 0) return { outcome: 'not-growth' };
   // Only sizes may differ: anything else in the templates is refused at admission.
-  const sizeless = (ts: ClaimTemplate[]): unknown => ts.map((t) => ({ ...t, spec: { ...t.spec, resources: undefined } }));
+  const sizeless = (ts: ClaimTemplate[]): unknown =>
+    ts.map((t) => ({ ...t, spec: { ...t.spec, resources: undefined } }));
   if (!containsDesired(sizeless(wantTemplates), sizeless(haveTemplates))) return { outcome: 'not-growth' };
 
   const namespace = have.metadata.namespace ?? '';
@@ -48,7 +59,8 @@ export async function growClaims(client: KubeClient, desired: KubernetesObject, 
       const size = String(template.spec?.resources?.requests?.storage ?? '');
       let current: string | undefined;
       try {
-        current = (await client.requestJson<{ spec?: { resources?: { requests?: { storage?: string } } } }>({ path })).spec?.resources?.requests?.storage;
+        current = (await client.requestJson<{ spec?: { resources?: { requests?: { storage?: string } } } }>({ path }))
+          .spec?.resources?.requests?.storage;
       } catch (e) {
         if (isNotFound(e)) continue;
         throw e;
@@ -66,14 +78,22 @@ export async function growClaims(client: KubeClient, desired: KubernetesObject, 
         const info = apiError(e);
         // Unbound, or its StorageClass does not allow expansion: nothing recon8s can change.
         if (info.code !== 422 && info.code !== 403 && info.code !== 400) throw e;
-        return { outcome: 'refused', message: `PersistentVolumeClaim ${claim} cannot grow to ${size}: ${info.message}` };
+        return {
+          outcome: 'refused',
+          message: `PersistentVolumeClaim ${claim} cannot grow to ${size}: ${info.message}`,
+        };
       }
     }
   }
   await client.request({
     method: HttpMethod.DELETE,
     path: `/apis/apps/v1/namespaces/${namespace}/statefulsets/${name}`,
-    body: JSON.stringify({ apiVersion: 'v1', kind: 'DeleteOptions', propagationPolicy: 'Orphan', preconditions: { uid: have.metadata.uid } }),
+    body: JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'DeleteOptions',
+      propagationPolicy: 'Orphan',
+      preconditions: { uid: have.metadata.uid },
+    }),
     headers: { 'Content-Type': 'application/json' },
   });
   return { outcome: 'grown' };

@@ -14,19 +14,34 @@ export interface ExecResult {
 function collector(): { stream: Writable; text: () => string } {
   const chunks: Buffer[] = [];
   return {
-    stream: new Writable({ write(chunk: Buffer, _enc, done) { chunks.push(Buffer.from(chunk)); done(); } }),
+    stream: new Writable({
+      write(chunk: Buffer, _enc, done) {
+        chunks.push(Buffer.from(chunk));
+        done();
+      },
+    }),
     text: () => Buffer.concat(chunks).toString('utf8'),
   };
 }
 
 /** Runs a command in a container and waits for it to end. */
-export async function execIn(kc: KubeConfig, namespace: string, pod: string, container: string, command: string[]): Promise<ExecResult> {
+export async function execIn(
+  kc: KubeConfig,
+  namespace: string,
+  pod: string,
+  container: string,
+  command: string[],
+): Promise<ExecResult> {
   const out = collector();
   const err = collector();
   const status = await new Promise<V1Status>((resolve, reject) => {
     new Exec(kc).exec(namespace, pod, container, command, out.stream, err.stream, null, false, resolve).catch(reject);
   });
-  return { ok: status.status === 'Success', stdout: out.text(), stderr: err.text() || (status.status === 'Success' ? '' : status.message ?? '') };
+  return {
+    ok: status.status === 'Success',
+    stdout: out.text(),
+    stderr: err.text() || (status.status === 'Success' ? '' : (status.message ?? '')),
+  };
 }
 
 /** The members' own client settings: root, the password from the container's environment. */
@@ -35,12 +50,31 @@ const COMMON = '. /opt/recon8s/common.sh';
 
 /** Runs SQL on a member's own mysqld (its socket); rows as tab-separated lines. */
 export function localSql(kc: KubeConfig, namespace: string, pod: string, sql: string): Promise<ExecResult> {
-  return execIn(kc, namespace, pod, 'mysql', ['bash', '-c', `${COMMON} && ${ROOT} --socket="$RECON8S_SOCKET" -e "$1"`, 'sql', sql]);
+  return execIn(kc, namespace, pod, 'mysql', [
+    'bash',
+    '-c',
+    `${COMMON} && ${ROOT} --socket="$RECON8S_SOCKET" -e "$1"`,
+    'sql',
+    sql,
+  ]);
 }
 
 /** Runs SQL on whatever `host` (a Service name) reaches, from inside a member's pod. */
-export function remoteSql(kc: KubeConfig, namespace: string, fromPod: string, host: string, sql: string): Promise<ExecResult> {
-  return execIn(kc, namespace, fromPod, 'mysql', ['bash', '-c', `${COMMON} && ${ROOT} --host="$2" --port=3306 --get-server-public-key -e "$1"`, 'sql', sql, host]);
+export function remoteSql(
+  kc: KubeConfig,
+  namespace: string,
+  fromPod: string,
+  host: string,
+  sql: string,
+): Promise<ExecResult> {
+  return execIn(kc, namespace, fromPod, 'mysql', [
+    'bash',
+    '-c',
+    `${COMMON} && ${ROOT} --host="$2" --port=3306 --get-server-public-key -e "$1"`,
+    'sql',
+    sql,
+    host,
+  ]);
 }
 
 /** Like localSql, but fails with MySQL's error when the SQL fails. */
@@ -51,7 +85,20 @@ export async function mustSql(kc: KubeConfig, namespace: string, pod: string, sq
 }
 
 /** Whether a TCP port of `ip` accepts connections, tried from inside a member's pod (bash's /dev/tcp). */
-export async function portOpen(kc: KubeConfig, namespace: string, fromPod: string, ip: string, port: number): Promise<boolean> {
-  const r = await execIn(kc, namespace, fromPod, 'mysql', ['bash', '-c', 'timeout 5 bash -c "exec 3<>/dev/tcp/$1/$2"', 'probe', ip, String(port)]);
+export async function portOpen(
+  kc: KubeConfig,
+  namespace: string,
+  fromPod: string,
+  ip: string,
+  port: number,
+): Promise<boolean> {
+  const r = await execIn(kc, namespace, fromPod, 'mysql', [
+    'bash',
+    '-c',
+    'timeout 5 bash -c "exec 3<>/dev/tcp/$1/$2"',
+    'probe',
+    ip,
+    String(port),
+  ]);
   return r.ok;
 }

@@ -7,7 +7,9 @@ import { createKubeClient } from '../../../lib/kube/index.js';
 import { eventually } from '../eventually.js';
 
 /** A cluster to talk to: a test control plane, or the real node of the end-to-end tests. */
-export interface ClusterAccess { kubeConfig(): KubeConfig }
+export interface ClusterAccess {
+  kubeConfig(): KubeConfig;
+}
 
 const installed = new WeakMap<ClusterAccess, Promise<void>>();
 
@@ -21,10 +23,14 @@ export function installCrds(controlPlane: ClusterAccess): Promise<void> {
       const ext = kc.makeApiClient(ApiextensionsV1Api);
       for (const kind of [APP, MYSQL_CLUSTER]) {
         await client.apply(crdManifest(kind));
-        await eventually(async () => {
-          const crd = await ext.readCustomResourceDefinition({ name: `${kind.plural}.${kind.group}` });
-          if (!crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')) throw new Error(`${kind.plural} not Established`);
-        }, { timeoutMs: 30_000, description: `CRD ${kind.plural} to be Established` });
+        await eventually(
+          async () => {
+            const crd = await ext.readCustomResourceDefinition({ name: `${kind.plural}.${kind.group}` });
+            if (!crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True'))
+              throw new Error(`${kind.plural} not Established`);
+          },
+          { timeoutMs: 30_000, description: `CRD ${kind.plural} to be Established` },
+        );
       }
       await client.close();
     })();
@@ -38,7 +44,10 @@ export function installCrds(controlPlane: ClusterAccess): Promise<void> {
  * tests in other namespaces do not see it), with metrics and probes on free loopback ports and a
  * short resync. Stop it in an `after` hook.
  */
-export async function startTestController(controlPlane: ClusterAccess, options: Partial<ControllerOptions> & { readonly namespaces: readonly string[] }): Promise<Controller> {
+export async function startTestController(
+  controlPlane: ClusterAccess,
+  options: Partial<ControllerOptions> & { readonly namespaces: readonly string[] },
+): Promise<Controller> {
   await installCrds(controlPlane);
   return startController({
     kubeConfig: controlPlane.kubeConfig(),

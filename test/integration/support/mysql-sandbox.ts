@@ -59,7 +59,11 @@ container replication replication.sh &
 wait
 `;
 
-export interface SqlResult { readonly ok: boolean; readonly stdout: string; readonly stderr: string }
+export interface SqlResult {
+  readonly ok: boolean;
+  readonly stdout: string;
+  readonly stderr: string;
+}
 
 export interface SandboxMember {
   readonly ordinal: number;
@@ -87,8 +91,11 @@ export interface MySQLSandbox {
 /** A member's environment, as its pod template gives it (passwords from the Secret). */
 const ENV = (ordinal: number): Record<string, string> => ({
   PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
-  POD_NAME: `shop-${ordinal}`, HEADLESS_SERVICE: 'shop-headless', PRIMARY_HOST: PRIMARY_ADDRESS,
-  MYSQL_ROOT_PASSWORD: ROOT_PASSWORD, MYSQL_REPLICATION_PASSWORD: REPLICATION_PASSWORD,
+  POD_NAME: `shop-${ordinal}`,
+  HEADLESS_SERVICE: 'shop-headless',
+  PRIMARY_HOST: PRIMARY_ADDRESS,
+  MYSQL_ROOT_PASSWORD: ROOT_PASSWORD,
+  MYSQL_REPLICATION_PASSWORD: REPLICATION_PASSWORD,
 });
 
 /** The PID (as the host sees it) of the first child of `pid`: what unshare --fork started. */
@@ -112,7 +119,8 @@ async function waitFor<T>(what: string, get: () => T | undefined, timeoutMs = 10
 }
 
 export async function startMySQLSandbox(): Promise<MySQLSandbox> {
-  if (process.getuid?.() !== 0) throw new Error('the MySQL sandbox needs root (namespaces, overlay mounts, chroot): run the tests as root');
+  if (process.getuid?.() !== 0)
+    throw new Error('the MySQL sandbox needs root (namespaces, overlay mounts, chroot): run the tests as root');
   const root = await mysqlRootfs();
   const dir = mkdtempSync(join(tmpdir(), 'recon8s-mysql-sandbox-'));
   const files = join(dir, 'files');
@@ -121,10 +129,25 @@ export async function startMySQLSandbox(): Promise<MySQLSandbox> {
   writeFileSync(join(files, 'my.cnf'), renderMyCnf('shop'));
 
   // The network every member joins: a namespace with lo only, held open by a sleeping process.
-  const net = spawn('setpriv', ['--pdeathsig', 'KILL', 'unshare', '--net', '--kill-child', 'bash', '-c', 'ip link set lo up && exec sleep infinity'], { stdio: 'ignore' });
+  const net = spawn(
+    'setpriv',
+    [
+      '--pdeathsig',
+      'KILL',
+      'unshare',
+      '--net',
+      '--kill-child',
+      'bash',
+      '-c',
+      'ip link set lo up && exec sleep infinity',
+    ],
+    { stdio: 'ignore' },
+  );
   const netPid = await waitFor('the network namespace', () => {
     const child = net.pid === undefined ? undefined : childOf(net.pid);
-    return child !== undefined && readFileSync(`/proc/${child}/cmdline`, 'utf8').startsWith('sleep') ? child : undefined;
+    return child !== undefined && readFileSync(`/proc/${child}/cmdline`, 'utf8').startsWith('sleep')
+      ? child
+      : undefined;
   });
 
   const pods = new Map<number, ChildProcess>();
@@ -143,33 +166,72 @@ export async function startMySQLSandbox(): Promise<MySQLSandbox> {
       return pid;
     };
     const exec = (argv: readonly string[], stdin?: string): SqlResult => {
-      const r = spawnSync('nsenter', ['--target', String(podPid()), '--mount', '--pid', '--net', 'chroot', '--userspec=999:999', join(home, 'merged'), ...argv], {
-        input: stdin, encoding: 'utf8', timeout: 120_000, env: ENV(ordinal),
-      });
+      const r = spawnSync(
+        'nsenter',
+        [
+          '--target',
+          String(podPid()),
+          '--mount',
+          '--pid',
+          '--net',
+          'chroot',
+          '--userspec=999:999',
+          join(home, 'merged'),
+          ...argv,
+        ],
+        {
+          input: stdin,
+          encoding: 'utf8',
+          timeout: 120_000,
+          env: ENV(ordinal),
+        },
+      );
       return { ok: r.status === 0, stdout: r.stdout, stderr: r.stderr };
     };
-    const sql = (text: string): SqlResult =>
-      exec(['bash', '-c', '. /opt/recon8s/common.sh && local_sql'], text);
+    const sql = (text: string): SqlResult => exec(['bash', '-c', '. /opt/recon8s/common.sh && local_sql'], text);
     return {
-      ordinal, volume,
+      ordinal,
+      volume,
       start: () => {
         if (pods.has(ordinal)) throw new Error(`member ${ordinal} is already running`);
         rmSync(join(home, 'stopping'), { force: true });
         rmSync(join(home, 'merged'), { recursive: true, force: true });
         rmSync(join(home, 'upper'), { recursive: true, force: true });
         rmSync(join(home, 'work'), { recursive: true, force: true });
-        pods.set(ordinal, spawn('setpriv', [
-          '--pdeathsig', 'KILL', 'nsenter', `--net=/proc/${netPid}/ns/net`,
-          'unshare', '--mount', '--pid', '--kill-child', '--propagation', 'private',
-          'bash', '-c', POD_SH, 'pod', home, root, address(ordinal),
-        ], { stdio: 'ignore', env: ENV(ordinal) }));
+        pods.set(
+          ordinal,
+          spawn(
+            'setpriv',
+            [
+              '--pdeathsig',
+              'KILL',
+              'nsenter',
+              `--net=/proc/${netPid}/ns/net`,
+              'unshare',
+              '--mount',
+              '--pid',
+              '--kill-child',
+              '--propagation',
+              'private',
+              'bash',
+              '-c',
+              POD_SH,
+              'pod',
+              home,
+              root,
+              address(ordinal),
+            ],
+            { stdio: 'ignore', env: ENV(ordinal) },
+          ),
+        );
       },
       stop: async () => {
         const pod = pods.get(ordinal);
         if (!pod) return;
         // As the kubelet stops a pod: the containers are not started again, mysqld shuts down cleanly.
         writeFileSync(join(home, 'stopping'), '');
-        const exits = () => (readFileSync(join(home, 'mysql.log'), 'utf8').match(/the mysql container exited/g) ?? []).length;
+        const exits = () =>
+          (readFileSync(join(home, 'mysql.log'), 'utf8').match(/the mysql container exited/g) ?? []).length;
         const before = exits();
         sql('SHUTDOWN');
         await waitFor('mysqld to shut down', () => (exits() > before ? true : undefined), 60_000);
@@ -180,7 +242,8 @@ export async function startMySQLSandbox(): Promise<MySQLSandbox> {
         pods.delete(ordinal);
       },
       script: (name) => exec(['bash', `/opt/recon8s/${name}`]),
-      exec, sql,
+      exec,
+      sql,
       log: (name) => {
         const file = join(home, `${name}.log`);
         return existsSync(file) ? readFileSync(file, 'utf8') : '';
@@ -195,7 +258,8 @@ export async function startMySQLSandbox(): Promise<MySQLSandbox> {
       net.kill('SIGKILL');
       await new Promise((r) => setTimeout(r, 200));
       // The namespaces are gone with their processes; so are the mounts in them.
-      for (const m of readdirSync(dir).filter((d) => d.startsWith('member-'))) rmSync(join(dir, m), { recursive: true, force: true });
+      for (const m of readdirSync(dir).filter((d) => d.startsWith('member-')))
+        rmSync(join(dir, m), { recursive: true, force: true });
       rmSync(dir, { recursive: true, force: true });
     },
   };

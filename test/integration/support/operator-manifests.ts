@@ -18,7 +18,10 @@ export interface OperatorInstall {
  * Runs `cdk8s synth` of this repository into a temporary directory, with `env` (e.g.
  * RECON8S_CREDENTIALS_NAMESPACES), and hands the install file (dist/install.yaml) to `use` before deleting it.
  */
-export async function withSynthesizedOperator<T>(env: NodeJS.ProcessEnv, use: (installFile: string, install: OperatorInstall) => T | Promise<T>): Promise<T> {
+export async function withSynthesizedOperator<T>(
+  env: NodeJS.ProcessEnv,
+  use: (installFile: string, install: OperatorInstall) => T | Promise<T>,
+): Promise<T> {
   const outdir = mkdtempSync(join(tmpdir(), 'recon8s-operator-synth-'));
   try {
     const r = runSynth(outdir, env);
@@ -43,7 +46,11 @@ export const kindName = (o: { kind: string; metadata: { name: string; namespace?
  */
 export function inNamespace(objects: readonly KubernetesObject[], from: string, to: string): KubernetesObject[] {
   return objects.map((o) => {
-    const copy = structuredClone(o) as { kind: string; metadata: { name: string; namespace?: string }; subjects?: { namespace?: string }[] };
+    const copy = structuredClone(o) as {
+      kind: string;
+      metadata: { name: string; namespace?: string };
+      subjects?: { namespace?: string }[];
+    };
     if (copy.kind === 'Namespace' && copy.metadata.name === from) copy.metadata.name = to;
     if (copy.metadata.namespace === from) copy.metadata.namespace = to;
     for (const s of copy.subjects ?? []) if (s.namespace === from) s.namespace = to;
@@ -69,17 +76,27 @@ export const describeAccess = (a: Access): string =>
 /** Whether the identity of `kc` may do each of `questions` (its own SelfSubjectAccessReview, as `kubectl auth can-i`). */
 export async function canI(kc: KubeConfig, questions: readonly Access[]): Promise<Map<string, boolean>> {
   const authz = kc.makeApiClient(AuthorizationV1Api);
-  const answers = await Promise.all(questions.map(async (q) => {
-    const resourceAttributes: V1ResourceAttributes = { verb: q.verb, group: q.group, resource: q.resource, subresource: q.subresource, name: q.name, namespace: q.namespace };
-    const review = await authz.createSelfSubjectAccessReview({ body: { spec: { resourceAttributes } } });
-    return [describeAccess(q), review.status?.allowed === true] as const;
-  }));
+  const answers = await Promise.all(
+    questions.map(async (q) => {
+      const resourceAttributes: V1ResourceAttributes = {
+        verb: q.verb,
+        group: q.group,
+        resource: q.resource,
+        subresource: q.subresource,
+        name: q.name,
+        namespace: q.namespace,
+      };
+      const review = await authz.createSelfSubjectAccessReview({ body: { spec: { resourceAttributes } } });
+      return [describeAccess(q), review.status?.allowed === true] as const;
+    }),
+  );
   return new Map(answers);
 }
 
 /** The sum of `rest_client_requests_total` samples of the controller's registry whose code is `code`. */
 export function restRequests(metricsText: string, code: string): number {
-  return metricsText.split('\n')
+  return metricsText
+    .split('\n')
     .filter((l) => l.startsWith('rest_client_requests_total{') && l.includes(`code="${code}"`))
     .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
 }

@@ -12,7 +12,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCommand } from '../../images/run.js';
 
-export interface CtrResult { readonly status: number | null; readonly stdout: string; readonly stderr: string }
+export interface CtrResult {
+  readonly status: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
 
 export interface PrivateContainerd {
   readonly dir: string;
@@ -26,28 +30,52 @@ export interface PrivateContainerd {
 function ensureInstalled(): void {
   const missing = ['containerd', 'runc', 'ctr'].filter((p) => spawnSync('sh', ['-c', `command -v ${p}`]).status !== 0);
   if (missing.length === 0) return;
-  if (process.getuid?.() !== 0) throw new Error(`${missing.join(', ')} missing; running test images needs root and the Debian packages containerd and runc`);
-  const r = spawnSync('apt-get', ['-o', 'DPkg::Lock::Timeout=600', 'install', '-y', '--no-install-recommends', 'containerd', 'runc'], { encoding: 'utf8', timeout: 600_000 });
-  if (r.status !== 0) throw new Error(`apt-get install containerd runc failed (is the Debian mirror reachable?):\n${r.stdout.slice(-2000)}\n${r.stderr.slice(-2000)}`);
+  if (process.getuid?.() !== 0)
+    throw new Error(
+      `${missing.join(', ')} missing; running test images needs root and the Debian packages containerd and runc`,
+    );
+  const r = spawnSync(
+    'apt-get',
+    ['-o', 'DPkg::Lock::Timeout=600', 'install', '-y', '--no-install-recommends', 'containerd', 'runc'],
+    { encoding: 'utf8', timeout: 600_000 },
+  );
+  if (r.status !== 0)
+    throw new Error(
+      `apt-get install containerd runc failed (is the Debian mirror reachable?):\n${r.stdout.slice(-2000)}\n${r.stderr.slice(-2000)}`,
+    );
 }
 
 export async function startPrivateContainerd(): Promise<PrivateContainerd> {
-  if (process.getuid?.() !== 0) throw new Error('running the test images in containerd needs root (run the tests as root)');
+  if (process.getuid?.() !== 0)
+    throw new Error('running the test images in containerd needs root (run the tests as root)');
   ensureInstalled();
   const dir = mkdtempSync(join(tmpdir(), 'recon8s-images-containerd-'));
   const socket = join(dir, 'containerd.sock');
-  writeFileSync(join(dir, 'config.toml'), [
-    'version = 2',
-    `root = "${dir}/root"`,
-    `state = "${dir}/state"`,
-    'disabled_plugins = ["io.containerd.grpc.v1.cri"]',
-    '[grpc]',
-    `  address = "${socket}"`,
-    '[ttrpc]',
-    `  address = "${socket}.ttrpc"`,
-    '',
-  ].join('\n'));
-  const daemon = spawn('sh', ['-c', `containerd --config "$1" >"$2" 2>&1 & pid=$!; cat >/dev/null; kill $pid; wait $pid`, 'sh', join(dir, 'config.toml'), join(dir, 'containerd.log')], { stdio: ['pipe', 'ignore', 'ignore'] });
+  writeFileSync(
+    join(dir, 'config.toml'),
+    [
+      'version = 2',
+      `root = "${dir}/root"`,
+      `state = "${dir}/state"`,
+      'disabled_plugins = ["io.containerd.grpc.v1.cri"]',
+      '[grpc]',
+      `  address = "${socket}"`,
+      '[ttrpc]',
+      `  address = "${socket}.ttrpc"`,
+      '',
+    ].join('\n'),
+  );
+  const daemon = spawn(
+    'sh',
+    [
+      '-c',
+      `containerd --config "$1" >"$2" 2>&1 & pid=$!; cat >/dev/null; kill $pid; wait $pid`,
+      'sh',
+      join(dir, 'config.toml'),
+      join(dir, 'containerd.log'),
+    ],
+    { stdio: ['pipe', 'ignore', 'ignore'] },
+  );
   const stopped = new Promise<void>((resolve) => daemon.once('close', () => resolve()));
   const base = ['--address', socket, '-n', 'k8s.io'];
   for (let i = 0; ; i++) {
@@ -61,14 +89,23 @@ export async function startPrivateContainerd(): Promise<PrivateContainerd> {
   return {
     dir,
     ctr: (args, opts = {}) => {
-      const r = spawnSync('ctr', [...base, ...args], { encoding: 'utf8', timeout: opts.timeoutMs ?? 120_000, killSignal: 'SIGKILL', maxBuffer: 64 << 20 });
+      const r = spawnSync('ctr', [...base, ...args], {
+        encoding: 'utf8',
+        timeout: opts.timeoutMs ?? 120_000,
+        killSignal: 'SIGKILL',
+        maxBuffer: 64 << 20,
+      });
       return { status: r.status, stdout: r.stdout ?? '', stderr: r.stderr ?? '' };
     },
     spawnCtr: (args) => {
       const child = spawn('ctr', [...base, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
       let output = '';
-      child.stdout?.on('data', (c: Buffer) => { output += c.toString(); });
-      child.stderr?.on('data', (c: Buffer) => { output += c.toString(); });
+      child.stdout?.on('data', (c: Buffer) => {
+        output += c.toString();
+      });
+      child.stderr?.on('data', (c: Buffer) => {
+        output += c.toString();
+      });
       const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
       return { child, output: () => output, exited };
     },
@@ -76,7 +113,10 @@ export async function startPrivateContainerd(): Promise<PrivateContainerd> {
       daemon.stdin?.end();
       await stopped;
       // Snapshots of containers that were still running stay mounted under the root: unmount them first.
-      const mounts = readFileSync('/proc/self/mounts', 'utf8').split('\n').map((l) => l.split(' ')[1] ?? '').filter((m) => m.startsWith(dir));
+      const mounts = readFileSync('/proc/self/mounts', 'utf8')
+        .split('\n')
+        .map((l) => l.split(' ')[1] ?? '')
+        .filter((m) => m.startsWith(dir));
       for (const m of mounts.reverse()) await runCommand('umount', ['-l', m]).catch(() => undefined);
       rmSync(dir, { recursive: true, force: true });
     },

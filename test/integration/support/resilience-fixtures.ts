@@ -12,7 +12,11 @@ const PLURAL: Record<OwnerKind, string> = { App: 'apps', MySQLCluster: 'mysqlclu
 
 /** A live object as these tests read it. */
 export interface Live extends KubernetesObject {
-  readonly metadata: NonNullable<KubernetesObject['metadata']> & { readonly name: string; readonly uid: string; readonly resourceVersion: string };
+  readonly metadata: NonNullable<KubernetesObject['metadata']> & {
+    readonly name: string;
+    readonly uid: string;
+    readonly resourceVersion: string;
+  };
   readonly spec?: Record<string, unknown>;
   readonly status?: Record<string, unknown>;
   readonly data?: Record<string, string>;
@@ -39,12 +43,18 @@ export const CHILD_KINDS = [
 /** What a `replicas >= 1` MySQLCluster `name` renders, as `Kind/name`, sorted. */
 export function mysqlChildren(name: string): string[] {
   return [
-    `ConfigMap/${name}-config`, `ConfigMap/${name}-scripts`, `PodDisruptionBudget/${name}-mysql`,
-    `Service/${name}-headless`, `Service/${name}-primary`, `Service/${name}-replicas`, `StatefulSet/${name}`,
+    `ConfigMap/${name}-config`,
+    `ConfigMap/${name}-scripts`,
+    `PodDisruptionBudget/${name}-mysql`,
+    `Service/${name}-headless`,
+    `Service/${name}-primary`,
+    `Service/${name}-replicas`,
+    `StatefulSet/${name}`,
   ].sort();
 }
 
-const groupPath = (apiVersion: string): string => (apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`);
+const groupPath = (apiVersion: string): string =>
+  apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
 
 export function crPath(kind: OwnerKind, namespace: string, name?: string): string {
   return `/apis/recon8s.dev/v1alpha1/namespaces/${namespace}/${PLURAL[kind]}${name === undefined ? '' : `/${name}`}`;
@@ -74,31 +84,52 @@ export class Api {
   }
 
   create<T = Live>(path: string, body: unknown): Promise<T> {
-    return this.client.requestJson<T>({ method: HttpMethod.POST, path, body: JSON.stringify(body), headers: { 'Content-Type': 'application/json' } });
+    return this.client.requestJson<T>({
+      method: HttpMethod.POST,
+      path,
+      body: JSON.stringify(body),
+      headers: { 'Content-Type': 'application/json' },
+    });
   }
 
   mergePatch<T = Live>(path: string, body: unknown): Promise<T> {
-    return this.client.requestJson<T>({ method: HttpMethod.PATCH, path, body: JSON.stringify(body), headers: { 'Content-Type': 'application/merge-patch+json' } });
+    return this.client.requestJson<T>({
+      method: HttpMethod.PATCH,
+      path,
+      body: JSON.stringify(body),
+      headers: { 'Content-Type': 'application/merge-patch+json' },
+    });
   }
 
   async delete(path: string, propagationPolicy: 'Foreground' | 'Background' = 'Background'): Promise<void> {
     await this.client.request({
-      method: HttpMethod.DELETE, path,
+      method: HttpMethod.DELETE,
+      path,
       body: JSON.stringify({ apiVersion: 'v1', kind: 'DeleteOptions', propagationPolicy }),
       headers: { 'Content-Type': 'application/json' },
     });
   }
 
   createCr(kind: OwnerKind, namespace: string, name: string, spec: Record<string, unknown>): Promise<Live> {
-    return this.create(crPath(kind, namespace), { apiVersion: 'recon8s.dev/v1alpha1', kind, metadata: { name, namespace }, spec });
+    return this.create(crPath(kind, namespace), {
+      apiVersion: 'recon8s.dev/v1alpha1',
+      kind,
+      metadata: { name, namespace },
+      spec,
+    });
   }
 
   /** Every rendered child (any kind above) labelled `app.kubernetes.io/instance=<instance>`, as `Kind/name`, sorted. */
   async children(namespace: string, instance: string): Promise<string[]> {
-    const found = await Promise.all(CHILD_KINDS.map(async (t) => {
-      const items = await this.list(`${groupPath(t.apiVersion)}/namespaces/${namespace}/${t.plural}`, `app.kubernetes.io/instance=${instance}`);
-      return items.map((o) => `${t.kind}/${o.metadata.name}`);
-    }));
+    const found = await Promise.all(
+      CHILD_KINDS.map(async (t) => {
+        const items = await this.list(
+          `${groupPath(t.apiVersion)}/namespaces/${namespace}/${t.plural}`,
+          `app.kubernetes.io/instance=${instance}`,
+        );
+        return items.map((o) => `${t.kind}/${o.metadata.name}`);
+      }),
+    );
     return found.flat().sort();
   }
 
@@ -118,7 +149,11 @@ export class Api {
 
   /** Events about the object with this uid. */
   async events(namespace: string, uid: string): Promise<{ type?: string; reason?: string; message?: string }[]> {
-    return (await this.list(`/api/v1/namespaces/${namespace}/events`, undefined, `involvedObject.uid=${uid}`)) as { type?: string; reason?: string; message?: string }[];
+    return (await this.list(`/api/v1/namespaces/${namespace}/events`, undefined, `involvedObject.uid=${uid}`)) as {
+      type?: string;
+      reason?: string;
+      message?: string;
+    }[];
   }
 
   /**
@@ -127,10 +162,17 @@ export class Api {
    * ready (OrderedReady), and applies the PVC retention policy to ready members.
    */
   async markPodsReady(namespace: string, instance: string): Promise<void> {
-    for (const pod of await this.list(`/api/v1/namespaces/${namespace}/pods`, `app.kubernetes.io/instance=${instance}`)) {
-      if ((pod.status as { phase?: string } | undefined)?.phase === 'Running' || pod.metadata.deletionTimestamp) continue;
+    for (const pod of await this.list(
+      `/api/v1/namespaces/${namespace}/pods`,
+      `app.kubernetes.io/instance=${instance}`,
+    )) {
+      if ((pod.status as { phase?: string } | undefined)?.phase === 'Running' || pod.metadata.deletionTimestamp)
+        continue;
       await this.mergePatch(`/api/v1/namespaces/${namespace}/pods/${pod.metadata.name}/status`, {
-        status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: new Date().toISOString() }] },
+        status: {
+          phase: 'Running',
+          conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: new Date().toISOString() }],
+        },
       });
     }
   }
@@ -149,18 +191,28 @@ export async function createNamespace(api: Api, prefix: string): Promise<string>
  */
 export async function garbageCollectorKnowsOwners(api: Api): Promise<void> {
   const namespace = await createNamespace(api, 'gc-probe');
-  await Promise.all((['App', 'MySQLCluster'] as const).map(async (kind) => {
-    const spec = kind === 'App' ? { image: 'nginx:1.27' } : { replicas: 1 };
-    const name = `probe-${kind.toLowerCase()}`;
-    const owner = await api.createCr(kind, namespace, name, spec);
-    await api.create(`/api/v1/namespaces/${namespace}/configmaps`, {
-      metadata: { name, ownerReferences: [{ apiVersion: 'recon8s.dev/v1alpha1', kind, name, uid: owner.metadata.uid }] },
-    });
-    await api.delete(crPath(kind, namespace, name));
-    await eventually(async () => assert.equal(await api.find(`/api/v1/namespaces/${namespace}/configmaps/${name}`), undefined), {
-      timeoutMs: 90_000, maxIntervalMs: 1_000, description: `the garbage collector to collect a dependent of a ${kind}`,
-    });
-  }));
+  await Promise.all(
+    (['App', 'MySQLCluster'] as const).map(async (kind) => {
+      const spec = kind === 'App' ? { image: 'nginx:1.27' } : { replicas: 1 };
+      const name = `probe-${kind.toLowerCase()}`;
+      const owner = await api.createCr(kind, namespace, name, spec);
+      await api.create(`/api/v1/namespaces/${namespace}/configmaps`, {
+        metadata: {
+          name,
+          ownerReferences: [{ apiVersion: 'recon8s.dev/v1alpha1', kind, name, uid: owner.metadata.uid }],
+        },
+      });
+      await api.delete(crPath(kind, namespace, name));
+      await eventually(
+        async () => assert.equal(await api.find(`/api/v1/namespaces/${namespace}/configmaps/${name}`), undefined),
+        {
+          timeoutMs: 90_000,
+          maxIntervalMs: 1_000,
+          description: `the garbage collector to collect a dependent of a ${kind}`,
+        },
+      );
+    }),
+  );
 }
 
 /** Creations seen by watches on every child kind, from the moment `watchCreations` resolved on. */
@@ -173,25 +225,38 @@ export interface CreationRecord {
 }
 
 /** Watches every child kind with objects matching `labelSelector`, as `kubectl get -w` would. */
-export async function watchCreations(client: KubeClient, namespace: string, labelSelector: string): Promise<CreationRecord> {
+export async function watchCreations(
+  client: KubeClient,
+  namespace: string,
+  labelSelector: string,
+): Promise<CreationRecord> {
   const added: string[] = [];
   const broken: string[] = [];
   const ctl = new AbortController();
-  const watches = await Promise.all(CHILD_KINDS.map(async (t) => {
-    const source = kubeListWatch<Live>(client, { ...t, namespace, labelSelector });
-    const { resourceVersion } = await source.list({});
-    // Wrapped: an async function returning the watch's promise would wait for the watch to end.
-    const done = source.watch({ resourceVersion, timeoutSeconds: 600, allowWatchBookmarks: false, signal: ctl.signal }, (event) => {
-      if (event.type === 'ADDED') added.push(`${t.kind}/${event.object.metadata.name}`);
-      if (event.type === 'ERROR') broken.push(`${t.kind}: ${event.object.message ?? 'watch error'}`);
-    }).then(
-      () => { if (!ctl.signal.aborted) broken.push(`${t.kind}: the watch ended`); },
-      (e: unknown) => { if (!ctl.signal.aborted) broken.push(`${t.kind}: ${e instanceof Error ? e.message : String(e)}`); },
-    );
-    return { done };
-  }));
+  const watches = await Promise.all(
+    CHILD_KINDS.map(async (t) => {
+      const source = kubeListWatch<Live>(client, { ...t, namespace, labelSelector });
+      const { resourceVersion } = await source.list({});
+      // Wrapped: an async function returning the watch's promise would wait for the watch to end.
+      const done = source
+        .watch({ resourceVersion, timeoutSeconds: 600, allowWatchBookmarks: false, signal: ctl.signal }, (event) => {
+          if (event.type === 'ADDED') added.push(`${t.kind}/${event.object.metadata.name}`);
+          if (event.type === 'ERROR') broken.push(`${t.kind}: ${event.object.message ?? 'watch error'}`);
+        })
+        .then(
+          () => {
+            if (!ctl.signal.aborted) broken.push(`${t.kind}: the watch ended`);
+          },
+          (e: unknown) => {
+            if (!ctl.signal.aborted) broken.push(`${t.kind}: ${e instanceof Error ? e.message : String(e)}`);
+          },
+        );
+      return { done };
+    }),
+  );
   return {
-    added, broken,
+    added,
+    broken,
     async stop() {
       ctl.abort();
       await Promise.all(watches.map((w) => w.done));

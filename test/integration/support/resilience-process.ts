@@ -54,14 +54,21 @@ export class ControllerProcess {
 
   /** Waits for the `started` log line (informers synced, endpoints bound). Fails early if the process exits. */
   async started(timeoutMs = 30_000): Promise<Started> {
-    const line = await eventually(() => {
-      if (this.exit) throw new Error(`${this.name} exited (${JSON.stringify(this.exit)}) before it started; log tail:\n${this.tail()}`);
-      const started = this.logs.find((l) => l.msg === 'started');
-      if (!started) throw new Error(`${this.name} has not logged "started" yet; log tail:\n${this.tail()}`);
-      return started;
-    }, { timeoutMs, description: `${this.name} to start` });
+    const line = await eventually(
+      () => {
+        if (this.exit)
+          throw new Error(
+            `${this.name} exited (${JSON.stringify(this.exit)}) before it started; log tail:\n${this.tail()}`,
+          );
+        const started = this.logs.find((l) => l.msg === 'started');
+        if (!started) throw new Error(`${this.name} has not logged "started" yet; log tail:\n${this.tail()}`);
+        return started;
+      },
+      { timeoutMs, description: `${this.name} to start` },
+    );
     const metrics = line.metrics;
-    if (typeof metrics !== 'string') throw new Error(`${this.name} started without a metrics address: ${JSON.stringify(line)}`);
+    if (typeof metrics !== 'string')
+      throw new Error(`${this.name} started without a metrics address: ${JSON.stringify(line)}`);
     return { metrics };
   }
 
@@ -80,7 +87,10 @@ export class ControllerProcess {
 
   /** The last log lines, for failure messages (the controller never logs secret values). */
   tail(lines = 15): string {
-    return this.logs.slice(-lines).map((l) => JSON.stringify(l)).join('\n');
+    return this.logs
+      .slice(-lines)
+      .map((l) => JSON.stringify(l))
+      .join('\n');
   }
 
   /** Synchronous last resort (process exit). */
@@ -167,7 +177,9 @@ export function metricSum(text: string, name: string, labels: Readonly<Record<st
   for (const line of text.split('\n')) {
     const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$/.exec(line);
     if (!m || m[1] !== name) continue;
-    const have = new Map([...(m[3] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)].map((l) => [l[1], l[2]]));
+    const have = new Map(
+      [...(m[3] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)].map((l) => [l[1], l[2]]),
+    );
     if (Object.entries(labels).every(([k, v]) => have.get(k) === v)) sum += Number(m[4]);
   }
   return sum;

@@ -2,7 +2,14 @@
 import assert from 'node:assert/strict';
 import * as cdk8s from 'cdk8s';
 import type { Construct } from 'constructs';
-import type { V1Container, V1Deployment, V1PodDisruptionBudget, V1PodSpec, V2HorizontalPodAutoscaler, V1Service } from '@kubernetes/client-node';
+import type {
+  V1Container,
+  V1Deployment,
+  V1PodDisruptionBudget,
+  V1PodSpec,
+  V2HorizontalPodAutoscaler,
+  V1Service,
+} from '@kubernetes/client-node';
 import { App } from '../../../constructs/app/app.js';
 import type { AppProps } from '../../../constructs/app/app.js';
 import { InvalidSpecError } from '../../../constructs/schema/validate.js';
@@ -11,7 +18,12 @@ import { InvalidSpecError } from '../../../constructs/schema/validate.js';
 export interface Manifest {
   readonly apiVersion: string;
   readonly kind: string;
-  readonly metadata: { readonly name: string; readonly namespace?: string; readonly labels?: Record<string, string>; readonly annotations?: Record<string, string> };
+  readonly metadata: {
+    readonly name: string;
+    readonly namespace?: string;
+    readonly labels?: Record<string, string>;
+    readonly annotations?: Record<string, string>;
+  };
   readonly [key: string]: unknown;
 }
 
@@ -58,8 +70,10 @@ export function has(s: AppSynth, kind: string): boolean {
 
 export const deploymentOf = (s: AppSynth): V1Deployment => only<V1Deployment>(s, 'Deployment');
 export const serviceOf = (s: AppSynth): V1Service => only<V1Service>(s, 'Service');
-export const autoscalerOf = (s: AppSynth): V2HorizontalPodAutoscaler => only<V2HorizontalPodAutoscaler>(s, 'HorizontalPodAutoscaler');
-export const disruptionBudgetOf = (s: AppSynth): V1PodDisruptionBudget => only<V1PodDisruptionBudget>(s, 'PodDisruptionBudget');
+export const autoscalerOf = (s: AppSynth): V2HorizontalPodAutoscaler =>
+  only<V2HorizontalPodAutoscaler>(s, 'HorizontalPodAutoscaler');
+export const disruptionBudgetOf = (s: AppSynth): V1PodDisruptionBudget =>
+  only<V1PodDisruptionBudget>(s, 'PodDisruptionBudget');
 
 export function podSpecOf(s: AppSynth): V1PodSpec {
   const pod = deploymentOf(s).spec?.template.spec;
@@ -120,8 +134,14 @@ export function assertProblem(error: InvalidSpecError, want: ExpectedProblem): v
     // Long values are abbreviated to 80 characters so that one problem stays one readable line.
     const json = JSON.stringify(want.value);
     const shown = json.length > 80 ? `${json.slice(0, 77)}...` : json;
-    assert.ok(line.includes(`${want.field}: got ${shown}, expected `), `the message does not show the received value:\n${line}`);
+    assert.ok(
+      line.includes(`${want.field}: got ${shown}, expected `),
+      `the message does not show the received value:\n${line}`,
+    );
   } else {
-    assert.ok(line.includes(`${want.field}: missing, expected `), `the message does not say the field is missing:\n${line}`);
+    assert.ok(
+      line.includes(`${want.field}: missing, expected `),
+      `the message does not say the field is missing:\n${line}`,
+    );
   }
 }

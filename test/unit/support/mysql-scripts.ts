@@ -98,8 +98,10 @@ export function scriptSandbox(): ScriptSandbox {
     dir,
     scripts,
     fakeDir,
-    run: (script, env) => spawnSync('bash', [join(scripts, script)], { env: fullEnv(env), encoding: 'utf8', timeout: 20_000 }),
-    start: (script, env) => spawn('bash', [join(scripts, script)], { env: fullEnv(env), stdio: ['ignore', 'pipe', 'pipe'] }),
+    run: (script, env) =>
+      spawnSync('bash', [join(scripts, script)], { env: fullEnv(env), encoding: 'utf8', timeout: 20_000 }),
+    start: (script, env) =>
+      spawn('bash', [join(scripts, script)], { env: fullEnv(env), stdio: ['ignore', 'pipe', 'pipe'] }),
     calls: () => (existsSync(join(fakeDir, 'calls')) ? readFileSync(join(fakeDir, 'calls'), 'utf8') : ''),
     path: (...parts) => join(dir, ...parts),
     cleanup: () => rmSync(dir, { recursive: true, force: true }),

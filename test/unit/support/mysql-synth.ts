@@ -2,7 +2,14 @@
 import assert from 'node:assert/strict';
 import * as cdk8s from 'cdk8s';
 import type {
-  KubernetesObject, V1ConfigMap, V1Container, V1CronJob, V1PodDisruptionBudget, V1PodSpec, V1Service, V1StatefulSet,
+  KubernetesObject,
+  V1ConfigMap,
+  V1Container,
+  V1CronJob,
+  V1PodDisruptionBudget,
+  V1PodSpec,
+  V1Service,
+  V1StatefulSet,
 } from '@kubernetes/client-node';
 import { MySQLCluster } from '../../../constructs/mysql/mysql-cluster.js';
 import { InvalidSpecError } from '../../../constructs/schema/validate.js';
@@ -61,7 +68,10 @@ export function allContainers(spec: V1PodSpec): V1Container[] {
 }
 
 /** Whether a selector's labels all appear among a pod's labels. */
-export function selects(selector: Readonly<Record<string, string>> | undefined, labels: Readonly<Record<string, string>> | undefined): boolean {
+export function selects(
+  selector: Readonly<Record<string, string>> | undefined,
+  labels: Readonly<Record<string, string>> | undefined,
+): boolean {
   return Object.entries(selector ?? {}).every(([k, v]) => labels?.[k] === v);
 }
 
@@ -97,8 +107,14 @@ export function assertMySQLProblem(error: InvalidSpecError, want: ExpectedMySQLP
     assert.deepEqual(problem.value, want.value);
     const json = JSON.stringify(want.value);
     const shown = json.length > 80 ? `${json.slice(0, 77)}...` : json;
-    assert.ok(line.includes(`${want.field}: got ${shown}, expected `), `the message does not show the value received:\n${line}`);
+    assert.ok(
+      line.includes(`${want.field}: got ${shown}, expected `),
+      `the message does not show the value received:\n${line}`,
+    );
   } else {
-    assert.ok(line.includes(`${want.field}: missing, expected `), `the message does not say the field is missing:\n${line}`);
+    assert.ok(
+      line.includes(`${want.field}: missing, expected `),
+      `the message does not say the field is missing:\n${line}`,
+    );
   }
 }
