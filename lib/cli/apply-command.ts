@@ -8,7 +8,9 @@ import type { Informer } from '../informer/index.js';
 import type { KubeClient } from '../kube/index.js';
 import { apiError } from '../kube/index.js';
 import type { LogFields, Logger } from '../observability/logger.js';
-import { isTerminalError } from '../reconcile/contract.js';
+import { ItemExponentialFailureRateLimiter } from '../queue/rate-limiter.js';
+import { WorkQueue } from '../queue/work-queue.js';
+import { runWorkers } from '../queue/worker-pool.js';
 import type { FileResource } from './diff-command.js';
 import {
   CommandError,
@@ -227,17 +229,19 @@ async function converge(
   const logger = capturingLogger(sink);
   const namespaces = [...new Set(resources.map((r) => r.namespace))];
   const byKey = new Map(resources.map((r) => [queueKey(r.kind.kind, r.namespace, r.name), r]));
-  const dirty = new Set(byKey.keys());
+  // The controller's queue and worker contract (lib/reconcile/contract.ts): a key is never run twice
+  // at once, a failure is retried with per-key backoff (here capped at 10 s), a requeue after a delay
+  // is honoured. The watches add a key whenever its resource or one of its children changes.
+  const queue = new WorkQueue({ rateLimiter: new ItemExponentialFailureRateLimiter(5, 10_000) });
   let wake: () => void = () => {};
   const touch = (key: string): void => {
     if (!byKey.has(key)) return;
-    dirty.add(key);
-    wake();
+    queue.add(key);
   };
 
   const kinds = [...new Map(resources.map((r) => [r.kind.kind, r.kind])).values()];
-  // The same watches as the controller's: a change of a resource or its child marks it dirty, the echo
-  // of our own write does not, and what is remembered of a deleted object is forgotten.
+  // The same watches as the controller's: a change of a resource or its child queues it, the echo of
+  // our own write does not, and what is remembered of a deleted object is forgotten.
   const late: { reconciler?: Reconciler } = {};
   const { owners, children, informers } = watchOwnersAndChildren({
     client,
@@ -297,47 +301,47 @@ async function converge(
   };
   const reconciled = new Set<string>();
   const lastError = new Map<string, string>();
-  const failures = new Map<string, number>();
   const printed = new Map<string, string>();
-  const retryTimers = new Set<NodeJS.Timeout>();
+  /** Why apply must stop before the resources are done: an exit code and what to say. */
+  let fatal: { readonly code: number; readonly message: string; readonly cause?: unknown } | undefined;
+
+  const pool = runWorkers({
+    name: 'recon8s-apply',
+    queue,
+    workers: Math.min(4, byKey.size),
+    logger,
+    reconcile: async (key) => {
+      if (!current(key)) {
+        fatal ??= { code: 2, message: `${label(key)} was deleted while recon8s apply was converging it` };
+        wake();
+        return undefined;
+      }
+      const result = await reconciler.reconcile(key);
+      reconciled.add(key);
+      lastError.delete(key);
+      wake();
+      return result;
+    },
+    onError: (key, e, terminal) => {
+      // Only a change of the spec can help (a child the API server refuses): waiting is pointless.
+      if (terminal) fatal ??= { code: 2, message: `${label(key)}: ${e instanceof Error ? e.message : String(e)}` };
+      else if ([401, 403].includes(apiError(e).code)) fatal ??= { code: 2, message: '', cause: e };
+      else {
+        const message = describeApiError(e, client, 'reconciling');
+        if (lastError.get(key) !== message) out.write(`${label(key)}: reconcile failed, retrying: ${message}\n`);
+        lastError.set(key, message);
+      }
+      wake();
+    },
+  });
+  for (const key of byKey.keys()) queue.add(key);
 
   try {
     for (;;) {
-      for (const key of [...dirty]) {
-        if (o.signal.aborted || Date.now() >= o.deadline) break;
-        dirty.delete(key);
-        if (!current(key)) {
-          err.write(`error: ${label(key)} was deleted while recon8s apply was converging it\n`);
-          return 2;
-        }
-        try {
-          await reconciler.reconcile(key);
-          reconciled.add(key);
-          lastError.delete(key);
-          failures.delete(key);
-        } catch (e) {
-          if (isTerminalError(e)) {
-            // Only a change of the spec can help (a child the API server refuses): waiting is pointless.
-            err.write(`error: ${label(key)}: ${e instanceof Error ? e.message : String(e)}\n`);
-            return 2;
-          }
-          const info = apiError(e);
-          if (info.code === 401 || info.code === 403) throw e;
-          const message = describeApiError(e, client, 'reconciling');
-          if (lastError.get(key) !== message) out.write(`${label(key)}: reconcile failed, retrying: ${message}\n`);
-          lastError.set(key, message);
-          // Per-key backoff as the controller's queue: 5 ms doubling, here capped at 10 s.
-          const n = (failures.get(key) ?? 0) + 1;
-          failures.set(key, n);
-          const timer = setTimeout(
-            () => {
-              retryTimers.delete(timer);
-              touch(key);
-            },
-            Math.min(10_000, 5 * 2 ** n),
-          );
-          retryTimers.add(timer);
-        }
+      if (fatal?.cause !== undefined) throw fatal.cause;
+      if (fatal) {
+        err.write(`error: ${fatal.message}\n`);
+        return fatal.code;
       }
       for (const key of byKey.keys()) {
         const line = statusLine(current(key));
@@ -366,10 +370,10 @@ async function converge(
           );
         return 1;
       }
-      if (dirty.size === 0) await sleepUntil(o.deadline - Date.now());
+      await sleepUntil(Math.min(o.deadline - Date.now(), 1_000));
     }
   } finally {
-    for (const t of retryTimers) clearTimeout(t);
+    await pool.stop();
   }
 }
 
