@@ -1,4 +1,4 @@
-import type { Clock } from '../kube/clock.js';
+import type { Clock } from '../clock/index.js';
 
 export interface BackoffOptions {
   /** First delay; default 800 ms (client-go's reflector). */

@@ -1,7 +1,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { KubeClient } from '../kube/client.js';
-import { realClock, sleep } from '../kube/clock.js';
-import type { Clock, TimerHandle } from '../kube/clock.js';
+import { realClock, sleep } from '../clock/index.js';
+import type { Clock, TimerHandle } from '../clock/index.js';
 import { apiError, isGone, statusException } from '../kube/errors.js';
 import type { Logger } from '../observability/logger.js';
 import { silentLogger } from '../observability/logger.js';

@@ -10,5 +10,3 @@ export type {
 } from './client.js';
 export { apiError, isAlreadyExists, isConflict, isGone, isNotFound, statusException } from './errors.js';
 export type { ApiErrorCause, ApiErrorInfo, StatusLike } from './errors.js';
-export { realClock, sleep } from './clock.js';
-export type { Clock, TimerHandle } from './clock.js';

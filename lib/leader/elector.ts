@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { KubeClient } from '../kube/client.js';
-import { realClock, sleep } from '../kube/clock.js';
-import type { Clock, TimerHandle } from '../kube/clock.js';
+import { realClock, sleep } from '../clock/index.js';
+import type { Clock, TimerHandle } from '../clock/index.js';
 import { apiError } from '../kube/errors.js';
 import type { Logger } from '../observability/logger.js';
 import { silentLogger } from '../observability/logger.js';

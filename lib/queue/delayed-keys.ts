@@ -1,5 +1,5 @@
-import { MAX_TIMER_DELAY_MS } from './clock.js';
-import type { Clock } from './clock.js';
+import { MAX_TIMER_DELAY_MS } from '../clock/index.js';
+import type { Clock, TimerHandle } from '../clock/index.js';
 
 interface Entry {
   readonly key: string;
@@ -21,7 +21,7 @@ export class DelayedKeys {
   readonly #heap: Entry[] = [];
   readonly #byKey = new Map<string, Entry>();
   #seq = 0;
-  #timer: unknown;
+  #timer: TimerHandle | undefined;
   #armedAt: number | undefined;
 
   constructor(clock: Clock, onReady: (key: string) => void) {

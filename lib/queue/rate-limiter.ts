@@ -1,5 +1,5 @@
-import { realClock } from './clock.js';
-import type { Clock } from './clock.js';
+import { monotonicClock } from '../clock/index.js';
+import type { Clock } from '../clock/index.js';
 
 /**
  * Decides how long a key waits before it is retried, as client-go's workqueue.RateLimiter:
@@ -55,7 +55,7 @@ export class BucketRateLimiter implements RateLimiter {
     this.burst = opts.burst ?? 100;
     if (!(this.qps > 0) || !(this.burst >= 1))
       throw new RangeError(`BucketRateLimiter needs qps > 0 and burst >= 1, got ${this.qps}/${this.burst}`);
-    this.#clock = opts.clock ?? realClock;
+    this.#clock = opts.clock ?? monotonicClock;
     this.#tokens = this.burst;
     this.#last = this.#clock.now();
   }
@@ -98,7 +98,7 @@ export class MaxOfRateLimiter implements RateLimiter {
 }
 
 /** client-go's DefaultControllerRateLimiter: max(5 ms·2^n capped at 1000 s, a 10 qps / 100 burst bucket). */
-export function defaultControllerRateLimiter(clock: Clock = realClock): RateLimiter {
+export function defaultControllerRateLimiter(clock: Clock = monotonicClock): RateLimiter {
   return new MaxOfRateLimiter(
     new ItemExponentialFailureRateLimiter(5, 1_000_000),
     new BucketRateLimiter({ qps: 10, burst: 100, clock }),

@@ -1,5 +1,5 @@
-import { realClock } from './clock.js';
-import type { Clock } from './clock.js';
+import { monotonicClock } from '../clock/index.js';
+import type { Clock } from '../clock/index.js';
 import { DelayedKeys } from './delayed-keys.js';
 import { noopQueueMetrics } from './queue-metrics.js';
 import type { QueueMetrics } from './queue-metrics.js';
@@ -67,7 +67,7 @@ export class WorkQueue implements RateLimitingQueue {
   #unsubscribeScrape: (() => void) | undefined;
 
   constructor(opts: WorkQueueOptions = {}) {
-    this.#clock = opts.clock ?? realClock;
+    this.#clock = opts.clock ?? monotonicClock;
     this.#rateLimiter = opts.rateLimiter ?? defaultControllerRateLimiter(this.#clock);
     this.#metrics = opts.metrics ?? noopQueueMetrics;
     this.#delayed = new DelayedKeys(this.#clock, (key) => this.add(key));

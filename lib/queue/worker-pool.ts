@@ -1,7 +1,7 @@
 import type { Logger } from '../observability/logger.js';
 import type { ControllerMetrics } from '../observability/controller-metrics.js';
-import { realClock } from './clock.js';
-import type { Clock } from './clock.js';
+import { monotonicClock } from '../clock/index.js';
+import type { Clock } from '../clock/index.js';
 import { isTerminalError } from '../reconcile/contract.js';
 import type { Reconcile, ReconcileResult } from '../reconcile/contract.js';
 import type { RateLimitingQueue } from './work-queue.js';
@@ -48,7 +48,7 @@ export function runWorkers(opts: WorkerPoolOptions): WorkerPool {
   const { name, queue, reconcile, onError } = opts;
   if (!Number.isInteger(opts.workers) || opts.workers < 1)
     throw new RangeError(`workers must be a positive integer, got ${opts.workers}`);
-  const clock = opts.clock ?? realClock;
+  const clock = opts.clock ?? monotonicClock;
   const logger = opts.logger.child({ controller: name });
   const m = opts.metrics === undefined ? undefined : bindMetrics(opts.metrics, name, opts.workers);
   const abort = new AbortController();

@@ -1,4 +1,4 @@
-import type { Clock } from '../../lib/queue/clock.js';
+import type { Clock, TimerHandle } from '../../lib/clock/index.js';
 
 interface PendingTimer {
   readonly at: number;
@@ -24,14 +24,15 @@ export class FakeClock implements Clock {
     return this.#now;
   }
 
-  setTimeout(fn: () => void, ms: number): unknown {
+  setTimeout(fn: () => void, ms: number): TimerHandle {
     const id = this.#nextId++;
     this.#timers.set(id, { at: this.#now + Math.max(0, ms), fn });
-    return id;
+    return { id };
   }
 
-  clearTimeout(handle: unknown): void {
-    if (typeof handle === 'number') this.#timers.delete(handle);
+  clearTimeout(handle: TimerHandle): void {
+    const id = (handle as { id?: unknown }).id;
+    if (typeof id === 'number') this.#timers.delete(id);
   }
 
   /** Timers scheduled and neither fired nor cleared. */

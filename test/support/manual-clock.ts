@@ -1,4 +1,4 @@
-import type { Clock, TimerHandle } from '../../lib/kube/clock.js';
+import type { Clock, TimerHandle } from '../../lib/clock/index.js';
 
 interface ManualTimer {
   readonly id: number;
