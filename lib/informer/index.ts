@@ -21,6 +21,6 @@ export type {
   WatchEvent,
   WatchOptions,
 } from './source.js';
-export { Backoff } from './backoff.js';
-export type { BackoffOptions } from './backoff.js';
+export { Backoff } from '../backoff/index.js';
+export type { BackoffOptions } from '../backoff/index.js';
 export { mergeInformers } from './merge.js';

@@ -5,7 +5,7 @@ import type { Clock, TimerHandle } from '../clock/index.js';
 import { apiError, isGone, statusException } from '../kube/errors.js';
 import type { Logger } from '../observability/logger.js';
 import { silentLogger } from '../observability/logger.js';
-import { Backoff } from './backoff.js';
+import { Backoff } from '../backoff/index.js';
 import { kubeListWatch } from './source.js';
 import type { ListPage, ListWatchSource, WatchEvent } from './source.js';
 import { ObjectStore, deepFreeze, objectKey } from './store.js';

@@ -2,7 +2,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import type { KubeClient } from '../kube/client.js';
 import type { Clock } from '../clock/index.js';
 import type { Logger } from '../observability/logger.js';
-import type { BackoffOptions } from './backoff.js';
+import type { BackoffOptions } from '../backoff/index.js';
 import type { ListWatchSource, ResourceTarget } from './source.js';
 import type { IndexFunc, Store } from './store.js';
 

@@ -1,3 +1,4 @@
+import { exponentialDelayMs } from '../backoff/index.js';
 import { monotonicClock } from '../clock/index.js';
 import type { Clock } from '../clock/index.js';
 
@@ -25,8 +26,7 @@ export class ItemExponentialFailureRateLimiter implements RateLimiter {
   when(key: string): number {
     const exp = this.#failures.get(key) ?? 0;
     this.#failures.set(key, exp + 1);
-    // 2 ** exp reaches Infinity rather than overflowing, so the cap alone bounds it.
-    return Math.min(this.baseDelayMs * 2 ** exp, this.maxDelayMs);
+    return exponentialDelayMs(this.baseDelayMs, exp, this.maxDelayMs);
   }
 
   forget(key: string): void {

@@ -1,5 +1,15 @@
 import type { Clock } from '../clock/index.js';
 
+/**
+ * The one exponential-delay formula: `baseMs · factor^failures`, capped at `maxMs` (2^n reaches
+ * Infinity rather than overflowing, so the cap alone bounds it). Used by Backoff (watch restarts,
+ * with jitter and a reset after a healthy period, like client-go's reflector) and by the work queue's
+ * per-key rate limiter (like client-go's ItemExponentialFailureRateLimiter).
+ */
+export function exponentialDelayMs(baseMs: number, failures: number, maxMs: number, factor = 2): number {
+  return Math.min(baseMs * factor ** failures, maxMs);
+}
+
 export interface BackoffOptions {
   /** First delay; default 800 ms (client-go's reflector). */
   readonly initialMs?: number;
@@ -25,7 +35,8 @@ export class Backoff {
   private readonly factor: number;
   private readonly jitter: number;
   private readonly resetAfterMs: number;
-  private current: number;
+  /** Consecutive failures since the last reset. */
+  private failures = 0;
   private lastFailureAt: number | undefined;
 
   constructor(
@@ -38,21 +49,19 @@ export class Backoff {
     this.factor = opts.factor ?? 2;
     this.jitter = Math.min(1, Math.max(0, opts.jitter ?? 0.2));
     this.resetAfterMs = opts.resetAfterMs ?? 120_000;
-    this.current = this.initialMs;
   }
 
   /** The delay to wait before the next attempt, after a failure now. */
   next(): number {
     const now = this.clock.now();
-    if (this.lastFailureAt !== undefined && now - this.lastFailureAt > this.resetAfterMs) this.current = this.initialMs;
+    if (this.lastFailureAt !== undefined && now - this.lastFailureAt > this.resetAfterMs) this.failures = 0;
     this.lastFailureAt = now;
-    const base = Math.min(this.maxMs, this.current);
-    this.current = Math.min(this.maxMs, this.current * this.factor);
+    const base = exponentialDelayMs(this.initialMs, this.failures++, this.maxMs, this.factor);
     return Math.round(base * (1 - this.jitter * this.random()));
   }
 
   reset(): void {
-    this.current = this.initialMs;
+    this.failures = 0;
     this.lastFailureAt = undefined;
   }
 }
