@@ -16,7 +16,7 @@ import type { Controller } from '../../lib/controller/manager.js';
 import { eventually } from '../integration/eventually.js';
 import { startTestController } from '../integration/support/controller.js';
 import { NODE_HOOK_TIMEOUT_MS, freshRestrictedNamespace, useSharedNode } from './cluster.js';
-import { execIn, mustSql } from './support/mysql-members.js';
+import { execIn, mustSql, mysqlClusterResource, rowsOn as rowsOnMember } from './support/mysql-members.js';
 
 const NAME = 'db';
 const RESTORED = 'restored';
@@ -59,26 +59,12 @@ describe('MySQLCluster lifecycle on a real node (MySQL 9.7)', function () {
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
     );
 
-  function createCluster(name: string, replicas: number, extra: Record<string, unknown> = {}) {
-    return custom.createNamespacedCustomObject({
+  const createCluster = (name: string, replicas: number, extra: Record<string, unknown> = {}) =>
+    custom.createNamespacedCustomObject({
       ...GROUP,
       namespace: ns,
-      body: {
-        apiVersion: 'recon8s.dev/v1alpha1',
-        kind: 'MySQLCluster',
-        metadata: { name },
-        spec: {
-          version: '9.7',
-          image: node().images.mysql,
-          imagePullPolicy: 'Never',
-          replicas,
-          storage: { size: '1Gi' },
-          resources: { requests: { cpu: '100m', memory: '384Mi' }, limits: { memory: '1Gi' } },
-          ...extra,
-        },
-      },
+      body: mysqlClusterResource(node().images.mysql, name, replicas, extra),
     });
-  }
   /** The spec of the cluster under test: its backups go to a volume the test owns; no schedule fires during the run. */
   const createMain = () =>
     createCluster(NAME, 3, { backup: { schedule: '0 3 * * *', persistentVolumeClaimName: BACKUP_PVC, suspend: true } });
@@ -99,17 +85,7 @@ describe('MySQLCluster lifecycle on a real node (MySQL 9.7)', function () {
   }
 
   /** The rows of the test table on a member, once it has them all. */
-  async function rowsOn(member: string, expected: string): Promise<void> {
-    await eventually(
-      async () => assert.equal(await sql(member, 'SELECT GROUP_CONCAT(id ORDER BY id) FROM e2e.t'), expected),
-      {
-        timeoutMs: 60_000,
-        intervalMs: 500,
-        maxIntervalMs: 2000,
-        description: `rows ${expected} on ${member}`,
-      },
-    );
-  }
+  const rowsOn = (member: string, expected: string): Promise<void> => rowsOnMember(kc, ns, member, expected);
 
   before(async function () {
     this.timeout(NODE_HOOK_TIMEOUT_MS + BOOTSTRAP_MS);

@@ -9,7 +9,15 @@ import type { Controller } from '../../lib/controller/manager.js';
 import { eventually } from '../integration/eventually.js';
 import { startTestController } from '../integration/support/controller.js';
 import { NODE_HOOK_TIMEOUT_MS, freshRestrictedNamespace, useSharedNode } from './cluster.js';
-import { execIn, localSql, mustSql, portOpen, remoteSql } from './support/mysql-members.js';
+import {
+  execIn,
+  localSql,
+  mustSql,
+  mysqlClusterResource,
+  portOpen,
+  remoteSql,
+  rowsOn as rowsOnMember,
+} from './support/mysql-members.js';
 
 const NAME = 'db';
 const MEMBERS = [0, 1, 2].map((i) => `${NAME}-${i}`);
@@ -65,17 +73,7 @@ describe('MySQLCluster on a real node (MySQL 9.7)', function () {
   }
 
   /** The rows of the test table on a member, once it has them all. */
-  async function rowsOn(member: string, expected: string): Promise<void> {
-    await eventually(
-      async () => assert.equal(await sql(member, 'SELECT GROUP_CONCAT(id ORDER BY id) FROM e2e.t'), expected),
-      {
-        timeoutMs: 60_000,
-        intervalMs: 500,
-        maxIntervalMs: 2000,
-        description: `rows ${expected} on ${member}`,
-      },
-    );
-  }
+  const rowsOn = (member: string, expected: string): Promise<void> => rowsOnMember(kc, ns, member, expected);
 
   before(async function () {
     this.timeout(NODE_HOOK_TIMEOUT_MS + BOOTSTRAP_MS);
@@ -87,19 +85,9 @@ describe('MySQLCluster on a real node (MySQL 9.7)', function () {
     await custom.createNamespacedCustomObject({
       ...GROUP,
       namespace: ns,
-      body: {
-        apiVersion: 'recon8s.dev/v1alpha1',
-        kind: 'MySQLCluster',
-        metadata: { name: NAME },
-        spec: {
-          version: '9.7',
-          image: node().images.mysql,
-          imagePullPolicy: 'Never',
-          replicas: 3,
-          storage: { size: '1Gi' },
-          resources: { requests: { cpu: '100m', memory: '512Mi' }, limits: { memory: '1Gi' } },
-        },
-      },
+      body: mysqlClusterResource(node().images.mysql, NAME, 3, {
+        resources: { requests: { cpu: '100m', memory: '512Mi' }, limits: { memory: '1Gi' } },
+      }),
     });
     const started = Date.now();
     await allReady(MEMBERS, BOOTSTRAP_MS);
@@ -299,20 +287,7 @@ describe('MySQLCluster on a real node (MySQL 9.7)', function () {
     await custom.createNamespacedCustomObject({
       ...GROUP,
       namespace: ns,
-      body: {
-        apiVersion: 'recon8s.dev/v1alpha1',
-        kind: 'MySQLCluster',
-        metadata: { name },
-        spec: {
-          version: '9.7',
-          image: node().images.mysql,
-          imagePullPolicy: 'Never',
-          replicas: 2,
-          credentialsSecretName: secret,
-          storage: { size: '1Gi' },
-          resources: { requests: { cpu: '100m', memory: '384Mi' }, limits: { memory: '1Gi' } },
-        },
-      },
+      body: mysqlClusterResource(node().images.mysql, name, 2, { credentialsSecretName: secret }),
     });
     const degraded = await eventually(
       async () => {

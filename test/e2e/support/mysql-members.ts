@@ -4,6 +4,8 @@
 import { Writable } from 'node:stream';
 import type { KubeConfig, V1Status } from '@kubernetes/client-node';
 import { Exec } from '@kubernetes/client-node';
+import assert from 'node:assert/strict';
+import { eventually } from '../../integration/eventually.js';
 
 export interface ExecResult {
   readonly ok: boolean;
@@ -101,4 +103,36 @@ export async function portOpen(
     String(port),
   ]);
   return r.ok;
+}
+
+/** A MySQLCluster of the locally built image, as every e2e test on the real node starts one (extra spec fields win). */
+export function mysqlClusterResource(
+  image: string,
+  name: string,
+  replicas: number,
+  extra: Record<string, unknown> = {},
+): object {
+  return {
+    apiVersion: 'recon8s.dev/v1alpha1',
+    kind: 'MySQLCluster',
+    metadata: { name },
+    spec: {
+      version: '9.7',
+      image,
+      imagePullPolicy: 'Never',
+      replicas,
+      storage: { size: '1Gi' },
+      resources: { requests: { cpu: '100m', memory: '384Mi' }, limits: { memory: '1Gi' } },
+      ...extra,
+    },
+  };
+}
+
+/** Waits until a member holds exactly these rows (ids, comma-separated) of the test table e2e.t. */
+export async function rowsOn(kc: KubeConfig, namespace: string, member: string, expected: string): Promise<void> {
+  await eventually(
+    async () =>
+      assert.equal(await mustSql(kc, namespace, member, 'SELECT GROUP_CONCAT(id ORDER BY id) FROM e2e.t'), expected),
+    { timeoutMs: 60_000, intervalMs: 500, maxIntervalMs: 2000, description: `rows ${expected} on ${member}` },
+  );
 }
