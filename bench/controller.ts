@@ -218,6 +218,23 @@ async function runBench(args: BenchArgs, results: BenchResults, started: Started
   // ---- the workload and what it must converge to ----------------------------------------------
   results.phase = 'workload';
   const resources = buildWorkload(args.apps, args.mysql);
+  // The backup volumes the MySQLClusters name exist, as a user makes them (recon8s never creates them):
+  // without them every cluster is Degraded/BackupVolumeMissing and looked at again every 30 s.
+  for (const r of resources) {
+    const claim = (r.spec as { backup?: { persistentVolumeClaimName?: string } }).backup?.persistentVolumeClaimName;
+    if (claim === undefined) continue;
+    await bench.request({
+      method: HttpMethod.POST,
+      path: `/api/v1/namespaces/${BENCH_NAMESPACE}/persistentvolumeclaims`,
+      body: JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'PersistentVolumeClaim',
+        metadata: { name: claim },
+        spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+      }),
+      headers: { 'Content-Type': 'application/json' },
+    });
+  }
   t = performance.now();
   const rendered = resources.map((r) => renderResource(r, BENCH_NAMESPACE));
   const renderMs = performance.now() - t;
