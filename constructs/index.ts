@@ -19,7 +19,17 @@ export { REPORT_REASONS as MYSQL_MEMBER_REPORTS } from './mysql/reprovision-scri
 export { InvalidSpecError, formatProblem } from './schema/validate.js';
 export type { Problem } from './schema/validate.js';
 export type { KindDefinition, ResourceType } from './schema/schema.js';
-export { clusterNames as mysqlClusterNames, SECRET_KEYS as MYSQL_SECRET_KEYS } from './mysql/layout.js';
+export {
+  clusterNames as mysqlClusterNames,
+  SECRET_KEYS as MYSQL_SECRET_KEYS,
+  ADMIN_USER as MYSQL_ADMIN_USER,
+  REPLICATION_USER as MYSQL_REPLICATION_USER,
+  MYSQL_PORT,
+  ROLE_LABEL as MYSQL_ROLE_LABEL,
+  ROLES as MYSQL_ROLES,
+  SWITCHOVER_ANNOTATION as MYSQL_SWITCHOVER_ANNOTATION,
+  REPROVISION_ANNOTATION as MYSQL_REPROVISION_ANNOTATION,
+} from './mysql/layout.js';
 export type { MySQLClusterNames } from './mysql/layout.js';
 export { MANAGED_BY } from './common/metadata.js';
 export {
@@ -65,4 +75,6 @@ export type {
   MySQLBackup,
   MySQLPvcRetention,
   MySQLClusterStatus,
+  MySQLMemberStatus,
+  MySQLSwitchoverStatus,
 } from './mysql/spec.generated.js';

@@ -1,5 +1,5 @@
 // Init container 2: gives a member its data directory before mysqld starts.
-import { DATA_DIR_NAME, MYSQL_PORT, PATHS, REPLICATION_USER } from './layout.js';
+import { ADMIN_GRANTS, ADMIN_USER, DATA_DIR_NAME, MYSQL_PORT, PATHS, REPLICATION_USER } from './layout.js';
 import { sh } from './shell.js';
 
 /**
@@ -8,9 +8,12 @@ import { sh } from './shell.js';
  * - An empty one is built beside it (<datadir>.bootstrap) and renamed into place only when complete,
  *   so an interrupted bootstrap leaves nothing half-made: the next attempt removes the leftovers and
  *   starts again. A non-empty directory without a data dictionary is refused, never overwritten.
- * - The primary (ordinal 0) initializes a new one (mysqld --initialize-insecure), then a temporary
- *   mysqld without networking sets the root password and creates the accounts.
- * - A replica clones the primary with the clone plugin. CLONE INSTANCE needs a running recipient
+ * - Ordinal 0 of a new cluster (no primary answers on the primary Service) initializes a new one
+ *   (mysqld --initialize-insecure), then a temporary mysqld without networking sets the root password
+ *   and creates the accounts. It starts read-only like every member; the controller makes it the
+ *   first primary.
+ * - Any other member, and ordinal 0 when a primary answers (its volume was lost), clones the primary
+ *   (found through the primary Service, which follows the role label) with the clone plugin. CLONE INSTANCE needs a running recipient
  *   server, so a throwaway one is initialized in a scratch directory and started without networking;
  *   it clones into the staging directory (DATA DIRECTORY = ..., which leaves the throwaway server
  *   untouched) and is shut down and removed. The clone carries the primary's data, accounts and
@@ -27,7 +30,7 @@ export const BOOTSTRAP_SH = sh`#!/bin/bash
 set -euo pipefail
 . "\${BASH_SOURCE[0]%/*}/common.sh"
 . "\${BASH_SOURCE[0]%/*}/reprovision.sh"
-require_env PRIMARY_HOST MYSQL_ROOT_PASSWORD MYSQL_REPLICATION_PASSWORD
+require_env PRIMARY_HOST MYSQL_ROOT_PASSWORD MYSQL_REPLICATION_PASSWORD MYSQL_ADMIN_PASSWORD
 
 volume=\${DATA_VOLUME:-${PATHS.dataVolume}} # overridden by unit tests only
 datadir=$volume/${DATA_DIR_NAME}
@@ -93,9 +96,10 @@ initialize_primary() {
   } | temporary_sql --database=mysql; then
     log "warning: the time zone tables could not be loaded"
   fi
-  local root replication
+  local root replication admin
   root=$(sql_quote "$MYSQL_ROOT_PASSWORD")
   replication=$(sql_quote "$MYSQL_REPLICATION_PASSWORD")
+  admin=$(sql_quote "$MYSQL_ADMIN_PASSWORD")
   {
     printf "SET SESSION sql_mode = '';\n"
     printf 'SET SESSION sql_log_bin = 0;\n'
@@ -105,9 +109,19 @@ initialize_primary() {
     printf "GRANT PROXY ON ''@'' TO 'root'@'%%' WITH GRANT OPTION;\n"
     printf "CREATE USER '${REPLICATION_USER}'@'%%' IDENTIFIED BY %s;\n" "$replication"
     printf "GRANT REPLICATION SLAVE, REPLICATION CLIENT, BACKUP_ADMIN ON *.* TO '${REPLICATION_USER}'@'%%';\n"
+    printf "CREATE USER '${ADMIN_USER}'@'%%' IDENTIFIED BY %s REQUIRE SSL;\n" "$admin"
+    printf "GRANT ${ADMIN_GRANTS} ON *.* TO '${ADMIN_USER}'@'%%';\n"
+    printf "GRANT SELECT ON performance_schema.* TO '${ADMIN_USER}'@'%%';\n"
     printf 'SHUTDOWN;\n'
   } | temporary_sql
   await_shutdown
+}
+
+# One attempt: does a primary answer on the primary Service?
+primary_answers() {
+  mysql --defaults-extra-file=<(client_cnf ${REPLICATION_USER} "$MYSQL_REPLICATION_PASSWORD") \
+    --host="$PRIMARY_HOST" --port=${MYSQL_PORT} --get-server-public-key --connect-timeout=5 --batch \
+    -e 'SELECT 1' >/dev/null 2>&1
 }
 
 wait_for_primary() {
@@ -156,7 +170,7 @@ entries=("$datadir"/*)
   die "$datadir is not empty but holds no MySQL data dictionary (mysql.ibd); refusing to overwrite it"
 rm -rf -- "$stage" "$scratch"
 
-if (($(member_ordinal) == 0)); then initialize_primary; else clone_primary; fi
+if (($(member_ordinal) == 0)) && ! primary_answers; then initialize_primary; else clone_primary; fi
 
 [[ -e $stage/mysql.ibd ]] || die "$stage holds no data dictionary after bootstrapping"
 mv -T -- "$stage" "$datadir"

@@ -18,10 +18,41 @@ export const MYSQL_UID = 999;
 export const SERVER_ID_OFFSET = 100;
 
 /** The keys of the credentials Secret. */
-export const SECRET_KEYS = { rootPassword: 'root-password', replicationPassword: 'replication-password' } as const;
+export const SECRET_KEYS = {
+  rootPassword: 'root-password',
+  replicationPassword: 'replication-password',
+  adminPassword: 'admin-password',
+} as const;
 
 /** The account replicas (and clones) connect to the primary as. */
 export const REPLICATION_USER = 'replication';
+
+/**
+ * The account the controller manages the members as (fencing, promotion, pointing replicas): only the
+ * privileges that needs, never data access.
+ */
+export const ADMIN_USER = 'recon8s-admin';
+export const ADMIN_GRANTS =
+  'SYSTEM_VARIABLES_ADMIN, REPLICATION_SLAVE_ADMIN, REPLICATION CLIENT, RELOAD, PROCESS, CONNECTION_ADMIN';
+
+/**
+ * The label the controller puts on each database pod: `primary` on the one member that takes writes,
+ * `replica` on those replicating from it, `none` on the others (not configured yet, unreachable, or
+ * holding errant transactions). The Services select by it, so that they follow the primary wherever it
+ * moves; the pod template never carries it.
+ */
+export const ROLE_LABEL = 'recon8s.dev/role';
+export const ROLES = { primary: 'primary', replica: 'replica', none: 'none' } as const;
+
+/** Asking the controller for a switchover: the annotation's value is the request ("[<pod>@]<id>"). */
+export const SWITCHOVER_ANNOTATION = 'recon8s.dev/switchover';
+
+/**
+ * Asking a member to be re-provisioned by clone of the primary, discarding what it holds that the
+ * primary lacks: a new value of this pod annotation (e.g. a timestamp) is a new request. The
+ * replication sidecar reads it from a downward API volume.
+ */
+export const REPROVISION_ANNOTATION = 'recon8s.dev/reprovision';
 
 /** The pod template annotation that changes whenever my.cnf or the scripts change, so that pods roll. */
 export const CONFIG_HASH_ANNOTATION = 'recon8s.dev/config-hash';
@@ -48,6 +79,8 @@ export const PATHS = {
   myCnf: '/etc/mysql/recon8s/my.cnf',
   /** Per-member settings written at pod start (an emptyDir), included from my.cnf. */
   memberConfig: '/etc/mysql/recon8s.d',
+  /** The pod's own annotations (a downward API volume). */
+  podInfo: '/etc/recon8s/pod',
   /** The scripts ConfigMap, read-only. */
   scripts: '/opt/recon8s',
   /** Where the backup job mounts the backup volume. */
@@ -69,8 +102,10 @@ export interface MySQLClusterNames {
   readonly disruptionBudget: string;
   readonly backup: string;
   readonly credentialsSecret: string;
-  /** The primary's stable DNS name within the namespace (ordinal 0 is always the primary). */
+  /** The primary's name within the namespace: the primary Service, which follows the role label. */
   readonly primaryHost: string;
+  /** A member's stable DNS name within the namespace, which replicas of it use as SOURCE_HOST. */
+  memberHost(pod: string): string;
   /** The PersistentVolumeClaim holding a member's data (made by the StatefulSet, never by recon8s). */
   dataClaim(ordinal: number): string;
 }
@@ -89,7 +124,8 @@ export function clusterNames(cluster: string, credentialsSecretName?: string): M
     disruptionBudget: `${cluster}-mysql`,
     backup: `${cluster}-backup`,
     credentialsSecret: credentialsSecretName ?? `${cluster}-credentials`,
-    primaryHost: `${cluster}-0.${headlessService}`,
+    primaryHost: `${cluster}-primary`,
+    memberHost: (pod) => `${pod}.${headlessService}`,
     dataClaim: (ordinal) => `${DATA_VOLUME}-${cluster}-${ordinal}`,
   };
 }

@@ -32,6 +32,18 @@ const MANAGED_OPTIONS: readonly (readonly [string, string])[] = [
   ['skip_replica_start', 'ON'],
   // New replicas are provisioned by cloning the primary; donor and recipient both need the plugin.
   ['plugin_load_add', 'mysql_clone.so'],
+  // Loss-less replication: a commit is acknowledged only once enough replicas received it. Every
+  // member loads both sides, since any member may become the primary; the controller enables the
+  // source side on the primary with the wait count the spec asks for.
+  ['plugin_load_add', 'semisync_source.so'],
+  ['plugin_load_add', 'semisync_replica.so'],
+  // loose_: the plugins' options are unknown to the temporary servers of bootstrap.sh, which
+  // (--initialize) load no plugin.
+  ['loose_rpl_semi_sync_replica_enabled', 'ON'],
+  // Never fall back to asynchronous replication, which would acknowledge writes no replica has:
+  // with too few replicas, writes wait (the maximum, ~49 days).
+  ['loose_rpl_semi_sync_source_timeout', '4294967295'],
+  ['loose_rpl_semi_sync_source_wait_point', 'AFTER_SYNC'],
 ];
 
 /** The shared my.cnf: recon8s' options, then the user's (sorted by key), then the per-member directory. */
@@ -41,8 +53,9 @@ export function renderMyCnf(clusterName: string, userOptions: Readonly<Record<st
     .map((k) => `${k}=${cnfValue(userOptions[k] ?? '')}`);
   return [
     `# my.cnf of MySQLCluster "${clusterName}", rendered by recon8s.`,
-    '# server_id, report_host, read_only and super_read_only differ per member: init-config writes them',
-    `# at pod start into ${PATHS.memberConfig}/, included at the end.`,
+    '# server_id and report_host differ per member: init-config writes them at pod start into',
+    `# ${PATHS.memberConfig}/, included at the end, with read_only and super_read_only ON: only the`,
+    '# controller makes the primary writable.',
     '[mysqld]',
     ...MANAGED_OPTIONS.map(([k, v]) => `${k}=${v}`),
     ...(user.length > 0 ? ['', '# spec.mysqlConf', ...user] : []),

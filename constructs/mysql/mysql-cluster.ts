@@ -14,27 +14,32 @@ import { statefulSet } from './statefulset.js';
 export type MySQLClusterProps = MySQLClusterSpec;
 
 /**
- * A MySQL cluster: one writable primary (the StatefulSet's ordinal 0) and `replicas - 1` read-only
- * replicas that follow it by GTID replication. New replicas are provisioned by cloning the primary,
- * and so is a replica that can no longer catch up because the primary purged binary logs it needs
- * (its previous data is kept until the clone replicates; see reprovision-script.ts).
+ * A highly available MySQL cluster: identical members, one of which the recon8s controller makes the
+ * writable primary (status.currentPrimary, pod label `recon8s.dev/role=primary`), the others read-only
+ * replicas that follow it by semi-synchronous GTID replication. New replicas are provisioned by
+ * cloning the primary, and so is a replica that can no longer catch up because the primary purged
+ * binary logs it needs (its previous data is kept until the clone replicates; see
+ * reprovision-script.ts).
  *
  * The construct id is the cluster's name, from which every object's name is derived: the
  * StatefulSet `<name>`, the Services `<name>-headless` (members are `<name>-N.<name>-headless`),
- * `<name>-primary` (writes: only ever ordinal 0) and `<name>-replicas` (reads: every ready member,
- * the primary included, since a selector cannot leave out one ordinal), the ConfigMaps
- * `<name>-config` and `<name>-scripts`, the PodDisruptionBudget `<name>` and, with `backup`, the
- * CronJob `<name>-backup`. Objects get the chart's namespace.
+ * `<name>-primary` (writes: the pod labelled primary, wherever it is) and `<name>-replicas` (reads:
+ * the ready pods labelled replica), the ConfigMaps `<name>-config` and `<name>-scripts`, the
+ * PodDisruptionBudget `<name>-mysql` and, with `backup`, the CronJob `<name>-backup`. Objects get the
+ * chart's namespace.
  *
  * Passwords never appear in props or in the output: the pods read them from the Secret named by
- * {@link MySQLCluster.credentialsSecretName} (keys `root-password` and `replication-password`). This
- * construct does not render that Secret, since a pure construct cannot generate a password: the
- * recon8s controller creates it once for a MySQLCluster resource, and a cdk8s user creates it
- * beforehand (e.g. `kubectl create secret generic <name>-credentials --from-literal=root-password=...
- * --from-literal=replication-password=...`). The pods wait for it.
+ * {@link MySQLCluster.credentialsSecretName} (keys `root-password`, `replication-password` and
+ * `admin-password`). This construct does not render that Secret, since a pure construct cannot
+ * generate a password: the recon8s controller creates it once for a MySQLCluster resource, and a
+ * cdk8s user creates it beforehand (e.g. `kubectl create secret generic <name>-credentials
+ * --from-literal=root-password=... --from-literal=replication-password=... --from-literal=admin-password=...`).
+ * The pods wait for it.
  *
- * The primary's volume is the source of truth: it is never re-created from a replica. There is no
- * automatic failover; while ordinal 0 is down, writes are unavailable and reads continue.
+ * The members need the recon8s controller: every member starts read-only (fencing), and only the
+ * controller makes one writable, fails over when it is lost, switches over on request and before a
+ * rolling update (the StatefulSet is `OnDelete`: the controller re-creates the pods, replicas first).
+ * Rendered without it, the cluster starts but takes no writes.
  */
 export class MySQLCluster extends Construct {
   /** The props with every default applied. */

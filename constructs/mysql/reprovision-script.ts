@@ -1,5 +1,5 @@
 // Re-provisioning a replica by clone, when its primary no longer has the binary logs it needs.
-import { DATA_DIR_NAME, MYSQL_PORT, PATHS, REPLICATION_USER } from './layout.js';
+import { DATA_DIR_NAME, MYSQL_PORT, PATHS, REPLICATION_USER, REPROVISION_ANNOTATION } from './layout.js';
 import { sh } from './shell.js';
 
 /** The prefix of the termination message that says why the replication sidecar exited; lib/controller reads it. */
@@ -30,10 +30,10 @@ export const REPORT_REASONS = { reprovisioned: 'ReprovisionedByClone', failed: '
  * The volume must hold two copies of the data while this happens; a clone that does not fit fails
  * (ReprovisionFailed), and the old data stays in place.
  *
- * The mechanism does not depend on why a member needs a new copy: for high availability, the
- * controller can ask for the same re-provisioning of a member holding errant transactions (after a
- * person agreed to discard them), e.g. through a pod annotation the sidecar reads from a downward API
- * volume; only the trigger differs.
+ * The same mechanism re-provisions a member on request: a new value of the pod annotation
+ * recon8s.dev/reprovision (read from a downward API volume) asks for it, even when the member holds
+ * transactions the primary lacks (errant ones: a person decided to discard them). The value handled
+ * last is kept on the data volume, so a request is done once.
  */
 export const REPROVISION_SH = sh`# recon8s: re-provisioning a replica by clone, sourced after common.sh (see
 # constructs/mysql/reprovision-script.ts for the design).
@@ -42,6 +42,8 @@ recon8s_datadir=$recon8s_volume/${DATA_DIR_NAME}
 recon8s_clone=$recon8s_datadir.clone
 recon8s_cloned=$recon8s_datadir.cloned
 recon8s_previous=$recon8s_datadir.previous
+recon8s_request_done=$recon8s_volume/reprovision-request.done
+recon8s_pod_annotations=\${POD_ANNOTATIONS:-${PATHS.podInfo}/annotations} # overridden by unit tests only
 
 # Before mysqld starts: puts a complete clone in place of the data directory, the old one kept aside.
 adopt_clone() {
@@ -94,9 +96,22 @@ refuse() {
   refusal=$1
 }
 
-# Whether this member may be replaced by a clone of the primary now; says why not otherwise.
+# A re-provisioning request not handled yet: prints the annotation's value.
+reprovision_requested() {
+  local line value
+  [[ -r $recon8s_pod_annotations ]] || return 1
+  line=$(grep -m1 '^${REPROVISION_ANNOTATION}=' "$recon8s_pod_annotations") || return 1
+  value=\${line#*=}
+  value=\${value#\"}
+  value=\${value%\"}
+  [[ -n $value && $value != "$(cat "$recon8s_request_done" 2>/dev/null)" ]] || return 1
+  printf '%s' "$value"
+}
+
+# Whether this member may be replaced by a clone of the primary now; says why not otherwise. With
+# "force" (a person asked for it), transactions the primary lacks do not prevent it.
 may_reprovision() {
-  local ours donor theirs subset
+  local force=\${1:-} ours donor theirs subset
   ours=$(local_sql -e 'SELECT @@GLOBAL.super_read_only') || return 1
   [[ $ours == 1 ]] || { refuse "not re-provisioning: this member is writable"; return 1; }
   donor=$(donor_sql -e "SELECT @@GLOBAL.read_only, REPLACE(@@GLOBAL.gtid_executed, CHAR(10), '')" 2>&1) ||
@@ -104,7 +119,7 @@ may_reprovision() {
   [[ \${donor%%$'\t'*} == 0 ]] || { refuse "not re-provisioning: $PRIMARY_HOST is read-only, not a primary"; return 1; }
   theirs=\${donor#*$'\t'}
   subset=$(local_sql -e "SELECT GTID_SUBSET(REPLACE(@@GLOBAL.gtid_executed, CHAR(10), ''), $(sql_quote "$theirs"))") || return 1
-  [[ $subset == 1 ]] ||
+  [[ $subset == 1 || $force == force ]] ||
     { refuse "not re-provisioning: this member has transactions the primary does not have; a clone would discard them"; return 1; }
   local state
   state=$(local_sql -e 'SELECT STATE FROM performance_schema.clone_status') || return 1
@@ -114,9 +129,9 @@ may_reprovision() {
 # Replaces this replica's data by a clone of the primary: see the design. Exits once mysqld is told
 # to stop, so that both containers start again; returns when it did nothing.
 reprovision_by_clone() {
-  local why=$1 out
-  may_reprovision || return 0
-  log "the primary no longer has the binary logs this replica needs ($why); re-provisioning it by clone from $PRIMARY_HOST"
+  local why=$1 force=\${2:-} request=\${3:-} out
+  may_reprovision "$force" || return 0
+  log "re-provisioning this member by clone from $PRIMARY_HOST: $why"
   rm -rf -- "$recon8s_clone"
   if ! out=$({
     printf "SET SESSION sql_mode = '';\n"
@@ -132,7 +147,8 @@ reprovision_by_clone() {
   fi
   mv -T -- "$recon8s_clone" "$recon8s_cloned"
   sync
-  report ${REPORT_REASONS.reprovisioned} "$(member_name) was re-provisioned by clone from $PRIMARY_HOST: the primary no longer had the binary logs it needed. Its previous data directory is kept until the clone replicates."
+  [[ -z $request ]] || printf '%s' "$request" >"$recon8s_request_done"
+  report ${REPORT_REASONS.reprovisioned} "$(member_name) was re-provisioned by clone from $PRIMARY_HOST: $why. Its previous data directory is kept until the clone replicates."
   log "cloned; restarting mysqld on the clone"
   local_sql -e 'SHUTDOWN' || true
   exit 0

@@ -5,7 +5,15 @@
 // run again after a restart at any point.
 import { BOOTSTRAP_SH } from './bootstrap-script.js';
 import { BACKUP_SH } from './backup-script.js';
-import { MYSQL_PORT, PATHS, REPLICATION_USER, SERVER_ID_OFFSET } from './layout.js';
+import {
+  ADMIN_GRANTS,
+  ADMIN_USER,
+  MYSQL_PORT,
+  PATHS,
+  REPLICATION_USER,
+  REPROVISION_ANNOTATION,
+  SERVER_ID_OFFSET,
+} from './layout.js';
 import { REPROVISION_SH, START_MYSQLD_SH } from './reprovision-script.js';
 import { sh } from './shell.js';
 
@@ -36,7 +44,7 @@ member_name() {
   printf '%s' "\${POD_NAME:-\${HOSTNAME:-}}"
 }
 
-# The StatefulSet ordinal of this pod. Ordinal 0 is the primary, every other member a replica.
+# The StatefulSet ordinal of this pod (its server_id; ordinal 0 initializes a new cluster).
 member_ordinal() {
   local pod ordinal
   pod=$(member_name)
@@ -80,6 +88,8 @@ local_sql() {
 /** Init container 1: writes this member's identity, since one pod template serves every ordinal. */
 export const INIT_CONFIG_SH = sh`#!/bin/bash
 # recon8s init-config: writes the settings that differ per member into the directory my.cnf includes.
+# Every member starts read-only, even for accounts with SUPER, whatever it was before it stopped: only
+# the controller makes the primary writable, so a member that restarts can never take writes by itself.
 set -euo pipefail
 . "\${BASH_SOURCE[0]%/*}/common.sh"
 require_env HEADLESS_SERVICE
@@ -88,43 +98,40 @@ dir=\${MEMBER_CONFIG_DIR:-${PATHS.memberConfig}} # overridden by unit tests only
 pod=$(member_name)
 ordinal=$(member_ordinal)
 server_id=$((${SERVER_ID_OFFSET} + ordinal))
-# The primary (ordinal 0) takes writes; replicas refuse them, even from accounts with SUPER.
-if ((ordinal == 0)); then read_only=OFF; else read_only=ON; fi
 
 {
   printf '# Written by recon8s init-config for %s.\n' "$pod"
   printf '[mysqld]\n'
   printf 'server_id=%d\n' "$server_id"
   printf 'report_host=%s.%s\n' "$pod" "$HEADLESS_SERVICE"
-  printf 'read_only=%s\n' "$read_only"
-  printf 'super_read_only=%s\n' "$read_only"
+  printf 'read_only=ON\n'
+  printf 'super_read_only=ON\n'
 } >"$dir/member.cnf.tmp"
 mv -f -- "$dir/member.cnf.tmp" "$dir/member.cnf"
-log "member $ordinal of \${pod%-*}: server_id=$server_id read_only=$read_only"
+log "member $ordinal of \${pod%-*}: server_id=$server_id, read-only until the controller says otherwise"
 `;
 
 /** The readiness probe: the primary must be writable, a replica must be following it. */
 export const READY_SH = sh`#!/bin/bash
-# recon8s readiness: SQL answers, and the member can do its job. A replica is ready while its applier
-# runs and its receiver has not given up: a receiver that is reconnecting (the primary restarts) keeps
-# it ready, so that a primary restart does not take every read endpoint away. A replica whose applier
-# stopped (an error, or nobody started replication) or whose receiver stopped (e.g. the primary no
-# longer has the binary logs it needs) would serve stale data for ever, so it leaves the Service.
+# recon8s readiness: SQL answers, and the member can do its job: it is writable (the controller made it
+# the primary), or it replicates. A replica is ready while its applier runs and its receiver has not
+# given up: a receiver that is reconnecting (the primary restarts) keeps it ready, so that a primary
+# restart does not take every read endpoint away. A member that neither takes writes nor replicates
+# (not configured yet, or its replication stopped on an error) would serve stale data for ever.
+# The Services also select by the role label the controller sets, so readiness alone never makes a
+# member the primary.
 set -euo pipefail
 . "\${BASH_SOURCE[0]%/*}/common.sh"
 require_env MYSQL_ROOT_PASSWORD
 
-if (($(member_ordinal) == 0)); then
-  read_only=$(local_sql -e 'SELECT @@GLOBAL.read_only')
-  [[ $read_only == 0 ]] || die "the primary is read-only"
-else
-  states=$(local_sql -e "SELECT c.SERVICE_STATE, a.SERVICE_STATE FROM performance_schema.replication_connection_status c JOIN performance_schema.replication_applier_status a USING (CHANNEL_NAME) WHERE CHANNEL_NAME = ''")
-  [[ -n $states ]] || die "replication is not configured"
-  receiver=\${states%%$'\t'*}
-  applier=\${states##*$'\t'}
-  [[ $applier == ON ]] || die "replication is not applying (applier: $applier)"
-  [[ $receiver != OFF ]] || die "replication is not receiving (receiver: $receiver)"
-fi
+read_only=$(local_sql -e 'SELECT @@GLOBAL.read_only')
+[[ $read_only == 0 ]] && exit 0
+states=$(local_sql -e "SELECT c.SERVICE_STATE, a.SERVICE_STATE FROM performance_schema.replication_connection_status c JOIN performance_schema.replication_applier_status a USING (CHANNEL_NAME) WHERE CHANNEL_NAME = ''")
+[[ -n $states ]] || die "read-only and not replicating (waiting for the controller)"
+receiver=\${states%%$'\t'*}
+applier=\${states##*$'\t'}
+[[ $applier == ON ]] || die "replication is not applying (applier: $applier)"
+[[ $receiver != OFF ]] || die "replication is not receiving (receiver: $receiver)"
 `;
 
 /** The liveness and startup probe: does mysqld answer? */
@@ -141,19 +148,17 @@ mysqladmin --defaults-extra-file=<(client_cnf root "$MYSQL_ROOT_PASSWORD") --soc
 
 /** The replication sidecar, beside mysqld for the pod's life. */
 export const REPLICATION_SH = sh`#!/bin/bash
-# recon8s replication sidecar. Replication can only be configured once the local mysqld is running,
-# which happens in the main container, so this runs beside it. Whenever mysqld has (re)started:
-#   - on the primary, it makes sure the replication account exists with the Secret's password;
-#   - on a replica, it points replication at the primary (GTID auto-positioning) and starts it
-#     (skip_replica_start keeps a restarted replica from replicating before that).
-# The receiver retries a lost primary every 10 s for 10 days. In between, this restarts a replica's
-# receiver that stopped by itself anyway (receiver stopped, applier running); a deliberate
-# STOP REPLICA stops both and is left alone. A replica whose primary purged the binary logs it still
-# needs is re-provisioned by clone (reprovision.sh).
+# recon8s replication sidecar. The controller decides the topology (who is primary, whom replicas
+# follow) over SQL; this does what needs the member's own file system or a moment the controller
+# cannot see, whenever mysqld has (re)started:
+#   - on the writable member (the primary), it makes sure the replication and administrative accounts
+#     exist with the Secret's passwords;
+#   - on a replica whose primary purged the binary logs it still needs, or whose pod carries a new
+#     ${REPROVISION_ANNOTATION} annotation, it re-provisions the member by clone (reprovision.sh).
 set -euo pipefail
 . "\${BASH_SOURCE[0]%/*}/common.sh"
 . "\${BASH_SOURCE[0]%/*}/reprovision.sh"
-require_env PRIMARY_HOST MYSQL_ROOT_PASSWORD MYSQL_REPLICATION_PASSWORD
+require_env PRIMARY_HOST MYSQL_ROOT_PASSWORD MYSQL_REPLICATION_PASSWORD MYSQL_ADMIN_PASSWORD
 
 # As PID 1, bash ignores SIGTERM unless it is trapped: without this the pod would wait out its grace period.
 trap 'exit 0' TERM INT
@@ -173,65 +178,53 @@ server_started_at() {
   printf '%d' "$((now - uptime))"
 }
 
-replication_login_works() {
-  mysql --defaults-extra-file=<(client_cnf ${REPLICATION_USER} "$MYSQL_REPLICATION_PASSWORD") --host=127.0.0.1 \
-    --port=${MYSQL_PORT} --get-server-public-key --connect-timeout=5 --batch -e 'SELECT 1' >/dev/null 2>&1
+login_works() {
+  mysql --defaults-extra-file=<(client_cnf "$1" "$2") --host=127.0.0.1 --port=${MYSQL_PORT} \
+    --get-server-public-key --connect-timeout=5 --batch -e 'SELECT 1' >/dev/null 2>&1
 }
 
 # Idempotent, and silent when nothing is to be done: no binary-log event at every restart.
-ensure_replication_user() {
-  replication_login_works && return 0
-  log "creating or updating the ${REPLICATION_USER} account"
-  local password
-  password=$(sql_quote "$MYSQL_REPLICATION_PASSWORD")
+ensure_accounts() {
+  login_works ${REPLICATION_USER} "$MYSQL_REPLICATION_PASSWORD" && login_works ${ADMIN_USER} "$MYSQL_ADMIN_PASSWORD" && return 0
+  log "creating or updating the ${REPLICATION_USER} and ${ADMIN_USER} accounts"
+  local replication admin
+  replication=$(sql_quote "$MYSQL_REPLICATION_PASSWORD")
+  admin=$(sql_quote "$MYSQL_ADMIN_PASSWORD")
   {
     printf "SET SESSION sql_mode = '';\n"
-    printf "CREATE USER IF NOT EXISTS '${REPLICATION_USER}'@'%%' IDENTIFIED BY %s;\n" "$password"
-    printf "ALTER USER '${REPLICATION_USER}'@'%%' IDENTIFIED BY %s;\n" "$password"
+    printf "CREATE USER IF NOT EXISTS '${REPLICATION_USER}'@'%%' IDENTIFIED BY %s;\n" "$replication"
+    printf "ALTER USER '${REPLICATION_USER}'@'%%' IDENTIFIED BY %s;\n" "$replication"
     # BACKUP_ADMIN: the primary is the clone donor for new replicas.
     printf "GRANT REPLICATION SLAVE, REPLICATION CLIENT, BACKUP_ADMIN ON *.* TO '${REPLICATION_USER}'@'%%';\n"
+    printf "CREATE USER IF NOT EXISTS '${ADMIN_USER}'@'%%' IDENTIFIED BY %s REQUIRE SSL;\n" "$admin"
+    printf "ALTER USER '${ADMIN_USER}'@'%%' IDENTIFIED BY %s REQUIRE SSL;\n" "$admin"
+    printf "GRANT ${ADMIN_GRANTS} ON *.* TO '${ADMIN_USER}'@'%%';\n"
+    printf "GRANT SELECT ON performance_schema.* TO '${ADMIN_USER}'@'%%';\n"
   } | local_sql
 }
 
-start_replication() {
-  log "replicating from $PRIMARY_HOST:${MYSQL_PORT}"
-  local host secret
-  host=$(sql_quote "$PRIMARY_HOST")
-  secret=$(sql_quote "$MYSQL_REPLICATION_PASSWORD")
-  {
-    printf "SET SESSION sql_mode = '';\n"
-    printf 'STOP REPLICA;\n'
-    printf '%s\n' "CHANGE REPLICATION SOURCE TO SOURCE_HOST = $host, SOURCE_PORT = ${MYSQL_PORT}, \
-SOURCE_USER = '${REPLICATION_USER}', SOURCE_PASSWORD = $secret, SOURCE_AUTO_POSITION = 1, \
-SOURCE_SSL = 1, GET_SOURCE_PUBLIC_KEY = 1, SOURCE_CONNECT_RETRY = 10, SOURCE_RETRY_COUNT = 86400;"
-    printf 'START REPLICA;\n'
-  } | local_sql
+writable() {
+  [[ $(local_sql -e 'SELECT @@GLOBAL.read_only' 2>/dev/null) == 0 ]]
 }
 
-restart_stalled_receiver() {
-  local states
-  states=$(local_sql -e "SELECT c.SERVICE_STATE, a.SERVICE_STATE FROM performance_schema.replication_connection_status c JOIN performance_schema.replication_applier_status a USING (CHANNEL_NAME) WHERE CHANNEL_NAME = ''") || return 0
-  if [[ $states == $'OFF\tON' ]]; then
-    log "the replication receiver stopped by itself; starting it again"
-    local_sql -e 'START REPLICA IO_THREAD' || true
-  fi
-}
-
-ordinal=$(member_ordinal)
 configured_for=
 while :; do
-  # While mysqld does not answer (it is starting), look again every second: a replica is neither
-  # ready nor applying until this has configured it.
+  # While mysqld does not answer (it is starting), look again every second.
   delay=1
   if started_at=$(server_started_at); then
     delay=10
     # Both times are whole seconds: allow for rounding.
-    if [[ -z $configured_for ]] || ((started_at - configured_for > 2 || configured_for - started_at > 2)); then
-      if ((ordinal == 0)); then ensure_replication_user && ok=1 || ok=0; else start_replication && ok=1 || ok=0; fi
-      # Once configured, look again soon: a receiver that cannot resume stops within moments.
-      if ((ok)); then configured_for=$started_at; delay=1; else log "configuring replication failed; retrying"; fi
-    elif ((ordinal > 0)); then
-      if why=$(purged_logs_error); then reprovision_by_clone "$why"; else restart_stalled_receiver; fi
+    if [[ -n $configured_for ]] && ((started_at - configured_for <= 2 && configured_for - started_at <= 2)); then
+      :
+    elif writable; then
+      if ensure_accounts; then configured_for=$started_at; else log "creating the accounts failed; retrying"; fi
+    fi
+    if ! writable; then
+      if request=$(reprovision_requested); then
+        reprovision_by_clone "the pod's ${REPROVISION_ANNOTATION} annotation asks for it ($request)" force "$request"
+      elif why=$(purged_logs_error); then
+        reprovision_by_clone "the primary no longer has the binary logs this replica needs ($why)"
+      fi
       forget_previous_data
     fi
   fi

@@ -3,10 +3,7 @@ import { k8s } from 'cdk8s-plus-28';
 import type { Construct } from 'constructs';
 import type { MySQLClusterContext } from './context.js';
 import { objectMeta } from './context.js';
-import { DATABASE_COMPONENT, MYSQL_PORT, MYSQL_PORT_NAME, databaseSelector } from './layout.js';
-
-/** The label the StatefulSet controller puts on each pod: its own name. */
-const POD_NAME_LABEL = 'statefulset.kubernetes.io/pod-name';
+import { DATABASE_COMPONENT, MYSQL_PORT, MYSQL_PORT_NAME, ROLES, ROLE_LABEL, databaseSelector } from './layout.js';
 
 export interface MySQLServices {
   readonly headless: k8s.KubeService;
@@ -28,16 +25,15 @@ export function services(scope: Construct, ctx: MySQLClusterContext): MySQLServi
       metadata: objectMeta(ctx, names.headlessService, DATABASE_COMPONENT),
       spec: { clusterIp: 'None', publishNotReadyAddresses: true, selector, ports },
     }),
-    // Writes: only ever the pod of ordinal 0, the one writable member.
+    // Writes: the one member the controller labelled primary, wherever it is.
     primary: new k8s.KubeService(scope, 'PrimaryService', {
       metadata: objectMeta(ctx, names.primaryService, DATABASE_COMPONENT),
-      spec: { selector: { ...selector, [POD_NAME_LABEL]: `${names.cluster}-0` }, ports },
+      spec: { selector: { ...selector, [ROLE_LABEL]: ROLES.primary }, ports },
     }),
-    // Reads: every ready member. A selector cannot exclude one ordinal of a StatefulSet, so reads
-    // reach the primary too; that keeps reads working with a single member or no ready replica.
+    // Reads: the ready replicas that follow the primary (never a member holding errant transactions).
     replicas: new k8s.KubeService(scope, 'ReplicasService', {
       metadata: objectMeta(ctx, names.replicasService, DATABASE_COMPONENT),
-      spec: { selector, ports },
+      spec: { selector: { ...selector, [ROLE_LABEL]: ROLES.replica }, ports },
     }),
   };
 }

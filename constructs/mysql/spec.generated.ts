@@ -2,7 +2,8 @@
 import type { k8s } from 'cdk8s-plus-28';
 
 /**
- * A MySQL cluster: one writable primary (ordinal 0) and read-only replicas that follow it by GTID
+ * A highly available MySQL cluster: one writable primary (any member; the controller records it in
+ * status.currentPrimary) and read-only replicas that follow it by semi-synchronous GTID
  * replication.
  */
 export interface MySQLClusterSpec {
@@ -11,6 +12,21 @@ export interface MySQLClusterSpec {
    * @default 3
    */
   readonly replicas?: number;
+  /**
+   * Replicas that must have received a transaction before its commit is acknowledged to the client
+   * (semi-synchronous replication, AFTER_SYNC). Every acknowledged write then survives the loss of
+   * the primary. With fewer replicas up, writes wait rather than risk loss; 0 turns semi-synchronous
+   * replication off (a failover may then lose the last acknowledged writes).
+   * @default - half the members, rounded down (1 for 2 or 3 members, 2 for 4 or 5)
+   */
+  readonly semiSyncReplicas?: number;
+  /**
+   * How long the primary may be unreachable before a replica is promoted (when a majority of members
+   * answers and a replica holds every acknowledged transaction). A primary that comes back after a
+   * restart is replaced at once.
+   * @default 30
+   */
+  readonly failoverAfterSeconds?: number;
   /**
    * MySQL long-term-support release: "8.4" or "9.7". End-of-life releases (5.7, 8.0) are refused;
    * downgrades too.
@@ -34,9 +50,11 @@ export interface MySQLClusterSpec {
    */
   readonly resources?: ResourceRequirements;
   /**
-   * The Secret holding the passwords (keys root-password and replication-password). When you create
-   * it, recon8s only reads it; when it is the default and missing, the controller creates it once
-   * with random passwords. Passwords never appear in the spec.
+   * The Secret holding the passwords (keys root-password, replication-password and admin-password,
+   * the last for the account the controller manages the members as). When you create it, recon8s
+   * only reads it; when it is the default and missing, the controller creates it once with random
+   * passwords (and adds a missing admin-password to one it created before). Passwords never appear
+   * in the spec.
    * @default - <name>-credentials
    */
   readonly credentialsSecretName?: string;
@@ -104,6 +122,8 @@ export interface MySQLClusterSpec {
 /** {@link MySQLClusterSpec} with every default applied. */
 export interface ResolvedMySQLClusterSpec {
   readonly replicas: number;
+  readonly semiSyncReplicas?: number;
+  readonly failoverAfterSeconds: number;
   readonly version: "8.4" | "9.7";
   readonly image?: string;
   readonly storage: ResolvedMySQLStorage;
@@ -297,6 +317,21 @@ export interface MySQLClusterStatus {
    * @default - none
    */
   readonly credentialsSecretName?: string;
+  /**
+   * The member (pod) that takes writes; the controller alone moves it.
+   * @default - none
+   */
+  readonly currentPrimary?: string;
+  /**
+   * What each member answered when the controller last looked.
+   * @default - none
+   */
+  readonly members?: readonly MySQLMemberStatus[];
+  /**
+   * The last switchover request (annotation recon8s.dev/switchover) and how it ended.
+   * @default - none
+   */
+  readonly switchover?: MySQLSwitchoverStatus;
 }
 
 /** {@link MySQLClusterStatus} with every default applied. */
@@ -309,6 +344,9 @@ export interface ResolvedMySQLClusterStatus {
   readonly primaryEndpoint?: string;
   readonly replicasEndpoint?: string;
   readonly credentialsSecretName?: string;
+  readonly currentPrimary?: string;
+  readonly members?: readonly ResolvedMySQLMemberStatus[];
+  readonly switchover?: ResolvedMySQLSwitchoverStatus;
 }
 
 /**
@@ -349,5 +387,79 @@ export interface ResolvedCondition {
   readonly observedGeneration?: number;
   readonly lastTransitionTime: string;
   readonly reason: string;
+  readonly message: string;
+}
+
+/**
+ * One member.
+ */
+export interface MySQLMemberStatus {
+  /**
+   * The pod.
+   */
+  readonly name: string;
+  /**
+   * primary, replica, or none (serving nothing: not yet configured, unreachable, errant).
+   */
+  readonly role: "primary" | "replica" | "none";
+  /**
+   * It answered the controller over SQL.
+   */
+  readonly reachable: boolean;
+  /**
+   * read_only is off.
+   * @default - none
+   */
+  readonly writable?: boolean;
+  /**
+   * It replicates from the primary.
+   * @default - none
+   */
+  readonly replicating?: boolean;
+  /**
+   * Transactions it holds that the primary lacks (a GTID set).
+   * @default - none
+   */
+  readonly errantTransactions?: string;
+  /**
+   * Why it did not answer, or its replication error.
+   * @default - none
+   */
+  readonly message?: string;
+}
+
+/** {@link MySQLMemberStatus} with every default applied. */
+export interface ResolvedMySQLMemberStatus {
+  readonly name: string;
+  readonly role: "primary" | "replica" | "none";
+  readonly reachable: boolean;
+  readonly writable?: boolean;
+  readonly replicating?: boolean;
+  readonly errantTransactions?: string;
+  readonly message?: string;
+}
+
+/**
+ * The last switchover request (annotation recon8s.dev/switchover) and how it ended.
+ */
+export interface MySQLSwitchoverStatus {
+  /**
+   * The request, as the annotation carried it.
+   */
+  readonly requestId: string;
+  /**
+   * Done, Refused or Failed.
+   */
+  readonly outcome: "Done" | "Refused" | "Failed";
+  /**
+   * What happened.
+   */
+  readonly message: string;
+}
+
+/** {@link MySQLSwitchoverStatus} with every default applied. */
+export interface ResolvedMySQLSwitchoverStatus {
+  readonly requestId: string;
+  readonly outcome: "Done" | "Refused" | "Failed";
   readonly message: string;
 }

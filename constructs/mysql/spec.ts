@@ -34,6 +34,12 @@ export const MANAGED_MYSQL_OPTIONS = [
   'relay_log',
   'skip_replica_start',
   'tmpdir',
+  'rpl_semi_sync_source_enabled',
+  'rpl_semi_sync_source_timeout',
+  'rpl_semi_sync_source_wait_for_replica_count',
+  'rpl_semi_sync_source_wait_no_replica',
+  'rpl_semi_sync_source_wait_point',
+  'rpl_semi_sync_replica_enabled',
 ] as const;
 
 /**
@@ -158,7 +164,15 @@ const pvcRetention = s.object({
 export const mysqlSpec = s.object({
   typeName: 'MySQLClusterSpec',
   description:
-    'A MySQL cluster: one writable primary (ordinal 0) and read-only replicas that follow it by GTID replication.',
+    'A highly available MySQL cluster: one writable primary (any member; the controller records it in status.currentPrimary) and read-only replicas that follow it by semi-synchronous GTID replication.',
+  rules: [
+    s.rule<{ replicas?: number; semiSyncReplicas?: number }>(
+      '!has(self.semiSyncReplicas) || self.semiSyncReplicas < (has(self.replicas) ? self.replicas : 3)',
+      'semiSyncReplicas must be less than replicas (the primary cannot acknowledge for itself)',
+      (v) => v.semiSyncReplicas === undefined || v.semiSyncReplicas < (v.replicas ?? 3),
+      { fieldPath: '.semiSyncReplicas' },
+    ),
+  ],
   properties: {
     replicas: s.optional(
       s.integer({
@@ -166,6 +180,24 @@ export const mysqlSpec = s.object({
         minimum: 1,
         maximum: 9,
         default: 3,
+      }),
+    ),
+    semiSyncReplicas: s.optional(
+      s.integer({
+        description:
+          'Replicas that must have received a transaction before its commit is acknowledged to the client (semi-synchronous replication, AFTER_SYNC). Every acknowledged write then survives the loss of the primary. With fewer replicas up, writes wait rather than risk loss; 0 turns semi-synchronous replication off (a failover may then lose the last acknowledged writes).',
+        minimum: 0,
+        maximum: 8,
+        defaultDoc: 'half the members, rounded down (1 for 2 or 3 members, 2 for 4 or 5)',
+      }),
+    ),
+    failoverAfterSeconds: s.optional(
+      s.integer({
+        description:
+          'How long the primary may be unreachable before a replica is promoted (when a majority of members answers and a replica holds every acknowledged transaction). A primary that comes back after a restart is replaced at once.',
+        minimum: 5,
+        maximum: 3600,
+        default: 30,
       }),
     ),
     version: s.optional(
@@ -202,7 +234,7 @@ export const mysqlSpec = s.object({
     credentialsSecretName: s.optional(
       s.string({
         description:
-          'The Secret holding the passwords (keys root-password and replication-password). When you create it, recon8s only reads it; when it is the default and missing, the controller creates it once with random passwords. Passwords never appear in the spec.',
+          'The Secret holding the passwords (keys root-password, replication-password and admin-password, the last for the account the controller manages the members as). When you create it, recon8s only reads it; when it is the default and missing, the controller creates it once with random passwords (and adds a missing admin-password to one it created before). Passwords never appear in the spec.',
         pattern: '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$',
         patternHint: 'a DNS subdomain name',
         maxLength: 253,
@@ -261,6 +293,50 @@ export const mysqlStatus = s.object({
     primaryEndpoint: s.optional(s.string({ description: 'Host:port of the writable primary.' })),
     replicasEndpoint: s.optional(s.string({ description: 'Host:port for reads.' })),
     credentialsSecretName: s.optional(s.string({ description: 'The Secret holding the passwords.' })),
+    currentPrimary: s.optional(
+      s.string({ description: 'The member (pod) that takes writes; the controller alone moves it.' }),
+    ),
+    members: s.optional(
+      s.array({
+        description: 'What each member answered when the controller last looked.',
+        maxItems: 16,
+        listType: 'map',
+        listMapKeys: ['name'],
+        items: s.object({
+          typeName: 'MySQLMemberStatus',
+          description: 'One member.',
+          properties: {
+            name: s.required(s.string({ description: 'The pod.' })),
+            role: s.required(
+              s.string({
+                description: 'primary, replica, or none (serving nothing: not yet configured, unreachable, errant).',
+                enum: ['primary', 'replica', 'none'],
+              }),
+            ),
+            reachable: s.required(s.boolean({ description: 'It answered the controller over SQL.' })),
+            writable: s.optional(s.boolean({ description: 'read_only is off.' })),
+            replicating: s.optional(s.boolean({ description: 'It replicates from the primary.' })),
+            errantTransactions: s.optional(
+              s.string({ description: 'Transactions it holds that the primary lacks (a GTID set).' }),
+            ),
+            message: s.optional(s.string({ description: 'Why it did not answer, or its replication error.' })),
+          },
+        }),
+      }),
+    ),
+    switchover: s.optional(
+      s.object({
+        typeName: 'MySQLSwitchoverStatus',
+        description: 'The last switchover request (annotation recon8s.dev/switchover) and how it ended.',
+        properties: {
+          requestId: s.required(s.string({ description: 'The request, as the annotation carried it.' })),
+          outcome: s.required(
+            s.string({ description: 'Done, Refused or Failed.', enum: ['Done', 'Refused', 'Failed'] }),
+          ),
+          message: s.required(s.string({ description: 'What happened.' })),
+        },
+      }),
+    ),
   },
 });
 
@@ -305,7 +381,8 @@ export const MYSQL_CLUSTER: KindDefinition = {
       description: 'AsExpected, or why not.',
     },
     { name: 'Paused', type: 'boolean', jsonPath: '.spec.paused' },
-    { name: 'Primary', type: 'string', jsonPath: '.status.primaryEndpoint', priority: 1 },
+    { name: 'Primary', type: 'string', jsonPath: '.status.currentPrimary' },
+    { name: 'Endpoint', type: 'string', jsonPath: '.status.primaryEndpoint', priority: 1 },
     { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
   ],
   scale: {

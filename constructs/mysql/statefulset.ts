@@ -1,4 +1,5 @@
-// The StatefulSet: ordinal 0 is the primary, every other member a read-only replica of it.
+// The StatefulSet: identical members. Which one is the primary is not in the template: every member
+// starts read-only, and the controller makes one writable and labels it (see lib/mysql/decide.ts).
 import { k8s } from 'cdk8s-plus-28';
 import type { Construct } from 'constructs';
 import { objectLabels } from '../common/metadata.js';
@@ -22,6 +23,7 @@ import { SCRIPT } from './scripts.js';
 
 const VOLUMES = {
   config: 'config',
+  podInfo: 'pod-info',
   memberConfig: 'member-config',
   scripts: 'scripts',
   run: 'run',
@@ -48,8 +50,9 @@ export function statefulSet(scope: Construct, ctx: MySQLClusterContext, configHa
       selector: { matchLabels: selector },
       // Replicas clone from the primary: member N starts only once members 0..N-1 are ready.
       podManagementPolicy: 'OrderedReady',
-      // Highest ordinal first: the replicas are updated before the primary.
-      updateStrategy: { type: 'RollingUpdate' },
+      // The controller re-creates outdated pods itself, one at a time, replicas first and the primary
+      // only after a switchover: the StatefulSet controller does not know which member is the primary.
+      updateStrategy: { type: 'OnDelete' },
       persistentVolumeClaimRetentionPolicy: {
         whenDeleted: spec.pvcRetention.whenDeleted,
         whenScaled: spec.pvcRetention.whenScaled,
@@ -111,6 +114,13 @@ function podSpec(ctx: MySQLClusterContext, selector: Record<string, string>): k8
       { name: VOLUMES.memberConfig, emptyDir: {} },
       { name: VOLUMES.run, emptyDir: {} },
       { name: VOLUMES.tmp, emptyDir: {} },
+      // The pod's annotations, for the replication sidecar (a re-provisioning request).
+      {
+        name: VOLUMES.podInfo,
+        downwardApi: {
+          items: [{ path: 'annotations', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.annotations' } }],
+        },
+      },
     ],
   };
 }
@@ -140,6 +150,7 @@ function memberEnv(ctx: MySQLClusterContext): k8s.EnvVar[] {
     { name: 'PRIMARY_HOST', value: ctx.names.primaryHost },
     secretEnv(ctx, 'MYSQL_ROOT_PASSWORD', SECRET_KEYS.rootPassword),
     secretEnv(ctx, 'MYSQL_REPLICATION_PASSWORD', SECRET_KEYS.replicationPassword),
+    secretEnv(ctx, 'MYSQL_ADMIN_PASSWORD', SECRET_KEYS.adminPassword),
   ];
 }
 
@@ -197,9 +208,10 @@ function mysqlContainer(ctx: MySQLClusterContext): k8s.Container {
     // waits (up to an hour) instead of killing a server that is recovering.
     startupProbe: { ...ping, failureThreshold: 360 },
     livenessProbe: { ...ping, failureThreshold: 6 },
+    // Often: a new primary serves writes only once it is ready.
     readinessProbe: {
       exec: { command: runScript(SCRIPT.ready) },
-      periodSeconds: 10,
+      periodSeconds: 5,
       timeoutSeconds: 5,
       failureThreshold: 3,
     },
@@ -223,6 +235,7 @@ function replicationContainer(ctx: MySQLClusterContext): k8s.Container {
       mount(DATA_VOLUME, PATHS.dataVolume),
       mount(VOLUMES.run, PATHS.run),
       mount(VOLUMES.tmp, PATHS.tmp),
+      mount(VOLUMES.podInfo, PATHS.podInfo, true),
     ],
   };
 }

@@ -2,6 +2,13 @@ import { parseArgs } from 'node:util';
 import { APPLY_OPTIONS, APPLY_USAGE, applyCommand } from './apply-command.js';
 import { CONTROLLER_OPTIONS, CONTROLLER_USAGE, controllerCommand } from './controller-command.js';
 import { DIFF_OPTIONS, DIFF_USAGE, diffCommand } from './diff-command.js';
+import {
+  MYSQL_COMMAND_OPTIONS,
+  STATUS_USAGE,
+  SWITCHOVER_USAGE,
+  statusCommand,
+  switchoverCommand,
+} from './mysql-command.js';
 import { RENDER_USAGE, renderCommand } from './render-command.js';
 import { UsageError } from './usage-error.js';
 
@@ -12,6 +19,8 @@ Commands:
   controller   run the controller that reconciles App and MySQLCluster resources
   diff         show what applying resources would change in the cluster (exit 1 when something would)
   apply        apply resources and converge them once, without a running controller
+  switchover   move the primary of a MySQLCluster (the controller performs it)
+  status       print the topology of a MySQLCluster
 
 Run "recon8s <command> --help" for a command's options.
 `;
@@ -93,6 +102,26 @@ export async function main(
           out,
           err,
         );
+      }
+      case 'switchover':
+      case 'status': {
+        const usage = command === 'switchover' ? SWITCHOVER_USAGE : STATUS_USAGE;
+        const { values, positionals } = parseArgs({
+          args: [...rest],
+          options: MYSQL_COMMAND_OPTIONS,
+          strict: true,
+          allowPositionals: true,
+        });
+        if (values.help) {
+          out.write(usage);
+          return 0;
+        }
+        const [name, ...extra] = positionals;
+        if (!name || extra.length > 0) throw new UsageError(`${command} needs exactly one MySQLCluster NAME`, usage);
+        if (command === 'status' && values.to !== undefined) throw new UsageError('status takes no --to', usage);
+        return command === 'switchover'
+          ? await switchoverCommand({ name, ...values }, out, err)
+          : await statusCommand({ name, namespace: values.namespace, kubeconfig: values.kubeconfig }, out, err);
       }
       case undefined:
       case 'help':

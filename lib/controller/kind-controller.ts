@@ -5,6 +5,8 @@
 import type { KubernetesObject as LiveObject, V1Pod } from '@kubernetes/client-node';
 import type { KindDefinition, KubernetesObject } from '../../constructs/index.js';
 import type { KubeClient } from '../kube/index.js';
+import type { ControllerMetrics } from '../observability/controller-metrics.js';
+import type { Logger } from '../observability/logger.js';
 import type { EventType } from './events.js';
 import type { CustomResource, LiveLookup, ObservedState } from './status.js';
 
@@ -58,6 +60,37 @@ export interface PodReport {
   readonly key: string;
 }
 
+/** What a kind's manager (a loop beside the render reconcile) sees each time its resource is reconciled. */
+export interface ManageContext {
+  readonly client: KubeClient;
+  readonly cr: CustomResource;
+  readonly live: LiveLookup;
+  /** The resource's pods (as the kind's pod selector finds them), from the cache. */
+  readonly pods: readonly V1Pod[];
+  readonly prepared: Preparation;
+  readonly log: Logger;
+  readonly metrics?: ControllerMetrics;
+}
+
+/** What the manager reports: status fields beside the observed ones, problems, Events, when to look again. */
+export interface Management {
+  readonly fields: Record<string, unknown>;
+  readonly problems: readonly Problem[];
+  readonly events: readonly { readonly type: EventType; readonly reason: string; readonly message: string }[];
+  /** Look again after this long even if nothing changes (failure detection polls). */
+  readonly requeueAfterMs?: number;
+}
+
+/**
+ * The part of a kind that manages what runs rather than what is rendered (for MySQL: who is the
+ * primary). Stateful per controller process (e.g. how long a primary has been unreachable), so one is
+ * created per Reconciler; `forget` drops what it holds of a resource that is gone.
+ */
+export interface Manager {
+  manage(ctx: ManageContext): Promise<Management>;
+  forget(uid: string): void;
+}
+
 export interface KindController {
   readonly definition: KindDefinition;
   /** Before the children are applied (credentials, volumes the spec names). Absent: nothing to prepare. */
@@ -72,4 +105,6 @@ export interface KindController {
     prepared: Preparation,
   ): ObservedState;
   readonly podReports?: PodReports;
+  /** A loop beside the render reconcile, run after the children converged. */
+  createManager?(): Manager;
 }

@@ -114,7 +114,16 @@ export async function startController(opts: ControllerOptions): Promise<Controll
   const allInformers: Informer<LiveObject>[] = [...informers];
 
   const events = createEventRecorder(client.core, logger);
-  const reconciler = new Reconciler({ client, owners, children, events, logger, metrics });
+  const podInformersByKind = new Map<string, Informer<V1Pod & LiveObject>[]>();
+  const reconciler = new Reconciler({
+    client,
+    owners,
+    children,
+    events,
+    logger,
+    metrics,
+    pods: (kind, namespace) => (podInformersByKind.get(kind) ?? []).flatMap((i) => i.list(namespace)),
+  });
 
   // A kind's pods may report what they did in a container's termination message (MySQL members after
   // re-provisioning by clone): it becomes an Event on their resource. Only the active replica records;
@@ -124,8 +133,15 @@ export async function startController(opts: ControllerOptions): Promise<Controll
   for (const kc of KIND_CONTROLLERS) {
     const podReports = kc.podReports;
     if (!podReports) continue;
+    // A pod that changes (ready, restarted, gone) may change what the kind's manager must do: its
+    // resource (the pod's instance label) is looked at again.
+    const enqueueOwner = (pod: V1Pod): void => {
+      const owner = pod.metadata?.labels?.['app.kubernetes.io/instance'];
+      if (owner && pod.metadata?.namespace) enqueue(queueKey(kc.definition.kind, pod.metadata.namespace, owner));
+    };
     const report = (pod: V1Pod): void => {
       if (!pool) return;
+      enqueueOwner(pod);
       for (const r of reported.fresh(podReports.reports(pod))) {
         const owner = owners.get(kc.definition.kind)?.informer.get(r.namespace, r.owner);
         if (owner) events.record(owner, r.type, r.reason, r.message, { once: r.key });
@@ -142,9 +158,10 @@ export async function startController(opts: ControllerOptions): Promise<Controll
         logger,
         hooks: watchHooks('pods'),
       });
-      informer.addHandlers({ onAdd: report, onUpdate: (_old, pod) => report(pod) });
+      informer.addHandlers({ onAdd: report, onUpdate: (_old, pod) => report(pod), onDelete: enqueueOwner });
       allInformers.push(informer);
       podInformers.push({ informer, report });
+      podInformersByKind.set(kc.definition.kind, [...(podInformersByKind.get(kc.definition.kind) ?? []), informer]);
     }
   }
 

@@ -1,4 +1,4 @@
-import type { KubernetesObject as LiveObject } from '@kubernetes/client-node';
+import type { KubernetesObject as LiveObject, V1Pod } from '@kubernetes/client-node';
 import { InvalidSpecError, formatProblem, render } from '../../constructs/index.js';
 import type { KindDefinition, KubernetesObject, Recon8sResource } from '../../constructs/index.js';
 import type { Informer } from '../informer/index.js';
@@ -23,9 +23,9 @@ import { failureConditions } from '../reconcile/status.js';
 import { ChildApplier } from './apply-children.js';
 import type { EventRecorder } from './events.js';
 import type { ResourceType } from './kinds.js';
-import { CHILD_TYPES, childType, kindController, objectPath, parseQueueKey } from './kinds.js';
+import { CHILD_TYPES, KIND_CONTROLLERS, childType, kindController, objectPath, parseQueueKey } from './kinds.js';
 import { deleteChild, prunable } from './prune.js';
-import type { KindController, Preparation, Problem } from './kind-controller.js';
+import type { KindController, Manager, Preparation, Problem } from './kind-controller.js';
 import type { CustomResource, LiveLookup } from './status.js';
 import { nextStatus } from './status.js';
 
@@ -41,6 +41,8 @@ export interface ReconcilerOptions {
   readonly logger: Logger;
   readonly metrics?: ControllerMetrics;
   readonly now?: () => Date;
+  /** A kind's pods in a namespace (the kind's pod selector), from the cache; none without it. */
+  readonly pods?: (kind: string, namespace: string) => readonly V1Pod[];
 }
 
 /**
@@ -68,9 +70,16 @@ export class Reconciler {
     { readonly inputs: string; readonly objects: readonly KubernetesObject[] }
   >();
 
+  /** Per kind: the loop beside the render reconcile (MySQL: who is the primary). */
+  private readonly managers = new Map<string, Manager>();
+
   constructor(private readonly o: ReconcilerOptions) {
     this.applier = new ChildApplier(o.client);
     this.now = o.now ?? (() => new Date());
+    for (const kc of KIND_CONTROLLERS) {
+      const manager = kc.createManager?.();
+      if (manager) this.managers.set(kc.definition.kind, manager);
+    }
   }
 
   /** A child's watch event that only echoes our own last apply of it (see ChildApplier.isOwnEcho). */
@@ -83,6 +92,7 @@ export class Reconciler {
     this.applier.forget(uid);
     this.statusWritten.delete(uid);
     this.renders.delete(uid);
+    for (const m of this.managers.values()) m.forget(uid);
   }
 
   /**
@@ -149,16 +159,33 @@ export class Reconciler {
     const live: LiveLookup = (apiVersion, kind, childName) =>
       this.childInformer(apiVersion, kind).get(namespace, childName);
     const observed = controller.observe(cr, rendered, live, prepared);
+    // What runs is managed once what is rendered converged, with the credentials it needs.
+    const manager = this.managers.get(kindName);
+    const management =
+      manager && this.o.pods && !failure && problems.length === 0
+        ? await manager.manage({
+            client: this.o.client,
+            cr,
+            live,
+            pods: this.o.pods?.(kindName, namespace) ?? [],
+            prepared,
+            log,
+            metrics: this.o.metrics,
+          })
+        : undefined;
+    for (const e of management?.events ?? []) this.o.events.record(cr, e.type, e.reason, e.message);
+    const managed = management?.problems ?? [];
     const conditions = failure
       ? failureConditions(failure.reason, failure.message, observed.conditions)
-      : withProblems(observed.conditions, problems);
+      : withProblems(observed.conditions, [...problems, ...managed]);
     for (const p of problems) this.o.events.record(cr, 'Warning', p.reason, p.message);
-    await this.writeStatus(cr, observed.fields, conditions, false);
+    await this.writeStatus(cr, { ...observed.fields, ...management?.fields }, conditions, false);
     // Forbidden may end without a spec change (someone fixes the RBAC): retry with backoff, never hot.
     if (failure?.retry) throw new Error(failure.message);
     if (failure) throw new TerminalError(failure.message);
     // What the user must create or fix outside the spec is looked at again later, never hot.
     if (problems.length > 0) return { requeueAfterMs: CREDENTIALS_RECHECK_MS };
+    if (management?.requeueAfterMs !== undefined) return { requeueAfterMs: management.requeueAfterMs };
     return undefined;
   }
 

@@ -34,6 +34,14 @@ export interface ControllerMetrics {
   readonly pruneTotal: Counter<'kind'>;
   readonly watchRestarts: Counter<'resource' | 'reason'>;
   readonly watchRelists: Counter<'resource' | 'reason'>;
+  /** recon8s_mysql_failovers_total{namespace,cluster}: replicas promoted because the primary was lost. */
+  readonly mysqlFailovers: Counter<'namespace' | 'cluster'>;
+  /** recon8s_mysql_switchovers_total{namespace,cluster,outcome}: planned moves of the primary. */
+  readonly mysqlSwitchovers: Counter<'namespace' | 'cluster' | 'outcome'>;
+  /** recon8s_mysql_replica_behind_transactions{namespace,cluster,member}: transactions of the primary not applied yet. */
+  readonly mysqlReplicaBehind: Gauge<'namespace' | 'cluster' | 'member'>;
+  /** recon8s_mysql_member_reachable{namespace,cluster,member}: 1 when the member answered the controller. */
+  readonly mysqlMemberReachable: Gauge<'namespace' | 'cluster' | 'member'>;
 }
 
 /** controller-runtime's reconcile_time_seconds buckets (since v0.15). */
@@ -153,6 +161,26 @@ export function createControllerMetrics(registry: Registry): ControllerMetrics {
       name: 'recon8s_watch_relists_total',
       help: 'Full relists of a resource (410 Gone, silent watch, ...), by resource and reason.',
       labelNames: ['resource', 'reason'],
+    }),
+    mysqlFailovers: registry.counter({
+      name: 'recon8s_mysql_failovers_total',
+      help: 'Replicas promoted because the primary was lost, by MySQLCluster.',
+      labelNames: ['namespace', 'cluster'],
+    }),
+    mysqlSwitchovers: registry.counter({
+      name: 'recon8s_mysql_switchovers_total',
+      help: 'Planned moves of the primary (requested, rolling updates, scale-down), by MySQLCluster and outcome.',
+      labelNames: ['namespace', 'cluster', 'outcome'],
+    }),
+    mysqlReplicaBehind: registry.gauge({
+      name: 'recon8s_mysql_replica_behind_transactions',
+      help: 'Transactions of the primary a replica has not applied yet, when the controller last looked.',
+      labelNames: ['namespace', 'cluster', 'member'],
+    }),
+    mysqlMemberReachable: registry.gauge({
+      name: 'recon8s_mysql_member_reachable',
+      help: '1 when the member answered the controller over SQL when it last looked, else 0.',
+      labelNames: ['namespace', 'cluster', 'member'],
     }),
   };
 }

@@ -2,7 +2,11 @@ import { randomBytes } from 'node:crypto';
 import { MYSQL_SECRET_KEYS } from '../../constructs/index.js';
 
 /** Keys of the MySQL credentials Secret that the workloads read. */
-export const CREDENTIAL_KEYS = [MYSQL_SECRET_KEYS.rootPassword, MYSQL_SECRET_KEYS.replicationPassword] as const;
+export const CREDENTIAL_KEYS = [
+  MYSQL_SECRET_KEYS.rootPassword,
+  MYSQL_SECRET_KEYS.replicationPassword,
+  MYSQL_SECRET_KEYS.adminPassword,
+] as const;
 
 /** Marks a Secret recon8s generated (and so may own); a user's Secret never carries it. */
 export const GENERATED_BY_LABEL = 'recon8s.dev/generated-for';

@@ -3,8 +3,10 @@
 // One cluster serves every test, in order: each step starts from what the previous one left, as a
 // user's cluster would.
 import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
 import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
 import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { main } from '../../lib/cli/cli.js';
 import type { Controller } from '../../lib/controller/manager.js';
 import { eventually } from '../integration/eventually.js';
 import { startTestController } from '../integration/support/controller.js';
@@ -33,7 +35,7 @@ interface Condition {
   reason?: string;
 }
 interface MySQLClusterObject {
-  status?: { readyReplicas?: number; conditions?: Condition[]; observedGeneration?: number };
+  status?: { readyReplicas?: number; conditions?: Condition[]; observedGeneration?: number; currentPrimary?: string };
   metadata: { generation?: number };
 }
 
@@ -162,9 +164,9 @@ describe('MySQLCluster on a real node (MySQL 9.7)', function () {
     }
   });
 
-  it('configures replication on a replica as soon as its mysqld answers', async () => {
-    // The server's own log times: when it was ready for connections, when the sidecar pointed it at
-    // the primary. The sidecar used to sleep 10 s between looks; it now looks every second.
+  it('has the controller point a replica at the primary as soon as its mysqld answers', async () => {
+    // The server's own log times: when it was ready for connections, when the controller pointed it
+    // at the primary (it looks every second while a member is not serving).
     const text = await log(REPLICAS[1] ?? '', 'mysql');
     const at = (re: RegExp) => {
       const m = re.exec(text);
@@ -190,7 +192,7 @@ describe('MySQLCluster on a real node (MySQL 9.7)', function () {
     await rowsOn(victim, '1,2');
   });
 
-  it('brings a deleted primary pod back with its data, and the replicas reconnect by themselves', async () => {
+  it('promotes a replica when the primary pod is deleted; the old primary rejoins as a replica, and a switchover moves the primary back', async () => {
     const before = (await pod(PRIMARY)).metadata?.uid;
     await core.deleteNamespacedPod({ namespace: ns, name: PRIMARY });
     await eventually(async () => assert.notEqual((await pod(PRIMARY)).metadata?.uid, before), {
@@ -198,16 +200,30 @@ describe('MySQLCluster on a real node (MySQL 9.7)', function () {
       description: `a new ${PRIMARY}`,
     });
     await allReady(MEMBERS, RESTART_MS);
+    const promoted = (await cluster()).status?.currentPrimary ?? '';
+    assert.ok(REPLICAS.includes(promoted), `a replica is the primary now, not ${promoted}`);
+    assert.equal((await pod(promoted)).metadata?.labels?.['recon8s.dev/role'], 'primary');
+    assert.equal((await pod(PRIMARY)).metadata?.labels?.['recon8s.dev/role'], 'replica');
+    assert.equal(await sql(PRIMARY, 'SELECT @@GLOBAL.super_read_only'), '1');
     await rowsOn(PRIMARY, '1,2');
-    const w = await remoteSql(
-      kc,
-      ns,
-      PRIMARY,
-      `${NAME}-primary`,
-      'INSERT INTO e2e.t VALUES (3, "after the primary came back")',
-    );
+    const w = await remoteSql(kc, ns, PRIMARY, `${NAME}-primary`, 'INSERT INTO e2e.t VALUES (3, @@hostname)');
     assert.ok(w.ok, w.stderr);
-    for (const r of REPLICAS) await rowsOn(r, '1,2,3');
+    assert.equal(await sql(promoted, 'SELECT note FROM e2e.t WHERE id = 3'), promoted);
+    for (const m of MEMBERS) await rowsOn(m, '1,2,3');
+
+    // Back to ordinal 0 through the CLI: the controller performs it, the command reports the outcome.
+    const out: string[] = [];
+    const sink = new Writable({ write: (c: Buffer, _e, done) => (out.push(String(c)), done()) });
+    const code = await main(
+      ['switchover', NAME, '-n', ns, '--to', PRIMARY, '--kubeconfig', node().kubeconfigPath],
+      sink,
+      sink,
+    );
+    assert.equal(code, 0, out.join(''));
+    assert.match(out.join(''), new RegExp(`Done: ${PRIMARY} is the primary instead of ${promoted}`));
+    assert.equal((await cluster()).status?.currentPrimary, PRIMARY);
+    assert.equal(await sql(PRIMARY, 'SELECT @@GLOBAL.read_only'), '0');
+    await allReady(MEMBERS, RESTART_MS);
   });
 
   it('re-provisions by clone a replica whose primary purged the binary logs it needs, keeping its data until the clone replicates', async function () {
@@ -253,7 +269,9 @@ describe('MySQLCluster on a real node (MySQL 9.7)', function () {
     assert.equal(reprovisioned.length, 1, JSON.stringify(events.map((e) => [e.reason, e.message])));
     assert.match(
       reprovisioned[0]?.message ?? '',
-      new RegExp(`^pod ${victim}: ${victim} was re-provisioned by clone from ${NAME}-0\\.${NAME}-headless`),
+      new RegExp(
+        `^pod ${victim}: ${victim} was re-provisioned by clone from ${NAME}-primary: the primary no longer has the binary logs`,
+      ),
     );
     // The old data was set aside when the clone was put in place, and removed once the clone replicated.
     assert.match(
@@ -281,7 +299,11 @@ describe('MySQLCluster on a real node (MySQL 9.7)', function () {
       namespace: ns,
       body: {
         metadata: { name: secret },
-        stringData: { 'root-password': 'root-Pa55word', 'replication-password': 'r'.repeat(33) },
+        stringData: {
+          'root-password': 'root-Pa55word',
+          'replication-password': 'r'.repeat(33),
+          'admin-password': 'admin-Pa55word',
+        },
       },
     });
     await custom.createNamespacedCustomObject({

@@ -290,7 +290,7 @@ describe('controller resilience (own control plane)', function () {
       assert.equal(after.metadata.resourceVersion, before.metadata.resourceVersion, 'the Secret was not written again');
       const keys = Object.keys(before.data ?? {}).sort();
       assert.deepEqual(Object.keys(after.data ?? {}).sort(), keys);
-      assert.deepEqual(keys, ['replication-password', 'root-password']);
+      assert.deepEqual(keys, ['admin-password', 'replication-password', 'root-password']);
       // Compared as bytes; never printed.
       for (const key of keys)
         assert.ok(
@@ -463,7 +463,11 @@ describe('controller resilience (own control plane)', function () {
         // The user restores the Secret (as they had it) and touches the cluster; the controller takes it as it is.
         const restored = await api.create(`/api/v1/namespaces/${namespace}/secrets`, {
           metadata: { name: 'db-credentials' },
-          stringData: { 'root-password': 'restored-root', 'replication-password': 'restored-replication' },
+          stringData: {
+            'root-password': 'restored-root',
+            'replication-password': 'restored-replication',
+            'admin-password': 'restored-admin',
+          },
         });
         await api.mergePatch(crPath('MySQLCluster', namespace, 'db'), {
           metadata: { annotations: { 'example.com/restored': 'yes' } },

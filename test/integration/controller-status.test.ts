@@ -81,6 +81,8 @@ describe('controller status that tells the truth (real API server)', function ()
     assert.equal(row.STATUS, 'CredentialsMissing');
     assert.equal(row.DEGRADED, 'CredentialsMissing');
 
+    // A Secret without the administrative account's password (as one made before high availability):
+    // still missing a key, named; the user's Secret is never completed for them.
     await core.createNamespacedSecret({
       namespace: ns,
       body: {
@@ -89,6 +91,23 @@ describe('controller status that tells the truth (real API server)', function ()
       },
     });
     // Found on the controller's own recheck (30 s) or on the next change; a change makes the test quick.
+    await patchSpec('mysqlclusters', 'nosecret', { mysqlConf: { max_connections: '100' } });
+    await eventually(
+      async () => {
+        const degraded = condition(await getCr('mysqlclusters', 'nosecret'), 'Degraded');
+        assert.deepEqual([degraded?.status, degraded?.reason], ['True', 'CredentialsMissing']);
+        assert.match(degraded?.message ?? '', /Secret nosecret-passwords has no admin-password key/);
+      },
+      { description: 'CredentialsMissing naming the admin-password key' },
+    );
+    await assert.rejects(apps.readNamespacedStatefulSet({ namespace: ns, name: 'nosecret' }), notFound);
+    const incomplete = await core.readNamespacedSecret({ namespace: ns, name: 'nosecret-passwords' });
+    assert.deepEqual(Object.keys(incomplete.data ?? {}).sort(), ['replication-password', 'root-password']);
+
+    await core.patchNamespacedSecret(
+      { namespace: ns, name: 'nosecret-passwords', body: { stringData: { 'admin-password': 'battery-staple-horse' } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
     await patchSpec('mysqlclusters', 'nosecret', { mysqlConf: { max_connections: '200' } });
     await eventually(
       async () => {
@@ -105,7 +124,11 @@ describe('controller status that tells the truth (real API server)', function ()
       namespace: ns,
       body: {
         metadata: { name: 'long-passwords' },
-        stringData: { 'root-password': 'fine-root-password', 'replication-password': tooLong },
+        stringData: {
+          'root-password': 'fine-root-password',
+          'replication-password': tooLong,
+          'admin-password': 'fine-admin-password',
+        },
       },
     });
     await create('mysqlclusters', 'MySQLCluster', 'long', { replicas: 2, credentialsSecretName: 'long-passwords' });

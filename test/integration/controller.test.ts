@@ -387,7 +387,11 @@ describe('controller (real API server)', function () {
         namespace: ns,
         body: {
           metadata: { name: 'orders-passwords' },
-          stringData: { 'root-password': 'correct-horse-battery', 'replication-password': 'staple-staple-staple' },
+          stringData: {
+            'root-password': 'correct-horse-battery',
+            'replication-password': 'staple-staple-staple',
+            'admin-password': 'battery-horse-correct',
+          },
         },
       });
       await custom.patchNamespacedCustomObject(
@@ -465,7 +469,12 @@ describe('controller (real API server)', function () {
         description: 'Secret db-credentials',
       });
       const passwords = Object.values(secret.data ?? {}).map((b64) => Buffer.from(b64, 'base64').toString('utf8'));
-      assert.equal(passwords.length, 2);
+      assert.deepEqual(Object.keys(secret.data ?? {}).sort(), [
+        'admin-password',
+        'replication-password',
+        'root-password',
+      ]);
+      assert.equal(passwords.length, 3);
       assert.ok(passwords.every((p) => p.length >= 24));
       await eventually(
         async () => {

@@ -156,7 +156,7 @@ describe('test images, built locally and cached by content', function () {
         rmSync(data, { recursive: true, force: true });
       }
     });
-    it('runs the primary of a rendered MySQLCluster (spec.image) unchanged: init containers, mysqld, readiness and liveness commands, the backup script', async function () {
+    it('runs the first member of a rendered MySQLCluster (spec.image) unchanged: init containers, mysqld, liveness and readiness commands (read-only until made the primary), the backup script', async function () {
       this.timeout(240_000);
       assert.ok(containerd);
       const synth = synthMySQL({ version: MYSQL_SERIES, image: MYSQL_REF, replicas: 1 }, 'shop');
@@ -171,6 +171,7 @@ describe('test images, built locally and cached by content', function () {
       const secrets: Record<string, string> = {
         'root-password': 'r00t-Pa$$ "quoted"',
         'replication-password': 'repl-secret',
+        'admin-password': `adm'n "secret"`,
       };
       const volumes = new Map<string, string>();
       for (const v of [...(pod.volumes ?? []), { name: 'data', emptyDir: {} }]) {
@@ -221,14 +222,43 @@ describe('test images, built locally and cached by content', function () {
             timeoutMs: 30_000,
           });
         };
-        let ready: CtrResult = { status: null, stdout: '', stderr: 'never probed' };
-        for (let i = 0; i < 120 && ready.status !== 0; i++) {
+        let live: CtrResult = { status: null, stdout: '', stderr: 'never probed' };
+        for (let i = 0; i < 120 && live.status !== 0; i++) {
           await new Promise((r) => setTimeout(r, 1000));
+          live = probe(mysql.livenessProbe, `live-${i}`);
+        }
+        assert.equal(live.status, 0, `liveness never passed: ${live.stdout}${live.stderr}\n${server.output()}`);
+        // Every member starts read-only, the first one too: not ready until the controller makes it the primary.
+        const waiting = probe(mysql.readinessProbe, 'ready-read-only');
+        assert.notEqual(waiting.status, 0, 'ready while read-only and not replicating');
+        assert.match(
+          `${waiting.stdout}${waiting.stderr}`,
+          /read-only and not replicating \(waiting for the controller\)/,
+        );
+        // What the controller does to make it the primary (lib/mysql/member-sql.ts enableWrites, no semi-sync
+        // with one member), as the administrative account bootstrap created, over TCP with TLS. (The mysql
+        // container has no MYSQL_ADMIN_PASSWORD: the controller's password is given here, base64 on the command line.)
+        const adminPassword = Buffer.from(secrets['admin-password'] ?? '').toString('base64');
+        const promote = containerd.ctr(
+          [
+            'task',
+            'exec',
+            '--exec-id',
+            'promote',
+            `${id}-mysql`,
+            'bash',
+            '-c',
+            `. /opt/recon8s/common.sh && mysql --defaults-extra-file=<(client_cnf recon8s-admin "$(base64 -d <<<${adminPassword})") --host=127.0.0.1 --port=3306 --ssl-mode=REQUIRED --batch -e "SET GLOBAL rpl_semi_sync_source_enabled = OFF; SET GLOBAL super_read_only = OFF; SET GLOBAL read_only = OFF"`,
+          ],
+          { timeoutMs: 30_000 },
+        );
+        assert.equal(promote.status, 0, `${promote.stdout}${promote.stderr}`);
+        let ready: CtrResult = { status: null, stdout: '', stderr: 'never probed' };
+        for (let i = 0; i < 30 && ready.status !== 0; i++) {
+          if (i > 0) await new Promise((r) => setTimeout(r, 1000));
           ready = probe(mysql.readinessProbe, `ready-${i}`);
         }
         assert.equal(ready.status, 0, `readiness never passed: ${ready.stdout}${ready.stderr}\n${server.output()}`);
-        const live = probe(mysql.livenessProbe, 'live');
-        assert.equal(live.status, 0, `${live.stdout}${live.stderr}`);
         // The backup job's script (same image, same scripts ConfigMap) dumps it with the image's mysql
         // client, mysqldump and gzip: the application's schema, never the mysql schema. (No DNS here: the
         // member's name does not resolve, so every query goes through BACKUP_HOST.)

@@ -10,7 +10,7 @@ import { eventually } from './eventually.js';
 import { startTestController } from './support/controller.js';
 
 const MESSAGE =
-  'db-0 was re-provisioned by clone from db-0.db-headless: the primary no longer had the binary logs it needed.';
+  'db-0 was re-provisioned by clone from db-primary: the primary no longer has the binary logs this replica needs (Got fatal error 1236 from source when reading data from binary log). Its previous data directory is kept until the clone replicates.';
 
 describe('MySQL member reports (real API server)', function () {
   this.timeout(60_000);

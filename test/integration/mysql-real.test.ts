@@ -1,11 +1,16 @@
 // The MySQLCluster scripts against a real MySQL 9.7 (the test image's), three members replicating in
 // a sandbox (support/mysql-sandbox.ts): what MySQL decides, proven on MySQL. One cluster for every
-// test, in order, as a user's cluster lives.
+// test, in order, as a user's cluster lives. No controller runs here: the tests do its part (make
+// member 0 the primary, point the others at it) with the SQL it sends (lib/mysql/member-sql.ts), as
+// the administrative account the members carry.
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
 import { eventually } from './eventually.js';
 import type { MySQLSandbox, SandboxMember } from './support/mysql-sandbox.js';
-import { startMySQLSandbox } from './support/mysql-sandbox.js';
+import { REPLICATION_PASSWORD, address, startMySQLSandbox } from './support/mysql-sandbox.js';
+
+/** A string literal, as mysql2 quotes it (the session's sql_mode is '', so backslashes escape). */
+const literal = (v: string): string => `'${v.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 
 describe('MySQLCluster members on a real MySQL 9.7', function () {
   this.timeout(120_000);
@@ -17,6 +22,48 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
     const r = m.sql(text);
     assert.ok(r.ok, `SQL on member ${m.ordinal} failed: ${r.stderr}`);
     return r.stdout.trim();
+  };
+  /** What the controller sends, as its account, over TCP. */
+  const controllerSql = (m: SandboxMember, text: string): string => {
+    const r = m.adminSql(`SET SESSION sql_mode = '';\n${text}`);
+    assert.ok(r.ok, `the controller's SQL on member ${m.ordinal} failed: ${r.stderr}`);
+    return r.stdout.trim();
+  };
+  /** The controller's enableWrites: semi-synchronous replication with one acknowledgement (3 members), then writable. */
+  const makePrimary = (m: SandboxMember) =>
+    controllerSql(
+      m,
+      [
+        'SET GLOBAL rpl_semi_sync_source_wait_for_replica_count = 1',
+        'SET GLOBAL rpl_semi_sync_source_enabled = ON',
+        'SET GLOBAL super_read_only = OFF',
+        'SET GLOBAL read_only = OFF;',
+      ].join(';\n'),
+    );
+  /** The controller's replicateFrom: the member follows the primary (member 0) by GTID, over TLS. */
+  const follow = (m: SandboxMember) =>
+    controllerSql(
+      m,
+      [
+        'STOP REPLICA',
+        `CHANGE REPLICATION SOURCE TO SOURCE_HOST = ${literal(address(0))}, SOURCE_PORT = 3306, SOURCE_USER = 'replication', ` +
+          `SOURCE_PASSWORD = ${literal(REPLICATION_PASSWORD)}, SOURCE_AUTO_POSITION = 1, SOURCE_SSL = 1, GET_SOURCE_PUBLIC_KEY = 1, ` +
+          'SOURCE_CONNECT_RETRY = 10, SOURCE_RETRY_COUNT = 86400',
+        'START REPLICA;',
+      ].join(';\n'),
+    );
+  const alive = (m: SandboxMember) =>
+    eventually(() => assert.ok(m.script('alive.sh').ok, `member ${m.ordinal} does not answer`), {
+      timeoutMs: 90_000,
+      intervalMs: 250,
+      maxIntervalMs: 1000,
+      description: `member ${m.ordinal} answers (alive.sh)`,
+    });
+  /** Not ready, and why (ready.sh's message). */
+  const unready = (m: SandboxMember): string => {
+    const r = m.script('ready.sh');
+    assert.equal(r.ok, false, `member ${m.ordinal} is ready`);
+    return `${r.stdout}${r.stderr}`;
   };
   const ready = (m: SandboxMember) =>
     eventually(() => assert.ok(m.script('ready.sh').ok, `member ${m.ordinal} not ready`), {
@@ -37,14 +84,44 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
     sandbox = await startMySQLSandbox();
     members = [0, 1, 2].map((i) => sandbox.member(i));
     primary = members[0] as SandboxMember;
-    // In order, as the StatefulSet starts them (OrderedReady): a replica clones a ready primary.
-    for (const m of members) {
-      m.start();
-      await ready(m);
-    }
   });
   after(async () => {
     await sandbox?.stop();
+  });
+
+  it('starts every member read-only and unready until the controller makes one the primary and points the others at it', async function () {
+    this.timeout(10 * 60_000);
+    // In order, as the StatefulSet starts them (OrderedReady): a replica clones a ready primary.
+    primary.start();
+    await alive(primary);
+    assert.equal(sql(primary, 'SELECT @@GLOBAL.read_only, @@GLOBAL.super_read_only'), '1\t1');
+    assert.match(unready(primary), /read-only and not replicating \(waiting for the controller\)/);
+    makePrimary(primary);
+    await ready(primary);
+    for (const m of members.slice(1)) {
+      m.start();
+      await alive(m);
+      // A clone of the primary (its accounts too), read-only, and not replicating by itself (skip_replica_start).
+      assert.equal(sql(m, 'SELECT @@GLOBAL.super_read_only'), '1');
+      assert.match(unready(m), /read-only and not replicating \(waiting for the controller\)/);
+      follow(m);
+      await ready(m);
+    }
+    assert.equal(
+      controllerSql(primary, 'SELECT @@rpl_semi_sync_source_enabled, @@rpl_semi_sync_source_wait_point'),
+      '1\tAFTER_SYNC',
+    );
+    await eventually(
+      () =>
+        assert.equal(
+          sql(
+            primary,
+            "SELECT VARIABLE_VALUE FROM performance_schema.global_status WHERE VARIABLE_NAME = 'Rpl_semi_sync_source_clients'",
+          ),
+          '2',
+        ),
+      { timeoutMs: 30_000, description: 'both replicas acknowledging semi-synchronously' },
+    );
   });
 
   it('replicates a row written on the primary to every replica, and the replicas refuse writes', async () => {
@@ -93,19 +170,6 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
     }
   });
 
-  it('configures replication as soon as mysqld answers, not a 10 s polling period later', () => {
-    // The server's own clock, in its log: ready for connections, then the sidecar's CHANGE REPLICATION SOURCE.
-    for (const m of members.slice(1)) {
-      const log = m.log('mysql');
-      const ready = /^(\S+) 0 \[System\] \[MY-010931\] .*ready for connections.*port: 3306/m.exec(log)?.[1];
-      const configured = /^(\S+) \d+ \[System\] \[MY-010597\] \[Repl\] 'CHANGE REPLICATION SOURCE TO/m.exec(log)?.[1];
-      assert.ok(ready && configured, log.slice(-2000));
-      const ms = Date.parse(configured) - Date.parse(ready);
-      console.log(`      member ${m.ordinal}: replication configured ${ms} ms after mysqld was ready`);
-      assert.ok(ms >= 0 && ms < 5000, `${ms} ms`);
-    }
-  });
-
   it('re-provisions by clone a replica whose primary purged the binary logs it needs, keeping its data until the clone replicates', async () => {
     const replica = members[2] as SandboxMember;
     const uuid = sql(replica, 'SELECT @@server_uuid');
@@ -117,8 +181,17 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
     const primaryUuid = sql(primary, 'SELECT @@server_uuid');
 
     replica.start();
-    await ready(replica);
-    await rows(replica, '1,2,3');
+    await alive(replica);
+    // The controller points it at the primary again (skip_replica_start); the primary lacks what it needs.
+    follow(replica);
+    await eventually(
+      () =>
+        assert.match(
+          replica.log('mysql'),
+          /the data directory is now a clone of the primary; the previous one is kept in \/var\/lib\/mysql\/data\.previous/,
+        ),
+      { timeoutMs: 90_000, intervalMs: 250, description: 'the clone adopted' },
+    );
     const sidecar = replica.log('replication');
     assert.match(
       sidecar,
@@ -126,12 +199,13 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
     );
     assert.match(
       sidecar,
-      /the replication container exited with 0: ReprovisionedByClone: shop-2 was re-provisioned by clone from 127\.0\.0\.1: the primary no longer had the binary logs it needed\./,
+      /the replication container exited with 0: ReprovisionedByClone: shop-2 was re-provisioned by clone from 127\.0\.0\.1: the primary no longer has the binary logs this replica needs \(Got fatal error 1236[^]*?\)\. Its previous data directory is kept until the clone replicates\./,
     );
-    assert.match(
-      replica.log('mysql'),
-      /the data directory is now a clone of the primary; the previous one is kept in \/var\/lib\/mysql\/data\.previous/,
-    );
+    // Restarted on the clone: read-only and not replicating until the controller points it again.
+    await alive(replica);
+    follow(replica);
+    await ready(replica);
+    await rows(replica, '1,2,3');
     await eventually(
       () => assert.match(replica.log('replication'), /the clone replicates; removed the previous data directory/),
       { timeoutMs: 30_000, description: 'the previous data removed' },
@@ -157,7 +231,13 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
     sql(primary, 'INSERT INTO t.r VALUES (5); FLUSH BINARY LOGS');
     sql(primary, `PURGE BINARY LOGS TO '${sql(primary, 'SHOW BINARY LOG STATUS').split('\t')[0] ?? ''}'`);
     replica.start();
-    // ... keeps it out of re-provisioning: it stays as it is, unready, and says why.
+    await alive(replica);
+    // The controller leaves a member with errant transactions alone: its channel stays stopped
+    // (skip_replica_start), and it serves nothing ...
+    assert.match(unready(replica), /replication is not applying \(applier: OFF\)/);
+    // ... and even pointed at the primary (by hand), whose binary logs it no longer finds, the errant
+    // transaction keeps it out of re-provisioning: it stays as it is, unready, and says why.
+    follow(replica);
     await eventually(
       () =>
         assert.match(
@@ -174,5 +254,55 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
     assert.deepEqual(readdirSync(replica.volume), ['data']);
     assert.equal(sql(replica, "SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = 'errant'"), '1');
     assert.doesNotMatch(replica.log('replication'), /ReprovisionedByClone/);
+  });
+
+  it('re-provisions on request (a new recon8s.dev/reprovision pod annotation) a member holding errant transactions, discarding them, once', async () => {
+    const replica = members[1] as SandboxMember;
+    const uuid = sql(replica, 'SELECT @@server_uuid');
+    // A person decided to discard the errant transactions: the controller's annotation, seen in the downward API volume.
+    replica.annotate({ 'recon8s.dev/reprovision': '2026-11-22T21:00:00Z' });
+    await eventually(
+      () =>
+        assert.match(
+          replica.log('mysql'),
+          /the data directory is now a clone of the primary; the previous one is kept in \/var\/lib\/mysql\/data\.previous/,
+        ),
+      { timeoutMs: 90_000, intervalMs: 250, description: 'the clone adopted' },
+    );
+    assert.match(
+      replica.log('replication'),
+      /re-provisioning this member by clone from 127\.0\.0\.1: the pod's recon8s\.dev\/reprovision annotation asks for it \(2026-11-22T21:00:00Z\)/,
+    );
+    assert.match(
+      replica.log('replication'),
+      /ReprovisionedByClone: shop-1 was re-provisioned by clone from 127\.0\.0\.1/,
+    );
+    await alive(replica);
+    follow(replica);
+    await ready(replica);
+    sql(primary, 'INSERT INTO t.r VALUES (6)');
+    await rows(replica, '1,2,3,4,5,6');
+    assert.equal(sql(replica, "SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = 'errant'"), '0');
+    assert.notEqual(sql(replica, 'SELECT @@server_uuid'), uuid);
+    assert.equal(sql(replica, 'SELECT @@GLOBAL.super_read_only'), '1');
+    await eventually(
+      () =>
+        assert.deepEqual(
+          readdirSync(replica.volume).sort(),
+          ['data', 'reprovision-request.done'],
+          'the previous data removed',
+        ),
+      { timeoutMs: 30_000, description: 'the previous data removed' },
+    );
+    // The request is done once: the member restarts and keeps its data.
+    await replica.stop();
+    replica.start();
+    await alive(replica);
+    follow(replica);
+    await ready(replica);
+    const restartedUuid = sql(replica, 'SELECT @@server_uuid');
+    await new Promise((r) => setTimeout(r, 12_000)); // longer than the sidecar's 10 s period
+    assert.equal(sql(replica, 'SELECT @@server_uuid'), restartedUuid);
+    assert.equal((replica.log('replication').match(/ReprovisionedByClone: shop-1/g) ?? []).length, 1);
   });
 });

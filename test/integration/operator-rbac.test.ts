@@ -355,7 +355,11 @@ describe('operator install and least-privilege RBAC (own control plane, OwnerRef
         const secret = await admin
           .makeApiClient(CoreV1Api)
           .readNamespacedSecret({ namespace: GRANTED, name: 'db-credentials' });
-        assert.deepEqual(Object.keys(secret.data ?? {}).sort(), ['replication-password', 'root-password']);
+        assert.deepEqual(Object.keys(secret.data ?? {}).sort(), [
+          'admin-password',
+          'replication-password',
+          'root-password',
+        ]);
         assert.deepEqual(
           secret.metadata?.ownerReferences?.map((r) => [r.kind, r.name, r.uid, r.blockOwnerDeletion]),
           [['MySQLCluster', 'db', cr.metadata.uid, true]],
@@ -417,6 +421,8 @@ describe('operator install and least-privilege RBAC (own control plane, OwnerRef
         out.push({ verb, group: '', resource: 'persistentvolumeclaims', namespace: FORBIDDEN });
       for (const verb of ['list', 'watch'])
         out.push({ verb, group: '', resource: 'pods', namespace: FORBIDDEN }, { verb, group: '', resource: 'pods' });
+      // The role label the Services select by, and the one-at-a-time re-creation of a rolling update.
+      for (const verb of ['patch', 'delete']) out.push({ verb, group: '', resource: 'pods', namespace: FORBIDDEN });
       out.push({ verb: 'create', group: '', resource: 'events', namespace: FORBIDDEN });
       for (const verb of ['get', 'create', 'patch'])
         out.push({ verb, group: '', resource: 'secrets', namespace: GRANTED });
@@ -443,9 +449,10 @@ describe('operator install and least-privilege RBAC (own control plane, OwnerRef
       })),
       ...['get', 'list', 'watch'].map((verb) => ({ verb, group: '', resource: 'secrets' })),
       { verb: 'get', group: '', resource: 'secrets', namespace: 'kube-system' },
-      // Pods: only watched (the MySQL members' reports), never written, entered or read from; nodes: not its business.
+      // Pods: watched, labelled and deleted one by one (MySQL members), never created, entered or read from;
+      // nodes: not its business.
       { verb: 'get', group: '', resource: 'pods', namespace: GRANTED },
-      ...['create', 'update', 'patch', 'delete'].map((verb) => ({
+      ...['create', 'update', 'deletecollection'].map((verb) => ({
         verb,
         group: '',
         resource: 'pods',
@@ -565,7 +572,7 @@ describe('operator install and least-privilege RBAC (own control plane, OwnerRef
           `delete the generated Secret in ${GRANTED}`,
           () => core.deleteNamespacedSecret({ namespace: GRANTED, name: 'db-credentials' }),
         ],
-        [`delete pods in ${GRANTED}`, () => core.deleteCollectionNamespacedPod({ namespace: GRANTED })],
+        [`delete every pod of ${GRANTED} at once`, () => core.deleteCollectionNamespacedPod({ namespace: GRANTED })],
         [`delete namespace ${FORBIDDEN}`, () => core.deleteNamespace({ name: FORBIDDEN })],
         [
           'create a ClusterRole',

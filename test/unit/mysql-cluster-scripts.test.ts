@@ -9,8 +9,13 @@ import { allContainers, synthMySQL } from './support/mysql-synth.js';
 // Passwords with every character that could break quoting on the way to mysql.
 const ROOT_PASSWORD = `r00t'"\\#$ x`;
 const REPLICATION_PASSWORD = `repl'"\\#;--`;
-const PASSWORDS = { MYSQL_ROOT_PASSWORD: ROOT_PASSWORD, MYSQL_REPLICATION_PASSWORD: REPLICATION_PASSWORD };
-const MEMBER = { HEADLESS_SERVICE: 'shop-headless', PRIMARY_HOST: 'shop-0.shop-headless', ...PASSWORDS };
+const ADMIN_PASSWORD = `4dmin'"\\#%s`;
+const PASSWORDS = {
+  MYSQL_ROOT_PASSWORD: ROOT_PASSWORD,
+  MYSQL_REPLICATION_PASSWORD: REPLICATION_PASSWORD,
+  MYSQL_ADMIN_PASSWORD: ADMIN_PASSWORD,
+};
+const MEMBER = { HEADLESS_SERVICE: 'shop-headless', PRIMARY_HOST: 'shop-primary', ...PASSWORDS };
 
 /** The argv lines the fakes recorded (not the credentials or SQL they were handed). */
 const argvLines = (calls: string) =>
@@ -18,7 +23,7 @@ const argvLines = (calls: string) =>
 
 function assertPasswordsOnlyInCredentials(calls: string): void {
   for (const line of argvLines(calls)) {
-    for (const p of [ROOT_PASSWORD, REPLICATION_PASSWORD, 'r00t', "repl'"])
+    for (const p of [ROOT_PASSWORD, REPLICATION_PASSWORD, ADMIN_PASSWORD, 'r00t', "repl'", '4dmin'])
       assert.equal(line.includes(p), false, `a password is on a command line: ${line}`);
   }
 }
@@ -119,21 +124,29 @@ describe('MySQLCluster scripts', () => {
       return readFileSync(`${dir}/member.cnf`, 'utf8');
     };
 
-    it('makes ordinal 0 the writable primary with server_id 100', () => {
-      const cnf = member('shop-0');
-      assert.match(cnf, /^\[mysqld\]$/m);
-      assert.match(cnf, /^server_id=100$/m);
-      assert.match(cnf, /^read_only=OFF$/m);
-      assert.match(cnf, /^super_read_only=OFF$/m);
-      assert.match(cnf, /^report_host=shop-0\.shop-headless$/m);
+    it('makes every member, ordinal 0 included, read-only with server_id 100 + ordinal', () => {
+      for (const ordinal of [0, 1, 2]) {
+        const cnf = member(`shop-${ordinal}`);
+        assert.match(cnf, /^\[mysqld\]$/m);
+        assert.match(cnf, new RegExp(`^server_id=${100 + ordinal}$`, 'm'));
+        assert.match(cnf, /^read_only=ON$/m);
+        assert.match(cnf, /^super_read_only=ON$/m);
+        assert.match(cnf, new RegExp(`^report_host=shop-${ordinal}\\.shop-headless$`, 'm'));
+        // Only the controller makes a member writable, over SQL: nothing here ever does.
+        assert.doesNotMatch(cnf, /=OFF$/m);
+      }
     });
 
-    it('makes other ordinals read-only replicas with server_id 100 + ordinal', () => {
-      const cnf = member('shop-2');
-      assert.match(cnf, /^server_id=102$/m);
-      assert.match(cnf, /^read_only=ON$/m);
-      assert.match(cnf, /^super_read_only=ON$/m);
-      assert.match(cnf, /^report_host=shop-2\.shop-headless$/m);
+    it('says the member waits for the controller to make it writable', () => {
+      const dir = box.path('member');
+      mkdirSync(dir);
+      const r = box.run('init-config.sh', {
+        POD_NAME: 'shop-0',
+        HEADLESS_SERVICE: 'shop-headless',
+        MEMBER_CONFIG_DIR: dir,
+      });
+      assert.equal(r.status, 0, r.stderr);
+      assert.match(r.stderr, /member 0 of shop: server_id=100, read-only until the controller says otherwise/);
     });
 
     it('gives the same result when run again', () => {
@@ -145,24 +158,36 @@ describe('MySQLCluster scripts', () => {
     const ready = (pod: string, fake: Record<string, string>) =>
       box.run('ready.sh', { POD_NAME: pod, ...PASSWORDS, ...fake });
 
-    it('is ready on a writable primary and not on a read-only one', () => {
-      assert.equal(ready('shop-0', { FAKE_READ_ONLY: '0' }).status, 0);
-      const r = ready('shop-0', { FAKE_READ_ONLY: '1' });
-      assert.equal(r.status, 1);
-      assert.match(r.stderr, /the primary is read-only/);
+    it('is ready on a writable member, whatever its ordinal, without looking at replication', () => {
+      for (const pod of ['shop-0', 'shop-2']) {
+        const r = ready(pod, { FAKE_READ_ONLY: '0', FAKE_STATES: '' });
+        assert.equal(r.status, 0, r.stderr);
+      }
+      assert.equal(box.calls().includes('replication_applier_status'), false);
     });
 
-    it('is ready on a replica that applies and receives, or reconnects to, the primary', () => {
-      assert.equal(ready('shop-1', { FAKE_STATES: 'ON\tON' }).status, 0);
-      assert.equal(ready('shop-1', { FAKE_STATES: 'CONNECTING\tON' }).status, 0);
+    it('is ready on a read-only member that applies and receives, or reconnects to, the primary', () => {
+      for (const pod of ['shop-0', 'shop-1']) {
+        assert.equal(ready(pod, { FAKE_READ_ONLY: '1', FAKE_STATES: 'ON\tON' }).status, 0, pod);
+        assert.equal(ready(pod, { FAKE_READ_ONLY: '1', FAKE_STATES: 'CONNECTING\tON' }).status, 0, pod);
+      }
     });
 
-    it('is not ready on a replica that stopped applying or receiving, or does not replicate', () => {
-      assert.match(ready('shop-1', { FAKE_STATES: 'ON\tOFF' }).stderr, /not applying \(applier: OFF\)/);
-      assert.match(ready('shop-1', { FAKE_STATES: 'OFF\tON' }).stderr, /not receiving \(receiver: OFF\)/);
-      const r = ready('shop-1', { FAKE_STATES: '' });
-      assert.equal(r.status, 1);
-      assert.match(r.stderr, /replication is not configured/);
+    it('is not ready on a read-only member that does not replicate, whatever its ordinal', () => {
+      for (const pod of ['shop-0', 'shop-1']) {
+        const r = ready(pod, { FAKE_READ_ONLY: '1', FAKE_STATES: '' });
+        assert.equal(r.status, 1, pod);
+        assert.match(r.stderr, /read-only and not replicating \(waiting for the controller\)/);
+      }
+    });
+
+    it('is not ready on a read-only member that stopped applying or receiving', () => {
+      const applier = ready('shop-1', { FAKE_READ_ONLY: '1', FAKE_STATES: 'ON\tOFF' });
+      assert.equal(applier.status, 1);
+      assert.match(applier.stderr, /not applying \(applier: OFF\)/);
+      const receiver = ready('shop-1', { FAKE_READ_ONLY: '1', FAKE_STATES: 'OFF\tON' });
+      assert.equal(receiver.status, 1);
+      assert.match(receiver.stderr, /not receiving \(receiver: OFF\)/);
     });
 
     it('hands the root password to mysql through an option file only', () => {
@@ -206,56 +231,94 @@ describe('MySQLCluster scripts', () => {
       return box.calls();
     }
 
-    it('points a replica at the primary with GTID auto-positioning and starts it', async () => {
-      const calls = await runSidecar('shop-1', {}, (c) => c.includes('START REPLICA;'));
-      assert.ok(
-        calls.includes(
-          "CHANGE REPLICATION SOURCE TO SOURCE_HOST = 'shop-0.shop-headless', SOURCE_PORT = 3306, SOURCE_USER = 'replication', SOURCE_PASSWORD = 'repl\\'\"\\\\#;--', SOURCE_AUTO_POSITION = 1, SOURCE_SSL = 1, GET_SOURCE_PUBLIC_KEY = 1, SOURCE_CONNECT_RETRY = 10, SOURCE_RETRY_COUNT = 86400;",
-        ),
-        calls,
-      );
-      assert.ok(calls.includes("SET SESSION sql_mode = '';\nSTOP REPLICA;"), calls);
+    /** The SQL the fakes read from stdin, statement lines only. */
+    const sqlWritten = (calls: string) =>
+      calls
+        .split(/^STDIN$/m)
+        .slice(1)
+        .map((chunk) => chunk.split(/^(?:mysql|mysqld|mysqladmin) /m)[0] ?? '')
+        .join('');
+    /** How many times the sidecar asked whether the member is writable. */
+    const writableChecks = (calls: string) => calls.split('-e SELECT\\ @@GLOBAL.read_only\n').length - 1;
+
+    for (const [what, fails] of [
+      ['the replication account', 'replication'],
+      ['the admin account', 'recon8s-admin'],
+    ]) {
+      it(`creates or updates both accounts on a writable member when ${what} cannot log in`, async () => {
+        const calls = await runSidecar('shop-2', { FAKE_READ_ONLY: '0', FAKE_LOGIN_FAILS: fails }, (c) =>
+          c.includes('GRANT SELECT ON performance_schema.*'),
+        );
+        assert.ok(
+          sqlWritten(calls).includes(
+            [
+              "SET SESSION sql_mode = '';",
+              "CREATE USER IF NOT EXISTS 'replication'@'%' IDENTIFIED BY 'repl\\'\"\\\\#;--';",
+              "ALTER USER 'replication'@'%' IDENTIFIED BY 'repl\\'\"\\\\#;--';",
+              "GRANT REPLICATION SLAVE, REPLICATION CLIENT, BACKUP_ADMIN ON *.* TO 'replication'@'%';",
+              "CREATE USER IF NOT EXISTS 'recon8s-admin'@'%' IDENTIFIED BY '4dmin\\'\"\\\\#%s' REQUIRE SSL;",
+              "ALTER USER 'recon8s-admin'@'%' IDENTIFIED BY '4dmin\\'\"\\\\#%s' REQUIRE SSL;",
+              "GRANT SYSTEM_VARIABLES_ADMIN, REPLICATION_SLAVE_ADMIN, REPLICATION CLIENT, RELOAD, PROCESS, CONNECTION_ADMIN ON *.* TO 'recon8s-admin'@'%';",
+              "GRANT SELECT ON performance_schema.* TO 'recon8s-admin'@'%';",
+            ].join('\n'),
+          ),
+          calls,
+        );
+        // The accounts are written as root over the socket.
+        assert.match(
+          calls,
+          /^mysql --defaults-extra-file=\S+ --socket=\/var\/run\/mysqld\/mysqld\.sock --batch --skip-column-names\nDEFAULTS\n\[client\]\nuser=root\n/m,
+        );
+        assertPasswordsOnlyInCredentials(calls);
+      });
+    }
+
+    it('checks both logins over TCP, and writes nothing on a writable member when both work', async () => {
+      // Once the logins were checked, the sidecar asks again whether the member is writable.
+      const calls = await runSidecar('shop-0', { FAKE_READ_ONLY: '0' }, (c) => writableChecks(c) >= 2);
+      const logins = calls.split('\n').filter((l) => l.startsWith('mysql ') && l.includes(' --host=127.0.0.1 '));
+      assert.equal(logins.length, 2, calls);
+      for (const login of logins) assert.match(login, / --port=3306 --get-server-public-key .* -e SELECT\\ 1$/);
+      assert.ok(calls.includes(`[client]\nuser=replication\npassword="repl'\\"\\\\#;--"`), calls);
+      assert.ok(calls.includes(`[client]\nuser=recon8s-admin\npassword="4dmin'\\"\\\\#%s"`), calls);
+      assert.equal(calls.includes('STDIN'), false, calls);
       assertPasswordsOnlyInCredentials(calls);
     });
 
-    it('configures a replica as soon as its mysqld answers, not a polling period later', async () => {
+    it('checks the accounts as soon as a writable mysqld answers, not a polling period later', async () => {
       writeFileSync(`${box.fakeDir}/down`, '');
-      const child = box.start('replication.sh', { POD_NAME: 'shop-1', ...MEMBER });
+      const child = box.start('replication.sh', { POD_NAME: 'shop-1', ...MEMBER, FAKE_READ_ONLY: '0' });
       try {
-        // mysqld is starting: the sidecar keeps asking, and configures nothing yet.
+        // mysqld is starting: the sidecar keeps asking, and does nothing else yet.
         await eventually(() => box.calls().split('Uptime').length > 2, 'the sidecar to ask mysqld twice');
-        assert.equal(box.calls().includes('START REPLICA;'), false);
+        assert.equal(box.calls().includes('--host=127.0.0.1'), false);
         rmSync(`${box.fakeDir}/down`);
-        await eventually(() => box.calls().includes('START REPLICA;'), 'replication to be started', 3000);
+        await eventually(() => box.calls().includes('--host=127.0.0.1'), 'the accounts to be checked', 3000);
       } finally {
         child.kill('SIGTERM');
       }
     });
 
-    it('creates the replication account on the primary when it cannot log in', async () => {
-      const calls = await runSidecar('shop-0', { FAKE_LOGIN_STATUS: '1' }, (c) =>
-        c.includes('GRANT REPLICATION SLAVE'),
+    it('leaves replication on a read-only member to the controller: no account, no CHANGE REPLICATION SOURCE, no START REPLICA', async () => {
+      const calls = await runSidecar(
+        'shop-1',
+        { FAKE_READ_ONLY: '1', FAKE_STATES: 'ON\tON', POD_ANNOTATIONS: box.path('annotations') },
+        (c) => c.includes('LAST_ERROR_NUMBER'),
       );
-      assert.ok(
-        calls.includes("CREATE USER IF NOT EXISTS 'replication'@'%' IDENTIFIED BY 'repl\\'\"\\\\#;--';"),
-        calls,
-      );
-      assert.ok(
-        calls.includes("GRANT REPLICATION SLAVE, REPLICATION CLIENT, BACKUP_ADMIN ON *.* TO 'replication'@'%';"),
-        calls,
-      );
-      assertPasswordsOnlyInCredentials(calls);
-    });
-
-    it('writes nothing on the primary when the account already works', async () => {
-      const calls = await runSidecar('shop-0', { FAKE_LOGIN_STATUS: '0' }, (c) => c.includes('--host=127.0.0.1'));
+      assert.equal(calls.includes('--host=127.0.0.1'), false, calls);
       assert.equal(calls.includes('STDIN'), false, calls);
+      assert.equal(/CHANGE\\? REPLICATION|START\\? REPLICA/.test(calls), false, calls);
     });
   });
 
   describe('bootstrap.sh', () => {
-    const bootstrap = (pod: string) =>
-      box.run('bootstrap.sh', { POD_NAME: pod, DATA_VOLUME: box.path('volume'), ...MEMBER });
+    const bootstrap = (pod: string, fake: Record<string, string> = {}) =>
+      box.run('bootstrap.sh', { POD_NAME: pod, DATA_VOLUME: box.path('volume'), ...MEMBER, ...fake });
+    /** The mysql calls that asked the primary Service whether it answers. */
+    const primaryChecks = (calls: string) =>
+      argvLines(calls).filter(
+        (l) => l.startsWith('mysql ') && l.includes(' --host=shop-primary ') && l.endsWith('-e SELECT\\ 1'),
+      );
     const volume = (...p: string[]) => box.path('volume', ...p);
     beforeEach(() => mkdirSync(volume()));
 
@@ -277,10 +340,11 @@ describe('MySQLCluster scripts', () => {
       assert.deepEqual(readdirSync(volume('data')), ['stray-file']);
     });
 
-    it('initializes the primary, sets the passwords and creates the accounts without binary-logging them', () => {
+    it('initializes ordinal 0 of a new cluster, sets the passwords and creates the accounts without binary-logging them', () => {
       mkdirSync(volume('data'));
       writeFileSync(volume('data.bootstrap'), 'left over by an interrupted attempt');
-      const r = bootstrap('shop-0');
+      // No primary answers on the primary Service: the cluster is new.
+      const r = bootstrap('shop-0', { FAKE_PRIMARY_STATUS: '1' });
       assert.equal(r.status, 0, r.stderr);
       assert.deepEqual(readdirSync(volume()).sort(), ['data']);
       assert.ok(existsSync(volume('data', 'mysql.ibd')));
@@ -297,26 +361,67 @@ describe('MySQLCluster scripts', () => {
         calls,
       );
       assert.ok(calls.includes("CREATE USER 'replication'@'%' IDENTIFIED BY 'repl\\'\"\\\\#;--';"), calls);
+      assert.ok(
+        calls.includes(
+          [
+            "CREATE USER 'recon8s-admin'@'%' IDENTIFIED BY '4dmin\\'\"\\\\#%s' REQUIRE SSL;",
+            "GRANT SYSTEM_VARIABLES_ADMIN, REPLICATION_SLAVE_ADMIN, REPLICATION CLIENT, RELOAD, PROCESS, CONNECTION_ADMIN ON *.* TO 'recon8s-admin'@'%';",
+            "GRANT SELECT ON performance_schema.* TO 'recon8s-admin'@'%';",
+            'SHUTDOWN;',
+          ].join('\n'),
+        ),
+        calls,
+      );
+      // One attempt to reach a primary, then no clone.
+      assert.equal(primaryChecks(calls).length, 1, calls);
+      assert.equal(calls.includes('CLONE INSTANCE'), false);
       assert.ok(calls.includes('FCTY'), 'the time zone tables are loaded, patched as the official image does');
       assert.ok(calls.includes('SHUTDOWN;'));
       assertPasswordsOnlyInCredentials(calls);
     });
 
-    it('clones a replica from the primary into a fresh data directory with its own identity', () => {
+    it('clones a replica from the primary Service into a fresh data directory with its own identity', () => {
       const r = bootstrap('shop-2');
       assert.equal(r.status, 0, r.stderr);
       assert.deepEqual(readdirSync(volume()).sort(), ['data']);
       assert.deepEqual(readdirSync(volume('data')).sort(), ['mysql.ibd']);
       const calls = box.calls();
-      assert.match(calls, /^mysql --defaults-extra-file=\S+ --host=shop-0\.shop-headless --port=3306 /m);
-      assert.ok(calls.includes("SET GLOBAL clone_valid_donor_list = 'shop-0.shop-headless:3306';"), calls);
+      assert.match(calls, /^mysql --defaults-extra-file=\S+ --host=shop-primary --port=3306 /m);
+      assert.ok(calls.includes("SET GLOBAL clone_valid_donor_list = 'shop-primary:3306';"), calls);
       assert.ok(
         calls.includes(
-          `CLONE INSTANCE FROM 'replication'@'shop-0.shop-headless':3306 IDENTIFIED BY 'repl\\'"\\\\#;--' DATA DIRECTORY = '${volume('data.bootstrap')}';`,
+          `CLONE INSTANCE FROM 'replication'@'shop-primary':3306 IDENTIFIED BY 'repl\\'"\\\\#;--' DATA DIRECTORY = '${volume('data.bootstrap')}';`,
         ),
         calls,
       );
+      assert.equal(calls.includes("ALTER USER 'root'"), false);
       assertPasswordsOnlyInCredentials(calls);
+    });
+
+    it('clones ordinal 0 too when a primary answers (its volume was lost), creating no account', () => {
+      const r = bootstrap('shop-0');
+      assert.equal(r.status, 0, r.stderr);
+      assert.deepEqual(readdirSync(volume()).sort(), ['data']);
+      assert.deepEqual(readdirSync(volume('data')).sort(), ['mysql.ibd']);
+      const calls = box.calls();
+      assert.ok(
+        calls.includes(
+          `CLONE INSTANCE FROM 'replication'@'shop-primary':3306 IDENTIFIED BY 'repl\\'"\\\\#;--' DATA DIRECTORY = '${volume('data.bootstrap')}';`,
+        ),
+        calls,
+      );
+      // It asked the primary Service once to decide, and once more before cloning.
+      assert.equal(primaryChecks(calls).length, 2, calls);
+      // Only the throwaway recipient is initialized, never the data directory itself.
+      assert.doesNotMatch(calls, /--initialize-insecure --datadir=\S+\/data\.bootstrap$/m);
+      assert.equal(/CREATE USER|ALTER USER/.test(calls), false, calls);
+      assertPasswordsOnlyInCredentials(calls);
+    });
+
+    it('always clones a member other than ordinal 0, asking the primary only to wait for it', () => {
+      assert.equal(bootstrap('shop-1').status, 0);
+      // Only the wait for the primary asks it (once, as it answers); no check decides anything.
+      assert.equal(primaryChecks(box.calls()).length, 1, box.calls());
     });
 
     it('leaves nothing half-made when the clone fails', () => {

@@ -75,6 +75,64 @@ const cases: FailCase[] = [
     value: '3',
     expected: /an integer/,
   },
+  // semiSyncReplicas
+  {
+    name: 'fails when semiSyncReplicas is negative',
+    props: { semiSyncReplicas: -1 },
+    field: 'spec.semiSyncReplicas',
+    value: -1,
+    expected: /an integer from 0 to 8/,
+  },
+  {
+    name: 'fails when semiSyncReplicas is 9',
+    props: { replicas: 9, semiSyncReplicas: 9 },
+    field: 'spec.semiSyncReplicas',
+    value: 9,
+    expected: /an integer from 0 to 8/,
+  },
+  {
+    name: 'fails when semiSyncReplicas is not an integer',
+    props: { semiSyncReplicas: 1.5 },
+    field: 'spec.semiSyncReplicas',
+    value: 1.5,
+    expected: /an integer/,
+  },
+  {
+    name: 'fails when semiSyncReplicas equals the default 3 replicas: the primary cannot acknowledge for itself',
+    props: { semiSyncReplicas: 3 },
+    field: 'spec.semiSyncReplicas',
+    value: 3,
+    expected: /semiSyncReplicas must be less than replicas/,
+  },
+  {
+    name: 'fails when semiSyncReplicas equals spec.replicas',
+    props: { replicas: 2, semiSyncReplicas: 2 },
+    field: 'spec.semiSyncReplicas',
+    value: 2,
+    expected: /semiSyncReplicas must be less than replicas \(the primary cannot acknowledge for itself\)/,
+  },
+  // failoverAfterSeconds
+  {
+    name: 'fails when failoverAfterSeconds is 4',
+    props: { failoverAfterSeconds: 4 },
+    field: 'spec.failoverAfterSeconds',
+    value: 4,
+    expected: /an integer from 5 to 3600/,
+  },
+  {
+    name: 'fails when failoverAfterSeconds is 3601',
+    props: { failoverAfterSeconds: 3601 },
+    field: 'spec.failoverAfterSeconds',
+    value: 3601,
+    expected: /an integer from 5 to 3600/,
+  },
+  {
+    name: 'fails when failoverAfterSeconds is a string',
+    props: { failoverAfterSeconds: '30' },
+    field: 'spec.failoverAfterSeconds',
+    value: '30',
+    expected: /an integer/,
+  },
   // version
   {
     name: 'fails on version 8.0, saying it is end-of-life',
@@ -264,6 +322,20 @@ const cases: FailCase[] = [
     expected: /no options that recon8s manages/,
   },
   {
+    name: 'fails on a managed semi-synchronous replication option (rpl_semi_sync_source_enabled)',
+    props: { mysqlConf: { rpl_semi_sync_source_enabled: 'OFF' } },
+    field: 'spec.mysqlConf',
+    value: { rpl_semi_sync_source_enabled: 'OFF' },
+    expected: /no options that recon8s manages.*rpl_semi_sync_source_enabled/,
+  },
+  {
+    name: 'fails on a managed semi-synchronous option behind loose- (loose-rpl-semi-sync-source-timeout)',
+    props: { mysqlConf: { 'loose-rpl-semi-sync-source-timeout': '10' } },
+    field: 'spec.mysqlConf',
+    value: { 'loose-rpl-semi-sync-source-timeout': '10' },
+    expected: /no options that recon8s manages/,
+  },
+  {
     name: 'fails on an upper-case my.cnf key',
     props: { mysqlConf: { Max_Connections: '9' } },
     field: 'spec.mysqlConf["Max_Connections"]',
@@ -410,7 +482,7 @@ const cases: FailCase[] = [
     props: { replica: 3 },
     field: 'spec.replica',
     value: 3,
-    expected: /no such field; known fields: replicas, version, image/,
+    expected: /no such field; known fields: replicas, semiSyncReplicas, failoverAfterSeconds, version, image/,
   },
   {
     name: 'fails when the spec is not an object',
@@ -458,6 +530,16 @@ describe('MySQLCluster validation', () => {
       { field: 'spec.replica', value: 3, expected: /no such field/ },
     ];
     for (const w of want) assertMySQLProblem(error, w);
+  });
+
+  it('accepts semiSyncReplicas below replicas, 0 with a single member, and defaults failoverAfterSeconds to 30', () => {
+    const { cluster } = synthMySQL({ replicas: 5, semiSyncReplicas: 4, failoverAfterSeconds: 5 });
+    assert.equal(cluster.spec.semiSyncReplicas, 4);
+    assert.equal(cluster.spec.failoverAfterSeconds, 5);
+    assert.equal(synthMySQL({ replicas: 1, semiSyncReplicas: 0 }).cluster.spec.semiSyncReplicas, 0);
+    const defaults = synthMySQL().cluster.spec;
+    assert.equal(defaults.semiSyncReplicas, undefined);
+    assert.equal(defaults.failoverAfterSeconds, 30);
   });
 
   it('fails before creating anything, leaving the chart empty', () => {

@@ -51,12 +51,13 @@ describe('MySQLCluster', () => {
   });
 
   describe('StatefulSet', () => {
-    it('has 3 members by default, the headless Service, ordered start-up and rolling updates', () => {
+    it('has 3 members by default, the headless Service, ordered start-up, and updates left to the controller', () => {
       const { statefulSet } = synthMySQL();
       assert.equal(statefulSet.spec?.replicas, 3);
       assert.equal(statefulSet.spec?.serviceName, 'shop-headless');
       assert.equal(statefulSet.spec?.podManagementPolicy, 'OrderedReady');
-      assert.deepEqual(statefulSet.spec?.updateStrategy, { type: 'RollingUpdate' });
+      // The StatefulSet controller does not know which member is the primary: recon8s re-creates pods.
+      assert.deepEqual(statefulSet.spec?.updateStrategy, { type: 'OnDelete' });
       assert.deepEqual(statefulSet.spec?.selector, { matchLabels: SELECTOR });
     });
 
@@ -156,6 +157,31 @@ describe('MySQLCluster', () => {
       assert.ok(startupSeconds >= 3600, `start-up allowed ${startupSeconds}s`);
       for (const p of [mysql.livenessProbe, mysql.readinessProbe, mysql.startupProbe])
         assert.equal(p?.timeoutSeconds, 5);
+    });
+
+    it('checks readiness every 5 seconds, so that a new primary serves writes soon', () => {
+      assert.equal(synthMySQL().container('mysql').readinessProbe?.periodSeconds, 5);
+    });
+
+    it("gives the replication sidecar, read-only, the pod's annotations through a downward API volume", () => {
+      const s = synthMySQL();
+      const volume = s.podSpec.volumes?.find((v) => v.name === 'pod-info');
+      assert.deepEqual(volume?.downwardAPI, {
+        items: [{ path: 'annotations', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.annotations' } }],
+      });
+      assert.deepEqual(mountAt(s.container('replication'), '/etc/recon8s/pod'), {
+        name: 'pod-info',
+        mountPath: '/etc/recon8s/pod',
+        readOnly: true,
+      });
+      for (const c of allContainers(s.podSpec).filter((x) => x.name !== 'replication'))
+        assert.equal(mountAt(c, '/etc/recon8s/pod'), undefined, c.name);
+    });
+
+    it('never puts the role label on the pod template: every member starts without a role', () => {
+      const { statefulSet } = synthMySQL();
+      assert.equal(statefulSet.spec?.template.metadata?.labels?.['recon8s.dev/role'], undefined);
+      assert.equal(statefulSet.spec?.selector.matchLabels?.['recon8s.dev/role'], undefined);
     });
 
     it('uses the default resources, without a CPU limit, for mysql and bootstrap', () => {
@@ -288,14 +314,20 @@ describe('MySQLCluster', () => {
       assert.ok(seen >= 6, `password variables seen: ${seen}`);
     });
 
-    it('maps MYSQL_ROOT_PASSWORD and MYSQL_REPLICATION_PASSWORD to the root-password and replication-password keys', () => {
-      const bootstrap = synthMySQL().container('bootstrap');
-      assert.deepEqual(env(bootstrap, 'MYSQL_ROOT_PASSWORD')?.valueFrom, {
-        secretKeyRef: { name: 'shop-credentials', key: 'root-password' },
-      });
-      assert.deepEqual(env(bootstrap, 'MYSQL_REPLICATION_PASSWORD')?.valueFrom, {
-        secretKeyRef: { name: 'shop-credentials', key: 'replication-password' },
-      });
+    it('maps the root, replication and admin passwords to the root-password, replication-password and admin-password keys', () => {
+      const s = synthMySQL();
+      for (const name of ['bootstrap', 'replication']) {
+        const c = s.container(name);
+        assert.deepEqual(env(c, 'MYSQL_ROOT_PASSWORD')?.valueFrom, {
+          secretKeyRef: { name: 'shop-credentials', key: 'root-password' },
+        });
+        assert.deepEqual(env(c, 'MYSQL_REPLICATION_PASSWORD')?.valueFrom, {
+          secretKeyRef: { name: 'shop-credentials', key: 'replication-password' },
+        });
+        assert.deepEqual(env(c, 'MYSQL_ADMIN_PASSWORD')?.valueFrom, {
+          secretKeyRef: { name: 'shop-credentials', key: 'admin-password' },
+        });
+      }
     });
 
     it('uses spec.credentialsSecretName', () => {
@@ -335,6 +367,21 @@ describe('MySQLCluster', () => {
       ]) {
         assert.ok(lines.includes(line), `my.cnf has ${line}`);
       }
+    });
+
+    it('loads semi-synchronous replication on every member, never falling back to asynchronous', () => {
+      const lines = myCnf().split('\n');
+      for (const line of [
+        'plugin_load_add=semisync_source.so',
+        'plugin_load_add=semisync_replica.so',
+        'loose_rpl_semi_sync_replica_enabled=ON',
+        'loose_rpl_semi_sync_source_timeout=4294967295',
+        'loose_rpl_semi_sync_source_wait_point=AFTER_SYNC',
+      ]) {
+        assert.ok(lines.includes(line), `my.cnf has ${line}`);
+      }
+      // The controller enables the source side on the primary only.
+      assert.equal(/rpl_semi_sync_source_enabled/.test(myCnf()), false);
     });
 
     it('includes the per-member directory last', () => {
@@ -377,17 +424,42 @@ describe('MySQLCluster', () => {
       assert.deepEqual(spec?.selector, SELECTOR);
     });
 
-    it('routes the primary Service only to pod shop-0', () => {
+    it('routes the primary Service to the ready member the controller labelled primary, whatever its ordinal', () => {
       const spec = synthMySQL().service('shop-primary').spec;
-      assert.deepEqual(spec?.selector, { ...SELECTOR, 'statefulset.kubernetes.io/pod-name': 'shop-0' });
+      assert.deepEqual(spec?.selector, { ...SELECTOR, 'recon8s.dev/role': 'primary' });
       assert.equal(spec?.clusterIP, undefined);
       assert.equal(spec?.publishNotReadyAddresses, undefined);
     });
 
-    it('routes the replicas Service to every ready member', () => {
+    it('routes the replicas Service to the ready members the controller labelled replica', () => {
       const spec = synthMySQL().service('shop-replicas').spec;
-      assert.deepEqual(spec?.selector, SELECTOR);
+      assert.deepEqual(spec?.selector, { ...SELECTOR, 'recon8s.dev/role': 'replica' });
       assert.equal(spec?.publishNotReadyAddresses, undefined);
+    });
+
+    it('selects a member by its role label alone: primary, replica, or neither', () => {
+      const s = synthMySQL();
+      const primary = s.service('shop-primary').spec?.selector;
+      const replicas = s.service('shop-replicas').spec?.selector;
+      const pod = (role?: string) => ({
+        ...s.statefulSet.spec?.template.metadata?.labels,
+        ...(role ? { 'recon8s.dev/role': role } : {}),
+      });
+      assert.deepEqual(
+        [primary, replicas].map((sel) => selects(sel, pod('primary'))),
+        [true, false],
+      );
+      assert.deepEqual(
+        [primary, replicas].map((sel) => selects(sel, pod('replica'))),
+        [false, true],
+      );
+      for (const p of [pod('none'), pod()]) {
+        assert.deepEqual(
+          [primary, replicas].map((sel) => selects(sel, p)),
+          [false, false],
+        );
+        assert.ok(selects(s.service('shop-headless').spec?.selector, p));
+      }
     });
 
     it('serves port 3306 named mysql on every Service', () => {
@@ -397,10 +469,10 @@ describe('MySQLCluster', () => {
       }
     });
 
-    it('tells bootstrap and the sidecar the primary by its stable DNS name', () => {
+    it('tells bootstrap and the sidecar the primary by its Service, which follows the role label', () => {
       const s = synthMySQL();
       for (const name of ['bootstrap', 'replication'])
-        assert.equal(env(s.container(name), 'PRIMARY_HOST')?.value, 'shop-0.shop-headless');
+        assert.equal(env(s.container(name), 'PRIMARY_HOST')?.value, 'shop-primary');
     });
   });
 

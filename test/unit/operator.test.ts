@@ -120,7 +120,7 @@ describe('OperatorChart (the operator install construct)', () => {
         { apiGroups: ['policy'], resources: ['poddisruptionbudgets'], verbs: CHILD_VERBS },
         { apiGroups: ['batch'], resources: ['cronjobs'], verbs: CHILD_VERBS },
         { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get', 'patch'] },
-        { apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch'] },
+        { apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch', 'patch', 'delete'] },
         { apiGroups: [''], resources: ['events'], verbs: ['create'] },
       ]);
       assert.deepEqual(find(objects, 'ClusterRoleBinding', 'recon8s').roleRef, {
@@ -140,13 +140,14 @@ describe('OperatorChart (the operator install construct)', () => {
             .map((t) => `${t.apiVersion.includes('/') ? t.apiVersion.split('/')[0] : ''}/${t.plural}`),
         ),
       ].sort();
-      for (const verb of ['create', 'delete'])
-        assert.deepEqual(
-          grants(rules, verb).filter((g) => g !== '/events'),
-          children,
-          verb,
-        );
-      // Pods: watched (the MySQL members' reports), never written.
+      assert.deepEqual(
+        grants(rules, 'create').filter((g) => g !== '/events'),
+        children,
+        'create',
+      );
+      // Pods: never created; deleted one at a time to roll a MySQLCluster (its StatefulSet is OnDelete).
+      assert.deepEqual(grants(rules, 'delete'), [...children, '/pods'].sort(), 'delete');
+      // Pods: watched (the MySQL members' reports and readiness).
       assert.deepEqual(
         grants(rules, 'watch'),
         [...children, '/pods', ...OWNER_KINDS.map((k) => `${k.group}/${k.plural}`)].sort(),

@@ -1,4 +1,4 @@
-import { HttpMethod } from '@kubernetes/client-node';
+import { HttpMethod, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import type { V1Secret } from '@kubernetes/client-node';
 import type { KubeClient } from '../../kube/index.js';
 import { apiError, isAlreadyExists, isNotFound } from '../../kube/index.js';
@@ -52,9 +52,10 @@ async function ensure(client: KubeClient, cr: CustomResource): Promise<Credentia
   const names = mysqlClusterNames(name, spec.credentialsSecretName);
   const secretName = names.credentialsSecret;
   const secret = await readSecret(client, namespace, secretName);
-  const existing = secret ? (secret.data ?? {}) : undefined;
-  if (secret && existing) {
+  if (secret) {
     await followRetention(client, cr, secret);
+    await completeGenerated(client, cr, secret);
+    const existing = secret.data ?? {};
     const missing = missingKeys(existing);
     if (missing.length > 0) {
       return {
@@ -151,7 +152,7 @@ async function followRetention(client: KubeClient, cr: CustomResource, secret: V
         },
       ]
     : others;
-  await client.request({
+  const updated = await client.requestJson<V1Secret>({
     method: HttpMethod.PATCH,
     path: `/api/v1/namespaces/${cr.metadata.namespace ?? 'default'}/secrets/${secret.metadata.name ?? ''}`,
     // The resourceVersion makes it a compare-and-swap: a Secret changed since it was read is not overwritten.
@@ -163,6 +164,31 @@ async function followRetention(client: KubeClient, cr: CustomResource, secret: V
     }),
     headers: { 'Content-Type': 'application/merge-patch+json' },
   });
+  // A second patch in the same pass (completeGenerated) compares against this version, not the one read.
+  secret.metadata.resourceVersion = updated.metadata?.resourceVersion;
+}
+
+/**
+ * A Secret recon8s generated before a key existed (the administrative account's password came with
+ * high availability) gets the missing key, with a new random password; a key that exists is never
+ * touched, and a user's Secret is only read.
+ */
+async function completeGenerated(client: KubeClient, cr: CustomResource, secret: V1Secret): Promise<void> {
+  if (secret.metadata?.labels?.[GENERATED_BY_LABEL] !== cr.metadata.name) return;
+  const missing = missingKeys(secret.data ?? {});
+  if (missing.length === 0) return;
+  const updated = await client.core.patchNamespacedSecret(
+    {
+      namespace: cr.metadata.namespace ?? 'default',
+      name: secret.metadata.name ?? '',
+      body: {
+        metadata: { resourceVersion: secret.metadata.resourceVersion },
+        stringData: Object.fromEntries(missing.map((k) => [k, generatePassword()])),
+      },
+    },
+    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+  );
+  secret.data = updated.data;
 }
 
 async function readSecret(client: KubeClient, namespace: string, name: string): Promise<V1Secret | undefined> {

@@ -9,6 +9,7 @@ import { workloadConditions, workloadFigures } from '../../reconcile/status.js';
 import type { KindController, Preparation, Problem } from '../kind-controller.js';
 import type { CustomResource, LiveLookup, ObservedState } from '../status.js';
 import { compact, find, selectorString, serviceEndpoint } from '../status.js';
+import { createMySQLClusterManager } from './cluster-manager.js';
 import { ensureCredentials } from './credentials.js';
 import { MYSQL_MEMBER_SELECTOR, memberReports } from './member-reports.js';
 import { growClaims, withLiveClaimTemplates } from './statefulset-storage.js';
@@ -126,6 +127,7 @@ export const MYSQL_CLUSTER_CONTROLLER: KindController = {
       live,
       prepared.facts?.[SECRET_FACT] ?? mysqlClusterNames(cr.metadata.name).credentialsSecret,
     ),
+  createManager: createMySQLClusterManager,
   podReports: {
     selector: MYSQL_MEMBER_SELECTOR,
     reports: (pod) =>

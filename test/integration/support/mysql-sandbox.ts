@@ -12,7 +12,16 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { renderMyCnf } from '../../../constructs/mysql/my-cnf.js';
@@ -20,11 +29,15 @@ import { scriptFiles } from '../../../constructs/mysql/scripts.js';
 import { mysqlRootfs } from '../../images/index.js';
 
 export const ROOT_PASSWORD = `r00t'"\\#$ x`;
-const REPLICATION_PASSWORD = `repl'"\\#;--`;
+export const REPLICATION_PASSWORD = `repl'"\\#;--`;
+const ADMIN_PASSWORD = `adm'"\\n$(x)`;
 const PRIMARY_ADDRESS = '127.0.0.1';
 
-/** A member's address in the sandbox's network: the primary answers where the sidecar checks it. */
-const address = (ordinal: number) => (ordinal === 0 ? PRIMARY_ADDRESS : `127.0.0.${10 + ordinal}`);
+/**
+ * A member's address in the sandbox's network. PRIMARY_HOST (the primary Service, in a cluster) is
+ * member 0's: the tests keep member 0 the primary.
+ */
+export const address = (ordinal: number): string => (ordinal === 0 ? PRIMARY_ADDRESS : `127.0.0.${10 + ordinal}`);
 
 // One member ("pod"): its root, then init-config and bootstrap, then the mysql and replication
 // containers, each started again when it exits. Runs as PID 1 of the member's PID namespace.
@@ -37,6 +50,9 @@ mount -t proc proc "$m/proc"
 mount --rbind /dev "$m/dev"
 mkdir -p "$m/var/lib/mysql" "$m/var/run/mysqld" "$m/etc/mysql/recon8s" "$m/etc/mysql/recon8s.d" "$m/opt/recon8s"
 mount --bind "$dir/volume" "$m/var/lib/mysql"
+# The pod's annotations, as the downward API volume shows them (written by annotate()).
+mkdir -p "$m/etc/recon8s/pod"
+mount --bind "$dir/pod-info" "$m/etc/recon8s/pod"
 cp "$dir/files/scripts/"* "$m/opt/recon8s/" && cp "$dir/files/my.cnf" "$m/etc/mysql/recon8s/"
 chown 999:999 "$m/var/run/mysqld" "$m/etc/mysql/recon8s.d" "$m/tmp"
 # The environment (the member's, passwords included) is inherited: never on a command line.
@@ -79,6 +95,13 @@ export interface SandboxMember {
   exec(argv: readonly string[], stdin?: string): SqlResult;
   /** SQL as root over the member's socket, rows tab-separated. */
   sql(text: string): SqlResult;
+  /**
+   * SQL as the controller sends it: as the administrative account (recon8s-admin, its password from
+   * the Secret), over TCP with TLS to the member's address; rows tab-separated.
+   */
+  adminSql(text: string): SqlResult;
+  /** Replaces the pod's annotations (what its downward API volume shows). */
+  annotate(annotations: Readonly<Record<string, string>>): void;
   /** What a container or init container wrote. */
   log(name: 'mysql' | 'replication' | 'bootstrap'): string;
 }
@@ -96,6 +119,7 @@ const ENV = (ordinal: number): Record<string, string> => ({
   PRIMARY_HOST: PRIMARY_ADDRESS,
   MYSQL_ROOT_PASSWORD: ROOT_PASSWORD,
   MYSQL_REPLICATION_PASSWORD: REPLICATION_PASSWORD,
+  MYSQL_ADMIN_PASSWORD: ADMIN_PASSWORD,
 });
 
 /** The PID (as the host sees it) of the first child of `pid`: what unshare --fork started. */
@@ -158,6 +182,7 @@ export async function startMySQLSandbox(): Promise<MySQLSandbox> {
       mkdirSync(volume, { recursive: true });
       spawnSync('chown', ['999:999', volume]);
       spawnSync('ln', ['-s', files, join(home, 'files')]);
+      mkdirSync(join(home, 'pod-info'));
     }
     const podPid = (): number => {
       const pod = pods.get(ordinal);
@@ -189,6 +214,17 @@ export async function startMySQLSandbox(): Promise<MySQLSandbox> {
       return { ok: r.status === 0, stdout: r.stdout, stderr: r.stderr };
     };
     const sql = (text: string): SqlResult => exec(['bash', '-c', '. /opt/recon8s/common.sh && local_sql'], text);
+    const adminSql = (text: string): SqlResult =>
+      exec(
+        [
+          'bash',
+          '-c',
+          '. /opt/recon8s/common.sh && mysql --defaults-extra-file=<(client_cnf recon8s-admin "$MYSQL_ADMIN_PASSWORD") --host="$1" --port=3306 --ssl-mode=REQUIRED --connect-timeout=5 --batch --skip-column-names',
+          'admin-sql',
+          address(ordinal),
+        ],
+        text,
+      );
     return {
       ordinal,
       volume,
@@ -244,6 +280,15 @@ export async function startMySQLSandbox(): Promise<MySQLSandbox> {
       script: (name) => exec(['bash', `/opt/recon8s/${name}`]),
       exec,
       sql,
+      adminSql,
+      annotate: (annotations) => {
+        // As the kubelet updates a downward API volume: the new file replaces the old one at once.
+        const text = Object.entries(annotations)
+          .map(([k, v]) => `${k}=${JSON.stringify(v)}\n`)
+          .join('');
+        writeFileSync(join(home, 'pod-info', 'annotations.tmp'), text);
+        renameSync(join(home, 'pod-info', 'annotations.tmp'), join(home, 'pod-info', 'annotations'));
+      },
       log: (name) => {
         const file = join(home, `${name}.log`);
         return existsSync(file) ? readFileSync(file, 'utf8') : '';

@@ -48,7 +48,17 @@ case $query in
   *@@GLOBAL.read_only*) printf '%s\\n' "\${FAKE_READ_ONLY:-0}" ;;
   *JOIN*) printf '%s\\n' "\${FAKE_STATES:-}" ;;
   *Uptime*) [[ -e $FAKE_DIR/down ]] && exit 1; printf 'Uptime\\t%s\\n' "\${FAKE_UPTIME:-100}" ;;
-  'SELECT 1') [[ " $* " == *' --host=127.0.0.1 '* ]] && exit "\${FAKE_LOGIN_STATUS:-0}"; echo 1 ;;
+  'SELECT 1')
+    # A login check on this member: fails for the users FAKE_LOGIN_FAILS names, or as FAKE_LOGIN_STATUS says.
+    if [[ " $* " == *' --host=127.0.0.1 '* ]]; then
+      user=
+      while IFS= read -r l; do [[ $l == user=* ]] && user=\${l#user=}; done <<<"$record"
+      [[ -n $user && " \${FAKE_LOGIN_FAILS:-} " == *" $user "* ]] && exit 1
+      exit "\${FAKE_LOGIN_STATUS:-0}"
+    fi
+    # The primary, through its Service: FAKE_PRIMARY_STATUS=1 when none answers.
+    [[ \${FAKE_PRIMARY_STATUS:-0} == 0 ]] || exit "$FAKE_PRIMARY_STATUS"
+    echo 1 ;;
 esac
 exit 0`,
   mysqld: `${LOG_CALL}
@@ -57,6 +67,12 @@ if [[ -n \${init:-} ]]; then mkdir -p "$dir" && touch "$dir"/{mysql.ibd,auto.cnf
 until [[ -e $FAKE_DIR/shutdown ]]; do sleep 0.05; done
 rm -f "$FAKE_DIR/shutdown"`,
   mysqladmin: `${LOG_CALL}`,
+  // The real sleep (the next one on PATH). Whole seconds are recorded: a sidecar's "sleep 10" says it
+  // finished a round (the fake mysqld's short waits are not).
+  sleep: `if [[ $1 != *.* ]]; then
+${LOG_CALL}
+fi
+PATH=\${PATH#*:} exec sleep "$@"`,
   mysql_tzinfo_to_sql: `${LOG_CALL}
 echo "INSERT INTO time_zone_name VALUES ('Local time zone must be set--see zic manual page');"`,
   mysqldump: `${LOG_CALL}

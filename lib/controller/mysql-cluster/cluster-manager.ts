@@ -1,0 +1,405 @@
+// The MySQL cluster manager: the loop beside the render reconcile that keeps one writable primary.
+//
+// Contract: each time a MySQLCluster is reconciled (its children converged), manage() looks at every
+// member over SQL, asks decide() (lib/mysql/decide.ts, pure) for one step, does it, and looks again,
+// until decide() says steady or wait (at most MAX_STEPS times). It reports status.currentPrimary and
+// the members, Degraded reasons for what it waits on, and an Event for every change of topology. It
+// asks to be called again soon (failure detection polls the members; nothing else would notice a
+// primary that stops answering), and at once after a step. An error talking to one member is an
+// observation (it "does not answer"), never a thrown error; an API error is thrown and retried.
+import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
+import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import type { MySQLClusterNames, MySQLClusterStatus } from '../../../constructs/index.js';
+import {
+  MYSQL_CLUSTER,
+  MYSQL_ADMIN_USER,
+  MYSQL_PORT,
+  MYSQL_REPLICATION_USER,
+  MYSQL_ROLE_LABEL,
+  MYSQL_SECRET_KEYS,
+  MYSQL_SWITCHOVER_ANNOTATION,
+  mysqlClusterNames,
+} from '../../../constructs/index.js';
+import type { KubeClient } from '../../kube/index.js';
+import { isNotFound } from '../../kube/index.js';
+import type { ClusterView, MemberStatus, MemberView, Role, Step } from '../../mysql/decide.js';
+import { decide } from '../../mysql/decide.js';
+import type { MemberCredentials, MemberSession } from '../../mysql/member-sql.js';
+import { connectMember } from '../../mysql/member-sql.js';
+import type { EventType } from '../events.js';
+import type { ManageContext, Management, Manager, Problem } from '../kind-controller.js';
+
+/** Steps per manage() call: a failover is about six (stop receivers, promote, labels, writable, re-point). */
+const MAX_STEPS = 16;
+/** How often a quiet cluster is looked at: the time to notice a lost primary. */
+const STEADY_POLL_MS = 5_000;
+/** While something is under way (a primary down, a member joining). */
+const BUSY_POLL_MS = 1_000;
+/** How long a promotion waits for the candidate to apply what it received. */
+const APPLY_TIMEOUT_S = 60;
+
+interface Spec {
+  readonly replicas?: number;
+  readonly semiSyncReplicas?: number;
+  readonly failoverAfterSeconds?: number;
+  readonly credentialsSecretName?: string;
+}
+
+type Status = Pick<MySQLClusterStatus, 'currentPrimary' | 'members' | 'switchover'>;
+
+type Event = { readonly type: EventType; readonly reason: string; readonly message: string };
+
+/** The members' DNS names and the StatefulSet revision, from the pods in the cache. */
+function memberViews(
+  pods: readonly V1Pod[],
+  names: MySQLClusterNames,
+  updateRevision: string | undefined,
+): Omit<MemberView, 'sql' | 'error'>[] {
+  return pods
+    .filter((p) => p.metadata?.name && !p.metadata.deletionTimestamp)
+    .map((p) => {
+      const name = p.metadata?.name ?? '';
+      const role = p.metadata?.labels?.[MYSQL_ROLE_LABEL];
+      const revision = p.metadata?.labels?.['controller-revision-hash'];
+      return {
+        name,
+        ordinal: Number(/-(\d+)$/.exec(name)?.[1] ?? -1),
+        host: names.memberHost(name),
+        ...(role === 'primary' || role === 'replica' || role === 'none' ? { role: role as Role } : {}),
+        ready: (p.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True'),
+        outdated: updateRevision !== undefined && revision !== undefined && revision !== updateRevision,
+      };
+    })
+    .filter((m) => m.ordinal >= 0);
+}
+
+/** A switchover request from the annotation: "[<pod>@]<id>". */
+function switchoverRequest(value: string | undefined): { id: string; to?: string } | undefined {
+  if (!value) return undefined;
+  const at = value.indexOf('@');
+  return at > 0 ? { id: value, to: value.slice(0, at) } : { id: value };
+}
+
+/** A mysql2 error, without anything but its own words (they never hold a password). */
+function describe(e: unknown): string {
+  const err = e as { code?: string; message?: string };
+  return `${err.code ? `${err.code}: ` : ''}${err.message ?? String(e)}`.slice(0, 300);
+}
+
+export function createMySQLClusterManager(): Manager {
+  /** Per cluster uid: since when (monotonic ms) its recorded primary has been down. */
+  const down = new Map<string, { primary: string; since: number }>();
+  /**
+   * Per cluster uid: the primary this process chose last and the switchover requests it handled. The
+   * cache may still hold the status from before that choice (the status write has not come back
+   * through the watch yet): acting on it would fence the new primary and give the writes back to
+   * the old one. What this process wrote itself is never older than what its cache says.
+   */
+  const decided = new Map<string, { primary?: string; switchover?: Status['switchover'] }>();
+  const now = (): number => performance.now();
+
+  return {
+    forget(uid) {
+      down.delete(uid);
+      decided.delete(uid);
+    },
+    async manage(ctx: ManageContext): Promise<Management> {
+      const { cr, client, log } = ctx;
+      const uid = cr.metadata.uid ?? '';
+      const namespace = cr.metadata.namespace ?? '';
+      const spec = (cr.spec ?? {}) as Spec;
+      const status = (cr.status ?? {}) as Status;
+      const names = mysqlClusterNames(cr.metadata.name, ctx.prepared.facts?.credentialsSecretName);
+      const pods = ctx.pods.filter((p) => p.metadata?.labels?.['app.kubernetes.io/instance'] === cr.metadata.name);
+      if (pods.length === 0 && status.currentPrimary === undefined) return { fields: {}, problems: [], events: [] };
+      const credentials = await readCredentials(client, namespace, names.credentialsSecret);
+      if (!credentials) return { fields: {}, problems: [], events: [] };
+
+      const sts = ctx.live('apps/v1', 'StatefulSet', names.statefulSet) as V1StatefulSet | undefined;
+      const replicas = spec.replicas ?? 3;
+      const waitCount = Math.min(spec.semiSyncReplicas ?? Math.floor(replicas / 2), Math.max(replicas - 1, 0));
+      const failoverAfterMs = (spec.failoverAfterSeconds ?? 30) * 1000;
+      const memory = decided.get(uid) ?? {};
+      let primary = memory.primary ?? status.currentPrimary;
+      const knownErrant = new Set((status.members ?? []).filter((m) => m.errantTransactions).map((m) => m.name));
+      let switchover = switchoverRequest(cr.metadata.annotations?.[MYSQL_SWITCHOVER_ANNOTATION]);
+      if (
+        switchover &&
+        (status.switchover?.requestId === switchover.id || memory.switchover?.requestId === switchover.id)
+      )
+        switchover = undefined;
+      /** Records a new primary durably before it takes a single write: a restarted controller must find it. */
+      const choosePrimary = async (member: string): Promise<void> => {
+        await recordPrimary(client, cr.metadata.namespace ?? '', cr.metadata.name, member);
+        primary = member;
+        decided.set(uid, { ...decided.get(uid), primary: member });
+      };
+      const handled = (outcome: NonNullable<Status['switchover']>): void => {
+        switchoverStatus = outcome;
+        decided.set(uid, { ...decided.get(uid), switchover: outcome });
+      };
+      let switchoverStatus = memory.switchover ?? status.switchover;
+      const events: Event[] = [];
+      let problems: Problem[] = [];
+      let members: readonly MemberStatus[] = status.members ?? [];
+      let lastStep: Step = { type: 'steady' };
+      let podsNow = pods;
+
+      for (let i = 0; i < MAX_STEPS; i++) {
+        const views = memberViews(podsNow, names, sts?.status?.updateRevision);
+        const sessions = new Map<string, MemberSession>();
+        try {
+          const observed = await Promise.all(
+            views.map(async (v): Promise<MemberView> => {
+              const pod = podsNow.find((p) => p.metadata?.name === v.name);
+              const ip = pod?.status?.podIP;
+              if (!ip) return { ...v, error: 'the pod has no IP address yet' };
+              try {
+                const session = await connectMember({ host: ip, port: MYSQL_PORT, credentials });
+                sessions.set(v.name, session);
+                return { ...v, sql: await session.observe() };
+              } catch (e) {
+                return { ...v, error: describe(e) };
+              }
+            }),
+          );
+          const current = primary !== undefined ? observed.find((m) => m.name === primary) : undefined;
+          const downEntry = primary !== undefined ? down.get(uid) : undefined;
+          if (primary === undefined || current?.sql?.writable) down.delete(uid);
+          else if (!current?.sql && downEntry?.primary !== primary) down.set(uid, { primary, since: now() });
+          const downSince = down.get(uid);
+          const view: ClusterView = {
+            members: observed,
+            replicas,
+            ...(primary !== undefined ? { primary, primaryHost: names.memberHost(primary) } : {}),
+            ...(downSince && downSince.primary === primary ? { primaryDownMs: now() - downSince.since } : {}),
+            failoverAfterMs,
+            waitCount,
+            knownErrant,
+            ...(switchover ? { switchover } : {}),
+          };
+          const decision = decide(view);
+          members = decision.members;
+          problems = [...decision.problems];
+          for (const m of observed) {
+            const labels = { namespace, cluster: cr.metadata.name, member: m.name };
+            ctx.metrics?.mysqlMemberReachable.set(labels, m.sql ? 1 : 0);
+            const behind = decision.members.find((s) => s.name === m.name)?.behind;
+            if (behind !== undefined) ctx.metrics?.mysqlReplicaBehind.set(labels, behind);
+          }
+          knownErrant.clear();
+          for (const name of decision.errant) knownErrant.add(name);
+          lastStep = decision.step;
+          const step = decision.step;
+          if (step.type === 'steady') break;
+          if (step.type === 'wait') {
+            // Members that do not answer yet (starting) are progress, not a problem: Ready says so.
+            if (step.reason !== 'NoMemberAnswers') problems.push({ reason: step.reason, message: step.message });
+            break;
+          }
+          log.info('mysql step', { step: step.type, ...describeStep(step) });
+          const session = (name: string): MemberSession => {
+            const s = sessions.get(name);
+            if (!s) throw new Error(`member ${name} does not answer`);
+            return s;
+          };
+          const label = async (member: string, role: Role): Promise<void> => {
+            await labelPod(client, namespace, member, role);
+            podsNow = podsNow.map((p) =>
+              p.metadata?.name === member
+                ? { ...p, metadata: { ...p.metadata, labels: { ...p.metadata.labels, [MYSQL_ROLE_LABEL]: role } } }
+                : p,
+            );
+          };
+          switch (step.type) {
+            case 'bootstrap':
+              await choosePrimary(step.member);
+              events.push({ type: 'Normal', reason: 'PrimaryElected', message: `${step.member} is the first primary` });
+              break;
+            case 'fence':
+              await session(step.member).fence();
+              if (step.writable)
+                events.push({
+                  type: 'Warning',
+                  reason: 'Fenced',
+                  message: `${step.member} was writable but is not the primary (${primary ?? 'none'}): made it read-only and ended its client sessions`,
+                });
+              break;
+            case 'label':
+              await label(step.member, step.role);
+              break;
+            case 'enableWrites':
+              await session(step.member).enableWrites(step.waitCount);
+              down.delete(uid);
+              if (!observed.find((m) => m.name === step.member)?.sql?.writable)
+                events.push({
+                  type: 'Normal',
+                  reason: 'PrimaryWritable',
+                  message: `${step.member} takes writes${step.waitCount > 0 ? `, each acknowledged once ${step.waitCount} replica(s) received it` : ' (semi-synchronous replication off)'}`,
+                });
+              break;
+            case 'replicate':
+              await session(step.member).replicateFrom(step.sourceHost, MYSQL_PORT);
+              break;
+            case 'stopReplication':
+              await session(step.member).stopReplication();
+              break;
+            case 'stopReceivers':
+              for (const m of step.members) await session(m).stopReceiver();
+              break;
+            case 'promote': {
+              const target = session(step.to);
+              if (!(await target.waitForApplied(step.mustApply, APPLY_TIMEOUT_S))) {
+                problems.push({
+                  reason: 'FailoverWaiting',
+                  message: `${step.to} has not applied the transactions it received within ${APPLY_TIMEOUT_S} s; it is promoted once it has`,
+                });
+                break;
+              }
+              await target.leaveReplication();
+              const downMs = down.get(uid)?.primary === step.from ? now() - (down.get(uid)?.since ?? now()) : 0;
+              await choosePrimary(step.to);
+              down.delete(uid);
+              ctx.metrics?.mysqlFailovers.inc({ namespace, cluster: cr.metadata.name });
+              events.push({
+                type: 'Warning',
+                reason: 'FailedOver',
+                message: `promoted ${step.to}: the primary ${step.from} was lost (down ${Math.round(downMs / 1000)} s); ${step.to} holds every transaction the replicas received (${step.mustApply.count()} in all)`,
+              });
+              break;
+            }
+            case 'switchover': {
+              const from = session(step.from);
+              const to = session(step.to);
+              const started = now();
+              await label(step.from, 'none');
+              await from.fence();
+              const executed = await from.executed();
+              if (!(await to.waitForApplied(executed, APPLY_TIMEOUT_S))) {
+                await from.unfence();
+                await label(step.from, 'primary');
+                const message = `${step.to} did not catch up with ${step.from} within ${APPLY_TIMEOUT_S} s; ${step.from} stays the primary`;
+                events.push({ type: 'Warning', reason: 'SwitchoverFailed', message });
+                ctx.metrics?.mysqlSwitchovers.inc({ namespace, cluster: cr.metadata.name, outcome: 'failed' });
+                if (step.requestId) handled({ requestId: step.requestId, outcome: 'Failed', message });
+                switchover = undefined;
+                break;
+              }
+              await to.leaveReplication();
+              await choosePrimary(step.to);
+              down.delete(uid);
+              const message = `${step.to} is the primary instead of ${step.from}${step.requestId ? ' (requested)' : ''}; ${step.from} stopped taking writes ${Math.round(now() - started)} ms before ${step.to} had applied all of them`;
+              events.push({ type: 'Normal', reason: 'SwitchedOver', message });
+              ctx.metrics?.mysqlSwitchovers.inc({ namespace, cluster: cr.metadata.name, outcome: 'done' });
+              if (step.requestId) handled({ requestId: step.requestId, outcome: 'Done', message });
+              switchover = undefined;
+              break;
+            }
+            case 'refuseSwitchover':
+              events.push({ type: 'Warning', reason: 'SwitchoverRefused', message: step.message });
+              ctx.metrics?.mysqlSwitchovers.inc({ namespace, cluster: cr.metadata.name, outcome: 'refused' });
+              handled({ requestId: step.requestId, outcome: 'Refused', message: step.message });
+              switchover = undefined;
+              break;
+            case 'restart':
+              await client.core.deleteNamespacedPod({ namespace, name: step.member });
+              events.push({
+                type: 'Normal',
+                reason: 'RollingUpdate',
+                message: `re-creating ${step.member} from the new pod template${step.member === primary ? '' : ' (a replica)'}`,
+              });
+              podsNow = podsNow.filter((p) => p.metadata?.name !== step.member);
+              break;
+          }
+          if (problems.some((p) => p.reason === 'FailoverWaiting')) break;
+        } finally {
+          await Promise.all([...sessions.values()].map((s) => s.close()));
+        }
+      }
+
+      // A member that does not answer or serve yet (starting, restarting) is looked at every second.
+      const busy =
+        lastStep.type !== 'steady' ||
+        down.has(uid) ||
+        members.some((m) => !m.reachable) ||
+        podsNow.some((p) => !(p.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True'));
+      return {
+        fields: {
+          ...(primary !== undefined ? { currentPrimary: primary } : {}),
+          members: members.map(({ behind: _behind, ...rest }) => rest),
+          ...(switchoverStatus ? { switchover: switchoverStatus } : {}),
+        },
+        problems,
+        events,
+        requeueAfterMs: busy ? BUSY_POLL_MS : STEADY_POLL_MS,
+      };
+    },
+  };
+}
+
+function describeStep(step: Step): Record<string, unknown> {
+  switch (step.type) {
+    case 'promote':
+      return { from: step.from, to: step.to };
+    case 'switchover':
+      return { from: step.from, to: step.to };
+    case 'stopReceivers':
+      return { members: step.members.join(',') };
+    case 'label':
+      return { member: step.member, role: step.role };
+    case 'steady':
+    case 'wait':
+    case 'refuseSwitchover':
+      return {};
+    default:
+      return { member: step.member };
+  }
+}
+
+/** status.currentPrimary alone, at once (a merge patch of the status subresource). */
+async function recordPrimary(client: KubeClient, namespace: string, name: string, primary: string): Promise<void> {
+  await client.custom.patchNamespacedCustomObjectStatus(
+    {
+      group: MYSQL_CLUSTER.group,
+      version: MYSQL_CLUSTER.version,
+      namespace,
+      plural: MYSQL_CLUSTER.plural,
+      name,
+      body: { status: { currentPrimary: primary } },
+    },
+    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+  );
+}
+
+async function labelPod(client: KubeClient, namespace: string, name: string, role: Role): Promise<void> {
+  await client.core.patchNamespacedPod(
+    { namespace, name, body: { metadata: { labels: { [MYSQL_ROLE_LABEL]: role } } } },
+    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+  );
+}
+
+async function readCredentials(
+  client: KubeClient,
+  namespace: string,
+  secretName: string,
+): Promise<MemberCredentials | undefined> {
+  try {
+    const secret = await client.core.readNamespacedSecret({ namespace, name: secretName });
+    const value = (key: string): string | undefined => {
+      const v = secret.data?.[key];
+      return v === undefined ? undefined : Buffer.from(v, 'base64').toString('utf8');
+    };
+    const adminPassword = value(MYSQL_SECRET_KEYS.adminPassword);
+    const replicationPassword = value(MYSQL_SECRET_KEYS.replicationPassword);
+    if (!adminPassword || !replicationPassword) return undefined;
+    return {
+      adminUser: MYSQL_ADMIN_USER,
+      adminPassword,
+      replicationUser: MYSQL_REPLICATION_USER,
+      replicationPassword,
+    };
+  } catch (e) {
+    if (isNotFound(e)) return undefined;
+    throw e;
+  }
+}

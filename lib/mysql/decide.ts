@@ -1,0 +1,462 @@
+// The cluster manager's one decision: from what every member of a MySQLCluster answered (and what its
+// pods say), the next step that keeps the invariants below. A pure function: no I/O, no clock (the
+// caller passes how long the primary has been down), so that every combination of reachable, lagging,
+// errant and writable members is tested as a unit (test/unit/mysql-decide.test.ts).
+//
+// Invariants, in the order they are restored:
+// 1. Only the recorded primary (status.currentPrimary) may be writable: any other writable member is
+//    fenced (super_read_only) before anything else happens.
+// 2. Only the recorded primary may carry the primary role label (the `<name>-primary` Service selects
+//    it): a stale label is removed before the new one is set, so two pods never carry it.
+// 3. A member whose GTID set is not contained in the primary's (errant transactions) is never promoted,
+//    never serves (no role label) and does not replicate (it would acknowledge semi-synchronous writes
+//    that only it and the primary hold).
+// 4. The primary is made writable only with semi-synchronous replication configured, so that every
+//    acknowledged commit exists on `waitCount` replicas.
+// 5. Failover promotes a replica only when the primary has been unreachable for `failoverAfterMs` (or
+//    came back after a restart), a majority of the members answers, every candidate's receiver has
+//    stopped (the old primary can get no more acknowledgements), and the chosen candidate holds every
+//    transaction any candidate received.
+import type { MySQLMemberStatus } from '../../constructs/index.js';
+import { GtidSet } from './gtid-set.js';
+
+export type Role = 'primary' | 'replica' | 'none';
+
+export type ThreadState = 'ON' | 'OFF' | 'CONNECTING';
+
+/** The default replication channel of a member, as performance_schema reports it. */
+export interface ReplicationChannel {
+  /** SOURCE_HOST. */
+  readonly sourceHost: string;
+  readonly receiver: ThreadState;
+  readonly applier: ThreadState;
+  /** The last receiver or applier error, when one of them stopped on it. */
+  readonly error?: string;
+}
+
+/** What a member answered over SQL. */
+export interface MemberSql {
+  readonly serverUuid: string;
+  /** read_only = OFF. */
+  readonly writable: boolean;
+  readonly executed: GtidSet;
+  /** Transactions its receiver wrote to the relay log (empty without a channel). */
+  readonly received: GtidSet;
+  readonly channel?: ReplicationChannel;
+  readonly semiSync: { readonly enabled: boolean; readonly waitCount: number };
+}
+
+export interface MemberView {
+  /** The pod's name, `<cluster>-<ordinal>`. */
+  readonly name: string;
+  readonly ordinal: number;
+  /** The name other members replicate from it by (SOURCE_HOST). */
+  readonly host: string;
+  /** The pod's role label now; undefined when it has none. */
+  readonly role?: Role;
+  /** The pod's Ready condition. */
+  readonly ready: boolean;
+  /** Its pod runs an older template than the StatefulSet's (a rolling update is due). */
+  readonly outdated: boolean;
+  /** Absent when the member did not answer. */
+  readonly sql?: MemberSql;
+  /** Why it did not answer. */
+  readonly error?: string;
+}
+
+export interface ClusterView {
+  /** The members whose pods exist, any order. */
+  readonly members: readonly MemberView[];
+  /** spec.replicas. */
+  readonly replicas: number;
+  /** status.currentPrimary. */
+  readonly primary?: string;
+  /** The name replicas of the recorded primary use as SOURCE_HOST (its pod may be gone). */
+  readonly primaryHost?: string;
+  /** How long the recorded primary has been down (unreachable, or back read-only after a restart); undefined while it is up. */
+  readonly primaryDownMs?: number;
+  readonly failoverAfterMs: number;
+  /** Semi-synchronous acknowledgements the primary waits for. */
+  readonly waitCount: number;
+  /** Members found with errant transactions while the primary could be compared with (status). */
+  readonly knownErrant: ReadonlySet<string>;
+  /** A switchover request not yet handled. */
+  readonly switchover?: { readonly id: string; readonly to?: string };
+}
+
+export type Step =
+  | { readonly type: 'steady' }
+  /** Nothing safe to do: reported (a Degraded reason), looked at again later. */
+  | { readonly type: 'wait'; readonly reason: string; readonly message: string }
+  /** The first primary of the cluster: recorded in status. */
+  | { readonly type: 'bootstrap'; readonly member: string }
+  /**
+   * super_read_only, client sessions ended, semi-synchronous source side off, on a member that is not
+   * the primary: `writable` when it took writes, else it was only still waiting for acknowledgements
+   * as a former primary (its applier would wait for them for ever).
+   */
+  | { readonly type: 'fence'; readonly member: string; readonly writable: boolean }
+  | { readonly type: 'label'; readonly member: string; readonly role: Role }
+  /** Semi-synchronous replication with this wait count, then writable. */
+  | { readonly type: 'enableWrites'; readonly member: string; readonly waitCount: number }
+  /** Point the member at the primary (GTID auto-positioning) and start replicating. */
+  | { readonly type: 'replicate'; readonly member: string; readonly source: string; readonly sourceHost: string }
+  /** STOP REPLICA: an errant member must not acknowledge the primary's writes. */
+  | { readonly type: 'stopReplication'; readonly member: string }
+  /** Failover, first half: the candidates stop receiving from the lost primary. */
+  | { readonly type: 'stopReceivers'; readonly members: readonly string[] }
+  /** Failover, second half: `to` applies `mustApply`, leaves replication and becomes the recorded primary. */
+  | { readonly type: 'promote'; readonly from: string; readonly to: string; readonly mustApply: GtidSet }
+  | { readonly type: 'switchover'; readonly from: string; readonly to: string; readonly requestId?: string }
+  /** A switchover request that cannot be done: recorded as handled, with why. */
+  | { readonly type: 'refuseSwitchover'; readonly requestId: string; readonly message: string }
+  /** Delete the pod so that the StatefulSet re-creates it from the new template (rolling update). */
+  | { readonly type: 'restart'; readonly member: string };
+
+/** A member as status.members reports it, and how far behind the primary it is (for metrics only:
+ * in status it would change with every write). */
+export interface MemberStatus extends MySQLMemberStatus {
+  /** Transactions of the primary it has not applied yet. */
+  readonly behind?: number;
+}
+
+export interface Decision {
+  readonly step: Step;
+  /** Degraded reasons that hold whatever the step (errant members, a lost primary). */
+  readonly problems: readonly { readonly reason: string; readonly message: string }[];
+  readonly members: readonly MemberStatus[];
+  /** Members with errant transactions, as compared with the primary now (or as known, when it is down). */
+  readonly errant: ReadonlySet<string>;
+}
+
+const seconds = (ms: number): string => `${Math.round(ms / 1000)} s`;
+
+/** Replicating from `host`: the channel points there, its applier runs and its receiver has not given up. */
+function replicatesFrom(m: MemberView, host: string): boolean {
+  const c = m.sql?.channel;
+  return c !== undefined && c.sourceHost === host && c.applier === 'ON' && c.receiver !== 'OFF';
+}
+
+/** The transactions a member has or will have applied: executed plus received. */
+const history = (m: MemberView): GtidSet => (m.sql ? m.sql.executed.union(m.sql.received) : GtidSet.EMPTY);
+
+export function decide(view: ClusterView): Decision {
+  const members = [...view.members].sort((a, b) => a.ordinal - b.ordinal);
+  const byName = new Map(members.map((m) => [m.name, m]));
+  const primary = view.primary !== undefined ? byName.get(view.primary) : undefined;
+  const errant = errantMembers(members, primary, view.knownErrant);
+  const problems: { reason: string; message: string }[] = [];
+  for (const name of errant) {
+    const m = byName.get(name);
+    const extra = m?.sql && primary?.sql ? m.sql.executed.subtract(primary.sql.executed).toString() : 'unknown';
+    problems.push({
+      reason: 'ErrantTransactions',
+      message: `member ${name} holds transactions the primary lacks (${extra}): it is excluded from both Services and never promoted; re-provision it by clone (kubectl annotate pod ${name} recon8s.dev/reprovision=<any new value>) to discard them`,
+    });
+  }
+  const result = (step: Step, extra: { reason: string; message: string }[] = []): Decision => ({
+    step,
+    problems: [...problems, ...extra],
+    members: memberStatuses(members, primary, errant),
+    errant,
+  });
+
+  const answering = members.filter((m) => m.sql);
+  if (view.primary === undefined) return result(firstPrimary(members, view.replicas));
+
+  // 1. Fencing first: nothing else is safe while two members could take writes.
+  const writableOther = answering.find((m) => m.name !== view.primary && m.sql?.writable);
+  if (writableOther) return result({ type: 'fence', member: writableOther.name, writable: true });
+  const formerSource = answering.find((m) => m.name !== view.primary && m.sql?.semiSync.enabled);
+  if (formerSource) return result({ type: 'fence', member: formerSource.name, writable: false });
+  // 2. Only the primary carries the primary label; the stale one goes before a new one is set.
+  const labelledOther = members.find((m) => m.name !== view.primary && m.role === 'primary');
+  if (labelledOther) return result({ type: 'label', member: labelledOther.name, role: 'none' });
+
+  const down = view.primaryDownMs !== undefined;
+  if (!primary?.sql) {
+    const step = failoverStep(view, members, undefined, errant) ?? unreachable(view);
+    // While no failover is due, members that followed the primary keep (re)connecting to it: after a
+    // restart of every pod, they are ready only once replicating, and the StatefulSet starts the next
+    // pod only then.
+    if (step.type === 'wait' && (step.reason === 'PrimaryUnreachable' || step.reason === 'NoQuorum')) {
+      const idle = answering.find((m) => {
+        const c = m.sql?.channel;
+        return (
+          c !== undefined &&
+          !errant.has(m.name) &&
+          c.sourceHost === view.primaryHost &&
+          c.receiver === 'OFF' &&
+          c.applier === 'OFF' &&
+          !c.error
+        );
+      });
+      if (idle)
+        return result({
+          type: 'replicate',
+          member: idle.name,
+          source: view.primary,
+          sourceHost: view.primaryHost ?? '',
+        });
+    }
+    return result(step);
+  }
+  // Back read-only after being down (it restarted): a replica takes over if one safely can, or else it
+  // takes writes again itself.
+  if (down && !primary.sql.writable) {
+    const failover = failoverStep(view, members, primary, errant);
+    if (failover) return result(failover);
+  }
+
+  // 4. The primary takes writes, with semi-synchronous replication as configured.
+  const semi = primary.sql.semiSync;
+  const wantEnabled = view.waitCount > 0;
+  if (!primary.sql.writable || semi.enabled !== wantEnabled || (wantEnabled && semi.waitCount !== view.waitCount))
+    return result({ type: 'enableWrites', member: primary.name, waitCount: view.waitCount });
+  if (primary.role !== 'primary') return result({ type: 'label', member: primary.name, role: 'primary' });
+
+  // 3. Errant members stop replicating and serve nothing.
+  for (const name of errant) {
+    const m = byName.get(name);
+    if (!m) continue;
+    if (m.role !== 'none') return result({ type: 'label', member: name, role: 'none' });
+    if (m.sql?.channel && m.sql.channel.receiver !== 'OFF') return result({ type: 'stopReplication', member: name });
+  }
+
+  if (view.switchover) return result(switchoverStep(view.switchover, members, primary, errant));
+
+  // Every other member follows the primary.
+  const broken: { reason: string; message: string }[] = [];
+  for (const m of answering) {
+    if (m.name === primary.name || errant.has(m.name)) continue;
+    if (replicatesFrom(m, primary.host)) {
+      if (m.role !== 'replica') return result({ type: 'label', member: m.name, role: 'replica' });
+      continue;
+    }
+    const c = m.sql?.channel;
+    // A channel to the primary that stopped on an error is not restarted in a loop: it is reported
+    // (the replication sidecar re-provisions a replica whose primary purged the logs it needs).
+    if (c && c.sourceHost === primary.host && c.error) {
+      broken.push({ reason: 'ReplicationFailed', message: `member ${m.name} stopped replicating: ${c.error}` });
+      if (m.role === 'replica') return result({ type: 'label', member: m.name, role: 'none' }, broken);
+      continue;
+    }
+    return result({ type: 'replicate', member: m.name, source: primary.name, sourceHost: primary.host });
+  }
+
+  // Scale-down removes the highest ordinals: the primary leaves them first.
+  if (primary.ordinal >= view.replicas) {
+    const to = bestReplica(members, primary, errant, (m) => m.ordinal < view.replicas);
+    if (to) return result({ type: 'switchover', from: primary.name, to: to.name }, broken);
+    return result(
+      {
+        type: 'wait',
+        reason: 'ScaleDownWaiting',
+        message: `the primary ${primary.name} is beyond spec.replicas=${view.replicas} and no healthy replica can take over yet`,
+      },
+      broken,
+    );
+  }
+  const rolling = rollingStep(view, members, primary, errant);
+  return result(rolling ?? { type: 'steady' }, broken);
+}
+
+/** The first primary: the one writable member, or the most advanced one, or ordinal 0 of a new cluster. */
+function firstPrimary(members: readonly MemberView[], replicas: number): Step {
+  const answering = members.filter((m) => m.sql);
+  const writable = answering.filter((m) => m.sql?.writable);
+  if (writable.length === 1 && writable[0]) return { type: 'bootstrap', member: writable[0].name };
+  if (writable.length > 1)
+    return {
+      type: 'wait',
+      reason: 'PrimaryAmbiguous',
+      message: `members ${writable.map((m) => m.name).join(', ')} are all writable and no primary is recorded: make all but one read-only (SET GLOBAL super_read_only = ON)`,
+    };
+  if (answering.length === 0) return { type: 'wait', reason: 'NoMemberAnswers', message: 'no member answers yet' };
+  // A member with everyone else's history; among equals the lowest ordinal.
+  const candidate = answering.find((c) => answering.every((o) => history(o).isSubsetOf(history(c))));
+  if (!candidate)
+    return {
+      type: 'wait',
+      reason: 'PrimaryAmbiguous',
+      message: `no member holds every other member's transactions (${answering.map((m) => m.name).join(', ')}): no primary can be chosen without losing some`,
+    };
+  // Members that exist but do not answer might hold more: wait for them, unless none of them has data yet.
+  const silent = members.filter((m) => !m.sql && m.ordinal < replicas);
+  if (silent.length > 0 && !history(candidate).isEmpty())
+    return {
+      type: 'wait',
+      reason: 'MembersUnreachable',
+      message: `waiting for ${silent.map((m) => m.name).join(', ')} to answer before choosing the first primary`,
+    };
+  return { type: 'bootstrap', member: candidate.name };
+}
+
+function errantMembers(
+  members: readonly MemberView[],
+  primary: MemberView | undefined,
+  known: ReadonlySet<string>,
+): Set<string> {
+  const out = new Set<string>();
+  const reference = primary?.sql;
+  for (const m of members) {
+    if (m.name === primary?.name) continue;
+    if (!reference || !m.sql) {
+      // Not comparable now: what was found while it was comparable still holds.
+      if (known.has(m.name)) out.add(m.name);
+      continue;
+    }
+    if (!m.sql.executed.isSubsetOf(reference.executed)) out.add(m.name);
+  }
+  return out;
+}
+
+function unreachable(view: ClusterView): Step {
+  return { type: 'wait', reason: 'PrimaryUnreachable', message: `the primary ${view.primary ?? ''} does not answer` };
+}
+
+/**
+ * The failover step while the recorded primary is down; undefined when there is none to take (for a
+ * primary that answers again, read-only after a restart: it is then made writable again instead).
+ */
+function failoverStep(
+  view: ClusterView,
+  members: readonly MemberView[],
+  restartedPrimary: MemberView | undefined,
+  errant: ReadonlySet<string>,
+): Step | undefined {
+  const name = view.primary ?? '';
+  const host = view.primaryHost ?? '';
+  const downMs = view.primaryDownMs ?? 0;
+  const restarted = restartedPrimary !== undefined;
+  if (!restarted && downMs < view.failoverAfterMs) {
+    const why = members.find((m) => m.name === name)?.error;
+    const message = `the primary ${name} has not answered for ${seconds(downMs)}${why ? ` (${why})` : ''}; failover after ${seconds(view.failoverAfterMs)}`;
+    return { type: 'wait', reason: 'PrimaryUnreachable', message };
+  }
+  const answering = members.filter((m) => m.sql && m.name !== name);
+  const reachable = answering.length + (restarted ? 1 : 0);
+  const wait = (reason: string, message: string): Step | undefined =>
+    restarted ? undefined : { type: 'wait', reason, message };
+  if (reachable * 2 <= view.replicas)
+    return wait(
+      'NoQuorum',
+      `the primary ${name} is down and only ${reachable} of ${view.replicas} members answer: no failover without a majority`,
+    );
+  const candidates = answering.filter((m) => !errant.has(m.name) && m.sql?.channel?.sourceHost === host);
+  if (candidates.length === 0)
+    return wait(
+      'FailoverWaiting',
+      `the primary ${name} is down and no replica that followed it answers (errant: ${[...errant].join(', ') || 'none'})`,
+    );
+  // Every acknowledged commit reached waitCount replicas: when fewer than that are not candidates
+  // (they do not answer, hold errant transactions, or followed someone else), each acknowledged commit
+  // is on a candidate. Without semi-synchronous replication, only when every replica is a candidate.
+  const followers = Math.max(view.replicas - 1, candidates.length);
+  const others = followers - candidates.length;
+  const covered = view.waitCount > 0 ? others < view.waitCount : others === 0;
+  if (!covered && !restarted)
+    return wait(
+      'FailoverWaiting',
+      `the primary ${name} is down and ${others} of its ${followers} replicas cannot be compared: an acknowledged write may be only there (semiSyncReplicas=${view.waitCount}); waiting for them`,
+    );
+  const receiving = candidates.filter((m) => m.sql?.channel?.receiver !== 'OFF');
+  if (receiving.length > 0) return { type: 'stopReceivers', members: receiving.map((m) => m.name) };
+  // Every candidate received from the same primary in the same order: the most advanced holds what every other one does.
+  const best = [...candidates]
+    .sort((a, b) => Number(a.outdated) - Number(b.outdated) || a.ordinal - b.ordinal)
+    .find((c) => candidates.every((o) => history(o).isSubsetOf(history(c))));
+  if (!best)
+    return wait(
+      'FailoverWaiting',
+      `the primary ${name} is down and no replica holds every transaction the others received: promoting any would lose some`,
+    );
+  // A restarted primary's own history bounds what it acknowledged: without the guarantee above, the
+  // candidate must hold all of it (or the primary takes writes again itself).
+  if (!covered && restartedPrimary?.sql && !restartedPrimary.sql.executed.isSubsetOf(history(best))) return undefined;
+  return { type: 'promote', from: name, to: best.name, mustApply: history(best) };
+}
+
+/** The healthy replica that is furthest ahead (then lowest ordinal), among those `accept` allows. */
+function bestReplica(
+  members: readonly MemberView[],
+  primary: MemberView,
+  errant: ReadonlySet<string>,
+  accept: (m: MemberView) => boolean = () => true,
+): MemberView | undefined {
+  const healthy = members.filter(
+    (m) => m.name !== primary.name && !errant.has(m.name) && m.ready && replicatesFrom(m, primary.host) && accept(m),
+  );
+  return healthy.sort((a, b) => history(b).count() - history(a).count() || a.ordinal - b.ordinal)[0];
+}
+
+function switchoverStep(
+  request: { readonly id: string; readonly to?: string },
+  members: readonly MemberView[],
+  primary: MemberView,
+  errant: ReadonlySet<string>,
+): Step {
+  const refuse = (message: string): Step => ({ type: 'refuseSwitchover', requestId: request.id, message });
+  if (request.to === undefined) {
+    const to = bestReplica(members, primary, errant);
+    return to
+      ? { type: 'switchover', from: primary.name, to: to.name, requestId: request.id }
+      : refuse('no healthy replica to switch over to (a replica must be ready and replicating from the primary)');
+  }
+  if (request.to === primary.name) return refuse(`${request.to} is already the primary`);
+  const target = members.find((m) => m.name === request.to);
+  if (!target) return refuse(`${request.to} is not a member (members: ${members.map((m) => m.name).join(', ')})`);
+  if (errant.has(target.name)) return refuse(`${request.to} holds errant transactions and can never be promoted`);
+  if (!target.ready || !replicatesFrom(target, primary.host))
+    return refuse(`${request.to} is not a healthy replica (it must be ready and replicating from ${primary.name})`);
+  return { type: 'switchover', from: primary.name, to: target.name, requestId: request.id };
+}
+
+/**
+ * Pods are re-created by recon8s, not by the StatefulSet (updateStrategy OnDelete), one at a time and
+ * only while every member is healthy: replicas first (highest ordinal first), then the primary, after
+ * a switchover to an updated replica, so that a rolling update never restarts the member taking writes.
+ */
+function rollingStep(
+  view: ClusterView,
+  members: readonly MemberView[],
+  primary: MemberView,
+  errant: ReadonlySet<string>,
+): Step | undefined {
+  if (!members.some((m) => m.outdated)) return undefined;
+  const healthy =
+    members.length >= view.replicas &&
+    errant.size === 0 &&
+    members.every((m) => m.sql && m.ready && (m.name === primary.name || replicatesFrom(m, primary.host)));
+  if (!healthy) return undefined;
+  const outdatedReplica = [...members].reverse().find((m) => m.outdated && m.name !== primary.name);
+  if (outdatedReplica) return { type: 'restart', member: outdatedReplica.name };
+  if (members.length === 1) return { type: 'restart', member: primary.name };
+  const to = bestReplica(members, primary, errant, (m) => !m.outdated);
+  return to ? { type: 'switchover', from: primary.name, to: to.name } : undefined;
+}
+
+function memberStatuses(
+  members: readonly MemberView[],
+  primary: MemberView | undefined,
+  errant: ReadonlySet<string>,
+): MemberStatus[] {
+  return members.map((m) => {
+    const isPrimary = m.name === primary?.name;
+    const extra =
+      errant.has(m.name) && m.sql && primary?.sql ? m.sql.executed.subtract(primary.sql.executed) : undefined;
+    const behind =
+      !isPrimary && m.sql && primary?.sql ? primary.sql.executed.subtract(m.sql.executed).count() : undefined;
+    const c = m.sql?.channel;
+    return {
+      name: m.name,
+      role: isPrimary ? 'primary' : errant.has(m.name) ? 'none' : (m.role ?? 'none'),
+      reachable: m.sql !== undefined,
+      ...(m.sql ? { writable: m.sql.writable } : {}),
+      ...(m.sql && !isPrimary ? { replicating: primary !== undefined && replicatesFrom(m, primary.host) } : {}),
+      ...(behind !== undefined ? { behind } : {}),
+      ...(errant.has(m.name) ? { errantTransactions: extra?.toString() ?? 'unknown' } : {}),
+      ...(m.error ? { message: m.error } : c?.error ? { message: c.error } : {}),
+    };
+  });
+}

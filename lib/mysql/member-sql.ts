@@ -1,0 +1,195 @@
+// The controller's SQL to one member, through mysql2, as the administrative account the bootstrap
+// creates (its password from the credentials Secret; never logged, never on a command line). Thin on
+// purpose: every decision is in decide.ts; this only reads what it needs and does what it is told.
+import type { Connection, RowDataPacket } from 'mysql2/promise';
+import { createConnection } from 'mysql2/promise';
+import { GtidSet } from './gtid-set.js';
+import type { MemberSql, ThreadState } from './decide.js';
+
+export interface MemberCredentials {
+  readonly adminUser: string;
+  readonly adminPassword: string;
+  readonly replicationUser: string;
+  readonly replicationPassword: string;
+}
+
+export interface MemberConnectOptions {
+  readonly host: string;
+  readonly port: number;
+  readonly credentials: MemberCredentials;
+  /** @default 3000 */
+  readonly connectTimeoutMs?: number;
+}
+
+/**
+ * Opens a session to a member. TLS is required (the account's password crosses the pod network);
+ * the members' certificates are the ones mysqld generates for itself, which no CA signs, so the
+ * channel is encrypted but the server is not authenticated.
+ */
+export async function connectMember(o: MemberConnectOptions): Promise<MemberSession> {
+  const connection = await createConnection({
+    host: o.host,
+    port: o.port,
+    user: o.credentials.adminUser,
+    password: o.credentials.adminPassword,
+    connectTimeout: o.connectTimeoutMs ?? 3000,
+    ssl: { rejectUnauthorized: false },
+    multipleStatements: false,
+    supportBigNumbers: true,
+    bigNumberStrings: true,
+  });
+  // Backslash escapes in the literals mysql2 quotes, whatever the server's sql_mode.
+  await connection.query("SET SESSION sql_mode = ''");
+  return new MemberSession(connection, o.credentials);
+}
+
+const state = (v: unknown): ThreadState => (v === 'ON' || v === 'CONNECTING' ? v : 'OFF');
+
+export class MemberSession {
+  constructor(
+    private readonly c: Connection,
+    private readonly credentials: MemberCredentials,
+  ) {}
+
+  async close(): Promise<void> {
+    await this.c.end().catch(() => this.c.destroy());
+  }
+
+  private async rows(sql: string, values?: unknown[]): Promise<RowDataPacket[]> {
+    const [rows] = await this.c.query<RowDataPacket[]>(sql, values);
+    return rows;
+  }
+
+  /** Everything decide() needs from this member, in two queries. */
+  async observe(): Promise<MemberSql> {
+    const [vars] = await this.rows(
+      'SELECT @@server_uuid AS uuid, @@read_only AS ro, @@gtid_executed AS executed, ' +
+        '@@rpl_semi_sync_source_enabled AS semi, @@rpl_semi_sync_source_wait_for_replica_count AS waitCount',
+    );
+    const [channel] = await this.rows(
+      `SELECT cfg.HOST AS host, c.SERVICE_STATE AS receiver, a.SERVICE_STATE AS applier,
+              c.RECEIVED_TRANSACTION_SET AS received, c.LAST_ERROR_NUMBER AS receiverErrno, c.LAST_ERROR_MESSAGE AS receiverError,
+              (SELECT w.LAST_ERROR_MESSAGE FROM performance_schema.replication_applier_status_by_worker w
+                WHERE w.CHANNEL_NAME = '' AND w.LAST_ERROR_NUMBER <> 0 LIMIT 1) AS applierError,
+              (SELECT co.LAST_ERROR_MESSAGE FROM performance_schema.replication_applier_status_by_coordinator co
+                WHERE co.CHANNEL_NAME = '' AND co.LAST_ERROR_NUMBER <> 0 LIMIT 1) AS coordinatorError
+         FROM performance_schema.replication_connection_configuration cfg
+         JOIN performance_schema.replication_connection_status c USING (CHANNEL_NAME)
+         JOIN performance_schema.replication_applier_status a USING (CHANNEL_NAME)
+        WHERE cfg.CHANNEL_NAME = ''`,
+    );
+    if (!vars) throw new Error('the member returned no server variables');
+    const receiver = state(channel?.receiver);
+    const applier = state(channel?.applier);
+    // An error only counts while the thread it belongs to is stopped: a receiver that reconnected keeps its last error.
+    const error =
+      (applier === 'OFF' ? String(channel?.applierError ?? channel?.coordinatorError ?? '') : '') ||
+      (receiver === 'OFF' && Number(channel?.receiverErrno ?? 0) !== 0 ? String(channel?.receiverError ?? '') : '');
+    return {
+      serverUuid: String(vars.uuid),
+      writable: Number(vars.ro) === 0,
+      executed: GtidSet.parse(String(vars.executed ?? '')),
+      received: channel ? GtidSet.parse(String(channel.received ?? '')) : GtidSet.EMPTY,
+      ...(channel?.host
+        ? { channel: { sourceHost: String(channel.host), receiver, applier, ...(error ? { error } : {}) } }
+        : {}),
+      semiSync: { enabled: Number(vars.semi) === 1, waitCount: Number(vars.waitCount) },
+    };
+  }
+
+  /**
+   * No more writes: super_read_only, then every client session is ended (a commit waiting for a
+   * semi-synchronous acknowledgement holds the lock read_only needs, and pooled connections would
+   * otherwise keep writing here until they fail). Replication and our own sessions stay. Only then is
+   * the semi-synchronous source side turned off: a commit still waiting for an acknowledgement
+   * completes, but no client is left to be told it succeeded; and a former primary's applier would
+   * otherwise wait for ever for acknowledgements of what it replicates (log_replica_updates).
+   */
+  async fence(): Promise<void> {
+    await this.c.query('SET SESSION lock_wait_timeout = 5');
+    try {
+      await this.c.query('SET GLOBAL super_read_only = ON');
+    } catch {
+      await this.killClientSessions();
+      await this.c.query('SET GLOBAL super_read_only = ON');
+    }
+    await this.killClientSessions();
+    await this.c.query('SET GLOBAL rpl_semi_sync_source_enabled = OFF');
+  }
+
+  private async killClientSessions(): Promise<void> {
+    const sessions = await this.rows(
+      `SELECT ID AS id FROM information_schema.PROCESSLIST
+        WHERE ID <> CONNECTION_ID() AND USER NOT IN ('system user', 'event_scheduler', ?, ?)`,
+      [this.credentials.adminUser, this.credentials.replicationUser],
+    );
+    for (const s of sessions) {
+      // A session that ended meanwhile is fine.
+      await this.c.query('KILL CONNECTION ?', [Number(s.id)]).catch(() => undefined);
+    }
+  }
+
+  /** Semi-synchronous replication as told, then writable (super_read_only first off, then read_only). */
+  async enableWrites(waitCount: number): Promise<void> {
+    if (waitCount > 0) {
+      await this.c.query('SET GLOBAL rpl_semi_sync_source_wait_for_replica_count = ?', [waitCount]);
+      await this.c.query('SET GLOBAL rpl_semi_sync_source_enabled = ON');
+    } else {
+      await this.c.query('SET GLOBAL rpl_semi_sync_source_enabled = OFF');
+    }
+    await this.c.query('SET GLOBAL super_read_only = OFF');
+    await this.c.query('SET GLOBAL read_only = OFF');
+  }
+
+  /** Replicate from `sourceHost` with GTID auto-positioning, over TLS, as the replication account. */
+  async replicateFrom(sourceHost: string, port: number): Promise<void> {
+    await this.c.query('STOP REPLICA');
+    await this.c.query(
+      `CHANGE REPLICATION SOURCE TO SOURCE_HOST = ?, SOURCE_PORT = ?, SOURCE_USER = ?, SOURCE_PASSWORD = ?,
+       SOURCE_AUTO_POSITION = 1, SOURCE_SSL = 1, GET_SOURCE_PUBLIC_KEY = 1, SOURCE_CONNECT_RETRY = 10,
+       SOURCE_RETRY_COUNT = 86400`,
+      [sourceHost, port, this.credentials.replicationUser, this.credentials.replicationPassword],
+    );
+    await this.c.query('START REPLICA');
+  }
+
+  async stopReplication(): Promise<void> {
+    await this.c.query('STOP REPLICA');
+  }
+
+  async stopReceiver(): Promise<void> {
+    await this.c.query('STOP REPLICA IO_THREAD');
+  }
+
+  /** @@gtid_executed now. */
+  async executed(): Promise<GtidSet> {
+    const [row] = await this.rows('SELECT @@gtid_executed AS executed');
+    return GtidSet.parse(String(row?.executed ?? ''));
+  }
+
+  /**
+   * Waits until every transaction of `set` is applied here; false after `timeoutSeconds`. The applier
+   * is started if it stopped (the receiver stays as it is).
+   */
+  async waitForApplied(set: GtidSet, timeoutSeconds: number): Promise<boolean> {
+    if (set.isEmpty()) return true;
+    await this.c.query('START REPLICA SQL_THREAD').catch(() => undefined);
+    const [row] = await this.rows('SELECT WAIT_FOR_EXECUTED_GTID_SET(?, ?) AS timedOut', [
+      set.toString(),
+      timeoutSeconds,
+    ]);
+    return Number(row?.timedOut) === 0;
+  }
+
+  /** Leaves replication for good: this member is about to be the primary. */
+  async leaveReplication(): Promise<void> {
+    await this.c.query('STOP REPLICA');
+    await this.c.query('RESET REPLICA ALL');
+  }
+
+  /** Undoes fence() of a switchover that could not finish: the member takes writes again. */
+  async unfence(): Promise<void> {
+    await this.c.query('SET GLOBAL super_read_only = OFF');
+    await this.c.query('SET GLOBAL read_only = OFF');
+  }
+}

@@ -1,0 +1,451 @@
+// High availability on the real node: a writer inserts numbered rows through <name>-primary (the
+// Service's cluster IP, from this process) and records which inserts MySQL acknowledged; meanwhile a
+// sampler asks every member whether it is writable and lists the pods labelled primary. Failover
+// (SIGKILL of the primary's mysqld), switchover and an errant member must lose no acknowledged row and
+// never show two writable members or two primary labels.
+import assert from 'node:assert/strict';
+import { readFileSync, readdirSync } from 'node:fs';
+import { Writable } from 'node:stream';
+import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import type { Connection, RowDataPacket } from 'mysql2/promise';
+import { createConnection } from 'mysql2/promise';
+import { main } from '../../lib/cli/cli.js';
+import type { Controller } from '../../lib/controller/manager.js';
+import { eventually } from '../integration/eventually.js';
+import { startTestController } from '../integration/support/controller.js';
+import { NODE_HOOK_TIMEOUT_MS, freshRestrictedNamespace, useSharedNode } from './cluster.js';
+import { mustSql, mysqlClusterResource } from './support/mysql-members.js';
+
+const NAME = 'ha';
+const MEMBERS = [0, 1, 2].map((i) => `${NAME}-${i}`);
+const GROUP = { group: 'recon8s.dev', version: 'v1alpha1', plural: 'mysqlclusters' };
+const BOOTSTRAP_MS = 5 * 60_000;
+const RECOVERY_MS = 3 * 60_000;
+
+interface MemberStatus {
+  name: string;
+  role: string;
+  reachable: boolean;
+  replicating?: boolean;
+  errantTransactions?: string;
+}
+interface ClusterObject {
+  status?: {
+    currentPrimary?: string;
+    members?: MemberStatus[];
+    conditions?: { type: string; status: string; reason: string; message: string }[];
+  };
+}
+
+/** Inserts first, first + 1, ... through the primary Service, one at a time, reconnecting after any error. */
+class Writer {
+  readonly acknowledged: number[] = [];
+  /** Monotonic ms of each failed attempt. */
+  readonly failures: number[] = [];
+  /** The last errors, for a failure message. */
+  readonly errors: string[] = [];
+  private next: number;
+  private stopped = false;
+  private done: Promise<void> | undefined;
+
+  constructor(
+    private readonly host: string,
+    private readonly password: string,
+    first: number,
+  ) {
+    this.next = first;
+  }
+
+  start(): void {
+    this.done = this.loop();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.done;
+  }
+
+  /** Resolves once `count` more inserts were acknowledged. */
+  async more(count: number, timeoutMs: number): Promise<void> {
+    const target = this.acknowledged.length + count;
+    await eventually(
+      () =>
+        assert.ok(
+          this.acknowledged.length >= target,
+          `${this.acknowledged.length} acknowledged; last errors: ${this.errors.slice(-5).join(' | ')}`,
+        ),
+      {
+        timeoutMs,
+        intervalMs: 100,
+        description: `${count} more acknowledged writes`,
+      },
+    );
+  }
+
+  private async loop(): Promise<void> {
+    let c: Connection | undefined;
+    while (!this.stopped) {
+      const id = this.next++;
+      try {
+        c ??= await createConnection({
+          host: this.host,
+          port: 3306,
+          user: 'root',
+          password: this.password,
+          ssl: { rejectUnauthorized: false },
+          connectTimeout: 2000,
+        });
+        // A commit waits for a semi-synchronous acknowledgement; one that never comes is not acknowledged.
+        await c.query({ sql: 'INSERT INTO ha.w (id) VALUES (?)', values: [id], timeout: 10_000 });
+        this.acknowledged.push(id);
+      } catch (e) {
+        this.failures.push(performance.now());
+        this.errors.push(`${new Date().toISOString()} ${(e as Error).message}`);
+        if (this.errors.length > 50) this.errors.shift();
+        c?.destroy();
+        c = undefined;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    }
+    c?.destroy();
+  }
+}
+
+describe('MySQLCluster high availability on a real node (MySQL 9.7)', function () {
+  this.timeout(RECOVERY_MS + 60_000);
+  const node = useSharedNode();
+  let kc: KubeConfig;
+  let ns: string;
+  let core: CoreV1Api;
+  let custom: CustomObjectsApi;
+  let controller: Controller | undefined;
+  let rootPassword = '';
+
+  const sql = (pod: string, text: string) => mustSql(kc, ns, pod, text);
+  const pod = (name: string): Promise<V1Pod> => core.readNamespacedPod({ namespace: ns, name });
+  const cluster = async () =>
+    (await custom.getNamespacedCustomObject({ ...GROUP, namespace: ns, name: NAME })) as ClusterObject;
+  const primary = async () => (await cluster()).status?.currentPrimary ?? '';
+
+  /** Every member answers and serves: the primary writable, the others replicating from it. */
+  async function healthy(timeoutMs: number): Promise<void> {
+    await eventually(
+      async () => {
+        const status = (await cluster()).status;
+        assert.equal(status?.members?.length, 3, JSON.stringify(status?.members));
+        for (const m of status?.members ?? []) {
+          assert.ok(m.reachable, `${m.name} answers`);
+          if (m.name === status?.currentPrimary) assert.equal(m.role, 'primary');
+          else assert.ok(m.role === 'replica' && m.replicating, `${m.name} replicates: ${JSON.stringify(m)}`);
+        }
+        for (const name of MEMBERS) {
+          const p = await pod(name);
+          assert.ok(
+            p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
+            `${name} Ready`,
+          );
+        }
+      },
+      { timeoutMs, intervalMs: 1000, description: 'every member serving' },
+    );
+  }
+
+  /** Watches for two writable members or two primary labels, every 300 ms, until stopped. */
+  function sampler(): { stop: () => Promise<string[]> } {
+    const violations: string[] = [];
+    let stopped = false;
+    const run = (async () => {
+      while (!stopped) {
+        const pods = (
+          await core.listNamespacedPod({ namespace: ns, labelSelector: `app.kubernetes.io/instance=${NAME}` })
+        ).items;
+        const labelled = pods.filter((p) => p.metadata?.labels?.['recon8s.dev/role'] === 'primary');
+        if (labelled.length > 1)
+          violations.push(`labelled primary: ${labelled.map((p) => p.metadata?.name).join(', ')}`);
+        const writable: string[] = [];
+        await Promise.all(
+          pods.map(async (p) => {
+            if (!p.status?.podIP) return;
+            try {
+              const c = await createConnection({
+                host: p.status.podIP,
+                port: 3306,
+                user: 'root',
+                password: rootPassword,
+                ssl: { rejectUnauthorized: false },
+                connectTimeout: 1000,
+              });
+              const [rows] = await c.query<RowDataPacket[]>('SELECT @@GLOBAL.read_only AS ro');
+              if (Number(rows[0]?.ro) === 0) writable.push(p.metadata?.name ?? '');
+              c.destroy();
+            } catch {
+              // Not answering: not writable.
+            }
+          }),
+        );
+        if (writable.length > 1) violations.push(`writable: ${writable.join(', ')}`);
+        await new Promise((r) => setTimeout(r, 300));
+      }
+    })();
+    const handle = {
+      stop: async () => {
+        stopped = true;
+        await run;
+        return violations;
+      },
+    };
+    samplers.push(handle);
+    return handle;
+  }
+
+  /** The host pid of a pod's mysqld (this machine is the node): its cgroup names the pod's uid. */
+  function mysqldPid(podUid: string): number {
+    const wanted = [podUid, podUid.replace(/-/g, '_')];
+    for (const entry of readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      try {
+        if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() !== 'mysqld') continue;
+        const cgroup = readFileSync(`/proc/${entry}/cgroup`, 'utf8');
+        if (wanted.some((w) => cgroup.includes(w))) return Number(entry);
+      } catch {
+        // The process ended meanwhile.
+      }
+    }
+    throw new Error(`no mysqld of pod ${podUid} on this machine`);
+  }
+
+  /** Writers still running when a test ends (it failed) are stopped: the next test needs a quiet cluster. */
+  const running: Writer[] = [];
+  const samplers: { stop: () => Promise<string[]> }[] = [];
+  let writers = 0;
+  afterEach(async () => {
+    await Promise.all([...running.splice(0).map((w) => w.stop()), ...samplers.splice(0).map((s) => s.stop())]);
+  });
+
+  async function newWriter(): Promise<Writer> {
+    const service = await core.readNamespacedService({ namespace: ns, name: `${NAME}-primary` });
+    // Each writer its own range of ids: the table keeps the rows of the writers before.
+    const writer = new Writer(service.spec?.clusterIP ?? '', rootPassword, ++writers * 1_000_000);
+    running.push(writer);
+    writer.start();
+    await writer.more(20, 30_000);
+    return writer;
+  }
+
+  /** Every acknowledged id is on `member`. */
+  async function noneLost(member: string, acknowledged: readonly number[]): Promise<void> {
+    const present = new Set((await sql(member, 'SELECT id FROM ha.w')).split('\n').map(Number));
+    const lost = acknowledged.filter((id) => !present.has(id));
+    assert.deepEqual(lost, [], `acknowledged rows missing on ${member}`);
+  }
+
+  const checksum = async (member: string) => (await sql(member, 'CHECKSUM TABLE ha.w')).split('\t')[1];
+  const described = (member: string) =>
+    sql(member, "SELECT REPLACE(@@GLOBAL.gtid_executed, '\\n', ''), COUNT(*), MIN(id), MAX(id) FROM ha.w");
+
+  /** Every member of `members` holds exactly the rows of `reference` (CHECKSUM TABLE). */
+  async function sameRows(reference: string, members: readonly string[]): Promise<void> {
+    await eventually(
+      async () => {
+        const expected = await checksum(reference);
+        for (const m of members)
+          if ((await checksum(m)) !== expected)
+            assert.fail(`${m} (${await described(m)}) differs from ${reference} (${await described(reference)})`);
+      },
+      { timeoutMs: 60_000, intervalMs: 1000, description: `the rows of ${reference} everywhere` },
+    );
+  }
+
+  before(async function () {
+    this.timeout(NODE_HOOK_TIMEOUT_MS + BOOTSTRAP_MS);
+    kc = node().kubeConfig();
+    core = kc.makeApiClient(CoreV1Api);
+    custom = kc.makeApiClient(CustomObjectsApi);
+    ns = await freshRestrictedNamespace(node(), 'mysql-ha');
+    controller = await startTestController(node(), { namespaces: [ns], resyncPeriodMs: 30_000 });
+    await custom.createNamespacedCustomObject({
+      ...GROUP,
+      namespace: ns,
+      body: mysqlClusterResource(node().images.mysql, NAME, 3, { failoverAfterSeconds: 10 }),
+    });
+    await healthy(BOOTSTRAP_MS);
+    const secret = await core.readNamespacedSecret({ namespace: ns, name: `${NAME}-credentials` });
+    rootPassword = Buffer.from(secret.data?.['root-password'] ?? '', 'base64').toString('utf8');
+    await sql(await primary(), 'CREATE DATABASE ha; CREATE TABLE ha.w (id INT PRIMARY KEY)');
+  });
+  after(async () => {
+    await controller?.stop();
+  });
+
+  it('promotes a replica when the primary mysqld is killed (SIGKILL): no acknowledged write lost, never two writable, the old primary rejoins', async () => {
+    const writer = await newWriter();
+    const watch = sampler();
+    const old = await primary();
+    const killedAt = performance.now();
+    process.kill(mysqldPid((await pod(old)).metadata?.uid ?? ''), 'SIGKILL');
+    await eventually(async () => assert.notEqual(await primary(), old), {
+      timeoutMs: RECOVERY_MS,
+      intervalMs: 200,
+      description: 'a new primary',
+    });
+    const ackedBefore = writer.acknowledged.length;
+    await writer.more(20, RECOVERY_MS);
+    const firstWriteAfter = writer.failures.filter((t) => t > killedAt).at(-1) ?? killedAt;
+    console.log(
+      `      writes failed for ${((firstWriteAfter - killedAt) / 1000).toFixed(1)} s after the kill (${writer.failures.length} failed attempts, ${ackedBefore} acknowledged before recovery)`,
+    );
+    await writer.stop();
+    const violations = await watch.stop();
+    assert.deepEqual(violations, []);
+    const promoted = await primary();
+    assert.ok(MEMBERS.includes(promoted) && promoted !== old);
+    await noneLost(promoted, writer.acknowledged);
+
+    // The old primary comes back read-only and follows the new one, or, when its mysqld died with a
+    // transaction no replica had received (never acknowledged), is excluded until re-provisioned.
+    await eventually(
+      async () => {
+        const m = (await cluster()).status?.members?.find((x) => x.name === old);
+        assert.ok(m?.reachable && (m.replicating || m.errantTransactions), JSON.stringify(m));
+      },
+      { timeoutMs: RECOVERY_MS, intervalMs: 1000, description: `${old} back` },
+    );
+    const back = (await cluster()).status?.members?.find((x) => x.name === old);
+    if (back?.errantTransactions) {
+      console.log(
+        `      ${old} came back with an unacknowledged transaction (${back.errantTransactions}): re-provisioning it`,
+      );
+      await core.patchNamespacedPod(
+        { namespace: ns, name: old, body: { metadata: { annotations: { 'recon8s.dev/reprovision': 'after-kill' } } } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
+    }
+    await healthy(RECOVERY_MS);
+    await sameRows(promoted, MEMBERS);
+  });
+
+  it('keeps taking writes while a replica is killed (SIGKILL), and the replica catches up', async () => {
+    const writer = await newWriter();
+    const p = await primary();
+    const victim = MEMBERS.find((m) => m !== p) ?? '';
+    process.kill(mysqldPid((await pod(victim)).metadata?.uid ?? ''), 'SIGKILL');
+    // One acknowledgement per commit, and the other replica still gives it.
+    await writer.more(50, 30_000);
+    await writer.stop();
+    assert.equal(await primary(), p, 'no failover for a replica');
+    await healthy(RECOVERY_MS);
+    await sameRows(p, MEMBERS);
+    await noneLost(victim, writer.acknowledged);
+  });
+
+  it('switches over under the writer without losing an acknowledged write', async () => {
+    const writer = await newWriter();
+    const watch = sampler();
+    const from = await primary();
+    const to = MEMBERS.find((m) => m !== from) ?? '';
+    const out: string[] = [];
+    const sink = new Writable({ write: (c: Buffer, _e, done) => (out.push(String(c)), done()) });
+    const started = performance.now();
+    const code = await main(
+      ['switchover', NAME, '-n', ns, '--to', to, '--kubeconfig', node().kubeconfigPath],
+      sink,
+      sink,
+    );
+    assert.equal(code, 0, out.join(''));
+    await writer.more(20, RECOVERY_MS);
+    const failed = writer.failures.filter((t) => t >= started);
+    const refusedMs = failed.length ? (failed.at(-1) ?? 0) - (failed[0] ?? 0) : 0;
+    console.log(`      writes were refused for ${(refusedMs / 1000).toFixed(1)} s (${failed.length} failed attempts)`);
+    await writer.stop();
+    assert.deepEqual(await watch.stop(), []);
+    assert.equal(await primary(), to);
+    await noneLost(to, writer.acknowledged);
+    await healthy(RECOVERY_MS);
+    await sameRows(to, MEMBERS);
+  });
+
+  it('rolls a my.cnf change over every member, replicas first, switching the primary over before its restart, losing nothing', async function () {
+    this.timeout(2 * RECOVERY_MS);
+    const before = new Map<string, string>();
+    for (const m of MEMBERS) before.set(m, (await pod(m)).metadata?.uid ?? '');
+    const clusterEvents = async () =>
+      (
+        await core.listNamespacedEvent({
+          namespace: ns,
+          fieldSelector: `involvedObject.kind=MySQLCluster,involvedObject.name=${NAME}`,
+        })
+      ).items;
+    const failoversBefore = (await clusterEvents()).filter((e) => e.reason === 'FailedOver').length;
+    const writer = await newWriter();
+    const watch = sampler();
+    const old = await primary();
+    await custom.patchNamespacedCustomObject(
+      { ...GROUP, namespace: ns, name: NAME, body: { spec: { mysqlConf: { max_connections: '181' } } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    await eventually(
+      async () => {
+        for (const m of MEMBERS) assert.notEqual((await pod(m)).metadata?.uid, before.get(m), `${m} re-created`);
+        for (const m of MEMBERS) assert.equal(await sql(m, 'SELECT @@max_connections'), '181');
+      },
+      { timeoutMs: 2 * RECOVERY_MS - 60_000, intervalMs: 2000, description: 'every member re-created with the change' },
+    );
+    await healthy(RECOVERY_MS);
+    await writer.more(20, RECOVERY_MS);
+    await writer.stop();
+    assert.deepEqual(await watch.stop(), []);
+    assert.notEqual(await primary(), old, 'the primary moved before its pod was re-created');
+    const events = await clusterEvents();
+    assert.ok(events.some((e) => e.reason === 'SwitchedOver' && e.message?.includes(`instead of ${old}`)));
+    assert.equal(events.filter((e) => e.reason === 'FailedOver').length, failoversBefore, 'no failover');
+    await noneLost(await primary(), writer.acknowledged);
+    await sameRows(await primary(), MEMBERS);
+  });
+
+  it('excludes a member with an errant transaction, never promotes it, and re-provisions it on request', async function () {
+    this.timeout(2 * RECOVERY_MS);
+    const p = await primary();
+    const errant = MEMBERS.find((m) => m !== p) ?? '';
+    // A person makes a replica writable by hand and writes to it.
+    await sql(
+      errant,
+      'SET GLOBAL super_read_only = OFF; INSERT INTO ha.w VALUES (-1); SET GLOBAL super_read_only = ON',
+    );
+    await eventually(
+      async () => {
+        const status = (await cluster()).status;
+        const m = status?.members?.find((x) => x.name === errant);
+        assert.ok(m?.errantTransactions, JSON.stringify(m));
+        assert.equal(m.role, 'none');
+        assert.equal((await pod(errant)).metadata?.labels?.['recon8s.dev/role'], 'none');
+        const degraded = status?.conditions?.find((c) => c.type === 'Degraded');
+        assert.equal(degraded?.reason, 'ErrantTransactions');
+        assert.match(degraded?.message ?? '', new RegExp(`member ${errant} holds transactions the primary lacks`));
+      },
+      { timeoutMs: 60_000, description: `${errant} reported errant` },
+    );
+    const out: string[] = [];
+    const sink = new Writable({ write: (c: Buffer, _e, done) => (out.push(String(c)), done()) });
+    const code = await main(
+      ['switchover', NAME, '-n', ns, '--to', errant, '--kubeconfig', node().kubeconfigPath],
+      sink,
+      sink,
+    );
+    assert.equal(code, 1, out.join(''));
+    assert.match(out.join(''), /Refused: .* errant transactions and can never be promoted/);
+    assert.equal(await primary(), p);
+
+    await core.patchNamespacedPod(
+      {
+        namespace: ns,
+        name: errant,
+        body: { metadata: { annotations: { 'recon8s.dev/reprovision': 'errant-test' } } },
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    await healthy(RECOVERY_MS);
+    assert.equal(await sql(errant, 'SELECT COUNT(*) FROM ha.w WHERE id = -1'), '0');
+    await sameRows(p, MEMBERS);
+  });
+});

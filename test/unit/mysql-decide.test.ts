@@ -1,0 +1,908 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'mocha';
+import { decide } from '../../lib/mysql/decide.js';
+import type { ClusterView, Decision, MemberSql, MemberView, ReplicationChannel, Step } from '../../lib/mysql/decide.js';
+import { GtidSet } from '../../lib/mysql/gtid-set.js';
+
+/** The uuid of the cluster's writes. */
+const A = '3e11fa47-71ca-11e1-9e33-c80aa9429562';
+/** The uuid of a member that took writes of its own (errant transactions). */
+const X = '9f11fa47-71ca-11e1-9e33-c80aa9429562';
+const g = (text: string): GtidSet => GtidSet.parse(text);
+
+const name = (ordinal: number): string => `db-${ordinal}`;
+const host = (ordinal: number): string => `db-${ordinal}.db-members`;
+
+interface MemberOptions {
+  role?: MemberView['role'];
+  ready?: boolean;
+  outdated?: boolean;
+  error?: string;
+}
+
+/** A member that answered. */
+function member(ordinal: number, sql: Partial<MemberSql>, options: MemberOptions = {}): MemberView {
+  return {
+    name: name(ordinal),
+    ordinal,
+    host: host(ordinal),
+    ...('role' in options ? { role: options.role } : {}),
+    ready: options.ready ?? true,
+    outdated: options.outdated ?? false,
+    ...(options.error ? { error: options.error } : {}),
+    sql: {
+      serverUuid: `0000000${ordinal}-0000-0000-0000-000000000000`,
+      writable: false,
+      executed: GtidSet.EMPTY,
+      received: GtidSet.EMPTY,
+      semiSync: { enabled: false, waitCount: 0 },
+      ...sql,
+    },
+  };
+}
+
+/** A member whose pod exists but that did not answer. */
+function silent(ordinal: number, options: MemberOptions = {}): MemberView {
+  return {
+    name: name(ordinal),
+    ordinal,
+    host: host(ordinal),
+    ...('role' in options ? { role: options.role } : {}),
+    ready: options.ready ?? false,
+    outdated: options.outdated ?? false,
+    error: options.error ?? 'connect ECONNREFUSED',
+  };
+}
+
+/** A writable primary with semi-synchronous replication waiting for one replica, labelled primary. */
+function primary(
+  ordinal: number,
+  executed: string,
+  options: MemberOptions = {},
+  sql: Partial<MemberSql> = {},
+): MemberView {
+  return member(
+    ordinal,
+    { writable: true, executed: g(executed), semiSync: { enabled: true, waitCount: 1 }, ...sql },
+    { role: 'primary', ...options },
+  );
+}
+
+function channel(from: number, overrides: Partial<ReplicationChannel> = {}): ReplicationChannel {
+  return { sourceHost: host(from), receiver: 'ON', applier: 'ON', ...overrides };
+}
+
+/** A read-only member replicating from `from`, labelled replica. */
+function replica(
+  ordinal: number,
+  executed: string,
+  options: MemberOptions & { from?: number; received?: string; channel?: Partial<ReplicationChannel> } = {},
+): MemberView {
+  return member(
+    ordinal,
+    {
+      executed: g(executed),
+      received: g(options.received ?? ''),
+      channel: channel(options.from ?? 0, options.channel),
+    },
+    { role: 'replica', ...options },
+  );
+}
+
+function replicaSql(ordinal: number): MemberSql {
+  const sql = replica(ordinal, `${A}:1-10`).sql;
+  if (!sql) throw new Error('a replica answers');
+  return sql;
+}
+
+/** Three members, db-0 the recorded primary, waiting for one acknowledgement. */
+function view(members: MemberView[], overrides: Partial<ClusterView> = {}): ClusterView {
+  return {
+    members,
+    replicas: 3,
+    primary: name(0),
+    primaryHost: host(0),
+    failoverAfterMs: 30_000,
+    waitCount: 1,
+    knownErrant: new Set(),
+    ...overrides,
+  };
+}
+
+const healthy = (): MemberView[] => [primary(0, `${A}:1-10`), replica(1, `${A}:1-10`), replica(2, `${A}:1-9`)];
+
+const step = (v: ClusterView): Step => decide(v).step;
+
+describe('decide (MySQL cluster manager)', () => {
+  it('is steady on a healthy cluster', () => {
+    const d = decide(view(healthy()));
+    assert.deepEqual(d.step, { type: 'steady' });
+    assert.deepEqual(d.problems, []);
+    assert.equal(d.errant.size, 0);
+  });
+
+  it('reports every member: role, reachability, how far behind', () => {
+    const d = decide(view([primary(0, `${A}:1-10`), replica(1, `${A}:1-10`), silent(2, { error: 'timeout' })]));
+    assert.deepEqual(d.members, [
+      { name: 'db-0', role: 'primary', reachable: true, writable: true },
+      { name: 'db-1', role: 'replica', reachable: true, writable: false, replicating: true, behind: 0 },
+      { name: 'db-2', role: 'none', reachable: false, message: 'timeout' },
+    ]);
+    const lagging = decide(view(healthy())).members.find((m) => m.name === 'db-2');
+    assert.equal(lagging?.behind, 1);
+  });
+
+  describe('the first primary', () => {
+    it('bootstraps pod 0 of a new cluster while the others do not answer yet', () => {
+      assert.deepEqual(
+        step(view([member(0, {}), silent(1), silent(2)], { primary: undefined, primaryHost: undefined })),
+        {
+          type: 'bootstrap',
+          member: 'db-0',
+        },
+      );
+    });
+
+    it('bootstraps the lowest ordinal among empty members', () => {
+      assert.deepEqual(step(view([member(1, {}), member(0, {}), member(2, {})], { primary: undefined })), {
+        type: 'bootstrap',
+        member: 'db-0',
+      });
+    });
+
+    it('bootstraps the one writable member when no primary is recorded', () => {
+      const members = [member(0, { executed: g(`${A}:1-3`) }), member(1, { writable: true, executed: g(`${A}:1-5`) })];
+      assert.deepEqual(step(view(members, { primary: undefined })), { type: 'bootstrap', member: 'db-1' });
+    });
+
+    it('waits (PrimaryAmbiguous) when two members are writable', () => {
+      const members = [member(0, { writable: true }), member(1, { writable: true }), member(2, {})];
+      const s = step(view(members, { primary: undefined }));
+      assert.equal(s.type, 'wait');
+      assert.equal(s.type === 'wait' && s.reason, 'PrimaryAmbiguous');
+    });
+
+    it('waits when no member answers', () => {
+      const s = step(view([silent(0), silent(1), silent(2)], { primary: undefined }));
+      assert.equal(s.type === 'wait' && s.reason, 'NoMemberAnswers');
+    });
+
+    it("bootstraps the member holding every other one's history", () => {
+      const members = [
+        member(0, { executed: g(`${A}:1-3`) }),
+        member(1, { executed: g(`${A}:1-3`), received: g(`${A}:4-8`) }),
+        member(2, { executed: g(`${A}:1-5`) }),
+      ];
+      assert.deepEqual(step(view(members, { primary: undefined })), { type: 'bootstrap', member: 'db-1' });
+    });
+
+    it('waits when histories diverged (no member holds everything)', () => {
+      const members = [member(0, { executed: g(`${A}:1-3`) }), member(1, { executed: g(`${X}:1`) }), member(2, {})];
+      const s = step(view(members, { primary: undefined }));
+      assert.equal(s.type === 'wait' && s.reason, 'PrimaryAmbiguous');
+    });
+
+    it('waits for silent members before choosing among members with data', () => {
+      const s = step(view([member(0, { executed: g(`${A}:1-3`) }), silent(1), member(2, {})], { primary: undefined }));
+      assert.equal(s.type === 'wait' && s.reason, 'MembersUnreachable');
+      assert.match(s.type === 'wait' ? s.message : '', /db-1/);
+    });
+  });
+
+  describe('fencing', () => {
+    it('fences a writable member that is not the primary before anything else', () => {
+      const members = [
+        primary(0, `${A}:1-10`, { role: undefined }, { writable: false }),
+        member(1, { writable: true, executed: g(`${A}:1-10`) }, { role: 'primary' }),
+        replica(2, `${A}:1-9`, { role: 'none' }),
+      ];
+      assert.deepEqual(step(view(members)), { type: 'fence', member: 'db-1', writable: true });
+    });
+
+    it('fences before failing over from a lost primary', () => {
+      const members = [
+        silent(0),
+        member(1, { writable: true, executed: g(`${A}:1-10`) }, { role: 'replica' }),
+        replica(2, `${A}:1-9`),
+      ];
+      assert.deepEqual(step(view(members, { primaryDownMs: 600_000 })), {
+        type: 'fence',
+        member: 'db-1',
+        writable: true,
+      });
+    });
+
+    it('fences before a switchover or a rolling update', () => {
+      const members = [
+        primary(0, `${A}:1-10`, { outdated: true }),
+        replica(1, `${A}:1-10`, { outdated: true }),
+        member(2, { writable: true, executed: g(`${A}:1-9`) }, { role: 'replica' }),
+      ];
+      assert.deepEqual(step(view(members, { switchover: { id: 'r1', to: 'db-1' } })), {
+        type: 'fence',
+        member: 'db-2',
+        writable: true,
+      });
+    });
+
+    it('turns the source side of semi-synchronous replication off on a read-only former primary', () => {
+      // Its applier would wait for ever for acknowledgements of what it replicates.
+      const members = [
+        primary(0, `${A}:1-10`),
+        { ...replica(1, `${A}:1-10`), sql: { ...replicaSql(1), semiSync: { enabled: true, waitCount: 1 } } },
+        replica(2, `${A}:1-10`),
+      ];
+      assert.deepEqual(step(view(members)), { type: 'fence', member: 'db-1', writable: false });
+    });
+  });
+
+  describe('role labels', () => {
+    it('removes a stale primary label before the primary gets it', () => {
+      const members = [
+        primary(0, `${A}:1-10`, { role: 'replica' }),
+        replica(1, `${A}:1-10`, { role: 'primary' }),
+        replica(2, `${A}:1-10`),
+      ];
+      assert.deepEqual(step(view(members)), { type: 'label', member: 'db-1', role: 'none' });
+    });
+
+    it('removes a stale primary label from a member that does not answer', () => {
+      const members = [primary(0, `${A}:1-10`), replica(1, `${A}:1-10`), silent(2, { role: 'primary' })];
+      assert.deepEqual(step(view(members)), { type: 'label', member: 'db-2', role: 'none' });
+    });
+
+    it('labels the writable primary', () => {
+      const members = [primary(0, `${A}:1-10`, { role: undefined }), replica(1, `${A}:1-10`), replica(2, `${A}:1-10`)];
+      assert.deepEqual(step(view(members)), { type: 'label', member: 'db-0', role: 'primary' });
+    });
+
+    it('labels a replica that replicates from the primary', () => {
+      const members = [primary(0, `${A}:1-10`), replica(1, `${A}:1-10`, { role: undefined }), replica(2, `${A}:1-10`)];
+      assert.deepEqual(step(view(members)), { type: 'label', member: 'db-1', role: 'replica' });
+    });
+  });
+
+  describe('the primary takes writes', () => {
+    it('enables writes on a read-only primary that is not down, with the wait count', () => {
+      const members = [
+        primary(0, `${A}:1-10`, {}, { writable: false }),
+        replica(1, `${A}:1-10`),
+        replica(2, `${A}:1-10`),
+      ];
+      assert.deepEqual(step(view(members, { waitCount: 2 })), { type: 'enableWrites', member: 'db-0', waitCount: 2 });
+    });
+
+    it('enables writes again when semi-synchronous replication does not match', () => {
+      const off = [primary(0, `${A}:1`, {}, { semiSync: { enabled: false, waitCount: 0 } }), replica(1, `${A}:1`)];
+      assert.deepEqual(step(view(off, { replicas: 2 })), { type: 'enableWrites', member: 'db-0', waitCount: 1 });
+      const count = [primary(0, `${A}:1`, {}, { semiSync: { enabled: true, waitCount: 2 } }), replica(1, `${A}:1`)];
+      assert.deepEqual(step(view(count, { replicas: 2 })), { type: 'enableWrites', member: 'db-0', waitCount: 1 });
+      const unwanted = [primary(0, `${A}:1`, {}, { semiSync: { enabled: true, waitCount: 1 } })];
+      assert.deepEqual(step(view(unwanted, { replicas: 1, waitCount: 0 })), {
+        type: 'enableWrites',
+        member: 'db-0',
+        waitCount: 0,
+      });
+      const single = [primary(0, `${A}:1`, {}, { semiSync: { enabled: false, waitCount: 0 } })];
+      assert.deepEqual(step(view(single, { replicas: 1, waitCount: 0 })), { type: 'steady' });
+    });
+
+    it('enables writes before labelling the primary', () => {
+      const members = [primary(0, `${A}:1-10`, { role: undefined }, { writable: false }), replica(1, `${A}:1-10`)];
+      assert.deepEqual(step(view(members, { replicas: 2 })), { type: 'enableWrites', member: 'db-0', waitCount: 1 });
+    });
+  });
+
+  describe('replicas follow the primary', () => {
+    it('points a member without a channel at the primary', () => {
+      const members = [primary(0, `${A}:1-10`), member(1, { executed: g(`${A}:1-4`) }), replica(2, `${A}:1-10`)];
+      assert.deepEqual(step(view(members)), { type: 'replicate', member: 'db-1', source: 'db-0', sourceHost: host(0) });
+    });
+
+    it('points a member replicating from an old primary at the new one', () => {
+      const members = [
+        replica(0, `${A}:1-10`, { from: 2 }),
+        primary(1, `${A}:1-10`),
+        replica(2, `${A}:1-10`, { from: 1 }),
+      ];
+      assert.deepEqual(step(view(members, { primary: 'db-1', primaryHost: host(1) })), {
+        type: 'replicate',
+        member: 'db-0',
+        source: 'db-1',
+        sourceHost: host(1),
+      });
+    });
+
+    it('restarts replication whose applier stopped without an error', () => {
+      const members = [
+        primary(0, `${A}:1-10`),
+        replica(1, `${A}:1-10`),
+        replica(2, `${A}:1-9`, { channel: { applier: 'OFF' } }),
+      ];
+      assert.deepEqual(step(view(members)), { type: 'replicate', member: 'db-2', source: 'db-0', sourceHost: host(0) });
+    });
+
+    it('counts a receiver that is connecting as replicating', () => {
+      const members = [
+        primary(0, `${A}:1-10`),
+        replica(1, `${A}:1-10`),
+        replica(2, `${A}:1-9`, { channel: { receiver: 'CONNECTING' } }),
+      ];
+      assert.deepEqual(step(view(members)), { type: 'steady' });
+    });
+
+    it('reports a channel that stopped on an error instead of restarting it, and takes the replica out of service', () => {
+      const members = [
+        primary(0, `${A}:1-10`),
+        replica(1, `${A}:1-10`),
+        replica(2, `${A}:1-3`, { channel: { receiver: 'OFF', error: 'Got fatal error 1236: purged binary logs' } }),
+      ];
+      const d = decide(view(members));
+      assert.deepEqual(d.step, { type: 'label', member: 'db-2', role: 'none' });
+      assert.equal(d.problems[0]?.reason, 'ReplicationFailed');
+      assert.match(d.problems[0]?.message ?? '', /db-2.*1236/);
+
+      const unlabelled = [
+        members[0],
+        members[1],
+        replica(2, `${A}:1-3`, { role: 'none', channel: { receiver: 'OFF', error: 'boom' } }),
+      ];
+      const again = decide(view(unlabelled.filter((m): m is MemberView => m !== undefined)));
+      assert.deepEqual(again.step, { type: 'steady' });
+      assert.deepEqual(
+        again.problems.map((p) => p.reason),
+        ['ReplicationFailed'],
+      );
+    });
+  });
+
+  describe('errant transactions', () => {
+    const errantMembers = (role: MemberView['role'], receiver: 'ON' | 'OFF' = 'ON'): MemberView[] => [
+      primary(0, `${A}:1-10`),
+      replica(1, `${A}:1-10,${X}:1-2`, { role, channel: { receiver } }),
+      replica(2, `${A}:1-10`),
+    ];
+
+    it('takes the role label off an errant member, then stops its replication', () => {
+      const d = decide(view(errantMembers('replica')));
+      assert.deepEqual(d.step, { type: 'label', member: 'db-1', role: 'none' });
+      assert.deepEqual([...d.errant], ['db-1']);
+      assert.equal(d.problems.length, 1);
+      assert.equal(d.problems[0]?.reason, 'ErrantTransactions');
+      assert.ok(d.problems[0]?.message.includes(`${X}:1-2`));
+      assert.deepEqual(step(view(errantMembers('none'))), { type: 'stopReplication', member: 'db-1' });
+    });
+
+    it('leaves an errant member alone once it serves nothing and does not replicate', () => {
+      const d = decide(view(errantMembers('none', 'OFF')));
+      assert.deepEqual(d.step, { type: 'steady' });
+      assert.deepEqual([...d.errant], ['db-1']);
+      const status = d.members.find((m) => m.name === 'db-1');
+      assert.equal(status?.role, 'none');
+      assert.equal(status?.errantTransactions, `${X}:1-2`);
+    });
+
+    it('never points an errant member without a channel at the primary', () => {
+      const members = [
+        primary(0, `${A}:1-10`),
+        member(1, { executed: g(`${X}:1`) }, { role: 'none' }),
+        replica(2, `${A}:1-10`),
+      ];
+      assert.deepEqual(step(view(members)), { type: 'steady' });
+    });
+
+    it('remembers an errant member while the primary cannot be compared with', () => {
+      const members = [
+        silent(0),
+        replica(1, `${A}:1-10,${X}:1`, { role: 'none', channel: { receiver: 'OFF' } }),
+        replica(2, `${A}:1-9`),
+      ];
+      const d = decide(view(members, { knownErrant: new Set(['db-1']), primaryDownMs: 1_000 }));
+      assert.deepEqual([...d.errant], ['db-1']);
+      assert.deepEqual(
+        d.problems.map((p) => p.reason),
+        ['ErrantTransactions'],
+      );
+      assert.match(d.problems[0]?.message ?? '', /unknown/);
+    });
+
+    it('forgets a member known errant once the primary holds its transactions (re-provisioned)', () => {
+      const d = decide(view(healthy(), { knownErrant: new Set(['db-1']) }));
+      assert.equal(d.errant.size, 0);
+      assert.deepEqual(d.step, { type: 'steady' });
+    });
+
+    it('never promotes a member known errant, even the most advanced one', () => {
+      const members = [
+        silent(0),
+        replica(1, `${A}:1-10,${X}:1`, { role: 'none', channel: { receiver: 'OFF' } }),
+        replica(2, `${A}:1-9`, { channel: { receiver: 'OFF' } }),
+      ];
+      // With one acknowledgement per commit, the errant member may hold the only copy of an
+      // acknowledged write: no failover from 3 members then, only a wait that says why.
+      const s = step(view(members, { knownErrant: new Set(['db-1']), primaryDownMs: 60_000 }));
+      assert.equal(s.type === 'wait' && s.reason, 'FailoverWaiting');
+      assert.match(s.type === 'wait' ? s.message : '', /1 of its 2 replicas cannot be compared/);
+      // With 5 members and 2 acknowledgements per commit, another candidate holds every acknowledged write.
+      const five = [
+        silent(0),
+        replica(1, `${A}:1-10,${X}:1`, { role: 'none', channel: { receiver: 'OFF' } }),
+        replica(2, `${A}:1-9`, { channel: { receiver: 'OFF' } }),
+        replica(3, `${A}:1-8`, { channel: { receiver: 'OFF' } }),
+        replica(4, `${A}:1-9`, { channel: { receiver: 'OFF' } }),
+      ];
+      const s5 = step(view(five, { replicas: 5, waitCount: 2, knownErrant: new Set(['db-1']), primaryDownMs: 60_000 }));
+      assert.deepEqual(s5, { type: 'promote', from: 'db-0', to: 'db-2', mustApply: g(`${A}:1-9`) });
+    });
+
+    it('waits while a replica that may hold the only copy of an acknowledged write does not answer', () => {
+      // db-2 does not answer and may have acknowledged A:10; db-0 restarted with A:10, db-1 lacks it.
+      const members = [
+        primary(0, `${A}:1-10`, {}, { writable: false, semiSync: { enabled: false, waitCount: 0 } }),
+        replica(1, `${A}:1-9`, { channel: { receiver: 'OFF' } }),
+        silent(2),
+      ];
+      const restarted = step(view(members, { primaryDownMs: 1_000 }));
+      assert.deepEqual(restarted, { type: 'enableWrites', member: 'db-0', waitCount: 1 });
+    });
+
+    it('refuses a switchover to an errant member', () => {
+      const s = step(view(errantMembers('none', 'OFF'), { switchover: { id: 'r1', to: 'db-1' } }));
+      assert.equal(s.type, 'refuseSwitchover');
+      assert.match(s.type === 'refuseSwitchover' ? s.message : '', /errant/);
+    });
+  });
+
+  describe('failover', () => {
+    const lost = (r1: Partial<ReplicationChannel> = {}, r2: Partial<ReplicationChannel> = {}): MemberView[] => [
+      silent(0, { role: 'primary', error: 'connect ETIMEDOUT' }),
+      replica(1, `${A}:1-8`, { received: `${A}:9-10`, channel: r1 }),
+      replica(2, `${A}:1-9`, { channel: r2 }),
+    ];
+
+    it('waits while the primary has been unreachable for less than failoverAfterMs', () => {
+      const s = step(view(lost(), { primaryDownMs: 29_000 }));
+      assert.equal(s.type === 'wait' && s.reason, 'PrimaryUnreachable');
+      assert.match(s.type === 'wait' ? s.message : '', /db-0.*29 s.*ETIMEDOUT.*30 s/);
+    });
+
+    it('stops the receivers of the candidates that still receive, first', () => {
+      assert.deepEqual(step(view(lost(), { primaryDownMs: 30_000 })), {
+        type: 'stopReceivers',
+        members: ['db-1', 'db-2'],
+      });
+      assert.deepEqual(step(view(lost({ receiver: 'OFF' }, { receiver: 'CONNECTING' }), { primaryDownMs: 30_000 })), {
+        type: 'stopReceivers',
+        members: ['db-2'],
+      });
+    });
+
+    it('promotes the candidate holding what every other one received, with what it must apply', () => {
+      const s = step(view(lost({ receiver: 'OFF' }, { receiver: 'OFF' }), { primaryDownMs: 60_000 }));
+      assert.equal(s.type, 'promote');
+      if (s.type !== 'promote') return;
+      assert.equal(s.from, 'db-0');
+      assert.equal(s.to, 'db-1');
+      assert.ok(s.mustApply.equals(g(`${A}:1-10`)));
+    });
+
+    it('prefers an updated candidate, then the lowest ordinal, among equals', () => {
+      const members = (outdated1: boolean): MemberView[] => [
+        silent(0),
+        replica(1, `${A}:1-10`, { outdated: outdated1, channel: { receiver: 'OFF' } }),
+        replica(2, `${A}:1-10`, { channel: { receiver: 'OFF' } }),
+      ];
+      const promoted = (v: ClusterView): string | undefined => {
+        const s = step(v);
+        return s.type === 'promote' ? s.to : undefined;
+      };
+      assert.equal(promoted(view(members(false), { primaryDownMs: 60_000 })), 'db-1');
+      assert.equal(promoted(view(members(true), { primaryDownMs: 60_000 })), 'db-2');
+    });
+
+    it('promotes an outdated candidate when only it holds everything', () => {
+      const members = [
+        silent(0),
+        replica(1, `${A}:1-10`, { outdated: true, channel: { receiver: 'OFF' } }),
+        replica(2, `${A}:1-9`, { channel: { receiver: 'OFF' } }),
+      ];
+      const s = step(view(members, { primaryDownMs: 60_000 }));
+      assert.equal(s.type === 'promote' && s.to, 'db-1');
+    });
+
+    it('has members that followed a lost primary resume replicating from it while no failover is due (a restart of every pod)', () => {
+      // Every pod restarted while db-2 was the primary: only db-0 exists yet (OrderedReady), its
+      // replication stopped (skip_replica_start); it must connect again to become ready.
+      const members = [replica(0, `${A}:1-9`, { from: 2, role: 'none', channel: { receiver: 'OFF', applier: 'OFF' } })];
+      const s = step(view(members, { primary: 'db-2', primaryHost: host(2), primaryDownMs: 600_000 }));
+      assert.deepEqual(s, { type: 'replicate', member: 'db-0', source: 'db-2', sourceHost: host(2) });
+      const stopped = [
+        replica(0, `${A}:1-9`, { from: 2, channel: { receiver: 'OFF', applier: 'OFF', error: 'boom' } }),
+      ];
+      const w = step(view(stopped, { primary: 'db-2', primaryHost: host(2), primaryDownMs: 600_000 }));
+      assert.equal(w.type === 'wait' && w.reason, 'NoQuorum');
+    });
+
+    it('waits without a majority of the members answering', () => {
+      const members = [silent(0), replica(1, `${A}:1-10`, { channel: { receiver: 'OFF' } }), silent(2)];
+      const s = step(view(members, { primaryDownMs: 600_000 }));
+      assert.equal(s.type === 'wait' && s.reason, 'NoQuorum');
+      assert.match(s.type === 'wait' ? s.message : '', /majority/);
+      const five = [silent(0), replica(1, `${A}:1`), replica(2, `${A}:1`), silent(3), silent(4)];
+      const s5 = step(view(five, { replicas: 5, primaryDownMs: 600_000 }));
+      assert.equal(s5.type === 'wait' && s5.reason, 'NoQuorum');
+    });
+
+    it('waits when the candidates diverged (none holds every transaction)', () => {
+      const members = [
+        silent(0),
+        replica(1, `${A}:1-8`, { received: `${A}:10`, channel: { receiver: 'OFF' } }),
+        replica(2, `${A}:1-9`, { channel: { receiver: 'OFF' } }),
+      ];
+      const s = step(view(members, { primaryDownMs: 60_000 }));
+      assert.equal(s.type === 'wait' && s.reason, 'FailoverWaiting');
+      assert.match(s.type === 'wait' ? s.message : '', /lose/);
+    });
+
+    it('waits when no replica that followed the primary answers', () => {
+      const members = [silent(0), member(1, { executed: g(`${A}:1-10`) }), member(2, { executed: g(`${A}:1-10`) })];
+      const s = step(view(members, { primaryDownMs: 60_000 }));
+      assert.equal(s.type === 'wait' && s.reason, 'FailoverWaiting');
+    });
+
+    it('fails over from a primary whose pod is gone', () => {
+      const members = [
+        replica(1, `${A}:1-10`, { channel: { receiver: 'OFF' } }),
+        replica(2, `${A}:1-10`, { channel: { receiver: 'OFF' } }),
+      ];
+      const s = step(view(members, { primaryDownMs: 60_000 }));
+      assert.equal(s.type === 'promote' && s.to, 'db-1');
+    });
+
+    it('takes the primary label off the lost primary before failing over', () => {
+      const members = [
+        silent(0, { role: 'primary' }),
+        replica(1, `${A}:1-10`, { role: 'primary' }),
+        replica(2, `${A}:1-10`),
+      ];
+      assert.deepEqual(step(view(members, { primary: 'db-0', primaryDownMs: 60_000 })), {
+        type: 'label',
+        member: 'db-1',
+        role: 'none',
+      });
+    });
+
+    describe('a primary back read-only after a restart', () => {
+      const restarted = (r1: Partial<ReplicationChannel>, r2: Partial<ReplicationChannel>): MemberView[] => [
+        primary(0, `${A}:1-10`, {}, { writable: false }),
+        replica(1, `${A}:1-10`, { channel: r1 }),
+        replica(2, `${A}:1-9`, { channel: r2 }),
+      ];
+
+      it('fails over at once to a replica that safely can take over', () => {
+        assert.deepEqual(step(view(restarted({}, {}), { primaryDownMs: 1_000 })), {
+          type: 'stopReceivers',
+          members: ['db-1', 'db-2'],
+        });
+        const s = step(view(restarted({ receiver: 'OFF' }, { receiver: 'OFF' }), { primaryDownMs: 1_000 }));
+        assert.equal(s.type, 'promote');
+        assert.equal(s.type === 'promote' && s.to, 'db-1');
+        assert.equal(s.type === 'promote' && s.from, 'db-0');
+      });
+
+      it('takes writes again itself when no replica can', () => {
+        const diverged = [
+          primary(0, `${A}:1-10`, {}, { writable: false }),
+          replica(1, `${A}:1-8`, { received: `${A}:10`, channel: { receiver: 'OFF' } }),
+          replica(2, `${A}:1-9`, { channel: { receiver: 'OFF' } }),
+        ];
+        assert.deepEqual(step(view(diverged, { primaryDownMs: 1_000 })), {
+          type: 'enableWrites',
+          member: 'db-0',
+          waitCount: 1,
+        });
+        const alone = [primary(0, `${A}:1-10`, {}, { writable: false }), silent(1), silent(2)];
+        // With the primary alone there is no majority: it does not fail over, and takes writes again.
+        assert.deepEqual(step(view(alone, { primaryDownMs: 1_000 })), {
+          type: 'enableWrites',
+          member: 'db-0',
+          waitCount: 1,
+        });
+      });
+    });
+
+    it('does not fail over from a primary that answers and is writable', () => {
+      assert.deepEqual(step(view(healthy(), { primaryDownMs: 600_000 })), { type: 'steady' });
+    });
+  });
+
+  describe('switchover requests', () => {
+    it('switches over to a healthy replica, naming the request', () => {
+      assert.deepEqual(step(view(healthy(), { switchover: { id: 'r1', to: 'db-2' } })), {
+        type: 'switchover',
+        from: 'db-0',
+        to: 'db-2',
+        requestId: 'r1',
+      });
+    });
+
+    it('chooses the replica furthest ahead when no target is given', () => {
+      assert.deepEqual(step(view(healthy(), { switchover: { id: 'r2' } })), {
+        type: 'switchover',
+        from: 'db-0',
+        to: 'db-1',
+        requestId: 'r2',
+      });
+      const ahead2 = [primary(0, `${A}:1-10`), replica(1, `${A}:1-8`), replica(2, `${A}:1-9`)];
+      assert.deepEqual(step(view(ahead2, { switchover: { id: 'r3' } })), {
+        type: 'switchover',
+        from: 'db-0',
+        to: 'db-2',
+        requestId: 'r3',
+      });
+    });
+
+    const refused = (v: ClusterView, pattern: RegExp): void => {
+      const s = step(v);
+      assert.equal(s.type, 'refuseSwitchover');
+      assert.equal(s.type === 'refuseSwitchover' && s.requestId, v.switchover?.id);
+      assert.match(s.type === 'refuseSwitchover' ? s.message : '', pattern);
+    };
+
+    it('refuses a switchover to the primary itself', () => {
+      refused(view(healthy(), { switchover: { id: 'r', to: 'db-0' } }), /already the primary/);
+    });
+
+    it('refuses a switchover to an unknown member', () => {
+      refused(view(healthy(), { switchover: { id: 'r', to: 'db-7' } }), /not a member.*db-0, db-1, db-2/);
+    });
+
+    it('refuses a switchover to a replica that is not ready or not replicating', () => {
+      const unready = [primary(0, `${A}:1-10`), replica(1, `${A}:1-10`, { ready: false }), replica(2, `${A}:1-10`)];
+      refused(view(unready, { switchover: { id: 'r', to: 'db-1' } }), /not a healthy replica/);
+      const broken = [
+        primary(0, `${A}:1-10`),
+        replica(1, `${A}:1-10`, { role: 'none', channel: { receiver: 'OFF', error: 'boom' } }),
+        replica(2, `${A}:1-10`),
+      ];
+      refused(view(broken, { switchover: { id: 'r', to: 'db-1' } }), /not a healthy replica/);
+      const gone = [primary(0, `${A}:1-10`), silent(1), replica(2, `${A}:1-10`)];
+      refused(view(gone, { switchover: { id: 'r', to: 'db-1' } }), /not a healthy replica/);
+    });
+
+    it('refuses when no target is given and no replica is healthy', () => {
+      const members = [primary(0, `${A}:1-10`), replica(1, `${A}:1-10`, { ready: false }), silent(2)];
+      refused(view(members, { switchover: { id: 'r' } }), /no healthy replica/);
+    });
+
+    it('is not handled while the primary is lost (failover comes first)', () => {
+      const members = [silent(0), replica(1, `${A}:1-10`), replica(2, `${A}:1-10`)];
+      const s = step(view(members, { primaryDownMs: 1_000, switchover: { id: 'r', to: 'db-1' } }));
+      assert.equal(s.type === 'wait' && s.reason, 'PrimaryUnreachable');
+    });
+  });
+
+  describe('rolling update', () => {
+    const cluster = (outdated: [boolean, boolean, boolean], primaryOrdinal = 0): MemberView[] =>
+      [0, 1, 2].map((o) =>
+        o === primaryOrdinal
+          ? primary(o, `${A}:1-10`, { outdated: outdated[o] })
+          : replica(o, `${A}:1-10`, { outdated: outdated[o], from: primaryOrdinal }),
+      );
+
+    it('restarts outdated replicas, highest ordinal first', () => {
+      assert.deepEqual(step(view(cluster([true, true, true]))), { type: 'restart', member: 'db-2' });
+      assert.deepEqual(step(view(cluster([true, true, false]))), { type: 'restart', member: 'db-1' });
+      assert.deepEqual(step(view(cluster([true, true, true], 2), { primary: 'db-2', primaryHost: host(2) })), {
+        type: 'restart',
+        member: 'db-1',
+      });
+    });
+
+    it('switches over from an outdated primary to an updated healthy replica', () => {
+      assert.deepEqual(step(view(cluster([true, false, false]))), { type: 'switchover', from: 'db-0', to: 'db-1' });
+    });
+
+    it('restarts a single member', () => {
+      // Semi-synchronous replication is configured first (no replica can acknowledge).
+      assert.deepEqual(step(view([primary(0, `${A}:1`, { outdated: true })], { replicas: 1, waitCount: 0 })), {
+        type: 'enableWrites',
+        member: 'db-0',
+        waitCount: 0,
+      });
+      const single = [primary(0, `${A}:1`, { outdated: true }, { semiSync: { enabled: false, waitCount: 0 } })];
+      assert.deepEqual(step(view(single, { replicas: 1, waitCount: 0 })), { type: 'restart', member: 'db-0' });
+    });
+
+    it('restarts nothing while any member is unhealthy', () => {
+      const notReady = cluster([true, true, false]);
+      notReady[2] = replica(2, `${A}:1-10`, { ready: false });
+      assert.deepEqual(step(view(notReady)), { type: 'steady' });
+      const missing = cluster([false, true, true]).slice(0, 2);
+      assert.deepEqual(step(view(missing)), { type: 'steady' });
+      const unreachable = [...cluster([false, true, false]).slice(0, 2), silent(2)];
+      assert.deepEqual(step(view(unreachable)), { type: 'steady' });
+      const errant = cluster([false, true, false]);
+      errant[2] = replica(2, `${A}:1-10,${X}:1`, { role: 'none', channel: { receiver: 'OFF' } });
+      assert.deepEqual(step(view(errant)), { type: 'steady' });
+      const broken = cluster([false, true, false]);
+      broken[2] = replica(2, `${A}:1-10`, { role: 'none', channel: { receiver: 'OFF', error: 'boom' } });
+      assert.deepEqual(step(view(broken)).type, 'steady');
+    });
+
+    it('waits for an updated replica before restarting the outdated primary', () => {
+      const members = cluster([true, false, false]);
+      members[1] = replica(1, `${A}:1-10`, { outdated: true, ready: true });
+      members[2] = replica(2, `${A}:1-10`, { outdated: true });
+      // Every replica outdated: replicas go first.
+      assert.deepEqual(step(view(members)), { type: 'restart', member: 'db-2' });
+    });
+  });
+
+  describe('scale-down', () => {
+    it('switches over from a primary beyond spec.replicas to a member below it', () => {
+      const members = [
+        replica(0, `${A}:1-9`, { from: 2 }),
+        replica(1, `${A}:1-10`, { from: 2 }),
+        primary(2, `${A}:1-10`),
+      ];
+      assert.deepEqual(step(view(members, { replicas: 2, primary: 'db-2', primaryHost: host(2) })), {
+        type: 'switchover',
+        from: 'db-2',
+        to: 'db-1',
+      });
+    });
+
+    it('waits when no member below spec.replicas can take over', () => {
+      const members = [
+        replica(0, `${A}:1-10`, { from: 2, ready: false }),
+        replica(1, `${A}:1-10`, { from: 2 }),
+        primary(2, `${A}:1-10`),
+      ];
+      const s = step(view(members, { replicas: 1, primary: 'db-2', primaryHost: host(2) }));
+      assert.equal(s.type === 'wait' && s.reason, 'ScaleDownWaiting');
+    });
+  });
+
+  describe('invariants over every combination of three members', () => {
+    type Receiver = 'ON' | 'OFF';
+    interface State {
+      reachable: boolean;
+      writable: boolean;
+      errant: boolean;
+      receiver: Receiver;
+    }
+    const states: State[] = [];
+    for (const reachable of [true, false])
+      for (const writable of reachable ? [true, false] : [false])
+        for (const errant of [true, false])
+          for (const receiver of reachable ? (['ON', 'OFF'] as const) : (['OFF'] as const))
+            states.push({ reachable, writable, errant, receiver });
+
+    /** Members' histories: each replica a little behind or holding some received transactions. */
+    const executedOf = (ordinal: number, isPrimary: boolean, errant: boolean): GtidSet =>
+      isPrimary ? g(`${A}:1-10`) : g(`${A}:1-${7 + ordinal}${errant ? `,${X}:${ordinal + 1}` : ''}`);
+    const receivedOf = (ordinal: number): GtidSet => (ordinal === 1 ? g(`${A}:8-10`) : GtidSet.EMPTY);
+
+    function* views(): Generator<{ view: ClusterView; errant: Set<string> }> {
+      for (const recorded of [undefined, 0, 1, 2])
+        for (const s0 of states)
+          for (const s1 of states)
+            for (const s2 of states)
+              for (const primaryDownMs of [undefined, 1_000, 60_000]) {
+                if (recorded === undefined && primaryDownMs !== undefined) continue;
+                const sourceHost = host(recorded ?? 0);
+                const errant = new Set<string>();
+                const members = [s0, s1, s2].map((s, ordinal): MemberView => {
+                  const isPrimary = ordinal === recorded;
+                  if (s.errant && !isPrimary) errant.add(name(ordinal));
+                  // Errant db-1 still carries the replica label; errant db-0 and db-2 had it removed already.
+                  const role = isPrimary ? 'primary' : s.errant && ordinal !== 1 ? 'none' : 'replica';
+                  if (!s.reachable) return silent(ordinal, { role });
+                  return member(
+                    ordinal,
+                    {
+                      writable: s.writable,
+                      executed: executedOf(ordinal, isPrimary, s.errant),
+                      received: isPrimary ? GtidSet.EMPTY : receivedOf(ordinal),
+                      // The source side is on where a member took writes (the primary, a writable member).
+                      semiSync: { enabled: isPrimary || s.writable, waitCount: 1 },
+                      ...(isPrimary ? {} : { channel: { sourceHost, receiver: s.receiver, applier: 'ON' } }),
+                    },
+                    { role },
+                  );
+                });
+                yield {
+                  view: {
+                    members,
+                    replicas: 3,
+                    ...(recorded !== undefined ? { primary: name(recorded), primaryHost: host(recorded) } : {}),
+                    ...(primaryDownMs !== undefined ? { primaryDownMs } : {}),
+                    failoverAfterMs: 30_000,
+                    waitCount: 1,
+                    knownErrant: errant,
+                  },
+                  errant,
+                };
+              }
+    }
+
+    it('keeps the invariants of decide.ts whatever the members answer', () => {
+      let n = 0;
+      const seen = new Set<string>();
+      for (const { view: v, errant } of views()) {
+        n++;
+        let d: Decision;
+        try {
+          d = decide(v);
+        } catch (e) {
+          assert.fail(`decide threw on ${describeView(v)}: ${String(e)}`);
+        }
+        const s = d.step;
+        seen.add(s.type);
+        const where = (): string => `${JSON.stringify(s)} for ${describeView(v)}`;
+        const answering = v.members.filter((m) => m.sql).length;
+
+        // Errant members are never promoted and never switched over to, and are reported.
+        if (s.type === 'promote' || s.type === 'switchover') {
+          assert.ok(!errant.has(s.to), `promoted an errant member: ${where()}`);
+          assert.ok(!d.errant.has(s.to), `promoted a member it reports errant: ${where()}`);
+          assert.notEqual(s.to, v.primary, `promoted the primary itself: ${where()}`);
+          assert.equal(s.from, v.primary, where());
+        }
+        if (v.primary !== undefined) assert.deepEqual([...d.errant].sort(), [...errant].sort(), where());
+        assert.equal(d.problems.filter((p) => p.reason === 'ErrantTransactions').length, d.errant.size, where());
+
+        // No promotion without a majority, nor before the primary is down long enough (or restarted).
+        if (s.type === 'promote') {
+          assert.ok(answering * 2 > v.replicas, `promoted without a majority: ${where()}`);
+          const p = v.members.find((m) => m.name === v.primary);
+          const restarted = p?.sql !== undefined && !p.sql.writable && v.primaryDownMs !== undefined;
+          assert.ok(restarted || (v.primaryDownMs ?? 0) >= v.failoverAfterMs, `promoted too early: ${where()}`);
+          // The promoted member holds every transaction any candidate received.
+          for (const m of v.members)
+            if (m.sql && m.name !== v.primary && !errant.has(m.name) && m.sql.channel?.sourceHost === v.primaryHost)
+              assert.ok(m.sql.executed.union(m.sql.received).isSubsetOf(s.mustApply), `loses ${m.name}'s: ${where()}`);
+        }
+        if (s.type === 'stopReceivers') for (const m of s.members) assert.ok(!errant.has(m), where());
+
+        // Only the recorded primary is made writable or labelled primary; bootstrap only without one.
+        if (s.type === 'enableWrites') assert.equal(s.member, v.primary, `enableWrites on a non-primary: ${where()}`);
+        if (s.type === 'label' && s.role === 'primary') assert.equal(s.member, v.primary, where());
+        if (s.type === 'label' && s.role === 'replica') assert.ok(!errant.has(s.member), where());
+        if (s.type === 'replicate') assert.ok(!errant.has(s.member), `errant member replicates: ${where()}`);
+        if (s.type === 'bootstrap') assert.equal(v.primary, undefined, where());
+        if (s.type === 'fence') assert.notEqual(s.member, v.primary, where());
+
+        // Fencing first: with a recorded primary, any other writable member is fenced before anything.
+        const writableOther = v.members.some((m) => m.name !== v.primary && m.sql?.writable);
+        if (v.primary !== undefined && writableOther) assert.equal(s.type, 'fence', `did not fence first: ${where()}`);
+        if (v.primary === undefined && v.members.filter((m) => m.sql?.writable).length > 1)
+          assert.equal(s.type === 'wait' && s.reason, 'PrimaryAmbiguous', where());
+      }
+      assert.ok(n >= 10_000, `only ${n} views`);
+      // The combinations reach every kind of step that applies to them.
+      for (const type of [
+        'bootstrap',
+        'fence',
+        'label',
+        'enableWrites',
+        'stopReplication',
+        'stopReceivers',
+        'promote',
+        'wait',
+        'replicate',
+      ])
+        assert.ok(seen.has(type), `never reached ${type}`);
+    });
+  });
+});
+
+function describeView(v: ClusterView): string {
+  const members = v.members.map((m) =>
+    m.sql
+      ? `${m.name}{${m.sql.writable ? 'rw' : 'ro'} ${m.sql.executed.toString()} recv=${m.sql.received.toString()} ch=${m.sql.channel?.receiver ?? '-'}}`
+      : `${m.name}{down}`,
+  );
+  return `primary=${v.primary ?? '-'} downMs=${v.primaryDownMs ?? '-'} knownErrant=[${[...v.knownErrant].join(',')}] ${members.join(' ')}`;
+}
