@@ -11,15 +11,21 @@ import { eventually } from './eventually.js';
 import { installCrds } from './support/controller.js';
 import { writeUnreachableKubeconfig } from './support/unreachable.js';
 
-/** runCli without blocking this process, so that a test can act on the cluster while the CLI waits. */
-function runCliAsync(args: readonly string[], env: NodeJS.ProcessEnv): Promise<RunResult> {
-  return new Promise((resolve, reject) => {
+/**
+ * runCli without blocking this process, so that a test can act on the cluster while the CLI waits;
+ * `stdout()` is what it printed so far.
+ */
+function runCliAsync(
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+): { readonly done: Promise<RunResult>; readonly stdout: () => string } {
+  let stdout = '';
+  const done = new Promise<RunResult>((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', `${REPO_ROOT}lib/cli/main.ts`, ...args], {
       cwd: REPO_ROOT,
       env: { ...process.env, ...env },
       timeout: 60_000,
     });
-    let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => {
       stdout += d;
@@ -30,6 +36,7 @@ function runCliAsync(args: readonly string[], env: NodeJS.ProcessEnv): Promise<R
     child.on('error', reject);
     child.on('close', (status) => resolve({ status, stdout, stderr }));
   });
+  return { done, stdout: () => stdout };
 }
 
 interface Condition {
@@ -109,13 +116,18 @@ spec:
 
   it('applies the App, converges it and waits until it is Ready, printing progress (exit 0)', async () => {
     const running = runCliAsync(['apply', '-f', file('web.yaml', appYaml('web', 2)), '--timeout', '20s'], env);
-    // The rollout a kubelet and a Deployment controller would do, once the CLI has created the Deployment.
+    // The rollout a kubelet and a Deployment controller would do, once the CLI has created the Deployment
+    // and said that the App is progressing (rolled out before, the App would go straight to Ready).
     await eventually(() => apps.readNamespacedDeployment({ namespace: ns, name: 'web' }), {
       timeoutMs: 15_000,
       description: 'the CLI to create Deployment web',
     });
+    await eventually(() => assert.match(running.stdout(), /^app\/web: Progressing/m), {
+      timeoutMs: 15_000,
+      description: 'the CLI to print that app/web is progressing',
+    });
     await markRolledOut('web');
-    const r = await running;
+    const r = await running.done;
     assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
     assert.equal(r.stderr, '');
     const lines = r.stdout.trim().split('\n');
