@@ -2,7 +2,9 @@
 // and Node.js runtime metrics Prometheus users expect), plus the one thing the controller needs
 // beyond it: hooks run right before each scrape, for gauges computed on demand (the work queue's
 // unfinished work). One registry per controller, never prom-client's global one, so that several
-// controllers in one process (tests) keep their own figures.
+// controllers in one process (tests) keep their own figures. The process and runtime metrics describe
+// the process, not a controller: they are collected once per process (each collection keeps an
+// event-loop monitor and a GC observer running) and shown by every registry that asks for them.
 import { Counter, Gauge, Histogram, Registry as PromRegistry, collectDefaultMetrics } from 'prom-client';
 
 export { Counter, Gauge, Histogram };
@@ -22,9 +24,21 @@ export interface HistogramOptions<L extends string> extends MetricOptions<L> {
   readonly buckets?: readonly number[];
 }
 
+let processRegistry: PromRegistry | undefined;
+
+/** The one registry of process_* and nodejs_* metrics, collecting from its first use on. */
+function processMetrics(): PromRegistry {
+  if (!processRegistry) {
+    processRegistry = new PromRegistry();
+    collectDefaultMetrics({ register: processRegistry });
+  }
+  return processRegistry;
+}
+
 export class Registry {
   readonly prom = new PromRegistry();
   readonly #collectHooks = new Set<() => void>();
+  #withProcessMetrics = false;
 
   counter<L extends string = never>(o: MetricOptions<L>): Counter<L> {
     return new Counter<L>({
@@ -51,7 +65,8 @@ export class Registry {
 
   /** process_* (CPU, resident memory, open file descriptors, start time) and nodejs_* (heap, event loop lag, GC). */
   collectProcessMetrics(): void {
-    collectDefaultMetrics({ register: this.prom });
+    processMetrics();
+    this.#withProcessMetrics = true;
   }
 
   /** Runs `hook` before every exposition (to set gauges computed on demand); returns its unsubscribe. */
@@ -65,7 +80,8 @@ export class Registry {
   /** The text exposition of every metric. */
   async metrics(): Promise<string> {
     for (const hook of [...this.#collectHooks]) hook();
-    return this.prom.metrics();
+    const own = await this.prom.metrics();
+    return this.#withProcessMetrics ? `${own}\n${await processMetrics().metrics()}` : own;
   }
 }
 

@@ -62,6 +62,17 @@ describe('metrics registry (prom-client)', () => {
     }
     assert.equal(PROMETHEUS_CONTENT_TYPE, 'text/plain; version=0.0.4; charset=utf-8');
   });
+
+  it('shows the same process metrics in every registry that asks, each family once', async () => {
+    const [a, b] = [new Registry(), new Registry()];
+    a.collectProcessMetrics();
+    b.collectProcessMetrics();
+    a.counter({ name: 'only_in_a_total', help: 'a' }).inc();
+    const [ta, tb] = [await a.metrics(), await b.metrics()];
+    for (const text of [ta, tb]) assert.equal(text.match(/^# TYPE process_cpu_seconds_total /gm)?.length, 1);
+    assert.match(ta, /^only_in_a_total 1$/m);
+    assert.doesNotMatch(tb, /only_in_a_total/);
+  });
 });
 
 describe('createControllerMetrics', () => {
