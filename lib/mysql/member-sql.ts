@@ -39,9 +39,14 @@ export async function connectMember(o: MemberConnectOptions): Promise<MemberSess
     bigNumberStrings: true,
   });
   // Backslash escapes in the literals mysql2 quotes, whatever the server's sql_mode.
-  await connection.query("SET SESSION sql_mode = ''");
+  await connection.query({ sql: "SET SESSION sql_mode = ''", timeout: QUERY_TIMEOUT_MS });
   return new MemberSession(connection, o.credentials);
 }
+
+/** The deadline of one statement to a member. */
+const QUERY_TIMEOUT_MS = 10_000;
+/** STOP REPLICA waits for the applier to finish the transaction it is applying. */
+const STOP_REPLICA_TIMEOUT_MS = 60_000;
 
 const state = (v: unknown): ThreadState => (v === 'ON' || v === 'CONNECTING' ? v : 'OFF');
 
@@ -51,13 +56,30 @@ export class MemberSession {
     private readonly credentials: MemberCredentials,
   ) {}
 
+  /** Ends the session; a member that no longer answers (partitioned) does not hold it up. */
   async close(): Promise<void> {
-    await this.c.end().catch(() => this.c.destroy());
+    let timer: NodeJS.Timeout | undefined;
+    const gaveUp = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, QUERY_TIMEOUT_MS);
+    });
+    await Promise.race([this.c.end().catch(() => undefined), gaveUp]);
+    clearTimeout(timer);
+    this.c.destroy();
   }
 
-  private async rows(sql: string, values?: unknown[]): Promise<RowDataPacket[]> {
-    const [rows] = await this.c.query<RowDataPacket[]>(sql, values);
+  /**
+   * Every statement has a deadline: a member cut off in the middle of one (a network partition)
+   * would otherwise hold the cluster manager, and with it any failover, for ever. mysql2 ends the
+   * connection when the deadline passes.
+   */
+  private async rows(sql: string, values?: unknown[], timeoutMs = QUERY_TIMEOUT_MS): Promise<RowDataPacket[]> {
+    const [rows] = await this.c.query<RowDataPacket[]>({ sql, values, timeout: timeoutMs });
     return rows;
+  }
+
+  /** A statement that returns no rows, with the same deadline. */
+  private async exec(sql: string, values?: unknown[], timeoutMs = QUERY_TIMEOUT_MS): Promise<void> {
+    await this.c.query({ sql, values, timeout: timeoutMs });
   }
 
   /** Everything decide() needs from this member, in two queries. */
@@ -106,15 +128,15 @@ export class MemberSession {
    * otherwise wait for ever for acknowledgements of what it replicates (log_replica_updates).
    */
   async fence(): Promise<void> {
-    await this.c.query('SET SESSION lock_wait_timeout = 5');
+    await this.exec('SET SESSION lock_wait_timeout = 5');
     try {
-      await this.c.query('SET GLOBAL super_read_only = ON');
+      await this.exec('SET GLOBAL super_read_only = ON');
     } catch {
       await this.killClientSessions();
-      await this.c.query('SET GLOBAL super_read_only = ON');
+      await this.exec('SET GLOBAL super_read_only = ON');
     }
     await this.killClientSessions();
-    await this.c.query('SET GLOBAL rpl_semi_sync_source_enabled = OFF');
+    await this.exec('SET GLOBAL rpl_semi_sync_source_enabled = OFF');
   }
 
   private async killClientSessions(): Promise<void> {
@@ -125,40 +147,40 @@ export class MemberSession {
     );
     for (const s of sessions) {
       // A session that ended meanwhile is fine.
-      await this.c.query('KILL CONNECTION ?', [Number(s.id)]).catch(() => undefined);
+      await this.exec('KILL CONNECTION ?', [Number(s.id)]).catch(() => undefined);
     }
   }
 
   /** Semi-synchronous replication as told, then writable (super_read_only first off, then read_only). */
   async enableWrites(waitCount: number): Promise<void> {
     if (waitCount > 0) {
-      await this.c.query('SET GLOBAL rpl_semi_sync_source_wait_for_replica_count = ?', [waitCount]);
-      await this.c.query('SET GLOBAL rpl_semi_sync_source_enabled = ON');
+      await this.exec('SET GLOBAL rpl_semi_sync_source_wait_for_replica_count = ?', [waitCount]);
+      await this.exec('SET GLOBAL rpl_semi_sync_source_enabled = ON');
     } else {
-      await this.c.query('SET GLOBAL rpl_semi_sync_source_enabled = OFF');
+      await this.exec('SET GLOBAL rpl_semi_sync_source_enabled = OFF');
     }
-    await this.c.query('SET GLOBAL super_read_only = OFF');
-    await this.c.query('SET GLOBAL read_only = OFF');
+    await this.exec('SET GLOBAL super_read_only = OFF');
+    await this.exec('SET GLOBAL read_only = OFF');
   }
 
   /** Replicate from `sourceHost` with GTID auto-positioning, over TLS, as the replication account. */
   async replicateFrom(sourceHost: string, port: number): Promise<void> {
-    await this.c.query('STOP REPLICA');
-    await this.c.query(
+    await this.exec('STOP REPLICA', undefined, STOP_REPLICA_TIMEOUT_MS);
+    await this.exec(
       `CHANGE REPLICATION SOURCE TO SOURCE_HOST = ?, SOURCE_PORT = ?, SOURCE_USER = ?, SOURCE_PASSWORD = ?,
        SOURCE_AUTO_POSITION = 1, SOURCE_SSL = 1, GET_SOURCE_PUBLIC_KEY = 1, SOURCE_CONNECT_RETRY = 10,
        SOURCE_RETRY_COUNT = 86400`,
       [sourceHost, port, this.credentials.replicationUser, this.credentials.replicationPassword],
     );
-    await this.c.query('START REPLICA');
+    await this.exec('START REPLICA');
   }
 
   async stopReplication(): Promise<void> {
-    await this.c.query('STOP REPLICA');
+    await this.exec('STOP REPLICA', undefined, STOP_REPLICA_TIMEOUT_MS);
   }
 
   async stopReceiver(): Promise<void> {
-    await this.c.query('STOP REPLICA IO_THREAD');
+    await this.exec('STOP REPLICA IO_THREAD', undefined, STOP_REPLICA_TIMEOUT_MS);
   }
 
   /** @@gtid_executed now. */
@@ -173,23 +195,24 @@ export class MemberSession {
    */
   async waitForApplied(set: GtidSet, timeoutSeconds: number): Promise<boolean> {
     if (set.isEmpty()) return true;
-    await this.c.query('START REPLICA SQL_THREAD').catch(() => undefined);
-    const [row] = await this.rows('SELECT WAIT_FOR_EXECUTED_GTID_SET(?, ?) AS timedOut', [
-      set.toString(),
-      timeoutSeconds,
-    ]);
+    await this.exec('START REPLICA SQL_THREAD').catch(() => undefined);
+    const [row] = await this.rows(
+      'SELECT WAIT_FOR_EXECUTED_GTID_SET(?, ?) AS timedOut',
+      [set.toString(), timeoutSeconds],
+      timeoutSeconds * 1000 + QUERY_TIMEOUT_MS,
+    );
     return Number(row?.timedOut) === 0;
   }
 
   /** Leaves replication for good: this member is about to be the primary. */
   async leaveReplication(): Promise<void> {
-    await this.c.query('STOP REPLICA');
-    await this.c.query('RESET REPLICA ALL');
+    await this.exec('STOP REPLICA', undefined, STOP_REPLICA_TIMEOUT_MS);
+    await this.exec('RESET REPLICA ALL');
   }
 
   /** Undoes fence() of a switchover that could not finish: the member takes writes again. */
   async unfence(): Promise<void> {
-    await this.c.query('SET GLOBAL super_read_only = OFF');
-    await this.c.query('SET GLOBAL read_only = OFF');
+    await this.exec('SET GLOBAL super_read_only = OFF');
+    await this.exec('SET GLOBAL read_only = OFF');
   }
 }
