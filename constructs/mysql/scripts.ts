@@ -152,7 +152,8 @@ export const REPLICATION_SH = sh`#!/bin/bash
 # follow) over SQL; this does what needs the member's own file system or a moment the controller
 # cannot see, whenever mysqld has (re)started:
 #   - on the writable member (the primary), it makes sure the replication and administrative accounts
-#     exist with the Secret's passwords;
+#     exist with the Secret's passwords, and makes the member read-only when it is cut off from every
+#     other member (self-fencing, below);
 #   - on a replica whose primary purged the binary logs it still needs, or whose pod carries a new
 #     ${REPROVISION_ANNOTATION} annotation, it re-provisions the member by clone (reprovision.sh).
 set -euo pipefail
@@ -207,6 +208,58 @@ writable() {
   [[ $(local_sql -e 'SELECT @@GLOBAL.read_only' 2>/dev/null) == 0 ]]
 }
 
+# Self-fencing. A writable member that reaches none of the other members for SELF_FENCE_AFTER_SECONDS
+# (a quarter of the failover delay) makes itself read-only: it is cut off (a partition), no replica can
+# acknowledge its commits, and the controller may be promoting another member on the other side; so it
+# is read-only before that one takes writes. Its client sessions are ended first: commits waiting for
+# an acknowledgement then complete locally, unacknowledged. Only with semi-synchronous replication on
+# (never on a single member). The controller makes it writable again if it is still the primary.
+readonly self_fence_after=\${SELF_FENCE_AFTER_SECONDS:-15}
+peer_ips=() # the other members the headless Service named last: DNS may be cut off too
+isolated_since=
+
+reaches_a_peer() {
+  local ip out found=()
+  if out=$(timeout 1 getent ahostsv4 "$HEADLESS_SERVICE" 2>/dev/null); then
+    while read -r ip _; do
+      [[ $ip == "\${POD_IP:-}" || " \${found[*]} " == *" $ip "* ]] || found+=("$ip")
+    done <<<"$out"
+    peer_ips=("\${found[@]}")
+  fi
+  # No other member known: there is nothing to be cut off from.
+  ((\${#peer_ips[@]} == 0)) && return 0
+  for ip in "\${peer_ips[@]}"; do
+    timeout 1 bash -c 'exec 3<>"/dev/tcp/$1/${MYSQL_PORT}"' _ "$ip" 2>/dev/null && return 0
+  done
+  return 1
+}
+
+fence_self() {
+  log "reached no other member for $self_fence_after s: making this member read-only (cut off, its writes could not be acknowledged anyway)"
+  local ids id
+  ids=$(local_sql -e "SELECT ID FROM information_schema.PROCESSLIST WHERE ID <> CONNECTION_ID() AND USER NOT IN ('system user', 'event_scheduler') AND COMMAND NOT IN ('Binlog Dump', 'Binlog Dump GTID', 'Daemon')") || ids=
+  for id in $ids; do local_sql -e "KILL CONNECTION $id" 2>/dev/null || true; done
+  local_sql -e 'SET SESSION lock_wait_timeout = 5; SET GLOBAL super_read_only = ON' || log "could not make this member read-only"
+}
+
+# Returns 0 while the isolation check applies (a writable member with semi-synchronous replication on).
+check_isolation() {
+  [[ -n \${HEADLESS_SERVICE:-} && $(local_sql -e 'SELECT @@GLOBAL.rpl_semi_sync_source_enabled' 2>/dev/null) == 1 ]] ||
+    { isolated_since=; return 1; }
+  local now
+  printf -v now '%(%s)T' -1 # when this look began: it may take a few seconds to fail
+  if reaches_a_peer; then
+    isolated_since=
+  else
+    isolated_since=\${isolated_since:-$now}
+    if ((now - isolated_since >= self_fence_after)); then
+      fence_self
+      isolated_since=
+    fi
+  fi
+  return 0
+}
+
 configured_for=
 while :; do
   # While mysqld does not answer (it is starting), look again every second.
@@ -219,6 +272,8 @@ while :; do
     elif writable; then
       if ensure_accounts; then configured_for=$started_at; else log "creating the accounts failed; retrying"; fi
     fi
+    # The primary looks for a partition every 2 s.
+    if writable && check_isolation; then delay=2; fi
     if ! writable; then
       if request=$(reprovision_requested); then
         reprovision_by_clone "the pod's ${REPROVISION_ANNOTATION} annotation asks for it ($request)" force "$request"

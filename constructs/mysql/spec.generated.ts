@@ -23,7 +23,8 @@ export interface MySQLClusterSpec {
   /**
    * How long the primary may be unreachable before a replica is promoted (when a majority of members
    * answers and a replica holds every acknowledged transaction). A primary that comes back after a
-   * restart is replaced at once.
+   * restart is replaced at once. A primary cut off from every other member makes itself read-only
+   * after a quarter of this.
    * @default 30
    */
   readonly failoverAfterSeconds?: number;

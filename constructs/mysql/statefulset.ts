@@ -227,7 +227,13 @@ function replicationContainer(ctx: MySQLClusterContext): k8s.Container {
   return {
     ...baseContainer(ctx, 'replication'),
     command: runScript(SCRIPT.replication),
-    env: memberEnv(ctx),
+    env: [
+      ...memberEnv(ctx),
+      { name: 'POD_IP', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'status.podIP' } } },
+      // Self-fencing (replication.sh) is done well before a failover could promote another member: a
+      // quarter of the delay, plus a look (at most ~5 s) every 2 s.
+      { name: 'SELF_FENCE_AFTER_SECONDS', value: String(Math.max(2, Math.floor(ctx.spec.failoverAfterSeconds / 4))) },
+    ],
     resources: HELPER_RESOURCES,
     volumeMounts: [
       mount(VOLUMES.scripts, PATHS.scripts, true),

@@ -80,8 +80,12 @@ export interface ClusterView {
   readonly waitCount: number;
   /** Members found with errant transactions while the primary could be compared with (status). */
   readonly knownErrant: ReadonlySet<string>;
-  /** A switchover request not yet handled. */
-  readonly switchover?: { readonly id: string; readonly to?: string };
+  /**
+   * A switchover request not yet handled, and how long it has waited for a healthy candidate (a
+   * replica that is restarting or catching up becomes one within moments: it is refused only after
+   * SWITCHOVER_PATIENCE_MS).
+   */
+  readonly switchover?: { readonly id: string; readonly to?: string; readonly waitedMs?: number };
 }
 
 export type Step =
@@ -108,8 +112,13 @@ export type Step =
   /** Failover, second half: `to` applies `mustApply`, leaves replication and becomes the recorded primary. */
   | { readonly type: 'promote'; readonly from: string; readonly to: string; readonly mustApply: GtidSet }
   | { readonly type: 'switchover'; readonly from: string; readonly to: string; readonly requestId?: string }
-  /** A switchover request that cannot be done: recorded as handled, with why. */
-  | { readonly type: 'refuseSwitchover'; readonly requestId: string; readonly message: string }
+  /** A switchover request that cannot be done: recorded as handled, with why. `retryable`: it may be possible soon. */
+  | {
+      readonly type: 'refuseSwitchover';
+      readonly requestId: string;
+      readonly message: string;
+      readonly retryable?: boolean;
+    }
   /** Delete the pod so that the StatefulSet re-creates it from the new template (rolling update). */
   | { readonly type: 'restart'; readonly member: string };
 
@@ -130,6 +139,9 @@ export interface Decision {
 }
 
 const seconds = (ms: number): string => `${Math.round(ms / 1000)} s`;
+
+/** How long a switchover request waits for its candidate to be a healthy replica before it is refused. */
+export const SWITCHOVER_PATIENCE_MS = 60_000;
 
 /** Replicating from `host`: the channel points there, its applier runs and its receiver has not given up. */
 function replicatesFrom(m: MemberView, host: string): boolean {
@@ -223,7 +235,18 @@ export function decide(view: ClusterView): Decision {
     if (m.sql?.channel && m.sql.channel.receiver !== 'OFF') return result({ type: 'stopReplication', member: name });
   }
 
-  if (view.switchover) return result(switchoverStep(view.switchover, members, primary, errant));
+  // A request whose candidate is not healthy yet waits (the steps below may be what makes it healthy).
+  let switchoverWaiting: Step | undefined;
+  if (view.switchover) {
+    const step = switchoverStep(view.switchover, members, primary, errant);
+    if (
+      step.type !== 'refuseSwitchover' ||
+      !step.retryable ||
+      (view.switchover.waitedMs ?? 0) >= SWITCHOVER_PATIENCE_MS
+    )
+      return result(step);
+    switchoverWaiting = { type: 'wait', reason: 'SwitchoverWaiting', message: step.message };
+  }
 
   // Every other member follows the primary.
   const broken: { reason: string; message: string }[] = [];
@@ -244,6 +267,7 @@ export function decide(view: ClusterView): Decision {
     return result({ type: 'replicate', member: m.name, source: primary.name, sourceHost: primary.host });
   }
 
+  if (switchoverWaiting) return result(switchoverWaiting, broken);
   // Scale-down removes the highest ordinals: the primary leaves them first.
   if (primary.ordinal >= view.replicas) {
     const to = bestReplica(members, primary, errant, (m) => m.ordinal < view.replicas);
@@ -396,19 +420,27 @@ function switchoverStep(
   primary: MemberView,
   errant: ReadonlySet<string>,
 ): Step {
-  const refuse = (message: string): Step => ({ type: 'refuseSwitchover', requestId: request.id, message });
+  const refuse = (message: string, retryable = false): Step => ({
+    type: 'refuseSwitchover',
+    requestId: request.id,
+    message,
+    ...(retryable ? { retryable } : {}),
+  });
   if (request.to === undefined) {
     const to = bestReplica(members, primary, errant);
     return to
       ? { type: 'switchover', from: primary.name, to: to.name, requestId: request.id }
-      : refuse('no healthy replica to switch over to (a replica must be ready and replicating from the primary)');
+      : refuse('no healthy replica to switch over to (a replica must be ready and replicating from the primary)', true);
   }
   if (request.to === primary.name) return refuse(`${request.to} is already the primary`);
   const target = members.find((m) => m.name === request.to);
   if (!target) return refuse(`${request.to} is not a member (members: ${members.map((m) => m.name).join(', ')})`);
   if (errant.has(target.name)) return refuse(`${request.to} holds errant transactions and can never be promoted`);
   if (!target.ready || !replicatesFrom(target, primary.host))
-    return refuse(`${request.to} is not a healthy replica (it must be ready and replicating from ${primary.name})`);
+    return refuse(
+      `${request.to} is not a healthy replica (it must be ready and replicating from ${primary.name})`,
+      true,
+    );
   return { type: 'switchover', from: primary.name, to: target.name, requestId: request.id };
 }
 

@@ -3,10 +3,8 @@
 // One cluster serves every test, in order: each step starts from what the previous one left, as a
 // user's cluster would.
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
 import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { main } from '../../lib/cli/cli.js';
 import type { Controller } from '../../lib/controller/manager.js';
 import { eventually } from '../integration/eventually.js';
 import { startTestController } from '../integration/support/controller.js';
@@ -190,40 +188,6 @@ describe('MySQLCluster on a real node (MySQL 9.7)', function () {
     });
     await allReady(MEMBERS, RESTART_MS);
     await rowsOn(victim, '1,2');
-  });
-
-  it('promotes a replica when the primary pod is deleted; the old primary rejoins as a replica, and a switchover moves the primary back', async () => {
-    const before = (await pod(PRIMARY)).metadata?.uid;
-    await core.deleteNamespacedPod({ namespace: ns, name: PRIMARY });
-    await eventually(async () => assert.notEqual((await pod(PRIMARY)).metadata?.uid, before), {
-      timeoutMs: 60_000,
-      description: `a new ${PRIMARY}`,
-    });
-    await allReady(MEMBERS, RESTART_MS);
-    const promoted = (await cluster()).status?.currentPrimary ?? '';
-    assert.ok(REPLICAS.includes(promoted), `a replica is the primary now, not ${promoted}`);
-    assert.equal((await pod(promoted)).metadata?.labels?.['recon8s.dev/role'], 'primary');
-    assert.equal((await pod(PRIMARY)).metadata?.labels?.['recon8s.dev/role'], 'replica');
-    assert.equal(await sql(PRIMARY, 'SELECT @@GLOBAL.super_read_only'), '1');
-    await rowsOn(PRIMARY, '1,2');
-    const w = await remoteSql(kc, ns, PRIMARY, `${NAME}-primary`, 'INSERT INTO e2e.t VALUES (3, @@hostname)');
-    assert.ok(w.ok, w.stderr);
-    assert.equal(await sql(promoted, 'SELECT note FROM e2e.t WHERE id = 3'), promoted);
-    for (const m of MEMBERS) await rowsOn(m, '1,2,3');
-
-    // Back to ordinal 0 through the CLI: the controller performs it, the command reports the outcome.
-    const out: string[] = [];
-    const sink = new Writable({ write: (c: Buffer, _e, done) => (out.push(String(c)), done()) });
-    const code = await main(
-      ['switchover', NAME, '-n', ns, '--to', PRIMARY, '--kubeconfig', node().kubeconfigPath],
-      sink,
-      sink,
-    );
-    assert.equal(code, 0, out.join(''));
-    assert.match(out.join(''), new RegExp(`Done: ${PRIMARY} is the primary instead of ${promoted}`));
-    assert.equal((await cluster()).status?.currentPrimary, PRIMARY);
-    assert.equal(await sql(PRIMARY, 'SELECT @@GLOBAL.read_only'), '0');
-    await allReady(MEMBERS, RESTART_MS);
   });
 
   it('re-provisions by clone a replica whose primary purged the binary logs it needs, keeping its data until the clone replicates', async function () {

@@ -113,18 +113,18 @@ const cases: FailCase[] = [
   },
   // failoverAfterSeconds
   {
-    name: 'fails when failoverAfterSeconds is 4',
-    props: { failoverAfterSeconds: 4 },
+    name: 'fails when failoverAfterSeconds is 9',
+    props: { failoverAfterSeconds: 9 },
     field: 'spec.failoverAfterSeconds',
-    value: 4,
-    expected: /an integer from 5 to 3600/,
+    value: 9,
+    expected: /an integer from 10 to 3600/,
   },
   {
     name: 'fails when failoverAfterSeconds is 3601',
     props: { failoverAfterSeconds: 3601 },
     field: 'spec.failoverAfterSeconds',
     value: 3601,
-    expected: /an integer from 5 to 3600/,
+    expected: /an integer from 10 to 3600/,
   },
   {
     name: 'fails when failoverAfterSeconds is a string',
@@ -533,9 +533,9 @@ describe('MySQLCluster validation', () => {
   });
 
   it('accepts semiSyncReplicas below replicas, 0 with a single member, and defaults failoverAfterSeconds to 30', () => {
-    const { cluster } = synthMySQL({ replicas: 5, semiSyncReplicas: 4, failoverAfterSeconds: 5 });
+    const { cluster } = synthMySQL({ replicas: 5, semiSyncReplicas: 4, failoverAfterSeconds: 10 });
     assert.equal(cluster.spec.semiSyncReplicas, 4);
-    assert.equal(cluster.spec.failoverAfterSeconds, 5);
+    assert.equal(cluster.spec.failoverAfterSeconds, 10);
     assert.equal(synthMySQL({ replicas: 1, semiSyncReplicas: 0 }).cluster.spec.semiSyncReplicas, 0);
     const defaults = synthMySQL().cluster.spec;
     assert.equal(defaults.semiSyncReplicas, undefined);

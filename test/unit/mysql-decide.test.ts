@@ -657,22 +657,41 @@ describe('decide (MySQL cluster manager)', () => {
       refused(view(healthy(), { switchover: { id: 'r', to: 'db-7' } }), /not a member.*db-0, db-1, db-2/);
     });
 
-    it('refuses a switchover to a replica that is not ready or not replicating', () => {
+    it('waits for a replica that is not ready or not replicating yet, and refuses once it waited too long', () => {
       const unready = [primary(0, `${A}:1-10`), replica(1, `${A}:1-10`, { ready: false }), replica(2, `${A}:1-10`)];
-      refused(view(unready, { switchover: { id: 'r', to: 'db-1' } }), /not a healthy replica/);
+      const waiting = step(view(unready, { switchover: { id: 'r', to: 'db-1', waitedMs: 1_000 } }));
+      assert.equal(waiting.type === 'wait' && waiting.reason, 'SwitchoverWaiting');
+      assert.match(waiting.type === 'wait' ? waiting.message : '', /not a healthy replica/);
+      refused(view(unready, { switchover: { id: 'r', to: 'db-1', waitedMs: 60_000 } }), /not a healthy replica/);
       const broken = [
         primary(0, `${A}:1-10`),
         replica(1, `${A}:1-10`, { role: 'none', channel: { receiver: 'OFF', error: 'boom' } }),
         replica(2, `${A}:1-10`),
       ];
-      refused(view(broken, { switchover: { id: 'r', to: 'db-1' } }), /not a healthy replica/);
+      refused(view(broken, { switchover: { id: 'r', to: 'db-1', waitedMs: 60_000 } }), /not a healthy replica/);
       const gone = [primary(0, `${A}:1-10`), silent(1), replica(2, `${A}:1-10`)];
-      refused(view(gone, { switchover: { id: 'r', to: 'db-1' } }), /not a healthy replica/);
+      refused(view(gone, { switchover: { id: 'r', to: 'db-1', waitedMs: 60_000 } }), /not a healthy replica/);
     });
 
-    it('refuses when no target is given and no replica is healthy', () => {
+    it('points the candidate at the primary while its switchover waits (that is what makes it healthy)', () => {
+      const members = [
+        primary(0, `${A}:1-10`),
+        member(1, { executed: g(`${A}:1-10`) }, { role: 'none' }),
+        replica(2, `${A}:1-10`),
+      ];
+      assert.deepEqual(step(view(members, { switchover: { id: 'r', to: 'db-1' } })), {
+        type: 'replicate',
+        member: 'db-1',
+        source: 'db-0',
+        sourceHost: host(0),
+      });
+    });
+
+    it('refuses when no target is given and no replica is healthy, after waiting', () => {
       const members = [primary(0, `${A}:1-10`), replica(1, `${A}:1-10`, { ready: false }), silent(2)];
-      refused(view(members, { switchover: { id: 'r' } }), /no healthy replica/);
+      const waiting = step(view(members, { switchover: { id: 'r' } }));
+      assert.equal(waiting.type === 'wait' && waiting.reason, 'SwitchoverWaiting');
+      refused(view(members, { switchover: { id: 'r', waitedMs: 60_000 } }), /no healthy replica/);
     });
 
     it('is not handled while the primary is lost (failover comes first)', () => {

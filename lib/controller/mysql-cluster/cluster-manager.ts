@@ -96,12 +96,15 @@ export function createMySQLClusterManager(): Manager {
    * the old one. What this process wrote itself is never older than what its cache says.
    */
   const decided = new Map<string, { primary?: string; switchover?: Status['switchover'] }>();
+  /** Per cluster uid: the switchover request waiting for a healthy candidate, and since when (monotonic ms). */
+  const waiting = new Map<string, { id: string; since: number }>();
   const now = (): number => performance.now();
 
   return {
     forget(uid) {
       down.delete(uid);
       decided.delete(uid);
+      waiting.delete(uid);
     },
     async manage(ctx: ManageContext): Promise<Management> {
       const { cr, client, log } = ctx;
@@ -134,7 +137,14 @@ export function createMySQLClusterManager(): Manager {
         primary = member;
         decided.set(uid, { ...decided.get(uid), primary: member });
       };
+      const waitedMs = (id: string): number => {
+        const w = waiting.get(uid);
+        if (w?.id === id) return now() - w.since;
+        waiting.set(uid, { id, since: now() });
+        return 0;
+      };
       const handled = (outcome: NonNullable<Status['switchover']>): void => {
+        waiting.delete(uid);
         switchoverStatus = outcome;
         decided.set(uid, { ...decided.get(uid), switchover: outcome });
       };
@@ -176,7 +186,7 @@ export function createMySQLClusterManager(): Manager {
             failoverAfterMs,
             waitCount,
             knownErrant,
-            ...(switchover ? { switchover } : {}),
+            ...(switchover ? { switchover: { ...switchover, waitedMs: waitedMs(switchover.id) } } : {}),
           };
           const decision = decide(view);
           members = decision.members;
