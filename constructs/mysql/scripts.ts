@@ -214,13 +214,24 @@ writable() {
 # is read-only before that one takes writes. Its client sessions are ended first: commits waiting for
 # an acknowledgement then complete locally, unacknowledged. Only with semi-synchronous replication on
 # (never on a single member). The controller makes it writable again if it is still the primary.
-readonly self_fence_after=\${SELF_FENCE_AFTER_SECONDS:-15}
+readonly self_fence_after=\${SELF_FENCE_AFTER_SECONDS:-7}
 peer_ips=() # the other members the headless Service named last: DNS may be cut off too
 isolated_since=
 
+# A peer "answers" when its mysqld says anything, a refusal included (ERROR 1xxx is the server's;
+# 2xxx are the client's own: no route, timed out). It logs in, as the replication account every member
+# has: a bare TCP connection would count an aborted connect on the peer at each look, and at
+# max_connect_errors get this member's address blocked there.
+peer_answers() {
+  local out
+  out=$(timeout 3 mysql --defaults-extra-file=<(client_cnf ${REPLICATION_USER} "$MYSQL_REPLICATION_PASSWORD") \
+    --host="$1" --port=${MYSQL_PORT} --get-server-public-key --connect-timeout=2 --batch -e 'SELECT 1' 2>&1) && return 0
+  [[ $out =~ ERROR\ 1[0-9]{3} ]]
+}
+
 reaches_a_peer() {
-  local ip out found=()
-  if out=$(timeout 1 getent ahostsv4 "$HEADLESS_SERVICE" 2>/dev/null); then
+  local ip out found=() pids=() pid
+  if out=$(timeout 2 getent ahostsv4 "$HEADLESS_SERVICE" 2>/dev/null); then
     while read -r ip _; do
       [[ $ip == "\${POD_IP:-}" || " \${found[*]} " == *" $ip "* ]] || found+=("$ip")
     done <<<"$out"
@@ -228,8 +239,16 @@ reaches_a_peer() {
   fi
   # No other member known: there is nothing to be cut off from.
   ((\${#peer_ips[@]} == 0)) && return 0
+  # Every peer at once, so that a look takes at most a few seconds however many are cut off.
   for ip in "\${peer_ips[@]}"; do
-    timeout 1 bash -c 'exec 3<>"/dev/tcp/$1/${MYSQL_PORT}"' _ "$ip" 2>/dev/null && return 0
+    peer_answers "$ip" &
+    pids+=($!)
+  done
+  for pid in "\${pids[@]}"; do
+    if wait "$pid"; then
+      kill "\${pids[@]}" 2>/dev/null || true
+      return 0
+    fi
   done
   return 1
 }
@@ -272,8 +291,8 @@ while :; do
     elif writable; then
       if ensure_accounts; then configured_for=$started_at; else log "creating the accounts failed; retrying"; fi
     fi
-    # The primary looks for a partition every 2 s.
-    if writable && check_isolation; then delay=2; fi
+    # The primary looks for a partition every second (a look takes up to 3 s more).
+    if writable && check_isolation; then delay=1; fi
     if ! writable; then
       if request=$(reprovision_requested); then
         reprovision_by_clone "the pod's ${REPROVISION_ANNOTATION} annotation asks for it ($request)" force "$request"

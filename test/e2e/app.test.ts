@@ -164,8 +164,9 @@ describe('an App on the real node', function () {
       },
       { timeoutMs: 120_000, description: 'the rollout to finish and status to say Ready' },
     );
+    // kube-proxy may still route to a deleted old pod for a moment (each such try takes seconds to fail).
     await eventually(async () => assert.match(await fetchThroughService(), /recon8s-web version=2 /), {
-      timeoutMs: 30_000,
+      timeoutMs: 90_000,
       description: 'the new version answering',
     });
   });

@@ -24,6 +24,9 @@ const GROUP = { group: 'recon8s.dev', version: 'v1alpha1', plural: 'mysqlcluster
 const BOOTSTRAP_MS = 5 * 60_000;
 const RECOVERY_MS = 3 * 60_000;
 
+/** "12.3 s": from one monotonic time to another. */
+const secondsSince = (from: number, to: number): string => `${((to - from) / 1000).toFixed(1)} s`;
+
 interface MemberStatus {
   name: string;
   role: string;
@@ -295,11 +298,12 @@ describe('MySQLCluster high availability on a real node (MySQL 9.7)', function (
       intervalMs: 200,
       description: 'a new primary',
     });
+    const promotedAt = performance.now();
     const ackedBefore = writer.acknowledged.length;
     await writer.more(20, RECOVERY_MS);
     const firstWriteAfter = writer.failures.filter((t) => t > killedAt).at(-1) ?? killedAt;
     console.log(
-      `      writes failed for ${((firstWriteAfter - killedAt) / 1000).toFixed(1)} s after ${what} (${writer.failures.length} failed attempts, ${ackedBefore} acknowledged before recovery)`,
+      `      a new primary after ${secondsSince(killedAt, promotedAt)}; writes failed for ${secondsSince(killedAt, firstWriteAfter)} after ${what} (${writer.failures.length} failed attempts, ${ackedBefore} acknowledged before recovery)`,
     );
     await writer.stop();
     const violations = await watch.stop();
@@ -364,12 +368,15 @@ describe('MySQLCluster high availability on a real node (MySQL 9.7)', function (
         intervalMs: 200,
         description: 'a new primary',
       });
+      const promotedAt = performance.now();
       await writer.more(20, RECOVERY_MS);
       const lastFailure = writer.failures.filter((t) => t > cutAt).at(-1) ?? cutAt;
-      console.log(`      writes failed for ${((lastFailure - cutAt) / 1000).toFixed(1)} s after the partition`);
+      console.log(
+        `      a new primary after ${secondsSince(cutAt, promotedAt)}; writes failed for ${secondsSince(cutAt, lastFailure)} after the partition`,
+      );
       // The isolated primary fenced itself; it says so in its sidecar's log.
-      assert.equal(await sql(old, 'SELECT @@GLOBAL.super_read_only'), '1');
       const log = await core.readNamespacedPodLog({ namespace: ns, name: old, container: 'replication' });
+      assert.equal(await sql(old, 'SELECT @@GLOBAL.super_read_only'), '1', `${old} replication log:\n${log}`);
       assert.match(log, /reached no other member for \d+ s: making this member read-only/);
     } finally {
       for (const r of rules) execFileSync('nsenter', [...netns, '-D', ...r]);
