@@ -1,7 +1,10 @@
 // The shell scripts that run in the database pods, shipped in the scripts ConfigMap and run with the
 // image's bash. Rules for all of them: never `set -x` (it would print passwords); passwords reach
-// mysql clients through --defaults-extra-file=<(...) (a pipe: never argv, which ps shows, and never a
-// file on disk) and SQL text through stdin; every script is idempotent, since any of them may be
+// mysql clients through --defaults-extra-file, from a pipe (never argv, which ps shows, and never a
+// file on disk) and SQL text through stdin; what runs in the mysql container (the probes, and whatever
+// kubectl exec runs there) takes the pipe from a here-string, never a process substitution: mysqld is
+// PID 1 there and reaps nothing, so a substitution's subshell that outlives its script stays a zombie
+// (one per probe, until the pod's PID limit is reached); every script is idempotent, since any of them may be
 // run again after a restart at any point.
 import { BOOTSTRAP_SH } from './bootstrap-script.js';
 import { BACKUP_SH } from './backup-script.js';
@@ -78,10 +81,11 @@ client_cnf() {
   printf '%s\n' '[client]' "user=$1" "password=$(cnf_quote "$2")"
 }
 
-# Runs SQL (from -e or stdin) as root over the local socket and prints bare tab-separated rows.
+# Runs SQL (from -e or stdin) as root over the local socket and prints bare tab-separated rows. The
+# credentials come on fd 3 from a here-string: no process that could outlive the call (see above).
 local_sql() {
-  mysql --defaults-extra-file=<(client_cnf root "$MYSQL_ROOT_PASSWORD") --socket="$RECON8S_SOCKET" \
-    --batch --skip-column-names "$@"
+  mysql --defaults-extra-file=/dev/fd/3 --socket="$RECON8S_SOCKET" --batch --skip-column-names "$@" \
+    3<<<"$(client_cnf root "$MYSQL_ROOT_PASSWORD")"
 }
 `;
 
@@ -142,8 +146,8 @@ export const ALIVE_SH = sh`#!/bin/bash
 # password changed by hand): a credentials problem never gets a healthy server killed.
 set -o pipefail
 . "\${BASH_SOURCE[0]%/*}/common.sh"
-mysqladmin --defaults-extra-file=<(client_cnf root "$MYSQL_ROOT_PASSWORD") --socket="$RECON8S_SOCKET" \
-  --connect-timeout=4 ping
+mysqladmin --defaults-extra-file=/dev/fd/3 --socket="$RECON8S_SOCKET" --connect-timeout=4 ping \
+  3<<<"$(client_cnf root "$MYSQL_ROOT_PASSWORD")"
 `;
 
 /** The replication sidecar, beside mysqld for the pod's life. */
@@ -218,15 +222,16 @@ readonly self_fence_after=\${SELF_FENCE_AFTER_SECONDS:-7}
 peer_ips=() # the other members the headless Service named last: DNS may be cut off too
 isolated_since=
 
-# A peer "answers" when its mysqld says anything, a refusal included (ERROR 1xxx is the server's;
-# 2xxx are the client's own: no route, timed out). It logs in, as the replication account every member
-# has: a bare TCP connection would count an aborted connect on the peer at each look, and at
+# A peer "answers" when its mysqld says anything, a refusal included (ERROR 1xxx is the server's), or
+# its host refuses the connection (errno 111: the network is there, mysqld is restarting); other 2xxx
+# errors are the client's own (no route, timed out). It logs in, as the replication account every
+# member has: a bare TCP connection would count an aborted connect on the peer at each look, and at
 # max_connect_errors get this member's address blocked there.
 peer_answers() {
   local out
   out=$(timeout 3 mysql --defaults-extra-file=<(client_cnf ${REPLICATION_USER} "$MYSQL_REPLICATION_PASSWORD") \
     --host="$1" --port=${MYSQL_PORT} --get-server-public-key --connect-timeout=2 --batch -e 'SELECT 1' 2>&1) && return 0
-  [[ $out =~ ERROR\ 1[0-9]{3} ]]
+  [[ $out =~ ERROR\ 1[0-9]{3} || $out == *"(111)"* ]]
 }
 
 reaches_a_peer() {
@@ -262,10 +267,12 @@ fence_self() {
 }
 
 # Returns 0 while the isolation check applies (a writable member with semi-synchronous replication on).
+# It looks whether or not a commit is waiting: a partition also cuts off the clients, so an isolated
+# primary is usually idle, and it must be read-only before a replica is promoted all the same.
 check_isolation() {
+  local now
   [[ -n \${HEADLESS_SERVICE:-} && $(local_sql -e 'SELECT @@GLOBAL.rpl_semi_sync_source_enabled' 2>/dev/null) == 1 ]] ||
     { isolated_since=; return 1; }
-  local now
   printf -v now '%(%s)T' -1 # when this look began: it may take a few seconds to fail
   if reaches_a_peer; then
     isolated_since=
@@ -291,8 +298,8 @@ while :; do
     elif writable; then
       if ensure_accounts; then configured_for=$started_at; else log "creating the accounts failed; retrying"; fi
     fi
-    # The primary looks for a partition every second (a look takes up to 3 s more).
-    if writable && check_isolation; then delay=1; fi
+    # The primary looks for a partition every 2 s (a look takes up to 3 s more).
+    if writable && check_isolation; then delay=2; fi
     if ! writable; then
       if request=$(reprovision_requested); then
         reprovision_by_clone "the pod's ${REPROVISION_ANNOTATION} annotation asks for it ($request)" force "$request"

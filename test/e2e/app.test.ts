@@ -3,7 +3,7 @@ import { AppsV1Api, CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions
 import type { Controller } from '../../lib/controller/manager.js';
 import { eventually } from '../integration/eventually.js';
 import { startTestController } from '../integration/support/controller.js';
-import { NODE_HOOK_TIMEOUT_MS, freshRestrictedNamespace, useSharedNode } from './cluster.js';
+import { NODE_HOOK_TIMEOUT_MS, discardNamespace, freshRestrictedNamespace, useSharedNode } from './cluster.js';
 
 const GROUP = 'recon8s.dev';
 const VERSION = 'v1alpha1';
@@ -42,6 +42,7 @@ describe('an App on the real node', function () {
   });
   after(async () => {
     await controller?.stop();
+    await discardNamespace(node(), ns);
   });
 
   const getApp = async (): Promise<AppResource> =>

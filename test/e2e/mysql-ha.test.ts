@@ -15,7 +15,7 @@ import { main } from '../../lib/cli/cli.js';
 import type { Controller } from '../../lib/controller/manager.js';
 import { eventually } from '../integration/eventually.js';
 import { startTestController } from '../integration/support/controller.js';
-import { NODE_HOOK_TIMEOUT_MS, freshRestrictedNamespace, useSharedNode } from './cluster.js';
+import { NODE_HOOK_TIMEOUT_MS, discardNamespace, freshRestrictedNamespace, useSharedNode } from './cluster.js';
 import { mustSql, mysqlClusterResource } from './support/mysql-members.js';
 
 const NAME = 'ha';
@@ -280,7 +280,39 @@ describe('MySQLCluster high availability on a real node (MySQL 9.7)', function (
   });
   after(async () => {
     await controller?.stop();
+    await discardNamespace(node(), ns);
   });
+
+  /**
+   * The old primary comes back read-only and follows the new one, or, when it holds a transaction no
+   * replica had received (never acknowledged), is excluded until re-provisioned by clone; then every
+   * member holds the new primary's rows.
+   */
+  async function rejoins(old: string, promoted: string, after: string): Promise<void> {
+    await eventually(
+      async () => {
+        const m = (await cluster()).status?.members?.find((x) => x.name === old);
+        assert.ok(m?.reachable && (m.replicating || m.errantTransactions), JSON.stringify(m));
+      },
+      { timeoutMs: RECOVERY_MS, intervalMs: 1000, description: `${old} back` },
+    );
+    const back = (await cluster()).status?.members?.find((x) => x.name === old);
+    if (back?.errantTransactions) {
+      console.log(
+        `      ${old} came back with unacknowledged transactions (${back.errantTransactions}): re-provisioning it`,
+      );
+      await core.patchNamespacedPod(
+        {
+          namespace: ns,
+          name: old,
+          body: { metadata: { annotations: { 'recon8s.dev/reprovision': `after ${after}` } } },
+        },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
+    }
+    await healthy(RECOVERY_MS);
+    await sameRows(promoted, MEMBERS);
+  }
 
   /**
    * Loses the primary under the writer (`lose`), then checks that a replica took over with every
@@ -312,31 +344,7 @@ describe('MySQLCluster high availability on a real node (MySQL 9.7)', function (
     assert.ok(MEMBERS.includes(promoted) && promoted !== old);
     await noneLost(promoted, writer.acknowledged);
 
-    // The old primary comes back read-only and follows the new one, or, when its mysqld died with a
-    // transaction no replica had received (never acknowledged), is excluded until re-provisioned.
-    await eventually(
-      async () => {
-        const m = (await cluster()).status?.members?.find((x) => x.name === old);
-        assert.ok(m?.reachable && (m.replicating || m.errantTransactions), JSON.stringify(m));
-      },
-      { timeoutMs: RECOVERY_MS, intervalMs: 1000, description: `${old} back` },
-    );
-    const back = (await cluster()).status?.members?.find((x) => x.name === old);
-    if (back?.errantTransactions) {
-      console.log(
-        `      ${old} came back with an unacknowledged transaction (${back.errantTransactions}): re-provisioning it`,
-      );
-      await core.patchNamespacedPod(
-        {
-          namespace: ns,
-          name: old,
-          body: { metadata: { annotations: { 'recon8s.dev/reprovision': `after ${what}` } } },
-        },
-        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-      );
-    }
-    await healthy(RECOVERY_MS);
-    await sameRows(promoted, MEMBERS);
+    await rejoins(old, promoted, what);
   }
 
   it('promotes a replica when the primary mysqld is killed (SIGKILL): no acknowledged write lost, never two writable, the old primary rejoins', () =>
@@ -385,27 +393,7 @@ describe('MySQLCluster high availability on a real node (MySQL 9.7)', function (
     assert.deepEqual(await watch.stop(), []);
     const promoted = await primary();
     await noneLost(promoted, writer.acknowledged);
-    await eventually(
-      async () => {
-        const m = (await cluster()).status?.members?.find((x) => x.name === old);
-        assert.ok(m?.reachable && (m.replicating || m.errantTransactions), JSON.stringify(m));
-      },
-      { timeoutMs: RECOVERY_MS, intervalMs: 1000, description: `${old} back` },
-    );
-    const back = (await cluster()).status?.members?.find((x) => x.name === old);
-    if (back?.errantTransactions) {
-      console.log(`      ${old} held unacknowledged transactions (${back.errantTransactions}): re-provisioning it`);
-      await core.patchNamespacedPod(
-        {
-          namespace: ns,
-          name: old,
-          body: { metadata: { annotations: { 'recon8s.dev/reprovision': 'after-partition' } } },
-        },
-        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-      );
-    }
-    await healthy(RECOVERY_MS);
-    await sameRows(promoted, MEMBERS);
+    await rejoins(old, promoted, 'the partition');
   });
 
   it('keeps taking writes while a replica is killed (SIGKILL), and the replica catches up', async () => {

@@ -15,7 +15,7 @@ import {
 import type { Controller } from '../../lib/controller/manager.js';
 import { eventually } from '../integration/eventually.js';
 import { startTestController } from '../integration/support/controller.js';
-import { NODE_HOOK_TIMEOUT_MS, freshRestrictedNamespace, useSharedNode } from './cluster.js';
+import { NODE_HOOK_TIMEOUT_MS, discardNamespace, freshRestrictedNamespace, useSharedNode } from './cluster.js';
 import { execIn, mustSql, mysqlClusterResource, rowsOn as rowsOnMember } from './support/mysql-members.js';
 
 const NAME = 'db';
@@ -120,6 +120,7 @@ describe('MySQLCluster lifecycle on a real node (MySQL 9.7)', function () {
   });
   after(async () => {
     await controller?.stop();
+    await discardNamespace(node(), ns);
   });
 
   it('scales 3→5 (the new members clone and replicate) and back to 3, staying Ready with every row', async () => {

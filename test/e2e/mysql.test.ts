@@ -8,7 +8,7 @@ import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@k
 import type { Controller } from '../../lib/controller/manager.js';
 import { eventually } from '../integration/eventually.js';
 import { startTestController } from '../integration/support/controller.js';
-import { NODE_HOOK_TIMEOUT_MS, freshRestrictedNamespace, useSharedNode } from './cluster.js';
+import { NODE_HOOK_TIMEOUT_MS, discardNamespace, freshRestrictedNamespace, useSharedNode } from './cluster.js';
 import {
   execIn,
   localSql,
@@ -97,6 +97,7 @@ describe('MySQLCluster on a real node (MySQL 9.7)', function () {
   });
   after(async () => {
     await controller?.stop();
+    await discardNamespace(node(), ns);
   });
 
   it('runs every member under Pod Security "restricted", as uid 999, Ready', async () => {
