@@ -222,16 +222,15 @@ readonly self_fence_after=\${SELF_FENCE_AFTER_SECONDS:-7}
 peer_ips=() # the other members the headless Service named last: DNS may be cut off too
 isolated_since=
 
-# A peer "answers" when its mysqld says anything, a refusal included (ERROR 1xxx is the server's), or
-# its host refuses the connection (errno 111: the network is there, mysqld is restarting); other 2xxx
-# errors are the client's own (no route, timed out). It logs in, as the replication account every
+# A peer "answers" when its mysqld says anything, a refusal included (ERROR 1xxx is the server's;
+# 2xxx are the client's own: no route, timed out). It logs in, as the replication account every
 # member has: a bare TCP connection would count an aborted connect on the peer at each look, and at
 # max_connect_errors get this member's address blocked there.
 peer_answers() {
   local out
   out=$(timeout 3 mysql --defaults-extra-file=<(client_cnf ${REPLICATION_USER} "$MYSQL_REPLICATION_PASSWORD") \
     --host="$1" --port=${MYSQL_PORT} --get-server-public-key --connect-timeout=2 --batch -e 'SELECT 1' 2>&1) && return 0
-  [[ $out =~ ERROR\ 1[0-9]{3} || $out == *"(111)"* ]]
+  [[ $out =~ ERROR\ 1[0-9]{3} ]]
 }
 
 reaches_a_peer() {
@@ -298,8 +297,8 @@ while :; do
     elif writable; then
       if ensure_accounts; then configured_for=$started_at; else log "creating the accounts failed; retrying"; fi
     fi
-    # The primary looks for a partition every 2 s (a look takes up to 3 s more).
-    if writable && check_isolation; then delay=2; fi
+    # The primary looks for a partition every second (a look takes up to 3 s more).
+    if writable && check_isolation; then delay=1; fi
     if ! writable; then
       if request=$(reprovision_requested); then
         reprovision_by_clone "the pod's ${REPROVISION_ANNOTATION} annotation asks for it ($request)" force "$request"
