@@ -16,9 +16,11 @@ mirror=${RECON8S_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 series=9.7
 # The server and client programs without Debian's service packaging (mysql-server adds systemd,
 # perl and its init scripts, ~120 MB nobody in a container uses). What the pod templates of
-# constructs/mysql run besides them: bash, coreutils, sed and gzip (minbase has them) and tzdata
-# (mysql_tzinfo_to_sql at bootstrap).
-packages=(mysql-server-core mysql-client-core tzdata)
+# constructs/mysql run besides them: bash, coreutils, sed and gzip (minbase has them), tzdata
+# (mysql_tzinfo_to_sql at bootstrap) and rclone (backups streamed to S3-compatible object storage;
+# it needs only libc, FUSE and ca-certificates are mere suggestions: the tests' object store speaks
+# plain HTTP).
+packages=(mysql-server-core mysql-client-core tzdata rclone)
 # sid's Release file may be past its Valid-Until on the mirror.
 apt_opts=(-o Acquire::Check-Valid-Until=false -o Acquire::Retries=3 -o Dpkg::Use-Pty=0)
 
