@@ -14,8 +14,14 @@ export type {
   ResourceMetadata,
 } from './render.js';
 export { APP } from './app/spec.js';
-export { MYSQL_CLUSTER, SUPPORTED_MYSQL_VERSIONS, END_OF_LIFE_MYSQL_VERSIONS } from './mysql/spec.js';
+export {
+  MYSQL_CLUSTER,
+  SUPPORTED_MYSQL_VERSIONS,
+  END_OF_LIFE_MYSQL_VERSIONS,
+  OBJECT_STORE_SECRET_KEYS as MYSQL_OBJECT_STORE_SECRET_KEYS,
+} from './mysql/spec.js';
 export { REPORT_REASONS as MYSQL_MEMBER_REPORTS } from './mysql/reprovision-script.js';
+export { STORE_REPORTS as MYSQL_STORE_REPORTS } from './mysql/object-store-script.js';
 export { InvalidSpecError, formatProblem } from './schema/validate.js';
 export type { Problem } from './schema/validate.js';
 export type { KindDefinition, ResourceType } from './schema/schema.js';

@@ -1,5 +1,6 @@
 // The backup job's script: one logical backup, then retention.
-import { MYSQL_PORT, PATHS, REPLICATION_USER } from './layout.js';
+import { ADMIN_USER, MYSQL_PORT, PATHS, REPLICATION_USER } from './layout.js';
+import { STORE_REPORTS } from './object-store-script.js';
 import { sh } from './shell.js';
 
 /**
@@ -14,34 +15,63 @@ import { sh } from './shell.js';
  * - --single-transaction: one consistent InnoDB snapshot of all of them, without locking writers out.
  *   --routines --events --triggers: the schemas' code too. --hex-blob: binary columns survive any
  *   client character set.
- * - The application's accounts (everyone but root, the replication account and MySQL's own mysql.*
- *   accounts) follow as CREATE USER IF NOT EXISTS with their password hashes (hex), then their grants.
+ * - The application's accounts (everyone but root, the replication account, the controller's account and
+ *   MySQL's own mysql.* accounts) follow as CREATE USER IF NOT EXISTS with their password hashes (hex), then their grants.
  *   Locked accounts first: roles are usually locked, and a user's DEFAULT ROLE must exist before it.
  * - --set-gtid-purged=COMMENTED records the snapshot's GTID point as a comment. mysqldump still writes
  *   SET @@SESSION.SQL_LOG_BIN= 0 before the data, which would keep the restored rows on the new primary
  *   alone (seen on MySQL 9.7: its replica then stops on the first later write); that one line is
  *   dropped, so a restore runs as new transactions of the new cluster and reaches its replicas.
- * The file is written as <name>-<UTC time>.sql.gz.partial and renamed only once complete, so a
- * failed or interrupted run never leaves something that looks like a backup, and retention (run
- * only after a success) never counts one. Only files named exactly like this cluster's backups are
- * ever removed: the volume may be shared.
+ * On a volume the file is written as <name>-<UTC time>.sql.gz.partial and renamed only once complete;
+ * in an object store (STORE_BUCKET set, see object-store-script.ts) it streams to base/<UTC time>/dump.sql.gz
+ * and manifest.json follows last. Either way a failed or interrupted run never leaves something that
+ * looks like a backup, and retention (run only after a success) never counts one. Only what is named
+ * exactly like this cluster's backups is ever removed: the volume or bucket may be shared.
+ * The job's termination message says what happened (BackupCompleted with the backup's facts as JSON,
+ * or BackupFailed and why): the controller turns it into status.backup, an Event and metrics.
  */
 export const BACKUP_SH = sh`#!/bin/bash
-# recon8s backup: dumps the cluster into the backup volume and keeps the newest BACKUP_RETAIN dumps.
+# recon8s backup: dumps the cluster into the backup volume or object store and keeps the newest BACKUP_RETAIN.
 set -euo pipefail
 . "\${BASH_SOURCE[0]%/*}/common.sh"
 require_env CLUSTER_NAME BACKUP_HOST BACKUP_RETAIN MYSQL_ROOT_PASSWORD
 [[ $BACKUP_RETAIN =~ ^[1-9][0-9]*$ ]] || die "BACKUP_RETAIN must be a positive integer, got '$BACKUP_RETAIN'"
+to_store=
+if [[ -n \${STORE_BUCKET:-} ]]; then
+  . "\${BASH_SOURCE[0]%/*}/store.sh"
+  to_store=1
+fi
 
-dir=\${BACKUP_DIR:-${PATHS.backup}} # overridden by unit tests only
-printf -v stamp '%(%Y%m%dT%H%M%SZ)T' -1
-final=$dir/$CLUSTER_NAME-$stamp.sql.gz
-partial=$final.partial
-trap 'rm -f -- "$partial"' EXIT
+scratch=\${BACKUP_SCRATCH:-${PATHS.tmp}} # overridden by unit tests only
+dir=\${BACKUP_DIR:-${PATHS.backup}}
+started=$EPOCHSECONDS
+printf -v stamp '%(%Y%m%dT%H%M%SZ)T' "$started"
+printf -v started_at '%(%Y-%m-%dT%H:%M:%SZ)T' "$started"
+gtid_header=$scratch/gtid-header.$$
+errors=$scratch/backup-errors.$$
+if [[ -n $to_store ]]; then
+  location=$(store_url "base/$stamp/")
+else
+  final=$dir/$CLUSTER_NAME-$stamp.sql.gz
+  partial=$final.partial
+  location=$final
+fi
+# Everything this script says on stderr is also kept, so that a failure can say why in its report.
+exec 2> >(tee -a "$errors" >&2)
+finish() {
+  local rc=$?
+  [[ -z \${partial:-} ]] || rm -f -- "$partial"
+  if ((rc != 0)); then
+    sleep 0.2 # the tee above may still be writing the last line
+    report ${STORE_REPORTS.backupFailed} "backup $stamp into $location failed: $(last_line "$(cat -- "$errors" 2>/dev/null)")"
+  fi
+  rm -f -- "$gtid_header" "$errors"
+}
+trap finish EXIT
 
 source_sql() { # HOST SQL: one result per line, unescaped
   mysql --defaults-extra-file=<(client_cnf root "$MYSQL_ROOT_PASSWORD") --host="$1" --port=${MYSQL_PORT} \
-    --get-server-public-key --batch --skip-column-names --raw -e "$2"
+    --get-server-public-key --connect-timeout=10 --batch --skip-column-names --raw -e "$2"
 }
 
 member=$(source_sql "$BACKUP_HOST" 'SELECT @@report_host')
@@ -54,7 +84,7 @@ fi
 schemas=$(source_sql "$host" "SELECT schema_name FROM information_schema.schemata WHERE schema_name NOT IN ('mysql', 'sys', 'information_schema', 'performance_schema') ORDER BY schema_name")
 mapfile -t schemas <<<"$schemas"
 [[ -n \${schemas[0]:-} ]] || schemas=()
-accounts=$(source_sql "$host" "SELECT CONCAT(QUOTE(user), '@', QUOTE(host)) FROM mysql.user WHERE user NOT IN ('root', '${REPLICATION_USER}') AND user NOT LIKE 'mysql.%' ORDER BY account_locked = 'Y' DESC, user, host")
+accounts=$(source_sql "$host" "SELECT CONCAT(QUOTE(user), '@', QUOTE(host)) FROM mysql.user WHERE user NOT IN ('root', '${REPLICATION_USER}', '${ADMIN_USER}') AND user NOT LIKE 'mysql.%' ORDER BY account_locked = 'Y' DESC, user, host")
 mapfile -t accounts <<<"$accounts"
 [[ -n \${accounts[0]:-} ]] || accounts=()
 
@@ -70,25 +100,94 @@ dump_accounts() {
   source_sql "$host" "$grants" | sed -e 's/$/;/'
 }
 
-log "backing up $host:${MYSQL_PORT} (\${#schemas[@]} schemas, \${#accounts[@]} accounts) into $final"
-{
-  if ((\${#schemas[@]})); then
-    mysqldump --defaults-extra-file=<(client_cnf root "$MYSQL_ROOT_PASSWORD") --host="$host" --port=${MYSQL_PORT} \
-      --get-server-public-key --single-transaction --routines --events --triggers --hex-blob \
-      --set-gtid-purged=COMMENTED --databases "\${schemas[@]}" |
-      sed -e '/^SET @@SESSION\.SQL_LOG_BIN= 0;$/d'
-  fi
-  dump_accounts
-} | gzip -c >"$partial"
-sync -- "$partial"
-mv -f -- "$partial" "$final"
-log "backup complete: $final"
+# The dump on stdout, gzipped. Its GTID point (the header's commented SET @@GLOBAL.GTID_PURGED: 9.7 writes
+# "/* SET @@GLOBAL.GTID_PURGED='+<set>';*/", 8.x "-- SET ... '+'*/ '<set>';"; the set goes on over
+# further lines when it names several servers) is copied aside as it streams past.
+dump() {
+  {
+    if ((\${#schemas[@]})); then
+      mysqldump --defaults-extra-file=<(client_cnf root "$MYSQL_ROOT_PASSWORD") --host="$host" --port=${MYSQL_PORT} \
+        --get-server-public-key --single-transaction --routines --events --triggers --hex-blob \
+        --set-gtid-purged=COMMENTED --databases "\${schemas[@]}" |
+        sed -e '/^SET @@SESSION\.SQL_LOG_BIN= 0;$/d' -e '/^\(-- \|\/\* \)SET @@GLOBAL\.GTID_PURGED=/{' -e ':more' \
+          -e "/';/!{N;b more" -e '}' -e "w $gtid_header" -e '}'
+    fi
+    dump_accounts
+  } | gzip -c
+}
 
-# Globs expand sorted (LC_ALL=C), and the names sort by time: the oldest come first.
-shopt -s nullglob
-backups=("$dir/$CLUSTER_NAME"-[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]T[0-9][0-9][0-9][0-9][0-9][0-9]Z.sql.gz)
-for ((i = 0; i < \${#backups[@]} - BACKUP_RETAIN; i++)); do
-  rm -f -- "\${backups[i]}"
-  log "removed the old backup \${backups[i]}"
-done
+log "backing up $host:${MYSQL_PORT} (\${#schemas[@]} schemas, \${#accounts[@]} accounts) into $location"
+: >"$gtid_header"
+if [[ -n $to_store ]]; then
+  dump | store_rclone rcat "$(store_path "base/$stamp/dump.sql.gz")"
+  size=$(store_rclone size --json "$(store_path "base/$stamp/dump.sql.gz")")
+  size=$(json_field "$size" bytes) || die "the store did not say the size of $(store_url "base/$stamp/dump.sql.gz")"
+else
+  dump >"$partial"
+  sync -- "$partial"
+  size=$(stat -c %s -- "$partial")
+fi
+gtids=$(dump_gtid_set "$gtid_header")
+printf -v ended_at '%(%Y-%m-%dT%H:%M:%SZ)T' -1
+manifest=$(printf '{"name":"%s","cluster":"%s","source":"%s","gtidSet":"%s","startTime":"%s","endTime":"%s","durationSeconds":%d,"sizeBytes":%d,"location":"%s"}' \
+  "$stamp" "$CLUSTER_NAME" "$host" "$gtids" "$started_at" "$ended_at" "$((EPOCHSECONDS - started))" "$size" "$location")
+if [[ -n $to_store ]]; then
+  store_rclone rcat "$(store_path "base/$stamp/manifest.json")" <<<"$manifest"
+else
+  mv -f -- "$partial" "$final"
+  partial=
+fi
+log "backup complete: $location ($size bytes, GTID set '$gtids')"
+
+# Retention: the newest BACKUP_RETAIN complete backups stay. Names sort by time: the oldest come first.
+if [[ -n $to_store ]]; then
+  mapfile -t complete < <(store_list base -R --files-only --include '/*/manifest.json' | sed -n 's|^\([0-9]\{8\}T[0-9]\{6\}Z\)/manifest\.json$|\1|p' | sort)
+  for ((i = 0; i < \${#complete[@]} - BACKUP_RETAIN; i++)); do
+    store_rclone purge "$(store_path "base/\${complete[i]}")"
+    log "removed the old backup $(store_url "base/\${complete[i]}/")"
+  done
+  # What failed runs left (a dump without a manifest) once a day has passed: never one still being written.
+  printf -v day_ago '%(%Y%m%dT%H%M%SZ)T' "$((started - 86400))"
+  while IFS= read -r name; do
+    name=\${name%/}
+    [[ $name =~ ^[0-9]{8}T[0-9]{6}Z$ && $name < $day_ago ]] || continue
+    printf '%s\n' "\${complete[@]}" | grep -qx -- "$name" && continue
+    store_rclone purge "$(store_path "base/$name")"
+    log "removed the incomplete backup $(store_url "base/$name/")"
+  done < <(store_list base --dirs-only)
+else
+  shopt -s nullglob
+  backups=("$dir/$CLUSTER_NAME"-[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]T[0-9][0-9][0-9][0-9][0-9][0-9]Z.sql.gz)
+  for ((i = 0; i < \${#backups[@]} - BACKUP_RETAIN; i++)); do
+    rm -f -- "\${backups[i]}"
+    log "removed the old backup \${backups[i]}"
+  done
+fi
+report ${STORE_REPORTS.backupCompleted} "$manifest"
+`;
+
+/**
+ * What `recon8s backups NAME` runs (a Job from the backup CronJob's template, so that it reaches the
+ * store or volume exactly as the backups do): one line per backup, oldest first, then the archive's
+ * reach. Lines are `backup<TAB>{manifest}`, `binlog<TAB>{state}` and, on a volume, `file<TAB>name<TAB>bytes`.
+ */
+export const LIST_BACKUPS_SH = sh`#!/bin/bash
+# recon8s list-backups: prints what the backup destination holds, for recon8s backups.
+set -euo pipefail
+. "\${BASH_SOURCE[0]%/*}/common.sh"
+require_env CLUSTER_NAME
+if [[ -n \${STORE_BUCKET:-} ]]; then
+  . "\${BASH_SOURCE[0]%/*}/store.sh"
+  while IFS= read -r name; do
+    printf 'backup\t%s\n' "$(store_rclone cat "$(store_path "base/$name/manifest.json")")"
+  done < <(store_list base -R --files-only --include '/*/manifest.json' | sed -n 's|^\([0-9]\{8\}T[0-9]\{6\}Z\)/manifest\.json$|\1|p' | sort)
+  if [[ -n $(store_list binlog --files-only --include /state.json) ]]; then
+    printf 'binlog\t%s\n' "$(store_rclone cat "$(store_path binlog/state.json)")"
+  fi
+else
+  shopt -s nullglob
+  for f in "\${BACKUP_DIR:-${PATHS.backup}}/$CLUSTER_NAME"-[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]T[0-9][0-9][0-9][0-9][0-9][0-9]Z.sql.gz; do
+    printf 'file\t%s\t%s\n' "\${f##*/}" "$(stat -c %s -- "$f")"
+  done
+fi
 `;

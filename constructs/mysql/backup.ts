@@ -1,4 +1,5 @@
-// Scheduled logical backups into a volume the user owns (see backup-script.ts for what a backup is).
+// Scheduled logical backups into a volume the user owns or an object store, and the binary-log archive
+// beside them in the store (see backup-script.ts and binlog-script.ts for what they are).
 import { k8s } from 'cdk8s-plus-28';
 import type { Construct } from 'constructs';
 import { containerSecurityContext, podSecurityContext } from '../common/security.js';
@@ -6,7 +7,11 @@ import type { MySQLClusterContext } from './context.js';
 import { clusterLabels, objectMeta, secretEnv } from './context.js';
 import type { ResolvedMySQLBackup } from './spec.generated.js';
 import { BACKUP_COMPONENT, MYSQL_UID, PATHS, SECRET_KEYS } from './layout.js';
+import { rcloneInitContainer, storeEnv, toolsMount, toolsVolume } from './object-store.js';
 import { SCRIPT } from './scripts.js';
+
+/** How often the binary logs are archived when the spec does not say. */
+export const DEFAULT_BINLOG_INTERVAL_MINUTES = 5;
 
 const BACKUP_RESOURCES: k8s.ResourceRequirements = {
   requests: { cpu: k8s.Quantity.fromString('100m'), memory: k8s.Quantity.fromString('128Mi') },
@@ -18,28 +23,71 @@ export function backupCronJob(
   ctx: MySQLClusterContext,
   backup: ResolvedMySQLBackup,
 ): k8s.KubeCronJob {
-  const { names } = ctx;
+  return cronJob(scope, 'Backup', ctx, {
+    name: ctx.names.backup,
+    schedule: backup.schedule,
+    suspend: backup.suspend,
+    // A dump that failed is tried twice more (the Job's back-off: 10 s, 20 s), then at the next schedule.
+    backoffLimit: 2,
+    pod: backupPodSpec(ctx, backup, SCRIPT.backup, [
+      { name: 'BACKUP_HOST', value: backupHost(ctx) },
+      { name: 'BACKUP_RETAIN', value: String(backup.retain) },
+    ]),
+  });
+}
+
+/**
+ * With backups to an object store, the binary-log archive (every binlogIntervalMinutes; none when 0).
+ * Every minute-step of a day that divides it evenly runs exactly on time; others run at the next
+ * multiple within the hour.
+ */
+export function binlogCronJob(
+  scope: Construct,
+  ctx: MySQLClusterContext,
+  backup: ResolvedMySQLBackup,
+): k8s.KubeCronJob | undefined {
+  const minutes = backup.binlogIntervalMinutes ?? DEFAULT_BINLOG_INTERVAL_MINUTES;
+  if (!backup.s3 || minutes === 0) return undefined;
+  return cronJob(scope, 'BinlogArchive', ctx, {
+    name: ctx.names.binlogArchive,
+    schedule: minutes === 60 ? '0 * * * *' : `*/${minutes} * * * *`,
+    suspend: backup.suspend,
+    // The next run is minutes away and copies whatever this one did not: no retries.
+    backoffLimit: 0,
+    pod: backupPodSpec(ctx, backup, SCRIPT.binlog, [{ name: 'PRIMARY_HOST', value: ctx.names.primaryHost }]),
+  });
+}
+
+interface CronJobOptions {
+  readonly name: string;
+  readonly schedule: string;
+  readonly suspend: boolean;
+  readonly backoffLimit: number;
+  readonly pod: k8s.PodSpec;
+}
+
+function cronJob(scope: Construct, id: string, ctx: MySQLClusterContext, o: CronJobOptions): k8s.KubeCronJob {
   // Labelled as the backup component: these pods must never match the database selector, or the
   // Services would route clients to a backup job and the StatefulSet would count it as a member.
   const labels = clusterLabels(ctx, BACKUP_COMPONENT);
-  return new k8s.KubeCronJob(scope, 'Backup', {
-    metadata: objectMeta(ctx, names.backup, BACKUP_COMPONENT),
+  return new k8s.KubeCronJob(scope, id, {
+    metadata: objectMeta(ctx, o.name, BACKUP_COMPONENT),
     spec: {
-      schedule: backup.schedule,
+      schedule: o.schedule,
       // The schedule is documented as UTC: the kube-controller-manager's local zone must not matter.
       timeZone: 'Etc/UTC',
-      // Two dumps at once only slow each other down and race on retention.
+      // Two runs at once only slow each other down and race on retention.
       concurrencyPolicy: 'Forbid',
-      suspend: backup.suspend,
+      suspend: o.suspend,
       successfulJobsHistoryLimit: 3,
       failedJobsHistoryLimit: 3,
       jobTemplate: {
         metadata: { labels },
         spec: {
-          backoffLimit: 2,
+          backoffLimit: o.backoffLimit,
           template: {
             metadata: { labels, annotations: ctx.spec.annotations ? { ...ctx.spec.annotations } : undefined },
-            spec: backupPodSpec(ctx, backup),
+            spec: o.pod,
           },
         },
       },
@@ -55,7 +103,19 @@ function backupHost(ctx: MySQLClusterContext): string {
   return ctx.spec.replicas > 1 ? ctx.names.replicasService : ctx.names.primaryService;
 }
 
-function backupPodSpec(ctx: MySQLClusterContext, backup: ResolvedMySQLBackup): k8s.PodSpec {
+function backupPodSpec(
+  ctx: MySQLClusterContext,
+  backup: ResolvedMySQLBackup,
+  script: string,
+  env: readonly k8s.EnvVar[],
+): k8s.PodSpec {
+  const store = backup.s3;
+  const destination: { mounts: k8s.VolumeMount[]; volumes: k8s.Volume[] } = store
+    ? { mounts: [toolsMount], volumes: [toolsVolume] }
+    : {
+        mounts: [{ name: 'backup', mountPath: PATHS.backup }],
+        volumes: [{ name: 'backup', persistentVolumeClaim: { claimName: backup.persistentVolumeClaimName ?? '' } }],
+      };
   return {
     // The same identity as the database, so the files on the backup volume belong to the mysql user.
     securityContext: {
@@ -67,30 +127,31 @@ function backupPodSpec(ctx: MySQLClusterContext, backup: ResolvedMySQLBackup): k
     enableServiceLinks: false,
     nodeSelector: ctx.spec.nodeSelector ? { ...ctx.spec.nodeSelector } : undefined,
     tolerations: ctx.spec.tolerations ? [...ctx.spec.tolerations] : undefined,
+    initContainers: store ? [rcloneInitContainer(store, ctx.spec.imagePullPolicy)] : undefined,
     containers: [
       {
-        name: 'backup',
+        name: script === SCRIPT.binlog ? 'binlog' : 'backup',
         image: ctx.image,
         imagePullPolicy: ctx.spec.imagePullPolicy,
-        command: ['bash', `${PATHS.scripts}/${SCRIPT.backup}`],
+        command: ['bash', `${PATHS.scripts}/${script}`],
         env: [
           { name: 'CLUSTER_NAME', value: ctx.names.cluster },
-          { name: 'BACKUP_HOST', value: backupHost(ctx) },
-          { name: 'BACKUP_RETAIN', value: String(backup.retain) },
+          ...env,
           secretEnv(ctx, 'MYSQL_ROOT_PASSWORD', SECRET_KEYS.rootPassword),
+          ...(store ? storeEnv(store) : []),
         ],
         resources: BACKUP_RESOURCES,
         securityContext: containerSecurityContext({ runAsNonRoot: true, readOnlyRootFilesystem: true }),
         volumeMounts: [
           { name: 'scripts', mountPath: PATHS.scripts, readOnly: true },
-          { name: 'backup', mountPath: PATHS.backup },
+          ...destination.mounts,
           { name: 'tmp', mountPath: PATHS.tmp },
         ],
       },
     ],
     volumes: [
       { name: 'scripts', configMap: { name: ctx.names.scripts } },
-      { name: 'backup', persistentVolumeClaim: { claimName: backup.persistentVolumeClaimName } },
+      ...destination.volumes,
       { name: 'tmp', emptyDir: {} },
     ],
   };

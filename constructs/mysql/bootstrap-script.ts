@@ -1,5 +1,6 @@
 // Init container 2: gives a member its data directory before mysqld starts.
 import { ADMIN_GRANTS, ADMIN_USER, DATA_DIR_NAME, MYSQL_PORT, PATHS, REPLICATION_USER } from './layout.js';
+import { STORE_REPORTS } from './object-store-script.js';
 import { sh } from './shell.js';
 
 /**
@@ -9,8 +10,8 @@ import { sh } from './shell.js';
  *   so an interrupted bootstrap leaves nothing half-made: the next attempt removes the leftovers and
  *   starts again. A non-empty directory without a data dictionary is refused, never overwritten.
  * - Ordinal 0 of a new cluster (no primary answers on the primary Service) initializes a new one
- *   (mysqld --initialize-insecure), then a temporary mysqld without networking sets the root password
- *   and creates the accounts. It starts read-only like every member; the controller makes it the
+ *   (mysqld --initialize-insecure), then a temporary mysqld without networking restores a backup into
+ *   it when spec.restore says so (restore-script.ts), sets the root password and creates the accounts. It starts read-only like every member; the controller makes it the
  *   first primary.
  * - Any other member, and ordinal 0 when a primary answers (its volume was lost), clones the primary
  *   (found through the primary Service, which follows the role label) with the clone plugin. CLONE INSTANCE needs a running recipient
@@ -30,6 +31,7 @@ export const BOOTSTRAP_SH = sh`#!/bin/bash
 set -euo pipefail
 . "\${BASH_SOURCE[0]%/*}/common.sh"
 . "\${BASH_SOURCE[0]%/*}/reprovision.sh"
+. "\${BASH_SOURCE[0]%/*}/restore.sh"
 require_env PRIMARY_HOST MYSQL_ROOT_PASSWORD MYSQL_REPLICATION_PASSWORD MYSQL_ADMIN_PASSWORD
 
 volume=\${DATA_VOLUME:-${PATHS.dataVolume}} # overridden by unit tests only
@@ -45,9 +47,10 @@ cleanup() {
     kill -TERM "$server_pid" 2>/dev/null || true
     wait "$server_pid" 2>/dev/null || true
   fi
-  rm -rf -- "$scratch"
+  rm -rf -- "$scratch" "$volume/restore-binlog"
 }
 trap cleanup EXIT
+restored=
 
 mysqld_with() {
   mysqld --defaults-file=${PATHS.myCnf} --read-only=OFF --super-read-only=OFF "$@"
@@ -96,6 +99,7 @@ initialize_primary() {
   } | temporary_sql --database=mysql; then
     log "warning: the time zone tables could not be loaded"
   fi
+  if [[ -n \${RESTORE_BACKUP:-} ]]; then restore_from_store; fi
   local root replication admin
   root=$(sql_quote "$MYSQL_ROOT_PASSWORD")
   replication=$(sql_quote "$MYSQL_REPLICATION_PASSWORD")
@@ -103,13 +107,18 @@ initialize_primary() {
   {
     printf "SET SESSION sql_mode = '';\n"
     printf 'SET SESSION sql_log_bin = 0;\n'
+    # IF NOT EXISTS, then ALTER: a restored history may hold these accounts already; this cluster's
+    # own passwords win.
     printf "ALTER USER 'root'@'localhost' IDENTIFIED BY %s;\n" "$root"
-    printf "CREATE USER 'root'@'%%' IDENTIFIED BY %s;\n" "$root"
+    printf "CREATE USER IF NOT EXISTS 'root'@'%%' IDENTIFIED BY %s;\n" "$root"
+    printf "ALTER USER 'root'@'%%' IDENTIFIED BY %s;\n" "$root"
     printf "GRANT ALL ON *.* TO 'root'@'%%' WITH GRANT OPTION;\n"
     printf "GRANT PROXY ON ''@'' TO 'root'@'%%' WITH GRANT OPTION;\n"
-    printf "CREATE USER '${REPLICATION_USER}'@'%%' IDENTIFIED BY %s;\n" "$replication"
+    printf "CREATE USER IF NOT EXISTS '${REPLICATION_USER}'@'%%' IDENTIFIED BY %s;\n" "$replication"
+    printf "ALTER USER '${REPLICATION_USER}'@'%%' IDENTIFIED BY %s;\n" "$replication"
     printf "GRANT REPLICATION SLAVE, REPLICATION CLIENT, BACKUP_ADMIN ON *.* TO '${REPLICATION_USER}'@'%%';\n"
-    printf "CREATE USER '${ADMIN_USER}'@'%%' IDENTIFIED BY %s REQUIRE SSL;\n" "$admin"
+    printf "CREATE USER IF NOT EXISTS '${ADMIN_USER}'@'%%' IDENTIFIED BY %s REQUIRE SSL;\n" "$admin"
+    printf "ALTER USER '${ADMIN_USER}'@'%%' IDENTIFIED BY %s REQUIRE SSL;\n" "$admin"
     printf "GRANT ${ADMIN_GRANTS} ON *.* TO '${ADMIN_USER}'@'%%';\n"
     printf "GRANT SELECT ON performance_schema.* TO '${ADMIN_USER}'@'%%';\n"
     printf 'SHUTDOWN;\n'
@@ -176,4 +185,5 @@ if (($(member_ordinal) == 0)) && ! primary_answers; then initialize_primary; els
 mv -T -- "$stage" "$datadir"
 sync
 log "$datadir is ready"
+if [[ -n $restored ]]; then report ${STORE_REPORTS.restored} "$restored"; fi
 `;

@@ -13,8 +13,8 @@ export const MY_CNF_KEY = 'my.cnf';
 export interface MySQLConfigMaps {
   readonly config: k8s.KubeConfigMap;
   readonly scripts: k8s.KubeConfigMap;
-  /** Changes whenever anything the database pods read from either ConfigMap changes (the backup
-   * script is the backup job's business: a change to it must not restart the database). */
+  /** Changes whenever anything the database pods read from either ConfigMap changes (the backup,
+   * binary-log and listing scripts are their jobs' business: a change to them must not restart the database). */
   readonly hash: string;
 }
 
@@ -34,7 +34,7 @@ export function configMaps(scope: Construct, ctx: MySQLClusterContext): MySQLCon
       [
         myCnf,
         ...Object.keys(scripts)
-          .filter((k) => k !== SCRIPT.backup)
+          .filter((k) => k !== SCRIPT.backup && k !== SCRIPT.binlog && k !== SCRIPT.listBackups)
           .sort()
           .map((k) => `${k}\0${scripts[k]}`),
       ].join('\0'),

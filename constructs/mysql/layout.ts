@@ -85,6 +85,8 @@ export const PATHS = {
   scripts: '/opt/recon8s',
   /** Where the backup job mounts the backup volume. */
   backup: '/backup',
+  /** Programs copied into the pod by an init container (rclone, for the object store); an emptyDir. */
+  tools: '/opt/recon8s-tools',
 } as const;
 
 /** Everything named after a MySQLCluster. Names are stable: clients use the Service names, and a
@@ -101,6 +103,8 @@ export interface MySQLClusterNames {
   readonly scripts: string;
   readonly disruptionBudget: string;
   readonly backup: string;
+  /** The CronJob that archives the binary logs (with backups to an object store). */
+  readonly binlogArchive: string;
   readonly credentialsSecret: string;
   /** The primary's name within the namespace: the primary Service, which follows the role label. */
   readonly primaryHost: string;
@@ -123,6 +127,7 @@ export function clusterNames(cluster: string, credentialsSecretName?: string): M
     // Not the bare name: an App of the same name in the namespace has a PodDisruptionBudget called that.
     disruptionBudget: `${cluster}-mysql`,
     backup: `${cluster}-backup`,
+    binlogArchive: `${cluster}-binlog`,
     credentialsSecret: credentialsSecretName ?? `${cluster}-credentials`,
     primaryHost: `${cluster}-primary`,
     memberHost: (pod) => `${pod}.${headlessService}`,

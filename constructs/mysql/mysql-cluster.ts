@@ -1,7 +1,7 @@
 import type { k8s } from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
 import { resolveSpec } from '../schema/kind.js';
-import { backupCronJob } from './backup.js';
+import { backupCronJob, binlogCronJob } from './backup.js';
 import { configMaps } from './config-maps.js';
 import { clusterContext } from './context.js';
 import { disruptionBudget } from './disruption-budget.js';
@@ -25,8 +25,8 @@ export type MySQLClusterProps = MySQLClusterSpec;
  * StatefulSet `<name>`, the Services `<name>-headless` (members are `<name>-N.<name>-headless`),
  * `<name>-primary` (writes: the pod labelled primary, wherever it is) and `<name>-replicas` (reads:
  * the ready pods labelled replica), the ConfigMaps `<name>-config` and `<name>-scripts`, the
- * PodDisruptionBudget `<name>-mysql` and, with `backup`, the CronJob `<name>-backup`. Objects get the
- * chart's namespace.
+ * PodDisruptionBudget `<name>-mysql` and, with `backup`, the CronJob `<name>-backup` (with `backup.s3`
+ * also `<name>-binlog`, which archives the binary logs). Objects get the chart's namespace.
  *
  * Passwords never appear in props or in the output: the pods read them from the Secret named by
  * {@link MySQLCluster.credentialsSecretName} (keys `root-password`, `replication-password` and
@@ -55,6 +55,8 @@ export class MySQLCluster extends Construct {
   readonly disruptionBudget: k8s.KubePodDisruptionBudget;
   /** The backup CronJob, when `backup` is set. */
   readonly backup?: k8s.KubeCronJob;
+  /** The binary-log archive CronJob, when `backup.s3` is set (and binlogIntervalMinutes is not 0). */
+  readonly binlogArchive?: k8s.KubeCronJob;
   /** Name of the Secret with root-password and replication-password (spec.credentialsSecretName ?? `${name}-credentials`). */
   readonly credentialsSecretName: string;
   /** Host:port for writes, within the namespace. */
@@ -85,6 +87,9 @@ export class MySQLCluster extends Construct {
     this.replicasService = svc.replicas;
     this.statefulSet = statefulSet(this, ctx, maps.hash);
     this.disruptionBudget = disruptionBudget(this, ctx);
-    if (spec.backup) this.backup = backupCronJob(this, ctx, spec.backup);
+    if (spec.backup) {
+      this.backup = backupCronJob(this, ctx, spec.backup);
+      this.binlogArchive = binlogCronJob(this, ctx, spec.backup);
+    }
   }
 }

@@ -75,12 +75,6 @@ donor_sql() {
     --port=${MYSQL_PORT} --get-server-public-key --connect-timeout=5 --batch --skip-column-names "$@"
 }
 
-# Tells the controller what happened, as "<Reason>: <message>": the kubelet keeps a container's
-# termination message in the pod status, and the controller turns it into an Event.
-report() {
-  printf '%s: %s' "$1" "$2" >"\${TERMINATION_LOG:-/dev/termination-log}" || log "could not write the termination message"
-}
-
 # The first line of a mysql client error, without any quoted statement text (a syntax error quotes
 # the statement, which holds a password).
 error_summary() {

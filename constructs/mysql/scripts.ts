@@ -7,7 +7,10 @@
 // (one per probe, until the pod's PID limit is reached); every script is idempotent, since any of them may be
 // run again after a restart at any point.
 import { BOOTSTRAP_SH } from './bootstrap-script.js';
-import { BACKUP_SH } from './backup-script.js';
+import { BACKUP_SH, LIST_BACKUPS_SH } from './backup-script.js';
+import { BINLOG_SH } from './binlog-script.js';
+import { STORE_SH } from './object-store-script.js';
+import { RESTORE_SH } from './restore-script.js';
 import {
   ADMIN_GRANTS,
   ADMIN_USER,
@@ -74,6 +77,41 @@ sql_quote() {
   s=\${s//"$bs"/"$bs$bs"}
   s=\${s//"$sq"/"$bs$sq"}
   printf "'%s'" "$s"
+}
+
+# Tells the controller what happened, as "<Reason>: <message>": the kubelet keeps a container's
+# termination message in the pod status, and the controller turns it into an Event (and status).
+report() {
+  printf '%s: %s' "$1" "$2" >"\${TERMINATION_LOG:-/dev/termination-log}" || log "could not write the termination message"
+}
+
+# The last non-empty line of a message, for a report.
+last_line() {
+  local line last=
+  while IFS= read -r line; do [[ -z \${line// /} ]] || last=$line; done <<<"$1"
+  printf '%s' "$last"
+}
+
+# json_field JSON NAME: a string or number field of a flat JSON object written by these scripts.
+json_field() {
+  local re='"'"$2"'":[[:space:]]*("([^"]*)"|([0-9]+))'
+  [[ $1 =~ $re ]] || return 1
+  printf '%s' "\${BASH_REMATCH[2]}\${BASH_REMATCH[3]}"
+}
+
+# The GTID set of a mysqldump --set-gtid-purged=COMMENTED header (FILE holds its lines, in 8.x's or 9.x's
+# form), one line, no spaces.
+dump_gtid_set() {
+  local text
+  text=$(sed -e 's/^-- //' "$1" | tr -d '\n')
+  text=\${text#*GTID_PURGED=}
+  text=\${text#*\'+\'\*/}
+  text=\${text#*\'}
+  text=\${text%%\'*}
+  text=\${text//[[:space:]]/}
+  text=\${text#+}
+  [[ $text =~ ^[0-9A-Fa-f:,_a-z-]*$ ]] || die "cannot read the GTID set from the dump header: '$text'"
+  printf '%s' "$text"
 }
 
 # Client credentials, for --defaults-extra-file=<(client_cnf USER PASSWORD).
@@ -316,8 +354,10 @@ done
 export const SCRIPT = {
   alive: 'alive.sh',
   backup: 'backup.sh',
+  binlog: 'binlog.sh',
   bootstrap: 'bootstrap.sh',
   initConfig: 'init-config.sh',
+  listBackups: 'list-backups.sh',
   ready: 'ready.sh',
   replication: 'replication.sh',
   startMysqld: 'start-mysqld.sh',
@@ -328,12 +368,16 @@ export function scriptFiles(): Record<string, string> {
   return {
     [SCRIPT.alive]: ALIVE_SH,
     [SCRIPT.backup]: BACKUP_SH,
+    [SCRIPT.binlog]: BINLOG_SH,
     [SCRIPT.bootstrap]: BOOTSTRAP_SH,
     'common.sh': COMMON_SH,
     [SCRIPT.initConfig]: INIT_CONFIG_SH,
+    [SCRIPT.listBackups]: LIST_BACKUPS_SH,
     [SCRIPT.ready]: READY_SH,
     'reprovision.sh': REPROVISION_SH,
+    'restore.sh': RESTORE_SH,
     [SCRIPT.replication]: REPLICATION_SH,
     [SCRIPT.startMysqld]: START_MYSQLD_SH,
+    'store.sh': STORE_SH,
   };
 }

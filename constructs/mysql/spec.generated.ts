@@ -66,12 +66,21 @@ export interface MySQLClusterSpec {
    */
   readonly mysqlConf?: Readonly<Record<string, string>>;
   /**
-   * Scheduled logical backups: the application's schemas (one consistent snapshot) and accounts,
-   * never the mysql schema; taken from a replica when there is one. Restore by piping a dump into a
-   * new cluster's primary.
+   * Scheduled logical backups: the application's schemas (one consistent snapshot at a recorded GTID
+   * set) and accounts, never the mysql schema; taken from a replica when there is one. Into a
+   * PersistentVolumeClaim, or into an object store together with the binary logs, from which
+   * `restore` creates a new cluster at any point in time.
    * @default - none
    */
   readonly backup?: MySQLBackup;
+  /**
+   * Create this cluster from another one's backup in an object store: its first member loads the
+   * backup, replays the archived binary logs up to the point asked for, and only then starts
+   * serving; the other members clone it. Only when the cluster is created (fixed afterwards). The
+   * cluster keeps its own credentials Secret; the application's accounts come with the backup.
+   * @default - none
+   */
+  readonly restore?: MySQLRestore;
   /**
    * What happens to data volumes when the cluster is deleted or scaled down. Data is kept unless you
    * say otherwise.
@@ -132,6 +141,7 @@ export interface ResolvedMySQLClusterSpec {
   readonly credentialsSecretName?: string;
   readonly mysqlConf?: Readonly<Record<string, string>>;
   readonly backup?: ResolvedMySQLBackup;
+  readonly restore?: ResolvedMySQLRestore;
   readonly pvcRetention: ResolvedMySQLPvcRetention;
   readonly labels?: Readonly<Record<string, string>>;
   readonly annotations?: Readonly<Record<string, string>>;
@@ -217,9 +227,10 @@ export interface ResolvedResourceList {
 }
 
 /**
- * Scheduled logical backups: the application's schemas (one consistent snapshot) and accounts,
- * never the mysql schema; taken from a replica when there is one. Restore by piping a dump into a
- * new cluster's primary.
+ * Scheduled logical backups: the application's schemas (one consistent snapshot at a recorded GTID
+ * set) and accounts, never the mysql schema; taken from a replica when there is one. Into a
+ * PersistentVolumeClaim, or into an object store together with the binary logs, from which
+ * `restore` creates a new cluster at any point in time.
  */
 export interface MySQLBackup {
   /**
@@ -229,10 +240,25 @@ export interface MySQLBackup {
   /**
    * The existing PersistentVolumeClaim the backups are written to. recon8s never creates or deletes
    * it.
+   * @default - none
    */
-  readonly persistentVolumeClaimName: string;
+  readonly persistentVolumeClaimName?: string;
   /**
-   * How many backups to keep on the volume; older ones are removed after a successful backup.
+   * An S3-compatible bucket (AWS S3 or a self-hosted store). The credentials come from a Secret:
+   * they never appear in the spec, a log, an Event or a command line.
+   * @default - none
+   */
+  readonly s3?: MySQLObjectStore;
+  /**
+   * With s3: how often the binary logs are archived (the primary switches to a new log, and the
+   * closed ones are copied). A point-in-time restore reaches at most the last archived log. 0
+   * archives none.
+   * @default - 5 with s3
+   */
+  readonly binlogIntervalMinutes?: number;
+  /**
+   * How many backups to keep; older ones (and binary logs only they needed) are removed after a
+   * successful backup.
    * @default 7
    */
   readonly retain?: number;
@@ -246,9 +272,105 @@ export interface MySQLBackup {
 /** {@link MySQLBackup} with every default applied. */
 export interface ResolvedMySQLBackup {
   readonly schedule: string;
-  readonly persistentVolumeClaimName: string;
+  readonly persistentVolumeClaimName?: string;
+  readonly s3?: ResolvedMySQLObjectStore;
+  readonly binlogIntervalMinutes?: number;
   readonly retain: number;
   readonly suspend: boolean;
+}
+
+/**
+ * An S3-compatible bucket (AWS S3 or a self-hosted store). The credentials come from a Secret:
+ * they never appear in the spec, a log, an Event or a command line.
+ */
+export interface MySQLObjectStore {
+  /**
+   * The bucket. recon8s never creates or deletes it.
+   */
+  readonly bucket: string;
+  /**
+   * The folder within the bucket that holds one cluster's backups (base/<backup>/) and binary logs
+   * (binlog/), e.g. "prod/orders". A restore names the source cluster's prefix.
+   */
+  readonly prefix: string;
+  /**
+   * The store's URL, e.g. "https://minio.storage.svc:9000".
+   * @default - AWS S3 of the region
+   */
+  readonly endpoint?: string;
+  /**
+   * The region the requests are signed for.
+   * @default "us-east-1"
+   */
+  readonly region?: string;
+  /**
+   * Address the bucket in the path (https://endpoint/bucket/key) rather than as a host name:
+   * self-hosted stores need it.
+   * @default true
+   */
+  readonly forcePathStyle?: boolean;
+  /**
+   * The Secret holding the access key (keys access-key-id and secret-access-key). recon8s only reads
+   * it.
+   */
+  readonly credentialsSecretName: string;
+  /**
+   * An image with the rclone client on its PATH and a POSIX shell: rclone is copied from it into the
+   * pods that talk to the store (the MySQL images have none).
+   * @default "docker.io/rclone/rclone:1.75.2"
+   */
+  readonly rcloneImage?: string;
+}
+
+/** {@link MySQLObjectStore} with every default applied. */
+export interface ResolvedMySQLObjectStore {
+  readonly bucket: string;
+  readonly prefix: string;
+  readonly endpoint?: string;
+  readonly region: string;
+  readonly forcePathStyle: boolean;
+  readonly credentialsSecretName: string;
+  readonly rcloneImage: string;
+}
+
+/**
+ * Create this cluster from another one's backup in an object store: its first member loads the
+ * backup, replays the archived binary logs up to the point asked for, and only then starts
+ * serving; the other members clone it. Only when the cluster is created (fixed afterwards). The
+ * cluster keeps its own credentials Secret; the application's accounts come with the backup.
+ */
+export interface MySQLRestore {
+  /**
+   * An S3-compatible bucket (AWS S3 or a self-hosted store). The credentials come from a Secret:
+   * they never appear in the spec, a log, an Event or a command line.
+   */
+  readonly s3: MySQLObjectStore;
+  /**
+   * The backup to start from: its name (the UTC time it started, e.g. "20261124T030000Z"), or
+   * "latest" (with pointInTime: the latest that ended before it).
+   * @default "latest"
+   */
+  readonly backup?: string;
+  /**
+   * Replay the binary logs up to this moment (UTC): every transaction committed before it, none at
+   * or after it. The restore fails, serving nothing, if the archive does not reach it.
+   * @default - none
+   */
+  readonly pointInTime?: string;
+  /**
+   * Replay exactly the archived transactions in this GTID set (beyond the backup). The restore fails
+   * if the archive lacks any of them.
+   * @default - none
+   */
+  readonly gtidSet?: string;
+}
+
+/** {@link MySQLRestore} with every default applied. */
+export interface ResolvedMySQLRestore {
+  readonly s3: ResolvedMySQLObjectStore;
+  readonly backup: string;
+  readonly pointInTime?: string;
+  readonly gtidSet?: string;
 }
 
 /**
@@ -329,6 +451,16 @@ export interface MySQLClusterStatus {
    */
   readonly members?: readonly MySQLMemberStatus[];
   /**
+   * The backups and the binary-log archive, as their jobs last reported.
+   * @default - none
+   */
+  readonly backup?: MySQLBackupStatus;
+  /**
+   * How this cluster was restored (spec.restore), as its first member reported.
+   * @default - none
+   */
+  readonly restore?: MySQLRestoreStatus;
+  /**
    * The last switchover request (annotation recon8s.dev/switchover) and how it ended.
    * @default - none
    */
@@ -347,6 +479,8 @@ export interface ResolvedMySQLClusterStatus {
   readonly credentialsSecretName?: string;
   readonly currentPrimary?: string;
   readonly members?: readonly ResolvedMySQLMemberStatus[];
+  readonly backup?: ResolvedMySQLBackupStatus;
+  readonly restore?: ResolvedMySQLRestoreStatus;
   readonly switchover?: ResolvedMySQLSwitchoverStatus;
 }
 
@@ -438,6 +572,109 @@ export interface ResolvedMySQLMemberStatus {
   readonly replicating?: boolean;
   readonly errantTransactions?: string;
   readonly message?: string;
+}
+
+/**
+ * The backups and the binary-log archive, as their jobs last reported.
+ */
+export interface MySQLBackupStatus {
+  /**
+   * When the last backup that completed ended.
+   * @default - none
+   */
+  readonly lastSuccessfulTime?: string;
+  /**
+   * That backup (its name is the UTC time it started).
+   * @default - none
+   */
+  readonly name?: string;
+  /**
+   * Where it is (s3://bucket/prefix/base/<name>/, or a file).
+   * @default - none
+   */
+  readonly location?: string;
+  /**
+   * Its size, compressed.
+   * @default - none
+   */
+  readonly sizeBytes?: number;
+  /**
+   * The transactions it holds (its consistent point).
+   * @default - none
+   */
+  readonly gtidSet?: string;
+  /**
+   * How long it took.
+   * @default - none
+   */
+  readonly durationSeconds?: number;
+  /**
+   * The member it was taken from.
+   * @default - none
+   */
+  readonly source?: string;
+  /**
+   * Every transaction committed before this time is in the binary-log archive.
+   * @default - none
+   */
+  readonly binlogsArchivedUntil?: string;
+}
+
+/** {@link MySQLBackupStatus} with every default applied. */
+export interface ResolvedMySQLBackupStatus {
+  readonly lastSuccessfulTime?: string;
+  readonly name?: string;
+  readonly location?: string;
+  readonly sizeBytes?: number;
+  readonly gtidSet?: string;
+  readonly durationSeconds?: number;
+  readonly source?: string;
+  readonly binlogsArchivedUntil?: string;
+}
+
+/**
+ * How this cluster was restored (spec.restore), as its first member reported.
+ */
+export interface MySQLRestoreStatus {
+  /**
+   * The backup it started from.
+   */
+  readonly backup: string;
+  /**
+   * Where that backup is.
+   * @default - none
+   */
+  readonly location?: string;
+  /**
+   * The point in time it was restored to, if any.
+   * @default - none
+   */
+  readonly pointInTime?: string;
+  /**
+   * The transactions it holds after the restore.
+   * @default - none
+   */
+  readonly gtidSet?: string;
+  /**
+   * Archived binary logs replayed.
+   * @default - none
+   */
+  readonly replayedLogs?: number;
+  /**
+   * When the restore completed.
+   * @default - none
+   */
+  readonly completedAt?: string;
+}
+
+/** {@link MySQLRestoreStatus} with every default applied. */
+export interface ResolvedMySQLRestoreStatus {
+  readonly backup: string;
+  readonly location?: string;
+  readonly pointInTime?: string;
+  readonly gtidSet?: string;
+  readonly replayedLogs?: number;
+  readonly completedAt?: string;
 }
 
 /**

@@ -111,10 +111,103 @@ const storage = s.object({
   ],
 });
 
+/** The credentials Secret keys of an object store. */
+export const OBJECT_STORE_SECRET_KEYS = { accessKeyId: 'access-key-id', secretAccessKey: 'secret-access-key' } as const;
+/** Where the rclone client is copied from when the MySQL image has none (the official images have none). */
+export const DEFAULT_RCLONE_IMAGE = 'docker.io/rclone/rclone:1.75.2';
+/** A backup's name: the UTC time it started. */
+export const BACKUP_NAME_PATTERN = '^[0-9]{8}T[0-9]{6}Z$';
+const RFC3339_UTC_PATTERN = '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$';
+const GTID_SET_PATTERN =
+  '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}(:[A-Za-z0-9_]{0,32})?(:[0-9]+(-[0-9]+)?)+(,\\s*[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}(:[A-Za-z0-9_]{0,32})?(:[0-9]+(-[0-9]+)?)+)*$';
+
+const objectStore = s.object({
+  typeName: 'MySQLObjectStore',
+  description:
+    'An S3-compatible bucket (AWS S3 or a self-hosted store). The credentials come from a Secret: they never appear in the spec, a log, an Event or a command line.',
+  properties: {
+    bucket: s.required(
+      s.string({
+        description: 'The bucket. recon8s never creates or deletes it.',
+        pattern: '^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$',
+        patternHint: 'an S3 bucket name (3-63 lower-case letters, digits, dots and hyphens)',
+        maxLength: 63,
+      }),
+    ),
+    prefix: s.required(
+      s.string({
+        description:
+          'The folder within the bucket that holds one cluster\'s backups (base/<backup>/) and binary logs (binlog/), e.g. "prod/orders". A restore names the source cluster\'s prefix.',
+        pattern: '^[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*$',
+        patternHint:
+          'folder names of letters, digits, "_", "." and "-" separated by "/", without a leading or trailing "/"',
+        maxLength: 512,
+      }),
+    ),
+    endpoint: s.optional(
+      s.string({
+        description: 'The store\'s URL, e.g. "https://minio.storage.svc:9000".',
+        pattern: '^https?://[^\\s/]+(/[^\\s]*)?$',
+        patternHint: 'an http:// or https:// URL',
+        maxLength: 512,
+        defaultDoc: 'AWS S3 of the region',
+      }),
+    ),
+    region: s.optional(
+      s.string({
+        description: 'The region the requests are signed for.',
+        pattern: '^[a-z0-9-]+$',
+        patternHint: 'a region name such as "eu-west-1"',
+        maxLength: 64,
+        default: 'us-east-1',
+      }),
+    ),
+    forcePathStyle: s.optional(
+      s.boolean({
+        description:
+          'Address the bucket in the path (https://endpoint/bucket/key) rather than as a host name: self-hosted stores need it.',
+        default: true,
+      }),
+    ),
+    credentialsSecretName: s.required(
+      s.string({
+        description: `The Secret holding the access key (keys ${OBJECT_STORE_SECRET_KEYS.accessKeyId} and ${OBJECT_STORE_SECRET_KEYS.secretAccessKey}). recon8s only reads it.`,
+        pattern: '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$',
+        patternHint: 'a DNS subdomain name',
+        maxLength: 253,
+      }),
+    ),
+    rcloneImage: s.optional(
+      s.string({
+        description:
+          'An image with the rclone client on its PATH and a POSIX shell: rclone is copied from it into the pods that talk to the store (the MySQL images have none).',
+        minLength: 1,
+        maxLength: 512,
+        pattern: '^[^\\s]+$',
+        patternHint: 'an image reference without spaces',
+        default: DEFAULT_RCLONE_IMAGE,
+      }),
+    ),
+  },
+});
+
 const backup = s.object({
   typeName: 'MySQLBackup',
   description:
-    "Scheduled logical backups: the application's schemas (one consistent snapshot) and accounts, never the mysql schema; taken from a replica when there is one. Restore by piping a dump into a new cluster's primary.",
+    "Scheduled logical backups: the application's schemas (one consistent snapshot at a recorded GTID set) and accounts, never the mysql schema; taken from a replica when there is one. Into a PersistentVolumeClaim, or into an object store together with the binary logs, from which `restore` creates a new cluster at any point in time.",
+  rules: [
+    s.rule<{ persistentVolumeClaimName?: string; s3?: unknown }>(
+      'has(self.persistentVolumeClaimName) != has(self.s3)',
+      'exactly one destination: persistentVolumeClaimName or s3',
+      (v) => (v.persistentVolumeClaimName === undefined) !== (v.s3 === undefined),
+    ),
+    s.rule<{ s3?: unknown; binlogIntervalMinutes?: number }>(
+      '!has(self.binlogIntervalMinutes) || has(self.s3)',
+      'binlogIntervalMinutes needs s3 (binary logs are archived to an object store only)',
+      (v) => v.binlogIntervalMinutes === undefined || v.s3 !== undefined,
+      { fieldPath: '.binlogIntervalMinutes' },
+    ),
+  ],
   properties: {
     schedule: s.required(
       s.string({
@@ -124,7 +217,7 @@ const backup = s.object({
         maxLength: 128,
       }),
     ),
-    persistentVolumeClaimName: s.required(
+    persistentVolumeClaimName: s.optional(
       s.string({
         description:
           'The existing PersistentVolumeClaim the backups are written to. recon8s never creates or deletes it.',
@@ -133,15 +226,68 @@ const backup = s.object({
         maxLength: 253,
       }),
     ),
+    s3: s.optional(objectStore),
+    binlogIntervalMinutes: s.optional(
+      s.integer({
+        description:
+          'With s3: how often the binary logs are archived (the primary switches to a new log, and the closed ones are copied). A point-in-time restore reaches at most the last archived log. 0 archives none.',
+        minimum: 0,
+        maximum: 60,
+        defaultDoc: '5 with s3',
+      }),
+    ),
     retain: s.optional(
       s.integer({
-        description: 'How many backups to keep on the volume; older ones are removed after a successful backup.',
+        description:
+          'How many backups to keep; older ones (and binary logs only they needed) are removed after a successful backup.',
         minimum: 1,
         maximum: 1000,
         default: 7,
       }),
     ),
     suspend: s.optional(s.boolean({ description: 'Pause the schedule without removing it.', default: false })),
+  },
+});
+
+const restore = s.object({
+  typeName: 'MySQLRestore',
+  description:
+    "Create this cluster from another one's backup in an object store: its first member loads the backup, replays the archived binary logs up to the point asked for, and only then starts serving; the other members clone it. Only when the cluster is created (fixed afterwards). The cluster keeps its own credentials Secret; the application's accounts come with the backup.",
+  rules: [
+    s.rule<{ pointInTime?: string; gtidSet?: string }>(
+      '!(has(self.pointInTime) && has(self.gtidSet))',
+      'at most one of pointInTime and gtidSet',
+      (v) => v.pointInTime === undefined || v.gtidSet === undefined,
+    ),
+  ],
+  properties: {
+    s3: s.required(objectStore),
+    backup: s.optional(
+      s.string({
+        description:
+          'The backup to start from: its name (the UTC time it started, e.g. "20261124T030000Z"), or "latest" (with pointInTime: the latest that ended before it).',
+        pattern: '^(latest|[0-9]{8}T[0-9]{6}Z)$',
+        patternHint: '"latest" or a backup name such as "20261124T030000Z"',
+        default: 'latest',
+      }),
+    ),
+    pointInTime: s.optional(
+      s.string({
+        description:
+          'Replay the binary logs up to this moment (UTC): every transaction committed before it, none at or after it. The restore fails, serving nothing, if the archive does not reach it.',
+        pattern: RFC3339_UTC_PATTERN,
+        patternHint: 'a UTC time such as "2026-11-24T10:15:00Z"',
+      }),
+    ),
+    gtidSet: s.optional(
+      s.string({
+        description:
+          'Replay exactly the archived transactions in this GTID set (beyond the backup). The restore fails if the archive lacks any of them.',
+        pattern: GTID_SET_PATTERN,
+        patternHint: 'a GTID set such as "3e11fa47-71ca-11e1-9e33-c80aa9429562:1-77"',
+        maxLength: 4096,
+      }),
+    ),
   },
 });
 
@@ -171,6 +317,24 @@ export const mysqlSpec = s.object({
       'semiSyncReplicas must be less than replicas (the primary cannot acknowledge for itself)',
       (v) => v.semiSyncReplicas === undefined || v.semiSyncReplicas < (v.replicas ?? 3),
       { fieldPath: '.semiSyncReplicas' },
+    ),
+    s.rule<{
+      backup?: { s3?: { bucket: string; prefix: string } };
+      restore?: { s3: { bucket: string; prefix: string } };
+    }>(
+      '!has(self.restore) || !has(self.backup) || !has(self.backup.s3) || self.backup.s3.bucket != self.restore.s3.bucket || self.backup.s3.prefix != self.restore.s3.prefix',
+      "backup.s3 must not name the prefix restore.s3 reads from: a restored cluster writes its own history, which would mix with its source's",
+      (v) =>
+        !v.restore ||
+        !v.backup?.s3 ||
+        v.backup.s3.bucket !== v.restore.s3.bucket ||
+        v.backup.s3.prefix !== v.restore.s3.prefix,
+      { fieldPath: '.backup.s3.prefix' },
+    ),
+    s.transitionRule(
+      'has(self.restore) == has(oldSelf.restore) && (!has(self.restore) || self.restore == oldSelf.restore)',
+      'restore is fixed once the cluster exists (it only decides how the cluster is created)',
+      { fieldPath: '.restore' },
     ),
   ],
   properties: {
@@ -264,6 +428,7 @@ export const mysqlSpec = s.object({
       }),
     ),
     backup: s.optional(backup),
+    restore: s.optional(restore),
     pvcRetention: s.optional(pvcRetention),
     labels: s.optional(metadataMap('labels')),
     annotations: s.optional(metadataMap('annotations')),
@@ -322,6 +487,40 @@ export const mysqlStatus = s.object({
             message: s.optional(s.string({ description: 'Why it did not answer, or its replication error.' })),
           },
         }),
+      }),
+    ),
+    backup: s.optional(
+      s.object({
+        typeName: 'MySQLBackupStatus',
+        description: 'The backups and the binary-log archive, as their jobs last reported.',
+        properties: {
+          lastSuccessfulTime: s.optional(s.string({ description: 'When the last backup that completed ended.' })),
+          name: s.optional(s.string({ description: 'That backup (its name is the UTC time it started).' })),
+          location: s.optional(s.string({ description: 'Where it is (s3://bucket/prefix/base/<name>/, or a file).' })),
+          sizeBytes: s.optional(s.integer({ description: 'Its size, compressed.', minimum: 0 })),
+          gtidSet: s.optional(s.string({ description: 'The transactions it holds (its consistent point).' })),
+          durationSeconds: s.optional(s.integer({ description: 'How long it took.', minimum: 0 })),
+          source: s.optional(s.string({ description: 'The member it was taken from.' })),
+          binlogsArchivedUntil: s.optional(
+            s.string({
+              description: 'Every transaction committed before this time is in the binary-log archive.',
+            }),
+          ),
+        },
+      }),
+    ),
+    restore: s.optional(
+      s.object({
+        typeName: 'MySQLRestoreStatus',
+        description: 'How this cluster was restored (spec.restore), as its first member reported.',
+        properties: {
+          backup: s.required(s.string({ description: 'The backup it started from.' })),
+          location: s.optional(s.string({ description: 'Where that backup is.' })),
+          pointInTime: s.optional(s.string({ description: 'The point in time it was restored to, if any.' })),
+          gtidSet: s.optional(s.string({ description: 'The transactions it holds after the restore.' })),
+          replayedLogs: s.optional(s.integer({ description: 'Archived binary logs replayed.', minimum: 0 })),
+          completedAt: s.optional(s.string({ description: 'When the restore completed.' })),
+        },
       }),
     ),
     switchover: s.optional(
@@ -383,6 +582,13 @@ export const MYSQL_CLUSTER: KindDefinition = {
     { name: 'Paused', type: 'boolean', jsonPath: '.spec.paused' },
     { name: 'Primary', type: 'string', jsonPath: '.status.currentPrimary' },
     { name: 'Endpoint', type: 'string', jsonPath: '.status.primaryEndpoint', priority: 1 },
+    {
+      name: 'Last-Backup',
+      type: 'date',
+      jsonPath: '.status.backup.lastSuccessfulTime',
+      description: 'When the last backup that completed ended.',
+      priority: 1,
+    },
     { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
   ],
   scale: {

@@ -19,7 +19,9 @@ import {
   DATA_VOLUME,
   databaseSelector,
 } from './layout.js';
+import { rcloneInitContainer, storeEnv, toolsMount, toolsVolume } from './object-store.js';
 import { SCRIPT } from './scripts.js';
+import type { ResolvedMySQLRestore } from './spec.generated.js';
 
 const VOLUMES = {
   config: 'config',
@@ -106,7 +108,11 @@ function podSpec(ctx: MySQLClusterContext, selector: Record<string, string>): k8
     affinity: spec.affinity ?? preferredAntiAffinity(selector),
     nodeSelector: spec.nodeSelector ? { ...spec.nodeSelector } : undefined,
     tolerations: spec.tolerations ? [...spec.tolerations] : undefined,
-    initContainers: [initConfigContainer(ctx), bootstrapContainer(ctx)],
+    initContainers: [
+      initConfigContainer(ctx),
+      ...(spec.restore ? [rcloneInitContainer(spec.restore.s3, spec.imagePullPolicy)] : []),
+      bootstrapContainer(ctx),
+    ],
     containers: [mysqlContainer(ctx), replicationContainer(ctx)],
     volumes: [
       { name: VOLUMES.config, configMap: { name: ctx.names.config } },
@@ -114,6 +120,7 @@ function podSpec(ctx: MySQLClusterContext, selector: Record<string, string>): k8
       { name: VOLUMES.memberConfig, emptyDir: {} },
       { name: VOLUMES.run, emptyDir: {} },
       { name: VOLUMES.tmp, emptyDir: {} },
+      ...(spec.restore ? [toolsVolume] : []),
       // The pod's annotations, for the replication sidecar (a re-provisioning request).
       {
         name: VOLUMES.podInfo,
@@ -168,12 +175,23 @@ function initConfigContainer(ctx: MySQLClusterContext): k8s.Container {
   };
 }
 
-/** Runs temporary mysqld servers (initialization, clone): it gets the database's resources. */
+/** With spec.restore: what the first member of a new cluster restores (restore-script.ts). */
+function restoreEnv(restore: ResolvedMySQLRestore): k8s.EnvVar[] {
+  return [
+    { name: 'RESTORE_BACKUP', value: restore.backup },
+    ...(restore.pointInTime ? [{ name: 'RESTORE_POINT_IN_TIME', value: restore.pointInTime }] : []),
+    ...(restore.gtidSet ? [{ name: 'RESTORE_GTID_SET', value: restore.gtidSet }] : []),
+    ...storeEnv(restore.s3),
+  ];
+}
+
+/** Runs temporary mysqld servers (initialization, restore, clone): it gets the database's resources. */
 function bootstrapContainer(ctx: MySQLClusterContext): k8s.Container {
+  const { restore } = ctx.spec;
   return {
     ...baseContainer(ctx, 'bootstrap'),
     command: runScript(SCRIPT.bootstrap),
-    env: memberEnv(ctx),
+    env: [...memberEnv(ctx), ...(restore ? restoreEnv(restore) : [])],
     resources: resourceRequirements(ctx.spec.resources),
     volumeMounts: [
       mount(VOLUMES.scripts, PATHS.scripts, true),
@@ -181,6 +199,7 @@ function bootstrapContainer(ctx: MySQLClusterContext): k8s.Container {
       mount(VOLUMES.memberConfig, PATHS.memberConfig, true),
       mount(DATA_VOLUME, PATHS.dataVolume),
       mount(VOLUMES.tmp, PATHS.tmp),
+      ...(restore ? [toolsMount] : []),
     ],
   };
 }

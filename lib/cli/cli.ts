@@ -1,5 +1,12 @@
 import { parseArgs } from 'node:util';
 import { APPLY_OPTIONS, APPLY_USAGE, applyCommand } from './apply-command.js';
+import {
+  BACKUPS_USAGE,
+  BACKUP_COMMAND_OPTIONS,
+  BACKUP_USAGE,
+  backupCommand,
+  backupsCommand,
+} from './backup-command.js';
 import { CONTROLLER_OPTIONS, CONTROLLER_USAGE, controllerCommand } from './controller-command.js';
 import { DIFF_OPTIONS, DIFF_USAGE, diffCommand } from './diff-command.js';
 import {
@@ -21,6 +28,8 @@ Commands:
   apply        apply resources and converge them once, without a running controller
   switchover   move the primary of a MySQLCluster (the controller performs it)
   status       print the topology of a MySQLCluster
+  backup       back a MySQLCluster up now (as its schedule would) and wait for it
+  backups      list a MySQLCluster's backups and how far its binary-log archive reaches
 
 Run "recon8s <command> --help" for a command's options.
 `;
@@ -122,6 +131,25 @@ export async function main(
         return command === 'switchover'
           ? await switchoverCommand({ name, ...values }, out, err)
           : await statusCommand({ name, namespace: values.namespace, kubeconfig: values.kubeconfig }, out, err);
+      }
+      case 'backup':
+      case 'backups': {
+        const usage = command === 'backup' ? BACKUP_USAGE : BACKUPS_USAGE;
+        const { values, positionals } = parseArgs({
+          args: [...rest],
+          options: BACKUP_COMMAND_OPTIONS,
+          strict: true,
+          allowPositionals: true,
+        });
+        if (values.help) {
+          out.write(usage);
+          return 0;
+        }
+        const [name, ...extra] = positionals;
+        if (!name || extra.length > 0) throw new UsageError(`${command} needs exactly one MySQLCluster NAME`, usage);
+        return command === 'backup'
+          ? await backupCommand({ name, ...values }, out, err)
+          : await backupsCommand({ name, ...values }, out, err);
       }
       case undefined:
       case 'help':

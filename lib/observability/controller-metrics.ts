@@ -42,6 +42,12 @@ export interface ControllerMetrics {
   readonly mysqlReplicaBehind: Gauge<'namespace' | 'cluster' | 'member'>;
   /** recon8s_mysql_member_reachable{namespace,cluster,member}: 1 when the member answered the controller. */
   readonly mysqlMemberReachable: Gauge<'namespace' | 'cluster' | 'member'>;
+  /** recon8s_mysql_backup_last_success_timestamp_seconds{namespace,cluster}: when the last backup that completed ended. */
+  readonly mysqlBackupLastSuccess: Gauge<'namespace' | 'cluster'>;
+  /** recon8s_mysql_backup_failing{namespace,cluster,job}: 1 when the last run of the backup or binlog job failed. */
+  readonly mysqlBackupFailing: Gauge<'namespace' | 'cluster' | 'job'>;
+  /** recon8s_mysql_binlog_archived_until_timestamp_seconds{namespace,cluster}: every transaction before it is archived. */
+  readonly mysqlBinlogArchivedUntil: Gauge<'namespace' | 'cluster'>;
 }
 
 /** controller-runtime's reconcile_time_seconds buckets (since v0.15). */
@@ -181,6 +187,21 @@ export function createControllerMetrics(registry: Registry): ControllerMetrics {
       name: 'recon8s_mysql_member_reachable',
       help: '1 when the member answered the controller over SQL when it last looked, else 0.',
       labelNames: ['namespace', 'cluster', 'member'],
+    }),
+    mysqlBackupLastSuccess: registry.gauge({
+      name: 'recon8s_mysql_backup_last_success_timestamp_seconds',
+      help: 'When the last backup of the MySQLCluster that completed ended (Unix time).',
+      labelNames: ['namespace', 'cluster'],
+    }),
+    mysqlBackupFailing: registry.gauge({
+      name: 'recon8s_mysql_backup_failing',
+      help: '1 when the last run of the MySQLCluster backup job (job="backup") or binary-log archive job (job="binlog") failed, else 0.',
+      labelNames: ['namespace', 'cluster', 'job'],
+    }),
+    mysqlBinlogArchivedUntil: registry.gauge({
+      name: 'recon8s_mysql_binlog_archived_until_timestamp_seconds',
+      help: 'Every transaction of the MySQLCluster committed before this time (Unix) is in the binary-log archive.',
+      labelNames: ['namespace', 'cluster'],
     }),
   };
 }

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import type { V1Container } from '@kubernetes/client-node';
+import type { V1Container, V1CronJob } from '@kubernetes/client-node';
 import { selects, synthMySQL } from './support/mysql-synth.js';
 
 const BACKUP = { schedule: '0 3 * * *', persistentVolumeClaimName: 'shop-backups' };
@@ -81,5 +81,74 @@ describe('MySQLCluster backup', () => {
     for (const name of ['shop-headless', 'shop-primary', 'shop-replicas'])
       assert.equal(selects(s.service(name).spec?.selector, labels), false, name);
     assert.equal(selects(s.disruptionBudget.spec?.selector?.matchLabels, labels), false);
+  });
+});
+
+describe('MySQLCluster backups to an object store, and restores', () => {
+  const S3 = {
+    bucket: 'shop-backups',
+    prefix: 'prod/shop',
+    endpoint: 'http://minio.storage:9000',
+    credentialsSecretName: 'store-keys',
+  };
+  const cronJob = (props: Parameters<typeof synthMySQL>[0], name: string) =>
+    synthMySQL(props).objects.find((o) => o.kind === 'CronJob' && o.metadata?.name === name) as V1CronJob | undefined;
+
+  it('streams the backup to the bucket with rclone copied from its image, credentials only by Secret reference', () => {
+    const pod = cronJob({ backup: { schedule: '@daily', s3: S3 } }, 'shop-backup')?.spec?.jobTemplate.spec?.template
+      .spec;
+    const [container] = pod?.containers ?? [];
+    assert.ok(container);
+    assert.equal(env(container, 'STORE_BUCKET')?.value, 'shop-backups');
+    assert.equal(env(container, 'STORE_PREFIX')?.value, 'prod/shop');
+    assert.equal(env(container, 'RCLONE_CONFIG_STORE_ENDPOINT')?.value, 'http://minio.storage:9000');
+    assert.equal(env(container, 'RCLONE_CONFIG_STORE_REGION')?.value, 'us-east-1');
+    assert.equal(env(container, 'RCLONE_CONFIG_STORE_FORCE_PATH_STYLE')?.value, 'true');
+    for (const [name, key] of [
+      ['RCLONE_CONFIG_STORE_ACCESS_KEY_ID', 'access-key-id'],
+      ['RCLONE_CONFIG_STORE_SECRET_ACCESS_KEY', 'secret-access-key'],
+    ] as const) {
+      assert.equal(env(container, name)?.value, undefined, `${name} is never a value`);
+      assert.deepEqual(env(container, name)?.valueFrom?.secretKeyRef, { name: 'store-keys', key });
+    }
+    assert.equal(mountAt(container, '/backup'), undefined, 'no volume destination');
+    const [copy] = pod?.initContainers ?? [];
+    assert.equal(copy?.image, 'docker.io/rclone/rclone:1.75.2');
+    assert.deepEqual(copy?.securityContext?.capabilities, { drop: ['ALL'] });
+    assert.equal(mountAt(container, '/opt/recon8s-tools')?.readOnly, true);
+  });
+
+  it('archives the binary logs every 5 minutes by default, every binlogIntervalMinutes, and not at all with 0', () => {
+    const binlog = (binlogIntervalMinutes?: number) =>
+      cronJob({ backup: { schedule: '@daily', s3: S3, binlogIntervalMinutes } }, 'shop-binlog');
+    const job = binlog();
+    assert.equal(job?.spec?.schedule, '*/5 * * * *');
+    assert.equal(job?.spec?.concurrencyPolicy, 'Forbid');
+    assert.equal(job?.spec?.jobTemplate.spec?.backoffLimit, 0);
+    const [container] = job?.spec?.jobTemplate.spec?.template.spec?.containers ?? [];
+    assert.deepEqual(container?.command, ['bash', '/opt/recon8s/binlog.sh']);
+    assert.equal(container && env(container, 'PRIMARY_HOST')?.value, 'shop-primary');
+    assert.equal(job?.spec?.jobTemplate.spec?.template.metadata?.labels?.['app.kubernetes.io/component'], 'backup');
+    assert.equal(binlog(15)?.spec?.schedule, '*/15 * * * *');
+    assert.equal(binlog(60)?.spec?.schedule, '0 * * * *');
+    assert.equal(binlog(0), undefined);
+    assert.equal(cronJob({ backup: BACKUP }, 'shop-binlog'), undefined, 'a volume destination archives no logs');
+  });
+
+  it("restores in the first member's bootstrap: the store, the backup and the point, with rclone beside it", () => {
+    const s = synthMySQL({ restore: { s3: S3, pointInTime: '2026-11-24T10:15:00Z' } });
+    const bootstrap = s.container('bootstrap');
+    assert.equal(env(bootstrap, 'RESTORE_BACKUP')?.value, 'latest');
+    assert.equal(env(bootstrap, 'RESTORE_POINT_IN_TIME')?.value, '2026-11-24T10:15:00Z');
+    assert.equal(env(bootstrap, 'RESTORE_GTID_SET'), undefined);
+    assert.equal(env(bootstrap, 'STORE_PREFIX')?.value, 'prod/shop');
+    assert.equal(env(bootstrap, 'RCLONE_CONFIG_STORE_SECRET_ACCESS_KEY')?.valueFrom?.secretKeyRef?.name, 'store-keys');
+    const names = (s.statefulSet.spec?.template.spec?.initContainers ?? []).map((c) => c.name);
+    assert.deepEqual(names, ['init-config', 'rclone', 'bootstrap']);
+    assert.deepEqual(
+      (synthMySQL().statefulSet.spec?.template.spec?.initContainers ?? []).map((c) => c.name),
+      ['init-config', 'bootstrap'],
+      'no restore, no rclone',
+    );
   });
 });

@@ -40,13 +40,17 @@ describe('MySQLCluster scripts', () => {
     assert.deepEqual(Object.keys(scripts).sort(), [
       'alive.sh',
       'backup.sh',
+      'binlog.sh',
       'bootstrap.sh',
       'common.sh',
       'init-config.sh',
+      'list-backups.sh',
       'ready.sh',
       'replication.sh',
       'reprovision.sh',
+      'restore.sh',
       'start-mysqld.sh',
+      'store.sh',
     ]);
     for (const [name, text] of Object.entries(scripts)) {
       const r = spawnSync('bash', ['-n'], { input: text, encoding: 'utf8' });
@@ -360,11 +364,20 @@ describe('MySQLCluster scripts', () => {
         ),
         calls,
       );
-      assert.ok(calls.includes("CREATE USER 'replication'@'%' IDENTIFIED BY 'repl\\'\"\\\\#;--';"), calls);
       assert.ok(
         calls.includes(
           [
-            "CREATE USER 'recon8s-admin'@'%' IDENTIFIED BY '4dmin\\'\"\\\\#%s' REQUIRE SSL;",
+            "CREATE USER IF NOT EXISTS 'replication'@'%' IDENTIFIED BY 'repl\\'\"\\\\#;--';",
+            "ALTER USER 'replication'@'%' IDENTIFIED BY 'repl\\'\"\\\\#;--';",
+          ].join('\n'),
+        ),
+        calls,
+      );
+      assert.ok(
+        calls.includes(
+          [
+            "CREATE USER IF NOT EXISTS 'recon8s-admin'@'%' IDENTIFIED BY '4dmin\\'\"\\\\#%s' REQUIRE SSL;",
+            "ALTER USER 'recon8s-admin'@'%' IDENTIFIED BY '4dmin\\'\"\\\\#%s' REQUIRE SSL;",
             "GRANT SYSTEM_VARIABLES_ADMIN, REPLICATION_SLAVE_ADMIN, REPLICATION CLIENT, RELOAD, PROCESS, CONNECTION_ADMIN ON *.* TO 'recon8s-admin'@'%';",
             "GRANT SELECT ON performance_schema.* TO 'recon8s-admin'@'%';",
             'SHUTDOWN;',

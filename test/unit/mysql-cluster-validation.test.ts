@@ -4,6 +4,7 @@ import type { ExpectedMySQLProblem } from './support/mysql-synth.js';
 import { assertMySQLProblem, invalidMySQL, synthMySQL } from './support/mysql-synth.js';
 
 const BACKUP = { schedule: '0 3 * * *', persistentVolumeClaimName: 'shop-backups' };
+const STORE = { bucket: 'shop-backups', prefix: 'prod/shop', credentialsSecretName: 'store-keys' };
 const EOL = /end-of-life and get no security fixes/;
 
 interface FailCase extends ExpectedMySQLProblem {
@@ -378,10 +379,65 @@ const cases: FailCase[] = [
     expected: /required/,
   },
   {
-    name: 'fails on a backup without a volume',
+    name: 'fails on a backup with two destinations',
+    props: { backup: { ...BACKUP, s3: STORE } },
+    field: 'spec.backup',
+    value: {
+      ...BACKUP,
+      s3: { ...STORE, region: 'us-east-1', forcePathStyle: true, rcloneImage: 'docker.io/rclone/rclone:1.75.2' },
+      retain: 7,
+      suspend: false,
+    },
+    expected: /exactly one destination: persistentVolumeClaimName or s3/,
+  },
+  {
+    name: 'fails on binlogIntervalMinutes without s3',
+    props: { backup: { ...BACKUP, binlogIntervalMinutes: 5 } },
+    field: 'spec.backup.binlogIntervalMinutes',
+    value: 5,
+    expected: /binlogIntervalMinutes needs s3/,
+  },
+  {
+    name: 'fails on a bucket name S3 refuses',
+    props: { backup: { schedule: '@daily', s3: { ...STORE, bucket: 'My_Bucket' } } },
+    field: 'spec.backup.s3.bucket',
+    value: 'My_Bucket',
+    expected: /an S3 bucket name/,
+  },
+  {
+    name: 'fails on a restore point that is not a UTC time',
+    props: { restore: { s3: STORE, pointInTime: '2026-11-24 10:15' } },
+    field: 'spec.restore.pointInTime',
+    value: '2026-11-24 10:15',
+    expected: /a UTC time such as/,
+  },
+  {
+    name: 'fails on a restore to both a point in time and a GTID set',
+    props: {
+      restore: { s3: STORE, pointInTime: '2026-11-24T10:15:00Z', gtidSet: '3e11fa47-71ca-11e1-9e33-c80aa9429562:1-77' },
+    },
+    field: 'spec.restore',
+    value: {
+      s3: { ...STORE, region: 'us-east-1', forcePathStyle: true, rcloneImage: 'docker.io/rclone/rclone:1.75.2' },
+      backup: 'latest',
+      pointInTime: '2026-11-24T10:15:00Z',
+      gtidSet: '3e11fa47-71ca-11e1-9e33-c80aa9429562:1-77',
+    },
+    expected: /at most one of pointInTime and gtidSet/,
+  },
+  {
+    name: 'fails on backups into the prefix the restore reads',
+    props: { restore: { s3: STORE }, backup: { schedule: '@daily', s3: STORE } },
+    field: 'spec.backup.s3.prefix',
+    value: 'prod/shop',
+    expected: /must not name the prefix restore.s3 reads from/,
+  },
+  {
+    name: 'fails on a backup without a destination',
     props: { backup: { schedule: '@daily' } },
-    field: 'spec.backup.persistentVolumeClaimName',
-    expected: /required/,
+    field: 'spec.backup',
+    value: { schedule: '@daily', retain: 7, suspend: false },
+    expected: /exactly one destination: persistentVolumeClaimName or s3/,
   },
   {
     name: 'fails on a backup volume name that is not a DNS subdomain',

@@ -1,14 +1,15 @@
-// What a MySQL member reports about itself, turned into Events on its MySQLCluster. The database pods
-// have no API credentials: a container says what it did in its termination message (e.g. the
+// What a MySQL member (or a backup, binary-log or restore run) reports about itself, turned into Events on
+// its MySQLCluster. The pods have no API credentials: a container says what it did in its termination message (e.g. the
 // replication sidecar after re-provisioning a replica by clone), the kubelet keeps it in the pod
 // status, and the controller, which watches the database pods, records it.
 import type { V1Pod } from '@kubernetes/client-node';
-import { MYSQL_MEMBER_REPORTS } from '../../../constructs/index.js';
+import { MYSQL_MEMBER_REPORTS, MYSQL_STORE_REPORTS } from '../../../constructs/index.js';
 import type { EventType } from '../events.js';
+import { describeStoreReport } from './backup-status.js';
 
-/** The database pods of every MySQLCluster (the labels of its pod template). */
+/** The database pods and the backup and binary-log job pods of every MySQLCluster. */
 export const MYSQL_MEMBER_SELECTOR =
-  'app.kubernetes.io/managed-by=recon8s,app.kubernetes.io/name=mysql,app.kubernetes.io/component=database';
+  'app.kubernetes.io/managed-by=recon8s,app.kubernetes.io/name=mysql,app.kubernetes.io/component in (database,backup)';
 const CLUSTER_LABEL = 'app.kubernetes.io/instance';
 
 /** Events are cut there by convention (kubectl shows them whole; the API server allows 1 KiB notes). */
@@ -17,6 +18,12 @@ const MAX_MESSAGE = 1024;
 const TYPES: Readonly<Record<string, EventType>> = {
   [MYSQL_MEMBER_REPORTS.reprovisioned]: 'Normal',
   [MYSQL_MEMBER_REPORTS.failed]: 'Warning',
+  [MYSQL_STORE_REPORTS.backupCompleted]: 'Normal',
+  [MYSQL_STORE_REPORTS.backupFailed]: 'Warning',
+  [MYSQL_STORE_REPORTS.binlogArchiveFailed]: 'Warning',
+  [MYSQL_STORE_REPORTS.restored]: 'Normal',
+  [MYSQL_STORE_REPORTS.restoreFailed]: 'Warning',
+  // BinlogsArchived is status only: an Event every few minutes would bury the others.
 };
 
 export interface MemberReport {
@@ -40,21 +47,24 @@ export function memberReports(pod: V1Pod): MemberReport[] {
   const cluster = pod.metadata?.labels?.[CLUSTER_LABEL];
   if (!namespace || !cluster) return [];
   const out: MemberReport[] = [];
-  for (const status of pod.status?.containerStatuses ?? []) {
-    const terminated = status.lastState?.terminated;
-    const match = /^(\w+): ([^]+)$/.exec(terminated?.message?.trim() ?? '');
-    const reason = match?.[1] ?? '';
-    const type = TYPES[reason];
-    if (!terminated || !match || !type) continue;
-    const when = terminated.finishedAt ? new Date(terminated.finishedAt).toISOString() : '';
-    out.push({
-      namespace,
-      cluster,
-      type,
-      reason,
-      message: truncate(`pod ${pod.metadata?.name ?? ''}: ${match[2] ?? ''}`),
-      key: `${pod.metadata?.uid ?? pod.metadata?.name ?? ''}/${status.name}/${terminated.containerID ?? when}`,
-    });
+  const statuses = [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])];
+  for (const status of statuses) {
+    // A job's container and a finished init container say it in their state; a restarted one in its last state.
+    for (const terminated of [status.state?.terminated, status.lastState?.terminated]) {
+      const match = /^(\w+): ([^]+)$/.exec(terminated?.message?.trim() ?? '');
+      const reason = match?.[1] ?? '';
+      const type = TYPES[reason];
+      if (!terminated || !match || !type) continue;
+      const when = terminated.finishedAt ? new Date(terminated.finishedAt).toISOString() : '';
+      out.push({
+        namespace,
+        cluster,
+        type,
+        reason,
+        message: truncate(`pod ${pod.metadata?.name ?? ''}: ${describeStoreReport(reason, match[2] ?? '')}`),
+        key: `${pod.metadata?.uid ?? pod.metadata?.name ?? ''}/${status.name}/${terminated.containerID ?? when}`,
+      });
+    }
   }
   return out;
 }

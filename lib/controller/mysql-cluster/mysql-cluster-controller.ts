@@ -2,13 +2,15 @@
 // how a refused StatefulSet is recovered (storage growth), its status, and what its members report.
 // The home of everything MySQL-specific the controller does.
 import type { KubernetesObject } from '../../../constructs/index.js';
-import { MYSQL_CLUSTER, mysqlClusterNames } from '../../../constructs/index.js';
+import { MYSQL_CLUSTER, MYSQL_OBJECT_STORE_SECRET_KEYS, mysqlClusterNames } from '../../../constructs/index.js';
 import type { KubeClient } from '../../kube/index.js';
 import { isNotFound } from '../../kube/index.js';
 import { workloadConditions, workloadFigures } from '../../reconcile/status.js';
-import type { KindController, Preparation, Problem } from '../kind-controller.js';
+import type { KindController, Management, Manager, Preparation, Problem } from '../kind-controller.js';
 import type { CustomResource, LiveLookup, ObservedState } from '../status.js';
 import { compact, find, selectorString, serviceEndpoint } from '../status.js';
+import type { BackupStatus, RestoreStatus } from './backup-status.js';
+import { backupFindings } from './backup-status.js';
 import { createMySQLClusterManager } from './cluster-manager.js';
 import { ensureCredentials } from './credentials.js';
 import { MYSQL_MEMBER_SELECTOR, memberReports } from './member-reports.js';
@@ -31,6 +33,7 @@ async function prepare(client: KubeClient, cr: CustomResource): Promise<Preparat
     problems.push({ reason: CREDENTIALS_REASONS[credentials.state], message: credentials.message });
   const backupVolume = await backupVolumeProblem(client, cr);
   if (backupVolume) problems.push(backupVolume);
+  problems.push(...(await storeCredentialsProblems(client, cr)));
   return {
     problems,
     // Pods that read a Secret which is missing or unusable would only fail (CreateContainerConfigError,
@@ -65,6 +68,77 @@ async function backupVolumeProblem(client: KubeClient, cr: CustomResource): Prom
       message: `PersistentVolumeClaim ${claim} named in spec.backup.persistentVolumeClaimName does not exist in namespace ${namespace}: backups cannot run until it is created (recon8s never creates it)`,
     };
   }
+}
+
+type StoreSpec = { readonly credentialsSecretName?: string } | undefined;
+
+/**
+ * An object store's credentials Secret (spec.backup.s3, spec.restore.s3) that is missing or lacks a key:
+ * the jobs, or the restoring member, cannot start until it is there.
+ */
+async function storeCredentialsProblems(client: KubeClient, cr: CustomResource): Promise<Problem[]> {
+  const spec = cr.spec as { backup?: { s3?: StoreSpec }; restore?: { s3?: StoreSpec } } | undefined;
+  const namespace = cr.metadata.namespace ?? '';
+  const problems: Problem[] = [];
+  const checked = new Set<string>();
+  for (const [field, store] of [
+    ['spec.backup.s3.credentialsSecretName', spec?.backup?.s3],
+    ['spec.restore.s3.credentialsSecretName', spec?.restore?.s3],
+  ] as const) {
+    const name = store?.credentialsSecretName;
+    if (!name || checked.has(name)) continue;
+    checked.add(name);
+    let data: Record<string, string> | undefined;
+    try {
+      data = (await client.core.readNamespacedSecret({ namespace, name })).data ?? {};
+    } catch (e) {
+      if (!isNotFound(e)) throw e;
+    }
+    const missing = Object.values(MYSQL_OBJECT_STORE_SECRET_KEYS).filter((k) => !data?.[k]);
+    if (data && missing.length === 0) continue;
+    problems.push({
+      reason: 'BackupStoreCredentialsMissing',
+      message: data
+        ? `Secret ${name} named in ${field} lacks the key(s) ${missing.join(', ')}`
+        : `Secret ${name} named in ${field} does not exist in namespace ${namespace}: create it with the keys ${Object.values(MYSQL_OBJECT_STORE_SECRET_KEYS).join(' and ')} (recon8s only reads it)`,
+    });
+  }
+  return problems;
+}
+
+/**
+ * The HA manager (cluster-manager.ts) on the database pods, then what the backup, binary-log and
+ * restore runs reported: status.backup, status.restore, their problems and metrics.
+ */
+function createManager(): Manager {
+  const ha = createMySQLClusterManager();
+  return {
+    forget: (uid) => ha.forget(uid),
+    async manage(ctx): Promise<Management> {
+      const database = ctx.pods.filter((p) => p.metadata?.labels?.['app.kubernetes.io/component'] === 'database');
+      const managed = await ha.manage({ ...ctx, pods: database });
+      const status = (ctx.cr.status ?? {}) as { backup?: BackupStatus; restore?: RestoreStatus };
+      const found = backupFindings(ctx.cr.metadata.name, ctx.pods, status);
+      const labels = { namespace: ctx.cr.metadata.namespace ?? '', cluster: ctx.cr.metadata.name };
+      if (found.backup?.lastSuccessfulTime)
+        ctx.metrics?.mysqlBackupLastSuccess.set(labels, Date.parse(found.backup.lastSuccessfulTime) / 1000);
+      if (found.backup?.binlogsArchivedUntil)
+        ctx.metrics?.mysqlBinlogArchivedUntil.set(labels, Date.parse(found.backup.binlogsArchivedUntil) / 1000);
+      for (const job of ['backup', 'binlog'] as const) {
+        const failing = found.failing[job];
+        if (failing !== undefined) ctx.metrics?.mysqlBackupFailing.set({ ...labels, job }, failing ? 1 : 0);
+      }
+      return {
+        ...managed,
+        fields: {
+          ...managed.fields,
+          ...(found.backup ? { backup: found.backup } : {}),
+          ...(found.restore ? { restore: found.restore } : {}),
+        },
+        problems: [...managed.problems, ...found.problems],
+      };
+    },
+  };
 }
 
 /** What a MySQLCluster's StatefulSet and Services report. */
@@ -127,7 +201,7 @@ export const MYSQL_CLUSTER_CONTROLLER: KindController = {
       live,
       prepared.facts?.[SECRET_FACT] ?? mysqlClusterNames(cr.metadata.name).credentialsSecret,
     ),
-  createManager: createMySQLClusterManager,
+  createManager,
   podReports: {
     selector: MYSQL_MEMBER_SELECTOR,
     reports: (pod) =>

@@ -1,0 +1,126 @@
+// A new cluster's first member, created from a backup in an object store (spec.restore): sourced by
+// bootstrap.sh, run against its temporary server.
+import { STORE_REPORTS } from './object-store-script.js';
+import { sh } from './shell.js';
+
+/**
+ * The design (the store's layout is in object-store-script.ts):
+ * - It runs inside the bootstrap of ordinal 0, in the staging data directory, before mysqld ever
+ *   starts for real: the member is not ready, so nothing is served, until the restore is complete; a
+ *   restore that fails leaves nothing behind (the staging directory is discarded) and the init
+ *   container says why in its termination message, which the controller reports as Degraded
+ *   (RestoreFailed) and an Event. The kubelet retries it with its back-off.
+ * - The backup: the one named, or the latest (with a point in time, the latest that ended before it).
+ *   Its dump is streamed from the store into the temporary server; then the server's GTID history is
+ *   the backup's (RESET BINARY LOGS AND GTIDS, SET GLOBAL gtid_purged).
+ * - The binary logs archived after it are replayed in the order they were archived, each through
+ *   mysqlbinlog (--stop-datetime for a point in time, --include-gtids for a GTID set) into the
+ *   temporary server with their own GTIDs, so that a transaction already there (in the backup, or
+ *   in an earlier log of another primary) is skipped by GTID. A log whose Previous_gtids names a
+ *   transaction that is neither restored nor archived is a gap: the restore fails rather than
+ *   continue past it. A point in time after the archive's coveredUntil fails too.
+ * - Everything bootstrap does afterwards (the new cluster's own accounts and passwords) runs after
+ *   the replay, so that nothing in the source's history can change them.
+ */
+export const RESTORE_SH = sh`# recon8s restore: functions bootstrap.sh runs on its temporary server when RESTORE_BACKUP is set.
+
+restore_fail() {
+  report ${STORE_REPORTS.restoreFailed} "$1"
+  die "$1"
+}
+
+temporary_value() {
+  temporary_sql --skip-column-names -e "SET SESSION sql_mode = ''; $1"
+}
+
+# The complete backups (those with a manifest), oldest first.
+restore_backups() {
+  store_list base -R --files-only --include '/*/manifest.json' |
+    sed -n 's|^\([0-9]\{8\}T[0-9]\{6\}Z\)/manifest\.json$|\1|p' | sort
+}
+
+restore_from_store() {
+  . "\${BASH_SOURCE[0]%/*}/store.sh"
+  local point=\${RESTORE_POINT_IN_TIME:-} target=\${RESTORE_GTID_SET:-} name= manifest ended gtids backups candidate
+  mapfile -t backups < <(restore_backups)
+  ((\${#backups[@]})) || restore_fail "no complete backup in $(store_url base/)"
+  if [[ $RESTORE_BACKUP != latest ]]; then
+    for candidate in "\${backups[@]}"; do [[ $candidate != "$RESTORE_BACKUP" ]] || name=$candidate; done
+    [[ -n $name ]] || restore_fail "backup $RESTORE_BACKUP is not in $(store_url base/); the newest there: \${backups[*]: -5}"
+  elif [[ -n $point ]]; then
+    for ((i = \${#backups[@]} - 1; i >= 0; i--)); do
+      manifest=$(store_rclone cat "$(store_path "base/\${backups[i]}/manifest.json")")
+      ended=$(json_field "$manifest" endTime) || continue
+      if [[ ! $ended > $point ]]; then name=\${backups[i]}; break; fi
+    done
+    [[ -n $name ]] || restore_fail "no backup in $(store_url base/) ended before $point; the oldest is \${backups[0]}"
+  else
+    name=\${backups[-1]}
+  fi
+  manifest=$(store_rclone cat "$(store_path "base/$name/manifest.json")")
+  gtids=$(json_field "$manifest" gtidSet) || gtids=
+  ended=$(json_field "$manifest" endTime) || ended=
+  [[ -z $point || ! $ended > $point ]] ||
+    restore_fail "backup $name ended at $ended, after the point in time asked for ($point): name an earlier backup, or leave backup as latest"
+
+  log "restoring backup $name from $(store_url "base/$name/") (GTID set '$gtids')"
+  store_rclone cat "$(store_path "base/$name/dump.sql.gz")" | gunzip -c | temporary_sql --binary-mode ||
+    restore_fail "loading backup $name from $(store_url "base/$name/") failed (see the bootstrap container's log)"
+  temporary_sql -e "RESET BINARY LOGS AND GTIDS; SET GLOBAL gtid_purged = '$gtids';"
+
+  local replayed=0
+  if [[ -n $point || -n $target ]]; then restore_replay; fi
+  local executed
+  executed=$(temporary_value "SELECT REPLACE(@@gtid_executed, '\\n', '')")
+  restored=$(printf '{"backup":"%s","location":"%s","pointInTime":"%s","gtidSet":"%s","replayedLogs":%d}' \
+    "$name" "$(store_url "base/$name/")" "$point" "$executed" "$replayed")
+  log "restored: $restored"
+}
+
+# Replays the archived binary logs up to the point or GTID set (sets replayed).
+restore_replay() {
+  local state covered segments segment meta segment_gtids previous missing work=$volume/restore-binlog
+  local options=()
+  if [[ -n $point ]]; then
+    # Listed first: rclone cat of a key that does not exist prints nothing and succeeds.
+    [[ -n $(store_list binlog --files-only --include /state.json) ]] ||
+      restore_fail "no binary logs are archived in $(store_url binlog/): cannot restore to $point"
+    state=$(store_rclone cat "$(store_path binlog/state.json)")
+    covered=$(json_field "$state" coveredUntil) || covered=
+    [[ ! $point > $covered ]] ||
+      restore_fail "the archived binary logs reach $covered, before the point in time asked for ($point): restore to an earlier point, or to this one once the next archive run has passed it"
+    options+=(--stop-datetime="\${point/T/ }")
+    options[-1]=\${options[-1]%Z}
+  else
+    options+=(--include-gtids="$target")
+  fi
+  mapfile -t segments < <(store_list binlog --files-only --include '*.json' | grep -E '^[0-9]{8}T[0-9]{6}Z-.*\.json$' | sort)
+  rm -rf -- "$work"
+  mkdir -p -- "$work"
+  for segment in "\${segments[@]}"; do
+    meta=$(store_rclone cat "$(store_path "binlog/$segment")")
+    segment_gtids=$(json_field "$meta" gtidSet) || continue
+    [[ $(temporary_value "SELECT GTID_SUBSET('$segment_gtids', @@gtid_executed)") != 1 ]] || continue
+    if [[ -n $point ]]; then
+      previous=$(json_field "$meta" previousGtids) || previous=
+      missing=$(temporary_value "SELECT REPLACE(GTID_SUBTRACT('$previous', @@gtid_executed), '\\n', '')")
+      [[ -z $missing ]] ||
+        restore_fail "the archive has a gap before $segment: transactions $missing are in no archived binary log after the backup"
+    fi
+    store_rclone cat "$(store_path "binlog/\${segment%.json}.gz")" | gunzip -c >"$work/segment" ||
+      restore_fail "cannot read $(store_url "binlog/\${segment%.json}.gz")"
+    mysqlbinlog "\${options[@]}" "$work/segment" | temporary_sql --binary-mode ||
+      restore_fail "replaying $(store_url "binlog/\${segment%.json}.gz") failed (see the bootstrap container's log)"
+    rm -f -- "$work/segment"
+    replayed=$((replayed + 1))
+    # A log not applied whole reached the point: what follows is after it.
+    if [[ -n $point && $(temporary_value "SELECT GTID_SUBSET('$segment_gtids', @@gtid_executed)") != 1 ]]; then break; fi
+  done
+  rm -rf -- "$work"
+  if [[ -n $target ]]; then
+    missing=$(temporary_value "SELECT REPLACE(GTID_SUBTRACT('$target', @@gtid_executed), '\\n', '')")
+    [[ -z $missing ]] || restore_fail "the archive lacks transactions of the GTID set asked for: $missing"
+  fi
+  log "replayed $replayed archived binary logs"
+}
+`;

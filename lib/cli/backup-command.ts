@@ -1,0 +1,239 @@
+// `recon8s backup NAME` and `recon8s backups NAME`. Both run a Job from the cluster's backup CronJob,
+// so that they reach the store (or volume) exactly as the scheduled backups do, with the credentials
+// the pods read from their Secret: the CLI never handles a storage credential or a password.
+import { HttpMethod } from '@kubernetes/client-node';
+import type { V1CronJob, V1Job, V1Pod, V1PodList } from '@kubernetes/client-node';
+import { MYSQL_STORE_REPORTS } from '../../constructs/index.js';
+import { describeStoreReport } from '../controller/mysql-cluster/backup-status.js';
+import type { KubeClient } from '../kube/index.js';
+import { apiError } from '../kube/index.js';
+import { connect } from './diff-command.js';
+import { UsageError } from './usage-error.js';
+
+export const BACKUP_USAGE = `Usage: recon8s backup NAME [-n NAMESPACE] [--kubeconfig PATH] [--timeout SECONDS]
+
+Takes a backup of MySQLCluster NAME now, as its schedule would (a Job from its CronJob NAME-backup),
+and waits for it: prints where the backup is, its size and its GTID set (exit 0), or why it failed (1).
+`;
+
+export const BACKUPS_USAGE = `Usage: recon8s backups NAME [-n NAMESPACE] [--kubeconfig PATH] [--timeout SECONDS]
+
+Lists the backups of MySQLCluster NAME where they are stored (a short Job from its CronJob NAME-backup
+reads the store), oldest first, with when each ended, its size and GTID set, and how far the archived
+binary logs reach: the points spec.restore can restore to.
+`;
+
+export const BACKUP_COMMAND_OPTIONS = {
+  namespace: { type: 'string', short: 'n' },
+  kubeconfig: { type: 'string' },
+  timeout: { type: 'string', default: '900' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+interface Options {
+  readonly name: string;
+  readonly namespace?: string;
+  readonly kubeconfig?: string;
+  readonly timeout: string;
+}
+
+const LIST_SCRIPT = '/opt/recon8s/list-backups.sh';
+
+/** A Job from the CronJob's template, owned by it (deleted with it), like `kubectl create job --from`. */
+function jobFrom(cronJob: V1CronJob, name: string, command?: string[]): V1Job {
+  const template = cronJob.spec?.jobTemplate;
+  const spec = structuredClone(template?.spec);
+  if (!spec) throw new Error(`CronJob ${cronJob.metadata?.name ?? ''} has no job template`);
+  if (command) {
+    const container = spec.template.spec?.containers[0];
+    if (container) container.command = command;
+    spec.backoffLimit = 0;
+    spec.ttlSecondsAfterFinished = 600;
+  }
+  return {
+    apiVersion: 'batch/v1',
+    kind: 'Job',
+    metadata: {
+      name,
+      labels: template?.metadata?.labels,
+      annotations: { 'cronjob.kubernetes.io/instantiate': 'manual' },
+      ownerReferences: [
+        {
+          apiVersion: 'batch/v1',
+          kind: 'CronJob',
+          name: cronJob.metadata?.name ?? '',
+          uid: cronJob.metadata?.uid ?? '',
+          controller: true,
+        },
+      ],
+    },
+    spec,
+  };
+}
+
+function timeoutMs(o: Options, usage: string): number {
+  const s = Number(o.timeout);
+  if (!Number.isFinite(s) || s <= 0)
+    throw new UsageError(`--timeout must be a positive number of seconds, got "${o.timeout}"`, usage);
+  return s * 1000;
+}
+
+async function runJob(
+  client: KubeClient,
+  namespace: string,
+  name: string,
+  command: string[] | undefined,
+  deadline: number,
+): Promise<{ job: string; pod?: V1Pod; succeeded: boolean }> {
+  const cronJobName = `${name}-backup`;
+  const cronJob = await client.requestJson<V1CronJob>({
+    path: `/apis/batch/v1/namespaces/${namespace}/cronjobs/${cronJobName}`,
+  });
+  // Seconds since the epoch: never the minutes the CronJob controller names its Jobs by.
+  const job = `${cronJobName}-${Math.floor(Date.now() / 1000)}`;
+  await client.request({
+    method: HttpMethod.POST,
+    path: `/apis/batch/v1/namespaces/${namespace}/jobs`,
+    body: JSON.stringify(jobFrom(cronJob, job, command)),
+    headers: { 'Content-Type': 'application/json' },
+  });
+  while (Date.now() < deadline) {
+    const status = (await client.requestJson<V1Job>({ path: `/apis/batch/v1/namespaces/${namespace}/jobs/${job}` }))
+      .status;
+    const done = status?.conditions?.find((c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True');
+    if (done) {
+      const pods = await client.requestJson<V1PodList>({
+        path: `/api/v1/namespaces/${namespace}/pods?labelSelector=${encodeURIComponent(`job-name=${job}`)}`,
+      });
+      const newest = pods.items.sort((a, b) =>
+        String(b.metadata?.creationTimestamp ?? '').localeCompare(String(a.metadata?.creationTimestamp ?? '')),
+      )[0];
+      return { job, pod: newest, succeeded: done.type === 'Complete' };
+    }
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+  throw new Error(`Job ${job} did not finish within the timeout; it goes on: kubectl -n ${namespace} get job ${job}`);
+}
+
+function terminationMessage(pod: V1Pod | undefined): string {
+  const c = pod?.status?.containerStatuses?.[0];
+  return (c?.state?.terminated?.message ?? c?.lastState?.terminated?.message ?? '').trim();
+}
+
+function failed(e: unknown, namespace: string, name: string, err: NodeJS.WritableStream): number {
+  const info = apiError(e);
+  err.write(
+    `error: ${info.code === 404 ? `MySQLCluster ${namespace}/${name} has no backups configured (no CronJob ${name}-backup): set spec.backup` : info.message}\n`,
+  );
+  return 2;
+}
+
+export async function backupCommand(
+  o: Options,
+  out: NodeJS.WritableStream,
+  err: NodeJS.WritableStream,
+): Promise<number> {
+  const deadline = Date.now() + timeoutMs(o, BACKUP_USAGE);
+  const { client, defaultNamespace } = connect(o.kubeconfig);
+  const namespace = o.namespace ?? defaultNamespace;
+  try {
+    const run = await runJob(client, namespace, o.name, undefined, deadline);
+    const message = terminationMessage(run.pod);
+    const match = /^(\w+): ([^]+)$/.exec(message);
+    const text = match ? describeStoreReport(match[1] ?? '', match[2] ?? '') : message || 'no report';
+    if (run.succeeded && match?.[1] === MYSQL_STORE_REPORTS.backupCompleted) {
+      out.write(`${text}\n`);
+      return 0;
+    }
+    err.write(`backup Job ${run.job} failed: ${text}\n`);
+    return 1;
+  } catch (e) {
+    return failed(e, namespace, o.name, err);
+  } finally {
+    await client.close();
+  }
+}
+
+export async function backupsCommand(
+  o: Options,
+  out: NodeJS.WritableStream,
+  err: NodeJS.WritableStream,
+): Promise<number> {
+  const deadline = Date.now() + timeoutMs(o, BACKUPS_USAGE);
+  const { client, defaultNamespace } = connect(o.kubeconfig);
+  const namespace = o.namespace ?? defaultNamespace;
+  try {
+    const run = await runJob(client, namespace, o.name, ['bash', LIST_SCRIPT], deadline);
+    const container = run.pod?.spec?.containers[0]?.name ?? 'backup';
+    const log = run.pod?.metadata?.name
+      ? await (
+          await client.request({
+            path: `/api/v1/namespaces/${namespace}/pods/${run.pod.metadata.name}/log?container=${container}`,
+          })
+        ).body.text()
+      : '';
+    if (!run.succeeded) {
+      err.write(`listing Job ${run.job} failed:\n${log}`);
+      return 1;
+    }
+    out.write(formatBackups(log));
+    return 0;
+  } catch (e) {
+    return failed(e, namespace, o.name, err);
+  } finally {
+    await client.close();
+  }
+}
+
+/** list-backups.sh's lines as a table, then how far a point-in-time restore reaches. */
+export function formatBackups(listing: string): string {
+  const rows = [['BACKUP', 'ENDED', 'SIZE', 'GTID SET']];
+  let covered: string | undefined;
+  let oldestEnd: string | undefined;
+  for (const line of listing.split('\n')) {
+    const [kind, first = '', second = ''] = line.split('\t');
+    if (kind === 'backup' || kind === 'binlog') {
+      let o: Record<string, unknown>;
+      try {
+        o = JSON.parse(first) as Record<string, unknown>;
+      } catch {
+        continue;
+      }
+      if (kind === 'binlog') {
+        covered = typeof o.coveredUntil === 'string' ? o.coveredUntil : undefined;
+        continue;
+      }
+      const ended = typeof o.endTime === 'string' ? o.endTime : '';
+      oldestEnd ??= ended;
+      rows.push([String(o.name ?? ''), ended, size(Number(o.sizeBytes ?? 0)), String(o.gtidSet ?? '')]);
+    } else if (kind === 'file') {
+      rows.push([first, '', size(Number(second)), '']);
+    }
+  }
+  if (rows.length === 1) return 'no backups yet\n';
+  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? [];
+  const table = rows
+    .map((r) =>
+      r
+        .map((c, i) => c.padEnd(widths[i] ?? 0))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
+  const reach =
+    covered && oldestEnd
+      ? `\nbinary logs archived until ${covered}: spec.restore.pointInTime may be any time from ${oldestEnd} to ${covered}\n`
+      : '';
+  return `${table}\n${reach}`;
+}
+
+function size(bytes: number): string {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let v = bytes;
+  let u = 0;
+  while (v >= 1024 && u < units.length - 1) {
+    v /= 1024;
+    u++;
+  }
+  return u === 0 ? `${v} B` : `${v.toFixed(1)} ${units[u] ?? ''}`;
+}

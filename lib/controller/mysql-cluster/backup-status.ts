@@ -1,0 +1,172 @@
+// What the backup and binary-log jobs and a restore reported (their termination messages; see
+// constructs/mysql/object-store-script.ts), turned into status.backup, status.restore and problems.
+// Pure: the pods in the cache and the status last written go in, the findings come out. Job pods are
+// kept only a few runs (the CronJobs' history limits), so what was last seen is carried forward.
+import type { V1ContainerStateTerminated, V1Pod } from '@kubernetes/client-node';
+import { MYSQL_STORE_REPORTS } from '../../../constructs/index.js';
+import type { Problem } from '../kind-controller.js';
+
+export interface BackupStatus {
+  readonly lastSuccessfulTime?: string;
+  readonly name?: string;
+  readonly location?: string;
+  readonly sizeBytes?: number;
+  readonly gtidSet?: string;
+  readonly durationSeconds?: number;
+  readonly source?: string;
+  readonly binlogsArchivedUntil?: string;
+}
+
+export interface RestoreStatus {
+  readonly backup: string;
+  readonly location?: string;
+  readonly pointInTime?: string;
+  readonly gtidSet?: string;
+  readonly replayedLogs?: number;
+  readonly completedAt?: string;
+}
+
+export interface BackupFindings {
+  readonly backup?: BackupStatus;
+  readonly restore?: RestoreStatus;
+  readonly problems: readonly Problem[];
+  /** Whether the last run of each job failed (undefined: no run seen). */
+  readonly failing: { readonly backup?: boolean; readonly binlog?: boolean };
+}
+
+interface Termination {
+  readonly reason: string;
+  readonly text: string;
+  readonly finishedAt: string;
+}
+
+const COMPONENT = 'app.kubernetes.io/component';
+const INSTANCE = 'app.kubernetes.io/instance';
+
+/** The termination ("Reason: text") of each container named, newest first. */
+function terminations(pods: readonly V1Pod[], containers: readonly string[], init = false): Termination[] {
+  const out: Termination[] = [];
+  for (const pod of pods) {
+    const statuses = (init ? pod.status?.initContainerStatuses : pod.status?.containerStatuses) ?? [];
+    for (const status of statuses) {
+      if (!containers.includes(status.name)) continue;
+      for (const t of [status.state?.terminated, status.lastState?.terminated]) {
+        const parsed = parse(t);
+        if (parsed) out.push(parsed);
+      }
+    }
+  }
+  return out.sort((a, b) => (a.finishedAt < b.finishedAt ? 1 : a.finishedAt > b.finishedAt ? -1 : 0));
+}
+
+function parse(t: V1ContainerStateTerminated | undefined): Termination | undefined {
+  const match = /^(\w+): ([^]+)$/.exec(t?.message?.trim() ?? '');
+  if (!t || !match?.[1] || match[2] === undefined) return undefined;
+  const finishedAt = t.finishedAt ? new Date(t.finishedAt).toISOString() : '';
+  return { reason: match[1], text: match[2], finishedAt };
+}
+
+/** A JSON object from a report, or undefined when it is not one. */
+function json(text: string): Record<string, unknown> | undefined {
+  try {
+    const v: unknown = JSON.parse(text);
+    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
+const int = (v: unknown): number | undefined =>
+  typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : undefined;
+
+function compact<T extends object>(o: T): T {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+}
+
+/**
+ * The findings for one MySQLCluster from its pods (any component; those of other clusters are ignored)
+ * and its current status.
+ */
+export function backupFindings(
+  cluster: string,
+  pods: readonly V1Pod[],
+  previous: { readonly backup?: BackupStatus; readonly restore?: RestoreStatus },
+): BackupFindings {
+  const own = pods.filter((p) => p.metadata?.labels?.[INSTANCE] === cluster);
+  const jobPods = own.filter((p) => p.metadata?.labels?.[COMPONENT] === 'backup');
+  const problems: Problem[] = [];
+
+  const backupRuns = terminations(jobPods, ['backup']);
+  const completed = backupRuns.find((r) => r.reason === MYSQL_STORE_REPORTS.backupCompleted);
+  const manifest = completed ? json(completed.text) : undefined;
+  const binlogRuns = terminations(jobPods, ['binlog']);
+  const archived = binlogRuns.find((r) => r.reason === MYSQL_STORE_REPORTS.binlogsArchived);
+  const archivedUntil = archived ? str(json(archived.text)?.coveredUntil) : undefined;
+
+  let backup: BackupStatus | undefined = previous.backup;
+  if (manifest && (!backup?.lastSuccessfulTime || (str(manifest.endTime) ?? '') >= backup.lastSuccessfulTime)) {
+    backup = compact({
+      ...backup,
+      lastSuccessfulTime: str(manifest.endTime),
+      name: str(manifest.name),
+      location: str(manifest.location),
+      sizeBytes: int(manifest.sizeBytes),
+      gtidSet: str(manifest.gtidSet) ?? '',
+      durationSeconds: int(manifest.durationSeconds),
+      source: str(manifest.source),
+    });
+  }
+  if (archivedUntil && (!backup?.binlogsArchivedUntil || archivedUntil > backup.binlogsArchivedUntil))
+    backup = { ...backup, binlogsArchivedUntil: archivedUntil };
+
+  const lastBackup = backupRuns[0];
+  if (lastBackup?.reason === MYSQL_STORE_REPORTS.backupFailed)
+    problems.push({ reason: MYSQL_STORE_REPORTS.backupFailed, message: lastBackup.text });
+  const lastBinlog = binlogRuns[0];
+  if (lastBinlog?.reason === MYSQL_STORE_REPORTS.binlogArchiveFailed)
+    problems.push({ reason: MYSQL_STORE_REPORTS.binlogArchiveFailed, message: lastBinlog.text });
+
+  let restore = previous.restore;
+  const databasePods = own.filter((p) => p.metadata?.labels?.[COMPONENT] === 'database');
+  const restoreRuns = terminations(databasePods, ['bootstrap'], true).filter(
+    (r) => r.reason === MYSQL_STORE_REPORTS.restored || r.reason === MYSQL_STORE_REPORTS.restoreFailed,
+  );
+  const lastRestore = restoreRuns[0];
+  if (lastRestore?.reason === MYSQL_STORE_REPORTS.restored && !restore) {
+    const r = json(lastRestore.text);
+    const from = str(r?.backup);
+    if (r && from)
+      restore = compact({
+        backup: from,
+        location: str(r.location),
+        pointInTime: str(r.pointInTime),
+        gtidSet: str(r.gtidSet),
+        replayedLogs: int(r.replayedLogs),
+        completedAt: lastRestore.finishedAt || undefined,
+      });
+  } else if (lastRestore?.reason === MYSQL_STORE_REPORTS.restoreFailed && !restore) {
+    problems.push({ reason: MYSQL_STORE_REPORTS.restoreFailed, message: lastRestore.text });
+  }
+
+  return {
+    backup,
+    restore,
+    problems,
+    failing: {
+      backup: lastBackup ? lastBackup.reason === MYSQL_STORE_REPORTS.backupFailed : undefined,
+      binlog: lastBinlog ? lastBinlog.reason === MYSQL_STORE_REPORTS.binlogArchiveFailed : undefined,
+    },
+  };
+}
+
+/** An Event's words for a report whose text is JSON (the rest are words already). */
+export function describeStoreReport(reason: string, text: string): string {
+  const o = json(text);
+  if (!o) return text;
+  if (reason === MYSQL_STORE_REPORTS.backupCompleted)
+    return `backup ${str(o.name) ?? ''} of ${str(o.source) ?? 'the cluster'} completed: ${int(o.sizeBytes) ?? 0} bytes in ${int(o.durationSeconds) ?? 0} s, GTID set '${str(o.gtidSet) ?? ''}', at ${str(o.location) ?? ''}`;
+  if (reason === MYSQL_STORE_REPORTS.restored)
+    return `restored from backup ${str(o.backup) ?? ''} (${str(o.location) ?? ''})${str(o.pointInTime) ? ` to ${str(o.pointInTime) ?? ''}` : ''}, ${int(o.replayedLogs) ?? 0} archived binary logs replayed; GTID set '${str(o.gtidSet) ?? ''}'`;
+  return text;
+}

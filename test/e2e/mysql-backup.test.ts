@@ -1,0 +1,417 @@
+// Backups to a real S3-compatible store (versitygw, started by the test on the node's address) and
+// restores from it on the real node: a backup under a running writer, a restore into a new cluster
+// with the same rows, a point-in-time restore to just before a destructive statement, and a broken
+// store reported, not retried hot, and recovered from.
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import type { CoreV1Event, KubeConfig } from '@kubernetes/client-node';
+import { BatchV1Api, CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { main } from '../../lib/cli/cli.js';
+import type { Controller } from '../../lib/controller/manager.js';
+import { NODE_IP } from '../node/index.js';
+import type { S3Server } from '../s3/index.js';
+import { startS3Server } from '../s3/index.js';
+import { eventually } from '../integration/eventually.js';
+import { startTestController } from '../integration/support/controller.js';
+import { NODE_HOOK_TIMEOUT_MS, discardNamespace, freshRestrictedNamespace, useSharedNode } from './cluster.js';
+import { mustSql, mysqlClusterResource } from './support/mysql-members.js';
+
+const SOURCE = 'src';
+const BUCKET = 'backups';
+const PREFIX = 'e2e/src';
+const STORE_SECRET = 'store';
+const GROUP = { group: 'recon8s.dev', version: 'v1alpha1', plural: 'mysqlclusters' };
+const BOOTSTRAP_MS = 5 * 60_000;
+const JOB_MS = 3 * 60_000;
+
+interface Condition {
+  type: string;
+  status: string;
+  reason?: string;
+  message?: string;
+}
+interface BackupStatus {
+  name?: string;
+  location?: string;
+  sizeBytes?: number;
+  gtidSet?: string;
+  lastSuccessfulTime?: string;
+  binlogsArchivedUntil?: string;
+}
+interface ClusterObject {
+  status?: {
+    readyReplicas?: number;
+    conditions?: Condition[];
+    backup?: BackupStatus;
+    restore?: { backup?: string; pointInTime?: string; gtidSet?: string; replayedLogs?: number };
+  };
+}
+
+describe('MySQLCluster backups to S3 and restores on a real node (MySQL 9.7, versitygw)', function () {
+  this.timeout(2 * BOOTSTRAP_MS);
+  const node = useSharedNode();
+  let kc: KubeConfig;
+  let ns: string;
+  let core: CoreV1Api;
+  let batch: BatchV1Api;
+  let custom: CustomObjectsApi;
+  let controller: Controller | undefined;
+  let s3: S3Server | undefined;
+  let jobs = 0;
+
+  const sql = (pod: string, text: string) => mustSql(kc, ns, pod, text);
+  const cluster = async (name: string) =>
+    (await custom.getNamespacedCustomObject({ ...GROUP, namespace: ns, name })) as ClusterObject;
+  const store = () => {
+    if (!s3) throw new Error('no S3 server');
+    return {
+      bucket: BUCKET,
+      endpoint: s3.endpoint,
+      credentialsSecretName: STORE_SECRET,
+      // The test image carries rclone itself (the official MySQL images do not: then the default rclone image).
+      rcloneImage: node().images.mysql,
+    };
+  };
+  const setStoreSecret = (secretAccessKey: string) =>
+    core.replaceNamespacedSecret({
+      namespace: ns,
+      name: STORE_SECRET,
+      body: {
+        metadata: { name: STORE_SECRET },
+        stringData: { 'access-key-id': s3?.accessKeyId ?? '', 'secret-access-key': secretAccessKey },
+      },
+    });
+
+  async function allReady(name: string, n: number): Promise<void> {
+    const started = Date.now();
+    await eventually(
+      async () => {
+        const cr = await cluster(name);
+        assert.equal(cr.status?.readyReplicas, n);
+        assert.equal(cr.status?.conditions?.find((c) => c.type === 'Ready')?.status, 'True');
+      },
+      { timeoutMs: BOOTSTRAP_MS, intervalMs: 1000, maxIntervalMs: 2000, description: `${name}: ${n} members Ready` },
+    );
+    console.log(`      ${name}: ${n} members Ready after ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  }
+
+  /** Runs a Job made from one of the source's CronJobs and waits for it to end; true when it succeeded. */
+  async function runJob(cronJob: string): Promise<{ name: string; succeeded: boolean; seconds: number }> {
+    const name = `${cronJob}-t${++jobs}`;
+    const started = Date.now();
+    await node().kubectl(['--namespace', ns, 'create', 'job', name, `--from=cronjob/${cronJob}`]);
+    let succeeded = false;
+    await eventually(
+      async () => {
+        const job = await batch.readNamespacedJob({ namespace: ns, name });
+        const done = job.status?.conditions?.find(
+          (c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True',
+        );
+        assert.ok(done, `${name} is still running`);
+        succeeded = done.type === 'Complete';
+      },
+      { timeoutMs: JOB_MS, intervalMs: 1000, maxIntervalMs: 2000, description: `${name} done` },
+    );
+    return { name, succeeded, seconds: (Date.now() - started) / 1000 };
+  }
+
+  const events = async (reason: string): Promise<CoreV1Event[]> =>
+    (await core.listNamespacedEvent({ namespace: ns, fieldSelector: `involvedObject.name=${SOURCE},reason=${reason}` }))
+      .items;
+  const degraded = async (): Promise<Condition | undefined> =>
+    (await cluster(SOURCE)).status?.conditions?.find((c) => c.type === 'Degraded');
+  /** What the source holds: ids, and a checksum of every row's content. */
+  const rowsAndSum = (pod: string, where = '') =>
+    sql(pod, `SELECT CONCAT(COUNT(*), '/', COALESCE(BIT_XOR(CRC32(CONCAT_WS('#', id, note))), 0)) FROM e2e.t ${where}`);
+  const utcNow = () => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+  /** The recon8s CLI, in this process, against the node; exit code and what it printed. */
+  async function cli(args: string[]): Promise<{ code: number; out: string; err: string }> {
+    const out = new PassThrough();
+    const err = new PassThrough();
+    const chunks = { out: [] as Buffer[], err: [] as Buffer[] };
+    out.on('data', (c: Buffer) => chunks.out.push(c));
+    err.on('data', (c: Buffer) => chunks.err.push(c));
+    const code = await main([...args, '--namespace', ns, '--kubeconfig', node().kubeconfigPath], out, err);
+    return { code, out: Buffer.concat(chunks.out).toString('utf8'), err: Buffer.concat(chunks.err).toString('utf8') };
+  }
+
+  /** Inserts a row every ~100 ms until stopped; resolves to the ids written. */
+  function startWriter(from: number): { stop: () => Promise<number[]> } {
+    let running = true;
+    const written: number[] = [];
+    const loop = (async () => {
+      for (let id = from; running; id++) {
+        await sql(`${SOURCE}-0`, `INSERT INTO e2e.t VALUES (${id}, 'written during the backup')`);
+        written.push(id);
+      }
+    })();
+    return {
+      stop: async () => {
+        running = false;
+        await loop;
+        return written;
+      },
+    };
+  }
+
+  before(async function () {
+    this.timeout(NODE_HOOK_TIMEOUT_MS + BOOTSTRAP_MS);
+    kc = node().kubeConfig();
+    core = kc.makeApiClient(CoreV1Api);
+    batch = kc.makeApiClient(BatchV1Api);
+    custom = kc.makeApiClient(CustomObjectsApi);
+    ns = await freshRestrictedNamespace(node(), 'mysql-backup');
+    // Pods reach the node's address; the store listens there.
+    s3 = await startS3Server({ host: NODE_IP });
+    await s3.createBucket(BUCKET);
+    await core.createNamespacedSecret({
+      namespace: ns,
+      body: {
+        metadata: { name: STORE_SECRET },
+        stringData: { 'access-key-id': s3.accessKeyId, 'secret-access-key': s3.secretAccessKey },
+      },
+    });
+    controller = await startTestController(node(), { namespaces: [ns], resyncPeriodMs: 30_000 });
+    await custom.createNamespacedCustomObject({
+      ...GROUP,
+      namespace: ns,
+      // No schedule fires during the run: the tests run the jobs themselves.
+      body: mysqlClusterResource(node().images.mysql, SOURCE, 3, {
+        backup: { schedule: '0 3 * * *', suspend: true, s3: { ...store(), prefix: PREFIX } },
+      }),
+    });
+    await allReady(SOURCE, 3);
+    await sql(
+      `${SOURCE}-0`,
+      [
+        'CREATE DATABASE e2e',
+        'CREATE TABLE e2e.t (id INT PRIMARY KEY, note VARCHAR(64))',
+        "INSERT INTO e2e.t VALUES (1, 'before the backup'), (2, 'before the backup')",
+        'CREATE TABLE e2e.b (id INT PRIMARY KEY, v VARBINARY(8))',
+        'INSERT INTO e2e.b VALUES (1, 0x00FF0A0D5C27)',
+      ].join('; '),
+    );
+  });
+  after(async () => {
+    await controller?.stop();
+    await discardNamespace(node(), ns);
+    await s3?.stop();
+  });
+
+  let backupName = '';
+  let backupGtids = '';
+
+  it('backs up to the store while a writer keeps writing: status.backup says where, how big and at which GTID set; no replica gains a transaction', async () => {
+    const writer = startWriter(100);
+    const run = await runJob(`${SOURCE}-backup`);
+    const written = await writer.stop();
+    assert.ok(run.succeeded, `the backup job failed: ${JSON.stringify((await cluster(SOURCE)).status?.conditions)}`);
+    assert.ok(written.length >= 3, `the writer wrote ${written.length} rows during the backup`);
+    console.log(`      backup job done in ${run.seconds.toFixed(1)} s while ${written.length} rows were written`);
+
+    let backup: BackupStatus = {};
+    await eventually(
+      async () => {
+        backup = (await cluster(SOURCE)).status?.backup ?? {};
+        assert.match(backup.name ?? '', /^\d{8}T\d{6}Z$/);
+      },
+      { timeoutMs: 60_000, intervalMs: 1000, description: 'status.backup' },
+    );
+    backupName = backup.name ?? '';
+    backupGtids = backup.gtidSet ?? '';
+    assert.equal(backup.location, `s3://${BUCKET}/${PREFIX}/base/${backupName}/`);
+    assert.ok((backup.sizeBytes ?? 0) > 0);
+    assert.match(backupGtids, /^[0-9a-f-]{36}:1-\d+$/);
+    // The store has it, manifest last, and its size is what status says.
+    const dir = join(s3?.dataDir ?? '', BUCKET, PREFIX, 'base', backupName);
+    assert.ok(existsSync(join(dir, 'manifest.json')), `${dir}/manifest.json`);
+    const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as { sizeBytes: number };
+    assert.equal(manifest.sizeBytes, backup.sizeBytes);
+    assert.equal((await events('BackupCompleted')).length, 1);
+    // Taken from a replica, which gained nothing of its own (an errant transaction would exclude it).
+    const primaryGtids = await sql(`${SOURCE}-0`, 'SELECT @@GLOBAL.gtid_executed');
+    for (const m of [`${SOURCE}-1`, `${SOURCE}-2`]) {
+      const own = await sql(m, `SELECT GTID_SUBTRACT(@@GLOBAL.gtid_executed, '${primaryGtids}')`);
+      assert.equal(own, '', `${m} holds transactions the primary lacks`);
+    }
+  });
+
+  it('restores into a new cluster from that backup: the rows at its GTID point, on every member, with the source data intact', async () => {
+    await custom.createNamespacedCustomObject({
+      ...GROUP,
+      namespace: ns,
+      body: mysqlClusterResource(node().images.mysql, 'restored', 2, {
+        restore: { backup: backupName, s3: { ...store(), prefix: PREFIX } },
+      }),
+    });
+    await allReady('restored', 2);
+    const restoredGtids = await sql('restored-0', 'SELECT @@GLOBAL.gtid_executed');
+    assert.equal(restoredGtids, backupGtids, 'the restored history is exactly the backup');
+    // The source at the backup's point: the rows whose transactions the backup holds. The writer wrote
+    // one row per transaction with increasing ids, so they are the ids up to the restored maximum.
+    const max = await sql('restored-0', 'SELECT MAX(id) FROM e2e.t');
+    const expected = await rowsAndSum(`${SOURCE}-0`, `WHERE id <= ${max}`);
+    for (const m of ['restored-0', 'restored-1']) {
+      await eventually(async () => assert.equal(await rowsAndSum(m), expected), {
+        timeoutMs: 60_000,
+        intervalMs: 1000,
+        description: `${m} has the rows`,
+      });
+      assert.equal(
+        await sql(m, 'CHECKSUM TABLE e2e.b'),
+        await sql(`${SOURCE}-0`, 'CHECKSUM TABLE e2e.b'),
+        `binary data on ${m}`,
+      );
+    }
+    const restore = (await cluster('restored')).status?.restore;
+    assert.equal(restore?.backup, backupName);
+    // It takes writes of its own, which reach its replica.
+    await sql('restored-0', "INSERT INTO e2e.t VALUES (100000, 'after the restore')");
+    await eventually(
+      async () =>
+        assert.equal(await sql('restored-1', 'SELECT note FROM e2e.t WHERE id = 100000'), 'after the restore'),
+      {
+        timeoutMs: 60_000,
+        intervalMs: 500,
+        description: 'restored-1 replicates',
+      },
+    );
+    await custom.deleteNamespacedCustomObject({ ...GROUP, namespace: ns, name: 'restored' });
+  });
+
+  it('restores to a point in time just before a destructive statement: every row written before it, none of its effect', async () => {
+    await sql(`${SOURCE}-0`, "INSERT INTO e2e.t VALUES (5000, 'after the backup'), (5001, 'after the backup')");
+    await sql(`${SOURCE}-0`, "UPDATE e2e.t SET note = 'updated after the backup' WHERE id = 1");
+    const before = await rowsAndSum(`${SOURCE}-0`);
+    // The point: a whole second after the last good write, and before the mistake.
+    await new Promise((r) => setTimeout(r, 1100));
+    const point = utcNow();
+    await new Promise((r) => setTimeout(r, 1100));
+    await sql(`${SOURCE}-0`, 'DELETE FROM e2e.t WHERE id > 2');
+    const run = await runJob(`${SOURCE}-binlog`);
+    assert.ok(run.succeeded, `the binlog job failed: ${JSON.stringify((await cluster(SOURCE)).status?.conditions)}`);
+    await eventually(
+      async () => assert.ok(((await cluster(SOURCE)).status?.backup?.binlogsArchivedUntil ?? '') > point),
+      { timeoutMs: 60_000, intervalMs: 1000, description: 'status.backup.binlogsArchivedUntil past the point' },
+    );
+
+    const started = Date.now();
+    await custom.createNamespacedCustomObject({
+      ...GROUP,
+      namespace: ns,
+      body: mysqlClusterResource(node().images.mysql, 'pitr', 1, {
+        restore: { pointInTime: point, s3: { ...store(), prefix: PREFIX } },
+      }),
+    });
+    await allReady('pitr', 1);
+    console.log(`      point-in-time restore Ready after ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    assert.equal(await rowsAndSum('pitr-0'), before);
+    assert.equal(await sql('pitr-0', 'SELECT note FROM e2e.t WHERE id = 1'), 'updated after the backup');
+    const restore = (await cluster('pitr')).status?.restore;
+    assert.equal(restore?.pointInTime, point);
+    assert.ok((restore?.replayedLogs ?? 0) >= 1, JSON.stringify(restore));
+    await custom.deleteNamespacedCustomObject({ ...GROUP, namespace: ns, name: 'pitr' });
+  });
+
+  it('refuses a restore it cannot complete and says why, serving nothing', async () => {
+    await custom.createNamespacedCustomObject({
+      ...GROUP,
+      namespace: ns,
+      body: mysqlClusterResource(node().images.mysql, 'future', 1, {
+        restore: { pointInTime: '2099-01-01T00:00:00Z', s3: { ...store(), prefix: PREFIX } },
+      }),
+    });
+    await eventually(
+      async () => {
+        const c = (await cluster('future')).status?.conditions?.find((x) => x.type === 'Degraded');
+        assert.equal(c?.reason, 'RestoreFailed', JSON.stringify(c));
+        assert.match(
+          c?.message ?? '',
+          /the archived binary logs reach \S+, before the point in time asked for \(2099-01-01T00:00:00Z\)/,
+        );
+      },
+      { timeoutMs: BOOTSTRAP_MS, intervalMs: 2000, description: 'future: Degraded RestoreFailed' },
+    );
+    assert.notEqual((await cluster('future')).status?.readyReplicas, 1);
+    await custom.deleteNamespacedCustomObject({ ...GROUP, namespace: ns, name: 'future' });
+  });
+
+  it('reports a broken store (wrong key, missing bucket) as Degraded and an Event, retries only as the Job allows, and recovers', async () => {
+    await setStoreSecret('not-the-key');
+    const denied = await runJob(`${SOURCE}-backup`);
+    assert.equal(denied.succeeded, false);
+    await eventually(
+      async () => {
+        const c = await degraded();
+        assert.equal(c?.reason, 'BackupFailed', JSON.stringify(c));
+        assert.match(c?.message ?? '', /SignatureDoesNotMatch|403|Forbidden|AccessDenied/);
+        assert.doesNotMatch(c?.message ?? '', /not-the-key/);
+      },
+      { timeoutMs: 60_000, intervalMs: 1000, description: 'Degraded BackupFailed' },
+    );
+    assert.ok((await events('BackupFailed')).length >= 1);
+    // Tried three times (the Job's backoffLimit 2, with its back-off), then left for the next schedule.
+    const pods = await core.listNamespacedPod({ namespace: ns, labelSelector: `job-name=${denied.name}` });
+    assert.ok(pods.items.length <= 3, `${pods.items.length} pods for ${denied.name}`);
+
+    await setStoreSecret(s3?.secretAccessKey ?? '');
+    await custom.patchNamespacedCustomObject(
+      {
+        ...GROUP,
+        namespace: ns,
+        name: SOURCE,
+        body: { spec: { backup: { s3: { bucket: 'no-such-bucket' } } } },
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    await eventually(
+      async () => {
+        const cj = await batch.readNamespacedCronJob({ namespace: ns, name: `${SOURCE}-backup` });
+        const env = cj.spec?.jobTemplate.spec?.template.spec?.containers[0]?.env ?? [];
+        assert.equal(env.find((e) => e.name === 'STORE_BUCKET')?.value, 'no-such-bucket');
+      },
+      { timeoutMs: 30_000, intervalMs: 500, description: 'the CronJob names the new bucket' },
+    );
+    assert.equal((await runJob(`${SOURCE}-backup`)).succeeded, false);
+    await eventually(async () => assert.match((await degraded())?.message ?? '', /NoSuchBucket|does not exist/), {
+      timeoutMs: 60_000,
+      intervalMs: 1000,
+      description: 'Degraded says the bucket is missing',
+    });
+
+    await custom.patchNamespacedCustomObject(
+      { ...GROUP, namespace: ns, name: SOURCE, body: { spec: { backup: { s3: { bucket: BUCKET } } } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    await eventually(
+      async () => {
+        const cj = await batch.readNamespacedCronJob({ namespace: ns, name: `${SOURCE}-backup` });
+        const env = cj.spec?.jobTemplate.spec?.template.spec?.containers[0]?.env ?? [];
+        assert.equal(env.find((e) => e.name === 'STORE_BUCKET')?.value, BUCKET);
+      },
+      { timeoutMs: 30_000, intervalMs: 500, description: 'the CronJob names the bucket again' },
+    );
+    // What a user runs: recon8s backup, then recon8s backups.
+    const now = await cli(['backup', SOURCE]);
+    assert.equal(now.code, 0, now.err);
+    assert.match(
+      now.out,
+      /^backup \d{8}T\d{6}Z of src-\d\.src-headless completed: \d+ bytes in \d+ s, GTID set '[0-9a-f-]{36}:1-\d+', at s3:\/\/backups\/e2e\/src\/base\//,
+    );
+    const list = await cli(['backups', SOURCE]);
+    assert.equal(list.code, 0, list.err);
+    assert.ok(list.out.includes(backupName), list.out);
+    assert.equal(list.out.split('\n').filter((l) => /^\d{8}T\d{6}Z /.test(l)).length, 2, list.out);
+    assert.match(list.out, /binary logs archived until \S+: spec\.restore\.pointInTime may be any time from /);
+    await eventually(
+      async () => {
+        const c = await degraded();
+        assert.equal(c?.status, 'False', JSON.stringify(c));
+        assert.notEqual((await cluster(SOURCE)).status?.backup?.name, backupName);
+      },
+      { timeoutMs: 60_000, intervalMs: 1000, description: 'a new backup, and no longer Degraded' },
+    );
+  });
+});

@@ -1,0 +1,33 @@
+import assert from 'node:assert/strict';
+import { formatBackups } from '../../lib/cli/backup-command.js';
+
+describe('recon8s backups', () => {
+  it('lists the backups oldest first, and the span a point-in-time restore can reach', () => {
+    const listing = [
+      'backup\t{"name":"20261123T030000Z","endTime":"2026-11-23T03:00:40Z","sizeBytes":1048576,"gtidSet":"u:1-10"}',
+      'backup\t{"name":"20261124T030000Z","endTime":"2026-11-24T03:00:42Z","sizeBytes":2048,"gtidSet":"u:1-77"}',
+      'binlog\t{"archivedGtids":"u:1-90","coveredUntil":"2026-11-24T10:05:00Z"}',
+      '',
+    ].join('\n');
+    assert.equal(
+      formatBackups(listing),
+      [
+        'BACKUP            ENDED                 SIZE     GTID SET',
+        '20261123T030000Z  2026-11-23T03:00:40Z  1.0 MiB  u:1-10',
+        '20261124T030000Z  2026-11-24T03:00:42Z  2.0 KiB  u:1-77',
+        '',
+        'binary logs archived until 2026-11-24T10:05:00Z: spec.restore.pointInTime may be any time from 2026-11-23T03:00:40Z to 2026-11-24T10:05:00Z',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('lists dumps on a volume by file, and says when there is nothing', () => {
+    assert.match(
+      formatBackups('file\tshop-20261124T030000Z.sql.gz\t512\n'),
+      /^shop-20261124T030000Z\.sql\.gz\s+512 B$/m,
+    );
+    assert.equal(formatBackups(''), 'no backups yet\n');
+    assert.equal(formatBackups('backup\tnot json\n'), 'no backups yet\n');
+  });
+});

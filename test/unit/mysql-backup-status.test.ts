@@ -1,0 +1,161 @@
+import assert from 'node:assert/strict';
+import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
+import { backupFindings, describeStoreReport } from '../../lib/controller/mysql-cluster/backup-status.js';
+
+const MANIFEST = {
+  name: '20261124T030000Z',
+  cluster: 'shop',
+  source: 'shop-1.shop-headless',
+  gtidSet: '3e11fa47-71ca-11e1-9e33-c80aa9429562:1-77',
+  startTime: '2026-11-24T03:00:00Z',
+  endTime: '2026-11-24T03:00:42Z',
+  durationSeconds: 42,
+  sizeBytes: 1234,
+  location: 's3://b/prod/shop/base/20261124T030000Z/',
+};
+
+function terminated(message: string, finishedAt: string, exitCode = 0): V1ContainerStatus['state'] {
+  return { terminated: { exitCode, message, finishedAt: new Date(finishedAt), containerID: `c-${finishedAt}` } };
+}
+
+function jobPod(container: 'backup' | 'binlog', message: string, finishedAt: string, cluster = 'shop'): V1Pod {
+  return {
+    metadata: {
+      name: `${cluster}-${container}-${finishedAt}`,
+      labels: { 'app.kubernetes.io/instance': cluster, 'app.kubernetes.io/component': 'backup' },
+    },
+    status: {
+      containerStatuses: [
+        {
+          name: container,
+          image: 'mysql',
+          imageID: '',
+          ready: false,
+          restartCount: 0,
+          state: terminated(message, finishedAt),
+        },
+      ],
+    },
+  };
+}
+
+function member(bootstrap: Pick<V1ContainerStatus, 'state' | 'lastState'>): V1Pod {
+  return {
+    metadata: {
+      name: 'shop-0',
+      labels: { 'app.kubernetes.io/instance': 'shop', 'app.kubernetes.io/component': 'database' },
+    },
+    status: {
+      initContainerStatuses: [
+        { name: 'bootstrap', image: 'mysql', imageID: '', ready: false, restartCount: 1, ...bootstrap },
+      ],
+    },
+  };
+}
+
+describe('MySQLCluster backup status', () => {
+  it('says where the last completed backup is, how big, at which GTID set, and until when binary logs are archived', () => {
+    const found = backupFindings(
+      'shop',
+      [
+        jobPod('backup', `BackupCompleted: ${JSON.stringify(MANIFEST)}`, '2026-11-24T03:00:43Z'),
+        jobPod(
+          'binlog',
+          'BinlogsArchived: {"archivedGtids":"x:1-80","coveredUntil":"2026-11-24T03:05:00Z"}',
+          '2026-11-24T03:05:02Z',
+        ),
+      ],
+      {},
+    );
+    assert.deepEqual(found.backup, {
+      lastSuccessfulTime: '2026-11-24T03:00:42Z',
+      name: '20261124T030000Z',
+      location: 's3://b/prod/shop/base/20261124T030000Z/',
+      sizeBytes: 1234,
+      gtidSet: '3e11fa47-71ca-11e1-9e33-c80aa9429562:1-77',
+      durationSeconds: 42,
+      source: 'shop-1.shop-headless',
+      binlogsArchivedUntil: '2026-11-24T03:05:00Z',
+    });
+    assert.deepEqual(found.problems, []);
+    assert.deepEqual(found.failing, { backup: false, binlog: false });
+  });
+
+  it('reports the last run failing as a problem until a later run succeeds, and keeps the last good backup meanwhile', () => {
+    const good = jobPod('backup', `BackupCompleted: ${JSON.stringify(MANIFEST)}`, '2026-11-24T03:00:43Z');
+    const bad = jobPod('backup', 'BackupFailed: backup 20261125T030000Z failed: NoSuchBucket', '2026-11-25T03:00:05Z');
+    const failing = backupFindings('shop', [good, bad], {});
+    assert.deepEqual(failing.problems, [
+      { reason: 'BackupFailed', message: 'backup 20261125T030000Z failed: NoSuchBucket' },
+    ]);
+    assert.equal(failing.backup?.name, '20261124T030000Z');
+    assert.equal(failing.failing.backup, true);
+    const later = jobPod(
+      'backup',
+      `BackupCompleted: ${JSON.stringify({ ...MANIFEST, name: '20261125T040000Z', endTime: '2026-11-25T04:00:30Z' })}`,
+      '2026-11-25T04:00:31Z',
+    );
+    const recovered = backupFindings('shop', [good, bad, later], {});
+    assert.deepEqual(recovered.problems, []);
+    assert.equal(recovered.backup?.name, '20261125T040000Z');
+  });
+
+  it('carries forward what the pods no longer show (job history is short), and never goes back to an older backup', () => {
+    const previous = { backup: { lastSuccessfulTime: '2026-11-26T03:00:00Z', name: '20261126T030000Z' } };
+    assert.deepEqual(backupFindings('shop', [], previous).backup, previous.backup);
+    const old = jobPod('backup', `BackupCompleted: ${JSON.stringify(MANIFEST)}`, '2026-11-24T03:00:43Z');
+    assert.equal(backupFindings('shop', [old], previous).backup?.name, '20261126T030000Z');
+  });
+
+  it('ignores other clusters, unknown reasons and messages that are not JSON where JSON is expected', () => {
+    const found = backupFindings(
+      'shop',
+      [
+        jobPod('backup', `BackupCompleted: ${JSON.stringify(MANIFEST)}`, '2026-11-24T03:00:43Z', 'other'),
+        jobPod('backup', 'Segmentation fault', '2026-11-24T04:00:00Z'),
+        jobPod('backup', 'BackupCompleted: not json', '2026-11-24T05:00:00Z'),
+      ],
+      {},
+    );
+    assert.equal(found.backup, undefined);
+    assert.deepEqual(found.problems, []);
+  });
+
+  it('records a completed restore once, and a failed one as a problem while it keeps failing', () => {
+    const restored = member({
+      state: terminated(
+        'Restored: {"backup":"20261124T030000Z","location":"s3://b/p/base/20261124T030000Z/","pointInTime":"2026-11-24T10:15:00Z","gtidSet":"x:1-90","replayedLogs":2}',
+        '2026-11-24T11:00:00Z',
+      ),
+    });
+    assert.deepEqual(backupFindings('shop', [restored], {}).restore, {
+      backup: '20261124T030000Z',
+      location: 's3://b/p/base/20261124T030000Z/',
+      pointInTime: '2026-11-24T10:15:00Z',
+      gtidSet: 'x:1-90',
+      replayedLogs: 2,
+      completedAt: '2026-11-24T11:00:00.000Z',
+    });
+    const failed = member({
+      lastState: terminated(
+        'RestoreFailed: the archived binary logs reach 2026-11-24T10:00:00Z, before the point in time asked for (2099-01-01T00:00:00Z)',
+        '2026-11-24T11:00:00Z',
+        1,
+      ),
+    });
+    const found = backupFindings('shop', [failed], {});
+    assert.equal(found.restore, undefined);
+    assert.equal(found.problems[0]?.reason, 'RestoreFailed');
+    assert.match(found.problems[0]?.message ?? '', /before the point in time asked for/);
+    // Once restored (status says so), an old failure of the same pod is history, not a problem.
+    assert.deepEqual(backupFindings('shop', [failed], { restore: { backup: '20261124T030000Z' } }).problems, []);
+  });
+
+  it('puts a backup report in words for its Event', () => {
+    assert.equal(
+      describeStoreReport('BackupCompleted', JSON.stringify(MANIFEST)),
+      "backup 20261124T030000Z of shop-1.shop-headless completed: 1234 bytes in 42 s, GTID set '3e11fa47-71ca-11e1-9e33-c80aa9429562:1-77', at s3://b/prod/shop/base/20261124T030000Z/",
+    );
+    assert.equal(describeStoreReport('BackupFailed', 'why'), 'why');
+  });
+});
