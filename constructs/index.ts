@@ -79,8 +79,12 @@ export type {
   MySQLClusterSpec,
   MySQLStorage,
   MySQLBackup,
+  MySQLObjectStore,
+  MySQLRestore,
   MySQLPvcRetention,
   MySQLClusterStatus,
   MySQLMemberStatus,
   MySQLSwitchoverStatus,
+  MySQLBackupStatus,
+  MySQLRestoreStatus,
 } from './mysql/spec.generated.js';

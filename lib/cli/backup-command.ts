@@ -8,6 +8,7 @@ import { describeStoreReport } from '../controller/mysql-cluster/backup-status.j
 import type { KubeClient } from '../kube/index.js';
 import { apiError } from '../kube/index.js';
 import { connect } from './diff-command.js';
+import { formatTable } from './table.js';
 import { UsageError } from './usage-error.js';
 
 export const BACKUP_USAGE = `Usage: recon8s backup NAME [-n NAMESPACE] [--kubeconfig PATH] [--timeout SECONDS]
@@ -211,15 +212,7 @@ export function formatBackups(listing: string): string {
     }
   }
   if (rows.length === 1) return 'no backups yet\n';
-  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? [];
-  const table = rows
-    .map((r) =>
-      r
-        .map((c, i) => c.padEnd(widths[i] ?? 0))
-        .join('  ')
-        .trimEnd(),
-    )
-    .join('\n');
+  const table = formatTable(rows);
   const reach =
     covered && oldestEnd
       ? `\nbinary logs archived until ${covered}: spec.restore.pointInTime may be any time from ${oldestEnd} to ${covered}\n`

@@ -7,6 +7,7 @@ import { MYSQL_CLUSTER, MYSQL_SWITCHOVER_ANNOTATION } from '../../constructs/ind
 import type { KubeClient } from '../kube/index.js';
 import { apiError } from '../kube/index.js';
 import { connect } from './diff-command.js';
+import { formatTable } from './table.js';
 import { UsageError } from './usage-error.js';
 
 export const SWITCHOVER_USAGE = `Usage: recon8s switchover NAME [--to POD] [-n NAMESPACE] [--kubeconfig PATH] [--timeout SECONDS]
@@ -120,15 +121,7 @@ export function formatTopology(name: string, status: ClusterStatus): string {
       m.replicating === undefined ? '-' : m.replicating ? 'yes' : 'no',
       m.errantTransactions ? `errant: ${m.errantTransactions}` : (m.message ?? ''),
     ]);
-  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? [];
-  const table = rows
-    .map((r) =>
-      r
-        .map((c, i) => c.padEnd(widths[i] ?? 0))
-        .join('  ')
-        .trimEnd(),
-    )
-    .join('\n');
+  const table = formatTable(rows);
   const conditions = (status.conditions ?? [])
     .map((c) => `${c.type}=${c.status} ${c.reason}${c.message ? `: ${c.message}` : ''}`)
     .join('\n');

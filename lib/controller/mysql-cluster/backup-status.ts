@@ -3,28 +3,12 @@
 // Pure: the pods in the cache and the status last written go in, the findings come out. Job pods are
 // kept only a few runs (the CronJobs' history limits), so what was last seen is carried forward.
 import type { V1ContainerStateTerminated, V1Pod } from '@kubernetes/client-node';
+import type { MySQLBackupStatus, MySQLRestoreStatus } from '../../../constructs/index.js';
 import { MYSQL_STORE_REPORTS } from '../../../constructs/index.js';
 import type { Problem } from '../kind-controller.js';
 
-export interface BackupStatus {
-  readonly lastSuccessfulTime?: string;
-  readonly name?: string;
-  readonly location?: string;
-  readonly sizeBytes?: number;
-  readonly gtidSet?: string;
-  readonly durationSeconds?: number;
-  readonly source?: string;
-  readonly binlogsArchivedUntil?: string;
-}
-
-export interface RestoreStatus {
-  readonly backup: string;
-  readonly location?: string;
-  readonly pointInTime?: string;
-  readonly gtidSet?: string;
-  readonly replayedLogs?: number;
-  readonly completedAt?: string;
-}
+export type BackupStatus = MySQLBackupStatus;
+export type RestoreStatus = MySQLRestoreStatus;
 
 export interface BackupFindings {
   readonly backup?: BackupStatus;
