@@ -52,6 +52,9 @@ Options:
   --tsx                    run the controller as node --import tsx lib/cli/main.ts (default: a tsc
                            build of lib/ in a temp dir, as it ships; tsx adds ~60 MiB RSS and startup CPU)
   -h, --help
+
+Environment: RECON8S_BENCH_CONTROLLER_NODE_FLAGS="--cpu-prof --cpu-prof-dir=DIR" passes Node flags to the
+controller process only (a CPU profile is written when it exits).
 `;
 
 function int(name: string, text: string | undefined, fallback: number, min: number): number {

@@ -53,7 +53,10 @@ export class ControllerProcess {
   }
 
   static async start(opts: ControllerProcessOptions): Promise<ControllerProcess> {
+    // Node flags for the controller only (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`, `--heapsnapshot-signal=SIGUSR2`).
+    const flags = (process.env.RECON8S_BENCH_CONTROLLER_NODE_FLAGS ?? '').split(/\s+/).filter(Boolean);
     const args = [
+      ...flags,
       ...opts.nodeArgs,
       'controller',
       '--kubeconfig',
