@@ -109,6 +109,7 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     hooks: watchHooks,
     onKey: enqueue,
     isEcho: (child) => reconciler.isOwnEcho(child),
+    isOwnerEcho: (cr) => reconciler.isOwnWrite(cr),
     onDeleted: (uid) => reconciler.forget(uid),
   });
   const allInformers: Informer<LiveObject>[] = [...informers];

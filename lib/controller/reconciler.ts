@@ -70,6 +70,15 @@ export class Reconciler {
     { readonly inputs: string; readonly objects: readonly KubernetesObject[] }
   >();
 
+  /**
+   * The resourceVersions the controller's own writes to a resource (ApplySet metadata, status) got back,
+   * per uid (the last few): their watch events tell nothing new and do not queue the resource again.
+   */
+  private readonly ownWrites = new Map<string, string[]>();
+
+  /** The resourceVersion of the resource each ApplySet parent write was judged from, per uid. */
+  private readonly parentWritten = new Map<string, string | undefined>();
+
   /** Per kind: the loop beside the render reconcile (MySQL: who is the primary). */
   private readonly managers = new Map<string, Manager>();
 
@@ -87,10 +96,41 @@ export class Reconciler {
     return this.applier.isOwnEcho(child);
   }
 
+  /**
+   * A resource's watch event that only echoes our own write to it (see rememberOwnWrite): the reconcile
+   * that wrote it already judged this version.
+   */
+  isOwnWrite(cr: LiveObject): boolean {
+    const meta = cr.metadata ?? {};
+    return (
+      meta.uid !== undefined &&
+      meta.resourceVersion !== undefined &&
+      (this.ownWrites.get(meta.uid)?.includes(meta.resourceVersion) ?? false)
+    );
+  }
+
+  /**
+   * Remembers the version a write to `cr` returned, unless that version may hold a change this reconcile
+   * did not see: another generation (a spec change: a write that changed nothing returns the latest
+   * version, which may be someone else's) or a deletion. What else a version may hide (labels,
+   * annotations) render never reads, and the periodic resync looks again anyway.
+   */
+  private rememberOwnWrite(cr: CustomResource, result: unknown): void {
+    const meta = (result as LiveObject | undefined)?.metadata;
+    if (!meta?.uid || !meta.resourceVersion || meta.uid !== cr.metadata.uid) return;
+    if (meta.generation !== cr.metadata.generation || meta.deletionTimestamp) return;
+    const versions = this.ownWrites.get(meta.uid) ?? [];
+    versions.push(meta.resourceVersion);
+    if (versions.length > 4) versions.shift();
+    this.ownWrites.set(meta.uid, versions);
+  }
+
   /** Drops what is remembered of an object that is gone, child or resource (the manager calls it on informer deletes). */
   forget(uid: string): void {
     this.applier.forget(uid);
     this.statusWritten.delete(uid);
+    this.ownWrites.delete(uid);
+    this.parentWritten.delete(uid);
     this.renders.delete(uid);
     for (const m of this.managers.values()) m.forget(uid);
   }
@@ -144,19 +184,27 @@ export class Reconciler {
         .filter((o) => !this.childInformer(o.apiVersion, o.kind).get(namespace, o.metadata.name))
         .map((o) => childKey({ ...o, metadata: { ...o.metadata, namespace } })),
     );
-    if (missingAtStart.size > 0 && !(await this.isLive(cr, owner.kind))) return undefined;
+    // The ApplySet parent write (a resource's first reconcile) answers that too: it carries the uid as a
+    // precondition and returns what the API server has.
+    const parent = await this.ensureApplySetParent(cr, owner.kind);
+    if (parent === 'gone') return undefined;
+    if (missingAtStart.size > 0 && parent !== 'live' && !(await this.isLive(cr, owner.kind))) return undefined;
 
     const prepared: Preparation = (await controller.prepare?.(this.o.client, cr)) ?? { problems: [] };
     for (const e of prepared.events ?? []) this.o.events.record(cr, 'Normal', e.reason, e.message);
     const problems = prepared.problems;
 
-    await this.ensureApplySetParent(cr, owner.kind);
+    // What this reconcile applied, as the API server returned it: newer than the cache, whose echo of it
+    // queues nothing (see isOwnEcho), so status is judged from it.
+    const applied = new Map<string, LiveObject>();
     const failure = await this.converge(cr, owner.kind, controller, rendered, log, {
       holdBack: prepared.holdBack,
       missingAtStart,
+      applied,
     });
 
     const live: LiveLookup = (apiVersion, kind, childName) =>
+      applied.get(`${apiVersion}/${kind}/${childName}`) ??
       this.childInformer(apiVersion, kind).get(namespace, childName);
     const observed = controller.observe(cr, rendered, live, prepared);
     // What runs is managed once what is rendered converged, with the credentials it needs.
@@ -196,7 +244,12 @@ export class Reconciler {
     kind: KindController,
     rendered: readonly KubernetesObject[],
     log: Logger,
-    o: { readonly holdBack?: (child: KubernetesObject) => boolean; readonly missingAtStart: ReadonlySet<string> },
+    o: {
+      readonly holdBack?: (child: KubernetesObject) => boolean;
+      readonly missingAtStart: ReadonlySet<string>;
+      /** Filled with what was applied, by `apiVersion/kind/name`. */
+      readonly applied: Map<string, LiveObject>;
+    },
   ): Promise<{ reason: string; message: string; retry?: boolean } | undefined> {
     const uid = cr.metadata.uid ?? '';
     const owner = {
@@ -245,7 +298,8 @@ export class Reconciler {
         if (!(await creatable)) return undefined;
       }
       try {
-        await this.applier.apply(child, live?.metadata?.uid);
+        const result = await this.applier.apply(child, live?.metadata?.uid);
+        o.applied.set(`${child.object.apiVersion}/${child.object.kind}/${child.object.metadata.name}`, result);
         this.o.metrics?.applyTotal.inc({ kind: child.object.kind, result: decision.why });
         log.info('applied', {
           child: `${child.object.kind}/${child.object.metadata.name}`,
@@ -347,8 +401,13 @@ export class Reconciler {
     }
   }
 
-  /** Makes the resource the ApplySet parent (KEP-3659) of its children; written once, then unchanged. */
-  private async ensureApplySetParent(cr: CustomResource, kind: KindDefinition): Promise<void> {
+  /**
+   * Makes the resource the ApplySet parent (KEP-3659) of its children; written once, then unchanged.
+   * The write carries the resource's uid as a precondition, so it never creates a resource that is gone,
+   * and it tells whether this very resource is live: 'live' (written, not being deleted), 'gone'
+   * (deleted, replaced or being deleted), or 'unchanged' (nothing to write: nothing learnt).
+   */
+  private async ensureApplySetParent(cr: CustomResource, kind: KindDefinition): Promise<'live' | 'gone' | 'unchanged'> {
     const owner = {
       group: kind.group,
       kind: kind.kind,
@@ -366,17 +425,31 @@ export class Reconciler {
       meta.annotations?.[APPLYSET_TOOLING_ANNOTATION] === TOOLING &&
       meta.annotations[APPLYSET_GROUP_KINDS_ANNOTATION] === groupKinds
     )
-      return;
-    await this.o.client.apply({
-      apiVersion: cr.apiVersion,
-      kind: cr.kind,
-      metadata: {
-        name: cr.metadata.name,
-        namespace: cr.metadata.namespace,
-        labels: { [APPLYSET_ID_LABEL]: id },
-        annotations: { [APPLYSET_TOOLING_ANNOTATION]: TOOLING, [APPLYSET_GROUP_KINDS_ANNOTATION]: groupKinds },
-      },
-    });
+      return 'unchanged';
+    // The cache may not have our last write yet.
+    if (this.parentWritten.get(cr.metadata.uid ?? '') === cr.metadata.resourceVersion) return 'unchanged';
+    let result: CustomResource;
+    try {
+      result = await this.o.client.apply<CustomResource>({
+        apiVersion: cr.apiVersion,
+        kind: cr.kind,
+        metadata: {
+          name: cr.metadata.name,
+          namespace: cr.metadata.namespace,
+          uid: cr.metadata.uid,
+          labels: { [APPLYSET_ID_LABEL]: id },
+          annotations: { [APPLYSET_TOOLING_ANNOTATION]: TOOLING, [APPLYSET_GROUP_KINDS_ANNOTATION]: groupKinds },
+        },
+      });
+    } catch (e) {
+      const info = apiError(e);
+      if (isNotFound(e) || (info.code === 409 && /uid mismatch|Precondition failed: UID/i.test(info.message)))
+        return 'gone';
+      throw e;
+    }
+    this.parentWritten.set(cr.metadata.uid ?? '', cr.metadata.resourceVersion);
+    this.rememberOwnWrite(cr, result);
+    return result.metadata.uid === cr.metadata.uid && !result.metadata.deletionTimestamp ? 'live' : 'gone';
   }
 
   /** Writes the status through /status, only when it differs from what the resource already says. */
@@ -395,7 +468,7 @@ export class Reconciler {
     const last = this.statusWritten.get(uid);
     if (last && last.text === text && last.basedOn === cr.metadata.resourceVersion) return;
     const owner = this.o.owners.get(cr.kind);
-    await this.o.client.applyStatus({
+    const result = await this.o.client.applyStatus({
       apiVersion: cr.apiVersion,
       kind: cr.kind,
       plural: owner?.kind.plural ?? '',
@@ -403,6 +476,7 @@ export class Reconciler {
       status,
     });
     this.statusWritten.set(uid, { text, basedOn: cr.metadata.resourceVersion });
+    this.rememberOwnWrite(cr, result);
   }
 
   /** Whether the API server still has this very resource (same uid), not being deleted. */

@@ -44,6 +44,11 @@ export interface WatchOptions {
    * write). Deletions always count.
    */
   readonly isEcho?: (child: LiveObject) => boolean;
+  /**
+   * A resource's update that needs no reconcile: the echo of the controller's own write to it (ApplySet
+   * metadata, status). Adds, deletions and periodic resyncs always count.
+   */
+  readonly isOwnerEcho?: (cr: CustomResource) => boolean;
   /** The uid of an owner or child that was deleted (for what is remembered of it). */
   readonly onDeleted?: (uid: string) => void;
 }
@@ -85,7 +90,9 @@ export function watchOwnersAndChildren(o: WatchOptions): Watches {
     for (const informer of perNamespace) {
       informer.addHandlers({
         onAdd: onOwner,
-        onUpdate: (_old, cr) => onOwner(cr),
+        onUpdate: (_old, cr, info) => {
+          if (info.resync || !o.isOwnerEcho?.(cr)) onOwner(cr);
+        },
         onDelete: (cr) => {
           deleted(cr.metadata.uid);
           onOwner(cr);
