@@ -3,6 +3,7 @@ import type { KubeClient } from '../kube/index.js';
 import { firstDifference } from '../reconcile/compare.js';
 import type { DesiredChild } from '../reconcile/desired.js';
 import { DESIRED_HASH_ANNOTATION } from '../reconcile/desired.js';
+import { WritesInFlight, identityKey } from './writes-in-flight.js';
 
 /** Why a child is (or is not) sent. */
 export type ApplyDecision =
@@ -25,6 +26,7 @@ interface Applied {
  */
 export class ChildApplier {
   private readonly applied = new Map<string, Applied>();
+  private readonly inFlight = new WritesInFlight();
 
   constructor(private readonly client: KubeClient) {}
 
@@ -52,24 +54,27 @@ export class ChildApplier {
    */
   async apply(child: DesiredChild, liveUid?: string): Promise<LiveObject> {
     const object = liveUid ? { ...child.object, metadata: { ...child.object.metadata, uid: liveUid } } : child.object;
-    const result = await this.client.apply<LiveObject>(object);
-    const meta = result.metadata ?? {};
-    if (meta.uid && meta.resourceVersion)
-      this.applied.set(meta.uid, { hash: child.hash, resourceVersion: meta.resourceVersion });
-    return result;
+    return this.inFlight.track(
+      identityKey(child.object),
+      this.client.apply<LiveObject>(object).then((result) => {
+        const meta = result.metadata ?? {};
+        if (meta.uid && meta.resourceVersion)
+          this.applied.set(meta.uid, { hash: child.hash, resourceVersion: meta.resourceVersion });
+        return result;
+      }),
+    );
   }
 
   /**
    * Whether this is exactly the version our own last apply of it returned: its watch event tells the
    * owner nothing new (the reconcile that wrote it already judged it), so it need not be queued again.
+   * A promise when an apply of it is under way (its event may come before its response).
    */
-  isOwnEcho(o: LiveObject): boolean {
+  isOwnEcho(o: LiveObject): boolean | Promise<boolean> {
     const meta = o.metadata ?? {};
-    return (
-      meta.uid !== undefined &&
-      meta.resourceVersion !== undefined &&
-      this.applied.get(meta.uid)?.resourceVersion === meta.resourceVersion
-    );
+    if (meta.uid === undefined || meta.resourceVersion === undefined) return false;
+    const { uid, resourceVersion } = meta;
+    return this.inFlight.whenSettled(identityKey(o), () => this.applied.get(uid)?.resourceVersion === resourceVersion);
   }
 
   /** Drops what is remembered of children that are gone. */

@@ -19,8 +19,10 @@ import {
 } from '../reconcile/applyset.js';
 import type { ConditionInput } from '../reconcile/conditions.js';
 import { DESIRED_HASH_ANNOTATION, childKey, hashOf, stampChildren } from '../reconcile/desired.js';
+import type { DesiredChild } from '../reconcile/desired.js';
 import { failureConditions } from '../reconcile/status.js';
 import { ChildApplier } from './apply-children.js';
+import { WritesInFlight, identityKey } from './writes-in-flight.js';
 import type { EventRecorder } from './events.js';
 import type { ResourceType } from './kinds.js';
 import { CHILD_TYPES, KIND_CONTROLLERS, childType, kindController, objectPath, parseQueueKey } from './kinds.js';
@@ -75,6 +77,7 @@ export class Reconciler {
    * per uid (the last few): their watch events tell nothing new and do not queue the resource again.
    */
   private readonly ownWrites = new Map<string, string[]>();
+  private readonly writesInFlight = new WritesInFlight();
 
   /** The resourceVersion of the resource each ApplySet parent write was judged from, per uid. */
   private readonly parentWritten = new Map<string, string | undefined>();
@@ -92,7 +95,7 @@ export class Reconciler {
   }
 
   /** A child's watch event that only echoes our own last apply of it (see ChildApplier.isOwnEcho). */
-  isOwnEcho(child: LiveObject): boolean {
+  isOwnEcho(child: LiveObject): boolean | Promise<boolean> {
     return this.applier.isOwnEcho(child);
   }
 
@@ -100,12 +103,13 @@ export class Reconciler {
    * A resource's watch event that only echoes our own write to it (see rememberOwnWrite): the reconcile
    * that wrote it already judged this version.
    */
-  isOwnWrite(cr: LiveObject): boolean {
+  isOwnWrite(cr: LiveObject): boolean | Promise<boolean> {
     const meta = cr.metadata ?? {};
-    return (
-      meta.uid !== undefined &&
-      meta.resourceVersion !== undefined &&
-      (this.ownWrites.get(meta.uid)?.includes(meta.resourceVersion) ?? false)
+    if (meta.uid === undefined || meta.resourceVersion === undefined) return false;
+    const { uid, resourceVersion } = meta;
+    return this.writesInFlight.whenSettled(
+      identityKey(cr),
+      () => this.ownWrites.get(uid)?.includes(resourceVersion) ?? false,
     );
   }
 
@@ -272,14 +276,21 @@ export class Reconciler {
     let deferred: { reason: string; message: string; retry?: boolean } | undefined;
     // Whether the resource is still live (not deleted, not being deleted), asked once and only if a child is to be created.
     let creatable: Promise<boolean> | undefined;
+    const cachedChild = (child: KubernetesObject): LiveObject | undefined =>
+      this.childInformer(child.apiVersion, child.kind).get(owner.namespace, child.metadata.name);
+    // The cache only holds objects labelled as recon8s's: a miss may still be someone else's object, so
+    // it is read past the cache. Those reads go out together (a new resource misses every child).
+    const uncached = new Map<DesiredChild, Promise<LiveObject | undefined>>();
+    for (const child of desired) {
+      if (o.holdBack?.(child.object) || cachedChild(child.object)) continue;
+      const read = this.readUncached(cr.kind, child.object);
+      read.catch(() => undefined); // awaited below, in order
+      uncached.set(child, read);
+    }
     for (const child of desired) {
       if (o.holdBack?.(child.object)) continue;
-      const cached = this.childInformer(child.object.apiVersion, child.object.kind).get(
-        owner.namespace,
-        child.object.metadata.name,
-      );
-      // The cache only holds objects labelled as recon8s's: a miss may still be someone else's object.
-      const live = cached ?? (await this.readUncached(cr.kind, child.object));
+      const cached = cachedChild(child.object);
+      const live = cached ?? (await (uncached.get(child) ?? this.readUncached(cr.kind, child.object)));
       if (live && controllerUid(live) !== uid) {
         // Who wrote an object that no one controls is in its managedFields, which the cache drops.
         const described =
@@ -430,7 +441,7 @@ export class Reconciler {
     if (this.parentWritten.get(cr.metadata.uid ?? '') === cr.metadata.resourceVersion) return 'unchanged';
     let result: CustomResource;
     try {
-      result = await this.o.client.apply<CustomResource>({
+      const write = this.o.client.apply<CustomResource>({
         apiVersion: cr.apiVersion,
         kind: cr.kind,
         metadata: {
@@ -441,6 +452,13 @@ export class Reconciler {
           annotations: { [APPLYSET_TOOLING_ANNOTATION]: TOOLING, [APPLYSET_GROUP_KINDS_ANNOTATION]: groupKinds },
         },
       });
+      result = await this.writesInFlight.track(
+        identityKey(cr),
+        write.then((r) => {
+          this.rememberOwnWrite(cr, r);
+          return r;
+        }),
+      );
     } catch (e) {
       const info = apiError(e);
       if (isNotFound(e) || (info.code === 409 && /uid mismatch|Precondition failed: UID/i.test(info.message)))
@@ -448,7 +466,6 @@ export class Reconciler {
       throw e;
     }
     this.parentWritten.set(cr.metadata.uid ?? '', cr.metadata.resourceVersion);
-    this.rememberOwnWrite(cr, result);
     return result.metadata.uid === cr.metadata.uid && !result.metadata.deletionTimestamp ? 'live' : 'gone';
   }
 
@@ -468,15 +485,19 @@ export class Reconciler {
     const last = this.statusWritten.get(uid);
     if (last && last.text === text && last.basedOn === cr.metadata.resourceVersion) return;
     const owner = this.o.owners.get(cr.kind);
-    const result = await this.o.client.applyStatus({
-      apiVersion: cr.apiVersion,
-      kind: cr.kind,
-      plural: owner?.kind.plural ?? '',
-      metadata: { name: cr.metadata.name, namespace: cr.metadata.namespace },
-      status,
-    });
+    await this.writesInFlight.track(
+      identityKey(cr),
+      this.o.client
+        .applyStatus({
+          apiVersion: cr.apiVersion,
+          kind: cr.kind,
+          plural: owner?.kind.plural ?? '',
+          metadata: { name: cr.metadata.name, namespace: cr.metadata.namespace },
+          status,
+        })
+        .then((r) => this.rememberOwnWrite(cr, r)),
+    );
     this.statusWritten.set(uid, { text, basedOn: cr.metadata.resourceVersion });
-    this.rememberOwnWrite(cr, result);
   }
 
   /** Whether the API server still has this very resource (same uid), not being deleted. */

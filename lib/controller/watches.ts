@@ -43,12 +43,12 @@ export interface WatchOptions {
    * A child's add or update that needs no reconcile of its owner (the echo of the controller's own
    * write). Deletions always count.
    */
-  readonly isEcho?: (child: LiveObject) => boolean;
+  readonly isEcho?: (child: LiveObject) => boolean | Promise<boolean>;
   /**
    * A resource's update that needs no reconcile: the echo of the controller's own write to it (ApplySet
    * metadata, status). Adds, deletions and periodic resyncs always count.
    */
-  readonly isOwnerEcho?: (cr: CustomResource) => boolean;
+  readonly isOwnerEcho?: (cr: CustomResource) => boolean | Promise<boolean>;
   /** The uid of an owner or child that was deleted (for what is remembered of it). */
   readonly onDeleted?: (uid: string) => void;
 }
@@ -91,7 +91,8 @@ export function watchOwnersAndChildren(o: WatchOptions): Watches {
       informer.addHandlers({
         onAdd: onOwner,
         onUpdate: (_old, cr, info) => {
-          if (info.resync || !o.isOwnerEcho?.(cr)) onOwner(cr);
+          if (info.resync) onOwner(cr);
+          else unlessEcho(o.isOwnerEcho?.(cr), () => onOwner(cr));
         },
         onDelete: (cr) => {
           deleted(cr.metadata.uid);
@@ -126,12 +127,8 @@ export function watchOwnersAndChildren(o: WatchOptions): Watches {
     );
     for (const informer of perNamespace) {
       informer.addHandlers({
-        onAdd: (c) => {
-          if (!o.isEcho?.(c)) onChild(c);
-        },
-        onUpdate: (_old, c) => {
-          if (!o.isEcho?.(c)) onChild(c);
-        },
+        onAdd: (c) => unlessEcho(o.isEcho?.(c), () => onChild(c)),
+        onUpdate: (_old, c) => unlessEcho(o.isEcho?.(c), () => onChild(c)),
         onDelete: (c) => {
           deleted(c.metadata?.uid);
           onChild(c);
@@ -142,4 +139,16 @@ export function watchOwnersAndChildren(o: WatchOptions): Watches {
     children.set(`${type.apiVersion}/${type.kind}`, mergeInformers(perNamespace));
   }
   return { owners, children, informers };
+}
+
+/** Runs `then` unless `echo` says (now, or once the writes under way settled) it is the echo of our own write. */
+function unlessEcho(echo: boolean | Promise<boolean> | undefined, then: () => void): void {
+  if (echo instanceof Promise)
+    void echo.then(
+      (yes) => {
+        if (!yes) then();
+      },
+      () => then(),
+    );
+  else if (!echo) then();
 }
