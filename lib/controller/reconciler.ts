@@ -19,7 +19,8 @@ import {
 } from '../reconcile/applyset.js';
 import type { ConditionInput } from '../reconcile/conditions.js';
 import { DESIRED_HASH_ANNOTATION, childKey, hashOf, stampChildren } from '../reconcile/desired.js';
-import type { DesiredChild } from '../reconcile/desired.js';
+import type { DesiredChild, OwnerResource } from '../reconcile/desired.js';
+import { RenderMemo } from './render-memo.js';
 import { failureConditions } from '../reconcile/status.js';
 import { ChildApplier } from './apply-children.js';
 import { WritesInFlight, identityKey } from './writes-in-flight.js';
@@ -66,11 +67,11 @@ export class Reconciler {
   /** The last status written per resource uid, and the resourceVersion of the resource it was computed from. */
   private readonly statusWritten = new Map<string, { readonly text: string; readonly basedOn: string | undefined }>();
   private readonly now: () => Date;
-  /** The last render per resource uid, and the inputs it was made from. */
-  private readonly renders = new Map<
-    string,
-    { readonly inputs: string; readonly objects: readonly KubernetesObject[] }
-  >();
+  /** What render() made of each resource, and those children stamped for applying (see RenderMemo). */
+  private readonly renders = new RenderMemo<{
+    readonly objects: readonly KubernetesObject[];
+    desired?: readonly DesiredChild[];
+  }>();
 
   /**
    * The resourceVersions the controller's own writes to a resource (ApplySet metadata, status) got back,
@@ -135,23 +136,25 @@ export class Reconciler {
     this.statusWritten.delete(uid);
     this.ownWrites.delete(uid);
     this.parentWritten.delete(uid);
-    this.renders.delete(uid);
+    this.renders.forget(uid);
     for (const m of this.managers.values()) m.forget(uid);
   }
 
-  /**
-   * render() is a pure function of the kind, name, namespace and spec: the same inputs give the same
-   * objects, so the last result per resource is kept (frozen: nothing downstream may change it). A
-   * child's own echo, a status write or a resync then costs a comparison, not a cdk8s synth.
-   */
+  /** render(), remembered (see RenderMemo). */
   private render(cr: CustomResource): readonly KubernetesObject[] {
-    const uid = cr.metadata.uid ?? '';
-    const inputs = JSON.stringify([cr.apiVersion, cr.kind, cr.metadata.namespace, cr.metadata.name, cr.spec]);
-    const last = this.renders.get(uid);
-    if (last?.inputs === inputs) return last.objects;
-    const objects = deepFreeze(render(cr as unknown as Recon8sResource));
-    this.renders.set(uid, { inputs, objects });
-    return objects;
+    return this.renders.get(cr, () => ({ objects: deepFreeze(render(cr as unknown as Recon8sResource)) })).objects;
+  }
+
+  /** The rendered children stamped for applying (owner reference, ApplySet label, hash), remembered with the render. */
+  private desired(
+    cr: CustomResource,
+    rendered: readonly KubernetesObject[],
+    owner: OwnerResource,
+  ): readonly DesiredChild[] {
+    const entry = this.renders.get(cr, () => ({ objects: rendered }));
+    if (entry.objects !== rendered) return stampChildren(rendered, owner);
+    entry.desired ??= deepFreeze(stampChildren(rendered, owner));
+    return entry.desired;
   }
 
   async reconcile(key: string): Promise<ReconcileResult | undefined> {
@@ -264,7 +267,7 @@ export class Reconciler {
       name: cr.metadata.name,
       uid,
     };
-    const desired = stampChildren(rendered, owner);
+    const desired = this.desired(cr, rendered, owner);
     // One Event per reconcile, not one per child: Events are writes too.
     const applied: string[] = [];
     const reportApplied = (): void => {
