@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
-import type { CoreV1Api } from '@kubernetes/client-node';
+import type { CoreV1Api, CoreV1Event } from '@kubernetes/client-node';
+import { HttpMethod } from '@kubernetes/client-node';
+import type { KubeClient } from '../kube/index.js';
 import { apiError } from '../kube/index.js';
 import type { Logger } from '../observability/logger.js';
 
@@ -40,7 +42,21 @@ const MAX_REMEMBERED = 10_000;
  * message) within ten minutes is emitted once: a level-based reconcile re-decides the same thing many
  * times, and an event per decision would flood etcd. Emitting never blocks a reconcile nor fails it.
  */
-export function createEventRecorder(core: CoreV1Api, logger: Logger, now: () => number = Date.now): EventRecorder {
+export function createEventRecorder(
+  api: CoreV1Api | Pick<KubeClient, 'requestJson'>,
+  logger: Logger,
+  now: () => number = Date.now,
+): EventRecorder {
+  // Through the client: raw JSON (the generated CoreV1Api serializes through its models, at more CPU than the request).
+  const create = (namespace: string, body: CoreV1Event): Promise<unknown> =>
+    'requestJson' in api
+      ? api.requestJson({
+          method: HttpMethod.POST,
+          path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/events`,
+          body: JSON.stringify({ apiVersion: 'v1', kind: 'Event', ...body }),
+          headers: { 'Content-Type': 'application/json' },
+        })
+      : api.createNamespacedEvent({ namespace, body });
   const recent = new Map<string, number>();
   return {
     record(subject, type, reason, message, options) {
@@ -54,40 +70,35 @@ export function createEventRecorder(core: CoreV1Api, logger: Logger, now: () => 
       // A burst of distinct events cannot grow the memory without bound: the oldest go first.
       if (recent.size > MAX_REMEMBERED) recent.delete(recent.keys().next().value as string);
       const time = new Date(t);
-      core
-        .createNamespacedEvent({
+      create(namespace, {
+        metadata: {
+          name: options?.once
+            ? `${subject.metadata.name}.${createHash('sha256').update(options.once).digest('hex').slice(0, 16)}`
+            : `${subject.metadata.name}.${(BigInt(t) * 1_000_000n).toString(16)}${Math.floor(Math.random() * 4096).toString(16)}`,
           namespace,
-          body: {
-            metadata: {
-              name: options?.once
-                ? `${subject.metadata.name}.${createHash('sha256').update(options.once).digest('hex').slice(0, 16)}`
-                : `${subject.metadata.name}.${(BigInt(t) * 1_000_000n).toString(16)}${Math.floor(Math.random() * 4096).toString(16)}`,
-              namespace,
-            },
-            involvedObject: {
-              apiVersion: subject.apiVersion,
-              kind: subject.kind,
-              name: subject.metadata.name,
-              namespace,
-              uid: subject.metadata.uid,
-              resourceVersion: subject.metadata.resourceVersion,
-            },
-            type,
-            reason,
-            message,
-            source: { component: 'recon8s' },
-            reportingComponent: 'recon8s',
-            reportingInstance: 'recon8s',
-            firstTimestamp: time,
-            lastTimestamp: time,
-            count: 1,
-          },
-        })
-        .catch((e: unknown) => {
-          // Recorded before (by an earlier run or another replica).
-          if (options?.once && apiError(e).code === 409) return;
-          logger.warn('could not record an event', { reason, error: e instanceof Error ? e.message : String(e) });
-        });
+        },
+        involvedObject: {
+          apiVersion: subject.apiVersion,
+          kind: subject.kind,
+          name: subject.metadata.name,
+          namespace,
+          uid: subject.metadata.uid,
+          resourceVersion: subject.metadata.resourceVersion,
+        },
+        type,
+        reason,
+        message,
+        source: { component: 'recon8s' },
+        reportingComponent: 'recon8s',
+        reportingInstance: 'recon8s',
+        firstTimestamp: time,
+        lastTimestamp: time,
+        count: 1,
+      }).catch((e: unknown) => {
+        // Recorded before (by an earlier run or another replica).
+        if (options?.once && apiError(e).code === 409) return;
+        logger.warn('could not record an event', { reason, error: e instanceof Error ? e.message : String(e) });
+      });
     },
   };
 }

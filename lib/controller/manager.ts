@@ -19,7 +19,7 @@ import { createEventRecorder } from './events.js';
 import { KIND_CONTROLLERS, OWNER_KINDS, queueKey } from './kinds.js';
 import { MemberReportLog } from './mysql-cluster/member-reports.js';
 import { Reconciler } from './reconciler.js';
-import { watchOwnersAndChildren } from './watches.js';
+import { watchOwnersAndChildren, withoutManagedFields } from './watches.js';
 
 export const CONTROLLER_NAME = 'recon8s';
 
@@ -114,7 +114,7 @@ export async function startController(opts: ControllerOptions): Promise<Controll
   });
   const allInformers: Informer<LiveObject>[] = [...informers];
 
-  const events = createEventRecorder(client.core, logger);
+  const events = createEventRecorder(client, logger);
   const podInformersByKind = new Map<string, Informer<V1Pod & LiveObject>[]>();
   const reconciler = new Reconciler({
     client,
@@ -156,6 +156,7 @@ export async function startController(opts: ControllerOptions): Promise<Controll
         plural: 'pods',
         namespace,
         labelSelector: podReports.selector,
+        transform: withoutManagedFields,
         logger,
         hooks: watchHooks('pods'),
       });
