@@ -34,5 +34,8 @@ COPY --from=build /app/build ./build
 USER 65532:65532
 # /metrics and /healthz + /readyz (the controller's defaults).
 EXPOSE 8080 8081
-ENTRYPOINT ["node", "build/lib/cli/main.js"]
+# A young generation of 2 x 4 MiB instead of V8's 2 x 16 MiB: the controller's garbage is short-lived
+# (requests, watch events, renders), and the larger one only let the heap grow (peak RSS at 300 Apps
+# 306 → 209 MiB in the benchmark, which starts the controller with these same flags).
+ENTRYPOINT ["node", "--max-semi-space-size=4", "build/lib/cli/main.js"]
 CMD ["controller"]

@@ -1,9 +1,10 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { execForm, instructions, parseDockerfile } from '../test/support/package-dockerfile.js';
 
 const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -61,10 +62,21 @@ export async function compiledEntry(): Promise<ControllerEntry & { readonly buil
   await writeFile(join(dir, 'package.json'), '{"type":"module"}\n');
   await symlink(join(REPO_ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir');
   const entry = join(dir, 'lib/cli/main.js');
+  const flags = await imageNodeFlags();
   return {
-    nodeArgs: [entry],
-    description: `node <tsc build of lib/ in a temp dir>/lib/cli/main.js`,
+    nodeArgs: [...flags, entry],
+    description: `node ${flags.map((f) => `${f} `).join('')}<tsc build of lib/ in a temp dir>/lib/cli/main.js (the image's Node flags)`,
     buildSeconds: Math.round((performance.now() - t0) / 100) / 10,
     dispose: () => rm(dir, { recursive: true, force: true }),
   };
+}
+
+/** The Node flags the image starts the controller with: what its Dockerfile's ENTRYPOINT has between `node` and the script. */
+async function imageNodeFlags(): Promise<string[]> {
+  const stages = parseDockerfile(await readFile(join(REPO_ROOT, 'Dockerfile'), 'utf8'));
+  const runtime = stages.at(-1);
+  const entrypoint = runtime ? execForm(instructions(runtime, 'ENTRYPOINT').at(-1)?.args ?? '') : undefined;
+  if (!entrypoint || entrypoint[0] !== 'node')
+    throw new Error('Dockerfile: expected ENTRYPOINT ["node", ..., <script>]');
+  return entrypoint.slice(1, -1);
 }

@@ -209,7 +209,7 @@ describe('test images: the operator image configuration', () => {
     const version = (JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
     const config = configFromStage(stage, '/app', {});
     assert.equal(config.user, '65532:65532');
-    assert.deepEqual(config.entrypoint, ['node', 'build/lib/cli/main.js']);
+    assert.deepEqual(config.entrypoint, ['node', '--max-semi-space-size=4', 'build/lib/cli/main.js']);
     assert.deepEqual(config.cmd, ['controller']);
     assert.deepEqual(config.exposedPorts, ['8080/tcp', '8081/tcp']);
     assert.equal(config.labels?.['org.opencontainers.image.version'], version);

@@ -120,14 +120,17 @@ describe('Dockerfile', () => {
     assert.ok('node' in pkg.devDependencies && !('node' in pkg.dependencies));
   });
 
-  it('starts the compiled CLI in exec form: ENTRYPOINT ["node", "build/lib/cli/main.js"], CMD ["controller"]', () => {
-    assert.deepEqual(execForm(last(runtime(), 'ENTRYPOINT') ?? ''), ['node', 'build/lib/cli/main.js']);
+  it('starts the compiled CLI in exec form: ENTRYPOINT ["node", <V8 flags>, "build/lib/cli/main.js"], CMD ["controller"]', () => {
+    const entrypoint = execForm(last(runtime(), 'ENTRYPOINT') ?? '') ?? [];
+    assert.equal(entrypoint[0], 'node');
+    assert.equal(entrypoint.at(-1), 'build/lib/cli/main.js');
+    for (const flag of entrypoint.slice(1, -1)) assert.match(flag, /^--[a-z-]+=\d+$/, 'only numeric V8 flags between');
     assert.deepEqual(execForm(last(runtime(), 'CMD') ?? ''), ['controller']);
     assert.equal(last(runtime(), 'WORKDIR'), last(build(), 'WORKDIR'), 'relative paths resolve as in the build stage');
   });
 
   it('has its ENTRYPOINT script where `npm run build` puts it (and the package bin)', () => {
-    const script = execForm(last(runtime(), 'ENTRYPOINT') ?? '')?.[1] ?? '';
+    const script = execForm(last(runtime(), 'ENTRYPOINT') ?? '')?.at(-1) ?? '';
     assert.equal(pkg.scripts.build, 'tsc -p tsconfig.build.json');
     const tsconfig = JSON.parse(read('tsconfig.build.json')) as {
       compilerOptions: { outDir: string; rootDir: string };
