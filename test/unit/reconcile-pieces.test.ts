@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { ChildApplier } from '../../lib/controller/apply-children.js';
+import { RenderMemo } from '../../lib/controller/render-memo.js';
+import type { CustomResource } from '../../lib/controller/status.js';
 import type { KubeClient } from '../../lib/kube/index.js';
 import { applySetId, groupKind } from '../../lib/reconcile/applyset.js';
 import { containsDesired, firstDifference } from '../../lib/reconcile/compare.js';
@@ -391,5 +393,80 @@ describe('recognising the echo of our own apply', () => {
     assert.equal(applier.isOwnEcho(version('7', 'u2')), false, 'another object');
     applier.forget('u1');
     assert.equal(applier.isOwnEcho(version('7')), false, 'forgotten with the object');
+  });
+});
+
+describe('recognising an echo that overtakes the response of its write', () => {
+  it('waits for the apply under way to that object, then knows its version', async () => {
+    let answer: (v: unknown) => void = () => undefined;
+    const client = {
+      apply: () =>
+        new Promise((resolve) => {
+          answer = resolve;
+        }),
+    } as unknown as KubeClient;
+    const applier = new ChildApplier(client);
+    const child = {
+      object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: 'ns' } },
+      hash: 'h1',
+    };
+    const applied = applier.apply(child);
+    // The watch event of the write, before its response was read.
+    const event = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: 'ns', uid: 'u1' } };
+    const echo = applier.isOwnEcho({ ...event, metadata: { ...event.metadata, resourceVersion: '7' } });
+    const other = applier.isOwnEcho({ ...event, metadata: { ...event.metadata, resourceVersion: '8' } });
+    const elsewhere = applier.isOwnEcho({ ...event, metadata: { ...event.metadata, name: 'd', resourceVersion: '7' } });
+    assert.ok(echo instanceof Promise && other instanceof Promise, 'undecided while the apply is under way');
+    assert.equal(elsewhere, false, 'no write under way to another object');
+    answer({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'c', namespace: 'ns', uid: 'u1', resourceVersion: '7' },
+    });
+    await applied;
+    assert.equal(await echo, true);
+    assert.equal(await other, false, "someone else's version");
+  });
+});
+
+describe('remembering renders', () => {
+  const cr = (uid: string, generation: number | undefined, spec: Record<string, unknown> = {}): CustomResource => ({
+    apiVersion: 'recon8s.dev/v1alpha1',
+    kind: 'App',
+    metadata: { name: uid, namespace: 'ns', uid, ...(generation !== undefined ? { generation } : {}) },
+    spec,
+  });
+
+  it('renders again only when the generation (or, without one, the inputs) changed', () => {
+    const memo = new RenderMemo<number>();
+    let renders = 0;
+    const make = (): number => ++renders;
+    assert.equal(memo.get(cr('a', 1), make), 1);
+    assert.equal(memo.get(cr('a', 1), make), 1, 'same generation');
+    assert.equal(memo.get(cr('a', 2), make), 2, 'new generation');
+    assert.equal(memo.get(cr('b', undefined, { x: 1 }), make), 3);
+    assert.equal(memo.get(cr('b', undefined, { x: 1 }), make), 3, 'same inputs');
+    assert.equal(memo.get(cr('b', undefined, { x: 2 }), make), 4, 'other inputs');
+    memo.forget('a');
+    assert.equal(memo.get(cr('a', 2), make), 5, 'forgotten with the resource');
+  });
+
+  it('holds at most its capacity, dropping the least recently used first', () => {
+    const memo = new RenderMemo<string>(2);
+    memo.get(cr('a', 1), () => 'a');
+    memo.get(cr('b', 1), () => 'b');
+    memo.get(cr('a', 1), () => 'a again'); // a is now the most recently used
+    memo.get(cr('c', 1), () => 'c');
+    assert.equal(memo.size, 2);
+    assert.equal(
+      memo.get(cr('a', 1), () => 'a rendered again'),
+      'a',
+      'kept',
+    );
+    assert.equal(
+      memo.get(cr('b', 1), () => 'b rendered again'),
+      'b rendered again',
+      'dropped',
+    );
   });
 });
