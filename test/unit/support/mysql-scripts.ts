@@ -120,7 +120,9 @@ export function scriptSandbox(): ScriptSandbox {
       spawn('bash', [join(scripts, script)], { env: fullEnv(env), stdio: ['ignore', 'pipe', 'pipe'] }),
     calls: () => (existsSync(join(fakeDir, 'calls')) ? readFileSync(join(fakeDir, 'calls'), 'utf8') : ''),
     path: (...parts) => join(dir, ...parts),
-    cleanup: () => rmSync(dir, { recursive: true, force: true }),
+    // Retried: a script's background children (the sidecar's parallel peer probes) may still be writing
+    // into the directory for a moment after the script itself exited (ENOTEMPTY otherwise).
+    cleanup: () => rmSync(dir, { recursive: true, force: true, maxRetries: 20, retryDelay: 50 }),
   };
 }
 
