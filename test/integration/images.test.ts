@@ -359,7 +359,7 @@ describe('test images, built locally and cached by content', function () {
       const config = archive.images.get(OPERATOR_REF)?.config.config;
       assert.equal(config?.User, '65532:65532');
       assert.equal(config.WorkingDir, '/app');
-      assert.deepEqual(config.Entrypoint, ['node', 'build/lib/cli/main.js']);
+      assert.deepEqual(config.Entrypoint, ['node', '--max-semi-space-size=4', 'build/lib/cli/main.js']);
       assert.deepEqual(config.Cmd, ['controller']);
       assert.deepEqual(Object.keys(config.ExposedPorts ?? {}).sort(), ['8080/tcp', '8081/tcp']);
       assert.equal(config.Labels?.['org.opencontainers.image.version'], PACKAGE_VERSION);
