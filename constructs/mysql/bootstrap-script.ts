@@ -63,7 +63,9 @@ initialize() {
 
 # Starts a temporary mysqld on the data directory $1 and waits until it answers on its socket.
 start_server() {
-  mysqld_with --datadir="$1" --socket="$sock" --pid-file="$pidfile" --skip-networking --mysqlx=OFF &
+  # The largest packets MySQL allows: a restore replays row events of whole transactions (a bulk
+  # INSERT ... SELECT is one event of its every row), which the defaults (64 MiB) refuse.
+  mysqld_with --datadir="$1" --socket="$sock" --pid-file="$pidfile" --max-allowed-packet=1G --skip-networking --mysqlx=OFF &
   server_pid=$!
   local i
   for ((i = 0; i < 600; i++)); do
@@ -77,7 +79,7 @@ start_server() {
 
 # Runs SQL from stdin as the temporary server's root, which has no password yet.
 temporary_sql() {
-  mysql --no-defaults --socket="$sock" --user=root --batch "$@"
+  mysql --no-defaults --socket="$sock" --user=root --batch --max-allowed-packet=1G "$@"
 }
 
 # The SQL ends with SHUTDOWN; wait for the server to finish it.
