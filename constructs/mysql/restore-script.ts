@@ -15,8 +15,8 @@ import { sh } from './shell.js';
  *   the backup's (RESET BINARY LOGS AND GTIDS, SET GLOBAL gtid_purged).
  * - The binary logs archived after it are replayed in the order they were archived, each through
  *   mysqlbinlog (--stop-datetime for a point in time, --include-gtids for a GTID set) into the
- *   temporary server with their own GTIDs, so that a transaction already there (in the backup, or
- *   in an earlier log of another primary) is skipped by GTID. A log whose Previous_gtids names a
+ *   temporary server with their own GTIDs, leaving out (--exclude-gtids) every transaction already
+ *   there (in the backup, or in an earlier log of another primary). A log whose Previous_gtids names a
  *   transaction that is neither restored nor archived is a gap: the restore fails rather than
  *   continue past it. A point in time after the archive's coveredUntil fails too.
  * - Everything bootstrap does afterwards (the new cluster's own accounts and passwords) runs after
@@ -79,7 +79,7 @@ restore_from_store() {
 
 # Replays the archived binary logs up to the point or GTID set (sets replayed).
 restore_replay() {
-  local state covered segments segment meta segment_gtids previous missing work=$volume/restore-binlog
+  local state covered segments segment meta segment_gtids previous missing executed work=$volume/restore-binlog
   local options=()
   if [[ -n $point ]]; then
     # Listed first: rclone cat of a key that does not exist prints nothing and succeeds.
@@ -109,6 +109,16 @@ restore_replay() {
     fi
     store_rclone cat "$(store_path "binlog/\${segment%.json}.gz")" | gunzip -c >"$work/segment" ||
       restore_fail "cannot read $(store_url "binlog/\${segment%.json}.gz")"
+    # What the server holds already is left out by mysqlbinlog itself: GTID auto-skip alone would still
+    # send each such transaction whole (a bulk load before the backup is one huge row event).
+    if [[ -n $target ]]; then
+      missing=$(temporary_value "SELECT REPLACE(GTID_SUBTRACT('$target', @@gtid_executed), '\n', '')")
+      [[ -n $missing ]] || break
+      options=(--include-gtids="$missing")
+    else
+      executed=$(temporary_value "SELECT REPLACE(@@gtid_executed, '\n', '')")
+      options=("\${options[0]}" \${executed:+--exclude-gtids="$executed"})
+    fi
     mysqlbinlog "\${options[@]}" "$work/segment" | temporary_sql --binary-mode ||
       restore_fail "replaying $(store_url "binlog/\${segment%.json}.gz") failed (see the bootstrap container's log)"
     rm -f -- "$work/segment"
