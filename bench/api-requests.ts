@@ -86,7 +86,7 @@ export function countingClient(client: KubeClient, ledger: RequestLedger): KubeC
     request,
     async requestJson<T>(req: RawRequest): Promise<T> {
       const resp = await request(req);
-      return JSON.parse(await resp.body.text()) as T;
+      return JSON.parse(resp.body) as T;
     },
   };
 }
@@ -94,10 +94,7 @@ export function countingClient(client: KubeClient, ledger: RequestLedger): KubeC
 /** `apiserver_request_total` and `etcd_requests_total` from the API server's own /metrics (admin credentials). */
 export async function fetchApiServerRequests(client: KubeClient): Promise<Sample[]> {
   const resp = await client.request({ path: '/metrics', headers: { Accept: 'text/plain' } });
-  return parsePrometheus(
-    await resp.body.text(),
-    (name) => name === 'apiserver_request_total' || name === 'etcd_requests_total',
-  );
+  return parsePrometheus(resp.body, (name) => name === 'apiserver_request_total' || name === 'etcd_requests_total');
 }
 
 /**

@@ -287,7 +287,7 @@ async function converge(
     client,
     owners,
     children,
-    events: createEventRecorder(client.core, logger),
+    events: createEventRecorder(client, logger),
     logger,
   });
   late.reconciler = reconciler;

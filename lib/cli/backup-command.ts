@@ -1,7 +1,7 @@
 // `recon8s backup NAME` and `recon8s backups NAME`. Both run a Job from the cluster's backup CronJob,
 // so that they reach the store (or volume) exactly as the scheduled backups do, with the credentials
 // the pods read from their Secret: the CLI never handles a storage credential or a password.
-import { HttpMethod } from '@kubernetes/client-node';
+import { HttpMethod } from '../kube/index.js';
 import type { V1CronJob, V1Job, V1Pod, V1PodList } from '@kubernetes/client-node';
 import { MYSQL_STORE_REPORTS } from '../../constructs/index.js';
 import { describeStoreReport } from '../controller/mysql-cluster/backup-status.js';
@@ -171,7 +171,7 @@ export async function backupsCommand(
           await client.request({
             path: `/api/v1/namespaces/${namespace}/pods/${run.pod.metadata.name}/log?container=${container}`,
           })
-        ).body.text()
+        ).body
       : '';
     if (!run.succeeded) {
       err.write(`listing Job ${run.job} failed:\n${log}`);

@@ -1,5 +1,5 @@
 import type { KubernetesObject as LiveObject } from '@kubernetes/client-node';
-import { HttpMethod } from '@kubernetes/client-node';
+import { HttpMethod } from '../kube/index.js';
 import { InvalidSpecError, formatProblem, render } from '../../constructs/index.js';
 import type { KindDefinition, KubernetesObject, Recon8sResource } from '../../constructs/index.js';
 import { ChildApplier } from '../controller/apply-children.js';
@@ -148,8 +148,7 @@ export function connect(kubeconfig: string | undefined): { client: KubeClient; d
       `no usable kubeconfig${kubeconfig ? ` in ${kubeconfig}` : ''}: ${e instanceof Error ? e.message : String(e)}`,
     );
   }
-  const context = client.kc.getContextObject(client.kc.getCurrentContext());
-  return { client, defaultNamespace: context?.namespace || 'default' };
+  return { client, defaultNamespace: client.namespace || 'default' };
 }
 
 /** Fails with a clear message when the API server does not serve App and MySQLCluster. */

@@ -1,7 +1,7 @@
 // `recon8s switchover NAME` and `recon8s status NAME`: the two MySQLCluster commands. A switchover is
 // only recorded on the resource (an annotation); the controller performs it, so that one authority
 // moves the primary, and the command waits for the outcome it reports in status.
-import { HttpMethod } from '@kubernetes/client-node';
+import { HttpMethod } from '../kube/index.js';
 import type { MySQLClusterStatus } from '../../constructs/index.js';
 import { MYSQL_CLUSTER, MYSQL_SWITCHOVER_ANNOTATION } from '../../constructs/index.js';
 import type { KubeClient } from '../kube/index.js';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { CoreV1Api, CoreV1Event } from '@kubernetes/client-node';
-import { HttpMethod } from '@kubernetes/client-node';
+import { HttpMethod } from '../kube/index.js';
 import type { KubeClient } from '../kube/index.js';
 import { apiError } from '../kube/index.js';
 import type { Logger } from '../observability/logger.js';

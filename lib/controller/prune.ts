@@ -1,4 +1,4 @@
-import { HttpMethod } from '@kubernetes/client-node';
+import { HttpMethod } from '../kube/index.js';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { KubeClient } from '../kube/index.js';
 import { isNotFound } from '../kube/index.js';

@@ -119,7 +119,7 @@ export function kubeListWatch<T extends KubernetesObject>(
 
     async watch(opts: WatchOptions, onEvent: (event: WatchEvent<T>) => void): Promise<void> {
       const path = await resourcePath(opts.signal);
-      const resp = await client.request({
+      const resp = await client.stream({
         path,
         query: {
           ...selectors,
@@ -130,16 +130,11 @@ export function kubeListWatch<T extends KubernetesObject>(
         },
         signal: opts.signal,
       });
-      const stream = resp.body.stream();
-      if (stream === null) throw new Error('informer: watch response has no body');
-      const reader = stream.getReader();
-      const decoder = new TextDecoder();
+      resp.setEncoding('utf8');
       let buffered = '';
       try {
-        for (;;) {
-          const { done, value } = await reader.read();
-          if (done) break;
-          buffered += decoder.decode(value, { stream: true });
+        for await (const chunk of resp) {
+          buffered += chunk as string;
           let nl: number;
           while ((nl = buffered.indexOf('\n')) >= 0) {
             const line = buffered.slice(0, nl).trim();
@@ -147,10 +142,10 @@ export function kubeListWatch<T extends KubernetesObject>(
             if (line !== '') onEvent(parseEvent<T>(line));
           }
         }
-        const rest = (buffered + decoder.decode()).trim();
+        const rest = buffered.trim();
         if (rest !== '') onEvent(parseEvent<T>(rest));
       } finally {
-        await reader.cancel().catch(() => undefined);
+        resp.destroy();
       }
     },
   };

@@ -1,5 +1,3 @@
-import { ApiException } from '@kubernetes/client-node';
-
 /** One entry of `Status.details.causes` (e.g. the fields of a server-side apply conflict). */
 export interface ApiErrorCause {
   readonly reason?: string;
@@ -30,14 +28,43 @@ export interface StatusLike {
 }
 
 /**
- * Turns anything thrown by a client-node call (or by lib/kube, lib/informer) into `{ code, reason, message,
- * causes }`. `ApiException.body` is raw JSON text in client-node 2.x (sometimes an already-parsed object):
- * both are handled. Errors without an HTTP response get code 0 and their own message.
+ * A non-2xx answer of the API server. Its shape (`code`, `body` as the Status JSON text, `headers`) is
+ * client-node's `ApiException`, so that code written against either reads both.
+ */
+export class KubeApiError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+    /** The response body: the `Status` as JSON text. */
+    readonly body: string,
+    readonly headers: Readonly<Record<string, string>>,
+  ) {
+    super(message);
+    this.name = 'KubeApiError';
+  }
+}
+
+/** KubeApiError, or client-node's ApiException (thrown by code that uses client-node's generated APIs). */
+function isHttpError(
+  e: unknown,
+): e is { code: number; body: unknown; headers?: Record<string, string>; message: string } {
+  return (
+    e instanceof Error &&
+    typeof (e as { code?: unknown }).code === 'number' &&
+    'body' in e &&
+    (e instanceof KubeApiError || e.constructor.name === 'ApiException')
+  );
+}
+
+/**
+ * Turns anything thrown by lib/kube, lib/informer or a client-node call into `{ code, reason, message,
+ * causes }`. The body is raw JSON text (client-node sometimes gives an already-parsed object): both are
+ * handled. Errors without an HTTP response get code 0 and their own message.
  */
 export function apiError(e: unknown): ApiErrorInfo {
-  if (e instanceof ApiException) {
-    const status = parseStatus((e as ApiException<unknown>).body);
-    const headers = (e as ApiException<unknown>).headers ?? {};
+  if (isHttpError(e)) {
+    const status = parseStatus(e.body);
+    const headers = e.headers ?? {};
     const retryHeader = Number(headers['retry-after'] ?? headers['Retry-After']);
     const retryAfterSeconds =
       status?.details?.retryAfterSeconds ?? (Number.isFinite(retryHeader) && retryHeader > 0 ? retryHeader : undefined);
@@ -60,10 +87,11 @@ export function apiError(e: unknown): ApiErrorInfo {
   return { code, reason: '', message, causes: [] };
 }
 
-/** An `ApiException` carrying a `Status` object (used for watch ERROR events and raw requests). */
-export function statusException(status: StatusLike, headers: Record<string, string> = {}): ApiException<string> {
+/** A `KubeApiError` carrying a `Status` object (used for watch ERROR events and raw requests). */
+export function statusException(status: StatusLike, headers: Record<string, string> = {}): KubeApiError {
   const code = typeof status.code === 'number' ? status.code : 500;
-  return new ApiException(code, status.message ?? status.reason ?? 'unknown', JSON.stringify(status), headers);
+  const said = status.message ?? status.reason ?? 'unknown';
+  return new KubeApiError(code, `HTTP ${code}: ${said}`, JSON.stringify(status), headers);
 }
 
 export const isNotFound = (e: unknown): boolean => apiError(e).code === 404;

@@ -1,13 +1,22 @@
-import { Observable, V1MicroTime } from '@kubernetes/client-node';
-import type {
-  ConfigurationOptions,
-  RequestContext,
-  ResponseContext,
-  V1Lease,
-  V1LeaseSpec,
-} from '@kubernetes/client-node';
 import type { KubeClient } from '../kube/client.js';
+import { HttpMethod } from '../kube/client.js';
 import { isNotFound } from '../kube/errors.js';
+
+/** A Lease's spec as the API serves it; times are MicroTime strings (a Date is accepted too). */
+export interface LeaseSpec {
+  readonly holderIdentity?: string;
+  readonly leaseDurationSeconds?: number;
+  readonly leaseTransitions?: number;
+  readonly acquireTime?: string | Date;
+  readonly renewTime?: string | Date;
+}
+
+interface Lease {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: { name?: string; namespace?: string; resourceVersion?: string; [key: string]: unknown };
+  spec?: LeaseSpec;
+}
 
 /** What a lease says about leadership (client-go's LeaderElectionRecord), times in epoch milliseconds. */
 export interface LeaderElectionRecord {
@@ -45,9 +54,11 @@ export function kubeLeaseLock(
 ): LeaseLock {
   const { namespace, name } = target;
   // The last Lease read or written: an update keeps its metadata (labels, annotations, ...) and replaces the spec.
-  let last: V1Lease | undefined;
+  let last: Lease | undefined;
+  const collection = `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/leases`;
+  const item = `${collection}/${encodeURIComponent(name)}`;
 
-  const remember = (lease: V1Lease): void => {
+  const remember = (lease: Lease): void => {
     last = lease;
   };
 
@@ -55,9 +66,9 @@ export function kubeLeaseLock(
     description: `${namespace}/${name}`,
 
     async get(signal?: AbortSignal): Promise<LockedRecord | undefined> {
-      let lease: V1Lease;
+      let lease: Lease;
       try {
-        lease = await client.coordination.readNamespacedLease({ name, namespace }, withSignal(signal));
+        lease = await client.requestJson<Lease>({ path: item, ...(signal ? { signal } : {}) });
       } catch (e) {
         if (isNotFound(e)) return undefined;
         throw e;
@@ -67,45 +78,63 @@ export function kubeLeaseLock(
     },
 
     async create(record: LeaderElectionRecord, signal?: AbortSignal): Promise<void> {
-      const body: V1Lease = {
+      const body: Lease = {
         apiVersion: 'coordination.k8s.io/v1',
         kind: 'Lease',
         metadata: { name, namespace },
         spec: toSpec(record),
       };
-      remember(await client.coordination.createNamespacedLease({ namespace, body }, withSignal(signal)));
+      remember(
+        await client.requestJson<Lease>({
+          method: HttpMethod.POST,
+          path: collection,
+          body: JSON.stringify(body),
+          headers: { 'Content-Type': 'application/json' },
+          ...(signal ? { signal } : {}),
+        }),
+      );
     },
 
     async update(record: LeaderElectionRecord, resourceVersion: string, signal?: AbortSignal): Promise<void> {
-      const base: V1Lease = last ?? {
+      const base: Lease = last ?? {
         apiVersion: 'coordination.k8s.io/v1',
         kind: 'Lease',
         metadata: { name, namespace },
       };
-      const body: V1Lease = {
+      const body: Lease = {
         ...base,
         apiVersion: 'coordination.k8s.io/v1',
         kind: 'Lease',
         metadata: { ...base.metadata, name, namespace, resourceVersion },
         spec: toSpec(record),
       };
-      remember(await client.coordination.replaceNamespacedLease({ name, namespace, body }, withSignal(signal)));
+      remember(
+        await client.requestJson<Lease>({
+          method: HttpMethod.PUT,
+          path: item,
+          body: JSON.stringify(body),
+          headers: { 'Content-Type': 'application/json' },
+          ...(signal ? { signal } : {}),
+        }),
+      );
     },
   };
 }
 
-/** Lease times are MicroTime: written with 6 fractional digits (V1MicroTime pads the milliseconds). */
-export function toSpec(record: LeaderElectionRecord): V1LeaseSpec {
+/** Lease times are MicroTime: written with 6 fractional digits (the milliseconds, padded). */
+export function toSpec(record: LeaderElectionRecord): LeaseSpec {
   return {
     holderIdentity: record.holderIdentity,
     leaseDurationSeconds: record.leaseDurationSeconds,
     leaseTransitions: record.leaseTransitions,
-    ...(record.acquireTime !== undefined ? { acquireTime: new V1MicroTime(record.acquireTime) } : {}),
-    ...(record.renewTime !== undefined ? { renewTime: new V1MicroTime(record.renewTime) } : {}),
+    ...(record.acquireTime !== undefined ? { acquireTime: microTime(record.acquireTime) } : {}),
+    ...(record.renewTime !== undefined ? { renewTime: microTime(record.renewTime) } : {}),
   };
 }
 
-export function fromSpec(spec: V1LeaseSpec | undefined): LeaderElectionRecord {
+const microTime = (ms: number): string => new Date(ms).toISOString().replace(/Z$/, '000Z');
+
+export function fromSpec(spec: LeaseSpec | undefined): LeaderElectionRecord {
   const acquireTime = timeOf(spec?.acquireTime);
   const renewTime = timeOf(spec?.renewTime);
   return {
@@ -117,8 +146,7 @@ export function fromSpec(spec: V1LeaseSpec | undefined): LeaderElectionRecord {
   };
 }
 
-// client-node types MicroTime fields as V1MicroTime (a Date) but its deserializer leaves them as the
-// server's strings ("2026-01-01T00:00:00.123456Z"): accept both.
+// The server's strings ("2026-01-01T00:00:00.123456Z"), or a Date (client-node's V1MicroTime): accept both.
 function timeOf(v: unknown): number | undefined {
   if (v instanceof Date) return Number.isNaN(v.getTime()) ? undefined : v.getTime();
   if (typeof v === 'string' && v !== '') {
@@ -126,21 +154,4 @@ function timeOf(v: unknown): number | undefined {
     return Number.isNaN(ms) ? undefined : ms;
   }
   return undefined;
-}
-
-// Per-call options that put an AbortSignal on the request (a middleware, like setHeaderOptions does for headers).
-function withSignal(signal: AbortSignal | undefined): ConfigurationOptions | undefined {
-  if (signal === undefined) return undefined;
-  return {
-    middleware: [
-      {
-        pre: (ctx: RequestContext) => {
-          ctx.setSignal(signal);
-          return new Observable(Promise.resolve(ctx));
-        },
-        post: (resp: ResponseContext) => new Observable(Promise.resolve(resp)),
-      },
-    ],
-    middlewareMergeStrategy: 'append',
-  };
 }

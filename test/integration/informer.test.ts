@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { CoreV1Api } from '@kubernetes/client-node';
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import { startControlPlane } from '../controlplane/index.js';
 import type { ControlPlane } from '../controlplane/index.js';
@@ -102,6 +103,8 @@ describe('informer (real API server)', function () {
   this.timeout(60_000);
   const controlPlane = useSharedControlPlane();
   let client: KubeClient;
+  // client-node's generated API, for the test's own writes (recon8s's client is raw JSON).
+  let core: CoreV1Api;
   const running: Informer<V1ConfigMap>[] = [];
   const unhandled: unknown[] = [];
   const onUnhandled = (reason: unknown): void => {
@@ -111,6 +114,7 @@ describe('informer (real API server)', function () {
   before(() => {
     process.on('unhandledRejection', onUnhandled);
     client = createKubeClient({ kubeconfigPath: controlPlane().kubeconfigPath });
+    core = controlPlane().kubeConfig().makeApiClient(CoreV1Api);
   });
   afterEach(async () => {
     await Promise.all(running.splice(0).map((i) => i.stop()));
@@ -123,22 +127,22 @@ describe('informer (real API server)', function () {
 
   it('lists, then sees adds, updates and deletes (plural discovered)', async () => {
     const namespace = await freshNamespace('informer');
-    await client.core.createNamespacedConfigMap({ namespace, body: { metadata: { name: 'pre' }, data: { v: '0' } } });
+    await core.createNamespacedConfigMap({ namespace, body: { metadata: { name: 'pre' }, data: { v: '0' } } });
     const w = watchConfigMaps(client, namespace);
     running.push(w.informer);
     await w.informer.start();
     assert.ok(w.informer.get(namespace, 'pre'), 'the listed object is in the store at sync');
     assert.equal(w.informer.get(namespace, 'pre')?.kind, 'ConfigMap');
 
-    await client.core.createNamespacedConfigMap({ namespace, body: { metadata: { name: 'cm' }, data: { v: '1' } } });
+    await core.createNamespacedConfigMap({ namespace, body: { metadata: { name: 'cm' }, data: { v: '1' } } });
     await eventually(() => assert.equal(w.informer.get(namespace, 'cm')?.data?.v, '1'));
-    await client.core.patchNamespacedConfigMap({
+    await core.patchNamespacedConfigMap({
       namespace,
       name: 'cm',
       body: [{ op: 'replace', path: '/data/v', value: '2' }],
     });
     await eventually(() => assert.equal(w.informer.get(namespace, 'cm')?.data?.v, '2'));
-    await client.core.deleteNamespacedConfigMap({ namespace, name: 'cm' });
+    await core.deleteNamespacedConfigMap({ namespace, name: 'cm' });
     await eventually(() => assert.equal(w.informer.get(namespace, 'cm'), undefined));
     assert.deepEqual(
       w.events.filter((e) => e.includes(' cm')),
@@ -150,8 +154,8 @@ describe('informer (real API server)', function () {
   it('with a label selector sees only labelled objects, and objects that gain or lose the label', async () => {
     const namespace = await freshNamespace('informer-selector');
     const managed = { 'app.kubernetes.io/managed-by': 'recon8s' };
-    await client.core.createNamespacedConfigMap({ namespace, body: { metadata: { name: 'mine', labels: managed } } });
-    await client.core.createNamespacedConfigMap({ namespace, body: { metadata: { name: 'other' } } });
+    await core.createNamespacedConfigMap({ namespace, body: { metadata: { name: 'mine', labels: managed } } });
+    await core.createNamespacedConfigMap({ namespace, body: { metadata: { name: 'other' } } });
     const w = watchConfigMaps(client, namespace, {
       labelSelector: 'app.kubernetes.io/managed-by=recon8s',
       plural: 'configmaps',
@@ -160,17 +164,17 @@ describe('informer (real API server)', function () {
     await w.informer.start();
     assert.deepEqual(names(w.informer), ['mine']);
 
-    await client.core.createNamespacedConfigMap({
+    await core.createNamespacedConfigMap({
       namespace,
       body: { metadata: { name: 'mine-too', labels: managed } },
     });
-    await client.core.createNamespacedConfigMap({ namespace, body: { metadata: { name: 'not-mine' } } });
-    await client.core.patchNamespacedConfigMap({
+    await core.createNamespacedConfigMap({ namespace, body: { metadata: { name: 'not-mine' } } });
+    await core.patchNamespacedConfigMap({
       namespace,
       name: 'other',
       body: [{ op: 'add', path: '/metadata/labels', value: managed }],
     });
-    await client.core.patchNamespacedConfigMap({
+    await core.patchNamespacedConfigMap({
       namespace,
       name: 'mine',
       body: [{ op: 'remove', path: '/metadata/labels' }],
@@ -185,7 +189,7 @@ describe('informer (real API server)', function () {
     await w.informer.start();
     await eventually(() => assert.ok(w.relists.includes('watchdog')), { description: 'a watchdog relist' });
     assert.ok(w.restarts.includes('watchdog'));
-    await client.core.createNamespacedConfigMap({ namespace, body: { metadata: { name: 'later' } } });
+    await core.createNamespacedConfigMap({ namespace, body: { metadata: { name: 'later' } } });
     await eventually(() => assert.ok(w.informer.get(namespace, 'later')));
   });
 });
@@ -194,6 +198,8 @@ describe('informer (own control plane: API server restarts, etcd compaction)', f
   this.timeout(180_000);
   let cp: ControlPlane | undefined;
   let client: KubeClient;
+  // client-node's generated API, for the test's own writes (recon8s's client is raw JSON).
+  let core: CoreV1Api;
   const running: Informer<V1ConfigMap>[] = [];
   const unhandled: unknown[] = [];
   const onUnhandled = (reason: unknown): void => {
@@ -205,6 +211,7 @@ describe('informer (own control plane: API server restarts, etcd compaction)', f
     process.on('unhandledRejection', onUnhandled);
     cp = await startControlPlane({ controllers: [] });
     client = createKubeClient({ kubeconfigPath: cp.kubeconfigPath });
+    core = cp.kubeConfig().makeApiClient(CoreV1Api);
   });
   afterEach(async () => {
     await Promise.all(running.splice(0).map((i) => i.stop()));
@@ -217,14 +224,14 @@ describe('informer (own control plane: API server restarts, etcd compaction)', f
   });
 
   const namespaceNamed = async (name: string): Promise<string> => {
-    await client.core.createNamespace({ body: { metadata: { name } } });
+    await core.createNamespace({ body: { metadata: { name } } });
     return name;
   };
 
   it('survives an API server restart: objects changed right after it show up', async () => {
     assert.ok(cp);
     const namespace = await namespaceNamed('restart');
-    await client.core.createNamespacedConfigMap({ namespace, body: { metadata: { name: 'old' }, data: { v: '1' } } });
+    await core.createNamespacedConfigMap({ namespace, body: { metadata: { name: 'old' }, data: { v: '1' } } });
     const w = watchConfigMaps(client, namespace);
     running.push(w.informer);
     await w.informer.start();
@@ -232,8 +239,8 @@ describe('informer (own control plane: API server restarts, etcd compaction)', f
 
     await cp.restartApiServer();
     // The informer is most likely still backing off from "connection refused" now.
-    await client.core.createNamespacedConfigMap({ namespace, body: { metadata: { name: 'new' }, data: { v: '1' } } });
-    await client.core.deleteNamespacedConfigMap({ namespace, name: 'old' });
+    await core.createNamespacedConfigMap({ namespace, body: { metadata: { name: 'new' }, data: { v: '1' } } });
+    await core.deleteNamespacedConfigMap({ namespace, name: 'old' });
     await eventually(() => assert.deepEqual(names(w.informer), ['new']), {
       timeoutMs: 30_000,
       description: 'the informer to catch up after the restart',
@@ -249,7 +256,7 @@ describe('informer (own control plane: API server restarts, etcd compaction)', f
     assert.ok(cp);
     const namespace = await namespaceNamed('compaction');
     const elsewhere = await namespaceNamed('compaction-elsewhere');
-    await client.core.createNamespacedConfigMap({
+    await core.createNamespacedConfigMap({
       namespace,
       body: { metadata: { name: 'victim' }, data: { v: '1' } },
     });
@@ -266,10 +273,10 @@ describe('informer (own control plane: API server restarts, etcd compaction)', f
     // watch cache has no history before its start either.
     gate.close();
     await cp.restartApiServer();
-    await client.core.deleteNamespacedConfigMap({ namespace, name: 'victim' });
-    await client.core.createNamespacedConfigMap({ namespace, body: { metadata: { name: 'survivor' } } });
+    await core.deleteNamespacedConfigMap({ namespace, name: 'victim' });
+    await core.createNamespacedConfigMap({ namespace, body: { metadata: { name: 'survivor' } } });
     for (let i = 0; i < 10; i++)
-      await client.core.createNamespacedConfigMap({ namespace: elsewhere, body: { metadata: { name: `noise-${i}` } } });
+      await core.createNamespacedConfigMap({ namespace: elsewhere, body: { metadata: { name: `noise-${i}` } } });
     const revision = await cp.compactEtcd();
     assert.ok(revision > syncedAt, `compacted at ${revision}, informer at ${syncedAt}`);
     assert.deepEqual(names(w.informer), ['victim'], 'the informer saw none of it yet');

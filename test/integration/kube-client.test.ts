@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
-import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createServer } from 'node:net';
-import { ApiextensionsV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { ApiextensionsV1Api, KubeConfig } from '@kubernetes/client-node';
 import type { V1ConfigMap } from '@kubernetes/client-node';
-import { createKubeClient } from '../../lib/kube/index.js';
+import { HttpMethod, createKubeClient } from '../../lib/kube/index.js';
 import { apiError, isNotFound } from '../../lib/kube/index.js';
 import type { KubeClient, RequestEvent } from '../../lib/kube/index.js';
 import { freshNamespace, useSharedControlPlane } from './cluster.js';
@@ -77,10 +79,10 @@ describe('kube client (real API server)', function () {
     if (process.platform !== 'linux') this.skip();
     const statsBefore = client.connectionStats();
     const used = await connectionsUsedBy(port, 25, async () => {
-      await client.core.listNamespacedConfigMap({ namespace });
-      await client.objects.read({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
-      await client.coordination.listNamespacedLease({ namespace });
       await client.requestJson({ path: `/api/v1/namespaces/${namespace}/configmaps` });
+      await client.requestJson({ path: `/api/v1/namespaces/${namespace}` });
+      await client.request({ path: `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases` });
+      await client.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'pinned', namespace } });
     });
     assert.ok(used <= 1, `100 sequential requests used ${used} new connections`);
     const stats = client.connectionStats();
@@ -89,26 +91,22 @@ describe('kube client (real API server)', function () {
     assert.ok(stats.opened >= 1);
   });
 
-  it('(the problem it solves) a stock client-node 2.0.1 KubeConfig opens a connection per request', async function () {
-    if (process.platform !== 'linux') this.skip();
-    const stock = new KubeConfig();
-    stock.loadFromFile(controlPlane().kubeconfigPath);
-    const core = stock.makeApiClient(CoreV1Api);
-    const used = await connectionsUsedBy(port, 10, () => core.listNamespacedConfigMap({ namespace }));
-    // If this fails, client-node pools by itself now and PooledKubeConfig may be unnecessary.
-    assert.ok(used >= 5, `10 requests used ${used} connections`);
-  });
-
   it('reports every request with method, status code and host; "<error>" when no response came', async () => {
     requests.length = 0;
     const host = new URL(controlPlane().server).host;
-    await client.core.readNamespace({ name: namespace });
-    await client.core.readNamespacedConfigMap({ namespace, name: 'absent' }).catch(() => undefined);
-    await client.core.createNamespacedConfigMap({ namespace, body: { metadata: { name: 'counted' } } });
-    await client.core
-      .createNamespacedConfigMap({ namespace, body: { metadata: { name: 'counted' } } })
-      .catch(() => undefined);
-    await client.core.deleteNamespacedConfigMap({ namespace, name: 'counted' });
+    const configMaps = `/api/v1/namespaces/${namespace}/configmaps`;
+    const create = (): Promise<unknown> =>
+      client.request({
+        method: HttpMethod.POST,
+        path: configMaps,
+        body: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'counted' } }),
+        headers: { 'Content-Type': 'application/json' },
+      });
+    await client.request({ path: `/api/v1/namespaces/${namespace}` });
+    await client.request({ path: `${configMaps}/absent` }).catch(() => undefined);
+    await create();
+    await create().catch(() => undefined);
+    await client.request({ method: HttpMethod.DELETE, path: `${configMaps}/counted` });
     assert.deepEqual(
       requests.map((r) => `${r.method} ${r.code}`),
       ['GET 200', 'GET 404', 'POST 201', 'POST 409', 'DELETE 200'],
@@ -141,7 +139,7 @@ describe('kube client (real API server)', function () {
       })(),
       hooks: { onRequest: (e) => failing.push(e) },
     });
-    const error = await down.core.readNamespace({ name: 'default' }).then(
+    const error = await down.request({ path: '/api/v1/namespaces/default' }).then(
       () => undefined,
       (e: unknown) => e,
     );
@@ -169,23 +167,24 @@ describe('kube client (real API server)', function () {
     assert.ok(live.metadata?.managedFields?.some((f) => f.manager === 'recon8s' && f.operation === 'Apply'));
     const dry = await client.apply({ ...desired, data: { a: '2' } }, { dryRun: true });
     assert.equal(dry.data?.a, '2');
-    assert.equal((await client.core.readNamespacedConfigMap({ namespace, name: 'applied' })).data?.a, '1');
+    assert.equal(
+      (await client.requestJson<V1ConfigMap>({ path: `/api/v1/namespaces/${namespace}/configmaps/applied` })).data?.a,
+      '1',
+    );
   });
 
   it('apiError(): code, reason, message and causes of a server-side apply conflict', async () => {
-    await client.objects.patch(
-      {
-        apiVersion: 'v1',
-        kind: 'ConfigMap',
-        metadata: { name: 'contested', namespace },
-        data: { owned: 'by-someone-else' },
-      },
-      undefined,
-      undefined,
-      'someone-else',
-      true,
-      'application/apply-patch+yaml',
-    );
+    const someoneElse = createKubeClient({
+      kubeconfigPath: controlPlane().kubeconfigPath,
+      fieldManager: 'someone-else',
+    });
+    await someoneElse.apply({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'contested', namespace },
+      data: { owned: 'by-someone-else' },
+    });
+    await someoneElse.close();
     const error = await client
       .apply(
         { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'contested', namespace }, data: { owned: 'by-us' } },
@@ -214,7 +213,7 @@ describe('kube client (real API server)', function () {
 
   it('applyStatus(): server-side apply through the /status subresource of a custom resource', async () => {
     const group = 'kubeclienttest.recon8s.dev';
-    const ext = client.kc.makeApiClient(ApiextensionsV1Api);
+    const ext = controlPlane().kubeConfig().makeApiClient(ApiextensionsV1Api);
     await ext
       .createCustomResourceDefinition({
         body: {
@@ -262,5 +261,75 @@ describe('kube client (real API server)', function () {
     assert.equal(live.status.phase, 'Ready');
     assert.equal(live.spec.size, 3);
     assert.ok(live.metadata.managedFields.some((f) => f.manager === 'recon8s' && f.subresource === 'status'));
+  });
+
+  it('authenticates through an exec credential plugin, and runs it again after a 401', async () => {
+    // A ServiceAccount's bound token, which the plugin hands out from its second run on.
+    const sa = 'exec-plugin';
+    await client.request({
+      method: HttpMethod.POST,
+      path: `/api/v1/namespaces/${namespace}/serviceaccounts`,
+      body: JSON.stringify({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: sa } }),
+      headers: { 'Content-Type': 'application/json' },
+    });
+    const token = (await controlPlane().serviceAccountKubeConfig(namespace, sa)).kubeConfig().getCurrentUser()?.token;
+    assert.ok(token);
+    const dir = mkdtempSync(join(tmpdir(), 'recon8s-exec-'));
+    try {
+      const admin = controlPlane().kubeConfig().getCurrentCluster();
+      assert.ok(admin?.caData);
+      writeFileSync(join(dir, 'ca.crt'), Buffer.from(admin.caData, 'base64'));
+      writeFileSync(join(dir, 'token'), token, { mode: 0o600 });
+      // First run: a token the API server rejects. Later runs: the real one. Each run is counted.
+      writeFileSync(
+        join(dir, 'plugin.sh'),
+        `#!/bin/sh
+set -eu
+here=$(dirname "$0")
+echo run >> "$here/runs"
+printf '%s' "$KUBERNETES_EXEC_INFO" > "$here/exec-info"
+if [ "$(wc -l < "$here/runs")" -eq 1 ]; then t=not-a-token; else t=$(cat "$here/token"); fi
+printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"%s"}}' "$t"
+`,
+      );
+      chmodSync(join(dir, 'plugin.sh'), 0o755);
+      // A relative path: the CA file is found next to the kubeconfig.
+      writeFileSync(
+        join(dir, 'kubeconfig'),
+        `apiVersion: v1
+kind: Config
+current-context: exec
+clusters: [{ name: c, cluster: { server: "${controlPlane().server}", certificate-authority: ca.crt } }]
+users: [{ name: u, user: { exec: { apiVersion: client.authentication.k8s.io/v1, command: ${join(dir, 'plugin.sh')}, interactiveMode: Never } } }]
+contexts: [{ name: exec, context: { cluster: c, user: u, namespace: ${namespace} } }]
+`,
+      );
+      const viaPlugin = createKubeClient({ kubeconfigPath: join(dir, 'kubeconfig') });
+      assert.equal(viaPlugin.namespace, namespace);
+      const whoAmI = (): Promise<{ status?: { userInfo?: { username?: string } } }> =>
+        viaPlugin.requestJson({
+          method: HttpMethod.POST,
+          path: '/apis/authentication.k8s.io/v1/selfsubjectreviews',
+          body: JSON.stringify({ apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' }),
+          headers: { 'Content-Type': 'application/json' },
+        });
+      const rejected = await whoAmI().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      assert.equal(apiError(rejected).code, 401);
+      assert.equal((await whoAmI()).status?.userInfo?.username, `system:serviceaccount:${namespace}:${sa}`);
+      await whoAmI();
+      const runs = readFileSync(join(dir, 'runs'), 'utf8').trim().split('\n');
+      assert.equal(runs.length, 2, 'once for the rejected token, once after the 401; then cached');
+      assert.deepEqual(JSON.parse(readFileSync(join(dir, 'exec-info'), 'utf8')), {
+        apiVersion: 'client.authentication.k8s.io/v1',
+        kind: 'ExecCredential',
+        spec: { interactive: false },
+      });
+      await viaPlugin.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

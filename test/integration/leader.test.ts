@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { CoordinationV1Api } from '@kubernetes/client-node';
 import { createKubeClient, isAlreadyExists, isConflict } from '../../lib/kube/index.js';
 import type { KubeClient } from '../../lib/kube/index.js';
 import { createLeaderElector, kubeLeaseLock } from '../../lib/leader/index.js';
@@ -21,6 +22,8 @@ describe('leader election (real API server)', function () {
   this.timeout(60_000);
   const controlPlane = useSharedControlPlane();
   let client: KubeClient;
+  // client-node's generated API, for the other holder's writes (recon8s's own client is raw JSON).
+  let coordination: CoordinationV1Api;
   let namespace: string;
   const electors: LeaderElector[] = [];
   const unhandled: unknown[] = [];
@@ -31,6 +34,7 @@ describe('leader election (real API server)', function () {
   before(() => {
     process.on('unhandledRejection', onUnhandled);
     client = createKubeClient({ kubeconfigPath: controlPlane().kubeconfigPath });
+    coordination = controlPlane().kubeConfig().makeApiClient(CoordinationV1Api);
   });
   beforeEach(async () => {
     namespace = await freshNamespace('leader');
@@ -176,7 +180,7 @@ describe('leader election (real API server)', function () {
 
   it('a holder that keeps writing the lease is never taken over, whatever its timestamps; once it is quiet, it is', async () => {
     // Someone else holds a lease whose renewTime is unset and keeps writing it: by our clock it is alive.
-    await client.coordination.createNamespacedLease({
+    await coordination.createNamespacedLease({
       namespace,
       body: {
         metadata: { name: 'recon8s-leader' },
@@ -188,11 +192,9 @@ describe('leader election (real API server)', function () {
     const until = Date.now() + 3_000;
     let writes = 0;
     while (Date.now() < until) {
-      const l = await client.coordination.readNamespacedLease({ namespace, name: 'recon8s-leader' });
+      const l = await coordination.readNamespacedLease({ namespace, name: 'recon8s-leader' });
       l.spec = { ...l.spec, leaseTransitions: 5 + ++writes };
-      await client.coordination
-        .replaceNamespacedLease({ namespace, name: 'recon8s-leader', body: l })
-        .catch(() => undefined);
+      await coordination.replaceNamespacedLease({ namespace, name: 'recon8s-leader', body: l }).catch(() => undefined);
       assert.equal(a.isLeader(), false, 'a lease that keeps changing is not expired');
       await new Promise((r) => setTimeout(r, 200));
     }

@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { valueOf } from '../../lib/observability/metrics.js';
 import type { KubeConfig, KubernetesObject as LiveObject, V1PolicyRule } from '@kubernetes/client-node';
 import {
-  ApiException,
   AuthenticationV1Api,
   CoordinationV1Api,
   CoreV1Api,
@@ -23,7 +22,7 @@ import {
 import { CHILD_TYPES, OWNER_KINDS } from '../../lib/controller/kinds.js';
 import type { Controller } from '../../lib/controller/manager.js';
 import { startController } from '../../lib/controller/manager.js';
-import { createKubeClient } from '../../lib/kube/index.js';
+import { apiError, createKubeClient } from '../../lib/kube/index.js';
 import { jsonLogger } from '../../lib/observability/logger.js';
 import { DEFAULT_CONTROLLERS, startControlPlane } from '../controlplane/index.js';
 import type { ControlPlane, Credentials } from '../controlplane/index.js';
@@ -54,7 +53,7 @@ interface CustomResource extends LiveObject {
   status?: { observedGeneration?: number; conditions?: Condition[]; credentialsSecretName?: string };
 }
 
-const is403 = (e: unknown): boolean => e instanceof ApiException && e.code === 403;
+const is403 = (e: unknown): boolean => apiError(e).code === 403;
 
 /**
  * The operator exactly as installed: `kubectl apply -f dist/install.yaml` on an empty cluster, then the
@@ -316,7 +315,7 @@ describe('operator install and least-privilege RBAC (own control plane, OwnerRef
         assert.equal(d.spec?.replicas, 3);
         await assert.rejects(
           admin.makeApiClient(CoreV1Api).readNamespacedService({ namespace: GRANTED, name: 'web' }),
-          (e: unknown) => e instanceof ApiException && e.code === 404,
+          (e: unknown) => apiError(e).code === 404,
         );
         assert.ok((await eventReasons(GRANTED, 'web')).includes('Pruned'), 'a Pruned event');
       },
@@ -756,7 +755,7 @@ describe('operator install and least-privilege RBAC (own control plane, OwnerRef
       await applyAs(without, configMap('owned-1', ref(false)));
       await assert.rejects(
         applyAs(without, configMap('owned-2', ref(true))),
-        (e: unknown) => is403(e) && /blockOwnerDeletion/.test(String((e as ApiException<unknown>).body)),
+        (e: unknown) => is403(e) && /blockOwnerDeletion/.test(apiError(e).message),
       );
       const withFinalizers = await userWith(
         'owner-finalizers',

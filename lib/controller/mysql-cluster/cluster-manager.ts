@@ -7,8 +7,7 @@
 // asks to be called again soon (failure detection polls the members; nothing else would notice a
 // primary that stops answering), and at once after a step. An error talking to one member is an
 // observation (it "does not answer"), never a thrown error; an API error is thrown and retried.
-import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
-import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import type { V1Pod, V1Secret, V1StatefulSet } from '@kubernetes/client-node';
 import type { MySQLClusterNames, MySQLClusterStatus } from '../../../constructs/index.js';
 import {
   MYSQL_CLUSTER,
@@ -21,7 +20,7 @@ import {
   mysqlClusterNames,
 } from '../../../constructs/index.js';
 import type { KubeClient } from '../../kube/index.js';
-import { isNotFound } from '../../kube/index.js';
+import { HttpMethod, PatchStrategy, isNotFound } from '../../kube/index.js';
 import type { ClusterView, MemberStatus, MemberView, Role, Step } from '../../mysql/decide.js';
 import { decide } from '../../mysql/decide.js';
 import type { MemberCredentials, MemberSession } from '../../mysql/member-sql.js';
@@ -312,7 +311,10 @@ export function createMySQLClusterManager(): Manager {
               switchover = undefined;
               break;
             case 'restart':
-              await client.core.deleteNamespacedPod({ namespace, name: step.member });
+              await client.request({
+                method: HttpMethod.DELETE,
+                path: `/api/v1/namespaces/${namespace}/pods/${encodeURIComponent(step.member)}`,
+              });
               events.push({
                 type: 'Normal',
                 reason: 'RollingUpdate',
@@ -368,24 +370,21 @@ function describeStep(step: Step): Record<string, unknown> {
 
 /** status.currentPrimary alone, at once (a merge patch of the status subresource). */
 async function recordPrimary(client: KubeClient, namespace: string, name: string, primary: string): Promise<void> {
-  await client.custom.patchNamespacedCustomObjectStatus(
-    {
-      group: MYSQL_CLUSTER.group,
-      version: MYSQL_CLUSTER.version,
-      namespace,
-      plural: MYSQL_CLUSTER.plural,
-      name,
-      body: { status: { currentPrimary: primary } },
-    },
-    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-  );
+  await client.request({
+    method: HttpMethod.PATCH,
+    path: `/apis/${MYSQL_CLUSTER.group}/${MYSQL_CLUSTER.version}/namespaces/${namespace}/${MYSQL_CLUSTER.plural}/${encodeURIComponent(name)}/status`,
+    body: JSON.stringify({ status: { currentPrimary: primary } }),
+    headers: { 'Content-Type': PatchStrategy.MergePatch },
+  });
 }
 
 async function labelPod(client: KubeClient, namespace: string, name: string, role: Role): Promise<void> {
-  await client.core.patchNamespacedPod(
-    { namespace, name, body: { metadata: { labels: { [MYSQL_ROLE_LABEL]: role } } } },
-    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-  );
+  await client.request({
+    method: HttpMethod.PATCH,
+    path: `/api/v1/namespaces/${namespace}/pods/${encodeURIComponent(name)}`,
+    body: JSON.stringify({ metadata: { labels: { [MYSQL_ROLE_LABEL]: role } } }),
+    headers: { 'Content-Type': PatchStrategy.MergePatch },
+  });
 }
 
 async function readCredentials(
@@ -394,7 +393,9 @@ async function readCredentials(
   secretName: string,
 ): Promise<MemberCredentials | undefined> {
   try {
-    const secret = await client.core.readNamespacedSecret({ namespace, name: secretName });
+    const secret = await client.requestJson<V1Secret>({
+      path: `/api/v1/namespaces/${namespace}/secrets/${encodeURIComponent(secretName)}`,
+    });
     const value = (key: string): string | undefined => {
       const v = secret.data?.[key];
       return v === undefined ? undefined : Buffer.from(v, 'base64').toString('utf8');

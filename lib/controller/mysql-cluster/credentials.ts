@@ -1,7 +1,6 @@
-import { HttpMethod, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import type { V1Secret } from '@kubernetes/client-node';
 import type { KubeClient } from '../../kube/index.js';
-import { apiError, isAlreadyExists, isNotFound } from '../../kube/index.js';
+import { HttpMethod, PatchStrategy, apiError, isAlreadyExists, isNotFound } from '../../kube/index.js';
 import type { CredentialsState } from '../../reconcile/credentials.js';
 import {
   CREDENTIAL_KEYS,
@@ -83,35 +82,38 @@ async function ensure(client: KubeClient, cr: CustomResource): Promise<Credentia
   }
   const ownedWithData = spec.pvcRetention?.whenDeleted === 'Delete';
   try {
-    await client.core.createNamespacedSecret({
-      namespace,
-      body: {
-        metadata: {
-          name: secretName,
-          namespace,
-          labels: {
-            'app.kubernetes.io/managed-by': 'recon8s',
-            'app.kubernetes.io/instance': name,
-            [GENERATED_BY_LABEL]: name,
-          },
-          ...(ownedWithData && cr.metadata.uid
-            ? {
-                ownerReferences: [
-                  {
-                    apiVersion: cr.apiVersion,
-                    kind: cr.kind,
-                    name,
-                    uid: cr.metadata.uid,
-                    controller: true,
-                    blockOwnerDeletion: true,
-                  },
-                ],
-              }
-            : {}),
+    const secret: V1Secret = {
+      metadata: {
+        name: secretName,
+        namespace,
+        labels: {
+          'app.kubernetes.io/managed-by': 'recon8s',
+          'app.kubernetes.io/instance': name,
+          [GENERATED_BY_LABEL]: name,
         },
-        type: 'Opaque',
-        stringData: Object.fromEntries(CREDENTIAL_KEYS.map((k) => [k, generatePassword()])),
+        ...(ownedWithData && cr.metadata.uid
+          ? {
+              ownerReferences: [
+                {
+                  apiVersion: cr.apiVersion,
+                  kind: cr.kind,
+                  name,
+                  uid: cr.metadata.uid,
+                  controller: true,
+                  blockOwnerDeletion: true,
+                },
+              ],
+            }
+          : {}),
       },
+      type: 'Opaque',
+      stringData: Object.fromEntries(CREDENTIAL_KEYS.map((k) => [k, generatePassword()])),
+    };
+    await client.request({
+      method: HttpMethod.POST,
+      path: `/api/v1/namespaces/${namespace}/secrets`,
+      body: JSON.stringify({ apiVersion: 'v1', kind: 'Secret', ...secret }),
+      headers: { 'Content-Type': 'application/json' },
     });
     return { state: 'created', secretName };
   } catch (e) {
@@ -177,23 +179,23 @@ async function completeGenerated(client: KubeClient, cr: CustomResource, secret:
   if (secret.metadata?.labels?.[GENERATED_BY_LABEL] !== cr.metadata.name) return;
   const missing = missingKeys(secret.data ?? {});
   if (missing.length === 0) return;
-  const updated = await client.core.patchNamespacedSecret(
-    {
-      namespace: cr.metadata.namespace ?? 'default',
-      name: secret.metadata.name ?? '',
-      body: {
-        metadata: { resourceVersion: secret.metadata.resourceVersion },
-        stringData: Object.fromEntries(missing.map((k) => [k, generatePassword()])),
-      },
-    },
-    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-  );
+  const updated = await client.requestJson<V1Secret>({
+    method: HttpMethod.PATCH,
+    path: `/api/v1/namespaces/${cr.metadata.namespace ?? 'default'}/secrets/${encodeURIComponent(secret.metadata.name ?? '')}`,
+    body: JSON.stringify({
+      metadata: { resourceVersion: secret.metadata.resourceVersion },
+      stringData: Object.fromEntries(missing.map((k) => [k, generatePassword()])),
+    }),
+    headers: { 'Content-Type': PatchStrategy.MergePatch },
+  });
   secret.data = updated.data;
 }
 
 async function readSecret(client: KubeClient, namespace: string, name: string): Promise<V1Secret | undefined> {
   try {
-    return await client.core.readNamespacedSecret({ namespace, name });
+    return await client.requestJson<V1Secret>({
+      path: `/api/v1/namespaces/${namespace}/secrets/${encodeURIComponent(name)}`,
+    });
   } catch (e) {
     if (isNotFound(e)) return undefined;
     throw e;

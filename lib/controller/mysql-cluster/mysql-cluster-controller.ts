@@ -90,7 +90,12 @@ async function storeCredentialsProblems(client: KubeClient, cr: CustomResource):
     checked.add(name);
     let data: Record<string, string> | undefined;
     try {
-      data = (await client.core.readNamespacedSecret({ namespace, name })).data ?? {};
+      data =
+        (
+          await client.requestJson<{ data?: Record<string, string> }>({
+            path: `/api/v1/namespaces/${namespace}/secrets/${encodeURIComponent(name)}`,
+          })
+        ).data ?? {};
     } catch (e) {
       if (!isNotFound(e)) throw e;
     }

@@ -1,5 +1,5 @@
 import type { KubernetesObject as LiveObject } from '@kubernetes/client-node';
-import { HttpMethod } from '@kubernetes/client-node';
+import { HttpMethod } from '../../kube/index.js';
 import type { KubernetesObject } from '../../../constructs/index.js';
 import type { KubeClient } from '../../kube/index.js';
 import { apiError, isNotFound } from '../../kube/index.js';

@@ -1,0 +1,197 @@
+import { createHash } from 'node:crypto';
+import http from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import https from 'node:https';
+import type { Authenticator } from './auth.js';
+import type { ClusterConfig } from './kubeconfig.js';
+
+/** One HTTP request as counted for `rest_client_requests_total{code,method,host}`. */
+export interface RequestEvent {
+  readonly method: string;
+  /** The HTTP status as a string, or `'<error>'` when no response arrived (client-go's convention). */
+  readonly code: string;
+  /** host:port of the API server. */
+  readonly host: string;
+  /** Time until the response headers (for a watch: until the stream opened), or until the error. */
+  readonly durationMs: number;
+}
+
+/** Observation hooks (wired to metrics by the caller). They must not throw; if they do, the error is logged. */
+export interface KubeClientHooks {
+  onRequest?(event: RequestEvent): void;
+  /** A TCP(+TLS) connection to the API server was opened / closed. */
+  onConnection?(event: 'open' | 'close', host: string): void;
+}
+
+export interface ConnectionStats {
+  /** Connections opened since the client was created. */
+  readonly opened: number;
+  /** Connections closed since the client was created. */
+  readonly closed: number;
+  /** Connection pools created: one per client identity (a new one only when an exec plugin's certificate changed). */
+  readonly pools: number;
+}
+
+export interface OutgoingRequest {
+  readonly method: string;
+  /** Path and query, e.g. `/api/v1/namespaces?limit=500`. */
+  readonly path: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body?: string;
+  readonly signal?: AbortSignal;
+  /** A watch: no idle timeout on the socket. */
+  readonly streaming: boolean;
+}
+
+/**
+ * A request without an answer for this long fails (a hung connection must not hold a worker forever).
+ * Watches are exempt: they are bounded by the server's `timeoutSeconds`.
+ */
+export const REQUEST_IDLE_TIMEOUT_MS = 60_000;
+
+/**
+ * The HTTP layer: Node's own http/https with keep-alive pools, one pool per client identity. It sends
+ * the authenticator's credentials with every request and reports requests and connections to the hooks.
+ */
+export class Transport {
+  private readonly pools = new Map<string, http.Agent>();
+  private opened = 0;
+  private closed = 0;
+  private poolsCreated = 0;
+  private readonly url: URL;
+  private readonly caPem: string | undefined;
+
+  constructor(
+    private readonly cluster: ClusterConfig,
+    private readonly auth: Authenticator,
+    private readonly hooks: KubeClientHooks,
+    private readonly onHookError: (e: unknown) => void,
+    readCa: (path: string) => string,
+  ) {
+    this.url = new URL(cluster.server);
+    this.caPem =
+      cluster.certificateAuthorityData !== undefined
+        ? Buffer.from(cluster.certificateAuthorityData, 'base64').toString('utf8')
+        : cluster.certificateAuthority !== undefined
+          ? readCa(cluster.certificateAuthority)
+          : undefined;
+  }
+
+  get host(): string {
+    return this.url.host;
+  }
+
+  /** Sends one request; resolves at the response headers, whatever the status. */
+  async send(req: OutgoingRequest): Promise<IncomingMessage> {
+    const credentials = await this.auth.credentials();
+    const agent = this.agentFor(credentials.certPem, credentials.keyPem);
+    const headers: Record<string, string | number> = { ...req.headers };
+    if (credentials.authorization !== undefined) headers.Authorization = credentials.authorization;
+    if (req.body !== undefined) headers['Content-Length'] = Buffer.byteLength(req.body);
+    const basePath = this.url.pathname.replace(/\/+$/, '');
+    const options: http.RequestOptions = {
+      protocol: this.url.protocol,
+      hostname: this.url.hostname.replace(/^\[|\]$/g, ''),
+      port: this.url.port || (this.url.protocol === 'https:' ? 443 : 80),
+      path: basePath + req.path,
+      method: req.method,
+      headers,
+      agent,
+      ...(req.signal !== undefined ? { signal: req.signal } : {}),
+    };
+    const start = performance.now();
+    let reported = false;
+    const report = (code: string): void => {
+      if (reported) return;
+      reported = true;
+      const event: RequestEvent = {
+        method: req.method,
+        code,
+        host: this.url.host,
+        durationMs: performance.now() - start,
+      };
+      this.safeHook(() => this.hooks.onRequest?.(event));
+    };
+    const response = await new Promise<IncomingMessage>((resolve, reject) => {
+      const sent = (this.url.protocol === 'https:' ? https : http).request(options, resolve);
+      sent.on('socket', (socket) => {
+        if (sent.reusedSocket) return;
+        this.opened++;
+        this.safeHook(() => this.hooks.onConnection?.('open', this.url.host));
+        socket.once('close', () => {
+          this.closed++;
+          this.safeHook(() => this.hooks.onConnection?.('close', this.url.host));
+        });
+      });
+      sent.on('error', (e) => {
+        report('<error>');
+        reject(e);
+      });
+      if (!req.streaming)
+        sent.setTimeout(REQUEST_IDLE_TIMEOUT_MS, () =>
+          sent.destroy(new Error(`kube: no answer from ${this.url.host} in ${REQUEST_IDLE_TIMEOUT_MS / 1000} s`)),
+        );
+      sent.end(req.body);
+    });
+    report(String(response.statusCode ?? 0));
+    if (response.statusCode === 401) this.auth.unauthorized();
+    return response;
+  }
+
+  stats(): ConnectionStats {
+    return { opened: this.opened, closed: this.closed, pools: this.poolsCreated };
+  }
+
+  /** Closes the pooled connections (in-flight watches end with an error). */
+  close(): Promise<void> {
+    for (const agent of this.pools.values()) agent.destroy();
+    this.pools.clear();
+    return Promise.resolve();
+  }
+
+  private agentFor(certPem: string | undefined, keyPem: string | undefined): http.Agent {
+    const key = certPem === undefined ? '' : createHash('sha256').update(certPem).digest('hex');
+    let agent = this.pools.get(key);
+    if (agent === undefined) {
+      const common = { keepAlive: true, scheduling: 'lifo' as const };
+      agent =
+        this.url.protocol === 'https:'
+          ? new https.Agent({
+              ...common,
+              ...(this.caPem !== undefined ? { ca: this.caPem } : {}),
+              ...(certPem !== undefined && keyPem !== undefined ? { cert: certPem, key: keyPem } : {}),
+              rejectUnauthorized: !this.cluster.insecureSkipTlsVerify,
+              ...(this.cluster.tlsServerName !== undefined ? { servername: this.cluster.tlsServerName } : {}),
+            })
+          : new http.Agent(common);
+      // An exec plugin's new certificate gets a new pool; the old one's idle sockets go.
+      for (const old of this.pools.values()) old.destroy();
+      this.pools.clear();
+      this.pools.set(key, agent);
+      this.poolsCreated++;
+    }
+    return agent;
+  }
+
+  private safeHook(fn: () => void): void {
+    try {
+      fn();
+    } catch (e) {
+      this.onHookError(e);
+    }
+  }
+}
+
+/** Reads a whole response body as text. */
+export async function readBody(response: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of response) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** Lowercase header names → the first value, as strings. */
+export function flatHeaders(headers: IncomingHttpHeaders): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(headers)) if (v !== undefined) out[k] = Array.isArray(v) ? (v[0] ?? '') : v;
+  return out;
+}
