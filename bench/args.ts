@@ -36,7 +36,7 @@ floor. Progress goes to stderr; a table and a final JSON line go to stdout.
 
 Options:
   --apps N                 Apps to create (default 1000)
-  --mysql M                MySQLClusters to create (default 50)
+  --mysql M                MySQLClusters to create (default 50; with --peer 0, and nothing else is accepted)
   --workers W              controller workers, and the floor's concurrency (default 4)
   --create-concurrency C   concurrent CR creates (default 32)
   --resync-seconds S       the controller's resync period (default 20)
@@ -100,9 +100,15 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs | undefined {
   const peer = values.peer;
   if (peer !== undefined && peer.trim() === '')
     throw new Error('--peer must name the peer\'s folder (e.g. ../shared/peers/cr-app), got ""');
+  // The peer reconciles Apps only: a MySQLCluster would never converge in its namespace.
+  const mysql = int('mysql', values.mysql, peer === undefined ? 50 : 0, 0);
+  if (peer !== undefined && mysql > 0)
+    throw new Error(
+      `--mysql ${mysql} cannot be used with --peer: the peer reconciles Apps only; expected --mysql 0 (the default with --peer)`,
+    );
   return {
     apps: int('apps', values.apps, 1000, 0),
-    mysql: int('mysql', values.mysql, 50, 0),
+    mysql,
     workers: int('workers', values.workers, 4, 1),
     createConcurrency: int('create-concurrency', values['create-concurrency'], 32, 1),
     resyncSeconds: int('resync-seconds', values['resync-seconds'], 20, 1),
