@@ -1,4 +1,5 @@
-// The controller benchmark: `npm run bench -- --apps 1000 --mysql 50 --workers 4` (see bench/args.ts).
+// The controller benchmark: `npm run bench -- --apps 1000 --mysql 50 --workers 4` (see bench/args.ts), and
+// side by side with a controller-runtime peer: `npm run bench -- --apps 1000 --peer ../shared/peers/cr-app --rounds 3`.
 // A script, never run by `npm test`. Progress on stderr; the report, a comparison table, then one JSON line, on stdout.
 import { execFileSync } from 'node:child_process';
 import { availableParallelism } from 'node:os';
@@ -19,6 +20,8 @@ import type { ControllerEntry } from './controller-build.js';
 import { ControllerProcess } from './controller-process.js';
 import { floorPass } from './floor.js';
 import type { FloorPass } from './floor.js';
+import { buildPeer } from './peer-build.js';
+import { startPeer } from './peer-process.js';
 import { sleep } from './pool.js';
 import { cpuSnapshot, diffCpu, loadAverage, processName, round } from './proc-stats.js';
 import { formatReport } from './report.js';
@@ -30,6 +33,8 @@ import { buildWorkload, hasFixedReplicas, renderResource } from './workload.js';
 
 const FLOOR_BEFORE = 'recon8s-floor-before';
 const FLOOR_AFTER = 'recon8s-floor-after';
+/** What the peer renders for an App (no PodDisruptionBudget, no HorizontalPodAutoscaler). */
+const PEER_CHILD_KINDS: ReadonlySet<string> = new Set(['Deployment', 'Service']);
 
 const startedAt = performance.now();
 function progress(message: string): void {
@@ -138,7 +143,7 @@ async function runBench(args: BenchArgs, results: BenchResults, started: RunStar
   results.benchMemory = { atStartMiB: mib(process.memoryUsage().rss) };
   const N = args.apps + args.mysql;
 
-  // ---- the controller's code, as it ships (or through tsx) --------------------------------------
+  // ---- the controllers' code: recon8s as it ships (or through tsx), the peer by go build -------------
   results.phase = 'build';
   if (args.controllerRuntime === 'compiled') {
     progress('compiling lib/ (tsc -p tsconfig.build.json) into a temp dir');
@@ -150,6 +155,14 @@ async function runBench(args: BenchArgs, results: BenchResults, started: RunStar
   }
   const entry = started.entry;
   results.settings.controllerEntry = entry.description;
+  let peerBinary: string | undefined;
+  if (args.peerDir !== undefined) {
+    progress(`building the peer in ${args.peerDir} (go build; cached by the hash of its sources)`);
+    const peer = await buildPeer(args.peerDir);
+    peerBinary = peer.binary;
+    results.settings.peer = { binary: peer.binary, built: peer.built, buildSeconds: peer.buildSeconds };
+    progress(`  ${peer.built ? `built in ${peer.buildSeconds} s` : 'cached'}: ${peer.binary}`);
+  }
 
   // ---- the control plane ----------------------------------------------------------------------
   results.phase = 'control plane';
@@ -234,7 +247,7 @@ async function runBench(args: BenchArgs, results: BenchResults, started: RunStar
   };
   results.floor = { before: await floorRun(FLOOR_BEFORE, 'create, before the controllers') };
 
-  // ---- the rounds: recon8s, each in a fresh namespace ---------------------------------
+  // ---- the rounds: recon8s, then the peer, each in a fresh namespace ---------------------------------
   const childTypes = allChildTypes();
   const ctx: RoundContext = {
     args,
@@ -268,7 +281,16 @@ async function runBench(args: BenchArgs, results: BenchResults, started: RunStar
         logLevel: args.controllerLogLevel,
       }),
   };
-  const specs: readonly ControllerSpec[] = [recon8s];
+  const specs: ControllerSpec[] = [recon8s];
+  if (peerBinary !== undefined) {
+    const binary = peerBinary;
+    specs.push({
+      side: 'peer',
+      resync: false,
+      childKinds: PEER_CHILD_KINDS,
+      start: (namespace) => startPeer({ binary, kubeconfigPath: cp.kubeconfigPath, namespace, workers: args.workers }),
+    });
+  }
   for (let i = 1; i <= args.rounds; i++) {
     for (const spec of specs) {
       const result: RoundResult = {
