@@ -32,11 +32,12 @@ export const USAGE = `Usage: npm run bench -- [options]
 Starts its own etcd + kube-apiserver, installs the CRDs, runs the controller as a child process
 (a tsc build of lib/cli/main.ts, or with --tsx through the tsx loader) and measures convergence,
 API requests, steady-state writes, spec-change latency, controller memory, and a render+apply
-floor. Progress goes to stderr; a table and a final JSON line go to stdout.
+floor; with --peer, the same for a controller-runtime peer, round after round. Progress goes to
+stderr; the report, a comparison table and a final JSON line go to stdout.
 
 Options:
   --apps N                 Apps to create (default 1000)
-  --mysql M                MySQLClusters to create (default 50)
+  --mysql M                MySQLClusters to create (default 50; with --peer 0, and nothing else is accepted)
   --workers W              controller workers, and the floor's concurrency (default 4)
   --create-concurrency C   concurrent CR creates (default 32)
   --resync-seconds S       the controller's resync period (default 20)
@@ -45,10 +46,12 @@ Options:
   --timeout-minutes T      stop everything and print what was measured after T minutes (default 15)
   --controller-log-level L debug|info|warn|error (default info, as in production)
   --no-restart-check       skip the cold-cache pass after a controller restart
-  --rounds N               rounds; with --peer each round runs recon8s then the peer (default 1)
+  --rounds N               rounds; each runs recon8s (then, with --peer, the peer) in a fresh namespace,
+                           emptied and deleted after each pass; figures are the median and min–max over rounds (default 1)
   --peer DIR               the controller-runtime peer's folder (e.g. ../shared/peers/cr-app): built once
-                           into ~/.cache/recon8s/peers/<hash of its sources>/ and run beside recon8s on the
-                           same control plane, each in its own namespace; prints ratios recon8s ÷ peer
+                           into ~/.cache/recon8s/peers/<hash of its sources>/ and run after recon8s in each
+                           round, on the same control plane, with the same Apps in its own namespace; prints
+                           ratios recon8s ÷ peer (its resync is not measured: its SyncPeriod is 10 h)
   --tsx                    run the controller as node --import tsx lib/cli/main.ts (default: a tsc
                            build of lib/ in a temp dir, as it ships; tsx adds ~60 MiB RSS and startup CPU)
   -h, --help
@@ -100,9 +103,15 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs | undefined {
   const peer = values.peer;
   if (peer !== undefined && peer.trim() === '')
     throw new Error('--peer must name the peer\'s folder (e.g. ../shared/peers/cr-app), got ""');
+  // The peer reconciles Apps only: a MySQLCluster would never converge in its namespace.
+  const mysql = int('mysql', values.mysql, peer === undefined ? 50 : 0, 0);
+  if (peer !== undefined && mysql > 0)
+    throw new Error(
+      `--mysql ${mysql} cannot be used with --peer: the peer reconciles Apps only; expected --mysql 0 (the default with --peer)`,
+    );
   return {
     apps: int('apps', values.apps, 1000, 0),
-    mysql: int('mysql', values.mysql, 50, 0),
+    mysql,
     workers: int('workers', values.workers, 4, 1),
     createConcurrency: int('create-concurrency', values['create-concurrency'], 32, 1),
     resyncSeconds: int('resync-seconds', values['resync-seconds'], 20, 1),

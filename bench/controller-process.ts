@@ -19,6 +19,20 @@ export interface ControllerProcessOptions {
   readonly startTimeoutMs?: number;
 }
 
+/** A controller's command line (see `ControllerProcess.spawn`). */
+export interface ProcessSpec {
+  readonly command: string;
+  readonly args: readonly string[];
+  /** Default: the repository root. */
+  readonly cwd?: string;
+  /** Default: this process's environment (KUBERNETES_SERVICE_HOST is always removed). */
+  readonly env?: NodeJS.ProcessEnv;
+  /** For messages: "the controller", "the peer". */
+  readonly what?: string;
+  /** Bound on startup (until the `started` log line). Default 60 s. */
+  readonly startTimeoutMs?: number;
+}
+
 /** What the controller's JSON log said, counted (`applied` lines also by their `why`). */
 export type LogCounts = Record<string, number>;
 
@@ -52,60 +66,69 @@ export class ControllerProcess {
     );
   }
 
+  /** recon8s's controller: `node <entry> controller --namespaces NS ...` (metrics and probes on free ports). */
   static async start(opts: ControllerProcessOptions): Promise<ControllerProcess> {
     // Node flags for the controller only (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`, `--heapsnapshot-signal=SIGUSR2`).
     const flags = (process.env.RECON8S_BENCH_CONTROLLER_NODE_FLAGS ?? '').split(/\s+/).filter(Boolean);
-    const args = [
-      ...flags,
-      ...opts.nodeArgs,
-      'controller',
-      '--kubeconfig',
-      opts.kubeconfigPath,
-      '--namespaces',
-      opts.namespace,
-      '--workers',
-      String(opts.workers),
-      '--resync-period',
-      String(opts.resyncSeconds),
-      '--metrics-bind-address',
-      '127.0.0.1:0',
-      '--health-probe-bind-address',
-      '127.0.0.1:0',
-      '--log-level',
-      opts.logLevel,
-    ];
     const env = { ...process.env };
-    delete env.KUBERNETES_SERVICE_HOST;
     delete env.NODE_OPTIONS;
-    const child = spawn(process.execPath, args, {
-      cwd: REPO_ROOT,
+    return ControllerProcess.spawn({
+      command: process.execPath,
+      args: [
+        ...flags,
+        ...opts.nodeArgs,
+        'controller',
+        '--kubeconfig',
+        opts.kubeconfigPath,
+        '--namespaces',
+        opts.namespace,
+        '--workers',
+        String(opts.workers),
+        '--resync-period',
+        String(opts.resyncSeconds),
+        '--metrics-bind-address',
+        '127.0.0.1:0',
+        '--health-probe-bind-address',
+        '127.0.0.1:0',
+        '--log-level',
+        opts.logLevel,
+      ],
+      env,
+      ...(opts.startTimeoutMs !== undefined ? { startTimeoutMs: opts.startTimeoutMs } : {}),
+    });
+  }
+
+  /**
+   * Any controller that logs JSON lines on stderr and says `{"msg":"started","metrics":"HOST:PORT"}` once its
+   * caches have synced (recon8s, and the controller-runtime peer): spawned in its own process group.
+   */
+  static async spawn(spec: ProcessSpec): Promise<ControllerProcess> {
+    const what = spec.what ?? 'the controller';
+    const env = { ...(spec.env ?? process.env) };
+    delete env.KUBERNETES_SERVICE_HOST;
+    const child = spawn(spec.command, [...spec.args], {
+      cwd: spec.cwd ?? REPO_ROOT,
       detached: true,
       stdio: ['ignore', 'ignore', 'pipe'],
       env,
     });
     if (child.pid === undefined) {
       const error = await new Promise<Error>((resolve) => child.once('error', resolve));
-      throw new Error(`could not start the controller: ${error.message}`);
+      throw new Error(`could not start ${what}: ${error.message}`);
     }
     const proc = new ControllerProcess(child, child.pid);
     proc.startWatchdog();
+    const timeoutMs = spec.startTimeoutMs ?? 60_000;
     const started = new Promise<string>((resolve, reject) => {
       proc.onLine = (entry) => {
         if (entry.msg === 'started' && typeof entry.metrics === 'string') resolve(entry.metrics);
       };
       void proc.exited.then(() =>
-        reject(
-          new Error(`the controller exited (${proc.exitInfo ?? '?'}) before it started:\n${proc.tail.join('\n')}`),
-        ),
+        reject(new Error(`${what} exited (${proc.exitInfo ?? '?'}) before it started:\n${proc.tail.join('\n')}`)),
       );
       setTimeout(
-        () =>
-          reject(
-            new Error(
-              `the controller did not start within ${opts.startTimeoutMs ?? 60_000} ms:\n${proc.tail.join('\n')}`,
-            ),
-          ),
-        opts.startTimeoutMs ?? 60_000,
+        () => reject(new Error(`${what} did not start within ${timeoutMs} ms:\n${proc.tail.join('\n')}`)),
+        timeoutMs,
       ).unref();
     });
     proc.readLogs();
@@ -139,7 +162,7 @@ export class ControllerProcess {
           continue;
         }
         const msg = typeof entry.msg === 'string' ? entry.msg : '?';
-        this.count(`${String(entry.level)} ${msg}`);
+        this.count(typeof entry.level === 'string' ? `${entry.level} ${msg}` : msg);
         if (msg === 'applied')
           this.count(`  applied why=${String(entry.why)}${entry.path ? ` path=${String(entry.path)}` : ''}`);
         this.onLine(entry);

@@ -1,5 +1,6 @@
 import type { FloorPass } from './floor.js';
-import type { BenchResults, Distribution } from './results.js';
+import { formatComparison } from './compare.js';
+import type { BenchResults, Distribution, RoundResult } from './results.js';
 import type { PhaseFigures } from './snapshot.js';
 
 /** Left-aligned first column, right-aligned numbers. */
@@ -48,29 +49,41 @@ function phaseLines(f: PhaseFigures): string[] {
   ];
 }
 
-/** The plain-text report (stdout). */
-export function formatReport(r: BenchResults): string {
+function header(r: BenchResults): string[] {
   const s = r.settings;
   const out: string[] = [];
   out.push(
-    `recon8s controller benchmark: --apps ${s.apps} --mysql ${s.mysql} --workers ${s.workers} (resync ${s.resyncSeconds} s; ${s.cpus} CPUs; node ${s.node}; kube ${s.kubernetes ?? '?'})`,
+    `recon8s controller benchmark: --apps ${s.apps} --mysql ${s.mysql} --workers ${s.workers} --rounds ${s.rounds} (resync ${s.resyncSeconds} s; ${s.cpus} CPUs; node ${s.node}; kube ${s.kubernetes ?? '?'})`,
   );
   out.push(`source: ${s.git}; controller: ${s.controllerEntry}`);
+  if (s.peer)
+    out.push(
+      `peer: ${s.peerDir ?? '?'} → ${s.peer.binary}${s.peer.built ? ` (built in ${s.peer.buildSeconds} s)` : ' (cached build)'}; same Apps, its own namespace, after recon8s in each round`,
+    );
   out.push(
     `status: ${r.status}${r.phase && r.status !== 'complete' ? ` (during ${r.phase})` : ''}${r.error ? ` — ${r.error}` : ''}`,
   );
   if (r.controlPlaneStartSeconds !== undefined)
-    out.push(
-      `control plane (etcd + kube-apiserver, no kcm) started in ${r.controlPlaneStartSeconds} s; controller process started (informers synced) in ${r.controllerStartSeconds ?? '?'} s`,
-    );
+    out.push(`control plane (etcd + kube-apiserver, no kcm) started in ${r.controlPlaneStartSeconds} s`);
   const w = r.workload;
   if (w)
     out.push(
       `workload: ${w.resources} resources (${w.apps} Apps of which ${w.autoscaledApps} autoscaled, ${w.mysqlClusters} MySQLClusters) → ${w.children} children (${kv(w.childrenByKind)}); render ${w.renderMsPerResource} ms/resource`,
     );
+  return out;
+}
 
-  if (r.partial) {
-    const p = r.partial;
+/** Everything measured in one controller's pass (sections 1–5 and 3b). */
+function roundDetail(r: BenchResults, x: RoundResult): string[] {
+  const s = r.settings;
+  const out: string[] = [];
+  out.push(
+    '',
+    `=== round ${x.round}: ${x.side} (namespace ${x.namespace}; expects ${x.childKinds.join(', ')} per resource) ===`,
+  );
+  out.push(`controller process started (caches synced) in ${x.controllerStartSeconds ?? '?'} s`);
+  if (x.partial) {
+    const p = x.partial;
     out.push('', 'Where the run stopped (totals since the current controller started):');
     out.push(
       `  children ${p.watch.childrenPresent}/${p.watch.childrenExpected}; CRs with observedGeneration == generation ${p.watch.resourcesObserved}/${p.watch.resources}`,
@@ -83,11 +96,11 @@ export function formatReport(r: BenchResults): string {
   }
 
   out.push('', '1. Time to converge');
-  if (r.create)
+  if (x.create)
     out.push(
-      `  create: ${w?.resources ?? '?'} CRs in ${r.create.seconds} s (${r.create.perSecond}/s, concurrency ${s.createConcurrency}), errors ${r.create.errors}${r.create.firstError ? ` (${r.create.firstError})` : ''}`,
+      `  create: ${r.workload?.resources ?? '?'} CRs in ${x.create.seconds} s (${x.create.perSecond}/s, concurrency ${s.createConcurrency}), errors ${x.create.errors}${x.create.firstError ? ` (${x.create.firstError})` : ''}`,
     );
-  const c = r.converge;
+  const c = x.converge;
   if (c) {
     out.push(
       `  CONVERGED (every child exists, every CR observedGeneration == generation): ${c.convergeSeconds} s after the first create`,
@@ -98,16 +111,16 @@ export function formatReport(r: BenchResults): string {
   } else out.push('  not converged');
 
   out.push('', '3. Writes during one steady-state resync');
-  if (r.resync) {
+  if (x.resync) {
     out.push(
-      `  CONTROLLER WRITES: ${r.resync.controllerWrites} (rest_client); APISERVER WRITES: ${r.resync.apiServerWrites}; ${r.resync.reconciles} reconciles (expected >= ${r.resync.expectedReconciles}) in ${r.resync.seconds} s`,
+      `  CONTROLLER WRITES: ${x.resync.controllerWrites} (rest_client); APISERVER WRITES: ${x.resync.apiServerWrites}; ${x.resync.reconciles} reconciles (expected >= ${x.resync.expectedReconciles}) in ${x.resync.seconds} s`,
     );
-    out.push(...phaseLines(r.resync));
-  } else out.push('  not measured');
+    out.push(...phaseLines(x.resync));
+  } else out.push(x.side === 'peer' ? "  n/a: the peer keeps controller-runtime's 10 h SyncPeriod" : '  not measured');
 
   out.push('', '4. Latency from a spec change to the child change');
-  if (r.latency) {
-    const l = r.latency;
+  if (x.latency) {
+    const l = x.latency;
     out.push(`  ${l.changes} Apps: spec.replicas 2 → 3 at ${l.perSecond}/s; timed out ${l.timedOut}`);
     out.push(`  PATCH sent → Deployment.spec.replicas seen (ms): ${dist(l.specToChildMs)}`);
     out.push(`  the PATCH alone (ms):                            ${dist(l.patchMs)}`);
@@ -118,25 +131,54 @@ export function formatReport(r: BenchResults): string {
   } else out.push('  not measured');
 
   out.push('', '5. Controller memory (child process, /proc/<pid>/status)');
-  const m = r.memory;
+  const m = x.memory;
   if (m) {
     out.push(
       `  controller: idle after start ${m.controllerIdleMiB} MiB RSS; PEAK (VmHWM) ${m.controllerPeakMiB ?? '?'} MiB; at the end ${m.controllerFinalRssMiB ?? '?'} MiB`,
     );
     out.push(`  peak RSS by phase (MiB): ${kv(m.controllerPeakByPhaseMiB)}`);
-    out.push(
-      `  bench process (not the controller): ${m.benchAtStartMiB} MiB at start, ${m.benchBeforeControllerMiB} MiB with its watches before the controller started`,
-    );
   }
-  if (r.restart) {
-    const x = r.restart;
+  if (x.restart) {
+    const y = x.restart;
     out.push('', '3b. Controller restart (cold cache): first full pass');
     out.push(
-      `  started in ${x.startSeconds} s, full pass done (queue idle) ${x.passSeconds} s after spawn; peak RSS ${x.peakRssMiB} MiB; CONTROLLER WRITES ${x.controllerWrites}, APISERVER WRITES ${x.apiServerWrites}`,
+      `  started in ${y.startSeconds} s, work queue idle ${y.passSeconds} s after spawn; peak RSS ${y.peakRssMiB} MiB; CONTROLLER WRITES ${y.controllerWrites}, APISERVER WRITES ${y.apiServerWrites}`,
     );
-    out.push(...phaseLines(x));
-    out.push(`  its log lines: ${kv(x.logs)}`);
+    out.push(...phaseLines(y));
+    out.push(`  its log lines: ${kv(y.logs)}`);
   }
+  if (x.controllerLogs) out.push('', `controller log lines (first controller process): ${kv(x.controllerLogs)}`);
+  if (x.benchWatchRestarts && Object.keys(x.benchWatchRestarts).length > 0)
+    out.push(
+      `the bench's own watch restarts (its convergence view lags while one reconnects): ${kv(x.benchWatchRestarts)}`,
+    );
+  return out;
+}
+
+/** One line for a round after the first: the comparison table has its figures too. */
+function roundLine(x: RoundResult): string {
+  const parts = [
+    `converged ${x.converge?.convergeSeconds ?? '?'} s`,
+    `requests ${x.converge?.controllerRequestsTotal ?? '?'} (writes ${x.converge?.controllerWrites ?? '?'})`,
+    `reconciles ${x.converge?.reconciles ?? '?'}`,
+    `controller CPU ${x.converge?.cpuSeconds.controller ?? '?'} s`,
+    `p50/p99 ${x.latency?.specToChildMs.p50 ?? '?'}/${x.latency?.specToChildMs.p99 ?? '?'} ms`,
+    `peak RSS ${x.memory?.controllerPeakMiB ?? '?'} MiB`,
+    `restart writes ${x.restart?.controllerWrites ?? '?'}, idle after ${x.restart?.passSeconds ?? '?'} s`,
+  ];
+  return `  round ${x.round} ${x.side} (${x.namespace}): ${parts.join('; ')}${x.partial ? ' — run ended during it' : ''}`;
+}
+
+/** The plain-text report (stdout). */
+export function formatReport(r: BenchResults): string {
+  const s = r.settings;
+  const out: string[] = header(r);
+  const later: RoundResult[] = [];
+  for (const x of r.rounds) {
+    if (x.round === 1 || x.partial) out.push(...roundDetail(r, x));
+    else later.push(x);
+  }
+  if (later.length > 0) out.push('', 'Later rounds (details in the JSON line):', ...later.map(roundLine));
 
   out.push('', '6. The floor: render() + server-side apply, no informers/diff/status/events (separate namespaces)');
   const f = r.floor;
@@ -145,35 +187,33 @@ export function formatReport(r: BenchResults): string {
       ? `${p.objects} objects in ${p.seconds} s (${p.objectsPerSecond}/s, concurrency ${s.workers}), errors ${p.errors}${p.firstError ? ` (${p.firstError})` : ''}`
       : 'not measured';
   if (f) {
-    out.push(`  create, before the controller ran: ${pass(f.before)}`);
-    out.push(`  create, after the controller ran:  ${pass(f.after)}`);
+    out.push(`  create, before the controllers ran: ${pass(f.before)}`);
+    out.push(`  create, after the controllers ran:  ${pass(f.after)}`);
     out.push(`  the same objects again (what a diff-less loop sends every resync): ${pass(f.noop)}`);
     out.push(
-      `  RATIO controller converge / floor create: ${f.ratio ?? '?'}x (${f.ratioRange ? `${f.ratioRange[0]}–${f.ratioRange[1]}x against each floor sample` : '?'})`,
+      `  RATIO recon8s converge / floor create: ${f.ratio ?? '?'}x (median over rounds; ${f.ratioRange ? `${f.ratioRange[0]}–${f.ratioRange[1]}x against each floor sample and round` : '?'})`,
     );
     out.push(
-      `  steady-state writes per resync: floor ${f.steadyStateWrites?.floor ?? '?'} vs controller ${f.steadyStateWrites?.controller ?? '?'}`,
+      `  steady-state writes per resync: floor ${f.steadyStateWrites?.floor ?? '?'} vs recon8s ${f.steadyStateWrites?.controller ?? '?'}`,
     );
   } else out.push('  not measured');
 
   out.push('', 'Where time goes: CPU seconds per process and phase');
-  const phases: [string, PhaseFigures | undefined, number | undefined][] = [
-    ['converge', c, c?.seconds],
-    ['resync', r.resync, r.resync?.seconds],
-    ['latency', r.latency?.figures, r.latency?.figures.seconds],
-    ['restart', r.restart, r.restart?.seconds],
-  ];
+  const rows: (string | number)[][] = [];
   const names = ['controller', 'kube-apiserver', 'etcd', 'bench', 'others'];
-  const rows: (string | number)[][] = phases
-    .filter(([, p]) => p)
-    .map(([name, p, secs]) => [name, secs ?? 0, ...names.map((n) => p?.cpuSeconds[n] ?? '-')]);
-  for (const [name, p] of [
-    ['floor create (before)', f?.before],
-    ['floor create (after)', f?.after],
-    ['floor no-op re-apply', f?.noop],
-  ] as const) {
-    if (p) rows.push([name, p.seconds, ...names.map((n) => p.cpuSeconds[n] ?? '-')]);
+  const add = (name: string, cpu: Record<string, number> | undefined, secs: number | undefined): void => {
+    if (cpu) rows.push([name, secs ?? 0, ...names.map((n) => cpu[n] ?? '-')]);
+  };
+  for (const x of r.rounds) {
+    const tag = `r${x.round} ${x.side}`;
+    add(`${tag} converge`, x.converge?.cpuSeconds, x.converge?.seconds);
+    add(`${tag} resync`, x.resync?.cpuSeconds, x.resync?.seconds);
+    add(`${tag} latency`, x.latency?.figures.cpuSeconds, x.latency?.figures.seconds);
+    add(`${tag} restart`, x.restart?.cpuSeconds, x.restart?.seconds);
   }
+  add('floor create (before)', f?.before?.cpuSeconds, f?.before?.seconds);
+  add('floor create (after)', f?.after?.cpuSeconds, f?.after?.seconds);
+  add('floor no-op re-apply', f?.noop?.cpuSeconds, f?.noop?.seconds);
   for (const row of rows) {
     const wall = Number(row[1]);
     const others = Number(row[names.indexOf('others') + 2]);
@@ -188,14 +228,32 @@ export function formatReport(r: BenchResults): string {
   );
   out.push(`  Load average at start ${r.loadAverage?.atStart ?? '?'}, at the end ${r.loadAverage?.atEnd ?? '?'}.)`);
 
-  if (r.controllerLogs) out.push('', `controller log lines (first controller): ${kv(r.controllerLogs)}`);
-  if (r.benchWatchRestarts)
+  if (r.benchMemory)
     out.push(
-      `the bench's own watch restarts (its convergence view lags while one reconnects): ${kv(r.benchWatchRestarts)}`,
+      '',
+      `bench process (not the controller): ${r.benchMemory.atStartMiB} MiB at start, ${r.benchMemory.beforeControllerMiB ?? '?'} MiB with its watches before the first controller started`,
     );
   if (r.benchEventLoopDelayMs)
     out.push(
       `the bench's event-loop delay (bounds its timestamps): p99 ${r.benchEventLoopDelayMs.p99} ms, max ${r.benchEventLoopDelayMs.max} ms`,
     );
+
+  if (r.comparison && r.comparison.length > 0) {
+    const withPeer = r.rounds.some((x) => x.side === 'peer');
+    const done = Math.max(0, ...r.rounds.map((x) => x.round));
+    out.push(
+      '',
+      withPeer
+        ? `recon8s vs the controller-runtime peer: median over ${done} round(s) (min–max); ratio = recon8s ÷ peer per round, median (min–max)`
+        : `recon8s: median over ${done} round(s) (min–max)`,
+    );
+    out.push(
+      formatComparison(r.comparison, `N = ${s.apps} Apps${s.mysql > 0 ? ` + ${s.mysql} MySQLClusters` : ''}`, withPeer),
+    );
+    if (withPeer)
+      out.push(
+        "  The peer renders a Deployment and a Service per App (recon8s adds a PodDisruptionBudget, an HPA for autoscaled Apps, Events and conditions); its requests are its own rest_client counts; the API server's counts are the bench's own subtracted, each controller running alone. The floor is recon8s's render (all children).",
+      );
+  }
   return out.join('\n');
 }

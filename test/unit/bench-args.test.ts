@@ -63,3 +63,18 @@ describe('bench peer build cache', () => {
     await assert.rejects(peerSources(dir), new RegExp(`--peer ${dir}: expected a Go module folder with a go.mod`));
   });
 });
+
+describe('bench arguments with --peer', () => {
+  it('defaults --mysql to 0 with --peer (and to 50 without)', () => {
+    assert.equal(parseBenchArgs(['--peer', 'p'])?.mysql, 0);
+    assert.equal(parseBenchArgs([])?.mysql, 50);
+    assert.equal(parseBenchArgs(['--peer', 'p', '--mysql', '0'])?.mysql, 0);
+  });
+
+  it('rejects MySQLClusters with --peer, naming the flag, the value and what is expected', () => {
+    assert.throws(
+      () => parseBenchArgs(['--peer', 'p', '--mysql', '5']),
+      /--mysql 5 cannot be used with --peer: the peer reconciles Apps only; expected --mysql 0/,
+    );
+  });
+});
