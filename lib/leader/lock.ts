@@ -61,6 +61,17 @@ export function kubeLeaseLock(
   const remember = (lease: Lease): void => {
     last = lease;
   };
+  const write = async (method: HttpMethod, path: string, body: Lease, signal?: AbortSignal): Promise<void> => {
+    remember(
+      await client.requestJson<Lease>({
+        method,
+        path,
+        body: JSON.stringify(body),
+        headers: { 'Content-Type': 'application/json' },
+        ...(signal ? { signal } : {}),
+      }),
+    );
+  };
 
   return {
     description: `${namespace}/${name}`,
@@ -84,15 +95,7 @@ export function kubeLeaseLock(
         metadata: { name, namespace },
         spec: toSpec(record),
       };
-      remember(
-        await client.requestJson<Lease>({
-          method: HttpMethod.POST,
-          path: collection,
-          body: JSON.stringify(body),
-          headers: { 'Content-Type': 'application/json' },
-          ...(signal ? { signal } : {}),
-        }),
-      );
+      await write(HttpMethod.POST, collection, body, signal);
     },
 
     async update(record: LeaderElectionRecord, resourceVersion: string, signal?: AbortSignal): Promise<void> {
@@ -108,15 +111,7 @@ export function kubeLeaseLock(
         metadata: { ...base.metadata, name, namespace, resourceVersion },
         spec: toSpec(record),
       };
-      remember(
-        await client.requestJson<Lease>({
-          method: HttpMethod.PUT,
-          path: item,
-          body: JSON.stringify(body),
-          headers: { 'Content-Type': 'application/json' },
-          ...(signal ? { signal } : {}),
-        }),
-      );
+      await write(HttpMethod.PUT, item, body, signal);
     },
   };
 }
