@@ -44,10 +44,11 @@ export interface OutgoingRequest {
 }
 
 /**
- * A request without an answer for this long fails (a hung connection must not hold a worker forever).
- * Watches are exempt: they are bounded by the server's `timeoutSeconds`.
+ * A request whose connection stays silent this long fails (a hung connection must not hold a worker
+ * forever). Five minutes, undici's default: a delete-collection of thousands of objects answers only
+ * when done. Watches are exempt: they are bounded by the server's `timeoutSeconds`.
  */
-export const REQUEST_IDLE_TIMEOUT_MS = 60_000;
+export const REQUEST_IDLE_TIMEOUT_MS = 300_000;
 
 /**
  * The HTTP layer: Node's own http/https with keep-alive pools, one pool per client identity. It sends
