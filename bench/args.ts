@@ -21,7 +21,7 @@ export interface BenchArgs {
   readonly restartCheck: boolean;
   /** Run the controller from a tsc build (as it ships) or through the tsx loader. */
   readonly controllerRuntime: 'compiled' | 'tsx';
-  /** Alternating rounds (recon8s, then the peer when there is one); figures are reported as median and min–max. */
+  /** Rounds (with a peer, in alternating order: recon8s first in odd rounds); figures are median and min–max. */
   readonly rounds: number;
   /** The controller-runtime peer's source folder (`--peer DIR`), absolute; undefined runs recon8s alone. */
   readonly peerDir?: string;
@@ -46,7 +46,8 @@ Options:
   --timeout-minutes T      stop everything and print what was measured after T minutes (default 15)
   --controller-log-level L debug|info|warn|error (default info, as in production)
   --no-restart-check       skip the cold-cache pass after a controller restart
-  --rounds N               rounds; each runs recon8s (then, with --peer, the peer) in a fresh namespace,
+  --rounds N               rounds; each runs recon8s (and, with --peer, the peer: after recon8s in odd
+                           rounds, before it in even ones) in a fresh namespace,
                            emptied and deleted after each pass; figures are the median and min–max over rounds (default 1)
   --peer DIR               the controller-runtime peer's folder (e.g. ../shared/peers/cr-app): built once
                            into ~/.cache/recon8s/peers/<hash of its sources>/ and run after recon8s in each

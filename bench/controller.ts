@@ -247,7 +247,7 @@ async function runBench(args: BenchArgs, results: BenchResults, started: RunStar
   };
   results.floor = { before: await floorRun(FLOOR_BEFORE, 'create, before the controllers') };
 
-  // ---- the rounds: recon8s, then the peer, each in a fresh namespace ---------------------------------
+  // ---- the rounds: recon8s and the peer, in alternating order, each in a fresh namespace ------------
   const childTypes = allChildTypes();
   const ctx: RoundContext = {
     args,
@@ -292,7 +292,9 @@ async function runBench(args: BenchArgs, results: BenchResults, started: RunStar
     });
   }
   for (let i = 1; i <= args.rounds; i++) {
-    for (const spec of specs) {
+    // Alternating order (recon8s first in odd rounds, the peer first in even ones): drift over the run
+    // (etcd's growing database, the machine's other load) does not favour one side.
+    for (const spec of i % 2 === 1 ? specs : [...specs].reverse()) {
       const result: RoundResult = {
         round: i,
         side: spec.side,
