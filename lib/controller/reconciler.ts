@@ -191,17 +191,6 @@ export class Reconciler {
         .filter((o) => !this.childInformer(o.apiVersion, o.kind).get(namespace, o.metadata.name))
         .map((o) => childKey({ ...o, metadata: { ...o.metadata, namespace } })),
     );
-    // Who holds the missing children's names is asked now, beside the ApplySet parent write (reads only:
-    // nothing is written before the resource is known to be live). Not for a kind that prepares first
-    // (MySQLCluster: Secrets, volumes), so that what was read is never older than a round trip when applied.
-    const lookups = new Map<string, Promise<LiveObject | undefined>>();
-    for (const o of controller.prepare ? [] : rendered) {
-      const key = childKey({ ...o, metadata: { ...o.metadata, namespace } });
-      if (!missingAtStart.has(key)) continue;
-      const read = this.readUncached(kindName, { ...o, metadata: { ...o.metadata, namespace } });
-      read.catch(() => undefined); // awaited in converge, or dropped with the reconcile
-      lookups.set(key, read);
-    }
     // The ApplySet parent write (a resource's first reconcile) answers that too: it carries the uid as a
     // precondition and returns what the API server has.
     const parent = await this.ensureApplySetParent(cr, owner.kind);
@@ -218,7 +207,6 @@ export class Reconciler {
     const failure = await this.converge(cr, owner.kind, controller, rendered, log, {
       holdBack: prepared.holdBack,
       missingAtStart,
-      lookups,
       applied,
     });
 
@@ -266,8 +254,6 @@ export class Reconciler {
     o: {
       readonly holdBack?: (child: KubernetesObject) => boolean;
       readonly missingAtStart: ReadonlySet<string>;
-      /** Live reads of children the cache missed at the start, under way, by child key. */
-      readonly lookups?: ReadonlyMap<string, Promise<LiveObject | undefined>>;
       /** Filled with what was applied, by `apiVersion/kind/name`. */
       readonly applied: Map<string, LiveObject>;
     },
@@ -293,12 +279,6 @@ export class Reconciler {
     let deferred: { reason: string; message: string; retry?: boolean } | undefined;
     // Whether the resource is still live (not deleted, not being deleted), asked once and only if a child is to be created.
     let creatable: Promise<boolean> | undefined;
-    const sends: {
-      child: DesiredChild;
-      why: 'missing' | 'spec-changed' | 'drifted';
-      path?: string;
-      live?: LiveObject;
-    }[] = [];
     const cachedChild = (child: KubernetesObject): LiveObject | undefined =>
       this.childInformer(child.apiVersion, child.kind).get(owner.namespace, child.metadata.name);
     // The cache only holds objects labelled as recon8s's: a miss may still be someone else's object, so
@@ -306,7 +286,7 @@ export class Reconciler {
     const uncached = new Map<DesiredChild, Promise<LiveObject | undefined>>();
     for (const child of desired) {
       if (o.holdBack?.(child.object) || cachedChild(child.object)) continue;
-      const read = o.lookups?.get(childKey(child.object)) ?? this.readUncached(cr.kind, child.object);
+      const read = this.readUncached(cr.kind, child.object);
       read.catch(() => undefined); // awaited below, in order
       uncached.set(child, read);
     }
@@ -331,81 +311,70 @@ export class Reconciler {
         creatable ??= this.isLive(cr, definition);
         if (!(await creatable)) return undefined;
       }
-      sends.push({ child, why: decision.why, ...(decision.path ? { path: decision.path } : {}), live });
+      try {
+        const result = await this.applier.apply(child, live?.metadata?.uid);
+        o.applied.set(`${child.object.apiVersion}/${child.object.kind}/${child.object.metadata.name}`, result);
+        this.o.metrics?.applyTotal.inc({ kind: child.object.kind, result: decision.why });
+        log.info('applied', {
+          child: `${child.object.kind}/${child.object.metadata.name}`,
+          why: decision.why,
+          ...(decision.path ? { path: decision.path } : {}),
+        });
+        applied.push(
+          `${decision.why === 'missing' ? 'created' : decision.why === 'drifted' ? 'reverted a change to' : 'updated'} ${child.object.kind} ${child.object.metadata.name}`,
+        );
+      } catch (e) {
+        reportApplied();
+        const info = apiError(e);
+        this.o.metrics?.applyTotal.inc({ kind: child.object.kind, result: 'error' });
+        // The child this apply was judged against is gone (or replaced): look again, from the cache, later.
+        if (info.code === 409 && /uid mismatch|Precondition failed: UID/i.test(info.message))
+          throw new Error(
+            `${child.object.kind} ${child.object.metadata.name} changed identity while being applied: ${info.message}`,
+            { cause: e },
+          );
+        // The kind may know a way past the refusal (MySQLCluster: grow the claims of a StatefulSet).
+        const recovery =
+          info.code === 422 && live && kind.recoverRefusedApply
+            ? await kind.recoverRefusedApply(this.o.client, child.object, live)
+            : undefined;
+        if (recovery?.outcome === 'recovering') {
+          log.info(recovery.message, { child: `${child.object.kind}/${child.object.metadata.name}` });
+          this.o.events.record(cr, 'Normal', recovery.reason, recovery.message);
+          // What it changed comes back through the informers, and the next reconcile applies again.
+          continue;
+        }
+        if (recovery?.outcome === 'partial' && live) {
+          // Everything but the refused part still converges; the rest is tried again with backoff.
+          await this.applier.apply(
+            { object: withDesiredHash(recovery.apply, hashOf(recovery.apply)), hash: hashOf(recovery.apply) },
+            live.metadata?.uid,
+          );
+          this.o.events.record(cr, 'Warning', recovery.reason, recovery.message);
+          deferred ??= { reason: recovery.reason, message: recovery.message, retry: true };
+          continue;
+        }
+        // 400/422: the API server refuses what we render; retrying the same thing cannot help.
+        if (info.code === 400 || info.code === 422) {
+          const message = `${child.object.kind} ${child.object.metadata.name} was refused: ${info.message}`;
+          this.o.events.record(cr, 'Warning', 'ApplyFailed', message);
+          return { reason: 'ApplyFailed', message };
+        }
+        if (info.code === 403) {
+          const message = `recon8s may not write ${child.object.kind} ${child.object.metadata.name}: ${info.message}`;
+          this.o.events.record(cr, 'Warning', 'ApplyForbidden', message);
+          return { reason: 'ApplyForbidden', message, retry: true };
+        }
+        this.o.events.record(
+          cr,
+          'Warning',
+          'ApplyFailed',
+          `${child.object.kind} ${child.object.metadata.name}: ${info.reason || `HTTP ${info.code}`}`,
+        );
+        throw e;
+      }
     }
-    // A resource's children are independent objects: their applies go out together, one round trip
-    // rather than one per child.
-    const outcomes = await Promise.allSettled(
-      sends.map(({ child, live }) => this.applier.apply(child, live?.metadata?.uid)),
-    );
-    // What was applied is recorded (and told in one Event) whatever failed beside it.
-    sends.forEach(({ child, why, path }, i) => {
-      const outcome = outcomes[i];
-      if (outcome?.status !== 'fulfilled') return;
-      o.applied.set(`${child.object.apiVersion}/${child.object.kind}/${child.object.metadata.name}`, outcome.value);
-      this.o.metrics?.applyTotal.inc({ kind: child.object.kind, result: why });
-      log.info('applied', {
-        child: `${child.object.kind}/${child.object.metadata.name}`,
-        why,
-        ...(path ? { path } : {}),
-      });
-      applied.push(
-        `${why === 'missing' ? 'created' : why === 'drifted' ? 'reverted a change to' : 'updated'} ${child.object.kind} ${child.object.metadata.name}`,
-      );
-    });
     reportApplied();
-    for (const [i, { child, live }] of sends.entries()) {
-      const outcome = outcomes[i];
-      if (outcome?.status !== 'rejected') continue;
-      const e: unknown = outcome.reason;
-      const info = apiError(e);
-      this.o.metrics?.applyTotal.inc({ kind: child.object.kind, result: 'error' });
-      // The child this apply was judged against is gone (or replaced): look again, from the cache, later.
-      if (info.code === 409 && /uid mismatch|Precondition failed: UID/i.test(info.message))
-        throw new Error(
-          `${child.object.kind} ${child.object.metadata.name} changed identity while being applied: ${info.message}`,
-          { cause: e },
-        );
-      // The kind may know a way past the refusal (MySQLCluster: grow the claims of a StatefulSet).
-      const recovery =
-        info.code === 422 && live && kind.recoverRefusedApply
-          ? await kind.recoverRefusedApply(this.o.client, child.object, live)
-          : undefined;
-      if (recovery?.outcome === 'recovering') {
-        log.info(recovery.message, { child: `${child.object.kind}/${child.object.metadata.name}` });
-        this.o.events.record(cr, 'Normal', recovery.reason, recovery.message);
-        // What it changed comes back through the informers, and the next reconcile applies again.
-        continue;
-      }
-      if (recovery?.outcome === 'partial' && live) {
-        // Everything but the refused part still converges; the rest is tried again with backoff.
-        await this.applier.apply(
-          { object: withDesiredHash(recovery.apply, hashOf(recovery.apply)), hash: hashOf(recovery.apply) },
-          live.metadata?.uid,
-        );
-        this.o.events.record(cr, 'Warning', recovery.reason, recovery.message);
-        deferred ??= { reason: recovery.reason, message: recovery.message, retry: true };
-        continue;
-      }
-      // 400/422: the API server refuses what we render; retrying the same thing cannot help.
-      if (info.code === 400 || info.code === 422) {
-        const message = `${child.object.kind} ${child.object.metadata.name} was refused: ${info.message}`;
-        this.o.events.record(cr, 'Warning', 'ApplyFailed', message);
-        return { reason: 'ApplyFailed', message };
-      }
-      if (info.code === 403) {
-        const message = `recon8s may not write ${child.object.kind} ${child.object.metadata.name}: ${info.message}`;
-        this.o.events.record(cr, 'Warning', 'ApplyForbidden', message);
-        return { reason: 'ApplyForbidden', message, retry: true };
-      }
-      this.o.events.record(
-        cr,
-        'Warning',
-        'ApplyFailed',
-        `${child.object.kind} ${child.object.metadata.name}: ${info.reason || `HTTP ${info.code}`}`,
-      );
-      throw e;
-    }
     const desiredKeys = new Set(desired.map((d) => childKey(d.object)));
     const setId = applySetId(owner);
     for (const type of CHILD_TYPES[cr.kind] ?? []) {
