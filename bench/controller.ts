@@ -174,6 +174,9 @@ async function runBench(args: BenchArgs, results: BenchResults, started: RunStar
       '--max-requests-inflight=1000',
       '--max-mutating-requests-inflight=500',
       '--service-cluster-ip-range=10.0.0.0/16',
+      // Emptying a namespace between passes deletes thousands of objects in one delete-collection, which
+      // takes longer than the default 60 s (the API server then drops the connection: "socket hang up").
+      '--request-timeout=5m',
     ],
     onProgress: (m) => progress(`  ${m}`),
   });
