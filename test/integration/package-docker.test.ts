@@ -46,7 +46,8 @@ describe('Dockerfile, replayed without Docker', function () {
         runTimeoutMs: 240_000,
       });
     } catch (e) {
-      if (!/ENOTCACHED/.test(String(e))) throw e;
+      // In CI `npm ci` has just filled the cache: a miss there is a failure, never a skip.
+      if (!/ENOTCACHED/.test(String(e)) || process.env.CI === 'true') throw e;
       console.log(
         '      (skipped: npm ci --offline failed, ENOTCACHED: the npm cache lacks a package of the lockfile)',
       );
