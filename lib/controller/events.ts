@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { CoreV1Api, CoreV1Event } from '@kubernetes/client-node';
+import type { CoreV1Event } from '@kubernetes/client-node';
 import { HttpMethod } from '../kube/index.js';
 import type { KubeClient } from '../kube/index.js';
 import { apiError } from '../kube/index.js';
@@ -43,20 +43,17 @@ const MAX_REMEMBERED = 10_000;
  * times, and an event per decision would flood etcd. Emitting never blocks a reconcile nor fails it.
  */
 export function createEventRecorder(
-  api: CoreV1Api | Pick<KubeClient, 'requestJson'>,
+  client: Pick<KubeClient, 'requestJson'>,
   logger: Logger,
   now: () => number = Date.now,
 ): EventRecorder {
-  // Through the client: raw JSON (the generated CoreV1Api serializes through its models, at more CPU than the request).
   const create = (namespace: string, body: CoreV1Event): Promise<unknown> =>
-    'requestJson' in api
-      ? api.requestJson({
-          method: HttpMethod.POST,
-          path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/events`,
-          body: JSON.stringify({ apiVersion: 'v1', kind: 'Event', ...body }),
-          headers: { 'Content-Type': 'application/json' },
-        })
-      : api.createNamespacedEvent({ namespace, body });
+    client.requestJson({
+      method: HttpMethod.POST,
+      path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/events`,
+      body: JSON.stringify({ apiVersion: 'v1', kind: 'Event', ...body }),
+      headers: { 'Content-Type': 'application/json' },
+    });
   const recent = new Map<string, number>();
   return {
     record(subject, type, reason, message, options) {

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
@@ -103,14 +103,7 @@ export function machineEnvironment(): ConfigEnvironment {
   return {
     env: process.env,
     readFile: (p) => readFileSync(p, 'utf8'),
-    exists: (p) => {
-      try {
-        readFileSync(p);
-        return true;
-      } catch {
-        return false;
-      }
-    },
+    exists: (p) => existsSync(p),
     home: homedir(),
   };
 }
