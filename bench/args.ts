@@ -25,7 +25,16 @@ export interface BenchArgs {
   readonly rounds: number;
   /** The controller-runtime peer's source folder (`--peer DIR`), absolute; undefined runs recon8s alone. */
   readonly peerDir?: string;
+  /**
+   * What each App asks for. `realistic`: a PodDisruptionBudget per App and an HPA for one in ten.
+   * `peer-job`: exactly the peer's job, a Deployment and a Service per App (disruptionBudget off, no
+   * autoscaling), so that both sides write the same objects.
+   */
+  readonly workload: BenchWorkload;
 }
+
+export const WORKLOADS = ['realistic', 'peer-job'] as const;
+export type BenchWorkload = (typeof WORKLOADS)[number];
 
 export const USAGE = `Usage: npm run bench -- [options]
 
@@ -53,6 +62,10 @@ Options:
                            into ~/.cache/recon8s/peers/<hash of its sources>/ and run after recon8s in each
                            round, on the same control plane, with the same Apps in its own namespace; prints
                            ratios recon8s ÷ peer (its resync is not measured: its SyncPeriod is 10 h)
+  --workload W             realistic: Apps with a PodDisruptionBudget each and one in ten autoscaled
+                           (3.1 children per App); peer-job: the peer's job exactly, a Deployment and
+                           a Service per App (spec.disruptionBudget.enabled false, no autoscaling), so
+                           both sides write the same objects (default: peer-job with --peer, realistic without)
   --tsx                    run the controller as node --import tsx lib/cli/main.ts (default: a tsc
                            build of lib/ in a temp dir, as it ships; tsx adds ~60 MiB RSS and startup CPU)
   -h, --help
@@ -86,6 +99,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs | undefined {
       tsx: { type: 'boolean' },
       rounds: { type: 'string' },
       peer: { type: 'string' },
+      workload: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -110,6 +124,8 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs | undefined {
     throw new Error(
       `--mysql ${mysql} cannot be used with --peer: the peer reconciles Apps only; expected --mysql 0 (the default with --peer)`,
     );
+  const workload = values.workload ?? (peer === undefined ? 'realistic' : 'peer-job');
+  if (!isWorkload(workload)) throw new Error(`--workload must be ${WORKLOADS.join(' or ')}, got "${workload}"`);
   return {
     apps: int('apps', values.apps, 1000, 0),
     mysql,
@@ -124,5 +140,10 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs | undefined {
     controllerRuntime: values.tsx ? 'tsx' : 'compiled',
     rounds: int('rounds', values.rounds, 1, 1),
     ...(peer !== undefined ? { peerDir: resolve(peer) } : {}),
+    workload,
   };
+}
+
+function isWorkload(w: string): w is BenchWorkload {
+  return (WORKLOADS as readonly string[]).includes(w);
 }

@@ -215,7 +215,7 @@ async function runBench(args: BenchArgs, results: BenchResults, started: RunStar
 
   // ---- the workload and what it must converge to ----------------------------------------------
   results.phase = 'workload';
-  const resources = buildWorkload(args.apps, args.mysql);
+  const resources = buildWorkload(args.apps, args.mysql, args.workload);
   t = performance.now();
   const rendered = resources.map((r) => renderResource(r, 'recon8s-bench'));
   const renderMs = performance.now() - t;
@@ -230,7 +230,9 @@ async function runBench(args: BenchArgs, results: BenchResults, started: RunStar
     childrenByKind,
     renderMsPerResource: round(renderMs / Math.max(N, 1), 2),
   };
-  progress(`workload: ${N} resources → ${results.workload.children} children (render ${Math.round(renderMs)} ms)`);
+  progress(
+    `workload ${args.workload}: ${N} resources → ${results.workload.children} children (render ${Math.round(renderMs)} ms)`,
+  );
 
   // ---- 6a: the floor, once before the controllers run (once more after them) ----------------------
   results.phase = 'floor before';

@@ -68,7 +68,7 @@ function header(r: BenchResults): string[] {
   const w = r.workload;
   if (w)
     out.push(
-      `workload: ${w.resources} resources (${w.apps} Apps of which ${w.autoscaledApps} autoscaled, ${w.mysqlClusters} MySQLClusters) → ${w.children} children (${kv(w.childrenByKind)}); render ${w.renderMsPerResource} ms/resource`,
+      `workload ${s.workload}: ${w.resources} resources (${w.apps} Apps of which ${w.autoscaledApps} autoscaled, ${w.mysqlClusters} MySQLClusters) → ${w.children} children (${kv(w.childrenByKind)}); render ${w.renderMsPerResource} ms/resource`,
     );
   return out;
 }
@@ -252,7 +252,11 @@ export function formatReport(r: BenchResults): string {
     );
     if (withPeer)
       out.push(
-        "  The peer renders a Deployment and a Service per App (recon8s adds a PodDisruptionBudget, an HPA for autoscaled Apps, Events and conditions); its requests are its own rest_client counts; the API server's counts are the bench's own subtracted, each controller running alone. The floor is recon8s's render (all children).",
+        `  ${
+          s.workload === 'peer-job'
+            ? 'Workload peer-job: both sides render the same Deployment and Service per App (recon8s with spec.disruptionBudget.enabled false and no autoscaling); recon8s also writes its ApplySet parent metadata, Events and conditions.'
+            : 'Workload realistic: the peer renders a Deployment and a Service per App; recon8s adds a PodDisruptionBudget, an HPA for autoscaled Apps, its ApplySet parent metadata, Events and conditions.'
+        } The peer's requests are its own rest_client counts; the API server's counts are the bench's own subtracted, each controller running alone. The floor is recon8s's render of the same workload.`,
       );
   }
   return out.join('\n');

@@ -1,5 +1,6 @@
 import { render } from '../constructs/index.js';
 import type { AppSpec, KubernetesObject, MySQLClusterSpec, Recon8sResource } from '../constructs/index.js';
+import type { BenchWorkload } from './args.js';
 
 export const GROUP_VERSION = 'recon8s.dev/v1alpha1';
 
@@ -17,17 +18,23 @@ export function refOf(kind: string, name: string): string {
 }
 
 /**
- * Apps of one realistic shape (Deployment + Service + PodDisruptionBudget; one in ten autoscaled,
- * which adds a HorizontalPodAutoscaler and leaves replicas out) and MySQLClusters with a backup
- * schedule (StatefulSet, three Services, two ConfigMaps, PodDisruptionBudget, CronJob), interleaved
- * so both kinds are created throughout.
+ * `realistic`: Apps of one realistic shape (Deployment + Service + PodDisruptionBudget; one in ten
+ * autoscaled, which adds a HorizontalPodAutoscaler and leaves replicas out) and MySQLClusters with a
+ * backup schedule (StatefulSet, three Services, two ConfigMaps, PodDisruptionBudget, CronJob),
+ * interleaved so both kinds are created throughout. `peer-job`: Apps whose children are exactly the
+ * peer's (a Deployment and a Service), the same spec otherwise.
  */
-export function buildWorkload(apps: number, mysql: number): BenchResource[] {
+export function buildWorkload(apps: number, mysql: number, workload: BenchWorkload = 'realistic'): BenchResource[] {
   const out: { at: number; r: BenchResource }[] = [];
   for (let i = 0; i < apps; i++)
     out.push({
       at: i / Math.max(apps, 1),
-      r: { kind: 'App', plural: 'apps', name: `app-${pad(i, apps)}`, spec: appSpec(i) },
+      r: {
+        kind: 'App',
+        plural: 'apps',
+        name: `app-${pad(i, apps)}`,
+        spec: workload === 'peer-job' ? peerJobAppSpec(i) : appSpec(i),
+      },
     });
   for (let i = 0; i < mysql; i++)
     out.push({
@@ -58,6 +65,12 @@ function appSpec(i: number): AppSpec {
     readinessProbe: { httpGet: { path: '/', port: 'http' } },
     securityContext: { runAsUser: 101, runAsGroup: 101 },
   } as AppSpec;
+}
+
+/** What the peer renders in full: a Deployment and a Service, no PodDisruptionBudget, no autoscaler. */
+function peerJobAppSpec(i: number): AppSpec {
+  const { autoscaling: _autoscaling, ...rest } = appSpec(i) as AppSpec & { autoscaling?: unknown };
+  return { ...rest, replicas: INITIAL_REPLICAS, disruptionBudget: { enabled: false } } as AppSpec;
 }
 
 function mysqlSpec(i: number): MySQLClusterSpec {

@@ -22,7 +22,8 @@ const TMP_VOLUME = 'tmp';
 
 /**
  * An application: a Deployment, a Service when it has ports, a HorizontalPodAutoscaler when it
- * autoscales, and a PodDisruptionBudget when it runs more than one pod.
+ * autoscales, and a PodDisruptionBudget when it runs more than one pod (unless
+ * `disruptionBudget.enabled` is false).
  *
  * The construct id is the name of the App and of every object it renders. The props are validated
  * (and defaulted) before anything is created: an invalid spec throws an `InvalidSpecError` that
@@ -38,7 +39,7 @@ export class App extends Construct {
   readonly service?: k8s.KubeService;
   /** Present when the spec has `autoscaling`. */
   readonly autoscaler?: k8s.KubeHorizontalPodAutoscalerV2;
-  /** Present when more than one pod is guaranteed to run. */
+  /** Present when more than one pod is guaranteed to run and `disruptionBudget.enabled` is not false. */
   readonly disruptionBudget?: k8s.KubePodDisruptionBudget;
 
   constructor(scope: Construct, id: string, props: AppProps) {
@@ -65,10 +66,10 @@ export class App extends Construct {
         spec: autoscalerSpec(id, spec.autoscaling),
       });
     }
-    if (guaranteedPods(spec) > 1) {
+    if (guaranteedPods(spec) > 1 && spec.disruptionBudget.enabled) {
       this.disruptionBudget = new k8s.KubePodDisruptionBudget(this, 'disruption-budget', {
         metadata: metadata(),
-        spec: disruptionBudgetSpec(this.selector),
+        spec: disruptionBudgetSpec(spec.disruptionBudget.maxUnavailable, this.selector),
       });
     }
   }
@@ -269,12 +270,15 @@ function autoscalerSpec(
   };
 }
 
-function disruptionBudgetSpec(selector: Readonly<Record<string, string>>): k8s.PodDisruptionBudgetSpec {
+function disruptionBudgetSpec(
+  maxUnavailable: number | string,
+  selector: Readonly<Record<string, string>>,
+): k8s.PodDisruptionBudgetSpec {
   return {
     // maxUnavailable, not minAvailable: "one pod at a time" stays right at any scale (an HPA or a
     // `kubectl scale` needs no PDB change), and it never blocks a drain outright the way
     // minAvailable equal to the replica count does.
-    maxUnavailable: k8s.IntOrString.fromNumber(1),
+    maxUnavailable: intOrString(maxUnavailable),
     selector: { matchLabels: { ...selector } },
     // Pods that are not ready protect nothing: let a drain evict them, or a crash-looping App would
     // block node maintenance for good (the Kubernetes docs recommend this for most workloads).

@@ -64,6 +64,13 @@ export interface AppSpec {
    */
   readonly autoscaling?: AppAutoscaling;
   /**
+   * The PodDisruptionBudget, rendered while more than one pod is guaranteed to run (replicas, or
+   * autoscaling.minReplicas, of 2 or more): how many pods a voluntary disruption such as a node
+   * drain may take down at once.
+   * @default - enabled, one pod at a time
+   */
+  readonly disruptionBudget?: AppDisruptionBudget;
+  /**
    * Labels added to every rendered object and to the pod template (never to selectors). Keys under
    * app.kubernetes.io/ are reserved.
    * @default - none
@@ -134,6 +141,7 @@ export interface ResolvedAppSpec {
   readonly livenessProbe?: ResolvedProbe;
   readonly readinessProbe?: ResolvedProbe;
   readonly autoscaling?: ResolvedAppAutoscaling;
+  readonly disruptionBudget: ResolvedAppDisruptionBudget;
   readonly labels?: Readonly<Record<string, string>>;
   readonly annotations?: Readonly<Record<string, string>>;
   readonly serviceAccountName?: string;
@@ -467,6 +475,32 @@ export interface ResolvedAppAutoscaling {
   readonly maxReplicas: number;
   readonly targetCPUUtilizationPercent: number;
   readonly targetMemoryUtilizationPercent?: number;
+}
+
+/**
+ * The PodDisruptionBudget, rendered while more than one pod is guaranteed to run (replicas, or
+ * autoscaling.minReplicas, of 2 or more): how many pods a voluntary disruption such as a node
+ * drain may take down at once.
+ */
+export interface AppDisruptionBudget {
+  /**
+   * Render the PodDisruptionBudget. false leaves voluntary disruptions unlimited (a development
+   * namespace, or a budget managed elsewhere).
+   * @default true
+   */
+  readonly enabled?: boolean;
+  /**
+   * Pods that may be unavailable at once: a number of at least 1, or a percentage of the desired
+   * pods from "1%" to "100%" (rounded up, so never 0).
+   * @default 1
+   */
+  readonly maxUnavailable?: number | string;
+}
+
+/** {@link AppDisruptionBudget} with every default applied. */
+export interface ResolvedAppDisruptionBudget {
+  readonly enabled: boolean;
+  readonly maxUnavailable: number | string;
 }
 
 /**

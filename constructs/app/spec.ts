@@ -114,6 +114,42 @@ const autoscaling = s.object({
   ],
 });
 
+const disruptionBudget = s.object({
+  typeName: 'AppDisruptionBudget',
+  description:
+    'The PodDisruptionBudget, rendered while more than one pod is guaranteed to run (replicas, or autoscaling.minReplicas, of 2 or more): how many pods a voluntary disruption such as a node drain may take down at once.',
+  default: {},
+  defaultDoc: 'enabled, one pod at a time',
+  properties: {
+    enabled: s.optional(
+      s.boolean({
+        description:
+          'Render the PodDisruptionBudget. false leaves voluntary disruptions unlimited (a development namespace, or a budget managed elsewhere).',
+        default: true,
+      }),
+    ),
+    maxUnavailable: s.optional(
+      s.intOrString({
+        description:
+          'Pods that may be unavailable at once: a number of at least 1, or a percentage of the desired pods from "1%" to "100%" (rounded up, so never 0).',
+        default: 1,
+      }),
+    ),
+  },
+  rules: [
+    s.rule<{ maxUnavailable?: number | string }>(
+      "!has(self.maxUnavailable) || (type(self.maxUnavailable) == int ? self.maxUnavailable >= 1 : self.maxUnavailable.matches('^([1-9][0-9]?|100)%$'))",
+      'maxUnavailable of at least 1, or a percentage from "1%" to "100%" (0 would block every drain)',
+      (v) =>
+        v.maxUnavailable === undefined ||
+        (typeof v.maxUnavailable === 'number'
+          ? Number.isInteger(v.maxUnavailable) && v.maxUnavailable >= 1
+          : /^([1-9][0-9]?|100)%$/.test(v.maxUnavailable)),
+      { fieldPath: '.maxUnavailable' },
+    ),
+  ],
+});
+
 interface ProbeSpec {
   readonly httpGet?: { readonly port: number | string };
   readonly tcpSocket?: { readonly port: number | string };
@@ -191,6 +227,7 @@ export const appSpec = s.object({
       defaultDoc: 'no readiness probe',
     }),
     autoscaling: s.optional(autoscaling),
+    disruptionBudget: s.optional(disruptionBudget),
     labels: s.optional(metadataMap('labels')),
     annotations: s.optional(metadataMap('annotations')),
     serviceAccountName: s.optional(

@@ -90,7 +90,11 @@ function convert(node: SchemaNode): JsonSchemaProps {
           : undefined,
       });
     case 'int-or-string':
-      return { 'x-kubernetes-int-or-string': true, anyOf: [{ type: 'integer' }, { type: 'string' }] };
+      return compact({
+        'x-kubernetes-int-or-string': true,
+        anyOf: [{ type: 'integer' }, { type: 'string' }],
+        default: node.default,
+      });
     case 'object':
       return objectSchema(node);
     case 'array':

@@ -70,9 +70,10 @@ export interface QuantityNode extends NodeBase {
   readonly positive?: boolean;
 }
 
-/** A port number or a port name, as `targetPort` takes. */
+/** A number or a string: a port number or name as `targetPort` takes, a count or a percentage. */
 export interface IntOrStringNode extends NodeBase {
   readonly type: 'int-or-string';
+  readonly default?: number | string;
 }
 
 export interface Property {

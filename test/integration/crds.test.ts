@@ -262,6 +262,18 @@ describe('CRDs and manifests on a real API server', function () {
       }
     });
 
+    it('takes a disruption budget of a count or a percentage from 1, and refuses one that would block every drain', () => {
+      for (const [i, maxUnavailable] of [2, '25%', '100%'].entries()) {
+        const r = create(app(`pdb-ok-${i}`, { image: 'nginx', replicas: 4, disruptionBudget: { maxUnavailable } }));
+        assert.equal(r.status, 0, r.stderr);
+      }
+      for (const [i, maxUnavailable] of [0, '0%', '101%', 'half'].entries()) {
+        const r = create(app(`pdb-bad-${i}`, { image: 'nginx', replicas: 4, disruptionBudget: { maxUnavailable } }));
+        assert.notEqual(r.status, 0, `maxUnavailable ${JSON.stringify(maxUnavailable)} was admitted`);
+        assert.match(r.stderr, /spec\.disruptionBudget\.maxUnavailable: Invalid value: .*at least 1, or a percentage/);
+      }
+    });
+
     it('accepts one unnamed App port, but several need names, unique ones', () => {
       assert.equal(create(app('one-port', { image: 'nginx', ports: [{ port: 80 }] })).status, 0);
       const several = create(app('two-ports', { image: 'nginx', ports: [{ name: 'http', port: 80 }, { port: 81 }] }));

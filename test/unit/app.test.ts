@@ -370,6 +370,24 @@ describe('App', () => {
       );
     });
 
+    it('takes maxUnavailable as a count or a percentage of the desired pods', () => {
+      const count = disruptionBudgetOf(
+        synthApp({ image: 'nginx', replicas: 6, disruptionBudget: { maxUnavailable: 2 } }),
+      );
+      assert.equal(count.spec?.maxUnavailable, 2);
+      const percent = disruptionBudgetOf(
+        synthApp({ image: 'nginx', replicas: 8, disruptionBudget: { maxUnavailable: '25%' } }),
+      );
+      assert.equal(percent.spec?.maxUnavailable, '25%');
+    });
+
+    it('is not rendered when disruptionBudget.enabled is false, however many pods run', () => {
+      const s = synthApp({ image: 'nginx', replicas: 4, ports: [{ port: 80 }], disruptionBudget: { enabled: false } });
+      assert.ok(!has(s, 'PodDisruptionBudget'));
+      assert.equal(s.app.disruptionBudget, undefined);
+      assert.ok(has(s, 'Deployment') && has(s, 'Service'));
+    });
+
     it('renders replicas: 0 explicitly (scaled to zero is a value we own)', () => {
       assert.equal(deploymentOf(synthApp({ image: 'nginx', replicas: 0 })).spec?.replicas, 0);
     });
@@ -924,6 +942,13 @@ describe('App', () => {
         value: [],
         expected: /at least 1 item/,
       },
+      ...[0, '0%', '101%', 'one'].map((maxUnavailable) => ({
+        name: `fails when disruptionBudget.maxUnavailable is ${JSON.stringify(maxUnavailable)}`,
+        props: { image: 'nginx', replicas: 3, disruptionBudget: { maxUnavailable } },
+        field: 'spec.disruptionBudget.maxUnavailable',
+        value: maxUnavailable,
+        expected: /maxUnavailable of at least 1, or a percentage from "1%" to "100%"/,
+      })),
       {
         name: 'fails when minReplicas > maxReplicas',
         props: { image: 'nginx', autoscaling: { minReplicas: 5, maxReplicas: 3 } },

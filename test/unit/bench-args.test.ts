@@ -3,6 +3,7 @@ import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseBenchArgs } from '../../bench/args.js';
+import { buildWorkload, renderResource } from '../../bench/workload.js';
 import { peerBinaryPath, peerSources, sourceHash } from '../../bench/peer-build.js';
 
 describe('bench arguments', () => {
@@ -76,5 +77,27 @@ describe('bench arguments with --peer', () => {
       () => parseBenchArgs(['--peer', 'p', '--mysql', '5']),
       /--mysql 5 cannot be used with --peer: the peer reconciles Apps only; expected --mysql 0/,
     );
+  });
+
+  it("compares the peer's job by default with --peer (realistic without), and takes --workload to say otherwise", () => {
+    assert.equal(parseBenchArgs(['--peer', 'p'])?.workload, 'peer-job');
+    assert.equal(parseBenchArgs([])?.workload, 'realistic');
+    assert.equal(parseBenchArgs(['--peer', 'p', '--workload', 'realistic'])?.workload, 'realistic');
+    assert.throws(() => parseBenchArgs(['--workload', 'huge']), /--workload must be realistic or peer-job, got "huge"/);
+  });
+
+  it("peer-job renders exactly the peer's children, a Deployment and a Service per App", () => {
+    const kinds = (w: 'realistic' | 'peer-job') =>
+      buildWorkload(20, 0, w)
+        .flatMap((r) => renderResource(r, 'ns'))
+        .map((o) => o.kind)
+        .reduce<Record<string, number>>((acc, k) => ({ ...acc, [k]: (acc[k] ?? 0) + 1 }), {});
+    assert.deepEqual(kinds('peer-job'), { Deployment: 20, Service: 20 });
+    assert.deepEqual(kinds('realistic'), {
+      Deployment: 20,
+      Service: 20,
+      PodDisruptionBudget: 20,
+      HorizontalPodAutoscaler: 2,
+    });
   });
 });
