@@ -69,7 +69,7 @@ function appSpec(i: number): AppSpec {
 
 /** What the peer renders in full: a Deployment and a Service, no PodDisruptionBudget, no autoscaler. */
 function peerJobAppSpec(i: number): AppSpec {
-  const { autoscaling: _autoscaling, ...rest } = appSpec(i) as AppSpec & { autoscaling?: unknown };
+  const { autoscaling: _autoscaling, ...rest } = appSpec(i);
   return { ...rest, replicas: INITIAL_REPLICAS, disruptionBudget: { enabled: false } } as AppSpec;
 }
 

@@ -114,6 +114,9 @@ const autoscaling = s.object({
   ],
 });
 
+/** A percentage from 1% to 100%, written once for the CEL rule and the runtime check. */
+const PERCENT_1_TO_100 = '^([1-9][0-9]?|100)%$';
+
 const disruptionBudget = s.object({
   typeName: 'AppDisruptionBudget',
   description:
@@ -138,13 +141,13 @@ const disruptionBudget = s.object({
   },
   rules: [
     s.rule<{ maxUnavailable?: number | string }>(
-      "!has(self.maxUnavailable) || (type(self.maxUnavailable) == int ? self.maxUnavailable >= 1 : self.maxUnavailable.matches('^([1-9][0-9]?|100)%$'))",
+      `!has(self.maxUnavailable) || (type(self.maxUnavailable) == int ? self.maxUnavailable >= 1 : self.maxUnavailable.matches('${PERCENT_1_TO_100}'))`,
       'maxUnavailable of at least 1, or a percentage from "1%" to "100%" (0 would block every drain)',
       (v) =>
         v.maxUnavailable === undefined ||
         (typeof v.maxUnavailable === 'number'
           ? Number.isInteger(v.maxUnavailable) && v.maxUnavailable >= 1
-          : /^([1-9][0-9]?|100)%$/.test(v.maxUnavailable)),
+          : new RegExp(PERCENT_1_TO_100).test(v.maxUnavailable)),
       { fieldPath: '.maxUnavailable' },
     ),
   ],
