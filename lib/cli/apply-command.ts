@@ -6,7 +6,7 @@ import { watchOwnersAndChildren } from '../controller/watches.js';
 import type { CustomResource } from '../controller/status.js';
 import type { Informer } from '../informer/index.js';
 import type { KubeClient } from '../kube/index.js';
-import { apiError } from '../kube/index.js';
+import { apiError, getObject } from '../kube/index.js';
 import type { LogFields, Logger } from '../observability/logger.js';
 import { ItemExponentialFailureRateLimiter } from '../queue/rate-limiter.js';
 import { WorkQueue } from '../queue/work-queue.js';
@@ -16,7 +16,6 @@ import {
   CommandError,
   applyResource,
   describeApiError,
-  getObject,
   placeResources,
   readAndConnect,
   requireCrds,

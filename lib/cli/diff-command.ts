@@ -11,7 +11,7 @@ import type { ColorMode } from '../diff/color.js';
 import { diffableYaml } from '../diff/noise.js';
 import { unifiedDiff } from '../diff/unified.js';
 import type { KubeClient } from '../kube/index.js';
-import { apiError, createKubeClient, isNotFound } from '../kube/index.js';
+import { apiError, createKubeClient, getObject, isNotFound } from '../kube/index.js';
 import { APPLYSET_PART_OF_LABEL, applySetId } from '../reconcile/applyset.js';
 import { childKey, stampChildren } from '../reconcile/desired.js';
 import { readManifests } from '../manifest-io.js';
@@ -172,16 +172,6 @@ export function resourcePath(kind: KindDefinition, namespace: string, name: stri
 function childPath(type: ResourceType, namespace: string, name?: string): string {
   const base = type.apiVersion.includes('/') ? `/apis/${type.apiVersion}` : `/api/${type.apiVersion}`;
   return `${base}/namespaces/${encodeURIComponent(namespace)}/${type.plural}${name === undefined ? '' : `/${encodeURIComponent(name)}`}`;
-}
-
-/** GET, or undefined when the object does not exist. */
-export async function getObject<T>(client: KubeClient, path: string): Promise<T | undefined> {
-  try {
-    return await client.requestJson<T>({ path });
-  } catch (e) {
-    if (isNotFound(e)) return undefined;
-    throw e;
-  }
 }
 
 /** Server-side apply of a custom resource as `recon8s-cli` (never the controller's field manager). */

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import type { Logger } from '../observability/logger.js';
 import { silentLogger } from '../observability/logger.js';
 import { authenticatorFor } from './auth.js';
-import { statusException } from './errors.js';
+import { isNotFound, statusException } from './errors.js';
 import type { StatusLike } from './errors.js';
 import type { KubeConfigLike, KubeConfigSource } from './kubeconfig.js';
 import { loadKubeConfig } from './kubeconfig.js';
@@ -101,6 +101,16 @@ export interface KubeClient {
 }
 
 /** Creates the controller's Kubernetes client (see `KubeClient`). Throws if no usable cluster is configured. */
+/** GET, or undefined when the object does not exist. */
+export async function getObject<T>(client: KubeClient, path: string): Promise<T | undefined> {
+  try {
+    return await client.requestJson<T>({ path });
+  } catch (e) {
+    if (isNotFound(e)) return undefined;
+    throw e;
+  }
+}
+
 export function createKubeClient(options: KubeClientOptions = {}): KubeClient {
   const log = options.logger ?? silentLogger;
   const source: KubeConfigSource =

@@ -1,4 +1,4 @@
-export { HttpMethod, PatchStrategy, createKubeClient } from './client.js';
+export { HttpMethod, PatchStrategy, createKubeClient, getObject } from './client.js';
 export type { KubeClient, KubeClientOptions, KubeObject, RawRequest, RawResponse, StatusTarget } from './client.js';
 export type { ConnectionStats, KubeClientHooks, RequestEvent } from './transport.js';
 export type { KubeConfigLike, ResolvedKubeConfig } from './kubeconfig.js';

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import http from 'node:http';
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import https from 'node:https';
@@ -55,12 +54,16 @@ export const REQUEST_IDLE_TIMEOUT_MS = 300_000;
  * the authenticator's credentials with every request and reports requests and connections to the hooks.
  */
 export class Transport {
-  private readonly pools = new Map<string, http.Agent>();
+  /** The pool of the current client identity: its certificate (none for token auth) and its agent. */
+  private pool: { readonly certPem: string | undefined; readonly agent: http.Agent } | undefined;
   private opened = 0;
   private closed = 0;
   private poolsCreated = 0;
   private readonly url: URL;
   private readonly caPem: string | undefined;
+  /** What every request's options share, computed once. */
+  private readonly target: Pick<http.RequestOptions, 'protocol' | 'hostname' | 'port'>;
+  private readonly basePath: string;
 
   constructor(
     private readonly cluster: ClusterConfig,
@@ -70,6 +73,12 @@ export class Transport {
     readCa: (path: string) => string,
   ) {
     this.url = new URL(cluster.server);
+    this.target = {
+      protocol: this.url.protocol,
+      hostname: this.url.hostname.replace(/^\[|\]$/g, ''),
+      port: this.url.port || (this.url.protocol === 'https:' ? 443 : 80),
+    };
+    this.basePath = this.url.pathname.replace(/\/+$/, '');
     this.caPem =
       cluster.certificateAuthorityData !== undefined
         ? Buffer.from(cluster.certificateAuthorityData, 'base64').toString('utf8')
@@ -89,12 +98,9 @@ export class Transport {
     const headers: Record<string, string | number> = { ...req.headers };
     if (credentials.authorization !== undefined) headers.Authorization = credentials.authorization;
     if (req.body !== undefined) headers['Content-Length'] = Buffer.byteLength(req.body);
-    const basePath = this.url.pathname.replace(/\/+$/, '');
     const options: http.RequestOptions = {
-      protocol: this.url.protocol,
-      hostname: this.url.hostname.replace(/^\[|\]$/g, ''),
-      port: this.url.port || (this.url.protocol === 'https:' ? 443 : 80),
-      path: basePath + req.path,
+      ...this.target,
+      path: this.basePath + req.path,
       method: req.method,
       headers,
       agent,
@@ -145,32 +151,29 @@ export class Transport {
 
   /** Closes the pooled connections (in-flight watches end with an error). */
   close(): Promise<void> {
-    for (const agent of this.pools.values()) agent.destroy();
-    this.pools.clear();
+    this.pool?.agent.destroy();
+    this.pool = undefined;
     return Promise.resolve();
   }
 
   private agentFor(certPem: string | undefined, keyPem: string | undefined): http.Agent {
-    const key = certPem === undefined ? '' : createHash('sha256').update(certPem).digest('hex');
-    let agent = this.pools.get(key);
-    if (agent === undefined) {
-      const common = { keepAlive: true, scheduling: 'lifo' as const };
-      agent =
-        this.url.protocol === 'https:'
-          ? new https.Agent({
-              ...common,
-              ...(this.caPem !== undefined ? { ca: this.caPem } : {}),
-              ...(certPem !== undefined && keyPem !== undefined ? { cert: certPem, key: keyPem } : {}),
-              rejectUnauthorized: !this.cluster.insecureSkipTlsVerify,
-              ...(this.cluster.tlsServerName !== undefined ? { servername: this.cluster.tlsServerName } : {}),
-            })
-          : new http.Agent(common);
-      // An exec plugin's new certificate gets a new pool; the old one's idle sockets go.
-      for (const old of this.pools.values()) old.destroy();
-      this.pools.clear();
-      this.pools.set(key, agent);
-      this.poolsCreated++;
-    }
+    // The authenticator hands out the same certificate string until an exec plugin returns a new one.
+    if (this.pool !== undefined && this.pool.certPem === certPem) return this.pool.agent;
+    const common = { keepAlive: true, scheduling: 'lifo' as const };
+    const agent =
+      this.url.protocol === 'https:'
+        ? new https.Agent({
+            ...common,
+            ...(this.caPem !== undefined ? { ca: this.caPem } : {}),
+            ...(certPem !== undefined && keyPem !== undefined ? { cert: certPem, key: keyPem } : {}),
+            rejectUnauthorized: !this.cluster.insecureSkipTlsVerify,
+            ...(this.cluster.tlsServerName !== undefined ? { servername: this.cluster.tlsServerName } : {}),
+          })
+        : new http.Agent(common);
+    // An exec plugin's new certificate gets a new pool; the old one's idle sockets go.
+    this.pool?.agent.destroy();
+    this.pool = { certPem, agent };
+    this.poolsCreated++;
     return agent;
   }
 

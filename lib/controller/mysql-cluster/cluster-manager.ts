@@ -7,7 +7,7 @@
 // asks to be called again soon (failure detection polls the members; nothing else would notice a
 // primary that stops answering), and at once after a step. An error talking to one member is an
 // observation (it "does not answer"), never a thrown error; an API error is thrown and retried.
-import type { V1Pod, V1Secret, V1StatefulSet } from '@kubernetes/client-node';
+import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import type { MySQLClusterNames, MySQLClusterStatus } from '../../../constructs/index.js';
 import {
   MYSQL_CLUSTER,
@@ -20,13 +20,14 @@ import {
   mysqlClusterNames,
 } from '../../../constructs/index.js';
 import type { KubeClient } from '../../kube/index.js';
-import { HttpMethod, PatchStrategy, isNotFound } from '../../kube/index.js';
+import { HttpMethod, PatchStrategy } from '../../kube/index.js';
 import type { ClusterView, MemberStatus, MemberView, Role, Step } from '../../mysql/decide.js';
 import { decide } from '../../mysql/decide.js';
 import type { MemberCredentials, MemberSession } from '../../mysql/member-sql.js';
 import { connectMember } from '../../mysql/member-sql.js';
 import type { EventType } from '../events.js';
 import type { ManageContext, Management, Manager, Problem } from '../kind-controller.js';
+import { readSecret } from './credentials.js';
 
 /** Steps per manage() call: a failover is about six (stop receivers, promote, labels, writable, re-point). */
 const MAX_STEPS = 16;
@@ -392,25 +393,18 @@ async function readCredentials(
   namespace: string,
   secretName: string,
 ): Promise<MemberCredentials | undefined> {
-  try {
-    const secret = await client.requestJson<V1Secret>({
-      path: `/api/v1/namespaces/${namespace}/secrets/${encodeURIComponent(secretName)}`,
-    });
-    const value = (key: string): string | undefined => {
-      const v = secret.data?.[key];
-      return v === undefined ? undefined : Buffer.from(v, 'base64').toString('utf8');
-    };
-    const adminPassword = value(MYSQL_SECRET_KEYS.adminPassword);
-    const replicationPassword = value(MYSQL_SECRET_KEYS.replicationPassword);
-    if (!adminPassword || !replicationPassword) return undefined;
-    return {
-      adminUser: MYSQL_ADMIN_USER,
-      adminPassword,
-      replicationUser: MYSQL_REPLICATION_USER,
-      replicationPassword,
-    };
-  } catch (e) {
-    if (isNotFound(e)) return undefined;
-    throw e;
-  }
+  const secret = await readSecret(client, namespace, secretName);
+  const value = (key: string): string | undefined => {
+    const v = secret?.data?.[key];
+    return v === undefined ? undefined : Buffer.from(v, 'base64').toString('utf8');
+  };
+  const adminPassword = value(MYSQL_SECRET_KEYS.adminPassword);
+  const replicationPassword = value(MYSQL_SECRET_KEYS.replicationPassword);
+  if (!adminPassword || !replicationPassword) return undefined;
+  return {
+    adminUser: MYSQL_ADMIN_USER,
+    adminPassword,
+    replicationUser: MYSQL_REPLICATION_USER,
+    replicationPassword,
+  };
 }

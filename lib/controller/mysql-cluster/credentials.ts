@@ -1,6 +1,6 @@
 import type { V1Secret } from '@kubernetes/client-node';
 import type { KubeClient } from '../../kube/index.js';
-import { HttpMethod, PatchStrategy, apiError, isAlreadyExists, isNotFound } from '../../kube/index.js';
+import { HttpMethod, PatchStrategy, apiError, getObject, isAlreadyExists, isNotFound } from '../../kube/index.js';
 import type { CredentialsState } from '../../reconcile/credentials.js';
 import {
   CREDENTIAL_KEYS,
@@ -191,15 +191,9 @@ async function completeGenerated(client: KubeClient, cr: CustomResource, secret:
   secret.data = updated.data;
 }
 
-async function readSecret(client: KubeClient, namespace: string, name: string): Promise<V1Secret | undefined> {
-  try {
-    return await client.requestJson<V1Secret>({
-      path: `/api/v1/namespaces/${namespace}/secrets/${encodeURIComponent(name)}`,
-    });
-  } catch (e) {
-    if (isNotFound(e)) return undefined;
-    throw e;
-  }
+/** A Secret, or undefined when it does not exist. */
+export function readSecret(client: KubeClient, namespace: string, name: string): Promise<V1Secret | undefined> {
+  return getObject<V1Secret>(client, `/api/v1/namespaces/${namespace}/secrets/${encodeURIComponent(name)}`);
 }
 
 async function exists(client: KubeClient, path: string): Promise<boolean> {

@@ -12,7 +12,7 @@ import { compact, find, selectorString, serviceEndpoint } from '../status.js';
 import type { BackupStatus, RestoreStatus } from './backup-status.js';
 import { backupFindings } from './backup-status.js';
 import { createMySQLClusterManager } from './cluster-manager.js';
-import { ensureCredentials } from './credentials.js';
+import { ensureCredentials, readSecret } from './credentials.js';
 import { MYSQL_MEMBER_SELECTOR, memberReports } from './member-reports.js';
 import { growClaims, withLiveClaimTemplates } from './statefulset-storage.js';
 
@@ -88,17 +88,8 @@ async function storeCredentialsProblems(client: KubeClient, cr: CustomResource):
     const name = store?.credentialsSecretName;
     if (!name || checked.has(name)) continue;
     checked.add(name);
-    let data: Record<string, string> | undefined;
-    try {
-      data =
-        (
-          await client.requestJson<{ data?: Record<string, string> }>({
-            path: `/api/v1/namespaces/${namespace}/secrets/${encodeURIComponent(name)}`,
-          })
-        ).data ?? {};
-    } catch (e) {
-      if (!isNotFound(e)) throw e;
-    }
+    const secret = await readSecret(client, namespace, name);
+    const data = secret && (secret.data ?? {});
     const missing = Object.values(MYSQL_OBJECT_STORE_SECRET_KEYS).filter((k) => !data?.[k]);
     if (data && missing.length === 0) continue;
     problems.push({
