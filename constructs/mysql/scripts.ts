@@ -253,8 +253,7 @@ writable() {
 # Self-fencing. A writable member that reaches none of the other members for SELF_FENCE_AFTER_SECONDS
 # (a quarter of the failover delay) makes itself read-only: it is cut off (a partition), no replica can
 # acknowledge its commits, and the controller may be promoting another member on the other side; so it
-# is read-only before that one takes writes. Its client sessions are ended first: commits waiting for
-# an acknowledgement then complete locally, unacknowledged. Only with semi-synchronous replication on
+# is read-only before that one takes writes (fence_self says how). Only with semi-synchronous replication on
 # (never on a single member). The controller makes it writable again if it is still the primary.
 readonly self_fence_after=\${SELF_FENCE_AFTER_SECONDS:-7}
 peer_ips=() # the other members the headless Service named last: DNS may be cut off too
@@ -295,12 +294,28 @@ reaches_a_peer() {
   return 1
 }
 
+# The ids of client sessions: not this one, not MySQL's own threads, not replicas' dump threads.
+client_sessions() {
+  local_sql -e "SELECT ID FROM information_schema.PROCESSLIST WHERE ID <> CONNECTION_ID() AND USER NOT IN ('system user', 'event_scheduler') AND COMMAND NOT IN ('Binlog Dump', 'Binlog Dump GTID', 'Daemon')"
+}
+
+read_only_now() {
+  [[ $(local_sql -e 'SELECT @@GLOBAL.super_read_only' 2>/dev/null) == 1 ]]
+}
+
+# Read-only at once. Its client sessions are ended first (KILL shuts a session's socket, so its client
+# is never told a commit succeeded). A commit that was waiting for an acknowledgement still holds the
+# commit lock read-only needs, and MySQL does not end that wait when its session is killed (no replica
+# can answer: it would wait for ever); turning the source side of semi-synchronous replication off
+# releases it to complete here, unacknowledged. The sessions are ended again in the same mysql session
+# as the rest, so that one that connected meanwhile is not told its commit succeeded either.
 fence_self() {
   log "reached no other member for $self_fence_after s: making this member read-only (cut off, its writes could not be acknowledged anyway)"
-  local ids id
-  ids=$(local_sql -e "SELECT ID FROM information_schema.PROCESSLIST WHERE ID <> CONNECTION_ID() AND USER NOT IN ('system user', 'event_scheduler') AND COMMAND NOT IN ('Binlog Dump', 'Binlog Dump GTID', 'Daemon')") || ids=
-  for id in $ids; do local_sql -e "KILL CONNECTION $id" 2>/dev/null || true; done
-  local_sql -e 'SET SESSION lock_wait_timeout = 5; SET GLOBAL super_read_only = ON' || log "could not make this member read-only"
+  local id kills=()
+  for id in $(client_sessions 2>/dev/null); do local_sql -e "KILL CONNECTION $id" 2>/dev/null || true; done
+  for id in $(client_sessions 2>/dev/null); do kills+=("KILL CONNECTION $id;"); done
+  local_sql --force -e "\${kills[*]} SET SESSION lock_wait_timeout = 5; SET GLOBAL rpl_semi_sync_source_enabled = OFF; SET GLOBAL super_read_only = ON" 2>/dev/null || true
+  read_only_now || log "could not make this member read-only"
 }
 
 # Returns 0 while the isolation check applies (a writable member with semi-synchronous replication on).

@@ -16,7 +16,7 @@ import type { Controller } from '../../lib/controller/manager.js';
 import { eventually } from '../integration/eventually.js';
 import { startTestController } from '../integration/support/controller.js';
 import { NODE_HOOK_TIMEOUT_MS, discardNamespace, freshRestrictedNamespace, useSharedNode } from './cluster.js';
-import { mustSql, mysqlClusterResource } from './support/mysql-members.js';
+import { localSql, mustSql, mysqlClusterResource } from './support/mysql-members.js';
 
 const NAME = 'ha';
 const MEMBERS = [0, 1, 2].map((i) => `${NAME}-${i}`);
@@ -370,6 +370,11 @@ describe('MySQLCluster high availability on a real node (MySQL 9.7)', function (
     ];
     const cutAt = performance.now();
     for (const r of rules) execFileSync('nsenter', [...netns, '-I', ...r]);
+    // A commit in the isolated primary, from a client on its side of the partition (its own socket): it
+    // waits for an acknowledgement no replica can send, holding the commit lock read-only needs, and
+    // killing its session does not end that wait. The member must make itself read-only all the same,
+    // and this client must never be told the commit succeeded.
+    const stranded = localSql(kc, ns, old, 'INSERT INTO ha.w (id) VALUES (-2)');
     try {
       await eventually(async () => assert.notEqual(await primary(), old), {
         timeoutMs: RECOVERY_MS,
@@ -386,6 +391,8 @@ describe('MySQLCluster high availability on a real node (MySQL 9.7)', function (
       const log = await core.readNamespacedPodLog({ namespace: ns, name: old, container: 'replication' });
       assert.equal(await sql(old, 'SELECT @@GLOBAL.super_read_only'), '1', `${old} replication log:\n${log}`);
       assert.match(log, /reached no other member for \d+ s: making this member read-only/);
+      const insert = await stranded;
+      assert.equal(insert.ok, false, `the stranded commit was acknowledged to its client: ${insert.stdout}`);
     } finally {
       for (const r of rules) execFileSync('nsenter', [...netns, '-D', ...r]);
     }
