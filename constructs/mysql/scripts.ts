@@ -257,7 +257,9 @@ writable() {
 # (never on a single member). The controller makes it writable again if it is still the primary.
 readonly self_fence_after=\${SELF_FENCE_AFTER_SECONDS:-7}
 peer_ips=() # the other members the headless Service named last: DNS may be cut off too
+dns_failing=
 isolated_since=
+fencing= # set while a self-fencing that began is not complete
 
 # A peer "answers" when its mysqld says anything, a refusal included (ERROR 1xxx is the server's;
 # 2xxx are the client's own: no route, timed out). It logs in, as the replication account every
@@ -270,15 +272,32 @@ peer_answers() {
   [[ $out =~ ERROR\ 1[0-9]{3} ]]
 }
 
-reaches_a_peer() {
-  local ip out found=() pids=() pid
-  if out=$(timeout 2 getent ahostsv4 "$HEADLESS_SERVICE" 2>/dev/null); then
-    while read -r ip _; do
-      [[ $ip == "\${POD_IP:-}" || " \${found[*]} " == *" $ip "* ]] || found+=("$ip")
-    done <<<"$out"
-    peer_ips=("\${found[@]}")
+# Looks up the other members' addresses (the headless Service names them all, ready or not) and keeps
+# them for when DNS is cut off too. Every member does, every time round: one that is promoted has them
+# already. Returns 1 when DNS did not answer.
+resolve_peers() {
+  local ip out found=()
+  if ! out=$(timeout 2 getent ahostsv4 "$HEADLESS_SERVICE" 2>/dev/null); then
+    [[ -n $dns_failing ]] || log "cannot look up the members' addresses ($HEADLESS_SERVICE); keeping the last known: \${peer_ips[*]:-none}"
+    dns_failing=1
+    return 1
   fi
-  # No other member known: there is nothing to be cut off from.
+  [[ -z $dns_failing ]] || log "the members' addresses can be looked up again"
+  dns_failing=
+  while read -r ip _; do
+    [[ $ip == "\${POD_IP:-}" || " \${found[*]} " == *" $ip "* ]] || found+=("$ip")
+  done <<<"$out"
+  peer_ips=("\${found[@]}")
+}
+
+reaches_a_peer() {
+  local ip pids=() pid
+  if ! resolve_peers && ((\${#peer_ips[@]} == 0)); then
+    # No member known and DNS cut off: with semi-synchronous replication on there are other members,
+    # and none can be shown to answer.
+    return 1
+  fi
+  # DNS answered and named no other member: there is nothing to be cut off from.
   ((\${#peer_ips[@]} == 0)) && return 0
   # Every peer at once, so that a look takes at most a few seconds however many are cut off.
   for ip in "\${peer_ips[@]}"; do
@@ -303,31 +322,48 @@ read_only_now() {
   [[ $(local_sql -e 'SELECT @@GLOBAL.super_read_only' 2>/dev/null) == 1 ]]
 }
 
-# Read-only at once. Its client sessions are ended first (KILL shuts a session's socket, so its client
-# is never told a commit succeeded). A commit that was waiting for an acknowledgement still holds the
-# commit lock read-only needs, and MySQL does not end that wait when its session is killed (no replica
-# can answer: it would wait for ever); turning the source side of semi-synchronous replication off
-# releases it to complete here, unacknowledged. The sessions are ended again in the same mysql session
-# as the rest, so that one that connected meanwhile is not told its commit succeeded either.
+# Read-only at once. A commit waiting for an acknowledgement holds the commit lock read-only needs,
+# and MySQL does not end that wait when its session is killed (no replica can answer: it would wait for
+# ever). So: offline_mode ends the sessions of accounts without CONNECTION_ADMIN and refuses new ones;
+# the remaining client sessions are killed (KILL shuts a session's socket: its client is never told a
+# commit succeeded); turning the source side of semi-synchronous replication off then lets such a
+# commit complete here, unacknowledged; read-only follows, and only then is offline_mode turned off
+# again (the controller does it too when it makes the member writable or a replica). The sessions are
+# ended again in the same mysql session as the rest, so that one that connected meanwhile is not told
+# its commit succeeded either.
 fence_self() {
-  log "reached no other member for $self_fence_after s: making this member read-only (cut off, its writes could not be acknowledged anyway)"
+  [[ -n $fencing ]] ||
+    log "reached no other member for $self_fence_after s: making this member read-only (cut off, its writes could not be acknowledged anyway)"
   local id kills=()
+  local_sql -e 'SET GLOBAL offline_mode = ON' 2>/dev/null || true
   for id in $(client_sessions 2>/dev/null); do local_sql -e "KILL CONNECTION $id" 2>/dev/null || true; done
   for id in $(client_sessions 2>/dev/null); do kills+=("KILL CONNECTION $id;"); done
   local_sql --force -e "\${kills[*]} SET SESSION lock_wait_timeout = 5; SET GLOBAL rpl_semi_sync_source_enabled = OFF; SET GLOBAL super_read_only = ON" 2>/dev/null || true
-  read_only_now || log "could not make this member read-only"
+  if read_only_now; then
+    fencing=
+    local_sql -e 'SET GLOBAL offline_mode = OFF' 2>/dev/null || log "could not turn offline_mode off"
+  else
+    # Semi-synchronous replication may be off by now: the isolation check goes on all the same.
+    fencing=1
+    log "could not make this member read-only yet; trying again"
+  fi
 }
 
-# Returns 0 while the isolation check applies (a writable member with semi-synchronous replication on).
-# It looks whether or not a commit is waiting: a partition also cuts off the clients, so an isolated
-# primary is usually idle, and it must be read-only before a replica is promoted all the same.
+# Returns 0 while the isolation check applies (a writable member with semi-synchronous replication on,
+# or one whose self-fencing began and is not complete). It looks whether or not a commit is waiting: a
+# partition also cuts off the clients, so an isolated primary is usually idle, and it must be read-only
+# before a replica is promoted all the same.
 check_isolation() {
   local now
-  [[ -n \${HEADLESS_SERVICE:-} && $(local_sql -e 'SELECT @@GLOBAL.rpl_semi_sync_source_enabled' 2>/dev/null) == 1 ]] ||
+  [[ -n \${HEADLESS_SERVICE:-} ]] || return 1
+  [[ -n $fencing || $(local_sql -e 'SELECT @@GLOBAL.rpl_semi_sync_source_enabled' 2>/dev/null) == 1 ]] ||
     { isolated_since=; return 1; }
   printf -v now '%(%s)T' -1 # when this look began: it may take a few seconds to fail
   if reaches_a_peer; then
     isolated_since=
+    fencing=
+  elif [[ -n $fencing ]]; then
+    fence_self
   else
     isolated_since=\${isolated_since:-$now}
     if ((now - isolated_since >= self_fence_after)); then
@@ -350,8 +386,9 @@ while :; do
     elif writable; then
       if ensure_accounts; then configured_for=$started_at; else log "creating the accounts failed; retrying"; fi
     fi
-    # The primary looks for a partition every second (a look takes up to 3 s more).
-    if writable && check_isolation; then delay=1; fi
+    # The primary looks for a partition every second (a look takes up to 3 s more); every member
+    # keeps the others' addresses.
+    if writable && check_isolation; then delay=1; else [[ -z \${HEADLESS_SERVICE:-} ]] || resolve_peers || true; fi
     if ! writable; then
       if request=$(reprovision_requested); then
         reprovision_by_clone "the pod's ${REPROVISION_ANNOTATION} annotation asks for it ($request)" force "$request"

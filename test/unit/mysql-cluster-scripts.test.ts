@@ -303,6 +303,67 @@ describe('MySQLCluster scripts', () => {
       }
     });
 
+    describe('self-fencing', () => {
+      /** The fakes' records without the shell quoting of their argv. */
+      const unquoted = (calls: string) => calls.replace(/\\/g, '');
+      const fenced = (calls: string) => unquoted(calls).includes('SET GLOBAL offline_mode = OFF');
+      // A writable semi-synchronous source, this pod 10.0.0.1, fencing at the first look that fails.
+      const primary = {
+        FAKE_READ_ONLY: '0',
+        FAKE_SEMI: '1',
+        POD_IP: '10.0.0.1',
+        SELF_FENCE_AFTER_SECONDS: '0',
+        FAKE_SESSIONS: '41 42',
+      };
+
+      it('makes a writable member read-only when no other member answers: clients refused and disconnected, semi-synchronous replication off, read-only, then open again, in that order', async () => {
+        const calls = unquoted(
+          await runSidecar('shop-0', { ...primary, FAKE_DNS: '10.0.0.1 10.0.0.2', FAKE_PRIMARY_STATUS: '1' }, fenced),
+        );
+        // It asked the other member, not itself.
+        assert.match(calls, /--host=10\.0\.0\.2 /);
+        assert.doesNotMatch(calls, /--host=10\.0\.0\.1 /);
+        const steps = [
+          'SET GLOBAL offline_mode = ON',
+          'KILL CONNECTION 41',
+          'SET GLOBAL rpl_semi_sync_source_enabled = OFF; SET GLOBAL super_read_only = ON',
+          'SET GLOBAL offline_mode = OFF',
+        ].map((step) => calls.indexOf(step));
+        assert.ok(
+          steps.every((at, i) => at >= 0 && (i === 0 || at > (steps[i - 1] ?? 0))),
+          calls,
+        );
+      });
+
+      it('makes itself read-only when it knows no other member and DNS does not answer (promoted before it ever looked them up)', async () => {
+        const calls = await runSidecar('shop-0', primary, fenced);
+        assert.ok(fenced(calls), calls);
+      });
+
+      it('stays writable when a member answers, even with a refusal, or when DNS names no other member', async () => {
+        const cases: Record<string, string>[] = [
+          { FAKE_DNS: '10.0.0.1 10.0.0.2' },
+          {
+            FAKE_DNS: '10.0.0.1 10.0.0.2',
+            FAKE_PEER_ERROR: "ERROR 1045 (28000): Access denied for user 'replication'",
+          },
+          { FAKE_DNS: '10.0.0.1' },
+        ];
+        for (const env of cases) {
+          box.cleanup();
+          box = scriptSandbox();
+          const calls = await runSidecar('shop-0', { ...primary, ...env }, (c) => writableChecks(c) >= 4);
+          assert.equal(unquoted(calls).includes('offline_mode'), false, calls);
+        }
+      });
+
+      it('leaves a member without semi-synchronous replication alone, cut off or not', async () => {
+        // "sleep 10": a whole round ended, and the next is 10 s away (a fencing member looks every second).
+        const calls = await runSidecar('shop-0', { ...primary, FAKE_SEMI: '0' }, (c) => c.includes('sleep 10'));
+        assert.equal(unquoted(calls).includes('offline_mode'), false, calls);
+      });
+    });
+
     it('leaves replication on a read-only member to the controller: no account, no CHANGE REPLICATION SOURCE, no START REPLICA', async () => {
       const calls = await runSidecar(
         'shop-1',

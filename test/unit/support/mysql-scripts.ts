@@ -42,6 +42,8 @@ case $query in
   SHUTDOWN) touch "$FAKE_DIR/shutdown" ;;
   *LAST_ERROR_NUMBER*) [[ -n \${FAKE_RECEIVER_ERROR:-} ]] && printf '%s\\n' "$FAKE_RECEIVER_ERROR" ;;
   *'@@GLOBAL.read_only, REPLACE'*) printf '%s\\t%s\\n' "\${FAKE_DONOR_READ_ONLY:-0}" 'aaaaaaaa-0000-0000-0000-000000000000:1-20' ;;
+  *PROCESSLIST*) [[ -n \${FAKE_SESSIONS:-} ]] && printf '%s\\n' $FAKE_SESSIONS ;;
+  'SELECT @@GLOBAL.rpl_semi_sync_source_enabled') printf '%s\\n' "\${FAKE_SEMI:-0}" ;;
   *super_read_only*) printf '%s\\n' "\${FAKE_SUPER_READ_ONLY:-1}" ;;
   *GTID_SUBSET*) printf '%s\\n' "\${FAKE_GTID_SUBSET:-1}" ;;
   *clone_status*) printf '%s\\n' "\${FAKE_CLONE_STATE:-}" ;;
@@ -56,7 +58,9 @@ case $query in
       [[ -n $user && " \${FAKE_LOGIN_FAILS:-} " == *" $user "* ]] && exit 1
       exit "\${FAKE_LOGIN_STATUS:-0}"
     fi
-    # The primary, through its Service: FAKE_PRIMARY_STATUS=1 when none answers.
+    # Another member refuses the login (FAKE_PEER_ERROR, the server's message), or, through its
+    # Service, the primary: FAKE_PRIMARY_STATUS=1 when none answers.
+    [[ -z \${FAKE_PEER_ERROR:-} ]] || { printf '%s\\n' "$FAKE_PEER_ERROR" >&2; exit 1; }
     [[ \${FAKE_PRIMARY_STATUS:-0} == 0 ]] || exit "$FAKE_PRIMARY_STATUS"
     echo 1 ;;
 esac
@@ -67,6 +71,10 @@ if [[ -n \${init:-} ]]; then mkdir -p "$dir" && touch "$dir"/{mysql.ibd,auto.cnf
 until [[ -e $FAKE_DIR/shutdown ]]; do sleep 0.05; done
 rm -f "$FAKE_DIR/shutdown"`,
   mysqladmin: `${LOG_CALL}`,
+  // Cluster DNS: the headless Service names the addresses in FAKE_DNS; none answers without it.
+  getent: `${LOG_CALL}
+[[ -n \${FAKE_DNS:-} ]] || exit 2
+for ip in $FAKE_DNS; do printf '%s STREAM %s\\n' "$ip" "$2"; done`,
   // The real sleep (the next one on PATH). Whole seconds are recorded: a sidecar's "sleep 10" says it
   // finished a round (the fake mysqld's short waits are not).
   sleep: `if [[ $1 != *.* ]]; then
