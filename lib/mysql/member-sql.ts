@@ -120,20 +120,31 @@ export class MemberSession {
   }
 
   /**
-   * No more writes: super_read_only, then every client session is ended (a commit waiting for a
-   * semi-synchronous acknowledgement holds the lock read_only needs, and pooled connections would
+   * No more writes: super_read_only, then every client session is ended (pooled connections would
    * otherwise keep writing here until they fail). Replication and our own sessions stay. Only then is
-   * the semi-synchronous source side turned off: a commit still waiting for an acknowledgement
-   * completes, but no client is left to be told it succeeded; and a former primary's applier would
-   * otherwise wait for ever for acknowledgements of what it replicates (log_replica_updates).
+   * the semi-synchronous source side turned off: a former primary's applier would otherwise wait for
+   * ever for acknowledgements of what it replicates (log_replica_updates).
+   *
+   * A commit waiting for an acknowledgement holds the commit lock read-only needs, and MySQL (9.7)
+   * does not end that wait when its session is killed: when no replica can acknowledge it (the member
+   * was cut off), super_read_only would wait for ever. So when it times out: offline_mode ends the
+   * sessions of accounts without CONNECTION_ADMIN and refuses new ones, the remaining client sessions
+   * are killed (KILL shuts their sockets: no client is told a commit succeeded), the source side is
+   * turned off, which lets such a commit complete here, unacknowledged, and only then is the member
+   * made read-only and offline_mode turned off again. No client can commit, and be told so, between
+   * the source side turning off and read-only.
    */
   async fence(): Promise<void> {
     await this.exec('SET SESSION lock_wait_timeout = 5');
     try {
       await this.exec('SET GLOBAL super_read_only = ON');
     } catch {
+      await this.exec('SET GLOBAL offline_mode = ON');
+      await this.killClientSessions();
+      await this.exec('SET GLOBAL rpl_semi_sync_source_enabled = OFF');
       await this.killClientSessions();
       await this.exec('SET GLOBAL super_read_only = ON');
+      await this.exec('SET GLOBAL offline_mode = OFF');
     }
     await this.killClientSessions();
     await this.exec('SET GLOBAL rpl_semi_sync_source_enabled = OFF');
@@ -159,6 +170,8 @@ export class MemberSession {
     } else {
       await this.exec('SET GLOBAL rpl_semi_sync_source_enabled = OFF');
     }
+    // A fencing interrupted half-way may have left it offline (fence()).
+    await this.exec('SET GLOBAL offline_mode = OFF');
     await this.exec('SET GLOBAL super_read_only = OFF');
     await this.exec('SET GLOBAL read_only = OFF');
   }
@@ -173,6 +186,8 @@ export class MemberSession {
       [sourceHost, port, this.credentials.replicationUser, this.credentials.replicationPassword],
     );
     await this.exec('START REPLICA');
+    // A fencing interrupted half-way may have left it offline (fence()): a replica serves reads.
+    await this.exec('SET GLOBAL offline_mode = OFF');
   }
 
   async stopReplication(): Promise<void> {
@@ -208,11 +223,5 @@ export class MemberSession {
   async leaveReplication(): Promise<void> {
     await this.exec('STOP REPLICA', undefined, STOP_REPLICA_TIMEOUT_MS);
     await this.exec('RESET REPLICA ALL');
-  }
-
-  /** Undoes fence() of a switchover that could not finish: the member takes writes again. */
-  async unfence(): Promise<void> {
-    await this.exec('SET GLOBAL super_read_only = OFF');
-    await this.exec('SET GLOBAL read_only = OFF');
   }
 }

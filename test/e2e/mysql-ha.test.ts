@@ -219,6 +219,25 @@ describe('MySQLCluster high availability on a real node (MySQL 9.7)', function (
     throw new Error(`no mysqld of pod ${podUid} on this machine`);
   }
 
+  /** What the pod's processes are doing, for a failure message: pid, state, command line. */
+  function podProcesses(podUid: string): string {
+    const wanted = [podUid, podUid.replace(/-/g, '_')];
+    const lines: string[] = [];
+    for (const entry of readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      try {
+        const cgroup = readFileSync(`/proc/${entry}/cgroup`, 'utf8');
+        if (!wanted.some((w) => cgroup.includes(w))) continue;
+        const args = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').join(' ').trim();
+        const state = /^State:\s*(.*)$/m.exec(readFileSync(`/proc/${entry}/status`, 'utf8'))?.[1] ?? '?';
+        lines.push(`${entry} [${state}] ${args}`);
+      } catch {
+        // The process ended meanwhile.
+      }
+    }
+    return lines.join('\n');
+  }
+
   /** Writers still running when a test ends (it failed) are stopped: the next test needs a quiet cluster. */
   const running: Writer[] = [];
   const samplers: { stop: () => Promise<string[]> }[] = [];
@@ -389,8 +408,15 @@ describe('MySQLCluster high availability on a real node (MySQL 9.7)', function (
       );
       // The isolated primary fenced itself; it says so in its sidecar's log.
       const log = await core.readNamespacedPodLog({ namespace: ns, name: old, container: 'replication' });
-      assert.equal(await sql(old, 'SELECT @@GLOBAL.super_read_only'), '1', `${old} replication log:\n${log}`);
+      const oldUid = (await pod(old)).metadata?.uid ?? '';
+      assert.equal(
+        await sql(old, 'SELECT @@GLOBAL.super_read_only'),
+        '1',
+        `${old} replication log:\n${log}\nits processes:\n${podProcesses(oldUid)}\nsemi-sync source: ${await sql(old, 'SELECT @@GLOBAL.rpl_semi_sync_source_enabled')}\nsessions:\n${await sql(old, 'SELECT ID, USER, COMMAND, TIME, STATE, LEFT(INFO, 80) FROM information_schema.PROCESSLIST')}`,
+      );
       assert.match(log, /reached no other member for \d+ s: making this member read-only/);
+      // Clients were refused only while it made itself read-only.
+      assert.equal(await sql(old, 'SELECT @@GLOBAL.offline_mode'), '0');
       const insert = await stranded;
       assert.equal(insert.ok, false, `the stranded commit was acknowledged to its client: ${insert.stdout}`);
     } finally {

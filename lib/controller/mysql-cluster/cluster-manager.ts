@@ -286,7 +286,9 @@ export function createMySQLClusterManager(): Manager {
               await from.fence();
               const executed = await from.executed();
               if (!(await to.waitForApplied(executed, APPLY_TIMEOUT_S))) {
-                await from.unfence();
+                // Writable again as enableWrites does it: semi-synchronous replication first (fence()
+                // turned it off), so that no commit is acknowledged before a replica has it.
+                await from.enableWrites(waitCount);
                 await label(step.from, 'primary');
                 const message = `${step.to} did not catch up with ${step.from} within ${APPLY_TIMEOUT_S} s; ${step.from} stays the primary`;
                 events.push({ type: 'Warning', reason: 'SwitchoverFailed', message });
