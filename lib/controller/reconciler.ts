@@ -191,6 +191,18 @@ export class Reconciler {
         .filter((o) => !this.childInformer(o.apiVersion, o.kind).get(namespace, o.metadata.name))
         .map((o) => childKey({ ...o, metadata: { ...o.metadata, namespace } })),
     );
+    // The cache only holds objects labelled as recon8s's: a child it misses may still be someone else's
+    // object, so it is read past the cache. Those reads go out now, together with the ApplySet parent
+    // write (a new resource misses every child): its first reconcile waits for one round trip less.
+    const prefetched = new Map<string, Promise<LiveObject | undefined>>();
+    for (const o of rendered) {
+      const child = { ...o, metadata: { ...o.metadata, namespace } };
+      const key = childKey(child);
+      if (!missingAtStart.has(key)) continue;
+      const read = this.readUncached(cr.kind, child);
+      read.catch(() => undefined); // awaited in converge(), or not at all when the resource is gone
+      prefetched.set(key, read);
+    }
     // The ApplySet parent write (a resource's first reconcile) answers that too: it carries the uid as a
     // precondition and returns what the API server has.
     const parent = await this.ensureApplySetParent(cr, owner.kind);
@@ -207,6 +219,7 @@ export class Reconciler {
     const failure = await this.converge(cr, owner.kind, controller, rendered, log, {
       holdBack: prepared.holdBack,
       missingAtStart,
+      prefetched,
       applied,
     });
 
@@ -254,6 +267,8 @@ export class Reconciler {
     o: {
       readonly holdBack?: (child: KubernetesObject) => boolean;
       readonly missingAtStart: ReadonlySet<string>;
+      /** Reads past the cache already sent, by childKey. */
+      readonly prefetched: ReadonlyMap<string, Promise<LiveObject | undefined>>;
       /** Filled with what was applied, by `apiVersion/kind/name`. */
       readonly applied: Map<string, LiveObject>;
     },
@@ -281,12 +296,12 @@ export class Reconciler {
     let creatable: Promise<boolean> | undefined;
     const cachedChild = (child: KubernetesObject): LiveObject | undefined =>
       this.childInformer(child.apiVersion, child.kind).get(owner.namespace, child.metadata.name);
-    // The cache only holds objects labelled as recon8s's: a miss may still be someone else's object, so
-    // it is read past the cache. Those reads go out together (a new resource misses every child).
+    // A miss of the cache is read past it (see reconcile()): those reads go out together, unless they
+    // went out already.
     const uncached = new Map<DesiredChild, Promise<LiveObject | undefined>>();
     for (const child of desired) {
       if (o.holdBack?.(child.object) || cachedChild(child.object)) continue;
-      const read = this.readUncached(cr.kind, child.object);
+      const read = o.prefetched.get(childKey(child.object)) ?? this.readUncached(cr.kind, child.object);
       read.catch(() => undefined); // awaited below, in order
       uncached.set(child, read);
     }
