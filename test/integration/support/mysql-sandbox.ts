@@ -39,13 +39,22 @@ const PRIMARY_ADDRESS = '127.0.0.1';
  */
 export const address = (ordinal: number): string => (ordinal === 0 ? PRIMARY_ADDRESS : `127.0.0.${10 + ordinal}`);
 
+/**
+ * A member's /etc/hosts: the headless Service names only the member itself. The sandbox does not model
+ * cluster DNS, and a primary here must stay writable while a test stops its replicas: self-fencing
+ * (which looks up the other members there) is proven on the real node (test/e2e/mysql-ha.test.ts).
+ */
+const hosts = (ordinal: number): string => `127.0.0.1 localhost\n${address(ordinal)} shop-headless`;
+
 // One member ("pod"): its root, then init-config and bootstrap, then the mysql and replication
 // containers, each started again when it exits. Runs as PID 1 of the member's PID namespace.
 const POD_SH = String.raw`set -u
-dir=$1 root=$2 address=$3
+dir=$1 root=$2 address=$3 hosts=$4
 m=$dir/merged
 mkdir -p "$dir/upper" "$dir/work" "$m"
 mount -t overlay overlay -o "lowerdir=$root,upperdir=$dir/upper,workdir=$dir/work" "$m"
+# What the member's name lookups answer (see hosts()).
+printf '%s\n' "$hosts" >"$m/etc/hosts"
 mount -t proc proc "$m/proc"
 mount --rbind /dev "$m/dev"
 mkdir -p "$m/var/lib/mysql" "$m/var/run/mysqld" "$m/etc/mysql/recon8s" "$m/etc/mysql/recon8s.d" "$m/opt/recon8s"
@@ -115,6 +124,7 @@ export interface MySQLSandbox {
 const ENV = (ordinal: number): Record<string, string> => ({
   PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
   POD_NAME: `shop-${ordinal}`,
+  POD_IP: address(ordinal),
   HEADLESS_SERVICE: 'shop-headless',
   PRIMARY_HOST: PRIMARY_ADDRESS,
   MYSQL_ROOT_PASSWORD: ROOT_PASSWORD,
@@ -152,7 +162,10 @@ export async function startMySQLSandbox(): Promise<MySQLSandbox> {
   for (const [name, text] of Object.entries(scriptFiles())) writeFileSync(join(files, 'scripts', name), text);
   writeFileSync(join(files, 'my.cnf'), renderMyCnf('shop'));
 
-  // The network every member joins: a namespace with lo only, held open by a sleeping process.
+  // The network every member joins: a namespace with lo only, held open by a sleeping process. lo also
+  // gets a documentation address (192.0.2.1): getent ahosts (getaddrinfo with AI_ADDRCONFIG) answers
+  // IPv4 names only when an IPv4 address other than 127.0.0.1 is configured, and the sidecar looks
+  // the members up that way (hosts()).
   const net = spawn(
     'setpriv',
     [
@@ -163,7 +176,7 @@ export async function startMySQLSandbox(): Promise<MySQLSandbox> {
       '--kill-child',
       'bash',
       '-c',
-      'ip link set lo up && exec sleep infinity',
+      'ip link set lo up && ip addr add 192.0.2.1/32 dev lo && exec sleep infinity',
     ],
     { stdio: 'ignore' },
   );
@@ -256,6 +269,7 @@ export async function startMySQLSandbox(): Promise<MySQLSandbox> {
               home,
               root,
               address(ordinal),
+              hosts(ordinal),
             ],
             { stdio: 'ignore', env: ENV(ordinal) },
           ),
