@@ -329,14 +329,12 @@ read_only_now() {
 # commit succeeded); turning the source side of semi-synchronous replication off then lets such a
 # commit complete here, unacknowledged; read-only follows, and only then is offline_mode turned off
 # again (the controller does it too when it makes the member writable or a replica). The sessions are
-# ended again in the same mysql session as the rest, so that one that connected meanwhile is not told
-# its commit succeeded either.
+# ended in the same mysql session as the rest (--force: one that ended meanwhile is no error).
 fence_self() {
   [[ -n $fencing ]] ||
     log "reached no other member for $self_fence_after s: making this member read-only (cut off, its writes could not be acknowledged anyway)"
   local id kills=()
   local_sql -e 'SET GLOBAL offline_mode = ON' 2>/dev/null || true
-  for id in $(client_sessions 2>/dev/null); do local_sql -e "KILL CONNECTION $id" 2>/dev/null || true; done
   for id in $(client_sessions 2>/dev/null); do kills+=("KILL CONNECTION $id;"); done
   local_sql --force -e "\${kills[*]} SET SESSION lock_wait_timeout = 5; SET GLOBAL rpl_semi_sync_source_enabled = OFF; SET GLOBAL super_read_only = ON" 2>/dev/null || true
   if read_only_now; then

@@ -186,22 +186,16 @@ export class Reconciler {
     // The cache can still hold a resource that is gone: after a watch outage, the children's informers may
     // relist (seeing the garbage collector's deletions) before the resource's own informer does. Creating
     // children or a Secret for it then fights the garbage collector, so a missing child is checked live first.
-    const missingAtStart = new Set(
-      rendered
-        .filter((o) => !this.childInformer(o.apiVersion, o.kind).get(namespace, o.metadata.name))
-        .map((o) => childKey({ ...o, metadata: { ...o.metadata, namespace } })),
-    );
     // The cache only holds objects labelled as recon8s's: a child it misses may still be someone else's
     // object, so it is read past the cache. Those reads go out now, together with the ApplySet parent
     // write (a new resource misses every child): its first reconcile waits for one round trip less.
-    const prefetched = new Map<string, Promise<LiveObject | undefined>>();
+    const missingAtStart = new Map<string, Promise<LiveObject | undefined>>();
     for (const o of rendered) {
+      if (this.childInformer(o.apiVersion, o.kind).get(namespace, o.metadata.name)) continue;
       const child = { ...o, metadata: { ...o.metadata, namespace } };
-      const key = childKey(child);
-      if (!missingAtStart.has(key)) continue;
       const read = this.readUncached(cr.kind, child);
       read.catch(() => undefined); // awaited in converge(), or not at all when the resource is gone
-      prefetched.set(key, read);
+      missingAtStart.set(childKey(child), read);
     }
     // The ApplySet parent write (a resource's first reconcile) answers that too: it carries the uid as a
     // precondition and returns what the API server has.
@@ -219,7 +213,6 @@ export class Reconciler {
     const failure = await this.converge(cr, owner.kind, controller, rendered, log, {
       holdBack: prepared.holdBack,
       missingAtStart,
-      prefetched,
       applied,
     });
 
@@ -266,9 +259,8 @@ export class Reconciler {
     log: Logger,
     o: {
       readonly holdBack?: (child: KubernetesObject) => boolean;
-      readonly missingAtStart: ReadonlySet<string>;
-      /** Reads past the cache already sent, by childKey. */
-      readonly prefetched: ReadonlyMap<string, Promise<LiveObject | undefined>>;
+      /** The children the cache missed when the reconcile began, by childKey: their reads past the cache. */
+      readonly missingAtStart: ReadonlyMap<string, Promise<LiveObject | undefined>>;
       /** Filled with what was applied, by `apiVersion/kind/name`. */
       readonly applied: Map<string, LiveObject>;
     },
@@ -301,7 +293,7 @@ export class Reconciler {
     const uncached = new Map<DesiredChild, Promise<LiveObject | undefined>>();
     for (const child of desired) {
       if (o.holdBack?.(child.object) || cachedChild(child.object)) continue;
-      const read = o.prefetched.get(childKey(child.object)) ?? this.readUncached(cr.kind, child.object);
+      const read = o.missingAtStart.get(childKey(child.object)) ?? this.readUncached(cr.kind, child.object);
       read.catch(() => undefined); // awaited below, in order
       uncached.set(child, read);
     }
