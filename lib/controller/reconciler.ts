@@ -8,7 +8,7 @@ import { apiError, isNotFound } from '../kube/index.js';
 import type { ControllerMetrics } from '../observability/controller-metrics.js';
 import type { Logger } from '../observability/logger.js';
 import type { ReconcileResult } from '../reconcile/contract.js';
-import { TerminalError } from '../reconcile/contract.js';
+import { PollAgainError, TerminalError } from '../reconcile/contract.js';
 import {
   APPLYSET_GROUP_KINDS_ANNOTATION,
   APPLYSET_ID_LABEL,
@@ -56,7 +56,8 @@ export interface ReconcilerOptions {
  * so; it throws to be retried with backoff (API errors); it throws a TerminalError when only a spec
  * change can help (an invalid spec, a child the API server refuses) — the resource then carries a
  * Degraded condition and an Event, and comes back when it changes; it returns `{ requeueAfterMs }`
- * when it must look again later (a Secret the user has yet to create).
+ * when it must look again later (a Secret the user has yet to create). A kind's manager (MySQL HA)
+ * runs whatever else failed, and its poll bounds every delay, errors' backoff included (PollAgainError).
  *
  * It writes only what differs: at steady state a reconcile sends no write request at all.
  * It never recreates anything of a resource that is being deleted: garbage collection removes the
@@ -220,10 +221,12 @@ export class Reconciler {
       applied.get(`${apiVersion}/${kind}/${childName}`) ??
       this.childInformer(apiVersion, kind).get(namespace, childName);
     const observed = controller.observe(cr, rendered, live, prepared);
-    // What runs is managed once what is rendered converged, with the credentials it needs.
+    // What runs is managed whatever else failed: a problem with an optional feature (a backup volume,
+    // an object store's Secret) or with one child must never stop failover. The manager itself needs
+    // only the credentials and the pods, and checks both.
     const manager = this.managers.get(kindName);
     const management =
-      manager && this.o.pods && !failure && problems.length === 0
+      manager && this.o.pods
         ? await manager.manage({
             client: this.o.client,
             cr,
@@ -241,12 +244,16 @@ export class Reconciler {
       : withProblems(observed.conditions, [...problems, ...managed]);
     for (const p of problems) this.o.events.record(cr, 'Warning', p.reason, p.message);
     await this.writeStatus(cr, { ...observed.fields, ...management?.fields }, conditions, false);
-    // Forbidden may end without a spec change (someone fixes the RBAC): retry with backoff, never hot.
-    if (failure?.retry) throw new Error(failure.message);
-    if (failure) throw new TerminalError(failure.message);
+    // The manager's poll (failure detection) goes on whatever failed: it bounds every other delay.
+    const pollMs = management?.requeueAfterMs;
+    if (failure) {
+      // Forbidden may end without a spec change (someone fixes the RBAC): retry with backoff, never hot.
+      const error = failure.retry ? new Error(failure.message) : new TerminalError(failure.message);
+      throw pollMs === undefined ? error : new PollAgainError(pollMs, error);
+    }
     // What the user must create or fix outside the spec is looked at again later, never hot.
-    if (problems.length > 0) return { requeueAfterMs: CREDENTIALS_RECHECK_MS };
-    if (management?.requeueAfterMs !== undefined) return { requeueAfterMs: management.requeueAfterMs };
+    if (problems.length > 0) return { requeueAfterMs: Math.min(CREDENTIALS_RECHECK_MS, pollMs ?? Infinity) };
+    if (pollMs !== undefined) return { requeueAfterMs: pollMs };
     return undefined;
   }
 

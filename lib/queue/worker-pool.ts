@@ -2,7 +2,7 @@ import type { Logger } from '../observability/logger.js';
 import type { ControllerMetrics } from '../observability/controller-metrics.js';
 import { monotonicClock } from '../clock/index.js';
 import type { Clock } from '../clock/index.js';
-import { isTerminalError } from '../reconcile/contract.js';
+import { isTerminalError, pollAfterMs } from '../reconcile/contract.js';
 import type { Reconcile, ReconcileResult } from '../reconcile/contract.js';
 import type { RateLimitingQueue } from './work-queue.js';
 
@@ -35,6 +35,7 @@ export interface WorkerPool {
  * |------------------------------------|-----------------------------------------|-----------------|
  * | throws / rejects                   | `addRateLimited(key)`: retry, backoff   | `error`         |
  * | throws a TerminalError (any cause) | `forget(key)`, no requeue               | `error`         |
+ * | throws a PollAgainError (n ms)     | the above, and `addAfter(key, n)`       | `error`         |
  * | `{ requeueAfterMs: n > 0 }`        | `forget(key)` + `addAfter(key, n)`      | `requeue_after` |
  * | `{ requeue: true }`                | `addRateLimited(key)`                   | `requeue`       |
  * | anything else                      | `forget(key)`                           | `success`       |
@@ -68,6 +69,9 @@ export function runWorkers(opts: WorkerPoolOptions): WorkerPool {
         } else {
           queue.addRateLimited(key);
         }
+        // The earlier of the backoff and the poll wins (a delayed key keeps its earliest time).
+        const poll = pollAfterMs(err);
+        if (poll !== undefined) queue.addAfter(key, poll);
         m?.errors.inc();
         m?.total.error.inc();
         logger.error('Reconciler error', { key, error: err, terminal });

@@ -32,3 +32,23 @@ export function isTerminalError(err: unknown): boolean {
   }
   return false;
 }
+
+/**
+ * A reconcile failure that must not delay the next look past `pollAfterMs` (a failure detector's poll:
+ * a MySQLCluster whose backup CronJob is refused still fails over). The key is retried at the earlier
+ * of its backoff and the poll; a TerminalError in `cause` still ends the backoff, not the poll.
+ */
+export class PollAgainError extends Error {
+  constructor(
+    readonly pollAfterMs: number,
+    cause: Error,
+  ) {
+    super(cause.message, { cause });
+    this.name = 'PollAgainError';
+  }
+}
+
+/** The poll an error asks for, if any (see PollAgainError). */
+export function pollAfterMs(err: unknown): number | undefined {
+  return err instanceof PollAgainError && err.pollAfterMs > 0 ? err.pollAfterMs : undefined;
+}

@@ -5,7 +5,7 @@ import { silentLogger } from '../../lib/observability/logger.js';
 import { Registry, histogramOf, valueOf } from '../../lib/observability/metrics.js';
 import { FakeClock } from '../support/fake-clock.js';
 import { WorkQueue } from '../../lib/queue/work-queue.js';
-import { TerminalError, isTerminalError } from '../../lib/reconcile/contract.js';
+import { PollAgainError, TerminalError, isTerminalError } from '../../lib/reconcile/contract.js';
 import type { Reconcile, ReconcileResult } from '../../lib/reconcile/contract.js';
 import { runWorkers } from '../../lib/queue/worker-pool.js';
 import type { WorkerPool } from '../../lib/queue/worker-pool.js';
@@ -158,6 +158,43 @@ describe('runWorkers', () => {
     queue.add(A);
     await settle();
     assert.deepEqual(calls, [A, A], 'the key comes back when its object changes');
+  });
+
+  it('comes back within the poll a failing reconcile asks for, terminal or not, however long its backoff', async () => {
+    for (let i = 0; i < 12; i++) queue.addRateLimited(B); // B's backoff is now 5 ms × 2^12 ≈ 20 s
+    run({
+      [A]: [
+        async () => {
+          throw new PollAgainError(1_000, new TerminalError('StatefulSet db was refused'));
+        },
+      ],
+      [B]: [
+        async () => {
+          throw new PollAgainError(5_000, new Error('backup CronJob forbidden'));
+        },
+      ],
+    });
+    clock.advance(5); // B is due once
+    queue.add(A);
+    await settle();
+    assert.deepEqual(calls.sort(), [A, B]);
+    assert.deepEqual(
+      errors.sort((x, y) => x.key.localeCompare(y.key)),
+      [
+        { key: A, terminal: true },
+        { key: B, terminal: false },
+      ],
+    );
+    assert.equal(queue.numRequeues(B), 13, 'the backoff itself goes on');
+    clock.advance(999);
+    await settle();
+    assert.deepEqual(calls, [A, B], 'not before the poll');
+    clock.advance(1);
+    await settle();
+    assert.deepEqual(calls, [A, B, A], 'a terminal error still comes back at the poll');
+    clock.advance(4_000);
+    await settle();
+    assert.deepEqual(calls, [A, B, A, B], 'the poll (5 s) wins over the backoff (~20 s)');
   });
 
   it('requeues after the asked delay and forgets the backoff', async () => {

@@ -119,6 +119,10 @@ export function createMySQLClusterManager(): Manager {
       if (!credentials) return { fields: {}, problems: [], events: [] };
 
       const sts = ctx.live('apps/v1', 'StatefulSet', names.statefulSet) as V1StatefulSet | undefined;
+      // Pods of a StatefulSet this resource does not control are not its members (an ownership
+      // conflict, reported by the reconcile): never touched.
+      const controller = sts?.metadata?.ownerReferences?.find((r) => r.controller);
+      if (sts && controller?.uid !== uid) return { fields: {}, problems: [], events: [] };
       const replicas = spec.replicas ?? 3;
       const waitCount = Math.min(spec.semiSyncReplicas ?? Math.floor(replicas / 2), Math.max(replicas - 1, 0));
       const failoverAfterMs = (spec.failoverAfterSeconds ?? 30) * 1000;
