@@ -1,7 +1,8 @@
 import { CoreV1Api } from '@kubernetes/client-node';
 import { eventually } from '../integration/eventually.js';
-import type { NodeCluster } from '../node/index.js';
-import { startNodeCluster } from '../node/index.js';
+import { readFileSync } from 'node:fs';
+import type { NodeCluster, NodeHandle } from '../node/index.js';
+import { attachNodeCluster, startNodeCluster } from '../node/index.js';
 
 /** Bound on the hook that gets the node: a first run builds kubelet, CoreDNS and the images (minutes, once per machine). */
 export const NODE_HOOK_TIMEOUT_MS = 60 * 60_000;
@@ -13,19 +14,43 @@ export const NODE_HOOK_TIMEOUT_MS = 60 * 60_000;
  */
 export const E2E_OPT_OUT = process.env.RECON8S_E2E === 'skip';
 
-let shared: Promise<NodeCluster> | undefined;
+/**
+ * Set by the test runner (test/run.ts), which starts one node for all its end-to-end lanes: a file
+ * holding the node's NodeHandle. Without it (mocha run by hand), this process starts its own node.
+ */
+export const NODE_HANDLE_ENV = 'RECON8S_NODE_HANDLE';
 
-/** The one node of this test run, started on first use, stopped by test/hooks.ts after the last test. */
+let shared: Promise<NodeCluster> | undefined;
+/** Whether this process started the shared node (and so stops it after its last test). */
+let owned = false;
+
+/** The one node of this test run: the runner's, or started on first use and stopped by test/hooks.ts. */
 export function sharedNode(): Promise<NodeCluster> {
-  shared ??= startNodeCluster();
+  if (shared) return shared;
+  const handleFile = process.env[NODE_HANDLE_ENV];
+  if (handleFile) {
+    shared = Promise.resolve().then(() =>
+      attachNodeCluster(JSON.parse(readFileSync(handleFile, 'utf8')) as NodeHandle),
+    );
+  } else {
+    owned = true;
+    shared = startNodeCluster();
+  }
   return shared;
 }
 
-/** For test/hooks.ts. */
+/** For test/hooks.ts: stops the node if this process started it (the runner's outlives the lane). */
 export async function stopSharedNode(): Promise<void> {
-  const started = shared;
+  if (!owned) return;
+  await stopTheNode();
+}
+
+/** Stops the shared node, whoever started it: for the test of the node's own teardown, run last. */
+export async function stopTheNode(): Promise<void> {
+  const started = shared ?? sharedNode();
   shared = undefined;
-  const node = await started?.catch(() => undefined);
+  owned = false;
+  const node = await started.catch(() => undefined);
   await node?.stop();
 }
 

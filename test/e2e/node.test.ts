@@ -1,12 +1,8 @@
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { execFileSync } from 'node:child_process';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { eventually } from '../integration/eventually.js';
-import { nodeLeftovers, nodeSysctls, sysctlsBeforeNode } from '../node/host-state.js';
-import { NODE_HOOK_TIMEOUT_MS, freshRestrictedNamespace, stopSharedNode, useSharedNode } from './cluster.js';
+import { NODE_HOOK_TIMEOUT_MS, freshRestrictedNamespace, useSharedNode } from './cluster.js';
 
 const RESTRICTED = {
   runAsNonRoot: true,
@@ -24,7 +20,7 @@ const httpGet = (host: string, port: number): string[] => [
 /**
  * The real node itself: what the other end-to-end tests rely on. Pods run under Pod Security
  * "restricted", the pod network, Services and cluster DNS work, volumes are writable by non-root pods,
- * and the host is left as it was, even when the process that started the node is killed.
+ * and the host is left as it was (teardown/node-teardown.test.ts, run after every other end-to-end test).
  */
 describe('the real node (kubelet, containerd, CNI, kube-proxy, CoreDNS)', function () {
   this.timeout(180_000);
@@ -188,38 +184,5 @@ describe('the real node (kubelet, containerd, CNI, kube-proxy, CoreDNS)', functi
     assert.equal(claim.status?.phase, 'Bound');
     const { stdout } = await node().kubectl(['exec', '-n', ns, 'disk-0', '--', 'cat', '/data/proof']);
     assert.equal(stdout.trim(), 'written-by-999');
-  });
-
-  // Last of the last file (mocha runs files in name order): it stops the shared node.
-  it('leaves the host as it was when the process that started it is killed (SIGKILL), and on stop', async function () {
-    this.timeout(NODE_HOOK_TIMEOUT_MS);
-    // The shared node, stopped the ordinary way: later test files start a new one.
-    const before = sysctlsBeforeNode();
-    await stopSharedNode();
-    assert.deepEqual(nodeLeftovers(), []);
-    const after = nodeSysctls();
-    for (const [name, value] of Object.entries(before))
-      if (value !== '') assert.equal(after[name], value, `sysctl ${name} restored`);
-
-    // A node whose owner dies without a word: its watchdog takes it down.
-    const script = join(dirname(fileURLToPath(import.meta.url)), '..', 'node', 'start-and-wait.ts');
-    const child = spawn(process.execPath, ['--import', 'tsx', script], { stdio: ['ignore', 'pipe', 'inherit'] });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-    });
-    await eventually(() => assert.match(output, /ready/), {
-      timeoutMs: 300_000,
-      maxIntervalMs: 1000,
-      description: 'the child to start a node',
-    });
-    assert.ok(nodeLeftovers().length > 0, "the child's node is running");
-    child.kill('SIGKILL');
-    await once(child, 'exit');
-    await eventually(() => assert.deepEqual(nodeLeftovers(), []), {
-      timeoutMs: 60_000,
-      maxIntervalMs: 1000,
-      description: 'the watchdog to take the node down',
-    });
   });
 });

@@ -9,6 +9,11 @@ export interface EventuallyOptions {
   readonly maxIntervalMs?: number;
   /** What we wait for, for the timeout message, e.g. "the dependent ConfigMap to be collected". */
   readonly description?: string;
+  /**
+   * What else to say on timeout: the state that explains the failure (a pod's processes, a sidecar's
+   * log), gathered only then. Its own failure is reported in its place.
+   */
+  readonly diagnose?: () => string | Promise<string>;
 }
 
 /**
@@ -30,11 +35,14 @@ export async function eventually<T>(attempt: () => T | Promise<T>, options: Even
       if (Date.now() + interval > deadline) {
         const what = options.description ?? 'the condition';
         const last = error instanceof Error ? error.message : String(error);
+        const state = options.diagnose
+          ? `\nState then:\n${await Promise.resolve()
+              .then(options.diagnose)
+              .catch((e: unknown) => `(could not be gathered: ${e instanceof Error ? e.message : String(e)})`)}`
+          : '';
         throw new Error(
-          `Timed out after ${timeoutMs} ms (${attempts} attempts) waiting for ${what}. Last failure: ${last}`,
-          {
-            cause: error,
-          },
+          `Timed out after ${timeoutMs} ms (${attempts} attempts) waiting for ${what}. Last failure: ${last}${state}`,
+          { cause: error },
         );
       }
     }

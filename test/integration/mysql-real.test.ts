@@ -58,6 +58,7 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
       intervalMs: 250,
       maxIntervalMs: 1000,
       description: `member ${m.ordinal} answers (alive.sh)`,
+      diagnose: () => m.diagnose(),
     });
   /** Not ready, and why (ready.sh's message). */
   const unready = (m: SandboxMember): string => {
@@ -71,6 +72,7 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
       intervalMs: 250,
       maxIntervalMs: 1000,
       description: `member ${m.ordinal} ready (ready.sh)`,
+      diagnose: () => m.diagnose(),
     });
   const rows = (m: SandboxMember, expected: string) =>
     eventually(() => assert.equal(sql(m, 'SELECT GROUP_CONCAT(id ORDER BY id) FROM t.r'), expected), {
@@ -190,7 +192,7 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
           replica.log('mysql'),
           /the data directory is now a clone of the primary; the previous one is kept in \/var\/lib\/mysql\/data\.previous/,
         ),
-      { timeoutMs: 90_000, intervalMs: 250, description: 'the clone adopted' },
+      { timeoutMs: 90_000, intervalMs: 250, description: 'the clone adopted', diagnose: () => replica.diagnose() },
     );
     const sidecar = replica.log('replication');
     assert.match(
@@ -208,7 +210,7 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
     await rows(replica, '1,2,3');
     await eventually(
       () => assert.match(replica.log('replication'), /the clone replicates; removed the previous data directory/),
-      { timeoutMs: 30_000, description: 'the previous data removed' },
+      { timeoutMs: 30_000, description: 'the previous data removed', diagnose: () => replica.diagnose() },
     );
     assert.deepEqual(readdirSync(replica.volume), ['data']);
     // A replica of its own (not the donor's identity), read-only, replicating new writes.
@@ -250,6 +252,7 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
         timeoutMs: 120_000,
         intervalMs: 250,
         description: 'the refusal',
+        diagnose: () => replica.diagnose(),
       },
     );
     assert.equal(replica.script('ready.sh').ok, false);
@@ -269,7 +272,7 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
           replica.log('mysql'),
           /the data directory is now a clone of the primary; the previous one is kept in \/var\/lib\/mysql\/data\.previous/,
         ),
-      { timeoutMs: 90_000, intervalMs: 250, description: 'the clone adopted' },
+      { timeoutMs: 90_000, intervalMs: 250, description: 'the clone adopted', diagnose: () => replica.diagnose() },
     );
     assert.match(
       replica.log('replication'),
@@ -294,7 +297,7 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
           ['data', 'reprovision-request.done'],
           'the previous data removed',
         ),
-      { timeoutMs: 30_000, description: 'the previous data removed' },
+      { timeoutMs: 30_000, description: 'the previous data removed', diagnose: () => replica.diagnose() },
     );
     // The request is done once: the member restarts and keeps its data.
     await replica.stop();

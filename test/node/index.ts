@@ -134,19 +134,54 @@ export async function startNodeCluster(options: StartNodeOptions = {}): Promise<
   }
   say(`node: ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 
-  const kubeconfigPath = join(NODE_RUN_DIR, 'pki', 'admin.kubeconfig');
-  const kubectlPath = controlPlane.kubectl;
   let stopping: Promise<void> | undefined;
   const web = archive('web');
-  return {
-    kubeconfigPath,
-    binaries: { kubectl: kubectlPath },
+  const handle: NodeHandle = {
+    kubeconfigPath: join(NODE_RUN_DIR, 'pki', 'admin.kubeconfig'),
+    kubectl: controlPlane.kubectl,
     images: {
       mysql: archive('mysql').ref,
       web: web.refs[0] ?? web.ref,
       webV2: web.refs[1] ?? web.ref,
       operator: archive('operator').ref,
     },
+  };
+  return nodeCluster(handle, () => {
+    stopping ??= (async () => {
+      watchdog?.kill('SIGKILL');
+      await runCommand('bash', [NODE_SCRIPT, 'down'], { env, onOutput: say });
+    })();
+    return stopping;
+  });
+}
+
+/**
+ * What another process needs to use a node that is up (the test runner starts one for every
+ * end-to-end lane): handed over as JSON.
+ */
+export interface NodeHandle {
+  readonly kubeconfigPath: string;
+  readonly kubectl: string;
+  readonly images: NodeCluster['images'];
+}
+
+export function nodeHandle(node: NodeCluster): NodeHandle {
+  return { kubeconfigPath: node.kubeconfigPath, kubectl: node.binaries.kubectl, images: node.images };
+}
+
+/** The node another process started (see NodeHandle); stop() takes it down for everyone. */
+export function attachNodeCluster(handle: NodeHandle): NodeCluster {
+  if (!existsSync(handle.kubeconfigPath))
+    throw new Error(`Cannot use the real node: ${handle.kubeconfigPath} is gone (was the node stopped?)`);
+  return nodeCluster(handle, () => stopNodeCluster());
+}
+
+function nodeCluster(handle: NodeHandle, stop: () => Promise<void>): NodeCluster {
+  const { kubeconfigPath, kubectl: kubectlPath } = handle;
+  return {
+    kubeconfigPath,
+    binaries: { kubectl: kubectlPath },
+    images: handle.images,
     kubeConfig: () => {
       const kc = new KubeConfig();
       kc.loadFromFile(kubeconfigPath);
@@ -161,13 +196,7 @@ export async function startNodeCluster(options: StartNodeOptions = {}): Promise<
       if (r.status !== 0) throw new Error(`kubectl ${args.join(' ')} failed (${r.status ?? r.signal}): ${r.stderr}`);
       return { stdout: r.stdout, stderr: r.stderr };
     },
-    stop: () => {
-      stopping ??= (async () => {
-        watchdog?.kill('SIGKILL');
-        await runCommand('bash', [NODE_SCRIPT, 'down'], { env, onOutput: say });
-      })();
-      return stopping;
-    },
+    stop,
   };
 }
 
@@ -246,8 +275,10 @@ async function ensurePackages(say: (line: string) => void): Promise<void> {
   say(`node: installing Debian packages ${missing.join(' ')}`);
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
   try {
-    await runCommand('apt-get', ['update'], { env, onOutput: () => undefined });
-    await runCommand('apt-get', ['install', '-y', '--no-install-recommends', ...missing], {
+    // Other lanes of the run may be installing packages too: wait for dpkg's lock rather than fail.
+    const lock = ['-o', 'DPkg::Lock::Timeout=600'];
+    await runCommand('apt-get', [...lock, 'update'], { env, onOutput: () => undefined });
+    await runCommand('apt-get', [...lock, 'install', '-y', '--no-install-recommends', ...missing], {
       env,
       onOutput: () => undefined,
     });

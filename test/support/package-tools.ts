@@ -139,14 +139,15 @@ export function tarballEntries(tarball: string): string[] {
 }
 
 /** How the package got into the scratch project. */
-export type InstallMethod = 'npm install --offline' | 'extracted, dependencies linked';
+export type InstallMethod = 'npm install' | 'extracted, dependencies linked';
 
 /**
- * Creates an ES module project in `dir` and installs the tarball with `npm install --offline`: its
- * dependencies and peers come from the npm cache, which
- * `npm ci` of this repository filled. When the cache lacks one (ENOTCACHED: another cache, or a
- * cleaned one), the tarball is extracted into node_modules/<its name> and this repository's copies of
- * its dependencies and peers are linked beside it, as npm would lay them out.
+ * Creates an ES module project in `dir` and installs the tarball with `npm install --prefer-offline`:
+ * its dependencies and peers come from the npm cache, which `npm ci` of this repository filled, and
+ * their registry metadata (the version lists a range is resolved against, which `npm ci` never
+ * fetches, so a fresh machine's cache lacks them) from the registry. When the registry cannot be
+ * reached either, the tarball is extracted into node_modules/<its name> and this repository's copies
+ * of its dependencies and peers are linked beside it, as npm would lay them out.
  */
 export function installTarball(dir: string, tarball: string): InstallMethod {
   mkdirSync(dir, { recursive: true });
@@ -154,9 +155,12 @@ export function installTarball(dir: string, tarball: string): InstallMethod {
     join(dir, 'package.json'),
     `${JSON.stringify({ name: 'recon8s-consumer', version: '1.0.0', private: true, type: 'module' }, null, 2)}\n`,
   );
-  const r = exec('npm', ['install', tarball, '--no-audit', '--no-fund', '--offline'], { cwd: dir, timeoutMs: 120_000 });
-  if (r.status === 0) return 'npm install --offline';
-  assert.match(r.stderr, /ENOTCACHED/, explain(r));
+  const r = exec('npm', ['install', tarball, '--no-audit', '--no-fund', '--prefer-offline'], {
+    cwd: dir,
+    timeoutMs: 120_000,
+  });
+  if (r.status === 0) return 'npm install';
+  assert.match(r.stderr, /ENOTCACHED|ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ECONNRESET|ETIMEDOUT/, explain(r));
 
   const manifest = JSON.parse(
     exec('tar', ['-xzf', tarball, '-O', 'package/package.json'], { cwd: dir, timeoutMs: 30_000 }).stdout,

@@ -18,6 +18,7 @@ import {
   mkdtempSync,
   readFileSync,
   readdirSync,
+  readlinkSync,
   renameSync,
   rmSync,
   writeFileSync,
@@ -113,6 +114,11 @@ export interface SandboxMember {
   annotate(annotations: Readonly<Record<string, string>>): void;
   /** What a container or init container wrote. */
   log(name: 'mysql' | 'replication' | 'bootstrap'): string;
+  /**
+   * For a failure message: the member's processes (state, kernel wait channel, command line), its
+   * replication channel as mysqld reports it, and the last lines of its containers' logs.
+   */
+  diagnose(): string;
 }
 
 export interface MySQLSandbox {
@@ -140,6 +146,35 @@ function childOf(pid: number): number | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** Every process in the PID namespace of `pid`: pid, state, kernel wait channel, age and command line. */
+function processesInPidNamespaceOf(pid: number): string {
+  const namespace = (p: string): string | undefined => {
+    try {
+      return readlinkSync(`/proc/${p}/ns/pid`);
+    } catch {
+      return undefined;
+    }
+  };
+  const wanted = namespace(String(pid));
+  const ticks = 100; // USER_HZ
+  const uptime = Number(readFileSync('/proc/uptime', 'utf8').split(' ')[0]);
+  const lines: string[] = [];
+  for (const p of readdirSync('/proc').filter((e) => /^\d+$/.test(e))) {
+    if (namespace(p) !== wanted) continue;
+    try {
+      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const age = uptime - Number(fields[19]) / ticks;
+      const wchan = readFileSync(`/proc/${p}/wchan`, 'utf8') || '-';
+      const args = readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0').join(' ').trim();
+      lines.push(`  ${p} ${fields[0]} ${wchan} ${age.toFixed(0)}s ${args}`);
+    } catch {
+      // It ended meanwhile.
+    }
+  }
+  return lines.join('\n') || '  (none)';
 }
 
 async function waitFor<T>(what: string, get: () => T | undefined, timeoutMs = 10_000): Promise<T> {
@@ -202,6 +237,10 @@ export async function startMySQLSandbox(): Promise<MySQLSandbox> {
       const pid = pod?.pid === undefined ? undefined : childOf(pod.pid);
       if (pid === undefined) throw new Error(`member ${ordinal} is not running`);
       return pid;
+    };
+    const logOf = (name: string): string => {
+      const file = join(home, `${name}.log`);
+      return existsSync(file) ? readFileSync(file, 'utf8') : '';
     };
     const exec = (argv: readonly string[], stdin?: string): SqlResult => {
       const r = spawnSync(
@@ -303,9 +342,24 @@ export async function startMySQLSandbox(): Promise<MySQLSandbox> {
         writeFileSync(join(home, 'pod-info', 'annotations.tmp'), text);
         renameSync(join(home, 'pod-info', 'annotations.tmp'), join(home, 'pod-info', 'annotations'));
       },
-      log: (name) => {
-        const file = join(home, `${name}.log`);
-        return existsSync(file) ? readFileSync(file, 'utf8') : '';
+      log: (name) => logOf(name),
+      diagnose: () => {
+        const pid = pods.get(ordinal)?.pid;
+        const member = pid === undefined ? undefined : childOf(pid);
+        const channel =
+          member === undefined
+            ? undefined
+            : sql(
+                'SELECT c.SERVICE_STATE, c.LAST_ERROR_NUMBER, c.LAST_ERROR_MESSAGE, a.SERVICE_STATE FROM performance_schema.replication_connection_status c JOIN performance_schema.replication_applier_status a USING (CHANNEL_NAME)',
+              );
+        const tail = (name: 'mysql' | 'replication'): string => logOf(name).split('\n').slice(-15).join('\n');
+        return [
+          `member ${ordinal}'s processes:`,
+          member === undefined ? '(not running)' : processesInPidNamespaceOf(member),
+          `its replication channel (receiver state, error, applier state): ${channel === undefined ? '(not running)' : channel.ok ? channel.stdout.trim() || '(none)' : channel.stderr.trim()}`,
+          `the last lines of its replication log:\n${tail('replication')}`,
+          `the last lines of its mysql log:\n${tail('mysql')}`,
+        ].join('\n');
       },
     };
   };

@@ -1,0 +1,277 @@
+/*
+ * `npm test`: the whole suite, as lanes that run side by side (test/README.md has the tiers and their
+ * times). The end-to-end tests mostly wait (on pods, on mysqld, on failover timers) and the unit and
+ * integration tests mostly compute, so on two cores running them together takes little more than the
+ * longer of the two. Each lane is its own mocha process with its own shared rig (the integration
+ * control plane, the real node), started on first use and stopped by test/hooks.ts.
+ *
+ *   tsx test/run.ts                 checks, unit + integration, e2e, and the builds nothing waits for yet
+ *   tsx test/run.ts unit [more...]  one or more lanes: checks, unit, integration, e2e
+ *
+ * Every lane runs to its end whatever the others do; the run fails when any lane failed. The last line
+ * is the total, "N passed, N failed", for whoever reads only that.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { stripVTControlCharacters } from 'node:util';
+import { E2E_OPT_OUT, NODE_HANDLE_ENV } from './e2e/cluster.js';
+import type { NodeCluster } from './node/index.js';
+import { nodeHandle, startNodeCluster } from './node/index.js';
+import { VERSITYGW_VERSION } from './s3/index.js';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const BIN = join(ROOT, 'node_modules', '.bin');
+
+interface Lane {
+  readonly name: string;
+  /** Commands run one after another; the lane stops at the first that fails. */
+  readonly commands: readonly (readonly string[])[];
+  /** Mocha lanes: their summary lines are counted. */
+  readonly mocha?: boolean;
+  /** End-to-end lanes: they share one real node, which this runner starts (and stops after them). */
+  readonly node?: boolean;
+}
+
+const mocha = (...globs: string[]): string[] => [join(BIN, 'mocha'), ...globs];
+const e2e = (name: string, ...files: string[]): Lane => ({
+  name,
+  commands: [mocha(...files.map((f) => `test/e2e/${f}.test.ts`))],
+  mocha: true,
+  node: true,
+});
+
+/**
+ * The end-to-end files, in lanes that run at once on the one node: each file works in namespaces of
+ * its own. Balanced by their measured times (test/README.md), the longest first.
+ */
+const E2E_LANES: readonly Lane[] = [
+  e2e('e2e-ha', 'mysql-ha', 'app', 'node'),
+  e2e('e2e-lifecycle', 'mysql-lifecycle', 'install'),
+  e2e('e2e-backup', 'mysql-backup', 'mysql'),
+];
+
+/** The node's own teardown: it stops the node, so it runs once every other end-to-end lane is done. */
+const NODE_TEARDOWN: Lane = e2e('e2e-teardown', 'teardown/node-teardown');
+
+const LANES: Readonly<Record<string, readonly Lane[]>> = {
+  checks: [
+    {
+      name: 'checks',
+      commands: [
+        ['npm', 'run', '--silent', 'typecheck'],
+        ['npm', 'run', '--silent', 'lint'],
+      ],
+    },
+  ],
+  unit: [{ name: 'unit', commands: [mocha('test/unit/**/*.test.ts')], mocha: true }],
+  integration: [{ name: 'integration', commands: [mocha('test/integration/**/*.test.ts')], mocha: true }],
+  // Unit and integration in one process: the unit tests run while the control plane starts.
+  'unit+integration': [
+    {
+      name: 'unit+integration',
+      commands: [mocha('test/unit/**/*.test.ts', 'test/integration/**/*.test.ts')],
+      mocha: true,
+    },
+  ],
+  e2e: E2E_LANES,
+};
+
+/**
+ * Binaries only some tests need, built once per machine (flock'd scripts: a test that needs one
+ * meanwhile waits for this build instead of starting its own). At low CPU priority: the control plane
+ * and the node, which every later test waits on, build first.
+ */
+const BACKGROUND_BUILDS: readonly (readonly string[])[] = [
+  ['nice', '-n', '15', 'bash', join(ROOT, 'test/s3/build-versitygw.sh'), VERSITYGW_VERSION],
+  ['nice', '-n', '15', 'bash', join(ROOT, 'test/helm/build-helm.sh')],
+];
+
+interface Outcome {
+  readonly lane: string;
+  readonly ok: boolean;
+  readonly seconds: number;
+  readonly passing: number;
+  readonly failing: number;
+  readonly pending: number;
+  readonly failed?: string;
+}
+
+const count = (text: string, word: string): number =>
+  [...stripVTControlCharacters(text).matchAll(new RegExp(`^\\s*(\\d+) ${word}\\b`, 'gm'))].reduce(
+    (n, m) => n + Number(m[1]),
+    0,
+  );
+
+/** Processes still running, killed when the run ends (a background build nothing waited for). */
+const backgroundBuilds = new Set<ChildProcess>();
+
+/** Runs one command; its lines go to stdout/stderr, prefixed when several lanes share the terminal. */
+function runCommand(
+  argv: readonly string[],
+  prefix: string,
+  keep: (line: string) => void,
+  background = false,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<number> {
+  return new Promise((resolve) => {
+    const [command = '', ...args] = argv;
+    const child = spawn(command, args, {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      // Read through a pipe, mocha would drop its colours: a terminal still gets them.
+      env: process.stdout.isTTY ? { ...env, FORCE_COLOR: '1' } : env,
+      // A background build gets a process group of its own, so that the end of the run stops the whole
+      // of it (bash, go, compilers); lanes stay in ours, so that ^C reaches them.
+      detached: background,
+    });
+    if (background) {
+      backgroundBuilds.add(child);
+      child.on('exit', () => backgroundBuilds.delete(child));
+    }
+    const forward = (stream: NodeJS.ReadableStream | null, to: NodeJS.WriteStream): void => {
+      let rest = '';
+      stream?.setEncoding('utf8');
+      stream?.on('data', (chunk: string) => {
+        const lines = (rest + chunk).split('\n');
+        rest = lines.pop() ?? '';
+        for (const line of lines) {
+          keep(line);
+          to.write(`${prefix}${line}\n`);
+        }
+      });
+      stream?.on('end', () => {
+        if (rest !== '') {
+          keep(rest);
+          to.write(`${prefix}${rest}\n`);
+        }
+      });
+    };
+    forward(child.stdout, process.stdout);
+    forward(child.stderr, process.stderr);
+    child.on('error', (e) => {
+      process.stderr.write(`${prefix}could not start ${command}: ${e.message}\n`);
+      resolve(127);
+    });
+    child.on('close', (code, signal) => resolve(code ?? (signal ? 128 : 1)));
+  });
+}
+
+async function runLane(lane: Lane, prefixed: boolean, env: NodeJS.ProcessEnv = process.env): Promise<Outcome> {
+  const started = performance.now();
+  let text = '';
+  const keep = (line: string): void => {
+    if (lane.mocha) text += `${line}\n`;
+  };
+  let failed: string | undefined;
+  for (const argv of lane.commands) {
+    const code = await runCommand(argv, prefixed ? `${lane.name} │ ` : '', keep, false, env);
+    if (code !== 0) {
+      failed = `${argv.map((a) => a.replace(`${BIN}/`, '')).join(' ')} exited with ${code}`;
+      break;
+    }
+  }
+  return {
+    lane: lane.name,
+    ok: failed === undefined,
+    seconds: (performance.now() - started) / 1000,
+    passing: count(text, 'passing'),
+    failing: count(text, 'failing'),
+    pending: count(text, 'pending'),
+    ...(failed ? { failed } : {}),
+  };
+}
+
+/**
+ * Starts the node, runs the end-to-end lanes on it together, then its teardown test, and stops it
+ * whatever happened. The node's watchdog takes it down should this process die.
+ */
+async function runOnNode(lanes: readonly Lane[], prefixed: boolean): Promise<Outcome[]> {
+  // The developer's opt-out (the lanes report their tests pending, or fail in CI): no node to start.
+  if (E2E_OPT_OUT) return Promise.all(lanes.map((lane) => runLane(lane, prefixed)));
+  const started = performance.now();
+  let node: NodeCluster;
+  try {
+    node = await startNodeCluster({
+      onOutput: (line) => process.stderr.write(`${prefixed ? 'node │ ' : ''}${line}\n`),
+    });
+  } catch (e) {
+    const why = e instanceof Error ? e.message : String(e);
+    process.stderr.write(`${why}\n`);
+    const seconds = (performance.now() - started) / 1000;
+    return [
+      {
+        lane: 'node',
+        ok: false,
+        seconds,
+        passing: 0,
+        failing: 0,
+        pending: 0,
+        failed: `the node did not start: ${why}`,
+      },
+    ];
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'recon8s-test-run-'));
+  try {
+    const handleFile = join(dir, 'node.json');
+    writeFileSync(handleFile, JSON.stringify(nodeHandle(node)));
+    const env = { ...process.env, [NODE_HANDLE_ENV]: handleFile };
+    const outcomes = await Promise.all(lanes.map((lane) => runLane(lane, prefixed, env)));
+    outcomes.push(await runLane(NODE_TEARDOWN, prefixed, env));
+    return outcomes;
+  } finally {
+    await node.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function duration(seconds: number): string {
+  const m = Math.floor(seconds / 60);
+  return m > 0 ? `${m} min ${Math.round(seconds % 60)} s` : `${seconds.toFixed(1)} s`;
+}
+
+async function main(): Promise<number> {
+  const asked = process.argv.slice(2);
+  const unknown = asked.filter((a) => !(a in LANES));
+  if (unknown.length > 0) {
+    process.stderr.write(`unknown lane(s): ${unknown.join(', ')}; expected some of ${Object.keys(LANES).join(', ')}\n`);
+    return 2;
+  }
+  const whole = asked.length === 0;
+  const lanes = (whole ? ['e2e', 'unit+integration', 'checks'] : asked).flatMap((name) => LANES[name] ?? []);
+  const onNode = lanes.filter((l) => l.node);
+  const prefixed = lanes.length > 1 || onNode.length > 0;
+  const started = performance.now();
+  if (whole)
+    void (async () => {
+      for (const build of BACKGROUND_BUILDS) await runCommand(build, 'builds │ ', () => undefined, true);
+    })();
+  const [nodeOutcomes, ...others] = await Promise.all([
+    onNode.length > 0 ? runOnNode(onNode, prefixed) : Promise.resolve([]),
+    ...lanes.filter((l) => !l.node).map((lane) => runLane(lane, prefixed)),
+  ]);
+  const outcomes = [...(others as Outcome[]), ...(nodeOutcomes as Outcome[])];
+
+  if (prefixed) {
+    process.stdout.write(`\nlanes (wall ${duration((performance.now() - started) / 1000)}):\n`);
+    for (const o of outcomes)
+      process.stdout.write(
+        `  ${o.lane.padEnd(17)} ${o.ok ? 'ok    ' : 'FAILED'} ${duration(o.seconds).padEnd(13)}` +
+          `${o.lane === 'checks' || o.lane === 'node' ? '' : `${o.passing} passing, ${o.failing} failing, ${o.pending} pending`}` +
+          `${o.failed ? `  (${o.failed})` : ''}\n`,
+      );
+  }
+  const passed = outcomes.reduce((n, o) => n + o.passing, 0);
+  const failedTests = outcomes.reduce((n, o) => n + o.failing, 0);
+  const broken = outcomes.filter((o) => !o.ok);
+  // A lane that failed without a failing test (a check, a crash) still counts as one failure.
+  const failed = failedTests + broken.filter((o) => o.failing === 0).length;
+  process.stdout.write(`${passed} passed, ${failed} failed\n`);
+  for (const child of backgroundBuilds) if (child.pid !== undefined) process.kill(-child.pid, 'SIGTERM');
+  return broken.length === 0 ? 0 : 1;
+}
+
+process.exitCode = await main();
