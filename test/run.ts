@@ -6,7 +6,7 @@
  * control plane, the real node), started on first use and stopped by test/hooks.ts.
  *
  *   tsx test/run.ts                 checks, unit + integration, e2e, and the builds nothing waits for yet
- *   tsx test/run.ts unit [more...]  one or more lanes: checks, unit, integration, e2e
+ *   tsx test/run.ts unit [more...]  one or more tiers: checks, unit, integration, e2e
  *
  * Every lane runs to its end whatever the others do; the run fails when any lane failed. The last line
  * is the total, "N passed, N failed", for whoever reads only that.
@@ -49,35 +49,53 @@ const e2e = (name: string, ...files: string[]): Lane => ({
  * its own. Balanced by their measured times (test/README.md), the longest first.
  */
 const E2E_LANES: readonly Lane[] = [
-  e2e('e2e-ha', 'mysql-ha', 'app', 'node'),
+  e2e('e2e-ha', 'mysql-ha'),
   e2e('e2e-lifecycle', 'mysql-lifecycle', 'install'),
-  e2e('e2e-backup', 'mysql-backup', 'mysql'),
+  e2e('e2e-backup', 'mysql-backup'),
+  e2e('e2e-mysql', 'mysql', 'app', 'node'),
 ];
 
 /** The node's own teardown: it stops the node, so it runs once every other end-to-end lane is done. */
 const NODE_TEARDOWN: Lane = e2e('e2e-teardown', 'teardown/node-teardown');
 
+/**
+ * The integration files that need no control plane (real mysqld in a sandbox, the images, the packages
+ * as users install them, helm, the S3 server): a lane of their own, beside the ones that use it.
+ */
+const HOST_FILES = [
+  'helm-chart',
+  'images',
+  'mysql-real',
+  'package-controller',
+  'package-crd-import',
+  'package-docker',
+  'package',
+  's3-store',
+].map((f) => `test/integration/${f}.test.ts`);
+const API_FILES = ['test/integration/**/*.test.ts', ...HOST_FILES.map((f) => `--ignore=${f}`)];
+
+const CHECKS: Lane = {
+  name: 'checks',
+  commands: [
+    ['npm', 'run', '--silent', 'typecheck'],
+    ['npm', 'run', '--silent', 'lint'],
+  ],
+};
+const INTEGRATION_HOST: Lane = { name: 'integration-host', commands: [mocha(...HOST_FILES)], mocha: true };
+
 const LANES: Readonly<Record<string, readonly Lane[]>> = {
-  checks: [
-    {
-      name: 'checks',
-      commands: [
-        ['npm', 'run', '--silent', 'typecheck'],
-        ['npm', 'run', '--silent', 'lint'],
-      ],
-    },
-  ],
+  checks: [CHECKS],
   unit: [{ name: 'unit', commands: [mocha('test/unit/**/*.test.ts')], mocha: true }],
-  integration: [{ name: 'integration', commands: [mocha('test/integration/**/*.test.ts')], mocha: true }],
-  // Unit and integration in one process: the unit tests run while the control plane starts.
-  'unit+integration': [
-    {
-      name: 'unit+integration',
-      commands: [mocha('test/unit/**/*.test.ts', 'test/integration/**/*.test.ts')],
-      mocha: true,
-    },
-  ],
+  integration: [{ name: 'integration-api', commands: [mocha(...API_FILES)], mocha: true }, INTEGRATION_HOST],
   e2e: E2E_LANES,
+  // The whole run: the unit tests in the same process as the integration files that use the shared
+  // control plane, which starts while they run.
+  all: [
+    ...E2E_LANES,
+    { name: 'unit+integration-api', commands: [mocha('test/unit/**/*.test.ts', ...API_FILES)], mocha: true },
+    INTEGRATION_HOST,
+    CHECKS,
+  ],
 };
 
 /**
@@ -241,7 +259,7 @@ async function main(): Promise<number> {
     return 2;
   }
   const whole = asked.length === 0;
-  const lanes = (whole ? ['e2e', 'unit+integration', 'checks'] : asked).flatMap((name) => LANES[name] ?? []);
+  const lanes = (whole ? ['all'] : asked).flatMap((name) => LANES[name] ?? []);
   const onNode = lanes.filter((l) => l.node);
   const prefixed = lanes.length > 1 || onNode.length > 0;
   const started = performance.now();

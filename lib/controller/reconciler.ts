@@ -241,7 +241,9 @@ export class Reconciler {
     const managed = management?.problems ?? [];
     const conditions = failure
       ? failureConditions(failure.reason, failure.message, observed.conditions)
-      : withProblems(observed.conditions, [...problems, ...managed]);
+      : // What the running database reports (a member with errant transactions, a failover waiting) names
+        // the condition before what the user must create for an optional feature (a backup volume).
+        withProblems(observed.conditions, [...managed, ...problems]);
     for (const p of problems) this.o.events.record(cr, 'Warning', p.reason, p.message);
     await this.writeStatus(cr, { ...observed.fields, ...management?.fields }, conditions, false);
     // The manager's poll (failure detection) goes on whatever failed: it bounds every other delay.

@@ -7,6 +7,7 @@ import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
 import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import type { Controller } from '../../lib/controller/manager.js';
 import { eventually } from '../integration/eventually.js';
+import { REFUSED_LOGINS_SQL } from '../support/mysql-counters.js';
 import { startTestController } from '../integration/support/controller.js';
 import { NODE_HOOK_TIMEOUT_MS, discardNamespace, freshRestrictedNamespace, useSharedNode } from './cluster.js';
 import {
@@ -132,20 +133,13 @@ describe('MySQLCluster on a real node (MySQL 9.7)', function () {
     await rowsOn(PRIMARY, '1');
   });
 
-  it('probes every member without a failed login (Aborted_connects stays 0)', async () => {
+  it('probes every member without a failed login (no login refused since mysqld started)', async () => {
     // Every Ready member passed its startup probe (alive.sh) at least once, and its liveness probe
-    // since; `mysqladmin --no-defaults ping` was refused ("Access denied") and counted an aborted
-    // connect each time.
-    for (const m of MEMBERS) {
-      assert.equal(
-        await sql(
-          m,
-          "SELECT VARIABLE_VALUE FROM performance_schema.global_status WHERE VARIABLE_NAME = 'Aborted_connects'",
-        ),
-        '0',
-        m,
-      );
-    }
+    // since; `mysqladmin --no-defaults ping` was refused ("Access denied") each time. Aborted_connects
+    // is not the measure: it also counts a client that gave up during the handshake, as the
+    // controller's connect timeout does on a loaded machine (seen: 1 on a primary, with 3 lanes of
+    // tests on 2 cores).
+    for (const m of MEMBERS) assert.equal(await sql(m, REFUSED_LOGINS_SQL), '0', m);
   });
 
   it('listens on no X Protocol port (33060), only on the declared 3306', async () => {
@@ -211,11 +205,22 @@ describe('MySQLCluster on a real node (MySQL 9.7)', function () {
     // The binary logs expire meanwhile: what the volume's replica has not received is purged.
     await sql(
       PRIMARY,
-      'INSERT INTO e2e.t VALUES (4, "while scaled down"); FLUSH BINARY LOGS; INSERT INTO e2e.t VALUES (5, "in a later binary log"); FLUSH BINARY LOGS',
+      'INSERT INTO e2e.t VALUES (4, "while scaled down"); FLUSH BINARY LOGS; INSERT INTO e2e.t VALUES (5, "in a later binary log")',
     );
-    const current = (await sql(PRIMARY, 'SHOW BINARY LOG STATUS')).split('\t')[0] ?? '';
-    await sql(PRIMARY, `PURGE BINARY LOGS TO '${current}'`);
-    assert.equal((await sql(PRIMARY, 'SHOW BINARY LOGS')).split('\n').length, 1);
+    // PURGE keeps a file a dump thread still reads (the stopped replica's, until a write to its closed
+    // connection fails): rotate and purge again until only the current file is left.
+    await eventually(
+      async () => {
+        await sql(PRIMARY, 'FLUSH BINARY LOGS');
+        const current = (await sql(PRIMARY, 'SHOW BINARY LOG STATUS')).split('\t')[0] ?? '';
+        await sql(PRIMARY, `PURGE BINARY LOGS TO '${current}'`);
+        assert.deepEqual(
+          (await sql(PRIMARY, 'SHOW BINARY LOGS')).split('\n').map((l) => l.split('\t')[0]),
+          [current],
+        );
+      },
+      { timeoutMs: 30_000, intervalMs: 500, description: 'the primary to purge every binary log but the current one' },
+    );
 
     await setReplicas(3);
     await allReady(MEMBERS, 2 * RESTART_MS - 60_000);
