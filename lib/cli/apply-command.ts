@@ -21,7 +21,7 @@ import {
   requireCrds,
   resourcePath,
 } from './diff-command.js';
-import { UsageError } from './usage-error.js';
+import { formatDuration, parseDuration } from './duration.js';
 
 export const APPLY_USAGE = `Usage: recon8s apply -f FILE [--kubeconfig PATH] [--timeout 5m] [--wait | --no-wait] [--force-conflicts]
 
@@ -58,27 +58,6 @@ export interface ApplyOptions {
   readonly timeout: string;
   readonly wait: boolean;
   readonly forceConflicts: boolean;
-}
-
-const DURATION_PART = /(\d+(?:\.\d+)?)(ms|s|m|h)/g;
-const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-
-/** A Go-style duration (`20s`, `5m`, `1h30m`, `1.5s`, `500ms`) or a bare number of seconds, in ms. */
-export function parseDuration(text: string): number {
-  const t = text.trim();
-  let ms: number;
-  if (/^\d+(\.\d+)?$/.test(t)) ms = Number(t) * 1000;
-  else if (/^(\d+(\.\d+)?(ms|s|m|h))+$/.test(t))
-    ms = [...t.matchAll(DURATION_PART)].reduce((sum, m) => sum + Number(m[1]) * (UNIT_MS[m[2] ?? 's'] ?? 1000), 0);
-  else throw new UsageError(`--timeout must be a duration like 90s, 5m or 1h30m, got "${text}"`, APPLY_USAGE);
-  if (!(ms > 0)) throw new UsageError(`--timeout must be more than zero, got "${text}"`, APPLY_USAGE);
-  return ms;
-}
-
-function formatDuration(ms: number): string {
-  if (ms % 3_600_000 === 0) return `${ms / 3_600_000}h`;
-  if (ms % 60_000 === 0) return `${ms / 60_000}m`;
-  return ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`;
 }
 
 interface Condition {
@@ -149,7 +128,7 @@ export async function applyCommand(
   out: NodeJS.WritableStream,
   err: NodeJS.WritableStream,
 ): Promise<number> {
-  const timeoutMs = parseDuration(opts.timeout);
+  const timeoutMs = parseDuration(opts.timeout, APPLY_USAGE);
   const prepared = await readAndConnect(opts, err, 'apply');
   if (typeof prepared === 'number') return prepared;
   const { resources: fileResources, client, defaultNamespace } = prepared;

@@ -7,17 +7,18 @@ import { MYSQL_STORE_REPORTS } from '../../constructs/index.js';
 import { describeStoreReport } from '../controller/mysql-cluster/backup-status.js';
 import type { KubeClient } from '../kube/index.js';
 import { apiError } from '../kube/index.js';
-import { connect } from './diff-command.js';
+import { connect, describeApiError } from './diff-command.js';
 import { formatTable } from './table.js';
-import { UsageError } from './usage-error.js';
+import { parseDuration } from './duration.js';
 
-export const BACKUP_USAGE = `Usage: recon8s backup NAME [-n NAMESPACE] [--kubeconfig PATH] [--timeout SECONDS]
+export const BACKUP_USAGE = `Usage: recon8s backup NAME [-n NAMESPACE] [--kubeconfig PATH] [--timeout DURATION]
 
 Takes a backup of MySQLCluster NAME now, as its schedule would (a Job from its CronJob NAME-backup),
-and waits for it: prints where the backup is, its size and its GTID set (exit 0), or why it failed (1).
+and waits for it (--timeout: e.g. 90s, 15m, 1h; default 15m): prints where the backup is, its size and
+its GTID set (exit 0), or why it failed (1).
 `;
 
-export const BACKUPS_USAGE = `Usage: recon8s backups NAME [-n NAMESPACE] [--kubeconfig PATH] [--timeout SECONDS]
+export const BACKUPS_USAGE = `Usage: recon8s backups NAME [-n NAMESPACE] [--kubeconfig PATH] [--timeout DURATION]
 
 Lists the backups of MySQLCluster NAME where they are stored (a short Job from its CronJob NAME-backup
 reads the store), oldest first, with when each ended, its size and GTID set, and how far the archived
@@ -27,7 +28,7 @@ binary logs reach: the points spec.restore can restore to.
 export const BACKUP_COMMAND_OPTIONS = {
   namespace: { type: 'string', short: 'n' },
   kubeconfig: { type: 'string' },
-  timeout: { type: 'string', default: '900' },
+  timeout: { type: 'string', default: '15m' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -72,13 +73,6 @@ function jobFrom(cronJob: V1CronJob, name: string, command?: string[]): V1Job {
   };
 }
 
-function timeoutMs(o: Options, usage: string): number {
-  const s = Number(o.timeout);
-  if (!Number.isFinite(s) || s <= 0)
-    throw new UsageError(`--timeout must be a positive number of seconds, got "${o.timeout}"`, usage);
-  return s * 1000;
-}
-
 async function runJob(
   client: KubeClient,
   namespace: string,
@@ -121,10 +115,9 @@ function terminationMessage(pod: V1Pod | undefined): string {
   return (c?.state?.terminated?.message ?? c?.lastState?.terminated?.message ?? '').trim();
 }
 
-function failed(e: unknown, namespace: string, name: string, err: NodeJS.WritableStream): number {
-  const info = apiError(e);
+function failed(e: unknown, client: KubeClient, namespace: string, name: string, err: NodeJS.WritableStream): number {
   err.write(
-    `error: ${info.code === 404 ? `MySQLCluster ${namespace}/${name} has no backups configured (no CronJob ${name}-backup): set spec.backup` : info.message}\n`,
+    `error: ${apiError(e).code === 404 ? `no CronJob ${name}-backup in namespace ${namespace}: MySQLCluster ${name} does not exist there, or has no spec.backup` : describeApiError(e, client, `reading MySQLCluster ${namespace}/${name}`)}\n`,
   );
   return 2;
 }
@@ -134,7 +127,7 @@ export async function backupCommand(
   out: NodeJS.WritableStream,
   err: NodeJS.WritableStream,
 ): Promise<number> {
-  const deadline = Date.now() + timeoutMs(o, BACKUP_USAGE);
+  const deadline = Date.now() + parseDuration(o.timeout, BACKUP_USAGE);
   const { client, defaultNamespace } = connect(o.kubeconfig);
   const namespace = o.namespace ?? defaultNamespace;
   try {
@@ -149,7 +142,7 @@ export async function backupCommand(
     err.write(`backup Job ${run.job} failed: ${text}\n`);
     return 1;
   } catch (e) {
-    return failed(e, namespace, o.name, err);
+    return failed(e, client, namespace, o.name, err);
   } finally {
     await client.close();
   }
@@ -160,7 +153,7 @@ export async function backupsCommand(
   out: NodeJS.WritableStream,
   err: NodeJS.WritableStream,
 ): Promise<number> {
-  const deadline = Date.now() + timeoutMs(o, BACKUPS_USAGE);
+  const deadline = Date.now() + parseDuration(o.timeout, BACKUPS_USAGE);
   const { client, defaultNamespace } = connect(o.kubeconfig);
   const namespace = o.namespace ?? defaultNamespace;
   try {
@@ -180,7 +173,7 @@ export async function backupsCommand(
     out.write(formatBackups(log));
     return 0;
   } catch (e) {
-    return failed(e, namespace, o.name, err);
+    return failed(e, client, namespace, o.name, err);
   } finally {
     await client.close();
   }

@@ -1,4 +1,8 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { apiError } from '../kube/index.js';
 import { APPLY_OPTIONS, APPLY_USAGE, applyCommand } from './apply-command.js';
 import {
   BACKUPS_USAGE,
@@ -8,7 +12,7 @@ import {
   backupsCommand,
 } from './backup-command.js';
 import { CONTROLLER_OPTIONS, CONTROLLER_USAGE, controllerCommand } from './controller-command.js';
-import { DIFF_OPTIONS, DIFF_USAGE, diffCommand } from './diff-command.js';
+import { CommandError, DIFF_OPTIONS, DIFF_USAGE, diffCommand } from './diff-command.js';
 import {
   MYSQL_COMMAND_OPTIONS,
   STATUS_USAGE,
@@ -31,8 +35,46 @@ Commands:
   backup       back a MySQLCluster up now (as its schedule would) and wait for it
   backups      list a MySQLCluster's backups and how far its binary-log archive reaches
 
-Run "recon8s <command> --help" for a command's options.
+Run "recon8s <command> --help" (or "recon8s help <command>") for a command's options, and
+"recon8s --version" for the version.
 `;
+
+/** Each command's own usage, for "recon8s help <command>". */
+const COMMAND_USAGE: Readonly<Record<string, string>> = {
+  render: RENDER_USAGE,
+  controller: CONTROLLER_USAGE,
+  diff: DIFF_USAGE,
+  apply: APPLY_USAGE,
+  switchover: SWITCHOVER_USAGE,
+  status: STATUS_USAGE,
+  backup: BACKUP_USAGE,
+  backups: BACKUPS_USAGE,
+};
+
+/** The command meant by a mistyped one: the closest by edit distance, if it is close. */
+export function suggestCommand(typed: string): string | undefined {
+  let best: { name: string; distance: number } | undefined;
+  for (const name of Object.keys(COMMAND_USAGE)) {
+    const distance = editDistance(typed, name);
+    if (!best || distance < best.distance) best = { name, distance };
+  }
+  return best && best.distance <= Math.max(1, Math.floor(best.name.length / 3)) ? best.name : undefined;
+}
+
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++)
+      current[j] = Math.min(
+        (previous[j] ?? 0) + 1,
+        (current[j - 1] ?? 0) + 1,
+        (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
+    previous = current;
+  }
+  return previous[b.length] ?? 0;
+}
 
 /**
  * Runs the CLI; returns the exit code: 0 ok; 1 an invalid resource (render), differences (diff) or a
@@ -151,14 +193,29 @@ export async function main(
           ? await backupCommand({ name, ...values }, out, err)
           : await backupsCommand({ name, ...values }, out, err);
       }
+      case 'help': {
+        const [about, ...extra] = rest;
+        if (about === undefined) {
+          out.write(USAGE);
+          return 0;
+        }
+        const usage = COMMAND_USAGE[about];
+        if (!usage || extra.length > 0) throw unknownCommand(about);
+        out.write(usage);
+        return 0;
+      }
       case undefined:
-      case 'help':
       case '--help':
       case '-h':
         out.write(USAGE);
         return command === undefined ? 2 : 0;
+      case '--version':
+      case '-V':
+      case 'version':
+        out.write(`recon8s ${packageVersion()}\n`);
+        return 0;
       default:
-        throw new UsageError(`unknown command "${command}"`, USAGE);
+        throw unknownCommand(command);
     }
   } catch (e) {
     if (e instanceof UsageError) {
@@ -178,6 +235,36 @@ export async function main(
       err.write(`error: ${e.message}\n`);
       return 2;
     }
-    throw e;
+    // Anything else (a kubeconfig that cannot be used, a server that cannot be reached, an API error)
+    // is said in one line; the stack trace only when asked for.
+    err.write(`error: ${e instanceof CommandError ? e.message : describeError(e)}\n`);
+    if (process.env.RECON8S_DEBUG && e instanceof Error && e.stack) err.write(`${e.stack}\n`);
+    return 2;
+  }
+}
+
+function unknownCommand(typed: string): UsageError {
+  const meant = suggestCommand(typed);
+  return new UsageError(`unknown command "${typed}"${meant ? `; did you mean "${meant}"?` : ''}`, USAGE);
+}
+
+/** An error in words: an API error's status and message, a system error's code and message. */
+function describeError(e: unknown): string {
+  const info = apiError(e);
+  if (info.code > 0)
+    return `the API server answered ${info.code}${info.reason ? ` ${info.reason}` : ''}: ${info.message}`;
+  // The first line only: a parser's excerpt of a kubeconfig could show a token or a key.
+  return (e instanceof Error ? e.message : String(e)).split('\n')[0] ?? '';
+}
+
+/** The version of the package this CLI belongs to (its package.json, found upwards from this module). */
+function packageVersion(): string {
+  for (let dir = dirname(fileURLToPath(import.meta.url)); ; dir = dirname(dir)) {
+    const file = join(dir, 'package.json');
+    if (existsSync(file)) {
+      const manifest = JSON.parse(readFileSync(file, 'utf8')) as { name?: string; version?: string };
+      if (manifest.name === '@recon8s/controller' && manifest.version) return manifest.version;
+    }
+    if (dirname(dir) === dir) return 'unknown';
   }
 }

@@ -145,7 +145,8 @@ export function connect(kubeconfig: string | undefined): { client: KubeClient; d
     client = createKubeClient({ kubeconfigPath: kubeconfig, userAgent: 'recon8s-cli' });
   } catch (e) {
     throw new CommandError(
-      `no usable kubeconfig${kubeconfig ? ` in ${kubeconfig}` : ''}: ${e instanceof Error ? e.message : String(e)}`,
+      // The first line only: a parser's excerpt of the file could show a token or a key.
+      `no usable kubeconfig${kubeconfig ? ` in ${kubeconfig}` : ''}: ${(e instanceof Error ? e.message : String(e)).split('\n')[0]}`,
     );
   }
   return { client, defaultNamespace: client.namespace || 'default' };

@@ -258,7 +258,17 @@ describe('test control plane (own instance)', () => {
     const cp = controlPlane;
     assert.ok(cp);
     const pids = cp.pids();
-    assert.equal(pids.length, 3, 'etcd, kube-apiserver and kube-controller-manager');
+    const tails = Object.entries(cp.logs)
+      .map(
+        ([name, file]) =>
+          `--- ${name}:\n${file && existsSync(file) ? readFileSync(file, 'utf8').split('\n').slice(-8).join('\n') : '(no log)'}`,
+      )
+      .join('\n');
+    assert.equal(
+      pids.length,
+      3,
+      `etcd, kube-apiserver and kube-controller-manager running; the ends of their logs:\n${tails}`,
+    );
     await cp.stop();
     for (const pid of pids) assert.throws(() => process.kill(pid, 0), { code: 'ESRCH' }, `pid ${pid} still exists`);
     assert.deepEqual(processesMentioning(cp.dir), []);

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { parseDuration } from '../../lib/cli/apply-command.js';
+import { parseDuration } from '../../lib/cli/duration.js';
 import { colorizeDiff, useColor } from '../../lib/diff/color.js';
 import { diffableYaml, stripNoise } from '../../lib/diff/noise.js';
 import { splitLines, unifiedDiff } from '../../lib/diff/unified.js';

@@ -1,0 +1,82 @@
+// The MySQLCluster commands of the CLI against a real API server, with no controller running: what they
+// say about a resource that does not exist, a switchover that cannot happen (refused at once, never
+// asked for), and one nobody answers (withdrawn when the command gives up).
+import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
+import { CustomObjectsApi } from '@kubernetes/client-node';
+import { main } from '../../lib/cli/cli.js';
+import { freshNamespace, useSharedControlPlane } from './cluster.js';
+import { installCrds } from './support/controller.js';
+
+const GROUP = { group: 'recon8s.dev', version: 'v1alpha1', plural: 'mysqlclusters' };
+const SWITCHOVER_ANNOTATION = 'recon8s.dev/switchover';
+
+describe('recon8s switchover, status, backup and backups (real API server, no controller)', function () {
+  this.timeout(60_000);
+  const controlPlane = useSharedControlPlane();
+  let ns: string;
+  let custom: CustomObjectsApi;
+
+  const run = async (args: readonly string[]): Promise<{ code: number; out: string; err: string }> => {
+    const out: string[] = [];
+    const err: string[] = [];
+    const sink = (into: string[]) =>
+      new Writable({
+        write(chunk: Buffer, _encoding, done) {
+          into.push(String(chunk));
+          done();
+        },
+      });
+    const code = await main([...args, '-n', ns, '--kubeconfig', controlPlane().kubeconfigPath], sink(out), sink(err));
+    return { code, out: out.join(''), err: err.join('') };
+  };
+  const create = (name: string, replicas: number) =>
+    custom.createNamespacedCustomObject({
+      ...GROUP,
+      namespace: ns,
+      body: { apiVersion: 'recon8s.dev/v1alpha1', kind: 'MySQLCluster', metadata: { name }, spec: { replicas } },
+    });
+  const annotations = async (name: string) =>
+    (
+      (await custom.getNamespacedCustomObject({ ...GROUP, namespace: ns, name })) as {
+        metadata: { annotations?: Record<string, string> };
+      }
+    ).metadata.annotations ?? {};
+
+  before(async function () {
+    this.timeout(120_000);
+    await installCrds(controlPlane());
+    ns = await freshNamespace('cli-mysql');
+    custom = controlPlane().kubeConfig().makeApiClient(CustomObjectsApi);
+  });
+
+  for (const command of [['status'], ['switchover', '--timeout', '5s'], ['backup'], ['backups']])
+    it(`${command[0]} of a MySQLCluster that does not exist: one error line naming it, exit 2`, async () => {
+      const [verb = '', ...options] = command;
+      const r = await run([verb, 'nowhere', ...options]);
+      assert.equal(r.code, 2, `${r.out}${r.err}`);
+      assert.match(
+        r.err,
+        new RegExp(`^error: .*(MySQLCluster ${ns}/nowhere does not exist|MySQLCluster nowhere does not exist there)`),
+      );
+      assert.equal(r.err.trimEnd().split('\n').length, 1, r.err);
+    });
+
+  it('refuses at once the switchover of a one-member cluster, saying why, and asks for nothing', async () => {
+    await create('single', 1);
+    // The default timeout (2m) is longer than this test's: only a refusal before any request ends it in time.
+    const r = await run(['switchover', 'single']);
+    assert.equal(r.code, 1, `${r.out}${r.err}`);
+    assert.equal(r.err, `Refused: MySQLCluster ${ns}/single has 1 member: there is no replica to switch over to\n`);
+    assert.equal((await annotations('single'))[SWITCHOVER_ANNOTATION], undefined);
+  });
+
+  it('withdraws a switchover request nobody answered when it gives up, and says so', async () => {
+    await create('unanswered', 3);
+    const r = await run(['switchover', 'unanswered', '--timeout', '2s']);
+    assert.equal(r.code, 1, `${r.out}${r.err}`);
+    assert.match(r.out, /^requested a switchover of MySQLCluster .*\/unanswered/);
+    assert.equal(r.err, 'no outcome within 2s: is the recon8s controller running? The request was withdrawn.\n');
+    assert.equal((await annotations('unanswered'))[SWITCHOVER_ANNOTATION], undefined);
+  });
+});
