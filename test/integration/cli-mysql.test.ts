@@ -2,9 +2,8 @@
 // say about a resource that does not exist, a switchover that cannot happen (refused at once, never
 // asked for), and one nobody answers (withdrawn when the command gives up).
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import { CustomObjectsApi } from '@kubernetes/client-node';
-import { main } from '../../lib/cli/cli.js';
+import { runCliHere } from '../support/run.js';
 import { freshNamespace, useSharedControlPlane } from './cluster.js';
 import { installCrds } from './support/controller.js';
 
@@ -17,19 +16,8 @@ describe('recon8s switchover, status, backup and backups (real API server, no co
   let ns: string;
   let custom: CustomObjectsApi;
 
-  const run = async (args: readonly string[]): Promise<{ code: number; out: string; err: string }> => {
-    const out: string[] = [];
-    const err: string[] = [];
-    const sink = (into: string[]) =>
-      new Writable({
-        write(chunk: Buffer, _encoding, done) {
-          into.push(String(chunk));
-          done();
-        },
-      });
-    const code = await main([...args, '-n', ns, '--kubeconfig', controlPlane().kubeconfigPath], sink(out), sink(err));
-    return { code, out: out.join(''), err: err.join('') };
-  };
+  const run = (args: readonly string[]) =>
+    runCliHere([...args, '-n', ns, '--kubeconfig', controlPlane().kubeconfigPath]);
   const create = (name: string, replicas: number) =>
     custom.createNamespacedCustomObject({
       ...GROUP,

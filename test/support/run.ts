@@ -1,5 +1,7 @@
 import { spawnSync } from 'node:child_process';
+import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
+import { main } from '../../lib/cli/cli.js';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -31,4 +33,19 @@ export function runSynth(outdir: string, env: NodeJS.ProcessEnv = {}): RunResult
     timeout: 120_000,
   });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** Runs the CLI's main() in this process (no start-up cost): its exit code and what it wrote. */
+export async function runCliHere(args: readonly string[]): Promise<{ code: number; out: string; err: string }> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const sink = (into: string[]) =>
+    new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        into.push(String(chunk));
+        done();
+      },
+    });
+  const code = await main(args, sink(out), sink(err));
+  return { code, out: out.join(''), err: err.join('') };
 }

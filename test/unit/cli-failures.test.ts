@@ -8,11 +8,10 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
-import { main, suggestCommand } from '../../lib/cli/cli.js';
+import { suggestCommand } from '../../lib/cli/cli.js';
 import { parseDuration } from '../../lib/cli/duration.js';
 import { switchoverRefusal } from '../../lib/cli/mysql-command.js';
-import { REPO_ROOT } from '../support/run.js';
+import { REPO_ROOT, runCliHere } from '../support/run.js';
 
 const APP = `apiVersion: recon8s.dev/v1alpha1
 kind: App
@@ -31,19 +30,7 @@ contexts: [{name: x, context: {cluster: c, user: u, namespace: shop}}]
 current-context: x
 `;
 
-async function run(args: readonly string[]): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const sink = (into: string[]) =>
-    new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        into.push(String(chunk));
-        done();
-      },
-    });
-  const code = await main(args, sink(out), sink(err));
-  return { code, out: out.join(''), err: err.join('') };
-}
+const run = runCliHere;
 
 describe('the recon8s CLI, when things go wrong', function () {
   this.timeout(30_000);
