@@ -13,7 +13,7 @@ export class CrdsChart extends Chart {
 /** The example database, as a cdk8s user writes it (and as the spec of a MySQLCluster resource). */
 export const EXAMPLE_DB: recon8s.MySQLClusterProps = {
   replicas: 3,
-  version: '8.4',
+  version: '9.7',
   storage: { size: '20Gi' },
   mysqlConf: { max_connections: '500' },
   backup: { schedule: '0 3 * * *', persistentVolumeClaimName: 'db-backups', retain: 14 },

@@ -31,7 +31,7 @@ export interface MySQLClusterSpec {
   /**
    * MySQL long-term-support release: "8.4" or "9.7". End-of-life releases (5.7, 8.0) are refused;
    * downgrades too.
-   * @default "8.4"
+   * @default "9.7"
    */
   readonly version?: "8.4" | "9.7";
   /**
@@ -47,7 +47,7 @@ export interface MySQLClusterSpec {
   /**
    * Compute resources of the main container. When set, exactly these requests and limits are used. A
    * CPU limit is not set by default: it throttles without protecting anything.
-   * @default {"requests":{"cpu":"500m","memory":"1Gi"},"limits":{"memory":"1Gi"}}
+   * @default {"requests":{"cpu":"250m","memory":"1Gi"},"limits":{"memory":"1Gi"}}
    */
   readonly resources?: ResourceRequirements;
   /**

@@ -41,7 +41,7 @@ describe('MySQLCluster', () => {
     it('exposes the resolved spec, endpoints and pod selector', () => {
       const { cluster } = synthMySQL({ replicas: 2 });
       assert.equal(cluster.spec.replicas, 2);
-      assert.equal(cluster.spec.version, '8.4');
+      assert.equal(cluster.spec.version, '9.7');
       assert.equal(cluster.spec.imagePullPolicy, 'IfNotPresent');
       assert.equal(cluster.primaryEndpoint, 'shop-primary:3306');
       assert.equal(cluster.replicasEndpoint, 'shop-replicas:3306');
@@ -189,7 +189,7 @@ describe('MySQLCluster', () => {
       for (const name of ['mysql', 'bootstrap']) {
         assert.deepEqual(
           s.container(name).resources,
-          { requests: { cpu: '500m', memory: '1Gi' }, limits: { memory: '1Gi' } },
+          { requests: { cpu: '250m', memory: '1Gi' }, limits: { memory: '1Gi' } },
           name,
         );
       }
@@ -216,15 +216,15 @@ describe('MySQLCluster', () => {
   });
 
   describe('image', () => {
-    it('runs the official mysql:8.4 image by default, pulled if not present, in every container', () => {
+    it('runs the official mysql:9.7 image by default (the LTS release the suite proves), pulled if not present, in every container', () => {
       for (const c of allContainers(synthMySQL().podSpec)) {
-        assert.equal(c.image, 'mysql:8.4', c.name);
+        assert.equal(c.image, 'mysql:9.7', c.name);
         assert.equal(c.imagePullPolicy, 'IfNotPresent', c.name);
       }
     });
 
     it('follows spec.version', () => {
-      assert.equal(synthMySQL({ version: '9.7' }).container('mysql').image, 'mysql:9.7');
+      assert.equal(synthMySQL({ version: '8.4' }).container('mysql').image, 'mysql:8.4');
     });
 
     it('takes spec.image and spec.imagePullPolicy everywhere, the backup job included', () => {
