@@ -2,6 +2,8 @@
 import * as s from '../schema/schema.js';
 import type { KindDefinition } from '../schema/schema.js';
 import {
+  IMAGE_REFERENCE_HINT,
+  IMAGE_REFERENCE_PATTERN,
   affinity,
   env,
   metadataMap,
@@ -172,8 +174,8 @@ export const appSpec = s.object({
         description: 'The container image, e.g. "nginx:1.27" or a digest reference.',
         minLength: 1,
         maxLength: 512,
-        pattern: '^[^\\s]+$',
-        patternHint: 'an image reference without spaces',
+        pattern: IMAGE_REFERENCE_PATTERN,
+        patternHint: IMAGE_REFERENCE_HINT,
       }),
     ),
     replicas: s.optional(

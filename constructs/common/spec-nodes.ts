@@ -248,3 +248,26 @@ export const paused = s.optional(
     default: false,
   }),
 );
+
+/**
+ * An image reference as container runtimes parse it (the distribution reference grammar:
+ * `[host[:port]/]path[:tag][@algorithm:hex]`, path components lowercase), as one RE2-compatible
+ * pattern: the API server checks it at admission, render() before anything is applied.
+ */
+export const IMAGE_REFERENCE_PATTERN = (() => {
+  const domainComponent = '(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])';
+  const dotted = `${domainComponent}(?:\\.${domainComponent})`;
+  const port = '(?::[0-9]+)';
+  // A first component is a registry only when it looks like one (a dot, a port, localhost, an IPv6
+  // address), as runtimes decide: "Team/app" is a repository name, and not lowercase.
+  const domain = `(?:${dotted}+${port}?|${dotted}*${port}|localhost${port}?|\\[[a-fA-F0-9:]+\\]${port}?)`;
+  const pathComponent = '[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*';
+  const name = `(?:${domain}/)?${pathComponent}(?:/${pathComponent})*`;
+  const tag = '[a-zA-Z0-9_][a-zA-Z0-9_.-]{0,127}';
+  const digest = '[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}';
+  return `^${name}(?::${tag})?(?:@${digest})?$`;
+})();
+
+/** What a user reads when an image reference does not parse. */
+export const IMAGE_REFERENCE_HINT =
+  'an image reference: [host[:port]/]name[:tag][@sha256:<64 hex digits>], the name in lowercase (e.g. "nginx:1.27", "registry.example.com/team/app@sha256:…")';

@@ -1,7 +1,16 @@
 // The one definition of the MySQLCluster kind: its props/spec, status, and CRD facts.
 import * as s from '../schema/schema.js';
 import type { KindDefinition } from '../schema/schema.js';
-import { affinity, metadataMap, nodeSelector, paused, resources, tolerations } from '../common/spec-nodes.js';
+import {
+  IMAGE_REFERENCE_HINT,
+  IMAGE_REFERENCE_PATTERN,
+  affinity,
+  metadataMap,
+  nodeSelector,
+  paused,
+  resources,
+  tolerations,
+} from '../common/spec-nodes.js';
 import { conditions, observedGeneration } from '../common/status-nodes.js';
 
 /** MySQL long-term-support releases we run, oldest first (the order forbids downgrades). */
@@ -183,8 +192,8 @@ const objectStore = s.object({
           'An image with the rclone client on its PATH and a POSIX shell: rclone is copied from it into the pods that talk to the store (the MySQL images have none).',
         minLength: 1,
         maxLength: 512,
-        pattern: '^[^\\s]+$',
-        patternHint: 'an image reference without spaces',
+        pattern: IMAGE_REFERENCE_PATTERN,
+        patternHint: IMAGE_REFERENCE_HINT,
         default: DEFAULT_RCLONE_IMAGE,
       }),
     ),
@@ -389,8 +398,8 @@ export const mysqlSpec = s.object({
         description: 'Overrides the container image (it must be the same release as version).',
         minLength: 1,
         maxLength: 512,
-        pattern: '^[^\\s]+$',
-        patternHint: 'an image reference without spaces',
+        pattern: IMAGE_REFERENCE_PATTERN,
+        patternHint: IMAGE_REFERENCE_HINT,
         defaultDoc: 'mysql:<version>',
       }),
     ),

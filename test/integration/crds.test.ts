@@ -186,7 +186,24 @@ describe('CRDs and manifests on a real API server', function () {
         '-o',
         'jsonpath={.spec.replicas} {.spec.version} {.spec.storage.size} {.spec.pvcRetention.whenDeleted}',
       ]);
-      assert.equal(got.stdout, '3 8.4 10Gi Retain');
+      assert.equal(got.stdout, '3 9.7 10Gi Retain');
+    });
+
+    it('fails on an image that is not an image reference, and takes every form that is', () => {
+      for (const [i, image] of ['Nginx:::latest', 'nginx:', 'nginx@sha256:abc', 'Team/app'].entries()) {
+        const r = create(app(`bad-image-${i}`, { image }));
+        assert.notEqual(r.status, 0, image);
+        assert.match(r.stderr, /spec\.image: Invalid value: .*should match/, image);
+      }
+      for (const [i, image] of [
+        'nginx',
+        'registry.example.com:5000/team/app:v1.2.3',
+        '[::1]:5000/team/app:tag',
+        `mysql:9.7@sha256:${'a'.repeat(64)}`,
+      ].entries()) {
+        const r = create(app(`good-image-${i}`, { image }));
+        assert.equal(r.status, 0, `${image}: ${r.stderr}`);
+      }
     });
 
     it('fails on an unknown field, naming it', () => {

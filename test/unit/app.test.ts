@@ -629,8 +629,15 @@ describe('App', () => {
         props: { image: 'nginx latest' },
         field: 'spec.image',
         value: 'nginx latest',
-        expected: /without spaces/,
+        expected: /an image reference: \[host\[:port\]\/\]name\[:tag\]/,
       },
+      ...['Nginx:::latest', 'nginx:', 'nginx@sha256:abc', 'Team/app', 'nginx:-1', '/nginx', 'nginx/'].map((image) => ({
+        name: `fails when image is not an image reference: ${image}`,
+        props: { image },
+        field: 'spec.image',
+        value: image,
+        expected: /an image reference: .*the name in lowercase/,
+      })),
       {
         name: 'fails when image is not a string',
         props: { image: 42 },
@@ -1136,7 +1143,7 @@ describe('App', () => {
       );
       const want: ExpectedProblem[] = [
         { field: 'metadata.name', value: 'Web_1', expected: /DNS-1035 label/ },
-        { field: 'spec.image', value: 'nginx latest', expected: /without spaces/ },
+        { field: 'spec.image', value: 'nginx latest', expected: /an image reference/ },
         { field: 'spec.replicas', value: -1, expected: /an integer from 0 to 1000/ },
         { field: 'spec.replica', value: 2, expected: /no such field/ },
         { field: 'spec.ports[1]', value: { port: 80, protocol: 'TCP' }, expected: /a unique port\/protocol/ },
@@ -1160,3 +1167,21 @@ describe('App', () => {
 function escape(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
+
+describe('App image references', () => {
+  it('takes every form of image reference a runtime takes, and renders it as given', () => {
+    for (const image of [
+      'nginx',
+      'nginx:1.27',
+      'nginxinc/nginx-unprivileged:1.27-alpine',
+      'registry.example.com:5000/team/app:v1.2.3',
+      'localhost:5000/app',
+      'myregistry:5000/app',
+      '[::1]:5000/team/app:tag',
+      'a__b/c-d.e:TAG_1',
+      `mysql@sha256:${'a'.repeat(64)}`,
+      `docker.io/library/mysql:9.7@sha256:${'0'.repeat(64)}`,
+    ])
+      assert.equal(containerOf(synthApp({ image })).image, image);
+  });
+});

@@ -183,7 +183,14 @@ const cases: FailCase[] = [
     props: { image: 'mysql 8.4' },
     field: 'spec.image',
     value: 'mysql 8.4',
-    expected: /without spaces/,
+    expected: /an image reference: \[host\[:port\]\/\]name\[:tag\]/,
+  },
+  {
+    name: 'fails on an image that is not an image reference (a digest too short to be one)',
+    props: { image: 'mysql@sha256:abc' },
+    field: 'spec.image',
+    value: 'mysql@sha256:abc',
+    expected: /an image reference: .*the name in lowercase/,
   },
   {
     name: 'fails on an image longer than 512 characters',
