@@ -322,7 +322,7 @@ export interface ResourceList {
    */
   readonly cpu?: string | number;
   /**
-   * Memory, in bytes, e.g. "256Mi".
+   * Memory, with a byte unit, e.g. "256Mi".
    * @default - none
    */
   readonly memory?: string | number;

@@ -11,7 +11,7 @@ const resourceList = (description: string): s.ObjectNode =>
   });
 const resourceListProperties = {
   cpu: s.optional(s.quantity({ description: 'CPU, in cores, e.g. "250m" or 1.' })),
-  memory: s.optional(s.quantity({ description: 'Memory, in bytes, e.g. "256Mi".' })),
+  memory: s.optional(s.quantity({ description: 'Memory, with a byte unit, e.g. "256Mi".', bytes: true })),
 };
 
 /** Compute resources; when given, exactly what is given is set (the default applies only when the field is absent). */

@@ -76,6 +76,7 @@ const storage = s.object({
           'Capacity of each data volume, greater than zero. It may grow (when the StorageClass allows expansion) but never shrink.',
         default: '10Gi',
         positive: true,
+        bytes: true,
       }),
     ),
     storageClassName: s.optional(

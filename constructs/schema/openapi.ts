@@ -1,5 +1,5 @@
 import type { ObjectNode, Rule, SchemaNode } from './schema.js';
-import { QUANTITY_PATTERN } from './schema.js';
+import { BYTES_EXPECTED, BYTE_UNIT_PATTERN, QUANTITY_PATTERN } from './schema.js';
 
 /** A structural OpenAPI v3 schema as `apiextensions.k8s.io/v1` expects it (JSONSchemaProps). */
 export interface JsonSchemaProps {
@@ -80,14 +80,24 @@ function convert(node: SchemaNode): JsonSchemaProps {
         anyOf: [{ type: 'integer' }, { type: 'string' }],
         pattern: QUANTITY_PATTERN,
         default: node.default,
-        'x-kubernetes-validations': node.positive
-          ? [
-              {
-                rule: "!isQuantity(string(self)) || quantity(string(self)).isGreaterThan(quantity('0'))",
-                message: 'must be a quantity greater than zero, such as "10Gi"',
-              },
-            ]
-          : undefined,
+        'x-kubernetes-validations': nonEmpty([
+          ...(node.bytes
+            ? [
+                {
+                  rule: `type(self) == string && self.matches('${BYTE_UNIT_PATTERN}')`,
+                  message: `must be ${BYTES_EXPECTED}`,
+                },
+              ]
+            : []),
+          ...(node.positive
+            ? [
+                {
+                  rule: "!isQuantity(string(self)) || quantity(string(self)).isGreaterThan(quantity('0'))",
+                  message: 'must be a quantity greater than zero, such as "10Gi"',
+                },
+              ]
+            : []),
+        ]),
       });
     case 'int-or-string':
       return compact({
@@ -158,4 +168,8 @@ export function celString(s: string): string {
 
 function compact<T extends object>(o: T): T {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+}
+
+function nonEmpty<T>(list: T[]): T[] | undefined {
+  return list.length > 0 ? list : undefined;
 }

@@ -68,6 +68,12 @@ export interface QuantityNode extends NodeBase {
   readonly default?: string;
   /** Refuse zero (a volume of size 0, a limit of 0): only amounts greater than zero. */
   readonly positive?: boolean;
+  /**
+   * An amount of bytes (memory, storage): it must carry a byte unit. A bare number is bytes (`20` for
+   * storage is a 20-byte volume) and `m` is thousandths (`512m` of memory is half a byte): both are
+   * almost always a slip, so both are refused.
+   */
+  readonly bytes?: boolean;
 }
 
 /** A number or a string: a port number or name as `targetPort` takes, a count or a percentage. */
@@ -178,6 +184,12 @@ export interface PrinterColumn {
 
 /** The Kubernetes quantity grammar (resource.Quantity), for admission and runtime alike. */
 export const QUANTITY_PATTERN = '^[+]?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(([KMGTPE]i)|[numkMGTPE]|([eE][+-]?[0-9]+))?$';
+
+/** The byte units a `bytes` quantity must end with (binary and decimal). */
+export const BYTE_UNIT_PATTERN = '(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)$';
+/** What a `bytes` quantity without one is told, at admission and in render() alike. */
+export const BYTES_EXPECTED =
+  'an amount with a byte unit, such as "256Mi" or "10Gi" (a bare number is bytes, and "m" thousandths of one)';
 
 /** Whether a quantity that matches QUANTITY_PATTERN is greater than zero (the grammar has no minus sign). */
 export function isPositiveQuantity(q: string | number): boolean {

@@ -1,5 +1,5 @@
 import type { ArrayNode, MapNode, ObjectNode, SchemaNode } from './schema.js';
-import { QUANTITY_PATTERN, isPositiveQuantity } from './schema.js';
+import { BYTES_EXPECTED, BYTE_UNIT_PATTERN, QUANTITY_PATTERN, isPositiveQuantity } from './schema.js';
 
 /** One thing wrong with an input: where, what was there, and what was wanted. */
 export interface Problem {
@@ -108,6 +108,8 @@ function check(node: SchemaNode, value: unknown, field: string, out: Problem[]):
         (typeof value === 'string' && new RegExp(QUANTITY_PATTERN).test(value))
       )) {
         out.push({ field, value, expected: 'a Kubernetes quantity such as "500m", "256Mi" or "10Gi"' });
+      } else if (node.bytes && !(typeof value === 'string' && new RegExp(BYTE_UNIT_PATTERN).test(value))) {
+        out.push({ field, value, expected: BYTES_EXPECTED });
       } else if (node.positive && !isPositiveQuantity(value)) {
         out.push({ field, value, expected: 'a quantity greater than zero, such as "10Gi"' });
       }

@@ -279,6 +279,19 @@ describe('CRDs and manifests on a real API server', function () {
       }
     });
 
+    it('fails on an amount of bytes without a byte unit (storage 20, memory "512m"), and takes one with', () => {
+      for (const [name, spec, field] of [
+        ['bare-size', { storage: { size: 20 } }, 'spec\\.storage\\.size'],
+        ['milli-memory', { resources: { limits: { memory: '512m' } } }, 'spec\\.resources\\.limits\\.memory'],
+      ] as const) {
+        const r = create(mysql(name, spec));
+        assert.notEqual(r.status, 0, `${name} was admitted`);
+        assert.match(r.stderr, new RegExp(`${field}: Invalid value: .*an amount with a byte unit`), name);
+      }
+      const r = create(mysql('with-units', { storage: { size: '20G' }, resources: { limits: { memory: '512Mi' } } }));
+      assert.equal(r.status, 0, r.stderr);
+    });
+
     it('takes a disruption budget of a count or a percentage from 1, and refuses one that would block every drain', () => {
       for (const [i, maxUnavailable] of [2, '25%', '100%'].entries()) {
         const r = create(app(`pdb-ok-${i}`, { image: 'nginx', replicas: 4, disruptionBudget: { maxUnavailable } }));
