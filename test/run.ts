@@ -247,8 +247,9 @@ async function runOnNode(lanes: readonly Lane[], prefixed: boolean): Promise<Out
 }
 
 function duration(seconds: number): string {
-  const m = Math.floor(seconds / 60);
-  return m > 0 ? `${m} min ${Math.round(seconds % 60)} s` : `${seconds.toFixed(1)} s`;
+  if (seconds < 60) return `${seconds.toFixed(1)} s`;
+  const whole = Math.round(seconds);
+  return `${Math.floor(whole / 60)} min ${whole % 60} s`;
 }
 
 async function main(): Promise<number> {

@@ -5,6 +5,7 @@
 // set below is one we mean to own under server-side apply; absent stays absent.
 import { Construct } from 'constructs';
 import { k8s } from 'cdk8s-plus-28';
+import { refuseDuplicateObjects } from '../common/unique-objects.js';
 import { objectAnnotations, objectLabels, selectorLabels } from '../common/metadata.js';
 import { resourceRequirements } from '../common/resources.js';
 import { containerSecurityContext, podSecurityContext, preferredAntiAffinity } from '../common/security.js';
@@ -46,6 +47,7 @@ export class App extends Construct {
     // Validate before super(): a spec that cannot be rendered must not leave a half-built node behind.
     const spec = resolveSpec<ResolvedAppSpec>(APP, id, props);
     super(scope, id);
+    refuseDuplicateObjects(this);
     this.spec = spec;
     this.selector = Object.freeze(selectorLabels({ name: id, instance: id }));
 

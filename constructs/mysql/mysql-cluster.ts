@@ -1,5 +1,6 @@
 import type { k8s } from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
+import { refuseDuplicateObjects } from '../common/unique-objects.js';
 import { resolveSpec } from '../schema/kind.js';
 import { backupCronJob, binlogCronJob } from './backup.js';
 import { configMaps } from './config-maps.js';
@@ -71,6 +72,7 @@ export class MySQLCluster extends Construct {
     // Validate before the construct exists: an invalid spec must leave nothing half-built behind.
     const spec = resolveSpec<ResolvedMySQLClusterSpec>(MYSQL_CLUSTER, id, props);
     super(scope, id);
+    refuseDuplicateObjects(this);
     this.spec = spec;
     const ctx = clusterContext(id, spec);
     this.credentialsSecretName = ctx.names.credentialsSecret;

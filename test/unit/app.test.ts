@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
+import { ApiObject, Chart, App as Cdk8sApp } from 'cdk8s';
 import { Construct } from 'constructs';
 import { App, APP_CONTAINER_NAME } from '../../constructs/app/app.js';
+import { MySQLCluster } from '../../constructs/mysql/mysql-cluster.js';
 import type { AppProps } from '../../constructs/app/app.js';
 import type { ExpectedProblem } from './support/app-synth.js';
 import {
@@ -1183,5 +1185,44 @@ describe('App image references', () => {
       `docker.io/library/mysql:9.7@sha256:${'0'.repeat(64)}`,
     ])
       assert.equal(containerOf(synthApp({ image })).image, image);
+  });
+});
+
+describe('objects rendered twice', () => {
+  it('fails synth when two constructs render an object of one kind, namespace and name, naming both', () => {
+    const app = new Cdk8sApp();
+    const chart = new Chart(app, 'shop', { namespace: 'shop', disableResourceNameHashes: true });
+    new MySQLCluster(chart, 'db', {});
+    // Its Service "db-primary" would take the database's traffic.
+    new App(chart, 'db-primary', { image: 'nginx', ports: [{ port: 80 }] });
+    assert.throws(
+      () => app.synthYaml(),
+      (e: Error) => {
+        const lines = e.message.split('\n').filter((l) => /rendered twice/.test(l));
+        assert.deepEqual(lines, [
+          '  [shop/db] Service shop/db-primary is rendered twice, by shop/db and by shop/db-primary: applied, one would overwrite the other. Rename one of them.',
+        ]);
+        return true;
+      },
+    );
+  });
+
+  it('fails synth when a recon8s construct renders what another object of the app already is', () => {
+    const app = new Cdk8sApp();
+    const chart = new Chart(app, 'shop', { namespace: 'shop', disableResourceNameHashes: true });
+    new ApiObject(chart, 'hand-written', { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web' } });
+    new App(chart, 'web', { image: 'nginx' });
+    assert.throws(
+      () => app.synthYaml(),
+      /Deployment shop\/web is rendered twice, by shop\/web and by shop\/hand-written/,
+    );
+  });
+
+  it('synthesizes objects that differ in kind, namespace or name', () => {
+    const app = new Cdk8sApp();
+    new MySQLCluster(new Chart(app, 'shop', { namespace: 'shop', disableResourceNameHashes: true }), 'db', {});
+    new MySQLCluster(new Chart(app, 'test', { namespace: 'test', disableResourceNameHashes: true }), 'db', {});
+    new App(new Chart(app, 'web', { namespace: 'shop', disableResourceNameHashes: true }), 'db', { image: 'nginx' });
+    assert.doesNotThrow(() => app.synthYaml());
   });
 });
