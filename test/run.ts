@@ -2,8 +2,9 @@
  * `npm test`: the whole suite, as lanes that run side by side (test/README.md has the tiers and their
  * times). The end-to-end tests mostly wait (on pods, on mysqld, on failover timers) and the unit and
  * integration tests mostly compute, so on two cores running them together takes little more than the
- * longer of the two. Each lane is its own mocha process with its own shared rig (the integration
- * control plane, the real node), started on first use and stopped by test/hooks.ts.
+ * longer of the two. Each lane is its own mocha process. An integration lane starts its control plane
+ * on first use (test/hooks.ts stops it); the end-to-end lanes share one real node, which this runner
+ * starts before them and stops after the last (its watchdog takes it down should this process die).
  *
  *   tsx test/run.ts                 checks, unit + integration, e2e, and the builds nothing waits for yet
  *   tsx test/run.ts unit [more...]  one or more tiers: checks, unit, integration, e2e
