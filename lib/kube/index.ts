@@ -1,4 +1,5 @@
 export { HttpMethod, PatchStrategy, createKubeClient, getObject } from './client.js';
+export { bindingSubject, whoAmI } from './identity.js';
 export type { KubeClient, KubeClientOptions, KubeObject, RawRequest, RawResponse, StatusTarget } from './client.js';
 export type { ConnectionStats, KubeClientHooks, RequestEvent } from './transport.js';
 export type { KubeConfigLike, ResolvedKubeConfig } from './kubeconfig.js';

@@ -1,6 +1,15 @@
 import type { V1Secret } from '@kubernetes/client-node';
 import type { KubeClient } from '../../kube/index.js';
-import { HttpMethod, PatchStrategy, apiError, getObject, isAlreadyExists, isNotFound } from '../../kube/index.js';
+import {
+  HttpMethod,
+  PatchStrategy,
+  apiError,
+  bindingSubject,
+  getObject,
+  isAlreadyExists,
+  isNotFound,
+  whoAmI,
+} from '../../kube/index.js';
 import type { CredentialsState } from '../../reconcile/credentials.js';
 import {
   CREDENTIAL_KEYS,
@@ -39,7 +48,8 @@ export async function ensureCredentials(client: KubeClient, cr: CustomResource):
     return {
       state: 'forbidden',
       secretName,
-      message: `recon8s may not read or create Secrets in namespace ${namespace}: bind the ClusterRole recon8s-credentials there (kubectl create rolebinding recon8s-credentials -n ${namespace} --clusterrole=recon8s-credentials --serviceaccount=<operator namespace>:recon8s)`,
+      // The subject the API server sees: the message names the exact grant to make.
+      message: `recon8s may not read or create Secrets in namespace ${namespace}: bind the ClusterRole recon8s-credentials there (kubectl create rolebinding recon8s-credentials -n ${namespace} --clusterrole=recon8s-credentials ${bindingSubject(await whoAmI(client))})`,
     };
   }
 }
