@@ -1,7 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { main } from '../../lib/cli/cli.js';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -46,6 +45,8 @@ export async function runCliHere(args: readonly string[]): Promise<{ code: numbe
         done();
       },
     });
+  // Loaded on first use: most users of this module only spawn the CLI, and need none of it here.
+  const { main } = await import('../../lib/cli/cli.js');
   const code = await main(args, sink(out), sink(err));
   return { code, out: out.join(''), err: err.join('') };
 }
