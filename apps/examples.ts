@@ -1,4 +1,5 @@
 import { Chart } from 'cdk8s';
+import { k8s } from 'cdk8s-plus-28';
 import type { Construct } from 'constructs';
 import * as recon8s from '../constructs/index.js';
 
@@ -10,18 +11,25 @@ export class CrdsChart extends Chart {
   }
 }
 
+/** The claim the example's backups go to: created by the example, so that it runs as written. */
+export const EXAMPLE_BACKUP_CLAIM = 'db-backups';
+
 /** The example database, as a cdk8s user writes it (and as the spec of a MySQLCluster resource). */
 export const EXAMPLE_DB: recon8s.MySQLClusterProps = {
   replicas: 3,
   version: '9.7',
   storage: { size: '20Gi' },
   mysqlConf: { max_connections: '500' },
-  backup: { schedule: '0 3 * * *', persistentVolumeClaimName: 'db-backups', retain: 14 },
+  backup: { schedule: '0 3 * * *', persistentVolumeClaimName: EXAMPLE_BACKUP_CLAIM, retain: 14 },
 };
 
-/** The example web application; it reads the database password from the cluster's credentials Secret. */
+/**
+ * The example web application; it reads the database password from the cluster's credentials Secret.
+ * Its image is a small web server the project's node has (test/images/web), so the example runs there
+ * as written; elsewhere, any image that serves HTTP on 8080 as a non-root uid will do.
+ */
 export const EXAMPLE_WEB: recon8s.AppProps = {
-  image: 'nginxinc/nginx-unprivileged:1.27-alpine',
+  image: 'ghcr.io/recon8s/example-web:1',
   replicas: 2,
   ports: [{ name: 'http', port: 80, targetPort: 8080 }],
   env: [
@@ -29,14 +37,17 @@ export const EXAMPLE_WEB: recon8s.AppProps = {
     { name: 'DB_PASSWORD', valueFrom: { secretKeyRef: { name: 'db-credentials', key: 'root-password' } } },
   ],
   resources: { requests: { cpu: '100m', memory: '64Mi' }, limits: { memory: '128Mi' } },
-  readinessProbe: { httpGet: { path: '/', port: 'http' } },
-  // The unprivileged nginx image runs as uid 101.
-  securityContext: { runAsUser: 101, runAsGroup: 101 },
+  readinessProbe: { httpGet: { path: '/healthz', port: 'http' } },
+  // The image's own uid.
+  securityContext: { runAsUser: 65532, runAsGroup: 65532 },
 };
 
 /**
  * Example infrastructure written with the constructs: a web App in front of a MySQL cluster.
- * The database password is never here: the App reads it from the cluster's credentials Secret.
+ * The database is the MySQLCluster resource, which the recon8s controller makes a database of
+ * (`recon8s render` on the synthesized file shows the objects it will create); the App is its
+ * Deployment and Service, which need no operator. The database password is never here: the App reads
+ * it from the credentials Secret the controller creates.
  */
 export class ExampleChart extends Chart {
   readonly web: recon8s.App;
@@ -46,6 +57,12 @@ export class ExampleChart extends Chart {
     super(scope, id, { namespace: props.namespace, disableResourceNameHashes: true });
 
     this.db = new recon8s.MySQLCluster(this, 'db', EXAMPLE_DB);
+    // Backups need somewhere to go: a claim of the namespace's default storage class (recon8s never
+    // creates or deletes a backup claim; it keeps backups beyond the cluster's life).
+    new k8s.KubePersistentVolumeClaim(this, 'backups', {
+      metadata: { name: EXAMPLE_BACKUP_CLAIM },
+      spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: k8s.Quantity.fromString('20Gi') } } },
+    });
     this.web = new recon8s.App(this, 'web', EXAMPLE_WEB);
   }
 }

@@ -1,6 +1,7 @@
 // The public API of recon8s: `import * as recon8s from 'recon8s'`.
 export { App } from './app/app.js';
 export type { AppProps } from './app/app.js';
+export { ManagedApp } from './app/managed-app.js';
 export { MySQLCluster } from './mysql/mysql-cluster.js';
 export type { MySQLClusterProps } from './mysql/mysql-cluster.js';
 export { CustomResourceDefinition, Recon8sCrds, crdManifest, APPLYSET_PARENT_TYPE_LABEL } from './crd.js';

@@ -1,8 +1,10 @@
-import * as cdk8s from 'cdk8s';
+import type { Construct } from 'constructs';
 import { App } from './app/app.js';
 import type { AppSpec } from './app/spec.generated.js';
 import { APP } from './app/spec.js';
-import { MySQLCluster } from './mysql/mysql-cluster.js';
+import { MySQLClusterObjects } from './mysql/mysql-cluster-objects.js';
+import type { KubernetesObject } from './common/custom-resource.js';
+import { synthesizeAlone } from './common/custom-resource.js';
 import type { MySQLClusterSpec } from './mysql/spec.generated.js';
 import { MYSQL_CLUSTER } from './mysql/spec.js';
 import type { KindDefinition } from './schema/schema.js';
@@ -32,22 +34,10 @@ export interface MySQLClusterResource {
 
 export type Recon8sResource = AppResource | MySQLClusterResource;
 
-/** A rendered Kubernetes object: plain JSON, ready for server-side apply. */
-export interface KubernetesObject {
-  readonly apiVersion: string;
-  readonly kind: string;
-  readonly metadata: {
-    readonly name: string;
-    readonly namespace?: string;
-    readonly labels?: Record<string, string>;
-    readonly annotations?: Record<string, string>;
-    readonly [key: string]: unknown;
-  };
-  readonly [key: string]: unknown;
-}
+export type { KubernetesObject } from './common/custom-resource.js';
 
 /** Every kind's definition and the construct that renders one resource of it: the registry of kinds. */
-type RenderOne = (chart: cdk8s.Chart, name: string, spec: unknown) => void;
+type RenderOne = (chart: Construct, name: string, spec: unknown) => void;
 const CONSTRUCTS: ReadonlyMap<KindDefinition, RenderOne> = new Map<KindDefinition, RenderOne>([
   [
     APP,
@@ -58,7 +48,7 @@ const CONSTRUCTS: ReadonlyMap<KindDefinition, RenderOne> = new Map<KindDefinitio
   [
     MYSQL_CLUSTER,
     (chart, name, spec) => {
-      new MySQLCluster(chart, name, spec as MySQLClusterSpec);
+      new MySQLClusterObjects(chart, name, spec as MySQLClusterSpec);
     },
   ],
 ]);
@@ -76,10 +66,7 @@ export const KINDS: readonly KindDefinition[] = [...CONSTRUCTS.keys()];
  */
 export function render(resource: Recon8sResource): KubernetesObject[] {
   const { kind, name, namespace, spec } = identify(resource);
-  const app = new cdk8s.App();
-  const chart = new cdk8s.Chart(app, 'render', { namespace, disableResourceNameHashes: true });
-  CONSTRUCTS.get(kind)?.(chart, name, spec);
-  return chart.toJson().map((o) => canonical(o) as KubernetesObject);
+  return synthesizeAlone(namespace, (chart) => CONSTRUCTS.get(kind)?.(chart, name, spec));
 }
 
 function identify(resource: unknown): { kind: KindDefinition; name: string; namespace?: string; spec: unknown } {
@@ -119,17 +106,4 @@ function identify(resource: unknown): { kind: KindDefinition; name: string; name
       problems,
     );
   return { kind, name: name as string, namespace: namespace as string | undefined, spec: resource.spec ?? {} };
-}
-
-/** Keys sorted at every level, so that output never depends on construction order or environment. */
-function canonical(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(canonical);
-  if (isPlainObject(value)) {
-    return Object.fromEntries(
-      Object.keys(value)
-        .sort()
-        .map((k) => [k, canonical(value[k])]),
-    );
-  }
-  return value;
 }

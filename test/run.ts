@@ -53,7 +53,7 @@ const E2E_LANES: readonly Lane[] = [
   e2e('e2e-ha', 'mysql-ha'),
   e2e('e2e-lifecycle', 'mysql-lifecycle', 'install'),
   e2e('e2e-backup', 'mysql-backup'),
-  e2e('e2e-mysql', 'mysql', 'app', 'node'),
+  e2e('e2e-mysql', 'mysql', 'app', 'example', 'node'),
 ];
 
 /** The node's own teardown: it stops the node, so it runs once every other end-to-end lane is done. */

@@ -1,64 +1,52 @@
-import type { k8s } from 'cdk8s-plus-28';
+import { ApiObject, Chart } from 'cdk8s';
 import { Construct } from 'constructs';
+import type { KubernetesObject } from '../common/custom-resource.js';
+import { customResourceSpec } from '../common/custom-resource.js';
 import { refuseDuplicateObjects } from '../common/unique-objects.js';
 import { resolveSpec } from '../schema/kind.js';
-import { backupCronJob, binlogCronJob } from './backup.js';
-import { configMaps } from './config-maps.js';
-import { clusterContext } from './context.js';
-import { disruptionBudget } from './disruption-budget.js';
-import { MYSQL_PORT, databaseSelector } from './layout.js';
-import { services } from './services.js';
+import { MYSQL_PORT, clusterNames, databaseSelector } from './layout.js';
+import type { MySQLClusterNames } from './layout.js';
+import { renderMySQLClusterObjects } from './mysql-cluster-objects.js';
 import { MYSQL_CLUSTER } from './spec.js';
 import type { MySQLClusterSpec, ResolvedMySQLClusterSpec } from './spec.generated.js';
-import { statefulSet } from './statefulset.js';
 
+/** The props of {@link MySQLCluster}: exactly the `spec` of a MySQLCluster resource. */
 export type MySQLClusterProps = MySQLClusterSpec;
 
 /**
- * A highly available MySQL cluster: identical members, one of which the recon8s controller makes the
- * writable primary (status.currentPrimary, pod label `recon8s.dev/role=primary`), the others read-only
- * replicas that follow it by semi-synchronous GTID replication. New replicas are provisioned by
- * cloning the primary, and so is a replica that can no longer catch up because the primary purged
- * binary logs it needs (its previous data is kept until the clone replicates; see
- * reprovision-script.ts).
+ * A highly available MySQL cluster, as the MySQLCluster resource (`recon8s.dev/v1alpha1`) that the
+ * recon8s controller reconciles: applied where the operator runs, it becomes a StatefulSet of
+ * identical members, one of them the writable primary and the others semi-synchronous GTID replicas,
+ * with failover, switchover, backups and a status, and a credentials Secret with random passwords.
  *
- * The construct id is the cluster's name, from which every object's name is derived: the
- * StatefulSet `<name>`, the Services `<name>-headless` (members are `<name>-N.<name>-headless`),
- * `<name>-primary` (writes: the pod labelled primary, wherever it is) and `<name>-replicas` (reads:
- * the ready pods labelled replica), the ConfigMaps `<name>-config` and `<name>-scripts`, the
- * PodDisruptionBudget `<name>-mysql` and, with `backup`, the CronJob `<name>-backup` (with `backup.s3`
- * also `<name>-binlog`, which archives the binary logs). Objects get the chart's namespace.
+ * Why the resource and not its StatefulSet: a MySQL cluster is only a database together with the
+ * controller that makes one member writable and moves that role when a member is lost (every member
+ * starts read-only, so that two can never take writes). The controller acts on resources it owns and
+ * never adopts objects it did not create, so the plain objects, synthesized and applied on their own,
+ * would be a cluster that never takes a write. (An App is different: its Deployment and Service run
+ * without any controller, so {@link App} renders them and {@link ManagedApp} is the resource form.)
  *
- * Passwords never appear in props or in the output: the pods read them from the Secret named by
- * {@link MySQLCluster.credentialsSecretName} (keys `root-password`, `replication-password` and
- * `admin-password`). This construct does not render that Secret, since a pure construct cannot
- * generate a password: the recon8s controller creates it once for a MySQLCluster resource, and a
- * cdk8s user creates it beforehand (e.g. `kubectl create secret generic <name>-credentials
- * --from-literal=root-password=... --from-literal=replication-password=... --from-literal=admin-password=...`).
- * The pods wait for it.
+ * The props are validated at construction exactly as the API server and the controller validate the
+ * resource, and the objects the controller will create are checked at synth against every other
+ * object of the app (an App "db-primary" beside a MySQLCluster "db" fails synth). To review those
+ * objects: {@link MySQLCluster.renderObjects}, or `recon8s render` on the synthesized file.
  *
- * The members need the recon8s controller: every member starts read-only (fencing), and only the
- * controller makes one writable, fails over when it is lost, switches over on request and before a
- * rolling update (the StatefulSet is `OnDelete`: the controller re-creates the pods, replicas first).
- * Rendered without it, the cluster starts but takes no writes.
+ * The construct id is the cluster's name, from which every child's name is derived: the StatefulSet
+ * `<name>`, the Services `<name>-primary` (writes), `<name>-replicas` (reads) and `<name>-headless`,
+ * the Secret `<name>-credentials` (unless `credentialsSecretName` names one of yours), and so on.
  */
 export class MySQLCluster extends Construct {
-  /** The props with every default applied. */
+  /** The props with every default applied: what the controller renders from. */
   readonly spec: ResolvedMySQLClusterSpec;
-  readonly statefulSet: k8s.KubeStatefulSet;
-  readonly headlessService: k8s.KubeService;
-  readonly primaryService: k8s.KubeService;
-  readonly replicasService: k8s.KubeService;
-  /** my.cnf. */
-  readonly config: k8s.KubeConfigMap;
-  /** The scripts the init containers, the sidecar, the readiness probe and the backup job run. */
-  readonly scripts: k8s.KubeConfigMap;
-  readonly disruptionBudget: k8s.KubePodDisruptionBudget;
-  /** The backup CronJob, when `backup` is set. */
-  readonly backup?: k8s.KubeCronJob;
-  /** The binary-log archive CronJob, when `backup.s3` is set (and binlogIntervalMinutes is not 0). */
-  readonly binlogArchive?: k8s.KubeCronJob;
-  /** Name of the Secret with root-password and replication-password (spec.credentialsSecretName ?? `${name}-credentials`). */
+  /** The MySQLCluster resource. */
+  readonly resource: ApiObject;
+  /** The names of the objects the controller creates for it. */
+  readonly names: MySQLClusterNames;
+  /**
+   * The Secret with the passwords (keys `root-password`, `replication-password`, `admin-password`):
+   * `credentialsSecretName`, or `<name>-credentials`, which the controller creates with random
+   * passwords when it is missing. An application reads `root-password` from it, never from props.
+   */
   readonly credentialsSecretName: string;
   /** Host:port for writes, within the namespace. */
   readonly primaryEndpoint: string;
@@ -66,32 +54,36 @@ export class MySQLCluster extends Construct {
   readonly replicasEndpoint: string;
   /** The labels the members are selected by. */
   readonly podSelector: Readonly<Record<string, string>>;
+  private readonly props: MySQLClusterProps;
+  private objects?: readonly KubernetesObject[];
 
   /** @throws InvalidSpecError listing every problem, when the name or the props are invalid. */
   constructor(scope: Construct, id: string, props: MySQLClusterProps = {}) {
     // Validate before the construct exists: an invalid spec must leave nothing half-built behind.
     const spec = resolveSpec<ResolvedMySQLClusterSpec>(MYSQL_CLUSTER, id, props);
     super(scope, id);
-    refuseDuplicateObjects(this);
     this.spec = spec;
-    const ctx = clusterContext(id, spec);
-    this.credentialsSecretName = ctx.names.credentialsSecret;
-    this.primaryEndpoint = `${ctx.names.primaryService}:${MYSQL_PORT}`;
-    this.replicasEndpoint = `${ctx.names.replicasService}:${MYSQL_PORT}`;
+    this.props = customResourceSpec(props);
+    this.names = clusterNames(id, spec.credentialsSecretName);
+    this.credentialsSecretName = this.names.credentialsSecret;
+    this.primaryEndpoint = `${this.names.primaryService}:${MYSQL_PORT}`;
+    this.replicasEndpoint = `${this.names.replicasService}:${MYSQL_PORT}`;
     this.podSelector = databaseSelector(id);
+    this.resource = new ApiObject(this, 'resource', {
+      apiVersion: `${MYSQL_CLUSTER.group}/${MYSQL_CLUSTER.version}`,
+      kind: MYSQL_CLUSTER.kind,
+      metadata: { name: id },
+      spec: this.props,
+    });
+    refuseDuplicateObjects(this, () => this.renderObjects());
+  }
 
-    const maps = configMaps(this, ctx);
-    this.config = maps.config;
-    this.scripts = maps.scripts;
-    const svc = services(this, ctx);
-    this.headlessService = svc.headless;
-    this.primaryService = svc.primary;
-    this.replicasService = svc.replicas;
-    this.statefulSet = statefulSet(this, ctx, maps.hash);
-    this.disruptionBudget = disruptionBudget(this, ctx);
-    if (spec.backup) {
-      this.backup = backupCronJob(this, ctx, spec.backup);
-      this.binlogArchive = binlogCronJob(this, ctx, spec.backup);
-    }
+  /**
+   * The objects the controller applies for this resource (without the credentials Secret, which it
+   * generates), as plain JSON: for review and tests. Pure: the same props give the same objects.
+   */
+  renderObjects(): readonly KubernetesObject[] {
+    this.objects ??= renderMySQLClusterObjects(this.node.id, Chart.of(this).namespace, this.props);
+    return this.objects;
   }
 }

@@ -13,6 +13,12 @@ import { runCommand } from './run.js';
 
 export const MYSQL_SERIES = '9.7';
 export const MYSQL_REF = `recon8s.test/mysql:${MYSQL_SERIES}`;
+/**
+ * The official image's name (what a MySQLCluster of this version runs by default): the project's node
+ * has this image under it too, standing in for the official one (no registry is reachable), so that
+ * the README's example runs there as written. Debian's build of the same series, laid out alike.
+ */
+export const MYSQL_OFFICIAL_REF = `docker.io/library/mysql:${MYSQL_SERIES}`;
 /** The mysql user and group of the image, as in the official one. */
 export const MYSQL_IMAGE_UID = 999;
 
@@ -58,7 +64,7 @@ export async function buildMysqlImage(log: BuildLog): Promise<BuiltImage> {
         out: join(d, 'image.tar'),
         images: [
           {
-            refs: [MYSQL_REF],
+            refs: [MYSQL_REF, MYSQL_OFFICIAL_REF],
             config: {
               // Non-root by default; the pods say so themselves too (runAsUser 999).
               user: `${MYSQL_IMAGE_UID}:${MYSQL_IMAGE_UID}`,
@@ -73,7 +79,7 @@ export async function buildMysqlImage(log: BuildLog): Promise<BuiltImage> {
     },
   });
   if (builtInMs !== undefined) log.info(`mysql: image ${MYSQL_REF} written in ${seconds(builtInMs)}`);
-  return { name: 'mysql', ref: MYSQL_REF, refs: [MYSQL_REF], archive: join(dir, 'image.tar') };
+  return { name: 'mysql', ref: MYSQL_REF, refs: [MYSQL_REF, MYSQL_OFFICIAL_REF], archive: join(dir, 'image.tar') };
 }
 
 function quietLog(): BuildLog {

@@ -15,6 +15,11 @@ import { runCommand } from './run.js';
 
 /** The two tags of the web image, and the version each reports. */
 export const WEB_REFS = { v1: 'recon8s.test/web:1', v2: 'recon8s.test/web:2' } as const;
+/**
+ * The name the README's example App runs the v1 image as (apps/examples.ts): the project's node has
+ * it under that name too, so the example runs there as written (no registry is reachable).
+ */
+export const EXAMPLE_WEB_REF = 'ghcr.io/recon8s/example-web:1';
 export const WEB_VERSIONS = { [WEB_REFS.v1]: '1', [WEB_REFS.v2]: '2' } as const;
 export const WEB_PORT = 8080;
 /** Numeric (runAsNonRoot is checked against it), and nobody's on the node. */
@@ -74,11 +79,19 @@ export async function buildWebImage(log: BuildLog): Promise<BuiltImage> {
       await writeArchive({
         layer,
         out: join(d, 'image.tar'),
-        images: Object.entries(WEB_VERSIONS).map(([ref, version]) => ({ refs: [ref], config: webConfig(version) })),
+        images: Object.entries(WEB_VERSIONS).map(([ref, version]) => ({
+          refs: ref === WEB_REFS.v1 ? [ref, EXAMPLE_WEB_REF] : [ref],
+          config: webConfig(version),
+        })),
       });
     },
   });
   if (builtInMs !== undefined)
     log.info(`web: images ${Object.values(WEB_REFS).join(', ')} built in ${seconds(builtInMs)}`);
-  return { name: 'web', ref: WEB_REFS.v1, refs: Object.values(WEB_REFS), archive: join(dir, 'image.tar') };
+  return {
+    name: 'web',
+    ref: WEB_REFS.v1,
+    refs: [...Object.values(WEB_REFS), EXAMPLE_WEB_REF],
+    archive: join(dir, 'image.tar'),
+  };
 }

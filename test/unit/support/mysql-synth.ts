@@ -12,11 +12,12 @@ import type {
   V1StatefulSet,
 } from '@kubernetes/client-node';
 import { MySQLCluster } from '../../../constructs/mysql/mysql-cluster.js';
+import { MySQLClusterObjects } from '../../../constructs/mysql/mysql-cluster-objects.js';
 import { InvalidSpecError } from '../../../constructs/schema/validate.js';
-import type { MySQLClusterProps } from '../../../constructs/mysql/mysql-cluster.js';
+import type { MySQLClusterSpec as MySQLClusterProps } from '../../../constructs/mysql/spec.generated.js';
 
 export interface MySQLSynth {
-  readonly cluster: MySQLCluster;
+  readonly cluster: MySQLClusterObjects;
   readonly objects: KubernetesObject[];
   /** The chart's JSON, as text: what determinism and "no secret anywhere" are judged on. */
   readonly json: string;
@@ -33,7 +34,7 @@ export interface MySQLSynth {
 export function synthMySQL(props?: MySQLClusterProps, name = 'shop'): MySQLSynth {
   const app = new cdk8s.App();
   const chart = new cdk8s.Chart(app, 'test', { namespace: 'db' });
-  const cluster = new MySQLCluster(chart, name, props);
+  const cluster = new MySQLClusterObjects(chart, name, props);
   const objects = chart.toJson() as KubernetesObject[];
   const find = <T>(kind: string, objectName: string): T => {
     const found = objects.filter((o) => o.kind === kind && o.metadata?.name === objectName);
@@ -75,7 +76,10 @@ export function selects(
   return Object.entries(selector ?? {}).every(([k, v]) => labels?.[k] === v);
 }
 
-/** Constructs a MySQLCluster that must be refused; returns the error and the chart it was added to. */
+/**
+ * Constructs a MySQLCluster (the resource a user writes) that must be refused; returns the error and
+ * the chart it was added to. (The objects the controller renders validate with the same function.)
+ */
 export function invalidMySQL(props: unknown, name = 'shop'): { error: InvalidSpecError; chart: cdk8s.Chart } {
   const chart = new cdk8s.Chart(new cdk8s.App(), 'test', { namespace: 'db' });
   let caught: unknown;
