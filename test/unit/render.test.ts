@@ -52,6 +52,13 @@ describe('render()', () => {
     spec: EXAMPLE_DB,
   } as const;
 
+  it('has the example as resources in examples/, equal to the constructs example', () => {
+    const read = (file: string): unknown =>
+      parseAllDocuments(readFileSync(new URL(`../../examples/${file}`, import.meta.url), 'utf8'))[0]?.toJS();
+    assert.deepEqual(read('app.yaml'), web);
+    assert.deepEqual(read('mysqlcluster.yaml'), db);
+  });
+
   describe('parity with cdk8s synth', () => {
     let outdir: string;
     let synthesized: KubernetesObject[];
