@@ -88,4 +88,5 @@ export type {
   MySQLSwitchoverStatus,
   MySQLBackupStatus,
   MySQLRestoreStatus,
+  MySQLRestoreFailureStatus,
 } from './mysql/spec.generated.js';

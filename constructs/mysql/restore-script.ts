@@ -46,7 +46,7 @@ restore_from_store() {
   ((\${#backups[@]})) || restore_fail "no complete backup in $(store_url base/)"
   if [[ $RESTORE_BACKUP != latest ]]; then
     for candidate in "\${backups[@]}"; do [[ $candidate != "$RESTORE_BACKUP" ]] || name=$candidate; done
-    [[ -n $name ]] || restore_fail "backup $RESTORE_BACKUP is not in $(store_url base/); the newest there: \${backups[*]: -5}"
+    [[ -n $name ]] || restore_fail "backup $RESTORE_BACKUP is not in $(store_url base/); the newest there: $(last_words 5 "\${backups[@]}")"
   elif [[ -n $point ]]; then
     for ((i = \${#backups[@]} - 1; i >= 0; i--)); do
       manifest=$(store_rclone cat "$(store_path "base/\${backups[i]}/manifest.json")")

@@ -92,6 +92,15 @@ last_line() {
   printf '%s' "$last"
 }
 
+# last_words COUNT WORD...: the last COUNT words, space-separated, however few there are (bash's
+# \${a[*]: -COUNT} gives nothing when there are fewer than COUNT).
+last_words() {
+  local count=$1
+  shift
+  (($# <= count)) || shift $(($# - count))
+  printf '%s' "$*"
+}
+
 # json_field JSON NAME: a string or number field of a flat JSON object written by these scripts.
 json_field() {
   local re='"'"$2"'":[[:space:]]*("([^"]*)"|([0-9]+))'

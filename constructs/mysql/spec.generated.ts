@@ -461,6 +461,12 @@ export interface MySQLClusterStatus {
    */
   readonly restore?: MySQLRestoreStatus;
   /**
+   * The last failure of the restore (spec.restore), kept until the restore succeeds or the resource
+   * changes: a crash-looping restore is reported failed in every phase of its back-off.
+   * @default - none
+   */
+  readonly restoreFailure?: MySQLRestoreFailureStatus;
+  /**
    * The last switchover request (annotation recon8s.dev/switchover) and how it ended.
    * @default - none
    */
@@ -481,6 +487,7 @@ export interface ResolvedMySQLClusterStatus {
   readonly members?: readonly ResolvedMySQLMemberStatus[];
   readonly backup?: ResolvedMySQLBackupStatus;
   readonly restore?: ResolvedMySQLRestoreStatus;
+  readonly restoreFailure?: ResolvedMySQLRestoreFailureStatus;
   readonly switchover?: ResolvedMySQLSwitchoverStatus;
 }
 
@@ -675,6 +682,27 @@ export interface ResolvedMySQLRestoreStatus {
   readonly gtidSet?: string;
   readonly replayedLogs?: number;
   readonly completedAt?: string;
+}
+
+/**
+ * The last failure of the restore (spec.restore), kept until the restore succeeds or the resource
+ * changes: a crash-looping restore is reported failed in every phase of its back-off.
+ */
+export interface MySQLRestoreFailureStatus {
+  /**
+   * Why it failed, as the first member reported.
+   */
+  readonly message: string;
+  /**
+   * The resource generation it failed at (a later one clears it).
+   */
+  readonly generation: number;
+}
+
+/** {@link MySQLRestoreFailureStatus} with every default applied. */
+export interface ResolvedMySQLRestoreFailureStatus {
+  readonly message: string;
+  readonly generation: number;
 }
 
 /**

@@ -535,6 +535,19 @@ export const mysqlStatus = s.object({
         },
       }),
     ),
+    restoreFailure: s.optional(
+      s.object({
+        typeName: 'MySQLRestoreFailureStatus',
+        description:
+          'The last failure of the restore (spec.restore), kept until the restore succeeds or the resource changes: a crash-looping restore is reported failed in every phase of its back-off.',
+        properties: {
+          message: s.required(s.string({ description: 'Why it failed, as the first member reported.' })),
+          generation: s.required(
+            s.integer({ description: 'The resource generation it failed at (a later one clears it).', minimum: 0 }),
+          ),
+        },
+      }),
+    ),
     switchover: s.optional(
       s.object({
         typeName: 'MySQLSwitchoverStatus',

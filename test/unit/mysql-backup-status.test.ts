@@ -151,6 +151,46 @@ describe('MySQLCluster backup status', () => {
     assert.deepEqual(backupFindings('shop', [failed], { restore: { backup: '20261124T030000Z' } }).problems, []);
   });
 
+  it('keeps a failed restore failed through every phase of its crash loop, until it succeeds or the resource changes', () => {
+    const why = 'backup 20200101T000000Z is not in s3://b/p/base/; the newest there: 20261124T030000Z';
+    const failure = terminated(`RestoreFailed: ${why}`, '2026-11-24T11:00:00Z', 1);
+    // What a sampler sees of the first member, one phase of the back-off after another: the failure
+    // reported, the retry running, a retry that ends without a restore report, a pod re-created.
+    const phases: V1Pod[] = [
+      member({ state: failure }),
+      member({ state: { waiting: { reason: 'CrashLoopBackOff' } }, lastState: failure }),
+      member({ state: { running: { startedAt: new Date('2026-11-24T11:00:20Z') } }, lastState: failure }),
+      member({
+        state: terminated('MemberFailed: mysqld did not start', '2026-11-24T11:00:40Z', 1),
+        lastState: failure,
+      }),
+      member({
+        state: { waiting: { reason: 'CrashLoopBackOff' } },
+        lastState: terminated('', '2026-11-24T11:00:40Z', 1),
+      }),
+      member({ state: { waiting: { reason: 'PodInitializing' } } }),
+    ];
+    let status: Parameters<typeof backupFindings>[2] = {};
+    for (const [i, pod] of phases.entries()) {
+      const found = backupFindings('shop', [pod], status, 3);
+      assert.deepEqual(
+        found.problems.map((p) => `${p.reason}: ${p.message}`),
+        [`RestoreFailed: ${why}`],
+        `phase ${i}`,
+      );
+      status = { restoreFailure: found.restoreFailure };
+    }
+    // The resource changed (a new generation): what failed before is no longer known to fail.
+    assert.deepEqual(backupFindings('shop', [phases[5] as V1Pod], status, 4).problems, []);
+    // A restore that succeeds clears it.
+    const restored = member({
+      state: terminated('Restored: {"backup":"20261124T030000Z","gtidSet":"x:1-3"}', '2026-11-24T11:05:00Z'),
+    });
+    const done = backupFindings('shop', [restored], status, 3);
+    assert.deepEqual(done.problems, []);
+    assert.equal(done.restoreFailure, undefined);
+  });
+
   it('puts a backup report in words for its Event', () => {
     assert.equal(
       describeStoreReport('BackupCompleted', JSON.stringify(MANIFEST)),

@@ -51,6 +51,13 @@ describe('MySQLCluster store scripts', () => {
     });
   });
 
+  it('last_words names the newest backups however few there are (a wrong backup name lists them)', () => {
+    assert.equal(common('last_words 5 20261124T030000Z'), '20261124T030000Z');
+    assert.equal(common('last_words 5 a b c'), 'a b c');
+    assert.equal(common('last_words 5 a b c d e f g'), 'c d e f g');
+    assert.equal(common('last_words 5'), '');
+  });
+
   it('json_field reads the string and number fields the scripts write', () => {
     const json = '{"name":"20261124T030000Z","sizeBytes":1234,"gtidSet":""}';
     assert.equal(common(`json_field '${json}' name`), '20261124T030000Z');

@@ -3,16 +3,19 @@
 // Pure: the pods in the cache and the status last written go in, the findings come out. Job pods are
 // kept only a few runs (the CronJobs' history limits), so what was last seen is carried forward.
 import type { V1ContainerStateTerminated, V1Pod } from '@kubernetes/client-node';
-import type { MySQLBackupStatus, MySQLRestoreStatus } from '../../../constructs/index.js';
+import type { MySQLBackupStatus, MySQLRestoreFailureStatus, MySQLRestoreStatus } from '../../../constructs/index.js';
 import { MYSQL_STORE_REPORTS } from '../../../constructs/index.js';
 import type { Problem } from '../kind-controller.js';
 
 export type BackupStatus = MySQLBackupStatus;
 export type RestoreStatus = MySQLRestoreStatus;
+export type RestoreFailure = MySQLRestoreFailureStatus;
 
 export interface BackupFindings {
   readonly backup?: BackupStatus;
   readonly restore?: RestoreStatus;
+  /** The restore's last failure, while it stands (status.restoreFailure). */
+  readonly restoreFailure?: RestoreFailure;
   readonly problems: readonly Problem[];
   /** Whether the last run of each job failed (undefined: no run seen). */
   readonly failing: { readonly backup?: boolean; readonly binlog?: boolean };
@@ -71,11 +74,21 @@ function compact<T extends object>(o: T): T {
 /**
  * The findings for one MySQLCluster from its pods (any component; those of other clusters are ignored)
  * and its current status.
+ *
+ * A failed restore stays failed until it succeeds or the resource changes (`generation`): the report
+ * lives only in a container's last termination, which a crash loop replaces (a retry that ends
+ * differently, a pod re-created), and a status that read "no problems found" between two failures
+ * would tell every `kubectl wait` and alert that a cluster serving nothing is healthy.
  */
 export function backupFindings(
   cluster: string,
   pods: readonly V1Pod[],
-  previous: { readonly backup?: BackupStatus; readonly restore?: RestoreStatus },
+  previous: {
+    readonly backup?: BackupStatus;
+    readonly restore?: RestoreStatus;
+    readonly restoreFailure?: RestoreFailure;
+  },
+  generation = 0,
 ): BackupFindings {
   const own = pods.filter((p) => p.metadata?.labels?.[INSTANCE] === cluster);
   const jobPods = own.filter((p) => p.metadata?.labels?.[COMPONENT] === 'backup');
@@ -129,13 +142,20 @@ export function backupFindings(
         replayedLogs: int(r.replayedLogs),
         completedAt: lastRestore.finishedAt || undefined,
       });
-  } else if (lastRestore?.reason === MYSQL_STORE_REPORTS.restoreFailed && !restore) {
-    problems.push({ reason: MYSQL_STORE_REPORTS.restoreFailed, message: lastRestore.text });
   }
+  let restoreFailure: RestoreFailure | undefined;
+  if (!restore) {
+    if (lastRestore?.reason === MYSQL_STORE_REPORTS.restoreFailed)
+      restoreFailure = { message: lastRestore.text, generation };
+    else if (previous.restoreFailure && previous.restoreFailure.generation === generation)
+      restoreFailure = previous.restoreFailure;
+  }
+  if (restoreFailure) problems.push({ reason: MYSQL_STORE_REPORTS.restoreFailed, message: restoreFailure.message });
 
   return {
     backup,
     restore,
+    restoreFailure,
     problems,
     failing: {
       backup: lastBackup ? lastBackup.reason === MYSQL_STORE_REPORTS.backupFailed : undefined,

@@ -9,7 +9,7 @@ import { workloadConditions, workloadFigures } from '../../reconcile/status.js';
 import type { KindController, Management, Manager, Preparation, Problem } from '../kind-controller.js';
 import type { CustomResource, LiveLookup, ObservedState } from '../status.js';
 import { compact, find, selectorString, serviceEndpoint } from '../status.js';
-import type { BackupStatus, RestoreStatus } from './backup-status.js';
+import type { BackupStatus, RestoreFailure, RestoreStatus } from './backup-status.js';
 import { backupFindings } from './backup-status.js';
 import { createMySQLClusterManager } from './cluster-manager.js';
 import { ensureCredentials, readSecret } from './credentials.js';
@@ -113,8 +113,12 @@ function createManager(): Manager {
     async manage(ctx): Promise<Management> {
       const database = ctx.pods.filter((p) => p.metadata?.labels?.['app.kubernetes.io/component'] === 'database');
       const managed = await ha.manage({ ...ctx, pods: database });
-      const status = (ctx.cr.status ?? {}) as { backup?: BackupStatus; restore?: RestoreStatus };
-      const found = backupFindings(ctx.cr.metadata.name, ctx.pods, status);
+      const status = (ctx.cr.status ?? {}) as {
+        backup?: BackupStatus;
+        restore?: RestoreStatus;
+        restoreFailure?: RestoreFailure;
+      };
+      const found = backupFindings(ctx.cr.metadata.name, ctx.pods, status, ctx.cr.metadata.generation ?? 0);
       const labels = { namespace: ctx.cr.metadata.namespace ?? '', cluster: ctx.cr.metadata.name };
       if (found.backup?.lastSuccessfulTime)
         ctx.metrics?.mysqlBackupLastSuccess.set(labels, Date.parse(found.backup.lastSuccessfulTime) / 1000);
@@ -130,6 +134,7 @@ function createManager(): Manager {
           ...managed.fields,
           ...(found.backup ? { backup: found.backup } : {}),
           ...(found.restore ? { restore: found.restore } : {}),
+          ...(found.restoreFailure ? { restoreFailure: found.restoreFailure } : {}),
         },
         problems: [...managed.problems, ...found.problems],
       };
