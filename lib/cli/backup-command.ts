@@ -73,6 +73,11 @@ function jobFrom(cronJob: V1CronJob, name: string, command?: string[]): V1Job {
   };
 }
 
+/**
+ * Runs a Job from the cluster's backup CronJob: a backup (`<name>-backup-<epoch seconds>`, like the
+ * CronJob's own, since it is one), or `command` instead (`<name>-list-<epoch seconds>`: a listing must
+ * not pass for a backup in `kubectl get jobs`).
+ */
 async function runJob(
   client: KubeClient,
   namespace: string,
@@ -85,7 +90,7 @@ async function runJob(
     path: `/apis/batch/v1/namespaces/${namespace}/cronjobs/${cronJobName}`,
   });
   // Seconds since the epoch: never the minutes the CronJob controller names its Jobs by.
-  const job = `${cronJobName}-${Math.floor(Date.now() / 1000)}`;
+  const job = `${command ? `${name}-list` : cronJobName}-${Math.floor(Date.now() / 1000)}`;
   await client.request({
     method: HttpMethod.POST,
     path: `/apis/batch/v1/namespaces/${namespace}/jobs`,
@@ -206,10 +211,15 @@ export function formatBackups(listing: string): string {
   }
   if (rows.length === 1) return 'no backups yet\n';
   const table = formatTable(rows);
-  const reach =
-    covered && oldestEnd
-      ? `\nbinary logs archived until ${covered}: spec.restore.pointInTime may be any time from ${oldestEnd} to ${covered}\n`
-      : '';
+  let reach = '';
+  if (covered && oldestEnd) {
+    // The archive's last run may have ended before the oldest backup did (a first backup, moments ago):
+    // then no point in time is reachable yet, and a range would run backwards.
+    reach =
+      Date.parse(covered) >= Date.parse(oldestEnd)
+        ? `\nbinary logs archived until ${covered}: spec.restore.pointInTime may be any time from ${oldestEnd} to ${covered} (whole seconds, UTC)\n`
+        : `\nbinary logs archived until ${covered}, before the oldest backup ended: no point in time is reachable yet, only the backups themselves (spec.restore.backup) until the binary-log archive runs again\n`;
+  }
   return `${table}\n${reach}`;
 }
 

@@ -410,6 +410,10 @@ describe('MySQLCluster backups to S3 and restores on a real node (MySQL 9.7, ver
     assert.ok(list.out.includes(backupName), list.out);
     assert.equal(list.out.split('\n').filter((l) => /^\d{8}T\d{6}Z /.test(l)).length, 2, list.out);
     assert.match(list.out, /binary logs archived until \S+: spec\.restore\.pointInTime may be any time from /);
+    // The listing ran as a Job of its own name: only the backup passes for one in `kubectl get jobs`.
+    const jobs = (await batch.listNamespacedJob({ namespace: ns })).items.map((j) => j.metadata?.name ?? '');
+    assert.equal(jobs.filter((j) => new RegExp(`^${SOURCE}-list-\\d+$`).test(j)).length, 1, jobs.join(', '));
+    assert.equal(jobs.filter((j) => new RegExp(`^${SOURCE}-backup-\\d{10}$`).test(j)).length, 1, jobs.join(', '));
     await eventually(
       async () => {
         const c = await degraded();

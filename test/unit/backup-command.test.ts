@@ -16,9 +16,22 @@ describe('recon8s backups', () => {
         '20261123T030000Z  2026-11-23T03:00:40Z  1.0 MiB  u:1-10',
         '20261124T030000Z  2026-11-24T03:00:42Z  2.0 KiB  u:1-77',
         '',
-        'binary logs archived until 2026-11-24T10:05:00Z: spec.restore.pointInTime may be any time from 2026-11-23T03:00:40Z to 2026-11-24T10:05:00Z',
+        'binary logs archived until 2026-11-24T10:05:00Z: spec.restore.pointInTime may be any time from 2026-11-23T03:00:40Z to 2026-11-24T10:05:00Z (whole seconds, UTC)',
         '',
       ].join('\n'),
+    );
+  });
+
+  it('says no point in time is reachable yet when the archive last ran before the only backup ended', () => {
+    const listing = [
+      'backup\t{"name":"20261124T120250Z","endTime":"2026-11-24T12:03:12Z","sizeBytes":2048,"gtidSet":"u:1-77"}',
+      'binlog\t{"archivedGtids":"u:1-70","coveredUntil":"2026-11-24T12:03:01Z"}',
+    ].join('\n');
+    const text = formatBackups(listing);
+    assert.doesNotMatch(text, /may be any time/);
+    assert.match(
+      text,
+      /binary logs archived until 2026-11-24T12:03:01Z, before the oldest backup ended: no point in time is reachable yet, only the backups themselves/,
     );
   });
 
