@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { eventually } from '../integration/eventually.js';
 import { NODE_HOOK_TIMEOUT_MS, freshRestrictedNamespace, useSharedNode } from './cluster.js';
@@ -184,5 +185,24 @@ describe('the real node (kubelet, containerd, CNI, kube-proxy, CoreDNS)', functi
     assert.equal(claim.status?.phase, 'Bound');
     const { stdout } = await node().kubectl(['exec', '-n', ns, 'disk-0', '--', 'cat', '/data/proof']);
     assert.equal(stdout.trim(), 'written-by-999');
+  });
+
+  it('frees a volume whose claim is deleted: emptied and Available again, as a Delete policy would', async () => {
+    const claim = await core.readNamespacedPersistentVolumeClaim({ namespace: ns, name: 'data-disk-0' });
+    const volume = claim.spec?.volumeName ?? '';
+    assert.match(volume, /^recon8s-node-pv-\d+$/);
+    await node().kubectl(['delete', 'statefulset', '-n', ns, 'disk', '--wait=true']);
+    await node().kubectl(['delete', 'pod', '-n', ns, 'disk-0', '--ignore-not-found', '--wait=true']);
+    await node().kubectl(['delete', 'pvc', '-n', ns, 'data-disk-0', '--wait=true']);
+    await eventually(
+      async () => {
+        const pv = await core.readPersistentVolume({ name: volume });
+        assert.equal(pv.status?.phase, 'Available', JSON.stringify(pv.status));
+        assert.equal(pv.spec?.claimRef, undefined);
+        const path = pv.spec?.local?.path ?? '';
+        assert.deepEqual(readdirSync(path), [], `${path} still holds files`);
+      },
+      { timeoutMs: 60_000, intervalMs: 1000, description: `${volume} Available and empty` },
+    );
   });
 });

@@ -258,6 +258,8 @@ EOF
       echo "{\"apiVersion\":\"v1\",\"kind\":\"PersistentVolume\",\"metadata\":{\"name\":\"recon8s-node-pv-$i\"},\"spec\":{\"capacity\":{\"storage\":\"100Gi\"},\"accessModes\":[\"ReadWriteOnce\"],\"persistentVolumeReclaimPolicy\":\"Retain\",\"storageClassName\":\"local\",\"local\":{\"path\":\"$RUN_DIR/volumes/pv-$i\"},\"nodeAffinity\":{\"required\":{\"nodeSelectorTerms\":[{\"matchExpressions\":[{\"key\":\"kubernetes.io/hostname\",\"operator\":\"In\",\"values\":[\"$NODE\"]}]}]}}}}"
     done
   } | $KC apply -f - >/dev/null || die "could not create the StorageClass and volumes"
+  # Frees what deleted claims release (the pool would otherwise run dry in a long run: Retain keeps them).
+  start volume-recycler bash "$0" recycle-volumes
 
   # Cluster DNS: CoreDNS as a host process on the node address, behind the kube-dns Service.
   $KC apply -f - >/dev/null <<EOF || die "could not create the DNS objects"
@@ -307,6 +309,28 @@ EOF
 }
 
 alive() { [ -r "/proc/$1/stat" ] && [ "$(sed 's/.*) //' "/proc/$1/stat" | cut -c1)" != Z ]; }
+# What a provisioner's Delete policy does for its volumes: a volume of the pool whose claim is gone
+# (Released) is emptied and made Available again, so that any number of clusters can come and go in
+# one run. Only the pool's own volumes, only once released: a bound volume is never touched.
+recycle_volumes() {
+  local pv dir
+  # stop() signals this shell alone: take its children (kubectl, sleep) with it.
+  trap 'trap - TERM; kill 0 2>/dev/null; exit 0' TERM
+  while :; do
+    for pv in $($KC get pv -o jsonpath='{range .items[?(@.status.phase=="Released")]}{.metadata.name}{" "}{end}' 2>/dev/null); do
+      [[ $pv =~ ^recon8s-node-pv-([0-9]+)$ ]] || continue
+      dir=$RUN_DIR/volumes/pv-${BASH_REMATCH[1]}
+      [ -d "$dir" ] || continue
+      find "$dir" -mindepth 1 -delete 2>/dev/null
+      chmod 0755 "$dir"
+      $KC patch pv "$pv" --type json -p '[{"op":"remove","path":"/spec/claimRef"}]' >/dev/null 2>&1 &&
+        echo "$(date -u +%FT%TZ) recycled $pv"
+    done
+    sleep 3 &
+    wait $!
+  done
+}
+
 stop() { # stop NAME: SIGTERM, SIGKILL after 10 s
   local f=$R/$1.pid pid
   [ -f "$f" ] || return 0
@@ -321,7 +345,7 @@ stop() { # stop NAME: SIGTERM, SIGKILL after 10 s
 
 down() {
   [ -d "$RUN_DIR" ] || return 0
-  for n in coredns kube-proxy kubelet kube-scheduler kube-controller-manager kube-apiserver etcd; do stop $n; done
+  for n in volume-recycler coredns kube-proxy kubelet kube-scheduler kube-controller-manager kube-apiserver etcd; do stop $n; done
   # kubelet is gone: kill the containers directly; their network namespaces go with the mounts below.
   if [ -S "$RUN_DIR/containerd/containerd.sock" ] && [ -f "$R/containerd.pid" ]; then
     for c in $($CTR tasks ls -q 2>/dev/null); do $CTR tasks kill -s SIGKILL "$c" >/dev/null 2>&1; done
@@ -362,5 +386,6 @@ down() {
 case "${1:-}" in
   up) shift; up "$@" ;;
   down) down ;;
-  *) echo "usage: node.sh up ARCHIVE... | down" >&2; exit 2 ;;
+  recycle-volumes) recycle_volumes ;;
+  *) echo "usage: node.sh up ARCHIVE... | down | recycle-volumes" >&2; exit 2 ;;
 esac
