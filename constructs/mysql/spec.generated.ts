@@ -316,7 +316,8 @@ export interface MySQLObjectStore {
   readonly credentialsSecretName: string;
   /**
    * An image with the rclone client on its PATH and a POSIX shell: rclone is copied from it into the
-   * pods that talk to the store (the MySQL images have none).
+   * pods that talk to the store (the official MySQL images have none; the mysql image of the project
+   * test node has it, so there rcloneImage may name that image).
    * @default "docker.io/rclone/rclone:1.75.2"
    */
   readonly rcloneImage?: string;

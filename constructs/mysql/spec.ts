@@ -190,7 +190,7 @@ const objectStore = s.object({
     rcloneImage: s.optional(
       s.string({
         description:
-          'An image with the rclone client on its PATH and a POSIX shell: rclone is copied from it into the pods that talk to the store (the official MySQL images have none; the project's node's mysql image has it, so there rcloneImage may name that image).',
+          'An image with the rclone client on its PATH and a POSIX shell: rclone is copied from it into the pods that talk to the store (the official MySQL images have none; the mysql image of the project test node has it, so there rcloneImage may name that image).',
         minLength: 1,
         maxLength: 512,
         pattern: IMAGE_REFERENCE_PATTERN,
