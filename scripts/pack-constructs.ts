@@ -7,6 +7,11 @@
 // cdk8s, constructs and cdk8s-plus-28 as peerDependencies (caret ranges from the versions this
 // repository tests with). Nothing of lib/ and no Kubernetes client is in it.
 //
+// The constructs ship twice: as ES modules (constructs/, what the controller and ESM projects load) and
+// compiled to CommonJS (constructs-cjs/, tsconfig.constructs-cjs.json), which `require('recon8s')`
+// gets. Node >= 22.12 could require() the ES modules, but tools with a module loader of their own
+// cannot: jest, which `cdk8s init typescript-app` sets up, fails on the first `export`.
+//
 // Prints the tarball's path.
 import { spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -16,6 +21,8 @@ import { fileURLToPath } from 'node:url';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** The construct library's peers: what `import * as recon8s from 'recon8s'` runs on. */
 export const PEERS = ['cdk8s', 'cdk8s-plus-28', 'constructs'] as const;
+/** The CommonJS build's directory, in build/ and in the package. */
+const CJS_DIR = 'constructs-cjs';
 
 interface Manifest {
   readonly version: string;
@@ -48,12 +55,25 @@ export function constructsManifest(root: Manifest): Record<string, unknown> {
     license: root.license,
     type: 'module',
     engines: root.engines,
+    // Each condition has its own declarations, in a directory of its module format, so that TypeScript
+    // under node16/nodenext types `import` as ESM and `require` as CommonJS. The dual-package hazard (an
+    // ESM and a CommonJS copy of the classes in one process) is harmless here: the constructs keep no
+    // module state, their one marker on constructs is a registered Symbol.for() that both copies share,
+    // and cdk8s and constructs, whose classes they extend and test with instanceof, are CommonJS-only, so
+    // one copy of each. The one difference a user could meet: an InvalidSpecError thrown by one copy is
+    // no instanceof the other's (its name is 'InvalidSpecError' in both).
     exports: {
-      '.': { types: './constructs/index.d.ts', default: './constructs/index.js' },
+      '.': {
+        import: { types: './constructs/index.d.ts', default: './constructs/index.js' },
+        require: { types: `./${CJS_DIR}/index.d.ts`, default: `./${CJS_DIR}/index.js` },
+      },
       './package.json': './package.json',
     },
-    types: './constructs/index.d.ts',
-    files: ['constructs', 'README.md', 'LICENSE'],
+    // For resolvers that ignore `exports` (TypeScript's moduleResolution node10, what `module: commonjs`
+    // implies up to TypeScript 5.x, and old bundlers): they only ever require().
+    main: `./${CJS_DIR}/index.js`,
+    types: `./${CJS_DIR}/index.d.ts`,
+    files: ['constructs', CJS_DIR, 'README.md', 'LICENSE'],
     peerDependencies,
   };
 }
@@ -61,15 +81,24 @@ export function constructsManifest(root: Manifest): Record<string, unknown> {
 function main(): void {
   const destination = resolve(process.argv[2] ?? join(ROOT, 'build', 'packages'));
   const root = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as Manifest;
-  run(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], ROOT);
+  const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+  run(process.execPath, [tsc, '-p', 'tsconfig.build.json'], ROOT);
+  const cjsBuild = join(ROOT, 'build', CJS_DIR);
+  // Emptied first: tsc only ever adds, and a module since removed from constructs/ must not ship.
+  rmSync(cjsBuild, { recursive: true, force: true });
+  run(process.execPath, [tsc, '-p', 'tsconfig.constructs-cjs.json'], ROOT);
+  // Without it, the .js files would be ES modules to Node and their .d.ts ESM to TypeScript: the
+  // nearest package.json (this repository's in build/, the package's once installed) says "module".
+  writeFileSync(join(cjsBuild, 'package.json'), `${JSON.stringify({ type: 'commonjs' })}\n`);
 
   const stage = join(destination, 'recon8s');
   rmSync(stage, { recursive: true, force: true });
   mkdirSync(stage, { recursive: true });
-  cpSync(join(ROOT, 'build', 'constructs'), join(stage, 'constructs'), {
-    recursive: true,
-    filter: (path) => !path.endsWith('.map') && !path.endsWith('.tsbuildinfo'),
-  });
+  for (const dir of ['constructs', CJS_DIR])
+    cpSync(join(ROOT, 'build', dir), join(stage, dir), {
+      recursive: true,
+      filter: (path) => !path.endsWith('.map') && !path.endsWith('.tsbuildinfo'),
+    });
   for (const file of ['README.md', 'LICENSE']) cpSync(join(ROOT, file), join(stage, file));
   writeFileSync(join(stage, 'package.json'), `${JSON.stringify(constructsManifest(root), null, 2)}\n`);
 

@@ -67,6 +67,7 @@ const HOST_FILES = [
   'helm-chart',
   'images',
   'mysql-real',
+  'package-cdk8s-template',
   'package-controller',
   'package-crd-import',
   'package-docker',

@@ -1,15 +1,19 @@
 /*
  * `npm run pack:constructs` gives the package cdk8s users install, `recon8s`: the tarball holds the
- * compiled constructs with their types, README.md and package.json, and nothing else; its only
- * requirements are its peers (cdk8s, constructs, cdk8s-plus-28). A scratch ES module project installs
- * it offline with no Kubernetes client in node_modules, type-checks against it (and is refused a
- * wrong prop), synthesizes with it under Node 24, can require() it from CommonJS; another one does the
- * same on the lowest peer versions its ranges allow. The controller package is package-controller.test.ts.
- * No cluster needed; about 40 s (a build, two offline npm installs, two tsc runs).
+ * compiled constructs with their types, twice (ES modules for `import`, CommonJS for `require`),
+ * README.md and package.json, and nothing else; its only requirements are its peers (cdk8s,
+ * constructs, cdk8s-plus-28). A scratch ES module project installs it offline with no Kubernetes
+ * client in node_modules, type-checks against it (and is refused a wrong prop), synthesizes with it
+ * under Node 24, and gets the CommonJS build from require() in a Node that cannot require() ES modules;
+ * another one does the same on the lowest peer versions its ranges allow. The project
+ * `cdk8s init typescript-app` makes (CommonJS, jest) is package-cdk8s-template.test.ts; the controller
+ * package, package-controller.test.ts. No cluster needed; about 40 s (a build, two offline npm
+ * installs, two tsc runs).
  */
 import assert from 'node:assert/strict';
 import { existsSync, lstatSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { parseAllDocuments } from 'yaml';
 import { REPO_ROOT } from '../support/run.js';
 import type { InstallMethod } from '../support/package-tools.js';
@@ -58,7 +62,7 @@ export function synthesize(): string {
 }
 `;
 
-// The same from a CommonJS module: compiled to require('recon8s'), which Node >= 22.12 serves from ESM.
+// The same from a CommonJS module: compiled to require('recon8s'), which the `require` condition serves.
 const CJS_CTS = `import { App as Cdk8sApp, Chart } from 'cdk8s';
 import * as recon8s from 'recon8s';
 
@@ -103,7 +107,7 @@ describe('the constructs package `recon8s` (npm run pack:constructs), as a cdk8s
     if (work) rmSync(work, { recursive: true, force: true });
   });
 
-  it(`is recon8s-${version}.tgz with the compiled constructs and their types, README.md and package.json`, () => {
+  it(`is recon8s-${version}.tgz with the compiled constructs and their types, as ES modules and as CommonJS, README.md and package.json`, () => {
     assert.equal(tarball.endsWith(`recon8s-${version}.tgz`), true, tarball);
     const entries = tarballEntries(tarball);
     for (const required of [
@@ -112,18 +116,37 @@ describe('the constructs package `recon8s` (npm run pack:constructs), as a cdk8s
       'constructs/index.js',
       'constructs/index.d.ts',
       'constructs/operator/operator-chart.js',
+      'constructs-cjs/index.js',
+      'constructs-cjs/index.d.ts',
+      'constructs-cjs/package.json',
     ])
       assert.ok(entries.includes(required), `${required} is missing from the tarball`);
     // Every module that is shipped comes with its declarations.
     for (const js of entries.filter((e) => e.endsWith('.js')))
       assert.ok(entries.includes(js.replace(/\.js$/, '.d.ts')), `${js} has no .d.ts`);
+    // Both builds have the same modules.
+    const modules = (dir: string): string[] =>
+      entries.filter((e) => e.startsWith(`${dir}/`) && e !== `${dir}/package.json`).map((e) => e.slice(dir.length));
+    assert.deepEqual(modules('constructs-cjs'), modules('constructs'));
+    // What makes the CommonJS build CommonJS to Node and TypeScript: the package says "module".
+    const cjsMarker = JSON.parse(
+      exec('tar', ['-xzf', tarball, '-O', 'package/constructs-cjs/package.json'], { cwd: work, timeoutMs: 30_000 })
+        .stdout,
+    ) as unknown;
+    assert.deepEqual(cjsMarker, { type: 'commonjs' });
   });
 
   it('ships nothing else: no controller (lib/), no tests, no apps/, no TypeScript sources, no source maps', () => {
     const entries = tarballEntries(tarball);
     const unexpected = entries.filter(
       (e) =>
-        !(e === 'package.json' || e === 'README.md' || e === 'LICENSE' || /^constructs\/.+(\.js|\.d\.ts)$/.test(e)),
+        !(
+          e === 'package.json' ||
+          e === 'README.md' ||
+          e === 'LICENSE' ||
+          e === 'constructs-cjs/package.json' ||
+          /^constructs(-cjs)?\/.+(\.js|\.d\.ts)$/.test(e)
+        ),
     );
     assert.deepEqual(unexpected, []);
     assert.deepEqual(
@@ -179,7 +202,7 @@ describe('the constructs package `recon8s` (npm run pack:constructs), as a cdk8s
     }
   });
 
-  it('synthesizes on the lowest peer versions its ranges allow', function () {
+  it('synthesizes on the lowest peer versions its ranges allow, from both builds', function () {
     this.timeout(240_000);
     const manifest = JSON.parse(
       exec('tar', ['-xzf', tarball, '-O', 'package/package.json'], { cwd: work, timeoutMs: 30_000 }).stdout,
@@ -196,19 +219,47 @@ describe('the constructs package `recon8s` (npm run pack:constructs), as a cdk8s
         name,
       );
     }
-    const script =
-      "import { App, Chart } from 'cdk8s'; import * as recon8s from 'recon8s'; const app = new App(); const c = new Chart(app, 'c', { disableResourceNameHashes: true }); new recon8s.App(c, 'web', { image: 'nginx' }); new recon8s.MySQLCluster(c, 'db', {}); process.stdout.write(app.synthYaml());";
-    const r = exec(process.execPath, ['--input-type=module', '-e', script], { cwd: oldest, timeoutMs: 60_000 });
-    assertSucceeded(r);
-    const names = kindNames(parseYaml(r.stdout));
-    for (const expected of ['Deployment/web', 'MySQLCluster/db'])
-      assert.ok(names.includes(expected), `${expected} not in ${names.join(', ')}`);
+    const synthesize =
+      "const app = new App(); const c = new Chart(app, 'c', { disableResourceNameHashes: true }); new recon8s.App(c, 'web', { image: 'nginx' }); new recon8s.MySQLCluster(c, 'db', {}); process.stdout.write(app.synthYaml());";
+    // Both builds: the ES modules imported, the CommonJS required (with require() of ES modules off).
+    for (const args of [
+      [
+        '--input-type=module',
+        '-e',
+        `import { App, Chart } from 'cdk8s'; import * as recon8s from 'recon8s'; ${synthesize}`,
+      ],
+      [
+        '--no-experimental-require-module',
+        '--input-type=commonjs',
+        '-e',
+        `const { App, Chart } = require('cdk8s'); const recon8s = require('recon8s'); ${synthesize}`,
+      ],
+    ]) {
+      const r = exec(process.execPath, args, { cwd: oldest, timeoutMs: 60_000 });
+      assertSucceeded(r);
+      const names = kindNames(parseYaml(r.stdout));
+      for (const expected of ['Deployment/web', 'MySQLCluster/db'])
+        assert.ok(names.includes(expected), `${expected} not in ${names.join(', ')}`);
+    }
   });
 
-  it('type-checks a strict nodenext TypeScript consumer (ESM and CommonJS) against the shipped .d.ts, with no @types/node', () => {
-    const r = tsc('tsconfig.json', consumer);
+  it('type-checks a strict nodenext TypeScript consumer (ESM and CommonJS) against the shipped .d.ts, each against its own build, with no @types/node', () => {
+    const r = tsc('tsconfig.json', consumer, ['--explainFiles']);
     assertSucceeded(r);
     assert.ok(existsSync(join(consumer, 'out', 'main.js')) && existsSync(join(consumer, 'out', 'cjs.cjs')), explain(r));
+    // --explainFiles names each file and who imported it: the entry points' importers, one for each.
+    const importers = (entry: string): string[] => {
+      const lines = r.stdout.split('\n');
+      const at = lines.findIndex((l) => l === `node_modules/recon8s/${entry}`);
+      assert.notEqual(at, -1, `${entry} is not in the program:\n${r.stdout}`);
+      const reasons = lines.slice(
+        at + 1,
+        lines.findIndex((l, i) => i > at && !l.startsWith(' ')),
+      );
+      return reasons.flatMap((l) => /Imported via 'recon8s' from file '([^']+)'/.exec(l)?.[1] ?? []);
+    };
+    assert.deepEqual(importers('constructs/index.d.ts'), ['main.ts']);
+    assert.deepEqual(importers('constructs-cjs/index.d.ts'), ['cjs.cts']);
   });
 
   it('refuses a wrong prop at compile time (replicas: "two"): the types are real', () => {
@@ -245,25 +296,47 @@ describe('the constructs package `recon8s` (npm run pack:constructs), as a cdk8s
     assert.equal(web.spec.template.spec.containers[0]?.image, 'nginx');
   });
 
-  it('is require()-able from CommonJS (exports "default", Node >= 22.12)', () => {
+  it('gives CommonJS its CommonJS build (exports "require"), which synthesizes where require() of ES modules is off', () => {
     assert.ok(existsSync(join(consumer, 'out', 'cjs.cjs')), 'the consumer did not compile (see above)');
-    const r = exec(process.execPath, ['-e', "process.stdout.write(require('./out/cjs.cjs').synthesize())"], {
-      cwd: consumer,
-      timeoutMs: 60_000,
-    });
+    // What a module loader of its own (jest) or a Node before 22.12 allows: a require()d ES module throws.
+    const r = exec(
+      process.execPath,
+      [
+        '--no-experimental-require-module',
+        '-e',
+        "process.stdout.write(JSON.stringify({ resolved: require.resolve('recon8s'), yaml: require('./out/cjs.cjs').synthesize() }))",
+      ],
+      { cwd: consumer, timeoutMs: 60_000 },
+    );
     assertSucceeded(r);
-    assert.ok(kindNames(parseYaml(r.stdout)).includes('Deployment/web'), r.stdout);
-    assert.doesNotMatch(r.stderr, /ExperimentalWarning/);
+    const { resolved, yaml } = JSON.parse(r.stdout) as { resolved: string; yaml: string };
+    assert.equal(resolved, join(consumer, 'node_modules', 'recon8s', 'constructs-cjs', 'index.js'));
+    assert.ok(kindNames(parseYaml(yaml)).includes('Deployment/web'), yaml);
+  });
+
+  it('keeps the ES modules for import', () => {
+    const r = exec(
+      process.execPath,
+      ['--input-type=module', '-e', "process.stdout.write(import.meta.resolve('recon8s'))"],
+      { cwd: consumer, timeoutMs: 60_000 },
+    );
+    assertSucceeded(r);
+    assert.equal(r.stdout, pathToFileURL(join(consumer, 'node_modules', 'recon8s', 'constructs', 'index.js')).href);
   });
 
   it('exposes only its entry point and package.json: deep imports of internals are refused', () => {
     const script = `
       const pkg = await import('recon8s/package.json', { with: { type: 'json' } });
-      let code = 'imported';
-      try { await import('recon8s/constructs/app/app.js'); } catch (e) { code = e.code; }
-      process.stdout.write(JSON.stringify({ version: pkg.default.version, deep: code }));`;
+      const deep = [];
+      for (const path of ['recon8s/constructs/app/app.js', 'recon8s/constructs-cjs/app/app.js']) {
+        try { await import(path); deep.push('imported'); } catch (e) { deep.push(e.code); }
+      }
+      process.stdout.write(JSON.stringify({ version: pkg.default.version, deep }));`;
     const r = exec(process.execPath, ['--input-type=module', '-e', script], { cwd: consumer, timeoutMs: 60_000 });
     assertSucceeded(r);
-    assert.deepEqual(JSON.parse(r.stdout), { version, deep: 'ERR_PACKAGE_PATH_NOT_EXPORTED' });
+    assert.deepEqual(JSON.parse(r.stdout), {
+      version,
+      deep: ['ERR_PACKAGE_PATH_NOT_EXPORTED', 'ERR_PACKAGE_PATH_NOT_EXPORTED'],
+    });
   });
 });

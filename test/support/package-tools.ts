@@ -237,8 +237,8 @@ export function writeTsconfig(
 }
 
 /** This repository's TypeScript compiler on a project file. */
-export function tsc(project: string, cwd: string): ExecResult {
-  return exec(join(REPO_ROOT, 'node_modules', '.bin', 'tsc'), ['-p', project, '--pretty', 'false'], {
+export function tsc(project: string, cwd: string, extraArgs: readonly string[] = []): ExecResult {
+  return exec(join(REPO_ROOT, 'node_modules', '.bin', 'tsc'), ['-p', project, '--pretty', 'false', ...extraArgs], {
     cwd,
     timeoutMs: 90_000,
   });

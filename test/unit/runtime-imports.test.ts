@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
+import { PEERS } from '../../scripts/pack-constructs.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -16,16 +17,19 @@ function sources(dir: string): string[] {
   return out;
 }
 
-/** Imports and re-exports of `module` in a file that survive compilation (not `import type`). */
-function runtimeImports(text: string, module: string): string[] {
+interface RuntimeImport {
+  readonly specifier: string;
+  readonly dynamic: boolean;
+  /** The statement or call, for messages. */
+  readonly text: string;
+}
+
+/** The imports, re-exports and dynamic imports of a file that survive compilation (not `import type`). */
+function runtimeImportsOf(text: string): RuntimeImport[] {
   const source = ts.createSourceFile('source.ts', text, ts.ScriptTarget.Latest, true);
-  const found: string[] = [];
+  const found: RuntimeImport[] = [];
   const visit = (node: ts.Node): void => {
-    if (
-      ts.isImportDeclaration(node) &&
-      ts.isStringLiteral(node.moduleSpecifier) &&
-      node.moduleSpecifier.text === module
-    ) {
+    if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier)) {
       const clause = node.importClause;
       const named = clause?.namedBindings;
       const typeOnly =
@@ -36,28 +40,33 @@ function runtimeImports(text: string, module: string): string[] {
             ts.isNamedImports(named) &&
             named.elements.length > 0 &&
             named.elements.every((e) => e.isTypeOnly)));
-      if (!typeOnly) found.push(node.getText());
+      if (!typeOnly) found.push({ specifier: node.moduleSpecifier.text, dynamic: false, text: node.getText() });
     } else if (
       ts.isExportDeclaration(node) &&
       node.moduleSpecifier !== undefined &&
       ts.isStringLiteral(node.moduleSpecifier) &&
-      node.moduleSpecifier.text === module &&
       !node.isTypeOnly
     ) {
-      found.push(node.getText());
+      found.push({ specifier: node.moduleSpecifier.text, dynamic: false, text: node.getText() });
     } else if (
       ts.isCallExpression(node) &&
       node.expression.kind === ts.SyntaxKind.ImportKeyword &&
       node.arguments[0] !== undefined &&
-      ts.isStringLiteral(node.arguments[0]) &&
-      node.arguments[0].text.startsWith(module)
+      ts.isStringLiteral(node.arguments[0])
     ) {
-      found.push(node.getText());
+      found.push({ specifier: node.arguments[0].text, dynamic: true, text: node.getText() });
     }
     ts.forEachChild(node, visit);
   };
   visit(source);
   return found;
+}
+
+/** The runtime imports of `module` in a file (dynamic ones of its subpaths too). */
+function runtimeImports(text: string, module: string): string[] {
+  return runtimeImportsOf(text)
+    .filter((i) => i.specifier === module || (i.dynamic && i.specifier.startsWith(module)))
+    .map((i) => i.text);
 }
 
 describe('what the controller loads at run time', () => {
@@ -86,5 +95,26 @@ describe('what the controller loads at run time', () => {
       "export { Watch } from 'm';",
       "import('m')",
     ]);
+  });
+});
+
+describe('what the constructs load at run time', () => {
+  it('nothing but their own modules and the peers of the constructs package, which both of its builds (ES modules, CommonJS) load', () => {
+    const constructs = join(ROOT, 'constructs');
+    const peers = new Set<string>(PEERS);
+    const offenders = sources(constructs).flatMap((f) =>
+      runtimeImportsOf(readFileSync(f, 'utf8'))
+        .filter((i) =>
+          i.specifier.startsWith('.')
+            ? !resolve(dirname(f), i.specifier).startsWith(constructs + sep)
+            : !peers.has(i.specifier),
+        )
+        .map((i) => `${relative(ROOT, f)}: ${i.text}`),
+    );
+    assert.deepEqual(
+      offenders,
+      [],
+      `the constructs package ships constructs/ alone and requires only ${PEERS.join(', ')}`,
+    );
   });
 });
