@@ -1,6 +1,7 @@
-// `recon8s backup NAME` and `recon8s backups NAME`. Both run a Job from the cluster's backup CronJob,
-// so that they reach the store (or volume) exactly as the scheduled backups do, with the credentials
-// the pods read from their Secret: the CLI never handles a storage credential or a password.
+// `recon8s backup NAME`, `recon8s backups NAME` and `recon8s binlog archive NAME`. Each runs a Job from
+// one of the cluster's CronJobs, so that it reaches the store (or volume) exactly as the scheduled runs
+// do, with the credentials the pods read from their Secret: the CLI never handles a storage credential
+// or a password.
 import { HttpMethod } from '../kube/index.js';
 import type { V1CronJob, V1Job, V1Pod, V1PodList } from '@kubernetes/client-node';
 import { MYSQL_STORE_REPORTS } from '../../constructs/index.js';
@@ -23,6 +24,15 @@ export const BACKUPS_USAGE = `Usage: recon8s backups NAME [-n NAMESPACE] [--kube
 Lists the backups of MySQLCluster NAME where they are stored (a short Job from its CronJob NAME-backup
 reads the store), oldest first, with when each ended, its size and GTID set, and how far the archived
 binary logs reach: the points spec.restore can restore to.
+`;
+
+export const BINLOG_USAGE = `Usage: recon8s binlog archive NAME [-n NAMESPACE] [--kubeconfig PATH] [--timeout DURATION]
+
+Archives the binary logs of MySQLCluster NAME now, as its schedule would (a Job from its CronJob
+NAME-binlog; spec.backup.s3 with binlogIntervalMinutes > 0), and waits for it (default 15m): prints
+until when the archive now reaches (every transaction committed before it can be restored to), exit
+0, or why it failed (1). Run it before a point-in-time restore to a moment after the last scheduled
+run, or right after a bad statement.
 `;
 
 export const BACKUP_COMMAND_OPTIONS = {
@@ -84,8 +94,8 @@ async function runJob(
   name: string,
   command: string[] | undefined,
   deadline: number,
+  cronJobName = `${name}-backup`,
 ): Promise<{ job: string; pod?: V1Pod; succeeded: boolean }> {
-  const cronJobName = `${name}-backup`;
   const cronJob = await client.requestJson<V1CronJob>({
     path: `/apis/batch/v1/namespaces/${namespace}/cronjobs/${cronJobName}`,
   });
@@ -120,9 +130,20 @@ function terminationMessage(pod: V1Pod | undefined): string {
   return (c?.state?.terminated?.message ?? c?.lastState?.terminated?.message ?? '').trim();
 }
 
-function failed(e: unknown, client: KubeClient, namespace: string, name: string, err: NodeJS.WritableStream): number {
+function failed(
+  e: unknown,
+  client: KubeClient,
+  namespace: string,
+  name: string,
+  err: NodeJS.WritableStream,
+  cronJob: 'backup' | 'binlog' = 'backup',
+): number {
+  const missing =
+    cronJob === 'backup'
+      ? `no CronJob ${name}-backup in namespace ${namespace}: MySQLCluster ${name} does not exist there, or has no spec.backup`
+      : `no CronJob ${name}-binlog in namespace ${namespace}: MySQLCluster ${name} does not exist there, or archives no binary logs (spec.backup.s3, with binlogIntervalMinutes > 0)`;
   err.write(
-    `error: ${apiError(e).code === 404 ? `no CronJob ${name}-backup in namespace ${namespace}: MySQLCluster ${name} does not exist there, or has no spec.backup` : describeApiError(e, client, `reading MySQLCluster ${namespace}/${name}`)}\n`,
+    `error: ${apiError(e).code === 404 ? missing : describeApiError(e, client, `reading MySQLCluster ${namespace}/${name}`)}\n`,
   );
   return 2;
 }
@@ -232,4 +253,44 @@ function size(bytes: number): string {
     u++;
   }
   return u === 0 ? `${v} B` : `${v.toFixed(1)} ${units[u] ?? ''}`;
+}
+
+export async function binlogArchiveCommand(
+  o: Options,
+  out: NodeJS.WritableStream,
+  err: NodeJS.WritableStream,
+): Promise<number> {
+  const deadline = Date.now() + parseDuration(o.timeout, BINLOG_USAGE);
+  const { client, defaultNamespace } = connect(o.kubeconfig);
+  const namespace = o.namespace ?? defaultNamespace;
+  try {
+    const run = await runJob(client, namespace, o.name, undefined, deadline, `${o.name}-binlog`);
+    const message = terminationMessage(run.pod);
+    const match = /^(\w+): ([^]+)$/.exec(message);
+    if (run.succeeded && match?.[1] === MYSQL_STORE_REPORTS.binlogsArchived) {
+      out.write(`${describeArchive(match[2] ?? '')}\n`);
+      return 0;
+    }
+    err.write(`binary-log archive Job ${run.job} failed: ${match?.[2] ?? (message || 'no report')}\n`);
+    return 1;
+  } catch (e) {
+    return failed(e, client, namespace, o.name, err, 'binlog');
+  } finally {
+    await client.close();
+  }
+}
+
+/** The binary-log job's report (its state.json) in words. */
+export function describeArchive(report: string): string {
+  let state: Record<string, unknown> = {};
+  try {
+    state = JSON.parse(report) as Record<string, unknown>;
+  } catch {
+    return report;
+  }
+  const covered = typeof state.coveredUntil === 'string' ? state.coveredUntil : undefined;
+  const gtids = typeof state.archivedGtids === 'string' ? state.archivedGtids : '';
+  return covered
+    ? `binary logs archived until ${covered}: every transaction committed before it can be restored to (spec.restore.pointInTime); archived GTID set '${gtids}'`
+    : `binary logs archived; archived GTID set '${gtids}'`;
 }

@@ -6,6 +6,8 @@ import { apiError } from '../kube/index.js';
 import { APPLY_OPTIONS, APPLY_USAGE, applyCommand } from './apply-command.js';
 import {
   BACKUPS_USAGE,
+  BINLOG_USAGE,
+  binlogArchiveCommand,
   BACKUP_COMMAND_OPTIONS,
   BACKUP_USAGE,
   backupCommand,
@@ -34,6 +36,7 @@ Commands:
   status       print the topology of a MySQLCluster
   backup       back a MySQLCluster up now (as its schedule would) and wait for it
   backups      list a MySQLCluster's backups and how far its binary-log archive reaches
+  binlog       archive a MySQLCluster's binary logs now (binlog archive NAME) and wait for it
 
 Run "recon8s <command> --help" (or "recon8s help <command>") for a command's options, and
 "recon8s --version" for the version.
@@ -49,6 +52,7 @@ const COMMAND_USAGE: Readonly<Record<string, string>> = {
   status: STATUS_USAGE,
   backup: BACKUP_USAGE,
   backups: BACKUPS_USAGE,
+  binlog: BINLOG_USAGE,
 };
 
 /** The command meant by a mistyped one: the closest by edit distance, if it is close. */
@@ -192,6 +196,27 @@ export async function main(
         return command === 'backup'
           ? await backupCommand({ name, ...values }, out, err)
           : await backupsCommand({ name, ...values }, out, err);
+      }
+      case 'binlog': {
+        const { values, positionals } = parseArgs({
+          args: [...rest],
+          options: BACKUP_COMMAND_OPTIONS,
+          strict: true,
+          allowPositionals: true,
+        });
+        if (values.help) {
+          out.write(BINLOG_USAGE);
+          return 0;
+        }
+        const [action, name, ...extra] = positionals;
+        if (action !== 'archive')
+          throw new UsageError(
+            `binlog needs an action: archive (got ${action === undefined ? 'none' : JSON.stringify(action)})`,
+            BINLOG_USAGE,
+          );
+        if (!name || extra.length > 0)
+          throw new UsageError('binlog archive needs exactly one MySQLCluster NAME', BINLOG_USAGE);
+        return await binlogArchiveCommand({ name, ...values }, out, err);
       }
       case 'help': {
         const [about, ...extra] = rest;

@@ -295,8 +295,13 @@ describe('MySQLCluster backups to S3 and restores on a real node (MySQL 9.7, ver
     const point = utcNow();
     await new Promise((r) => setTimeout(r, 1100));
     await sql(`${SOURCE}-0`, 'DELETE FROM e2e.t WHERE id > 2');
-    const run = await runJob(`${SOURCE}-binlog`);
-    assert.ok(run.succeeded, `the binlog job failed: ${JSON.stringify((await cluster(SOURCE)).status?.conditions)}`);
+    // What a user runs after a bad statement: archive now, and wait.
+    const archived = await cli(['binlog', 'archive', SOURCE]);
+    assert.equal(archived.code, 0, `${archived.err}${JSON.stringify((await cluster(SOURCE)).status?.conditions)}`);
+    const reach = /^binary logs archived until (\S+): every transaction committed before it can be restored to/.exec(
+      archived.out,
+    );
+    assert.ok(reach && (reach[1] ?? '') > point, archived.out);
     await eventually(
       async () => assert.ok(((await cluster(SOURCE)).status?.backup?.binlogsArchivedUntil ?? '') > point),
       { timeoutMs: 60_000, intervalMs: 1000, description: 'status.backup.binlogsArchivedUntil past the point' },
@@ -320,27 +325,53 @@ describe('MySQLCluster backups to S3 and restores on a real node (MySQL 9.7, ver
     await custom.deleteNamespacedCustomObject({ ...GROUP, namespace: ns, name: 'pitr' });
   });
 
-  it('refuses a restore it cannot complete and says why, serving nothing', async () => {
-    await custom.createNamespacedCustomObject({
-      ...GROUP,
-      namespace: ns,
-      body: mysqlClusterResource(node().images.mysql, 'future', 1, {
+  it('refuses a restore it cannot complete and says why, serving nothing, through every phase of its back-off', async () => {
+    const failing = {
+      future: {
         restore: { pointInTime: '2099-01-01T00:00:00Z', s3: { ...store(), prefix: PREFIX } },
-      }),
-    });
-    await eventually(
-      async () => {
-        const c = (await cluster('future')).status?.conditions?.find((x) => x.type === 'Degraded');
-        assert.equal(c?.reason, 'RestoreFailed', JSON.stringify(c));
-        assert.match(
-          c?.message ?? '',
-          /the archived binary logs reach \S+, before the point in time asked for \(2099-01-01T00:00:00Z\)/,
-        );
+        why: /the archived binary logs reach \S+, before the point in time asked for \(2099-01-01T00:00:00Z\)/,
       },
-      { timeoutMs: BOOTSTRAP_MS, intervalMs: 2000, description: 'future: Degraded RestoreFailed' },
-    );
-    assert.notEqual((await cluster('future')).status?.readyReplicas, 1);
-    await custom.deleteNamespacedCustomObject({ ...GROUP, namespace: ns, name: 'future' });
+      // A backup that is not there: the message lists the newest that are (fewer than five here).
+      missing: {
+        restore: { backup: '20200101T000000Z', s3: { ...store(), prefix: PREFIX } },
+        why: /backup 20200101T000000Z is not in s3:\/\/\S+; the newest there: \d{8}T\d{6}Z/,
+      },
+    };
+    for (const [name, { restore }] of Object.entries(failing))
+      await custom.createNamespacedCustomObject({
+        ...GROUP,
+        namespace: ns,
+        body: mysqlClusterResource(node().images.mysql, name, 1, { restore }),
+      });
+    const restoreFailed = async (name: string, why: RegExp): Promise<void> => {
+      const c = (await cluster(name)).status?.conditions?.find((x) => x.type === 'Degraded');
+      assert.equal(c?.reason, 'RestoreFailed', `${name}: ${JSON.stringify(c)}`);
+      assert.match(c?.message ?? '', why);
+    };
+    for (const [name, { why }] of Object.entries(failing))
+      await eventually(() => restoreFailed(name, why), {
+        timeoutMs: BOOTSTRAP_MS,
+        intervalMs: 2000,
+        description: `${name}: Degraded RestoreFailed`,
+      });
+    // Sampled every 200 ms until the member has failed again after a back-off: never "no problems found".
+    const restarts = async (name: string): Promise<number> =>
+      (await core.readNamespacedPod({ namespace: ns, name: `${name}-0` })).status?.initContainerStatuses?.find(
+        (c) => c.name === 'bootstrap',
+      )?.restartCount ?? 0;
+    const first = await restarts('future');
+    let samples = 0;
+    const until = Date.now() + 120_000;
+    while ((await restarts('future')) < first + 2 && Date.now() < until) {
+      for (const [name, { why }] of Object.entries(failing)) await restoreFailed(name, why);
+      samples++;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    assert.ok((await restarts('future')) >= first + 2, `the member restarted twice within 120 s (${samples} samples)`);
+    for (const name of Object.keys(failing)) {
+      assert.notEqual((await cluster(name)).status?.readyReplicas, 1);
+      await custom.deleteNamespacedCustomObject({ ...GROUP, namespace: ns, name });
+    }
   });
 
   it('reports a broken store (wrong key, missing bucket) as Degraded and an Event, retries only as the Job allows, and recovers', async () => {

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { formatBackups } from '../../lib/cli/backup-command.js';
+import { describeArchive, formatBackups } from '../../lib/cli/backup-command.js';
+import { runCliHere } from '../support/run.js';
 
 describe('recon8s backups', () => {
   it('lists the backups oldest first, and the span a point-in-time restore can reach', () => {
@@ -42,5 +43,23 @@ describe('recon8s backups', () => {
     );
     assert.equal(formatBackups(''), 'no backups yet\n');
     assert.equal(formatBackups('backup\tnot json\n'), 'no backups yet\n');
+  });
+});
+
+describe('recon8s binlog archive', () => {
+  it("puts the archive job's report in words: until when a restore can reach", () => {
+    assert.equal(
+      describeArchive('{"archivedGtids":"u:1-90","coveredUntil":"2026-11-24T10:05:00Z"}'),
+      "binary logs archived until 2026-11-24T10:05:00Z: every transaction committed before it can be restored to (spec.restore.pointInTime); archived GTID set 'u:1-90'",
+    );
+    assert.equal(describeArchive('not json'), 'not json');
+  });
+
+  it('needs an action and one cluster name, and says so', async () => {
+    for (const args of [['binlog'], ['binlog', 'find', 'db'], ['binlog', 'archive'], ['binlog', 'archive', 'a', 'b']]) {
+      const r = await runCliHere(args);
+      assert.equal(r.code, 2, args.join(' '));
+      assert.match(r.err, /^error: binlog (needs an action: archive|archive needs exactly one MySQLCluster NAME)/);
+    }
   });
 });

@@ -55,6 +55,7 @@ describe('the recon8s CLI, when things go wrong', function () {
     ['switchover', 'db', '--timeout', '10s'],
     ['backup', 'db', '--timeout', '10s'],
     ['backups', 'db', '--timeout', '10s'],
+    ['binlog', 'archive', 'db', '--timeout', '10s'],
   ];
   const failures: readonly { readonly kubeconfig: string; readonly says: RegExp }[] = [
     { kubeconfig: 'bad', says: /^error: no usable kubeconfig in .*bad\.kubeconfig: .*not valid YAML/ },
@@ -96,7 +97,17 @@ describe('the recon8s CLI, when things go wrong', function () {
   });
 
   it('prints the help of one command with "help <command>", the same as "<command> --help"', async () => {
-    for (const command of ['render', 'controller', 'diff', 'apply', 'switchover', 'status', 'backup', 'backups']) {
+    for (const command of [
+      'render',
+      'controller',
+      'diff',
+      'apply',
+      'switchover',
+      'status',
+      'backup',
+      'backups',
+      'binlog',
+    ]) {
       const help = await run(['help', command]);
       const own = await run([command, '--help']);
       assert.equal(help.code, 0, command);
@@ -130,6 +141,7 @@ describe('the recon8s CLI, when things go wrong', function () {
       ['switchover', 'db'],
       ['backup', 'db'],
       ['backups', 'db'],
+      ['binlog', 'archive', 'db'],
     ]) {
       const r = await run([...command, '--timeout', 'soon', '--kubeconfig', kubeconfigs.unreachable ?? '']);
       assert.equal(r.code, 2, command[0]);
