@@ -282,7 +282,7 @@ export async function binlogArchiveCommand(
 
 /** The binary-log job's report (its state.json) in words. */
 export function describeArchive(report: string): string {
-  let state: Record<string, unknown> = {};
+  let state: Record<string, unknown>;
   try {
     state = JSON.parse(report) as Record<string, unknown>;
   } catch {

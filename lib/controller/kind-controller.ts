@@ -70,6 +70,11 @@ export interface ManageContext {
   readonly prepared: Preparation;
   readonly log: Logger;
   readonly metrics?: ControllerMetrics;
+  /**
+   * Aborted when this process stops leading (or stops): the manager must not take another step, nor
+   * write, once it is (another leader may be acting already).
+   */
+  readonly signal?: AbortSignal;
 }
 
 /** What the manager reports: status fields beside the observed ones, problems, Events, when to look again. */

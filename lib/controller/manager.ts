@@ -169,12 +169,14 @@ export async function startController(opts: ControllerOptions): Promise<Controll
 
   let pool: ReturnType<typeof runWorkers> | undefined;
   const startWorkers = (): void => {
+    reconciler.startTerm();
     queue = new WorkQueue({ metrics: workqueueMetrics(metrics, CONTROLLER_NAME) });
     pool = runWorkers({
       name: CONTROLLER_NAME,
       queue,
       workers: opts.workers ?? 4,
-      reconcile: (key) => reconciler.reconcile(key),
+      // The signal ends with leadership (or shutdown): a deposed leader's reconcile stops at its next step.
+      reconcile: (key, signal) => reconciler.reconcile(key, signal),
       logger,
       metrics,
     });

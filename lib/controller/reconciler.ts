@@ -90,6 +90,16 @@ export class Reconciler {
   constructor(private readonly o: ReconcilerOptions) {
     this.applier = new ChildApplier(o.client);
     this.now = o.now ?? (() => new Date());
+    this.startTerm();
+  }
+
+  /**
+   * Fresh managers, with nothing remembered: called each time this process starts leading. What a
+   * manager remembered from an earlier term (the primary it chose) may have been replaced by another
+   * leader since; only the API server's record is trusted at the start of a term.
+   */
+  startTerm(): void {
+    this.managers.clear();
     for (const kc of KIND_CONTROLLERS) {
       const manager = kc.createManager?.();
       if (manager) this.managers.set(kc.definition.kind, manager);
@@ -158,7 +168,7 @@ export class Reconciler {
     return entry.desired;
   }
 
-  async reconcile(key: string): Promise<ReconcileResult | undefined> {
+  async reconcile(key: string, signal?: AbortSignal): Promise<ReconcileResult | undefined> {
     const { kind: kindName, namespace, name } = parseQueueKey(key);
     const owner = this.o.owners.get(kindName);
     const controller = kindController(kindName);
@@ -235,8 +245,12 @@ export class Reconciler {
             prepared,
             log,
             metrics: this.o.metrics,
+            signal,
           })
         : undefined;
+    // Leadership lost while managing: what this reconcile saw is no longer its to report (the status
+    // would write back a primary the new leader may have replaced).
+    signal?.throwIfAborted();
     for (const e of management?.events ?? []) this.o.events.record(cr, e.type, e.reason, e.message);
     const managed = management?.problems ?? [];
     const conditions = failure

@@ -20,7 +20,8 @@ import {
   mysqlClusterNames,
 } from '../../../constructs/index.js';
 import type { KubeClient } from '../../kube/index.js';
-import { HttpMethod, PatchStrategy } from '../../kube/index.js';
+import { HttpMethod, PatchStrategy, isConflict } from '../../kube/index.js';
+import { PollAgainError } from '../../reconcile/contract.js';
 import type { ClusterView, MemberStatus, MemberView, Role, Step } from '../../mysql/decide.js';
 import { decide } from '../../mysql/decide.js';
 import type { MemberCredentials, MemberSession } from '../../mysql/member-sql.js';
@@ -86,7 +87,29 @@ function describe(e: unknown): string {
   return `${err.code ? `${err.code}: ` : ''}${err.message ?? String(e)}`.slice(0, 300);
 }
 
-export function createMySQLClusterManager(): Manager {
+/** What the manager does on a member over SQL: a MemberSession (or a fake, in tests of its steps). */
+export type MemberActions = Pick<MemberSession, keyof MemberSession>;
+/** How the manager reaches a member. */
+export type ConnectMember = (o: Parameters<typeof connectMember>[0]) => Promise<MemberActions>;
+
+export interface ClusterManagerOptions {
+  /** Default: a MySQL connection (connectMember). */
+  readonly connect?: ConnectMember;
+  /** Monotonic milliseconds (how long a primary has been down). Default: performance.now. */
+  readonly now?: () => number;
+}
+
+/**
+ * The manager of every MySQLCluster of this controller.
+ *
+ * Leader safety: nothing is done for a resource once `ctx.signal` is aborted (leadership lost): it is
+ * checked before every step and every write, and after every wait. A new primary is recorded with the
+ * resource's resourceVersion as a precondition, so the API server refuses the record of a controller
+ * that judged from a resource another controller has changed since (a deposed leader's promotion), and
+ * a member is made writable only once its election is recorded.
+ */
+export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Manager {
+  const connect: ConnectMember = opts.connect ?? connectMember;
   /** Per cluster uid: since when (monotonic ms) its recorded primary has been down. */
   const down = new Map<string, { primary: string; since: number }>();
   /**
@@ -98,7 +121,7 @@ export function createMySQLClusterManager(): Manager {
   const decided = new Map<string, { primary?: string; switchover?: Status['switchover'] }>();
   /** Per cluster uid: the switchover request waiting for a healthy candidate, and since when (monotonic ms). */
   const waiting = new Map<string, { id: string; since: number }>();
-  const now = (): number => performance.now();
+  const now = opts.now ?? ((): number => performance.now());
 
   return {
     forget(uid) {
@@ -135,9 +158,18 @@ export function createMySQLClusterManager(): Manager {
         (status.switchover?.requestId === switchover.id || memory.switchover?.requestId === switchover.id)
       )
         switchover = undefined;
-      /** Records a new primary durably before it takes a single write: a restarted controller must find it. */
+      const leading = (): void => ctx.signal?.throwIfAborted();
+      /** The version of the resource this manager's next write is judged from. */
+      let resourceVersion = cr.metadata.resourceVersion;
+      /**
+       * Records a new primary durably before it takes a single write: a restarted controller must find
+       * it. Refused (409) when the resource changed since it was read: then nothing is promoted, and
+       * the next look starts from what the API server has.
+       */
       const choosePrimary = async (member: string): Promise<void> => {
-        await recordPrimary(client, cr.metadata.namespace ?? '', cr.metadata.name, member);
+        leading();
+        resourceVersion = await recordPrimary(client, namespace, cr.metadata.name, member, resourceVersion);
+        leading();
         primary = member;
         decided.set(uid, { ...decided.get(uid), primary: member });
       };
@@ -161,7 +193,7 @@ export function createMySQLClusterManager(): Manager {
 
       for (let i = 0; i < MAX_STEPS; i++) {
         const views = memberViews(podsNow, names, sts?.status?.updateRevision);
-        const sessions = new Map<string, MemberSession>();
+        const sessions = new Map<string, MemberActions>();
         try {
           const observed = await Promise.all(
             views.map(async (v): Promise<MemberView> => {
@@ -169,7 +201,7 @@ export function createMySQLClusterManager(): Manager {
               const ip = pod?.status?.podIP;
               if (!ip) return { ...v, error: 'the pod has no IP address yet' };
               try {
-                const session = await connectMember({ host: ip, port: MYSQL_PORT, credentials });
+                const session = await connect({ host: ip, port: MYSQL_PORT, credentials });
                 sessions.set(v.name, session);
                 return { ...v, sql: await session.observe() };
               } catch (e) {
@@ -211,13 +243,17 @@ export function createMySQLClusterManager(): Manager {
             if (step.reason !== 'NoMemberAnswers') problems.push({ reason: step.reason, message: step.message });
             break;
           }
+          leading();
           log.info('mysql step', { step: step.type, ...describeStep(step) });
-          const session = (name: string): MemberSession => {
+          // Every SQL action and label of a step goes through these: none once leadership is lost.
+          const session = (name: string): MemberActions => {
+            leading();
             const s = sessions.get(name);
             if (!s) throw new Error(`member ${name} does not answer`);
             return s;
           };
           const label = async (member: string, role: Role): Promise<void> => {
+            leading();
             await labelPod(client, namespace, member, role);
             podsNow = podsNow.map((p) =>
               p.metadata?.name === member
@@ -262,15 +298,14 @@ export function createMySQLClusterManager(): Manager {
               for (const m of step.members) await session(m).stopReceiver();
               break;
             case 'promote': {
-              const target = session(step.to);
-              if (!(await target.waitForApplied(step.mustApply, APPLY_TIMEOUT_S))) {
+              if (!(await session(step.to).waitForApplied(step.mustApply, APPLY_TIMEOUT_S))) {
                 problems.push({
                   reason: 'FailoverWaiting',
                   message: `${step.to} has not applied the transactions it received within ${APPLY_TIMEOUT_S} s; it is promoted once it has`,
                 });
                 break;
               }
-              await target.leaveReplication();
+              await session(step.to).leaveReplication();
               const downMs = down.get(uid)?.primary === step.from ? now() - (down.get(uid)?.since ?? now()) : 0;
               await choosePrimary(step.to);
               down.delete(uid);
@@ -283,16 +318,14 @@ export function createMySQLClusterManager(): Manager {
               break;
             }
             case 'switchover': {
-              const from = session(step.from);
-              const to = session(step.to);
               const started = now();
               await label(step.from, 'none');
-              await from.fence();
-              const executed = await from.executed();
-              if (!(await to.waitForApplied(executed, APPLY_TIMEOUT_S))) {
+              await session(step.from).fence();
+              const executed = await session(step.from).executed();
+              if (!(await session(step.to).waitForApplied(executed, APPLY_TIMEOUT_S))) {
                 // Writable again as enableWrites does it: semi-synchronous replication first (fence()
                 // turned it off), so that no commit is acknowledged before a replica has it.
-                await from.enableWrites(waitCount);
+                await session(step.from).enableWrites(waitCount);
                 await label(step.from, 'primary');
                 const message = `${step.to} did not catch up with ${step.from} within ${APPLY_TIMEOUT_S} s; ${step.from} stays the primary`;
                 events.push({ type: 'Warning', reason: 'SwitchoverFailed', message });
@@ -301,7 +334,7 @@ export function createMySQLClusterManager(): Manager {
                 switchover = undefined;
                 break;
               }
-              await to.leaveReplication();
+              await session(step.to).leaveReplication();
               await choosePrimary(step.to);
               down.delete(uid);
               const message = `${step.to} is the primary instead of ${step.from}${step.requestId ? ' (requested)' : ''}; ${step.from} stopped taking writes ${Math.round(now() - started)} ms before ${step.to} had applied all of them`;
@@ -375,14 +408,36 @@ function describeStep(step: Step): Record<string, unknown> {
   }
 }
 
-/** status.currentPrimary alone, at once (a merge patch of the status subresource). */
-async function recordPrimary(client: KubeClient, namespace: string, name: string, primary: string): Promise<void> {
-  await client.request({
-    method: HttpMethod.PATCH,
-    path: `/apis/${MYSQL_CLUSTER.group}/${MYSQL_CLUSTER.version}/namespaces/${namespace}/${MYSQL_CLUSTER.plural}/${encodeURIComponent(name)}/status`,
-    body: JSON.stringify({ status: { currentPrimary: primary } }),
-    headers: { 'Content-Type': PatchStrategy.MergePatch },
-  });
+/**
+ * status.currentPrimary alone, at once (a merge patch of the status subresource), on the condition
+ * that the resource is still at `resourceVersion` (the API server answers 409 Conflict otherwise).
+ * Returns the version the write made.
+ */
+async function recordPrimary(
+  client: KubeClient,
+  namespace: string,
+  name: string,
+  primary: string,
+  resourceVersion: string | undefined,
+): Promise<string | undefined> {
+  try {
+    const written = await client.requestJson<{ metadata?: { resourceVersion?: string } }>({
+      method: HttpMethod.PATCH,
+      path: `/apis/${MYSQL_CLUSTER.group}/${MYSQL_CLUSTER.version}/namespaces/${namespace}/${MYSQL_CLUSTER.plural}/${encodeURIComponent(name)}/status`,
+      body: JSON.stringify({ metadata: { resourceVersion }, status: { currentPrimary: primary } }),
+      headers: { 'Content-Type': PatchStrategy.MergePatch },
+    });
+    return written.metadata?.resourceVersion;
+  } catch (e) {
+    if (!isConflict(e)) throw e;
+    // Looked at again at once, from the resource as it is now: never a promotion judged from the past.
+    throw new PollAgainError(
+      BUSY_POLL_MS,
+      new Error(
+        `MySQLCluster ${namespace}/${name} changed since it was read (another controller may have acted): ${primary} was not recorded as the primary, and is not promoted`,
+      ),
+    );
+  }
 }
 
 async function labelPod(client: KubeClient, namespace: string, name: string, role: Role): Promise<void> {
