@@ -41,7 +41,8 @@ restore_backups() {
 
 restore_from_store() {
   . "\${BASH_SOURCE[0]%/*}/store.sh"
-  local point=\${RESTORE_POINT_IN_TIME:-} target=\${RESTORE_GTID_SET:-} name= manifest ended gtids backups candidate
+  local point=\${RESTORE_POINT_IN_TIME:-} target=\${RESTORE_GTID_SET:-} before=\${RESTORE_BEFORE_GTID:-}
+  local name= manifest ended gtids backups candidate
   mapfile -t backups < <(restore_backups)
   ((\${#backups[@]})) || restore_fail "no complete backup in $(store_url base/)"
   if [[ $RESTORE_BACKUP != latest ]]; then
@@ -54,6 +55,13 @@ restore_from_store() {
       if [[ ! $ended > $point ]]; then name=\${backups[i]}; break; fi
     done
     [[ -n $name ]] || restore_fail "no backup in $(store_url base/) ended before $point; the oldest is \${backups[0]}"
+  elif [[ -n $before ]]; then
+    for ((i = \${#backups[@]} - 1; i >= 0; i--)); do
+      manifest=$(store_rclone cat "$(store_path "base/\${backups[i]}/manifest.json")")
+      gtids=$(json_field "$manifest" gtidSet) || continue
+      if [[ $(temporary_value "SELECT GTID_SUBSET('$before', '$gtids')") != 1 ]]; then name=\${backups[i]}; break; fi
+    done
+    [[ -n $name ]] || restore_fail "every backup in $(store_url base/) holds transaction $before already; the oldest is \${backups[0]}"
   else
     name=\${backups[-1]}
   fi
@@ -62,6 +70,8 @@ restore_from_store() {
   ended=$(json_field "$manifest" endTime) || ended=
   [[ -z $point || ! $ended > $point ]] ||
     restore_fail "backup $name ended at $ended, after the point in time asked for ($point): name an earlier backup, or leave backup as latest"
+  [[ -z $before || $(temporary_value "SELECT GTID_SUBSET('$before', '$gtids')") != 1 ]] ||
+    restore_fail "backup $name holds transaction $before already: name an earlier backup, or leave backup as latest"
 
   log "restoring backup $name from $(store_url "base/$name/") (GTID set '$gtids')"
   store_rclone cat "$(store_path "base/$name/dump.sql.gz")" | gunzip -c | temporary_sql --binary-mode ||
@@ -69,17 +79,32 @@ restore_from_store() {
   temporary_sql -e "RESET BINARY LOGS AND GTIDS; SET GLOBAL gtid_purged = '$gtids';"
 
   local replayed=0
-  if [[ -n $point || -n $target ]]; then restore_replay; fi
+  if [[ -n $point || -n $target || -n $before ]]; then restore_replay; fi
   local executed
   executed=$(temporary_value "SELECT REPLACE(@@gtid_executed, '\\n', '')")
-  restored=$(printf '{"backup":"%s","location":"%s","pointInTime":"%s","gtidSet":"%s","replayedLogs":%d}' \
-    "$name" "$(store_url "base/$name/")" "$point" "$executed" "$replayed")
+  restored=$(printf '{"backup":"%s","location":"%s","pointInTime":"%s","beforeGtid":"%s","gtidSet":"%s","replayedLogs":%d}' \
+    "$name" "$(store_url "base/$name/")" "$point" "$before" "$executed" "$replayed")
   log "restored: $restored"
+}
+
+# gtid_event_position LOG GTID: where the transaction GTID starts in the binary log LOG (the "# at"
+# of its GTID event, as mysqlbinlog prints it just before the event's GTID_NEXT), for --stop-position;
+# fails when LOG does not hold it. (grep -m1 ends the pipe early: pipefail would call that a failure.)
+gtid_event_position() {
+  local found at
+  found=$(
+    set +o pipefail
+    mysqlbinlog "$1" | grep -E "^# at [0-9]+$|^SET @@SESSION\.GTID_NEXT= " |
+      grep -m1 -B1 -F "SET @@SESSION.GTID_NEXT= '$2'"
+  )
+  at=\${found%%$'\n'*}
+  [[ $found == *$'\n'* && $at =~ ^\#\ at\ ([0-9]+)$ ]] || return 1
+  printf '%s' "\${BASH_REMATCH[1]}"
 }
 
 # Replays the archived binary logs up to the point or GTID set (sets replayed).
 restore_replay() {
-  local state covered segments segment meta segment_gtids previous missing executed work=$volume/restore-binlog
+  local state covered segments segment meta segment_gtids previous missing executed stop= work=$volume/restore-binlog
   local options=()
   if [[ -n $point ]]; then
     # Listed first: rclone cat of a key that does not exist prints nothing and succeeds.
@@ -91,6 +116,8 @@ restore_replay() {
       restore_fail "the archived binary logs reach $covered, before the point in time asked for ($point): restore to an earlier point, or to this one once the next archive run has passed it"
     options+=(--stop-datetime="\${point/T/ }")
     options[-1]=\${options[-1]%Z}
+  elif [[ -n $before ]]; then
+    options+=(--exclude-gtids=)
   else
     options+=(--include-gtids="$target")
   fi
@@ -101,7 +128,7 @@ restore_replay() {
     meta=$(store_rclone cat "$(store_path "binlog/$segment")")
     segment_gtids=$(json_field "$meta" gtidSet) || continue
     [[ $(temporary_value "SELECT GTID_SUBSET('$segment_gtids', @@gtid_executed)") != 1 ]] || continue
-    if [[ -n $point ]]; then
+    if [[ -n $point || -n $before ]]; then
       previous=$(json_field "$meta" previousGtids) || previous=
       missing=$(temporary_value "SELECT REPLACE(GTID_SUBTRACT('$previous', @@gtid_executed), '\\n', '')")
       [[ -z $missing ]] ||
@@ -117,7 +144,13 @@ restore_replay() {
       options=(--include-gtids="$missing")
     else
       executed=$(temporary_value "SELECT REPLACE(@@gtid_executed, '\n', '')")
-      options=("\${options[0]}" \${executed:+--exclude-gtids="$executed"})
+      options=(\${point:+"\${options[0]}"} \${executed:+--exclude-gtids="$executed"})
+      # The log that holds the transaction is replayed up to its start, and is the last one.
+      if [[ -n $before && $(temporary_value "SELECT GTID_SUBSET('$before', '$segment_gtids')") == 1 ]]; then
+        stop=$(gtid_event_position "$work/segment" "$before") ||
+          restore_fail "transaction $before is not in $(store_url "binlog/\${segment%.json}.gz"), although its GTIDs say so"
+        options+=(--stop-position="$stop")
+      fi
     fi
     mysqlbinlog "\${options[@]}" "$work/segment" | temporary_sql --binary-mode ||
       restore_fail "replaying $(store_url "binlog/\${segment%.json}.gz") failed (see the bootstrap container's log)"
@@ -125,8 +158,12 @@ restore_replay() {
     replayed=$((replayed + 1))
     # A log not applied whole reached the point: what follows is after it.
     if [[ -n $point && $(temporary_value "SELECT GTID_SUBSET('$segment_gtids', @@gtid_executed)") != 1 ]]; then break; fi
+    if [[ -n $stop ]]; then break; fi
   done
   rm -rf -- "$work"
+  if [[ -n $before && -z $stop ]]; then
+    restore_fail "transaction $before is in no binary log archived after backup $name: nothing was restored short of it (check the GTID, and that the archive has run since it was committed)"
+  fi
   if [[ -n $target ]]; then
     missing=$(temporary_value "SELECT REPLACE(GTID_SUBTRACT('$target', @@gtid_executed), '\\n', '')")
     [[ -z $missing ]] || restore_fail "the archive lacks transactions of the GTID set asked for: $missing"

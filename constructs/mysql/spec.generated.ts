@@ -348,7 +348,8 @@ export interface MySQLRestore {
   readonly s3: MySQLObjectStore;
   /**
    * The backup to start from: its name (the UTC time it started, e.g. "20261124T030000Z"), or
-   * "latest" (with pointInTime: the latest that ended before it).
+   * "latest" (with pointInTime: the latest that ended before it; with beforeGtid: the latest that
+   * does not hold that transaction).
    * @default "latest"
    */
   readonly backup?: string;
@@ -364,6 +365,14 @@ export interface MySQLRestore {
    * @default - none
    */
   readonly gtidSet?: string;
+  /**
+   * Replay the archived binary logs up to this transaction, without it: everything archived before
+   * it, in the order it was archived (so a bad statement is left out even when other writes share
+   * its second). The restore fails if the archive after the backup does not hold it, or the backup
+   * already does.
+   * @default - none
+   */
+  readonly beforeGtid?: string;
 }
 
 /** {@link MySQLRestore} with every default applied. */
@@ -372,6 +381,7 @@ export interface ResolvedMySQLRestore {
   readonly backup: string;
   readonly pointInTime?: string;
   readonly gtidSet?: string;
+  readonly beforeGtid?: string;
 }
 
 /**
@@ -659,6 +669,11 @@ export interface MySQLRestoreStatus {
    */
   readonly pointInTime?: string;
   /**
+   * The transaction it was restored to just before (left out), if any.
+   * @default - none
+   */
+  readonly beforeGtid?: string;
+  /**
    * The transactions it holds after the restore.
    * @default - none
    */
@@ -680,6 +695,7 @@ export interface ResolvedMySQLRestoreStatus {
   readonly backup: string;
   readonly location?: string;
   readonly pointInTime?: string;
+  readonly beforeGtid?: string;
   readonly gtidSet?: string;
   readonly replayedLogs?: number;
   readonly completedAt?: string;

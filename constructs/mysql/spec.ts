@@ -128,6 +128,9 @@ export const DEFAULT_RCLONE_IMAGE = 'docker.io/rclone/rclone:1.75.2';
 /** A backup's name: the UTC time it started. */
 export const BACKUP_NAME_PATTERN = '^[0-9]{8}T[0-9]{6}Z$';
 const RFC3339_UTC_PATTERN = '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$';
+/** One transaction: a server UUID, an optional tag (MySQL 8.3+), a transaction number. */
+const GTID_PATTERN =
+  '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}(:[A-Za-z_][A-Za-z0-9_]{0,31})?:[1-9][0-9]*$';
 const GTID_SET_PATTERN =
   '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}(:[A-Za-z0-9_]{0,32})?(:[0-9]+(-[0-9]+)?)+(,\\s*[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}(:[A-Za-z0-9_]{0,32})?(:[0-9]+(-[0-9]+)?)+)*$';
 
@@ -264,10 +267,10 @@ const restore = s.object({
   description:
     "Create this cluster from another one's backup in an object store: its first member loads the backup, replays the archived binary logs up to the point asked for, and only then starts serving; the other members clone it. Only when the cluster is created (fixed afterwards). The cluster keeps its own credentials Secret; the application's accounts come with the backup.",
   rules: [
-    s.rule<{ pointInTime?: string; gtidSet?: string }>(
-      '!(has(self.pointInTime) && has(self.gtidSet))',
-      'at most one of pointInTime and gtidSet',
-      (v) => v.pointInTime === undefined || v.gtidSet === undefined,
+    s.rule<{ pointInTime?: string; gtidSet?: string; beforeGtid?: string }>(
+      '[has(self.pointInTime), has(self.gtidSet), has(self.beforeGtid)].filter(x, x).size() <= 1',
+      'at most one of pointInTime, gtidSet and beforeGtid',
+      (v) => [v.pointInTime, v.gtidSet, v.beforeGtid].filter((x) => x !== undefined).length <= 1,
     ),
   ],
   properties: {
@@ -275,7 +278,7 @@ const restore = s.object({
     backup: s.optional(
       s.string({
         description:
-          'The backup to start from: its name (the UTC time it started, e.g. "20261124T030000Z"), or "latest" (with pointInTime: the latest that ended before it).',
+          'The backup to start from: its name (the UTC time it started, e.g. "20261124T030000Z"), or "latest" (with pointInTime: the latest that ended before it; with beforeGtid: the latest that does not hold that transaction).',
         pattern: '^(latest|[0-9]{8}T[0-9]{6}Z)$',
         patternHint: '"latest" or a backup name such as "20261124T030000Z"',
         default: 'latest',
@@ -296,6 +299,14 @@ const restore = s.object({
         pattern: GTID_SET_PATTERN,
         patternHint: 'a GTID set such as "3e11fa47-71ca-11e1-9e33-c80aa9429562:1-77"',
         maxLength: 4096,
+      }),
+    ),
+    beforeGtid: s.optional(
+      s.string({
+        description:
+          'Replay the archived binary logs up to this transaction, without it: everything archived before it, in the order it was archived (so a bad statement is left out even when other writes share its second). The restore fails if the archive after the backup does not hold it, or the backup already does.',
+        pattern: GTID_PATTERN,
+        patternHint: 'one transaction\'s GTID such as "3e11fa47-71ca-11e1-9e33-c80aa9429562:42"',
       }),
     ),
   },
@@ -529,6 +540,9 @@ export const mysqlStatus = s.object({
           backup: s.required(s.string({ description: 'The backup it started from.' })),
           location: s.optional(s.string({ description: 'Where that backup is.' })),
           pointInTime: s.optional(s.string({ description: 'The point in time it was restored to, if any.' })),
+          beforeGtid: s.optional(
+            s.string({ description: 'The transaction it was restored to just before (left out), if any.' }),
+          ),
           gtidSet: s.optional(s.string({ description: 'The transactions it holds after the restore.' })),
           replayedLogs: s.optional(s.integer({ description: 'Archived binary logs replayed.', minimum: 0 })),
           completedAt: s.optional(s.string({ description: 'When the restore completed.' })),

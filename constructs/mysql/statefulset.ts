@@ -181,6 +181,7 @@ function restoreEnv(restore: ResolvedMySQLRestore): k8s.EnvVar[] {
     { name: 'RESTORE_BACKUP', value: restore.backup },
     ...(restore.pointInTime ? [{ name: 'RESTORE_POINT_IN_TIME', value: restore.pointInTime }] : []),
     ...(restore.gtidSet ? [{ name: 'RESTORE_GTID_SET', value: restore.gtidSet }] : []),
+    ...(restore.beforeGtid ? [{ name: 'RESTORE_BEFORE_GTID', value: restore.beforeGtid }] : []),
     ...storeEnv(restore.s3),
   ];
 }

@@ -46,7 +46,7 @@ interface ClusterObject {
     readyReplicas?: number;
     conditions?: Condition[];
     backup?: BackupStatus;
-    restore?: { backup?: string; pointInTime?: string; gtidSet?: string; replayedLogs?: number };
+    restore?: { backup?: string; pointInTime?: string; beforeGtid?: string; gtidSet?: string; replayedLogs?: number };
   };
 }
 
@@ -286,7 +286,7 @@ describe('MySQLCluster backups to S3 and restores on a real node (MySQL 9.7, ver
     await custom.deleteNamespacedCustomObject({ ...GROUP, namespace: ns, name: 'restored' });
   });
 
-  it('restores to a point in time just before a destructive statement: every row written before it, none of its effect', async () => {
+  it('restores to a point in time, and to just before a transaction, before a destructive statement: every row written before it, none of its effect', async () => {
     await sql(`${SOURCE}-0`, "INSERT INTO e2e.t VALUES (5000, 'after the backup'), (5001, 'after the backup')");
     await sql(`${SOURCE}-0`, "UPDATE e2e.t SET note = 'updated after the backup' WHERE id = 1");
     const before = await rowsAndSum(`${SOURCE}-0`);
@@ -294,7 +294,14 @@ describe('MySQLCluster backups to S3 and restores on a real node (MySQL 9.7, ver
     await new Promise((r) => setTimeout(r, 1100));
     const point = utcNow();
     await new Promise((r) => setTimeout(r, 1100));
+    // A good write and the mistake, in one second: only the GTID boundary tells them apart.
+    const executed = () => sql(`${SOURCE}-0`, "SELECT REPLACE(@@global.gtid_executed, '\\n', '')");
+    await sql(`${SOURCE}-0`, "INSERT INTO e2e.t VALUES (5002, 'in the second of the mistake')");
+    const beforeMistake = await rowsAndSum(`${SOURCE}-0`);
+    const gtidsBefore = await executed();
     await sql(`${SOURCE}-0`, 'DELETE FROM e2e.t WHERE id > 2');
+    const mistake = await sql(`${SOURCE}-0`, `SELECT GTID_SUBTRACT('${await executed()}', '${gtidsBefore}')`);
+    assert.match(mistake, /^[0-9a-f-]{36}:\d+$/);
     // What a user runs after a bad statement: archive now, and wait.
     const archived = await cli(['binlog', 'archive', SOURCE]);
     assert.equal(archived.code, 0, `${archived.err}${JSON.stringify((await cluster(SOURCE)).status?.conditions)}`);
@@ -308,15 +315,26 @@ describe('MySQLCluster backups to S3 and restores on a real node (MySQL 9.7, ver
     );
 
     const started = Date.now();
-    await custom.createNamespacedCustomObject({
-      ...GROUP,
-      namespace: ns,
-      body: mysqlClusterResource(node().images.mysql, 'pitr', 1, {
-        restore: { pointInTime: point, s3: { ...store(), prefix: PREFIX } },
-      }),
-    });
+    for (const [name, boundary] of [
+      ['pitr', { pointInTime: point }],
+      ['justbefore', { beforeGtid: mistake }],
+    ] as const)
+      await custom.createNamespacedCustomObject({
+        ...GROUP,
+        namespace: ns,
+        body: mysqlClusterResource(node().images.mysql, name, 1, {
+          restore: { ...boundary, s3: { ...store(), prefix: PREFIX } },
+        }),
+      });
     await allReady('pitr', 1);
     console.log(`      point-in-time restore Ready after ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    await allReady('justbefore', 1);
+    console.log(
+      `      restore to just before a transaction Ready after ${((Date.now() - started) / 1000).toFixed(1)} s`,
+    );
+    assert.equal(await rowsAndSum('justbefore-0'), beforeMistake);
+    assert.equal((await cluster('justbefore')).status?.restore?.beforeGtid, mistake);
+    await custom.deleteNamespacedCustomObject({ ...GROUP, namespace: ns, name: 'justbefore' });
     assert.equal(await rowsAndSum('pitr-0'), before);
     assert.equal(await sql('pitr-0', 'SELECT note FROM e2e.t WHERE id = 1'), 'updated after the backup');
     const restore = (await cluster('pitr')).status?.restore;

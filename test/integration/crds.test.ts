@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
+import { EXAMPLE_DB } from '../../apps/examples.js';
 import { render } from '../../constructs/index.js';
 import type { KubernetesObject } from '../../constructs/index.js';
 import { runSynth } from '../support/run.js';
@@ -98,6 +99,15 @@ describe('CRDs and manifests on a real API server', function () {
     const workloads = [...synthesized.values()]
       .flat()
       .filter((o) => ['Deployment', 'StatefulSet', 'CronJob', 'Job'].includes(o.kind));
+    // The example's database is its resource: what the controller renders from it.
+    workloads.push(
+      ...render({
+        apiVersion: 'recon8s.dev/v1alpha1',
+        kind: 'MySQLCluster',
+        metadata: { name: 'db' },
+        spec: EXAMPLE_DB,
+      }),
+    );
     // Also the variants the example does not use: autoscaling, one replica, a MySQL cluster without backups.
     workloads.push(
       ...render({

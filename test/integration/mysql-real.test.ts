@@ -181,6 +181,40 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
     assert.deepEqual(counts(primary), [abortedBefore + 1, refusedBefore + 1]);
   });
 
+  it('finds where a transaction starts in a real binary log: a replay stops just before it, though other writes share its second', () => {
+    const last = (): string => sql(primary, 'SELECT @@global.gtid_executed').replace(/\\n|\n/g, '');
+    sql(primary, 'CREATE DATABASE IF NOT EXISTS t; CREATE TABLE t.boundary (id INT PRIMARY KEY)');
+    sql(primary, 'INSERT INTO t.boundary VALUES (1)');
+    const beforeKeep = last();
+    sql(primary, 'INSERT INTO t.boundary VALUES (2)');
+    const keep = sql(primary, `SELECT GTID_SUBTRACT('${last()}', '${beforeKeep}')`);
+    const beforeBad = last();
+    sql(primary, 'DELETE FROM t.boundary');
+    const bad = sql(primary, `SELECT GTID_SUBTRACT('${last()}', '${beforeBad}')`);
+    sql(primary, 'INSERT INTO t.boundary VALUES (3)');
+    assert.match(bad, /^[0-9a-f-]{36}:\d+$/);
+    const basename = sql(primary, 'SELECT @@global.log_bin_basename');
+    const log = `${basename.slice(0, basename.lastIndexOf('/'))}/${sql(primary, 'SHOW BINARY LOG STATUS').split('\t')[0] ?? ''}`;
+    const position = (gtid: string) =>
+      primary.exec([
+        'bash',
+        '-c',
+        '. /opt/recon8s/common.sh && . /opt/recon8s/restore.sh && gtid_event_position "$@"',
+        'find',
+        log,
+        gtid,
+      ]);
+    const found = position(bad);
+    assert.ok(found.ok && /^\d+$/.test(found.stdout), `${found.stdout}${found.stderr}`);
+    const replay = primary.exec(['mysqlbinlog', `--stop-position=${found.stdout}`, log]);
+    assert.ok(replay.ok, replay.stderr);
+    assert.ok(replay.stdout.includes(`GTID_NEXT= '${keep}'`), `the insert before it (${keep}) is replayed`);
+    assert.ok(!replay.stdout.includes(`GTID_NEXT= '${bad}'`), `the transaction itself (${bad}) is not`);
+    // One that is not in the log: no position.
+    const [uuid] = bad.split(':');
+    assert.equal(position(`${uuid}:999999`).ok, false);
+  });
+
   it('listens on 3306 only: no X Protocol', () => {
     for (const m of members) {
       const host = m.ordinal === 0 ? '127.0.0.1' : `127.0.0.${10 + m.ordinal}`;

@@ -458,7 +458,32 @@ const cases: FailCase[] = [
       pointInTime: '2026-11-24T10:15:00Z',
       gtidSet: '3e11fa47-71ca-11e1-9e33-c80aa9429562:1-77',
     },
-    expected: /at most one of pointInTime and gtidSet/,
+    expected: /at most one of pointInTime, gtidSet and beforeGtid/,
+  },
+  {
+    name: 'fails on a restore to both a point in time and just before a transaction',
+    props: {
+      restore: {
+        s3: STORE,
+        pointInTime: '2026-11-24T10:15:00Z',
+        beforeGtid: '3e11fa47-71ca-11e1-9e33-c80aa9429562:78',
+      },
+    },
+    field: 'spec.restore',
+    value: {
+      s3: { ...STORE, region: 'us-east-1', forcePathStyle: true, rcloneImage: 'docker.io/rclone/rclone:1.75.2' },
+      backup: 'latest',
+      pointInTime: '2026-11-24T10:15:00Z',
+      beforeGtid: '3e11fa47-71ca-11e1-9e33-c80aa9429562:78',
+    },
+    expected: /at most one of pointInTime, gtidSet and beforeGtid/,
+  },
+  {
+    name: 'fails on a beforeGtid that is a set, not one transaction',
+    props: { restore: { s3: STORE, beforeGtid: '3e11fa47-71ca-11e1-9e33-c80aa9429562:1-77' } },
+    field: 'spec.restore.beforeGtid',
+    value: '3e11fa47-71ca-11e1-9e33-c80aa9429562:1-77',
+    expected: /one transaction's GTID such as/,
   },
   {
     name: 'fails on backups into the prefix the restore reads',

@@ -138,6 +138,7 @@ export function backupFindings(
         backup: from,
         location: str(r.location),
         pointInTime: str(r.pointInTime),
+        beforeGtid: str(r.beforeGtid),
         gtidSet: str(r.gtidSet),
         replayedLogs: int(r.replayedLogs),
         completedAt: lastRestore.finishedAt || undefined,
@@ -171,6 +172,6 @@ export function describeStoreReport(reason: string, text: string): string {
   if (reason === MYSQL_STORE_REPORTS.backupCompleted)
     return `backup ${str(o.name) ?? ''} of ${str(o.source) ?? 'the cluster'} completed: ${int(o.sizeBytes) ?? 0} bytes in ${int(o.durationSeconds) ?? 0} s, GTID set '${str(o.gtidSet) ?? ''}', at ${str(o.location) ?? ''}`;
   if (reason === MYSQL_STORE_REPORTS.restored)
-    return `restored from backup ${str(o.backup) ?? ''} (${str(o.location) ?? ''})${str(o.pointInTime) ? ` to ${str(o.pointInTime) ?? ''}` : ''}, ${int(o.replayedLogs) ?? 0} archived binary logs replayed; GTID set '${str(o.gtidSet) ?? ''}'`;
+    return `restored from backup ${str(o.backup) ?? ''} (${str(o.location) ?? ''})${str(o.pointInTime) ? ` to ${str(o.pointInTime) ?? ''}` : ''}${str(o.beforeGtid) ? ` to just before transaction ${str(o.beforeGtid) ?? ''}` : ''}, ${int(o.replayedLogs) ?? 0} archived binary logs replayed; GTID set '${str(o.gtidSet) ?? ''}'`;
   return text;
 }
