@@ -9,7 +9,7 @@ import {
   LEADER_ELECTION_LEASE,
   OperatorChart,
 } from '../../constructs/index.js';
-import { operatorPropsFromEnv } from '../../apps/operator-env.js';
+import { installFileHeader, operatorPropsFromEnv } from '../../apps/operator-env.js';
 import { CONTROLLER_USAGE } from '../../lib/cli/controller-command.js';
 import { CHILD_TYPES, OWNER_KINDS } from '../../lib/controller/kinds.js';
 
@@ -358,6 +358,38 @@ describe('OperatorChart (the operator install construct)', () => {
           watchedNamespaces: ['shop'],
         },
       );
+    });
+
+    it('creates no credentials namespace (kubectl delete -f must never delete one), and says which must exist first', () => {
+      const granted = synth({ credentialsNamespaces: ['shop', 'billing'] });
+      assert.deepEqual(
+        granted.filter((o) => o.kind === 'Namespace').map((o) => o.metadata.name),
+        [NS],
+      );
+      const header = installFileHeader({ credentialsNamespaces: ['shop', 'billing'] });
+      assert.match(
+        header.comment,
+        /^# .*\n# Before `kubectl apply -f install\.yaml`, create .*\n# {3}kubectl create namespace shop billing\n/,
+      );
+      for (const line of header.comment.trimEnd().split('\n')) assert.match(line, /^# /, 'YAML comments only');
+      assert.match(
+        header.notice ?? '',
+        /shop, billing: create them before applying it \(kubectl create namespace shop billing\)/,
+      );
+      assert.equal(installFileHeader({}).notice, undefined);
+      assert.doesNotMatch(installFileHeader({}).comment, /create namespace/);
+    });
+
+    it("README's install.yaml steps create the credentials namespace before applying the file", () => {
+      const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+      const section = readme.slice(readme.indexOf('**2. One file, `dist/install.yaml`**'));
+      const block = (/```sh\n([\s\S]*?)```/.exec(section)?.[1] ?? '').split('\n');
+      const at = (re: RegExp): number => block.findIndex((l) => re.test(l));
+      const synthLine = at(/^RECON8S_CREDENTIALS_NAMESPACES=shop npm run synth/);
+      const create = at(/^kubectl create namespace shop\b/);
+      const apply = at(/^kubectl apply -f dist\/install\.yaml/);
+      assert.ok(synthLine >= 0 && create >= 0 && apply >= 0, block.join('\n'));
+      assert.ok(create < apply, `the namespace is created before the apply:\n${block.join('\n')}`);
     });
 
     it('fails on an invalid namespace, replicas or credentials namespace, naming each problem', () => {
