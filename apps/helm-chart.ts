@@ -12,7 +12,6 @@ import { Testing } from 'cdk8s';
 import { stringify } from 'yaml';
 import type { OperatorChartProps } from '../constructs/index.js';
 import {
-  CONTROLLER_ARGS,
   DEFAULT_OPERATOR_IMAGE,
   DEFAULT_OPERATOR_NAMESPACE,
   DEFAULT_OPERATOR_REPLICAS,
@@ -158,7 +157,9 @@ export function helmChart(version: string): Record<string, string> {
       const container = pod.containers[0] ?? {};
       container.imagePullPolicy = TOKEN.pullPolicy;
       container.resources = TOKEN.resources;
-      container.args = [...CONTROLLER_ARGS, TOKEN.namespacesArg];
+      // The construct puts --namespaces last: it becomes what watchedNamespaces switches on.
+      const args = (container.args ?? []) as string[];
+      container.args = [...args.filter((a) => !a.startsWith('--namespaces=')), TOKEN.namespacesArg];
     }
     const text = template(doc, affinity);
     if (doc.kind === 'PodDisruptionBudget')
