@@ -380,6 +380,8 @@ export class OperatorChart extends Chart {
                 args: [
                   ...CONTROLLER_ARGS,
                   `--leader-election-id=${names.leaderElectionLease}`,
+                  // Named in the CredentialsForbidden condition: the grant to make is this install's.
+                  `--credentials-cluster-role=${names.credentialsRole}`,
                   ...(watchedNamespaces.length > 0 ? [`--namespaces=${watchedNamespaces.join(',')}`] : []),
                 ],
                 // --leader-election-namespace defaults to $POD_NAMESPACE.

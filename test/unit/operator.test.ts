@@ -229,6 +229,7 @@ describe('OperatorChart (the operator install construct)', () => {
         '--metrics-bind-address=:8080',
         '--health-probe-bind-address=:8081',
         '--leader-election-id=recon8s-controller',
+        '--credentials-cluster-role=recon8s-credentials',
       ]);
       assert.deepEqual(c.env, [
         { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
@@ -437,11 +438,11 @@ describe('OperatorChart (the operator install construct)', () => {
     };
 
     it("watches only the namespaces given (the controller's --namespaces), all by default", () => {
-      const lease = `--leader-election-id=${LEADER_ELECTION_LEASE}`;
-      assert.deepEqual(controller(synth()).args, [...CONTROLLER_ARGS, lease]);
+      const own = [`--leader-election-id=${LEADER_ELECTION_LEASE}`, '--credentials-cluster-role=recon8s-credentials'];
+      assert.deepEqual(controller(synth()).args, [...CONTROLLER_ARGS, ...own]);
       assert.deepEqual(controller(synth({ watchedNamespaces: ['shop', 'billing'] })).args, [
         ...CONTROLLER_ARGS,
-        lease,
+        ...own,
         '--namespaces=shop,billing',
       ]);
       assert.match(CONTROLLER_USAGE, /--namespaces NS\[,NS\.\.\.\]/);
@@ -521,7 +522,11 @@ describe('OperatorChart (the operator install construct)', () => {
       const d = find(second, 'Deployment', 'team-a', NS) as unknown as Deployment;
       assert.equal(d.spec.template.spec.serviceAccountName, 'team-a');
       assert.equal(d.spec.selector.matchLabels['app.kubernetes.io/instance'], 'team-a');
-      assert.ok(d.spec.template.spec.containers[0]?.args?.includes('--leader-election-id=team-a-controller'));
+      const args = d.spec.template.spec.containers[0]?.args ?? [];
+      assert.ok(args.includes('--leader-election-id=team-a-controller'), args.join(' '));
+      // CredentialsForbidden names the ClusterRole of this install, the one its RoleBindings bind.
+      assert.ok(args.includes('--credentials-cluster-role=ops:team-a-credentials'), args.join(' '));
+      assert.match(CONTROLLER_USAGE, /--credentials-cluster-role NAME .*\(default: recon8s-credentials\)/);
       // The default install keeps its names (and its Deployment's immutable selector).
       assert.equal(deploymentOf(first).spec.selector.matchLabels['app.kubernetes.io/instance'], 'recon8s');
     });
