@@ -1,5 +1,5 @@
 // The operator's install as a construct: `new recon8s.OperatorChart(app, 'recon8s', {...})` in a cdk8s
-// app, `dist/install.yaml` from `npm run synth`, and the Helm chart (apps/helm.ts) all come from it.
+// app, `dist/install.yaml` from `npm run synth`, and the Helm chart (apps/helm-chart.ts) all come from it.
 //
 // One chart, its objects in dependency order (cdk8s writes them in construct order, one file per
 // chart): the Namespace, the CRDs, the ServiceAccount, RBAC, then the workload. kubectl applies the
