@@ -2,54 +2,101 @@
 // construct stays the one source of truth (test/integration/helm-chart.test.ts renders the chart with
 // `helm template` and compares it, object by object, with the construct for the same settings).
 //
-// How: the construct is synthesized with a sentinel for every setting a value controls; each
-// sentinel is swapped for a token in the objects, the objects are written as YAML, and the tokens
-// become template expressions. What a value switches on or off (the PodDisruptionBudget and the
-// anti-affinity with more than one replica, a RoleBinding per credentials namespace, the
-// ServiceMonitor, the --namespaces flag) is wrapped in `if`/`range`. The CRDs go to crds/, which Helm
-// installs but never deletes: uninstalling the chart must not delete every App and MySQLCluster.
-import { Testing } from 'cdk8s';
-import { stringify } from 'yaml';
+// How: the construct is synthesized with a sentinel for every setting a value or the release controls;
+// each sentinel is swapped for a token in the objects, the objects are written as YAML, and the tokens
+// become template expressions. What a value switches on or off (the PodDisruptionBudget and the default
+// anti-affinity with more than one replica, a RoleBinding per credentials namespace, the ServiceMonitor,
+// the --namespaces flag, the scheduling fields) is wrapped in `if`/`with`/`range`. The CRDs go to crds/,
+// which Helm installs when they are missing and never deletes: uninstalling the chart must not delete
+// every App and MySQLCluster, and a second release finds them there and goes on.
+//
+// The release decides where and under which names: objects in `.Release.Namespace` (the chart creates
+// no Namespace: `helm install --create-namespace` does), named after `.Release.Name`, and cluster-scoped
+// ones `<namespace>:<release>` (no release name or namespace has a ":", so two releases never share one).
+import { Document, isMap, isScalar, stringify } from 'yaml';
 import type { OperatorChartProps } from '../constructs/index.js';
 import {
-  CONTROLLER_ARGS,
   DEFAULT_OPERATOR_IMAGE,
-  DEFAULT_OPERATOR_NAMESPACE,
   DEFAULT_OPERATOR_REPLICAS,
   DEFAULT_OPERATOR_RESOURCES,
   OperatorChart,
 } from '../constructs/index.js';
+import { Testing } from 'cdk8s';
+import type { k8s } from 'cdk8s-plus-28';
 
-/** The chart's values, and the construct props each one stands for. */
+/** The chart's values; each is the construct prop of the same name. */
 export interface HelmValues {
-  readonly namespace: string;
   readonly image: string;
   readonly imagePullPolicy: 'Always' | 'IfNotPresent' | 'Never';
+  readonly imagePullSecrets: readonly string[];
   readonly replicas: number;
   readonly resources: NonNullable<OperatorChartProps['resources']>;
+  readonly nodeSelector: Readonly<Record<string, string>>;
+  readonly tolerations: readonly k8s.Toleration[];
+  /** `{}`: the construct's default (anti-affinity with more than one replica). */
+  readonly affinity: k8s.Affinity;
   readonly watchedNamespaces: readonly string[];
   readonly credentialsNamespaces: readonly string[];
   readonly serviceMonitor: boolean;
 }
 
+/** What `helm install NAME -n NAMESPACE` gives the chart. */
+export interface HelmRelease {
+  readonly name: string;
+  readonly namespace: string;
+}
+
 export const DEFAULT_HELM_VALUES: HelmValues = {
-  namespace: DEFAULT_OPERATOR_NAMESPACE,
   image: DEFAULT_OPERATOR_IMAGE,
   imagePullPolicy: 'IfNotPresent',
+  imagePullSecrets: [],
   replicas: DEFAULT_OPERATOR_REPLICAS,
   resources: DEFAULT_OPERATOR_RESOURCES,
+  nodeSelector: {},
+  tolerations: [],
+  affinity: {},
   watchedNamespaces: [],
   credentialsNamespaces: [],
   serviceMonitor: false,
 };
 
-/** The construct props that give the same objects as these values. */
-export function propsFor(values: HelmValues): OperatorChartProps {
-  return { ...values };
+const VALUE_COMMENTS: Readonly<Record<keyof HelmValues, string>> = {
+  image: 'The controller image (build it from the Dockerfile).',
+  imagePullPolicy: 'Always, IfNotPresent or Never.',
+  imagePullSecrets: 'Names of Secrets in the release namespace to pull the image with.',
+  replicas: 'Controller pods; one leads at a time (a Lease), the others wait with a warm cache.',
+  resources: 'The controller container; no CPU limit by default (it throttles without protecting anything).',
+  nodeSelector: 'Node labels the controller pods require.',
+  tolerations: 'Taints the controller pods tolerate.',
+  affinity: 'Replaces the default: with more than one replica, a preferred anti-affinity across nodes.',
+  watchedNamespaces:
+    'Namespaces the controller watches; [] = all. Several releases in one cluster: give each its own (the chart refuses an overlap).',
+  credentialsNamespaces:
+    'Namespaces where MySQLClusters may get and create their credentials Secret (each must exist first).',
+  serviceMonitor: 'A Prometheus Operator ServiceMonitor (its CRD must exist).',
+};
+
+/** The names `helm install` gives a release's cluster-scoped objects. */
+export function clusterScopedName(release: HelmRelease): string {
+  return `${release.namespace}:${release.name}`;
+}
+
+/** The construct props that give the same objects as these values in this release. */
+export function propsFor(values: HelmValues, release: HelmRelease): OperatorChartProps {
+  const { affinity, ...rest } = values;
+  return {
+    ...rest,
+    affinity: Object.keys(affinity).length > 0 ? affinity : undefined,
+    namespace: release.namespace,
+    name: release.name,
+    clusterScopedName: clusterScopedName(release),
+    createNamespace: false,
+  };
 }
 
 const SENTINEL = {
-  namespace: 'helm-sentinel-namespace',
+  namespace: 'helm-sentinel-ns',
+  name: 'helm-sentinel-release',
   image: 'helm.sentinel.invalid/image:tag',
   credentialsNamespace: 'helm-sentinel-credentials',
   watchedNamespace: 'helm-sentinel-watched',
@@ -59,24 +106,27 @@ const SENTINEL = {
 // Tokens stand for template text in the YAML; quoted, since YAML quotes what starts with "{".
 const TOKEN = {
   namespace: '__R8S_NAMESPACE__',
+  name: '__R8S_NAME__',
   image: '__R8S_IMAGE__',
   pullPolicy: '__R8S_PULL_POLICY__',
   replicas: '__R8S_REPLICAS__',
   resources: '__R8S_RESOURCES__',
   affinity: '__R8S_AFFINITY__',
+  nodeSelector: '__R8S_NODE_SELECTOR__',
+  tolerations: '__R8S_TOLERATIONS__',
+  imagePullSecrets: '__R8S_IMAGE_PULL_SECRETS__',
   namespacesArg: '__R8S_NAMESPACES_ARG__',
   credentialsNamespace: '__R8S_CREDENTIALS_NAMESPACE__',
 } as const;
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
-/** The objects with every sentinel string swapped for its token. */
+/** The objects with every sentinel swapped for its token (release names also inside longer strings). */
 function tokenize(value: Json): Json {
   if (typeof value === 'string') {
-    if (value === SENTINEL.namespace) return TOKEN.namespace;
     if (value === SENTINEL.image) return TOKEN.image;
     if (value === SENTINEL.credentialsNamespace) return TOKEN.credentialsNamespace;
-    return value;
+    return value.replaceAll(SENTINEL.namespace, TOKEN.namespace).replaceAll(SENTINEL.name, TOKEN.name);
   }
   if (Array.isArray(value)) return value.map(tokenize);
   if (value !== null && typeof value === 'object')
@@ -90,9 +140,15 @@ interface Doc {
   readonly [key: string]: Json;
 }
 
-/** The YAML of one object, its tokens turned into template text; `affinity` is the YAML of the Deployment's anti-affinity. */
+/** The YAML of one object, its tokens turned into template text; `affinity` is the YAML of the default anti-affinity. */
 function template(doc: Json, affinity: string): string {
   const expr = (e: string): string => `{{ ${e} }}`;
+  /** A block value from the values, under `key`, only when set. */
+  const withBlock = (indent: string, key: string, value: string): string =>
+    `${indent}{{- with $.Values.${value} }}\n${indent}${key}:\n${indent}  {{- toYaml . | nindent ${indent.length + 2} }}\n${indent}{{- end }}`;
+  // A name made from the release is quoted whole: a release named "123" stays a string.
+  const quoteRelease = (line: string): string =>
+    line.replace(/^(\s*(?:- |[^:]+: ))(\S*__R8S_(?:NAME|NAMESPACE)__\S*)$/, '$1"$2"');
   const lines = stringify(doc, { lineWidth: 0 })
     .trimEnd()
     .split('\n')
@@ -102,40 +158,84 @@ function template(doc: Json, affinity: string): string {
       // Whole lines: a block from the values, or what a value switches on.
       if (key === `resources: ${TOKEN.resources}`)
         return `${indent}resources:\n${indent}  {{- toYaml $.Values.resources | nindent ${indent.length + 2} }}`;
+      if (key === `nodeSelector: ${TOKEN.nodeSelector}`) return withBlock(indent, 'nodeSelector', 'nodeSelector');
+      if (key === `tolerations: ${TOKEN.tolerations}`) return withBlock(indent, 'tolerations', 'tolerations');
+      if (key === `imagePullSecrets: ${TOKEN.imagePullSecrets}`) {
+        return `${indent}{{- with $.Values.imagePullSecrets }}\n${indent}imagePullSecrets:\n${indent}  {{- range . }}\n${indent}  - name: {{ . | quote }}\n${indent}  {{- end }}\n${indent}{{- end }}`;
+      }
       if (key === `affinity: ${TOKEN.affinity}`) {
         const block = affinity
           .split('\n')
-          .map((l) => `${indent}${l}`)
+          .map((l) => quoteRelease(`${indent}${l}`))
           .join('\n');
-        return `${indent}{{- if gt (int $.Values.replicas) 1 }}\n${block}\n${indent}{{- end }}`;
+        return `${indent}{{- if $.Values.affinity }}\n${indent}affinity:\n${indent}  {{- toYaml $.Values.affinity | nindent ${indent.length + 2} }}\n${indent}{{- else if gt (int $.Values.replicas) 1 }}\n${block}\n${indent}{{- end }}`;
       }
       if (key === `- ${TOKEN.namespacesArg}`) {
         return `${indent}{{- if $.Values.watchedNamespaces }}\n${indent}- --namespaces={{ join "," $.Values.watchedNamespaces }}\n${indent}{{- end }}`;
       }
-      return line;
+      return quoteRelease(line);
     });
   return `${lines
     .join('\n')
-    .replaceAll(TOKEN.namespace, expr('$.Values.namespace'))
+    .replaceAll(TOKEN.namespace, expr('$.Release.Namespace'))
+    .replaceAll(TOKEN.name, expr('$.Release.Name'))
     .replaceAll(TOKEN.image, expr('$.Values.image'))
     .replaceAll(TOKEN.pullPolicy, expr('$.Values.imagePullPolicy'))
     .replaceAll(TOKEN.replicas, expr('$.Values.replicas'))
-    .replaceAll(TOKEN.credentialsNamespace, expr('.'))}\n`;
+    .replaceAll(TOKEN.credentialsNamespace, expr('. | quote'))}\n`;
 }
+
+// What no construct can know: the other installs in the cluster, and whether the release's name can
+// name a Service. `lookup` sees nothing under `helm template` and `--dry-run`, so this guards real
+// installs and upgrades only (test/e2e/install-helm.test.ts proves it).
+const GUARD = `{{- /* Generated by apps/helm-chart.ts. Refuses a release that would fight another recon8s install. */ -}}
+{{- if not (regexMatch "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$" .Release.Name) }}
+{{- fail (printf "release name %q: expected a DNS label (it names a Deployment and the Service %s-metrics)" .Release.Name .Release.Name) }}
+{{- end }}
+{{- $mine := .Values.watchedNamespaces | default list }}
+{{- range $d := get (lookup "apps/v1" "Deployment" "" "") "items" | default list }}
+{{- $labels := get $d.metadata "labels" | default dict }}
+{{- $self := and (eq $d.metadata.namespace $.Release.Namespace) (eq $d.metadata.name $.Release.Name) }}
+{{- if and (not $self) (eq (get $labels "app.kubernetes.io/part-of") "recon8s") (eq (get $labels "app.kubernetes.io/component") "controller") }}
+{{- $theirs := list }}
+{{- range $c := $d.spec.template.spec.containers }}
+{{- range $a := get $c "args" | default list }}
+{{- if hasPrefix "--namespaces=" $a }}{{ $theirs = splitList "," (trimPrefix "--namespaces=" $a) }}{{ end }}
+{{- end }}
+{{- end }}
+{{- $where := printf "the recon8s controller %s/%s" $d.metadata.namespace $d.metadata.name }}
+{{- if not $theirs }}
+{{- fail (printf "%s watches every namespace: two controllers would apply and prune the same children. Give each install its own watchedNamespaces (that one included)." $where) }}
+{{- else if not $mine }}
+{{- fail (printf "watchedNamespaces is empty (every namespace), but %s watches %s: set watchedNamespaces to namespaces no other install watches." $where (join "," $theirs)) }}
+{{- end }}
+{{- range $n := $mine }}
+{{- if has $n $theirs }}
+{{- fail (printf "watchedNamespaces: %s is watched by %s already: two controllers would apply and prune the same children." $n $where) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
+`;
 
 /** Every file of the chart, by path relative to the chart directory. */
 export function helmChart(version: string): Record<string, string> {
-  const synth = (props: OperatorChartProps): Doc[] =>
-    Testing.synth(new OperatorChart(Testing.app(), 'install', props)) as Doc[];
-  const all = synth({
-    namespace: SENTINEL.namespace,
-    image: SENTINEL.image,
-    imagePullPolicy: 'Never',
-    replicas: SENTINEL.replicas,
-    credentialsNamespaces: [SENTINEL.credentialsNamespace],
-    watchedNamespaces: [SENTINEL.watchedNamespace],
-    serviceMonitor: true,
-  });
+  const all = Testing.synth(
+    new OperatorChart(Testing.app(), 'install', {
+      ...propsFor(
+        {
+          ...DEFAULT_HELM_VALUES,
+          image: SENTINEL.image,
+          imagePullPolicy: 'Never',
+          replicas: SENTINEL.replicas,
+          credentialsNamespaces: [SENTINEL.credentialsNamespace],
+          watchedNamespaces: [SENTINEL.watchedNamespace],
+          serviceMonitor: true,
+        },
+        { name: SENTINEL.name, namespace: SENTINEL.namespace },
+      ),
+    }),
+  ) as Doc[];
 
   const crds: string[] = [];
   const templates: string[] = [];
@@ -149,16 +249,21 @@ export function helmChart(version: string): Record<string, string> {
     if (doc.kind === 'Deployment') {
       const spec = doc.spec as {
         replicas: Json;
-        template: { spec: { affinity?: Json; containers: Record<string, Json>[] } };
+        template: { spec: Record<string, Json> & { containers: Record<string, Json>[] } };
       };
       spec.replicas = TOKEN.replicas;
       const pod = spec.template.spec;
       affinity = stringify({ affinity: pod.affinity ?? null }, { lineWidth: 0 }).trimEnd();
       pod.affinity = TOKEN.affinity;
+      pod.nodeSelector = TOKEN.nodeSelector;
+      pod.tolerations = TOKEN.tolerations;
+      pod.imagePullSecrets = TOKEN.imagePullSecrets;
       const container = pod.containers[0] ?? {};
       container.imagePullPolicy = TOKEN.pullPolicy;
       container.resources = TOKEN.resources;
-      container.args = [...CONTROLLER_ARGS, TOKEN.namespacesArg];
+      // The construct puts --namespaces last: it becomes what watchedNamespaces switches on.
+      const args = (container.args ?? []) as string[];
+      container.args = [...args.filter((a) => !a.startsWith('--namespaces=')), TOKEN.namespacesArg];
     }
     const text = template(doc, affinity);
     if (doc.kind === 'PodDisruptionBudget')
@@ -170,17 +275,10 @@ export function helmChart(version: string): Record<string, string> {
     } else templates.push(`---\n${text}`);
   }
 
-  const values = stringify({
-    // Where the operator runs (a Namespace with Pod Security "restricted" is part of the chart).
-    namespace: DEFAULT_HELM_VALUES.namespace,
-    image: DEFAULT_HELM_VALUES.image,
-    imagePullPolicy: DEFAULT_HELM_VALUES.imagePullPolicy,
-    replicas: DEFAULT_HELM_VALUES.replicas,
-    resources: DEFAULT_HELM_VALUES.resources,
-    watchedNamespaces: [],
-    credentialsNamespaces: [],
-    serviceMonitor: false,
-  });
+  const values = new Document(DEFAULT_HELM_VALUES);
+  if (isMap(values.contents))
+    for (const pair of values.contents.items)
+      if (isScalar(pair.key)) pair.key.commentBefore = ` ${VALUE_COMMENTS[String(pair.key.value) as keyof HelmValues]}`;
   return {
     'Chart.yaml': stringify({
       apiVersion: 'v2',
@@ -191,8 +289,9 @@ export function helmChart(version: string): Record<string, string> {
       description:
         'The recon8s operator: App and MySQLCluster (recon8s.dev/v1alpha1), generated from recon8s.OperatorChart',
     }),
-    'values.yaml': `# Generated from recon8s.OperatorChart (apps/helm-chart.ts); each value is the construct prop of the same name.\n${values}`,
+    'values.yaml': `# Generated from recon8s.OperatorChart (apps/helm-chart.ts); each value is the construct prop of the same name.\n# The release gives the namespace (helm install NAME -n NAMESPACE --create-namespace) and the names.\n${values.toString({ lineWidth: 0 })}`,
     'crds/recon8s.dev.yaml': crds.join(''),
+    'templates/guard.yaml': GUARD,
     'templates/install.yaml': templates.join(''),
   };
 }

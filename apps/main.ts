@@ -10,7 +10,7 @@ import { App } from 'cdk8s';
 import { OperatorChart } from '../constructs/index.js';
 import { CrdsChart, ExampleChart } from './examples.js';
 import { helmChart } from './helm-chart.js';
-import { operatorPropsFromEnv } from './operator-env.js';
+import { installFileHeader, operatorPropsFromEnv } from './operator-env.js';
 
 const outdir = process.env.CDK8S_OUTDIR ?? 'dist';
 
@@ -19,10 +19,16 @@ new CrdsChart(app, 'crds');
 new ExampleChart(app, 'example', { namespace: 'example' });
 app.synth();
 
-// One file named install.yaml: a chart "install" with the plain .yaml extension.
+// One file named install.yaml: a chart "install" with the plain .yaml extension. It opens with a comment
+// naming the namespaces that must exist before it is applied (operator-env.ts says why it never creates them).
 const install = new App({ outdir, outputFileExtension: '.yaml' });
-new OperatorChart(install, 'install', operatorPropsFromEnv(process.env));
+const installProps = operatorPropsFromEnv(process.env);
+new OperatorChart(install, 'install', installProps);
 install.synth();
+const header = installFileHeader(installProps);
+const installFile = join(outdir, 'install.yaml');
+writeFileSync(installFile, header.comment + readFileSync(installFile, 'utf8'));
+if (header.notice) process.stderr.write(`${header.notice}\n`);
 
 const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
   version: string;

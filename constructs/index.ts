@@ -56,8 +56,9 @@ export {
   METRICS_SERVICE,
   OPERATOR_NAME,
   OPERATOR_UID,
+  operatorNames,
 } from './operator/operator-chart.js';
-export type { OperatorChartProps, OperatorResources } from './operator/operator-chart.js';
+export type { OperatorChartProps, OperatorNames, OperatorResources } from './operator/operator-chart.js';
 export type {
   AppSpec,
   AppPort,

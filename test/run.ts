@@ -51,7 +51,7 @@ const e2e = (name: string, ...files: string[]): Lane => ({
  */
 const E2E_LANES: readonly Lane[] = [
   e2e('e2e-ha', 'mysql-ha'),
-  e2e('e2e-lifecycle', 'mysql-lifecycle', 'install'),
+  e2e('e2e-lifecycle', 'mysql-lifecycle', 'install', 'install-helm'),
   e2e('e2e-backup', 'mysql-backup'),
   e2e('e2e-mysql', 'mysql', 'app', 'example', 'node'),
 ];

@@ -1,9 +1,15 @@
 // The operator's install as a construct: `new recon8s.OperatorChart(app, 'recon8s', {...})` in a cdk8s
-// app, `dist/install.yaml` from `npm run synth`, and the Helm chart (apps/helm.ts) all come from it.
+// app, `dist/install.yaml` from `npm run synth`, and the Helm chart (apps/helm-chart.ts) all come from it.
 //
 // One chart, its objects in dependency order (cdk8s writes them in construct order, one file per
 // chart): the Namespace, the CRDs, the ServiceAccount, RBAC, then the workload. kubectl applies the
 // documents of a file in order, so the Namespace and the CRDs exist before anything that needs them.
+//
+// Several installs in one cluster (Helm releases, or two charts): each has its own `name` (every
+// namespaced object, the pods' instance label, the Lease) and `clusterScopedName` (the ClusterRoles and
+// their bindings), so nothing of one is an object of the other; the CRDs are the one thing they share.
+// Each must watch its own namespaces (`watchedNamespaces`, disjoint): two controllers watching one
+// namespace would both apply and prune the same children.
 //
 // RBAC is the narrowest that works, and has no wildcard anywhere. It follows what lib/controller does
 // (`get` on the children and on /status is not used today — informers list and watch — but it reveals
@@ -38,20 +44,46 @@ import { containerSecurityContext, podSecurityContext, preferredAntiAffinity } f
 import { Recon8sCrds } from '../crd.js';
 import { KINDS } from '../render.js';
 import type { KindDefinition } from '../schema/schema.js';
+import { QUALIFIED_KEY_PATTERN } from '../schema/schema.js';
 
 export const DEFAULT_OPERATOR_NAMESPACE = 'recon8s-system';
 export const DEFAULT_OPERATOR_IMAGE = 'ghcr.io/recon8s/recon8s:0.1.0';
 export const DEFAULT_OPERATOR_REPLICAS = 2;
 
-/** The ServiceAccount, ClusterRole(Binding) and Deployment name. */
+/** The default install name: the ServiceAccount, ClusterRole(Binding) and Deployment name. */
 export const OPERATOR_NAME = 'recon8s';
-/** The ClusterRole granting the Secrets credentials need; bound per namespace. */
-export const CREDENTIALS_CLUSTER_ROLE = 'recon8s-credentials';
-/** The Role (and RoleBinding) for leader election in the operator namespace. */
-export const LEADER_ELECTION_ROLE = 'recon8s-leader-election';
-/** The Lease the controller elects its leader on: the default of `--leader-election-id`. */
-export const LEADER_ELECTION_LEASE = 'recon8s-controller';
-export const METRICS_SERVICE = 'recon8s-metrics';
+/** The ClusterRole granting the Secrets credentials need, bound per namespace (default install). */
+export const CREDENTIALS_CLUSTER_ROLE = operatorNames().credentialsRole;
+/** The Role (and RoleBinding) for leader election in the operator namespace (default install). */
+export const LEADER_ELECTION_ROLE = operatorNames().leaderElectionRole;
+/** The Lease the controller elects its leader on (default install; also the controller's default `--leader-election-id`). */
+export const LEADER_ELECTION_LEASE = operatorNames().leaderElectionLease;
+export const METRICS_SERVICE = operatorNames().metricsService;
+
+/** The names of one install's objects, from its `name` and `clusterScopedName`. */
+export interface OperatorNames {
+  /** The ServiceAccount, Deployment, PodDisruptionBudget and ServiceMonitor; the pods' instance label. */
+  readonly name: string;
+  readonly metricsService: string;
+  readonly leaderElectionRole: string;
+  readonly leaderElectionLease: string;
+  /** The ClusterRole and ClusterRoleBinding. */
+  readonly clusterRole: string;
+  /** The ClusterRole granting Secrets, and its RoleBinding in each credentials namespace. */
+  readonly credentialsRole: string;
+}
+
+/** With the defaults: recon8s, recon8s-metrics, recon8s-credentials, ... (the constants above). */
+export function operatorNames(name: string = OPERATOR_NAME, clusterScopedName: string = name): OperatorNames {
+  return {
+    name,
+    metricsService: `${name}-metrics`,
+    leaderElectionRole: `${name}-leader-election`,
+    leaderElectionLease: `${name}-controller`,
+    clusterRole: clusterScopedName,
+    credentialsRole: `${clusterScopedName}-credentials`,
+  };
+}
 export const METRICS_PORT = 8080;
 export const HEALTH_PORT = 8081;
 /** The non-root uid and gid the controller runs as (distroless "nonroot"). */
@@ -84,6 +116,27 @@ export function childRules(kinds: readonly KindDefinition[]): k8s.PolicyRule[] {
 export interface OperatorChartProps {
   /** The namespace the controller runs in (and holds its Lease in). @default "recon8s-system" */
   readonly namespace?: string;
+  /**
+   * Whether the install creates its namespace, labelled to enforce Pod Security "restricted". False when
+   * something else creates it (Helm's `--create-namespace`, your own Namespace object).
+   * @default true
+   */
+  readonly createNamespace?: boolean;
+  /**
+   * The install's name: its ServiceAccount, Deployment, PodDisruptionBudget and ServiceMonitor, the
+   * metrics Service `<name>-metrics`, the Role `<name>-leader-election` and the Lease
+   * `<name>-controller`; also the pods' `app.kubernetes.io/instance` label (a Deployment's selector
+   * cannot change: keep the name). Two installs in one namespace need two names.
+   * @default "recon8s"
+   */
+  readonly name?: string;
+  /**
+   * The name of the install's ClusterRole and ClusterRoleBinding, and the stem of the ClusterRole
+   * granting Secrets and of its RoleBindings (`<clusterScopedName>-credentials`). Cluster-scoped names
+   * are shared by every namespace: two installs in one cluster need two, e.g. `<namespace>:<name>`.
+   * @default the `name`
+   */
+  readonly clusterScopedName?: string;
   /** @default "ghcr.io/recon8s/recon8s:0.1.0" */
   readonly image?: string;
   /** Controller pods; one leads at a time (Lease), the others wait with a warm cache. @default 2 */
@@ -109,6 +162,17 @@ export interface OperatorChartProps {
   readonly resources?: OperatorResources;
   /** @default "IfNotPresent" */
   readonly imagePullPolicy?: 'Always' | 'IfNotPresent' | 'Never';
+  /** Secrets (in the operator namespace) the kubelet pulls the image with, by name. @default none */
+  readonly imagePullSecrets?: readonly string[];
+  /** Node labels the controller pods require. @default none */
+  readonly nodeSelector?: Readonly<Record<string, string>>;
+  /** Taints the controller pods tolerate, as in a PodSpec. @default none */
+  readonly tolerations?: readonly k8s.Toleration[];
+  /**
+   * The controller pods' affinity, as in a PodSpec; replaces the default.
+   * @default with more than one replica, a preferred anti-affinity that spreads the pods across nodes; none with one
+   */
+  readonly affinity?: k8s.Affinity;
   /**
    * A Prometheus Operator ServiceMonitor (monitoring.coreos.com/v1) for the metrics Service, scraped
    * every 30 s. Its CRD must exist in the cluster.
@@ -129,6 +193,15 @@ export const DEFAULT_OPERATOR_RESOURCES: OperatorResources = {
 };
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+/** RBAC names are path segments; ":" is Kubernetes' own separator in them (system:controller:...). */
+const RBAC_NAME = /^[a-z0-9]([-a-z0-9.:]*[a-z0-9])?$/;
+const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
+const QUALIFIED_KEY = new RegExp(QUALIFIED_KEY_PATTERN);
+/** `<name>-metrics` is a Service name: a DNS label of at most 63 characters. */
+const MAX_NAME_LENGTH = 63 - '-metrics'.length;
+const TOLERATION_OPERATORS: readonly string[] = ['Exists', 'Equal'];
+const TAINT_EFFECTS: readonly string[] = ['NoSchedule', 'PreferNoSchedule', 'NoExecute'];
 
 /**
  * The operator's install: Namespace (Pod Security "restricted" enforced), the CRDs, a ServiceAccount,
@@ -136,7 +209,9 @@ const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
  */
 export class OperatorChart extends Chart {
   readonly operatorNamespace: string;
-  readonly namespaceObject: k8s.KubeNamespace;
+  readonly names: OperatorNames;
+  /** Absent when `createNamespace` is false. */
+  readonly namespaceObject?: k8s.KubeNamespace;
   readonly crds: Recon8sCrds;
   readonly serviceAccount: k8s.KubeServiceAccount;
   readonly clusterRole: k8s.KubeClusterRole;
@@ -155,41 +230,62 @@ export class OperatorChart extends Chart {
     const credentialsNamespaces = [...(props.credentialsNamespaces ?? [])];
     const watchedNamespaces = [...(props.watchedNamespaces ?? [])];
     const resources = props.resources ?? DEFAULT_OPERATOR_RESOURCES;
-    validate({ namespace, image, replicas, credentialsNamespaces, watchedNamespaces, resources });
+    const name = props.name ?? OPERATOR_NAME;
+    const clusterScopedName = props.clusterScopedName ?? name;
+    const imagePullSecrets = [...(props.imagePullSecrets ?? [])];
+    const nodeSelector = { ...(props.nodeSelector ?? {}) };
+    const tolerations = [...(props.tolerations ?? [])];
+    validate({
+      namespace,
+      name,
+      clusterScopedName,
+      image,
+      replicas,
+      credentialsNamespaces,
+      watchedNamespaces,
+      resources,
+      imagePullSecrets,
+      nodeSelector,
+      tolerations,
+    });
     // No chart-wide namespace: cluster-scoped objects (Namespace, CRDs, ClusterRoles) must not carry one.
     super(scope, id, { disableResourceNameHashes: true });
     this.operatorNamespace = namespace;
+    const names = operatorNames(name, clusterScopedName);
+    this.names = names;
 
-    const selector = selectorLabels({ name: OPERATOR_NAME, instance: OPERATOR_NAME, component: 'controller' });
+    const selector = selectorLabels({ name: OPERATOR_NAME, instance: name, component: 'controller' });
     // Not app.kubernetes.io/managed-by=recon8s: that label selects the controller's own children.
     const labels = { ...selector, 'app.kubernetes.io/part-of': 'recon8s' };
     const partOf = { 'app.kubernetes.io/part-of': 'recon8s' };
-    const subject: k8s.Subject = { kind: 'ServiceAccount', name: OPERATOR_NAME, namespace };
+    const subject: k8s.Subject = { kind: 'ServiceAccount', name, namespace };
 
     // --- Namespace and CRDs: first, everything else needs them. ---
-    this.namespaceObject = new k8s.KubeNamespace(this, 'namespace', {
-      metadata: {
-        name: namespace,
-        labels: {
-          ...partOf,
-          'pod-security.kubernetes.io/enforce': 'restricted',
-          'pod-security.kubernetes.io/enforce-version': 'latest',
-          'pod-security.kubernetes.io/warn': 'restricted',
-          'pod-security.kubernetes.io/audit': 'restricted',
+    if (props.createNamespace ?? true) {
+      this.namespaceObject = new k8s.KubeNamespace(this, 'namespace', {
+        metadata: {
+          name: namespace,
+          labels: {
+            ...partOf,
+            'pod-security.kubernetes.io/enforce': 'restricted',
+            'pod-security.kubernetes.io/enforce-version': 'latest',
+            'pod-security.kubernetes.io/warn': 'restricted',
+            'pod-security.kubernetes.io/audit': 'restricted',
+          },
         },
-      },
-    });
+      });
+    }
     this.crds = new Recon8sCrds(this, 'crds');
 
     this.serviceAccount = new k8s.KubeServiceAccount(this, 'service-account', {
-      metadata: { name: OPERATOR_NAME, namespace, labels },
+      metadata: { name, namespace, labels },
     });
 
     // --- Cluster-wide: the custom resources, their children, PVC reads, Events. No Secrets. ---
     const owners = KINDS.map((k) => k.plural);
     const group = KINDS[0]?.group ?? 'recon8s.dev';
     this.clusterRole = new k8s.KubeClusterRole(this, 'cluster-role', {
-      metadata: { name: OPERATOR_NAME, labels },
+      metadata: { name: names.clusterRole, labels },
       rules: [
         // Read the resources; patch = server-side apply of the ApplySet parent labels (never create or delete them).
         { apiGroups: [group], resources: owners, verbs: ['get', 'list', 'watch', 'patch'] },
@@ -211,8 +307,8 @@ export class OperatorChart extends Chart {
       ],
     });
     new k8s.KubeClusterRoleBinding(this, 'cluster-role-binding', {
-      metadata: { name: OPERATOR_NAME, labels },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: OPERATOR_NAME },
+      metadata: { name: names.clusterRole, labels },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: names.clusterRole },
       subjects: [subject],
     });
 
@@ -224,50 +320,50 @@ export class OperatorChart extends Chart {
     // reports Degraded/CredentialsForbidden, with this command in the message, and is checked again
     // every 30 s. A Secret you create yourself (spec.credentialsSecretName) still needs `get`.
     this.credentialsRole = new k8s.KubeClusterRole(this, 'credentials-role', {
-      metadata: { name: CREDENTIALS_CLUSTER_ROLE, labels },
+      metadata: { name: names.credentialsRole, labels },
       // patch: only to move the generated Secret's ownerReference when pvcRetention.whenDeleted changes.
       rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'create', 'patch'] }],
     });
     this.credentialsBindings = credentialsNamespaces.map(
       (ns) =>
         new k8s.KubeRoleBinding(this, `credentials-${ns}`, {
-          metadata: { name: CREDENTIALS_CLUSTER_ROLE, namespace: ns, labels },
-          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: CREDENTIALS_CLUSTER_ROLE },
+          metadata: { name: names.credentialsRole, namespace: ns, labels },
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: names.credentialsRole },
           subjects: [subject],
         }),
     );
 
     // --- Leader election: a Lease in the operator namespace, and only there. ---
     // create cannot be limited to a name (the name is in the body); get and update are, to our Lease
-    // (the controller's default --leader-election-id: a Deployment passing another id needs it here too).
+    // (the Deployment passes it as --leader-election-id: two installs in one namespace elect apart).
     this.leaderElectionRole = new k8s.KubeRole(this, 'leader-election-role', {
-      metadata: { name: LEADER_ELECTION_ROLE, namespace, labels },
+      metadata: { name: names.leaderElectionRole, namespace, labels },
       rules: [
         { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
         {
           apiGroups: ['coordination.k8s.io'],
           resources: ['leases'],
-          resourceNames: [LEADER_ELECTION_LEASE],
+          resourceNames: [names.leaderElectionLease],
           verbs: ['get', 'update'],
         },
       ],
     });
     new k8s.KubeRoleBinding(this, 'leader-election-role-binding', {
-      metadata: { name: LEADER_ELECTION_ROLE, namespace, labels },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: LEADER_ELECTION_ROLE },
+      metadata: { name: names.leaderElectionRole, namespace, labels },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: names.leaderElectionRole },
       subjects: [subject],
     });
 
     // --- The controller. ---
     this.deployment = new k8s.KubeDeployment(this, 'deployment', {
-      metadata: { name: OPERATOR_NAME, namespace, labels },
+      metadata: { name, namespace, labels },
       spec: {
         replicas,
         selector: { matchLabels: { ...selector } },
         template: {
           metadata: { labels: { ...labels } },
           spec: {
-            serviceAccountName: OPERATOR_NAME,
+            serviceAccountName: name,
             // The controller talks to the API server: it needs the token, whatever the ServiceAccount says.
             automountServiceAccountToken: true,
             enableServiceLinks: false,
@@ -283,6 +379,9 @@ export class OperatorChart extends Chart {
                 imagePullPolicy: props.imagePullPolicy ?? 'IfNotPresent',
                 args: [
                   ...CONTROLLER_ARGS,
+                  `--leader-election-id=${names.leaderElectionLease}`,
+                  // Named in the CredentialsForbidden condition: the grant to make is this install's.
+                  `--credentials-cluster-role=${names.credentialsRole}`,
                   ...(watchedNamespaces.length > 0 ? [`--namespaces=${watchedNamespaces.join(',')}`] : []),
                 ],
                 // --leader-election-namespace defaults to $POD_NAMESPACE.
@@ -312,14 +411,17 @@ export class OperatorChart extends Chart {
               },
             ],
             volumes: [{ name: 'tmp', emptyDir: {} }],
-            affinity: replicas > 1 ? preferredAntiAffinity(selector) : undefined,
+            imagePullSecrets: imagePullSecrets.length > 0 ? imagePullSecrets.map((n) => ({ name: n })) : undefined,
+            nodeSelector: Object.keys(nodeSelector).length > 0 ? nodeSelector : undefined,
+            tolerations: tolerations.length > 0 ? tolerations : undefined,
+            affinity: props.affinity ?? (replicas > 1 ? preferredAntiAffinity(selector) : undefined),
           },
         },
       },
     });
     if (replicas > 1) {
       this.disruptionBudget = new k8s.KubePodDisruptionBudget(this, 'disruption-budget', {
-        metadata: { name: OPERATOR_NAME, namespace, labels },
+        metadata: { name, namespace, labels },
         spec: {
           maxUnavailable: k8s.IntOrString.fromNumber(1),
           selector: { matchLabels: { ...selector } },
@@ -329,7 +431,7 @@ export class OperatorChart extends Chart {
     }
     // For Prometheus (a ServiceMonitor selects it by its labels and the port name "metrics").
     this.metricsService = new k8s.KubeService(this, 'metrics-service', {
-      metadata: { name: METRICS_SERVICE, namespace, labels },
+      metadata: { name: names.metricsService, namespace, labels },
       spec: {
         type: 'ClusterIP',
         selector: { ...selector },
@@ -342,7 +444,7 @@ export class OperatorChart extends Chart {
       this.serviceMonitor = new ApiObject(this, 'service-monitor', {
         apiVersion: 'monitoring.coreos.com/v1',
         kind: 'ServiceMonitor',
-        metadata: { name: OPERATOR_NAME, namespace, labels },
+        metadata: { name, namespace, labels },
         spec: {
           selector: { matchLabels: { ...selector } },
           namespaceSelector: { matchNames: [namespace] },
@@ -370,15 +472,28 @@ const QUANTITY = /^[0-9]+(\.[0-9]+)?(m|k|M|G|T|Ki|Mi|Gi|Ti)?$/;
 /** Every prop checked at once; the message names each prop, the value received and what was expected. */
 function validate(p: {
   namespace: string;
+  name: string;
+  clusterScopedName: string;
   image: string;
   replicas: number;
   credentialsNamespaces: readonly string[];
   watchedNamespaces: readonly string[];
   resources: OperatorResources;
+  imagePullSecrets: readonly string[];
+  nodeSelector: Readonly<Record<string, string>>;
+  tolerations: readonly k8s.Toleration[];
 }): void {
   const problems: string[] = [];
   const isNamespace = (n: string): boolean => n.length <= 63 && DNS_LABEL.test(n);
   if (!isNamespace(p.namespace)) problems.push(`namespace: got ${JSON.stringify(p.namespace)}, expected a DNS label`);
+  if (p.name.length > MAX_NAME_LENGTH || !DNS_LABEL.test(p.name))
+    problems.push(
+      `name: got ${JSON.stringify(p.name)}, expected a DNS label of at most ${MAX_NAME_LENGTH} characters (<name>-metrics is a Service name)`,
+    );
+  if (p.clusterScopedName.length > 200 || !RBAC_NAME.test(p.clusterScopedName))
+    problems.push(
+      `clusterScopedName: got ${JSON.stringify(p.clusterScopedName)}, expected at most 200 lowercase letters, digits, "-", "." or ":", starting and ending alphanumeric`,
+    );
   if (p.image.trim() === '') problems.push('image: got "", expected an image reference');
   if (!Number.isInteger(p.replicas) || p.replicas < 1)
     problems.push(`replicas: got ${p.replicas}, expected an integer of at least 1`);
@@ -403,5 +518,42 @@ function validate(p: {
         );
     }
   }
+  const secrets = new Set<string>();
+  for (const n of p.imagePullSecrets) {
+    if (n.length > 253 || !DNS_SUBDOMAIN.test(n))
+      problems.push(`imagePullSecrets: got ${JSON.stringify(n)}, expected a Secret name (a DNS subdomain)`);
+    if (secrets.has(n)) problems.push(`imagePullSecrets: ${JSON.stringify(n)} is listed twice`);
+    secrets.add(n);
+  }
+  for (const [key, value] of Object.entries(p.nodeSelector)) {
+    if (!QUALIFIED_KEY.test(key))
+      problems.push(`nodeSelector: got key ${JSON.stringify(key)}, expected a label key such as "kubernetes.io/os"`);
+    if (typeof value !== 'string' || value.length > 63 || !LABEL_VALUE.test(value))
+      problems.push(
+        `nodeSelector.${key}: got ${JSON.stringify(value)}, expected a label value (at most 63 letters, digits, "-", "_" or ".")`,
+      );
+  }
+  p.tolerations.forEach((t, i) => {
+    const at = `tolerations[${i}]`;
+    const operator = t.operator ?? 'Equal';
+    if (!TOLERATION_OPERATORS.includes(operator))
+      problems.push(`${at}.operator: got ${JSON.stringify(t.operator)}, expected Exists or Equal`);
+    if (t.key !== undefined && t.key !== '' && !QUALIFIED_KEY.test(t.key))
+      problems.push(`${at}.key: got ${JSON.stringify(t.key)}, expected a label key`);
+    if ((t.key ?? '') === '' && operator !== 'Exists')
+      problems.push(
+        `${at}.operator: got ${JSON.stringify(operator)} with no key, expected Exists (which tolerates every taint)`,
+      );
+    if (operator === 'Exists' && (t.value ?? '') !== '')
+      problems.push(`${at}.value: got ${JSON.stringify(t.value)} with operator Exists, expected none`);
+    if (t.effect !== undefined && !TAINT_EFFECTS.includes(t.effect))
+      problems.push(
+        `${at}.effect: got ${JSON.stringify(t.effect)}, expected NoSchedule, PreferNoSchedule or NoExecute`,
+      );
+    if (t.tolerationSeconds !== undefined && t.effect !== 'NoExecute')
+      problems.push(
+        `${at}.tolerationSeconds: got ${t.tolerationSeconds} with effect ${JSON.stringify(t.effect ?? '')}, expected it only with NoExecute`,
+      );
+  });
   if (problems.length > 0) throw new Error(`OperatorChart: ${problems.join('; ')}`);
 }

@@ -20,6 +20,7 @@ Options:
   --metrics-bind-address HOST:PORT     /metrics (default: :8080; "0" disables)
   --health-probe-bind-address HOST:PORT  /healthz and /readyz (default: :8081; "0" disables)
   --resync-period SECONDS              reconcile everything again this often (default: 600)
+  --credentials-cluster-role NAME      the ClusterRole granting Secrets, named when a grant is missing (default: recon8s-credentials)
   --log-level debug|info|warn|error    (default: info)
 `;
 
@@ -36,6 +37,7 @@ export interface ControllerFlags {
   readonly 'metrics-bind-address'?: string;
   readonly 'health-probe-bind-address'?: string;
   readonly 'resync-period'?: string;
+  readonly 'credentials-cluster-role'?: string;
   readonly 'log-level'?: string;
 }
 
@@ -52,6 +54,7 @@ export const CONTROLLER_OPTIONS = {
   'metrics-bind-address': { type: 'string' },
   'health-probe-bind-address': { type: 'string' },
   'resync-period': { type: 'string' },
+  'credentials-cluster-role': { type: 'string' },
   'log-level': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -95,6 +98,7 @@ export async function controllerCommand(flags: ControllerFlags): Promise<number>
     namespaces,
     workers,
     resyncPeriodMs: resyncSeconds * 1000,
+    credentialsClusterRole: flags['credentials-cluster-role'],
     metricsAddr: flags['metrics-bind-address'],
     healthAddr: flags['health-probe-bind-address'],
     leaderElection: flags['leader-elect']

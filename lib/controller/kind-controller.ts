@@ -96,10 +96,16 @@ export interface Manager {
   forget(uid: string): void;
 }
 
+/** What the install tells the controller about itself (its flags). */
+export interface InstallFacts {
+  /** The ClusterRole that grants Secrets, which a CredentialsForbidden condition asks to bind. @default "recon8s-credentials" */
+  readonly credentialsClusterRole?: string;
+}
+
 export interface KindController {
   readonly definition: KindDefinition;
   /** Before the children are applied (credentials, volumes the spec names). Absent: nothing to prepare. */
-  prepare?(client: KubeClient, cr: CustomResource): Promise<Preparation>;
+  prepare?(client: KubeClient, cr: CustomResource, install: InstallFacts): Promise<Preparation>;
   /** The API server refused this child as rendered (422); `live` is what exists. */
   recoverRefusedApply?(client: KubeClient, child: KubernetesObject, live: LiveObject): Promise<RefusalRecovery>;
   /** Status fields and the conditions the live children imply. */

@@ -51,6 +51,8 @@ export interface ControllerOptions {
   readonly healthAddr?: string;
   /** Every resource is reconciled again this often, even when nothing changed. @default 10 minutes */
   readonly resyncPeriodMs?: number;
+  /** The ClusterRole that grants Secrets, named by a CredentialsForbidden condition. @default "recon8s-credentials" */
+  readonly credentialsClusterRole?: string;
   readonly logger?: Logger;
 }
 
@@ -124,6 +126,7 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     logger,
     metrics,
     pods: (kind, namespace) => (podInformersByKind.get(kind) ?? []).flatMap((i) => i.list(namespace)),
+    install: { credentialsClusterRole: opts.credentialsClusterRole },
   });
 
   // A kind's pods may report what they did in a container's termination message (MySQL members after

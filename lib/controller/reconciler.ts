@@ -28,7 +28,7 @@ import type { EventRecorder } from './events.js';
 import type { ResourceType } from './kinds.js';
 import { CHILD_TYPES, KIND_CONTROLLERS, childType, kindController, objectPath, parseQueueKey } from './kinds.js';
 import { deleteChild, prunable } from './prune.js';
-import type { KindController, Manager, Preparation, Problem } from './kind-controller.js';
+import type { InstallFacts, KindController, Manager, Preparation, Problem } from './kind-controller.js';
 import type { CustomResource, LiveLookup } from './status.js';
 import { nextStatus } from './status.js';
 
@@ -46,6 +46,8 @@ export interface ReconcilerOptions {
   readonly now?: () => Date;
   /** A kind's pods in a namespace (the kind's pod selector), from the cache; none without it. */
   readonly pods?: (kind: string, namespace: string) => readonly V1Pod[];
+  /** @default the default install's */
+  readonly install?: InstallFacts;
 }
 
 /**
@@ -214,7 +216,9 @@ export class Reconciler {
     if (parent === 'gone') return undefined;
     if (missingAtStart.size > 0 && parent !== 'live' && !(await this.isLive(cr, owner.kind))) return undefined;
 
-    const prepared: Preparation = (await controller.prepare?.(this.o.client, cr)) ?? { problems: [] };
+    const prepared: Preparation = (await controller.prepare?.(this.o.client, cr, this.o.install ?? {})) ?? {
+      problems: [],
+    };
     for (const e of prepared.events ?? []) this.o.events.record(cr, 'Normal', e.reason, e.message);
     const problems = prepared.problems;
 

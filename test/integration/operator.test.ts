@@ -61,6 +61,9 @@ describe('operator install manifests (dist/install.yaml) on a real API server', 
       (o) => o.kind === 'RoleBinding' && o.metadata.namespace === credentialsNamespace,
     );
     assert.ok(binding, `a credentials RoleBinding in ${credentialsNamespace} (RECON8S_CREDENTIALS_NAMESPACES)`);
+    // ... in a namespace the file never creates: its opening comment says to create it first.
+    assert.ok(!install.objects.some((o) => o.kind === 'Namespace' && o.metadata.name === credentialsNamespace));
+    assert.match(install.text, new RegExp(`^(# .*\\n)*# +kubectl create namespace ${credentialsNamespace}\\n`));
   });
 
   it('passes a server-side dry-run apply of every object, with no warning', async () => {

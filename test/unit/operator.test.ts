@@ -9,7 +9,7 @@ import {
   LEADER_ELECTION_LEASE,
   OperatorChart,
 } from '../../constructs/index.js';
-import { operatorPropsFromEnv } from '../../apps/operator-env.js';
+import { installFileHeader, operatorPropsFromEnv } from '../../apps/operator-env.js';
 import { CONTROLLER_USAGE } from '../../lib/cli/controller-command.js';
 import { CHILD_TYPES, OWNER_KINDS } from '../../lib/controller/kinds.js';
 
@@ -211,9 +211,9 @@ describe('OperatorChart (the operator install construct)', () => {
       assert.deepEqual(binding.subjects, [SA]);
       for (const role of objects.filter((o) => o.kind === 'ClusterRole'))
         assert.ok(!grants(role.rules ?? [], 'create').includes('coordination.k8s.io/leases'));
-      // The Lease name is the controller's default --leader-election-id (the Deployment does not pass one).
+      // The Deployment names that Lease (and with the default name it is also the controller's default).
       assert.match(CONTROLLER_USAGE, new RegExp(`--leader-election-id NAME .*\\(default: ${LEADER_ELECTION_LEASE}\\)`));
-      assert.ok(!CONTROLLER_ARGS.some((a) => a.startsWith('--leader-election-id')));
+      assert.ok(containerOf(objects).args?.includes(`--leader-election-id=${LEADER_ELECTION_LEASE}`));
     });
   });
 
@@ -228,6 +228,8 @@ describe('OperatorChart (the operator install construct)', () => {
         '--leader-elect',
         '--metrics-bind-address=:8080',
         '--health-probe-bind-address=:8081',
+        '--leader-election-id=recon8s-controller',
+        '--credentials-cluster-role=recon8s-credentials',
       ]);
       assert.deepEqual(c.env, [
         { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
@@ -360,6 +362,38 @@ describe('OperatorChart (the operator install construct)', () => {
       );
     });
 
+    it('creates no credentials namespace (kubectl delete -f must never delete one), and says which must exist first', () => {
+      const granted = synth({ credentialsNamespaces: ['shop', 'billing'] });
+      assert.deepEqual(
+        granted.filter((o) => o.kind === 'Namespace').map((o) => o.metadata.name),
+        [NS],
+      );
+      const header = installFileHeader({ credentialsNamespaces: ['shop', 'billing'] });
+      assert.match(
+        header.comment,
+        /^# .*\n# Before `kubectl apply -f install\.yaml`, create .*\n# {3}kubectl create namespace shop billing\n/,
+      );
+      for (const line of header.comment.trimEnd().split('\n')) assert.match(line, /^# /, 'YAML comments only');
+      assert.match(
+        header.notice ?? '',
+        /shop, billing: create them before applying it \(kubectl create namespace shop billing\)/,
+      );
+      assert.equal(installFileHeader({}).notice, undefined);
+      assert.doesNotMatch(installFileHeader({}).comment, /create namespace/);
+    });
+
+    it("README's install.yaml steps create the credentials namespace before applying the file", () => {
+      const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+      const section = readme.slice(readme.indexOf('**2. One file, `dist/install.yaml`**'));
+      const block = (/```sh\n([\s\S]*?)```/.exec(section)?.[1] ?? '').split('\n');
+      const at = (re: RegExp): number => block.findIndex((l) => re.test(l));
+      const synthLine = at(/^RECON8S_CREDENTIALS_NAMESPACES=shop npm run synth/);
+      const create = at(/^kubectl create namespace shop\b/);
+      const apply = at(/^kubectl apply -f dist\/install\.yaml/);
+      assert.ok(synthLine >= 0 && create >= 0 && apply >= 0, block.join('\n'));
+      assert.ok(create < apply, `the namespace is created before the apply:\n${block.join('\n')}`);
+    });
+
     it('fails on an invalid namespace, replicas or credentials namespace, naming each problem', () => {
       assert.throws(
         () => synth({ namespace: 'Recon8s', replicas: 0, credentialsNamespaces: ['shop', 'shop', 'a_b'] }),
@@ -404,9 +438,11 @@ describe('OperatorChart (the operator install construct)', () => {
     };
 
     it("watches only the namespaces given (the controller's --namespaces), all by default", () => {
-      assert.deepEqual(controller(synth()).args, [...CONTROLLER_ARGS]);
+      const own = [`--leader-election-id=${LEADER_ELECTION_LEASE}`, '--credentials-cluster-role=recon8s-credentials'];
+      assert.deepEqual(controller(synth()).args, [...CONTROLLER_ARGS, ...own]);
       assert.deepEqual(controller(synth({ watchedNamespaces: ['shop', 'billing'] })).args, [
         ...CONTROLLER_ARGS,
+        ...own,
         '--namespaces=shop,billing',
       ]);
       assert.match(CONTROLLER_USAGE, /--namespaces NS\[,NS\.\.\.\]/);
@@ -450,6 +486,118 @@ describe('OperatorChart (the operator install construct)', () => {
       assert.deepEqual(monitor.spec.endpoints, [
         { port: service.spec.ports[0]?.name, path: '/metrics', interval: '30s' },
       ]);
+    });
+
+    it('names every object of a second install apart from the first: name for namespaced ones, clusterScopedName for the rest', () => {
+      const first = synth({ credentialsNamespaces: ['shop'], serviceMonitor: true });
+      const second = synth({
+        name: 'team-a',
+        clusterScopedName: 'ops:team-a',
+        createNamespace: false,
+        namespace: NS,
+        credentialsNamespaces: ['shop'],
+        serviceMonitor: true,
+      });
+      const ids = (objects: readonly RbacObject[]): Set<string> =>
+        new Set(
+          objects
+            .filter((o) => o.kind !== 'CustomResourceDefinition')
+            .map((o) => `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`),
+        );
+      const shared = [...ids(second)].filter((id) => ids(first).has(id));
+      assert.deepEqual(shared, [], 'same namespace, yet no object in common but the CRDs');
+      assert.ok(!second.some((o) => o.kind === 'Namespace'), 'createNamespace: false');
+
+      const sa = { kind: 'ServiceAccount', name: 'team-a', namespace: NS };
+      assert.deepEqual(find(second, 'ClusterRoleBinding', 'ops:team-a').subjects, [sa]);
+      assert.equal(find(second, 'ClusterRoleBinding', 'ops:team-a').roleRef?.name, 'ops:team-a');
+      assert.equal(
+        find(second, 'RoleBinding', 'ops:team-a-credentials', 'shop').roleRef?.name,
+        'ops:team-a-credentials',
+      );
+      assert.deepEqual(find(second, 'Role', 'team-a-leader-election', NS).rules?.[1]?.resourceNames, [
+        'team-a-controller',
+      ]);
+      find(second, 'Service', 'team-a-metrics', NS);
+      const d = find(second, 'Deployment', 'team-a', NS) as unknown as Deployment;
+      assert.equal(d.spec.template.spec.serviceAccountName, 'team-a');
+      assert.equal(d.spec.selector.matchLabels['app.kubernetes.io/instance'], 'team-a');
+      const args = d.spec.template.spec.containers[0]?.args ?? [];
+      assert.ok(args.includes('--leader-election-id=team-a-controller'), args.join(' '));
+      // CredentialsForbidden names the ClusterRole of this install, the one its RoleBindings bind.
+      assert.ok(args.includes('--credentials-cluster-role=ops:team-a-credentials'), args.join(' '));
+      assert.match(CONTROLLER_USAGE, /--credentials-cluster-role NAME .*\(default: recon8s-credentials\)/);
+      // The default install keeps its names (and its Deployment's immutable selector).
+      assert.equal(deploymentOf(first).spec.selector.matchLabels['app.kubernetes.io/instance'], 'recon8s');
+    });
+
+    it('schedules the controller with the nodeSelector, tolerations, imagePullSecrets and affinity given', () => {
+      const pod = (props?: OperatorChartProps): Record<string, unknown> =>
+        deploymentOf(synth(props)).spec.template.spec as unknown as Record<string, unknown>;
+      const plain = pod();
+      for (const field of ['nodeSelector', 'tolerations', 'imagePullSecrets'])
+        assert.equal(plain[field], undefined, `no ${field} by default`);
+      assert.ok(plain.affinity, 'the anti-affinity by default with 2 replicas');
+      const affinity = {
+        nodeAffinity: {
+          requiredDuringSchedulingIgnoredDuringExecution: {
+            nodeSelectorTerms: [{ matchExpressions: [{ key: 'pool', operator: 'In', values: ['ops'] }] }],
+          },
+        },
+      };
+      const custom = pod({
+        nodeSelector: { 'kubernetes.io/os': 'linux' },
+        tolerations: [
+          { key: 'dedicated', operator: 'Equal', value: 'ops', effect: 'NoSchedule' },
+          { operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 30 },
+        ],
+        imagePullSecrets: ['registry', 'mirror'],
+        affinity,
+      });
+      assert.deepEqual(custom.nodeSelector, { 'kubernetes.io/os': 'linux' });
+      assert.deepEqual(custom.tolerations, [
+        { key: 'dedicated', operator: 'Equal', value: 'ops', effect: 'NoSchedule' },
+        { operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 30 },
+      ]);
+      assert.deepEqual(custom.imagePullSecrets, [{ name: 'registry' }, { name: 'mirror' }]);
+      assert.deepEqual(custom.affinity, affinity, 'replaces the default anti-affinity');
+    });
+
+    it('fails on a bad name, clusterScopedName, nodeSelector, toleration or image pull Secret, naming the field, the value and what was expected', () => {
+      assert.throws(
+        () =>
+          synth({
+            name: 'Team_A',
+            clusterScopedName: 'ops/team',
+            nodeSelector: { 'bad key!': 'x', pool: 'not a value' },
+            tolerations: [
+              { key: 'a', operator: 'Like' },
+              { value: 'x' },
+              { key: 'b', operator: 'Exists', value: 'y', effect: 'Never' },
+              { key: 'c', effect: 'NoSchedule', tolerationSeconds: 5 },
+            ],
+            imagePullSecrets: ['Registry', 'ok', 'ok'],
+          }),
+        (e: unknown) => {
+          const m = e instanceof Error ? e.message : '';
+          for (const expected of [
+            /name: got "Team_A", expected a DNS label of at most 55 characters/,
+            /clusterScopedName: got "ops\/team", expected at most 200 lowercase letters, digits, "-", "\." or ":"/,
+            /nodeSelector: got key "bad key!", expected a label key/,
+            /nodeSelector\.pool: got "not a value", expected a label value/,
+            /tolerations\[0\]\.operator: got "Like", expected Exists or Equal/,
+            /tolerations\[1\]\.operator: got "Equal" with no key, expected Exists/,
+            /tolerations\[2\]\.value: got "y" with operator Exists, expected none/,
+            /tolerations\[2\]\.effect: got "Never", expected NoSchedule, PreferNoSchedule or NoExecute/,
+            /tolerations\[3\]\.tolerationSeconds: got 5 with effect "NoSchedule", expected it only with NoExecute/,
+            /imagePullSecrets: got "Registry", expected a Secret name/,
+            /imagePullSecrets: "ok" is listed twice/,
+          ])
+            assert.match(m, expected);
+          return true;
+        },
+      );
+      assert.throws(() => synth({ name: 'a'.repeat(56) }), /name: got "a{56}", expected a DNS label of at most 55/);
     });
   });
 });

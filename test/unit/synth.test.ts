@@ -22,8 +22,8 @@ describe('cdk8s synth', function () {
       assert.deepEqual(files, [
         'crds.k8s.yaml',
         'example.k8s.yaml',
-        ...['Chart.yaml', 'crds/recon8s.dev.yaml', 'templates/install.yaml', 'values.yaml'].map((f) =>
-          join('helm', 'recon8s', f),
+        ...['Chart.yaml', 'crds/recon8s.dev.yaml', 'templates/guard.yaml', 'templates/install.yaml', 'values.yaml'].map(
+          (f) => join('helm', 'recon8s', f),
         ),
         'install.yaml',
       ]);

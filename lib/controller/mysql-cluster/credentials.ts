@@ -18,7 +18,7 @@ import {
   generatePassword,
   missingKeys,
 } from '../../reconcile/credentials.js';
-import { mysqlClusterNames } from '../../../constructs/index.js';
+import { CREDENTIALS_CLUSTER_ROLE, mysqlClusterNames } from '../../../constructs/index.js';
 import type { CustomResource } from '../status.js';
 
 /**
@@ -34,7 +34,11 @@ import type { CustomResource } from '../status.js';
  *
  * Passwords never leave this function: not in logs, events, conditions or return values.
  */
-export async function ensureCredentials(client: KubeClient, cr: CustomResource): Promise<CredentialsState> {
+export async function ensureCredentials(
+  client: KubeClient,
+  cr: CustomResource,
+  credentialsClusterRole: string = CREDENTIALS_CLUSTER_ROLE,
+): Promise<CredentialsState> {
   try {
     return await ensure(client, cr);
   } catch (e) {
@@ -49,7 +53,7 @@ export async function ensureCredentials(client: KubeClient, cr: CustomResource):
       state: 'forbidden',
       secretName,
       // The subject the API server sees: the message names the exact grant to make.
-      message: `recon8s may not read or create Secrets in namespace ${namespace}: bind the ClusterRole recon8s-credentials there (kubectl create rolebinding recon8s-credentials -n ${namespace} --clusterrole=recon8s-credentials ${bindingSubject(await whoAmI(client))})`,
+      message: `recon8s may not read or create Secrets in namespace ${namespace}: bind the ClusterRole ${credentialsClusterRole} there (kubectl create rolebinding ${credentialsClusterRole} -n ${namespace} --clusterrole=${credentialsClusterRole} ${bindingSubject(await whoAmI(client))})`,
     };
   }
 }

@@ -6,7 +6,7 @@ import { MYSQL_CLUSTER, MYSQL_OBJECT_STORE_SECRET_KEYS, mysqlClusterNames } from
 import type { KubeClient } from '../../kube/index.js';
 import { isNotFound } from '../../kube/index.js';
 import { workloadConditions, workloadFigures } from '../../reconcile/status.js';
-import type { KindController, Management, Manager, Preparation, Problem } from '../kind-controller.js';
+import type { InstallFacts, KindController, Management, Manager, Preparation, Problem } from '../kind-controller.js';
 import type { CustomResource, LiveLookup, ObservedState } from '../status.js';
 import { compact, find, selectorString, serviceEndpoint } from '../status.js';
 import type { BackupStatus, RestoreFailure, RestoreStatus } from './backup-status.js';
@@ -26,8 +26,8 @@ const CREDENTIALS_REASONS = {
 /** The fact prepare() hands to observe(): the Secret the members read. */
 const SECRET_FACT = 'credentialsSecretName';
 
-async function prepare(client: KubeClient, cr: CustomResource): Promise<Preparation> {
-  const credentials = await ensureCredentials(client, cr);
+async function prepare(client: KubeClient, cr: CustomResource, install: InstallFacts): Promise<Preparation> {
+  const credentials = await ensureCredentials(client, cr, install.credentialsClusterRole);
   const problems: Problem[] = [];
   if ('message' in credentials)
     problems.push({ reason: CREDENTIALS_REASONS[credentials.state], message: credentials.message });

@@ -12,6 +12,8 @@ import { runSynth } from '../../support/run.js';
 export interface OperatorInstall {
   readonly files: readonly string[];
   readonly objects: readonly KubernetesObject[];
+  /** The file as written, its opening comment included. */
+  readonly text: string;
 }
 
 /**
@@ -28,8 +30,9 @@ export async function withSynthesizedOperator<T>(
     assert.equal(r.status, 0, r.stderr);
     const file = join(outdir, 'install.yaml');
     const files = readdirSync(outdir).filter((f) => f === 'install.yaml');
-    const objects = parseAllDocuments(readFileSync(file, 'utf8')).map((d) => d.toJS() as KubernetesObject);
-    return await use(file, { files, objects });
+    const text = readFileSync(file, 'utf8');
+    const objects = parseAllDocuments(text).map((d) => d.toJS() as KubernetesObject);
+    return await use(file, { files, objects, text });
   } finally {
     rmSync(outdir, { recursive: true, force: true });
   }
