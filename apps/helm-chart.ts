@@ -38,6 +38,7 @@ export interface HelmValues {
   readonly watchedNamespaces: readonly string[];
   readonly credentialsNamespaces: readonly string[];
   readonly serviceMonitor: boolean;
+  readonly prometheusRule: boolean;
 }
 
 /** What `helm install NAME -n NAMESPACE` gives the chart. */
@@ -58,6 +59,7 @@ export const DEFAULT_HELM_VALUES: HelmValues = {
   watchedNamespaces: [],
   credentialsNamespaces: [],
   serviceMonitor: false,
+  prometheusRule: false,
 };
 
 const VALUE_COMMENTS: Readonly<Record<keyof HelmValues, string>> = {
@@ -74,6 +76,7 @@ const VALUE_COMMENTS: Readonly<Record<keyof HelmValues, string>> = {
   credentialsNamespaces:
     'Namespaces where MySQLClusters may get and create their credentials Secret (each must exist first).',
   serviceMonitor: 'A Prometheus Operator ServiceMonitor (its CRD must exist).',
+  prometheusRule: "A Prometheus Operator PrometheusRule with recon8s's alerts (its CRD must exist; README: Alerts).",
 };
 
 /** The names `helm install` gives a release's cluster-scoped objects. */
@@ -151,6 +154,9 @@ function template(doc: Json, affinity: string): string {
     line.replace(/^(\s*(?:- |[^:]+: ))(\S*__R8S_(?:NAME|NAMESPACE)__\S*)$/, '$1"$2"');
   const lines = stringify(doc, { lineWidth: 0 })
     .trimEnd()
+    // Text of the object that looks like a template action (the alerts' own {{ $labels.x }}) is
+    // written out by Helm as it is, not run.
+    .replaceAll('{{', '{{ "{{" }}')
     .split('\n')
     .map((line) => {
       const key = line.trimStart();
@@ -231,6 +237,7 @@ export function helmChart(version: string): Record<string, string> {
           credentialsNamespaces: [SENTINEL.credentialsNamespace],
           watchedNamespaces: [SENTINEL.watchedNamespace],
           serviceMonitor: true,
+          prometheusRule: true,
         },
         { name: SENTINEL.name, namespace: SENTINEL.namespace },
       ),
@@ -270,6 +277,8 @@ export function helmChart(version: string): Record<string, string> {
       templates.push(`{{- if gt (int .Values.replicas) 1 }}\n---\n${text}{{- end }}\n`);
     else if (doc.kind === 'ServiceMonitor')
       templates.push(`{{- if .Values.serviceMonitor }}\n---\n${text}{{- end }}\n`);
+    else if (doc.kind === 'PrometheusRule')
+      templates.push(`{{- if .Values.prometheusRule }}\n---\n${text}{{- end }}\n`);
     else if (doc.kind === 'RoleBinding' && original.metadata.namespace === SENTINEL.credentialsNamespace) {
       templates.push(`{{- range .Values.credentialsNamespaces }}\n---\n${text}{{- end }}\n`);
     } else templates.push(`---\n${text}`);

@@ -59,6 +59,8 @@ export {
   operatorNames,
 } from './operator/operator-chart.js';
 export type { OperatorChartProps, OperatorNames, OperatorResources } from './operator/operator-chart.js';
+export { Recon8sAlertRules, alertRules, DEFAULT_ALERT_THRESHOLDS } from './operator/alert-rules.js';
+export type { AlertRule, AlertRulesProps } from './operator/alert-rules.js';
 export type {
   AppSpec,
   AppPort,

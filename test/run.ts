@@ -64,6 +64,7 @@ const NODE_TEARDOWN: Lane = e2e('e2e-teardown', 'teardown/node-teardown');
  * as users install them, helm, the S3 server): a lane of their own, beside the ones that use it.
  */
 const HOST_FILES = [
+  'alert-rules',
   'helm-chart',
   'images',
   'mysql-real',
@@ -108,6 +109,7 @@ const LANES: Readonly<Record<string, readonly Lane[]>> = {
 const BACKGROUND_BUILDS: readonly (readonly string[])[] = [
   ['nice', '-n', '15', 'bash', join(ROOT, 'test/s3/build-versitygw.sh'), VERSITYGW_VERSION],
   ['nice', '-n', '15', 'bash', join(ROOT, 'test/helm/build-helm.sh')],
+  ['nice', '-n', '15', 'bash', join(ROOT, 'test/prometheus/build-promtool.sh')],
 ];
 
 interface Outcome {

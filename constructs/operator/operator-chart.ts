@@ -42,6 +42,7 @@ import type { Construct } from 'constructs';
 import { selectorLabels } from '../common/metadata.js';
 import { containerSecurityContext, podSecurityContext, preferredAntiAffinity } from '../common/security.js';
 import { Recon8sCrds } from '../crd.js';
+import { Recon8sAlertRules } from './alert-rules.js';
 import { KINDS } from '../render.js';
 import type { KindDefinition } from '../schema/schema.js';
 import { QUALIFIED_KEY_PATTERN } from '../schema/schema.js';
@@ -179,6 +180,13 @@ export interface OperatorChartProps {
    * @default false
    */
   readonly serviceMonitor?: boolean;
+  /**
+   * A Prometheus Operator PrometheusRule with the alerts recon8s ships (Recon8sAlertRules: a primary
+   * unreachable, a failover, errant members, lag, backups failing or too old, the binary-log archive
+   * behind, anything Degraded, no controller leading). Its CRD must exist in the cluster.
+   * @default false
+   */
+  readonly prometheusRule?: boolean;
 }
 
 /** Container resources, as quantities ("100m", "256Mi"). */
@@ -222,6 +230,8 @@ export class OperatorChart extends Chart {
   readonly disruptionBudget?: k8s.KubePodDisruptionBudget;
   readonly metricsService: k8s.KubeService;
   readonly serviceMonitor?: ApiObject;
+  /** Present when `prometheusRule` is true. */
+  readonly alertRules?: Recon8sAlertRules;
 
   constructor(scope: Construct, id: string, props: OperatorChartProps = {}) {
     const namespace = props.namespace ?? DEFAULT_OPERATOR_NAMESPACE;
@@ -452,6 +462,8 @@ export class OperatorChart extends Chart {
         },
       });
     }
+    if (props.prometheusRule === true)
+      this.alertRules = new Recon8sAlertRules(this, 'alert-rules', { name: `${name}-alerts`, namespace, labels });
   }
 }
 

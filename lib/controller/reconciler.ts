@@ -86,6 +86,12 @@ export class Reconciler {
   /** The resourceVersion of the resource each ApplySet parent write was judged from, per uid. */
   private readonly parentWritten = new Map<string, string | undefined>();
 
+  /** Per resource uid: the labels of its recon8s_resource_degraded series, while it has one. */
+  private readonly degradedSeries = new Map<
+    string,
+    { kind: string; namespace: string; name: string; reason: string }
+  >();
+
   /** Per kind: the loop beside the render reconcile (MySQL: who is the primary). */
   private readonly managers = new Map<string, Manager>();
 
@@ -145,6 +151,9 @@ export class Reconciler {
 
   /** Drops what is remembered of an object that is gone, child or resource (the manager calls it on informer deletes). */
   forget(uid: string): void {
+    const series = this.degradedSeries.get(uid);
+    if (series) this.o.metrics?.resourceDegraded.remove(series);
+    this.degradedSeries.delete(uid);
     this.applier.forget(uid);
     this.statusWritten.delete(uid);
     this.ownWrites.delete(uid);
@@ -506,6 +515,26 @@ export class Reconciler {
     return result.metadata.uid === cr.metadata.uid && !result.metadata.deletionTimestamp ? 'live' : 'gone';
   }
 
+  /**
+   * recon8s_resource_degraded: 1 for the reason a resource's Degraded condition says, while it is True
+   * (what the shipped alert Recon8sDegraded reads); the series of a reason no longer said goes.
+   */
+  private reportDegraded(cr: CustomResource, conditions: readonly ConditionInput[]): void {
+    const gauge = this.o.metrics?.resourceDegraded;
+    if (!gauge) return;
+    const uid = cr.metadata.uid ?? '';
+    const degraded = conditions.find((c) => c.type === 'Degraded');
+    const reason = degraded?.status === 'True' ? degraded.reason : undefined;
+    const labels = { kind: cr.kind, namespace: cr.metadata.namespace ?? '', name: cr.metadata.name, reason };
+    const before = this.degradedSeries.get(uid);
+    if (before && before.reason !== reason) gauge.remove(before);
+    if (reason === undefined) this.degradedSeries.delete(uid);
+    else {
+      gauge.set({ ...labels, reason }, 1);
+      this.degradedSeries.set(uid, { ...labels, reason });
+    }
+  }
+
   /** Writes the status through /status, only when it differs from what the resource already says. */
   private async writeStatus(
     cr: CustomResource,
@@ -513,6 +542,7 @@ export class Reconciler {
     conditions: readonly ConditionInput[],
     keepFields: boolean,
   ): Promise<void> {
+    this.reportDegraded(cr, conditions);
     const base = keepFields ? { ...withoutConditions(cr.status), ...fields } : fields;
     const status = nextStatus(cr, base, conditions, this.now());
     if (!status) return;

@@ -48,6 +48,9 @@ export interface ControllerMetrics {
   readonly mysqlBackupFailing: Gauge<'namespace' | 'cluster' | 'job'>;
   /** recon8s_mysql_binlog_archived_until_timestamp_seconds{namespace,cluster}: every transaction before it is archived. */
   readonly mysqlBinlogArchivedUntil: Gauge<'namespace' | 'cluster'>;
+  readonly resourceDegraded: Gauge<'kind' | 'namespace' | 'name' | 'reason'>;
+  readonly mysqlPrimaryReachable: Gauge<'namespace' | 'cluster'>;
+  readonly mysqlErrantMembers: Gauge<'namespace' | 'cluster'>;
 }
 
 /** controller-runtime's reconcile_time_seconds buckets (since v0.15). */
@@ -197,6 +200,21 @@ export function createControllerMetrics(registry: Registry): ControllerMetrics {
       name: 'recon8s_mysql_backup_failing',
       help: '1 when the last run of the MySQLCluster backup job (job="backup") or binary-log archive job (job="binlog") failed, else 0.',
       labelNames: ['namespace', 'cluster', 'job'],
+    }),
+    resourceDegraded: registry.gauge({
+      name: 'recon8s_resource_degraded',
+      help: "1 while a resource's Degraded condition is True, labelled with its reason (the series goes when it clears).",
+      labelNames: ['kind', 'namespace', 'name', 'reason'],
+    }),
+    mysqlPrimaryReachable: registry.gauge({
+      name: 'recon8s_mysql_primary_reachable',
+      help: '1 when the recorded primary of the MySQLCluster answered the controller when it last looked, else 0.',
+      labelNames: ['namespace', 'cluster'],
+    }),
+    mysqlErrantMembers: registry.gauge({
+      name: 'recon8s_mysql_errant_members',
+      help: 'Members of the MySQLCluster holding transactions the primary lacks (excluded until re-provisioned).',
+      labelNames: ['namespace', 'cluster'],
     }),
     mysqlBinlogArchivedUntil: registry.gauge({
       name: 'recon8s_mysql_binlog_archived_until_timestamp_seconds',

@@ -170,6 +170,9 @@ describe('controller status that tells the truth (real API server)', function ()
       },
       { description: 'a BackupVolumeMissing condition and Event' },
     );
+    // What the shipped alert Recon8sDegraded reads.
+    const degradedSeries = { kind: 'MySQLCluster', namespace: ns, name: 'backed', reason: 'BackupVolumeMissing' };
+    assert.equal(await valueOf(controller.metrics.resourceDegraded, degradedSeries), 1);
     await core.createNamespacedPersistentVolumeClaim({
       namespace: ns,
       body: {
@@ -181,8 +184,11 @@ describe('controller status that tells the truth (real API server)', function ()
     await eventually(
       async () => {
         assert.notEqual(condition(await getCr('mysqlclusters', 'backed'), 'Degraded')?.reason, 'BackupVolumeMissing');
+        // The series goes with the reason.
+        const { values } = await controller.metrics.resourceDegraded.get();
+        assert.ok(!values.some((v) => v.labels.name === 'backed' && v.labels.reason === 'BackupVolumeMissing'));
       },
-      { description: 'the condition to clear' },
+      { description: 'the condition and its recon8s_resource_degraded series to clear' },
     );
   });
 

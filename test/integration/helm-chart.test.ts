@@ -110,6 +110,8 @@ describe('the Helm chart (dist/helm/recon8s), generated from the OperatorChart c
       watchedNamespaces: ['shop', 'billing'],
       credentialsNamespaces: ['shop', 'billing'],
       serviceMonitor: true,
+      // Its rules hold Prometheus template text ({{ $labels.x }}), which Helm must write out as it is.
+      prometheusRule: true,
     };
     for (const [release, values] of [
       [{ name: 'platform-recon8s', namespace: 'platform' }, custom],
@@ -128,7 +130,14 @@ describe('the Helm chart (dist/helm/recon8s), generated from the OperatorChart c
 
   it('gives two releases no object in common (but the CRDs, which crds/ installs once), in one namespace or two', () => {
     const objects = (release: HelmRelease): string[] =>
-      [...render(release, { ...DEFAULT_HELM_VALUES, credentialsNamespaces: ['shop'], serviceMonitor: true }).values()]
+      [
+        ...render(release, {
+          ...DEFAULT_HELM_VALUES,
+          credentialsNamespaces: ['shop'],
+          serviceMonitor: true,
+          prometheusRule: true,
+        }).values(),
+      ]
         .filter((o) => o.kind !== 'CustomResourceDefinition')
         .map(key);
     const first = objects(DEFAULT_RELEASE);

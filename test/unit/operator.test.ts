@@ -1,13 +1,15 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { Testing } from 'cdk8s';
-import type { KubernetesObject } from '../../constructs/index.js';
+import { Chart, Testing } from 'cdk8s';
+import type { AlertRule, KubernetesObject } from '../../constructs/index.js';
 import type { OperatorChartProps } from '../../constructs/index.js';
 import {
   CONTROLLER_ARGS,
   DEFAULT_OPERATOR_IMAGE,
   LEADER_ELECTION_LEASE,
   OperatorChart,
+  Recon8sAlertRules,
+  alertRules,
 } from '../../constructs/index.js';
 import { installFileHeader, operatorPropsFromEnv } from '../../apps/operator-env.js';
 import { CONTROLLER_USAGE } from '../../lib/cli/controller-command.js';
@@ -599,5 +601,56 @@ describe('OperatorChart (the operator install construct)', () => {
       );
       assert.throws(() => synth({ name: 'a'.repeat(56) }), /name: got "a{56}", expected a DNS label of at most 55/);
     });
+  });
+});
+
+describe('the shipped alert rules (Recon8sAlertRules)', () => {
+  it('renders a PrometheusRule with every alert, each with a severity and a runbook section of the README', () => {
+    const chart = new Chart(Testing.app(), 'alerts', { namespace: 'monitoring' });
+    new Recon8sAlertRules(chart, 'alerts', { labels: { release: 'prometheus' } });
+    const [rule] = Testing.synth(chart) as {
+      kind: string;
+      metadata: { name: string; namespace: string; labels: Record<string, string> };
+      spec: { groups: { rules: AlertRule[] }[] };
+    }[];
+    assert.equal(rule?.kind, 'PrometheusRule');
+    assert.equal(rule?.metadata.namespace, 'monitoring');
+    assert.equal(rule?.metadata.labels.release, 'prometheus');
+    const rules = rule?.spec.groups[0]?.rules ?? [];
+    assert.deepEqual(rules, alertRules());
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    for (const r of rules) {
+      assert.match(r.labels.severity, /^(critical|warning|info)$/);
+      assert.equal(r.annotations.runbook, `https://github.com/recon8s/recon8s#${r.alert.toLowerCase()}`);
+      assert.match(readme, new RegExp(`^#### ${r.alert}$`, 'm'), `README has no runbook section for ${r.alert}`);
+    }
+  });
+
+  it('takes its thresholds, and refuses one that is not a positive number, naming it', () => {
+    assert.match(
+      alertRules({ replicaLagTransactions: 50 }).find((r) => r.alert === 'Recon8sMySQLReplicaLagging')?.expr ?? '',
+      /> 50$/,
+    );
+    assert.throws(
+      () => alertRules({ backupMaxAgeHours: 0, replicaLagTransactions: 1.5 }),
+      (e: Error) =>
+        /replicaLagTransactions: got 1\.5, expected a positive integer/.test(e.message) &&
+        /backupMaxAgeHours: got 0, expected a positive number/.test(e.message),
+    );
+  });
+
+  it('is in the operator install only when asked (prometheusRule), named after the install', () => {
+    const kinds = (props: OperatorChartProps) =>
+      (
+        Testing.synth(new OperatorChart(Testing.app(), 'install', props)) as {
+          kind: string;
+          metadata: { name: string };
+        }[]
+      )
+        .filter((o) => o.kind === 'PrometheusRule')
+        .map((o) => o.metadata.name);
+    assert.deepEqual(kinds({}), []);
+    assert.deepEqual(kinds({ prometheusRule: true }), ['recon8s-alerts']);
+    assert.deepEqual(kinds({ prometheusRule: true, name: 'ops' }), ['ops-alerts']);
   });
 });

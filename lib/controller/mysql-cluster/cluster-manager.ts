@@ -233,6 +233,9 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
             const behind = decision.members.find((s) => s.name === m.name)?.behind;
             if (behind !== undefined) ctx.metrics?.mysqlReplicaBehind.set(labels, behind);
           }
+          const clusterLabels = { namespace, cluster: cr.metadata.name };
+          if (primary !== undefined) ctx.metrics?.mysqlPrimaryReachable.set(clusterLabels, current?.sql ? 1 : 0);
+          ctx.metrics?.mysqlErrantMembers.set(clusterLabels, decision.errant.size);
           knownErrant.clear();
           for (const name of decision.errant) knownErrant.add(name);
           lastStep = decision.step;
