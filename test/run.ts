@@ -50,10 +50,10 @@ const e2e = (name: string, ...files: string[]): Lane => ({
  * its own. Balanced by their measured times (test/README.md), the longest first.
  */
 const E2E_LANES: readonly Lane[] = [
-  e2e('e2e-ha', 'mysql-ha'),
+  e2e('e2e-ha', 'mysql-ha', 'app'),
   e2e('e2e-lifecycle', 'mysql-lifecycle', 'install', 'install-helm'),
   e2e('e2e-backup', 'mysql-backup'),
-  e2e('e2e-mysql', 'mysql', 'app', 'example', 'node'),
+  e2e('e2e-mysql', 'mysql', 'example', 'node'),
 ];
 
 /** The node's own teardown: it stops the node, so it runs once every other end-to-end lane is done. */
