@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Builds one Go command of one pinned version from the Go module proxy into the per-user cache, beside
 # the Kubernetes binaries, so every clone of the project (and CI) reuses it: helm (the chart tests),
-# promtool (the alert-rule tests).
+# promtool (the alert-rule tests), versitygw (the object store of the backup tests).
 #
-#   go-install-cached.sh NAME PACKAGE VERSION     prints the path of the binary
+#   go-install-cached.sh NAME PACKAGE VERSION [GO INSTALL FLAG...]     prints the path of the binary
 #   e.g. go-install-cached.sh helm helm.sh/helm/v3/cmd/helm v3.22.0
 set -euo pipefail
 
 name=$1 package=$2 version=$3
+shift 3
 cache_root="${XDG_CACHE_HOME:-$HOME/.cache}/recon8s"
 out="$cache_root/$name-$version"
 
@@ -34,7 +35,7 @@ trap 'rm -rf "$partial"' EXIT
 echo "build-$name: building $name $version into $out (first time only; a few minutes on 2 cores)" >&2
 started=$SECONDS
 # Static and reproducible: no cgo, no VCS stamping.
-if ! CGO_ENABLED=0 GOBIN="$partial" GOFLAGS=-buildvcs=false go install "$package@$version" >&2; then
+if ! CGO_ENABLED=0 GOBIN="$partial" GOFLAGS=-buildvcs=false go install "$@" "$package@$version" >&2; then
   echo "build-$name: could not build $package@$version from the Go module proxy ($(go env GOPROXY))." >&2
   exit 4
 fi

@@ -12,20 +12,11 @@ import type {
 } from '@kubernetes/client-node';
 import { App } from '../../../constructs/app/app.js';
 import type { AppProps } from '../../../constructs/app/app.js';
+import type { KubernetesObject } from '../../../constructs/common/custom-resource.js';
 import { InvalidSpecError } from '../../../constructs/schema/validate.js';
 
 /** A synthesized object, as plain JSON. */
-export interface Manifest {
-  readonly apiVersion: string;
-  readonly kind: string;
-  readonly metadata: {
-    readonly name: string;
-    readonly namespace?: string;
-    readonly labels?: Record<string, string>;
-    readonly annotations?: Record<string, string>;
-  };
-  readonly [key: string]: unknown;
-}
+export type Manifest = KubernetesObject;
 
 export interface AppSynth {
   readonly app: App;
