@@ -179,8 +179,9 @@ export async function main(
           : await statusCommand({ name, namespace: values.namespace, kubeconfig: values.kubeconfig }, out, err);
       }
       case 'backup':
-      case 'backups': {
-        const usage = command === 'backup' ? BACKUP_USAGE : BACKUPS_USAGE;
+      case 'backups':
+      case 'binlog': {
+        const usage = command === 'backup' ? BACKUP_USAGE : command === 'backups' ? BACKUPS_USAGE : BINLOG_USAGE;
         const { values, positionals } = parseArgs({
           args: [...rest],
           options: BACKUP_COMMAND_OPTIONS,
@@ -191,32 +192,25 @@ export async function main(
           out.write(usage);
           return 0;
         }
-        const [name, ...extra] = positionals;
-        if (!name || extra.length > 0) throw new UsageError(`${command} needs exactly one MySQLCluster NAME`, usage);
-        return command === 'backup'
-          ? await backupCommand({ name, ...values }, out, err)
-          : await backupsCommand({ name, ...values }, out, err);
-      }
-      case 'binlog': {
-        const { values, positionals } = parseArgs({
-          args: [...rest],
-          options: BACKUP_COMMAND_OPTIONS,
-          strict: true,
-          allowPositionals: true,
-        });
-        if (values.help) {
-          out.write(BINLOG_USAGE);
-          return 0;
+        let args = positionals;
+        if (command === 'binlog') {
+          const [action, ...after] = positionals;
+          if (action !== 'archive')
+            throw new UsageError(
+              `binlog needs an action: archive (got ${action === undefined ? 'none' : JSON.stringify(action)})`,
+              usage,
+            );
+          args = after;
         }
-        const [action, name, ...extra] = positionals;
-        if (action !== 'archive')
-          throw new UsageError(
-            `binlog needs an action: archive (got ${action === undefined ? 'none' : JSON.stringify(action)})`,
-            BINLOG_USAGE,
-          );
+        const [name, ...extra] = args;
         if (!name || extra.length > 0)
-          throw new UsageError('binlog archive needs exactly one MySQLCluster NAME', BINLOG_USAGE);
-        return await binlogArchiveCommand({ name, ...values }, out, err);
+          throw new UsageError(
+            `${command === 'binlog' ? 'binlog archive' : command} needs exactly one MySQLCluster NAME`,
+            usage,
+          );
+        const run =
+          command === 'backup' ? backupCommand : command === 'backups' ? backupsCommand : binlogArchiveCommand;
+        return await run({ name, ...values }, out, err);
       }
       case 'help': {
         const [about, ...extra] = rest;
