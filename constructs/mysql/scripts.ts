@@ -283,10 +283,13 @@ peer_answers() {
 
 # Looks up the other members' addresses (the headless Service names them all, ready or not) and keeps
 # them for when DNS is cut off too. Every member does, every time round: one that is promoted has them
-# already. Returns 1 when DNS did not answer.
+# already. Returns 1 when DNS did not answer. IPv4 and IPv6 alike (an IPv6-only cluster has no IPv4
+# address to find); every address of this pod is left out (dual-stack: its own other address
+# answering is no peer answering).
 resolve_peers() {
-  local ip out found=()
-  if ! out=$(timeout 2 getent ahostsv4 "$HEADLESS_SERVICE" 2>/dev/null); then
+  local ip out found=() ips=\${POD_IPS:-}
+  local own=" \${POD_IP:-} \${ips//,/ } "
+  if ! out=$(timeout 2 getent ahosts "$HEADLESS_SERVICE" 2>/dev/null); then
     [[ -n $dns_failing ]] || log "cannot look up the members' addresses ($HEADLESS_SERVICE); keeping the last known: \${peer_ips[*]:-none}"
     dns_failing=1
     return 1
@@ -294,7 +297,7 @@ resolve_peers() {
   [[ -z $dns_failing ]] || log "the members' addresses can be looked up again"
   dns_failing=
   while read -r ip _; do
-    [[ $ip == "\${POD_IP:-}" || " \${found[*]} " == *" $ip "* ]] || found+=("$ip")
+    [[ $own == *" $ip "* || " \${found[*]} " == *" $ip "* ]] || found+=("$ip")
   done <<<"$out"
   peer_ips=("\${found[@]}")
 }

@@ -250,6 +250,8 @@ function replicationContainer(ctx: MySQLClusterContext): k8s.Container {
     env: [
       ...memberEnv(ctx),
       { name: 'POD_IP', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'status.podIP' } } },
+      // Every address of the pod (dual-stack: one per family), none of which is a peer.
+      { name: 'POD_IPS', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'status.podIPs' } } },
       // Self-fencing (replication.sh) is done well before a failover could promote another member: a
       // quarter of the delay, plus a look (at most ~5 s) every 2 s.
       { name: 'SELF_FENCE_AFTER_SECONDS', value: String(Math.max(2, Math.floor(ctx.spec.failoverAfterSeconds / 4))) },

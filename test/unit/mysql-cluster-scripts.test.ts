@@ -357,6 +357,26 @@ describe('MySQLCluster scripts', () => {
         }
       });
 
+      it('finds its peers by IPv6 as well, and never counts an address of its own as a peer (dual-stack)', async () => {
+        // IPv6 only: a peer that answers keeps it writable.
+        const v6 = { ...primary, POD_IP: 'fd00::1', POD_IPS: 'fd00::1', FAKE_DNS: 'fd00::1 fd00::2' };
+        const calls = unquoted(await runSidecar('shop-0', v6, (c) => writableChecks(c) >= 4));
+        assert.match(calls, /--host=fd00::2 /);
+        assert.equal(calls.includes('offline_mode'), false, calls);
+        // Dual-stack and cut off: its own IPv6 address answering is no peer answering.
+        box.cleanup();
+        box = scriptSandbox();
+        const dual = {
+          ...primary,
+          POD_IPS: '10.0.0.1,fd00::1',
+          FAKE_DNS: '10.0.0.1 fd00::1 10.0.0.2 fd00::2',
+          FAKE_PRIMARY_STATUS: '1',
+        };
+        const cut = unquoted(await runSidecar('shop-0', dual, fenced));
+        assert.doesNotMatch(cut, /--host=(10\.0\.0\.1|fd00::1) /);
+        assert.match(cut, /--host=fd00::2 /);
+      });
+
       it('leaves a member without semi-synchronous replication alone, cut off or not', async () => {
         // "sleep 10": a whole round ended, and the next is 10 s away (a fencing member looks every second).
         const calls = await runSidecar('shop-0', { ...primary, FAKE_SEMI: '0' }, (c) => c.includes('sleep 10'));

@@ -71,10 +71,16 @@ if [[ -n \${init:-} ]]; then mkdir -p "$dir" && touch "$dir"/{mysql.ibd,auto.cnf
 until [[ -e $FAKE_DIR/shutdown ]]; do sleep 0.05; done
 rm -f "$FAKE_DIR/shutdown"`,
   mysqladmin: `${LOG_CALL}`,
-  // Cluster DNS: the headless Service names the addresses in FAKE_DNS; none answers without it.
+  // Cluster DNS: the headless Service names the addresses in FAKE_DNS (IPv4 and IPv6); none answers
+  // without it. As glibc's: ahostsv4 gives only the IPv4 ones, and "not found" (2) when there are none.
   getent: `${LOG_CALL}
-[[ -n \${FAKE_DNS:-} ]] || exit 2
-for ip in $FAKE_DNS; do printf '%s STREAM %s\\n' "$ip" "$2"; done`,
+found=0
+for ip in \${FAKE_DNS:-}; do
+  [[ $1 == ahostsv4 && $ip == *:* ]] && continue
+  printf '%s STREAM %s\\n' "$ip" "$2"
+  found=1
+done
+((found)) || exit 2`,
   // The real sleep (the next one on PATH). Whole seconds are recorded: a sidecar's "sleep 10" says it
   // finished a round (the fake mysqld's short waits are not).
   sleep: `if [[ $1 != *.* ]]; then
