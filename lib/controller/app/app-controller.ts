@@ -22,7 +22,8 @@ export function observeApp(cr: CustomResource, rendered: readonly KubernetesObje
     fields: compact({
       desiredReplicas: desired,
       replicas: figures?.replicas ?? 0,
-      readyReplicas: figures?.ready ?? 0,
+      // Only what the rollout delivered: kubectl's READY column must not count the old pods of a stuck rollout.
+      readyReplicas: figures?.updatedAvailable ?? 0,
       selector: selectorString(deployment),
       endpoint: serviceEndpoint(find(rendered, 'Service'), namespace),
     }),
