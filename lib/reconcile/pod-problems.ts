@@ -212,6 +212,19 @@ export function podProgress(pod: V1Pod): string | undefined {
   return waiting ?? (status.containerStatuses?.length ? undefined : 'ContainerCreating');
 }
 
+/**
+ * Why a pod's server does not answer, as the pod says it (its problem, or that it has not started):
+ * undefined when it runs, and the connection error is then the best answer.
+ */
+export function podNote(pod: V1Pod | undefined, now: Date): string | undefined {
+  if (!pod) return undefined;
+  const problem = podProblem(pod, now);
+  if (problem) return describePodProblem(problem);
+  const progress = podProgress(pod);
+  if (progress === 'Terminating') return 'Terminating: the pod is being deleted';
+  return progress ? `${progress}: the pod is not running yet` : undefined;
+}
+
 /** `pod web-1: ImagePullBackOff (container web): …`, for one pod or several with the same problem. */
 function line(pods: readonly string[], p: PodProblem): string {
   const shown = pods.length > 5 ? `${pods.slice(0, 5).join(', ')} and ${pods.length - 5} more` : pods.join(', ');

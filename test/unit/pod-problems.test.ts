@@ -7,6 +7,7 @@ import {
   describePodProblem,
   podProblem,
   podProblemEvents,
+  podNote,
   podProblems,
   podProgress,
   podRecheckAfterMs,
@@ -413,6 +414,22 @@ describe('pod problems: what the kubelet and the scheduler report, decided', () 
       assert.equal(podProgress(pod('web-1', { state: { waiting: { reason: 'PodInitializing' } } })), 'PodInitializing');
       assert.equal(podProgress(pod('web-1', {}, { status: { containerStatuses: [] } })), 'ContainerCreating');
       assert.equal(podProgress(pod('web-1', {}, { deleting: true })), 'Terminating');
+    });
+
+    it("explains a member that does not answer by its pod, not by the connection's error", () => {
+      assert.match(
+        podNote(real('Init-ImagePullBackOff'), NOW) ?? '',
+        /^Init:ImagePullBackOff: failed to pull and unpack image "recon8s.test\/mysql:does-not-exist"/,
+      );
+      assert.equal(
+        podNote(real('Unschedulable-cpu'), NOW),
+        'Unschedulable: 0/1 nodes are available: 1 Insufficient cpu.',
+      );
+      assert.equal(podNote(real('Init-running-first'), NOW), 'Init:0/1: the pod is not running yet');
+      assert.equal(podNote(pod('web-1', {}, { deleting: true }), NOW), 'Terminating: the pod is being deleted');
+      // Running: the connection error says more than the pod.
+      assert.equal(podNote(real('Running'), NOW), undefined);
+      assert.equal(podNote(undefined, NOW), undefined);
     });
   });
 });

@@ -23,6 +23,7 @@ import type { KubeClient } from '../../kube/index.js';
 import { HttpMethod, PatchStrategy } from '../../kube/index.js';
 import type { ClusterView, MemberStatus, MemberView, Role, Step } from '../../mysql/decide.js';
 import { decide } from '../../mysql/decide.js';
+import { podNote } from '../../reconcile/pod-problems.js';
 import type { MemberCredentials, MemberSession } from '../../mysql/member-sql.js';
 import { connectMember } from '../../mysql/member-sql.js';
 import type { EventType } from '../events.js';
@@ -167,13 +168,16 @@ export function createMySQLClusterManager(): Manager {
             views.map(async (v): Promise<MemberView> => {
               const pod = podsNow.find((p) => p.metadata?.name === v.name);
               const ip = pod?.status?.podIP;
-              if (!ip) return { ...v, error: 'the pod has no IP address yet' };
+              // A member whose pod cannot start says why (Init:ImagePullBackOff: …), not ECONNREFUSED; it
+              // is asked anyway: a container that crash-loops beside a running mysqld does not stop it.
+              const note = (): string | undefined => podNote(pod, new Date());
+              if (!ip) return { ...v, error: note() ?? 'the pod has no IP address yet' };
               try {
                 const session = await connectMember({ host: ip, port: MYSQL_PORT, credentials });
                 sessions.set(v.name, session);
                 return { ...v, sql: await session.observe() };
               } catch (e) {
-                return { ...v, error: describe(e) };
+                return { ...v, error: note() ?? describe(e) };
               }
             }),
           );
