@@ -158,6 +158,7 @@ export function createMySQLClusterManager(): Manager {
       let problems: Problem[] = [];
       let members: readonly MemberStatus[] = status.members ?? [];
       let lastStep: Step = { type: 'steady' };
+      let writesWait: string | undefined;
       let podsNow = pods;
 
       for (let i = 0; i < MAX_STEPS; i++) {
@@ -208,6 +209,7 @@ export function createMySQLClusterManager(): Manager {
           knownErrant.clear();
           for (const name of decision.errant) knownErrant.add(name);
           lastStep = decision.step;
+          writesWait = decision.writesWait;
           const step = decision.step;
           if (step.type === 'steady') break;
           if (step.type === 'wait') {
@@ -354,7 +356,8 @@ export function createMySQLClusterManager(): Manager {
         },
         problems,
         events,
-        requeueAfterMs: busy ? BUSY_POLL_MS : STEADY_POLL_MS,
+        requeueAfterMs: busy || writesWait ? BUSY_POLL_MS : STEADY_POLL_MS,
+        ...(writesWait ? { unavailable: { reason: 'WaitingForReplicaAck', message: writesWait } } : {}),
       };
     },
   };
