@@ -83,6 +83,11 @@ export interface Management {
   readonly events: readonly { readonly type: EventType; readonly reason: string; readonly message: string }[];
   /** Look again after this long even if nothing changes (failure detection polls). */
   readonly requeueAfterMs?: number;
+  /**
+   * Failures the pods reported in their own words (a restore or a backup that failed): they say why a
+   * container exits, so they come before what the kubelet says about it (InitContainerFailed).
+   */
+  readonly reports?: readonly Problem[];
   /** Ready=False with this reason although the pods run (MySQL: writes wait for a replica's acknowledgement). */
   readonly unavailable?: { readonly reason: string; readonly message: string };
 }

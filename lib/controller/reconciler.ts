@@ -249,11 +249,13 @@ export class Reconciler {
     const managed = management?.problems ?? [];
     const conditions = failure
       ? failureConditions(failure.reason, failure.message, observed.conditions)
-      : // Pods that cannot run come first: they are what the rest (a member that does not answer, a
+      : // What the pods said failed in their own words (a restore) first: it explains why a container
+        // exits. Then pods that cannot run: they are what the rest (a member that does not answer, a
         // rollout that does not progress) follows from. Then what the running database reports (a member
         // with errant transactions, a failover waiting), then what the user must create for an optional
         // feature (a backup volume).
         withProblems(withUnavailable(observed.conditions, management?.unavailable), [
+          ...(management?.reports ?? []),
           ...summarizePodProblems(podProblemsNow),
           ...managed,
           ...problems,

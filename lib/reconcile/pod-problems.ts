@@ -11,15 +11,17 @@
 //   are problems at once: the kubelet tried and failed. It alternates between ErrImagePull (a retry) and
 //   ImagePullBackOff (waiting to retry), so both read "ImagePullBackOff" with the same error: the status
 //   stays the same through the retries instead of being rewritten at each.
-// - A crash loop is CrashLoopBackOff, a container that just exited non-zero, or one that runs again
-//   after exiting non-zero less than CRASH_WINDOW_MS ago: between back-offs the crashing container runs
-//   (and without a readiness probe is even ready), and counting only the back-off would flip Degraded
-//   with every restart. It ends by itself when the container stays up that long (recheckInMs).
+// - A crash loop is the kubelet's CrashLoopBackOff, a container whose short run (< CRASH_WINDOW_MS) just
+//   ended non-zero, or one that runs again after a second such exit, less than CRASH_WINDOW_MS ago:
+//   between back-offs a crashing container runs (and without a readiness probe is even ready), and
+//   counting only the back-off would flip Degraded with every restart. It ends by itself when the
+//   container stays up that long (recheckInMs). One exit after a long run (a kill, an OOM after days)
+//   is not a loop: only the kubelet's own back-off after it, seconds long, is reported.
 // - An init container that exited non-zero, waits in back-off, or runs again after such an exit keeps
 //   the pod from starting: a problem until it completes.
 // - Pods being deleted and pods that finished (Succeeded, Failed: a Deployment replaces an evicted pod,
 //   a backup job's failure is reported by its own status) are not looked at.
-import type { V1Container, V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
+import type { V1Container, V1ContainerStateTerminated, V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
 
 /** Degraded reasons, most fundamental first: the first is the one a condition names. */
 export const POD_PROBLEM_REASONS = [
@@ -160,7 +162,7 @@ function containerProblem(s: V1ContainerStatus, spec: V1Container | undefined, n
       container: s.name,
       detail: last ? exitDetail(last.exitCode, last.reason) : 'it keeps exiting',
     };
-  if (state?.terminated && state.terminated.exitCode !== 0)
+  if (state?.terminated && state.terminated.exitCode !== 0 && shortRun(state.terminated))
     return {
       reason: 'CrashLoopBackOff',
       status,
@@ -168,7 +170,7 @@ function containerProblem(s: V1ContainerStatus, spec: V1Container | undefined, n
       detail: exitDetail(state.terminated.exitCode, state.terminated.reason),
     };
   const startedAt = state?.running?.startedAt;
-  if (last && last.exitCode !== 0 && startedAt) {
+  if (last && last.exitCode !== 0 && shortRun(last) && s.restartCount >= 2 && startedAt) {
     const runningMs = now.getTime() - new Date(startedAt).getTime();
     if (runningMs < CRASH_WINDOW_MS)
       return {
@@ -293,6 +295,12 @@ function pullDetail(message: string | undefined, imageName: string): string {
   const error = message?.replace(/^Back-off pulling image "[^"]*": (ErrImagePull: )?/, '');
   if (!error || /^Back-off pulling image/.test(error)) return `image "${imageName}" cannot be pulled`;
   return cut(error);
+}
+
+/** A run that ended within CRASH_WINDOW_MS of its start (or whose times are not known). */
+function shortRun(t: V1ContainerStateTerminated): boolean {
+  if (!t.startedAt || !t.finishedAt) return true;
+  return new Date(t.finishedAt).getTime() - new Date(t.startedAt).getTime() < CRASH_WINDOW_MS;
 }
 
 function exitDetail(code: number, reason: string | undefined): string {

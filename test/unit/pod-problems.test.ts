@@ -278,6 +278,50 @@ describe('pod problems: what the kubelet and the scheduler report, decided', () 
       assert.equal(problem(p, new Date(started + CRASH_WINDOW_MS)), undefined);
     });
 
+    it('takes one exit after a long run (a kill, an OOM after days) for no loop, beyond the back-off the kubelet reports', () => {
+      const days = {
+        exitCode: 137,
+        reason: 'Error',
+        startedAt: new Date('2026-11-20T00:00:00Z'),
+        finishedAt: new Date('2026-11-25T15:56:50Z'),
+      };
+      assert.equal(problem(pod('db-0', { restartCount: 3, state: { terminated: days } })), undefined);
+      const again = { running: { startedAt: new Date('2026-11-25T15:56:55Z') } };
+      assert.equal(
+        problem(pod('db-0', { restartCount: 4, ready: true, state: again, lastState: { terminated: days } })),
+        undefined,
+      );
+      // The kubelet's own back-off after it is still reported while it lasts.
+      assert.equal(
+        problem(
+          pod('db-0', {
+            restartCount: 4,
+            state: { waiting: { reason: 'CrashLoopBackOff' } },
+            lastState: { terminated: days },
+          }),
+        )?.reason,
+        'CrashLoopBackOff',
+      );
+    });
+
+    it('takes a first restart after a short run for no loop yet, a second for one', () => {
+      const short = {
+        exitCode: 1,
+        reason: 'Error',
+        startedAt: new Date('2026-11-25T15:56:40Z'),
+        finishedAt: new Date('2026-11-25T15:56:41Z'),
+      };
+      const running = { running: { startedAt: new Date('2026-11-25T15:56:45Z') } };
+      assert.equal(
+        problem(pod('web-1', { restartCount: 1, state: running, lastState: { terminated: short } })),
+        undefined,
+      );
+      assert.equal(
+        problem(pod('web-1', { restartCount: 2, state: running, lastState: { terminated: short } }))?.reason,
+        'CrashLoopBackOff',
+      );
+    });
+
     it('names an OOM kill', () => {
       const p = pod('web-1', {
         restartCount: 3,

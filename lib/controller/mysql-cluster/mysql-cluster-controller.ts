@@ -132,7 +132,7 @@ function createManager(): Manager {
           ...(found.backup ? { backup: found.backup } : {}),
           ...(found.restore ? { restore: found.restore } : {}),
         },
-        problems: [...managed.problems, ...found.problems],
+        reports: found.problems,
       };
     },
   };
