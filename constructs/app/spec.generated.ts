@@ -569,7 +569,7 @@ export interface AppStatus {
    */
   readonly desiredReplicas?: number;
   /**
-   * Pods that are ready.
+   * Pods of the current spec that are available (the old pods of a rollout are not counted).
    * @default - none
    */
   readonly readyReplicas?: number;

@@ -335,7 +335,12 @@ export const appStatus = s.object({
         minimum: 0,
       }),
     ),
-    readyReplicas: s.optional(s.integer({ description: 'Pods that are ready.', minimum: 0 })),
+    readyReplicas: s.optional(
+      s.integer({
+        description: 'Pods of the current spec that are available (the old pods of a rollout are not counted).',
+        minimum: 0,
+      }),
+    ),
     selector: s.optional(s.string({ description: 'The label selector of the pods (for the scale subresource).' })),
     endpoint: s.optional(s.string({ description: 'Where clients connect: the Service DNS name and first port.' })),
   },
@@ -368,7 +373,12 @@ export const APP: KindDefinition = {
       jsonPath: '.status.desiredReplicas',
       description: "Pods asked for: spec.replicas, or the autoscaler's choice.",
     },
-    { name: 'Ready', type: 'integer', jsonPath: '.status.readyReplicas' },
+    {
+      name: 'Ready',
+      type: 'integer',
+      jsonPath: '.status.readyReplicas',
+      description: 'Pods of the current spec that are available; old pods of a rollout are not counted.',
+    },
     { name: 'Status', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].reason' },
     {
       name: 'Degraded',

@@ -307,10 +307,10 @@ export class OperatorChart extends Chart {
         // get: is there data from an earlier cluster of that name (before generating passwords)?
         // patch: grow the claims when a MySQLCluster's storage.size grows. Never create, list or delete.
         { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get', 'patch'] },
-        // The MySQL database pods: watched for what their containers report on termination
-        // (lib/controller/mysql-cluster/member-reports.ts) and for readiness; patched to move the role
-        // label the Services select by; deleted one at a time in a rolling update (the StatefulSet is
-        // OnDelete). No get of one pod, no exec, no logs.
+        // Pods: the recon8s-labelled ones watched for why they cannot run (named in status), MySQL's
+        // also for what their containers report on termination (lib/controller/mysql-cluster/member-reports.ts)
+        // and for readiness; MySQL's patched to move the role label the Services select by, and deleted
+        // one at a time in a rolling update (the StatefulSet is OnDelete). No get of one pod, no exec, no logs.
         { apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch', 'patch', 'delete'] },
         // Core v1 Events, created only: repeats are deduplicated in memory (lib/controller/events.ts), never patched.
         { apiGroups: [''], resources: ['events'], verbs: ['create'] },

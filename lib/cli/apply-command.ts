@@ -1,8 +1,8 @@
 import type { KubernetesObject as LiveObject } from '@kubernetes/client-node';
 import { createEventRecorder } from '../controller/events.js';
-import { queueKey } from '../controller/kinds.js';
+import { kindController, queueKey } from '../controller/kinds.js';
 import { Reconciler } from '../controller/reconciler.js';
-import { watchOwnersAndChildren } from '../controller/watches.js';
+import { watchOwnersAndChildren, watchPods } from '../controller/watches.js';
 import type { CustomResource } from '../controller/status.js';
 import type { Informer } from '../informer/index.js';
 import type { KubeClient } from '../kube/index.js';
@@ -105,7 +105,9 @@ function notReadyReason(cr: CustomResource | undefined, lastError: string | unde
       `Ready=${ready?.status ?? 'Unknown'} (${ready?.reason ?? 'no reason'}: ${ready?.message ?? 'no message'})`,
     );
     const degraded = status.conditions?.find((c) => c.type === 'Degraded' && c.status === 'True');
-    if (degraded) parts.push(`Degraded (${degraded.reason ?? ''}: ${degraded.message ?? ''})`);
+    // A resource that is not ready because of a problem says it in Ready already (the same reason).
+    if (degraded && degraded.reason !== ready?.reason)
+      parts.push(`Degraded (${degraded.reason ?? ''}: ${degraded.message ?? ''})`);
   }
   if (lastError) parts.push(`last reconcile failed: ${lastError}`);
   return parts.join('; ');
@@ -231,6 +233,20 @@ async function converge(
     onDeleted: (uid) => late.reconciler?.forget(uid),
   });
   o.informers.push(...informers);
+  // The pods, for what the status says about them (an image that cannot be pulled, a pod that cannot be
+  // scheduled): the same status the controller would write. Not waited for: a user who may not list
+  // pods still converges the resources, with a status that cannot name its pods' problems.
+  const pods = watchPods({
+    client,
+    kinds: kinds.flatMap((k) => kindController(k.kind) ?? []),
+    namespaces,
+    logger,
+    onPod: (_kind, _pod, key) => {
+      if (key) touch(key);
+    },
+  });
+  o.informers.push(...pods.informers);
+  for (const informer of pods.informers) void informer.start().catch(() => undefined);
 
   const sleepUntil = (ms: number): Promise<void> =>
     new Promise((resolve) => {
@@ -246,7 +262,7 @@ async function converge(
     });
 
   // The first list of every informer (a missing permission shows here: the informer retries forever).
-  const synced = Promise.all(o.informers.map((i) => i.start()));
+  const synced = Promise.all(informers.map((i) => i.start()));
   let allSynced = false;
   void synced.then(() => {
     allSynced = true;
@@ -267,6 +283,9 @@ async function converge(
     children,
     events: createEventRecorder(client, logger),
     logger,
+    pods: (kind, namespace) => (pods.byKind.get(kind) ?? []).flatMap((i) => i.list(namespace)),
+    // Who is the MySQL primary is the controller's to decide (it must be one authority).
+    manage: false,
   });
   late.reconciler = reconciler;
   const label = (key: string): string => {

@@ -59,7 +59,8 @@ export function createEventRecorder(
     record(subject, type, reason, message, options) {
       const namespace = subject.metadata.namespace;
       if (!namespace) return;
-      const key = `${subject.metadata.uid ?? subject.metadata.name}/${reason}/${message}`;
+      // Something that happens once is one Event whatever its message says by the time it is seen again.
+      const key = `${subject.metadata.uid ?? subject.metadata.name}/${options?.once ? `once/${options.once}` : `${reason}/${message}`}`;
       const t = now();
       forgetExpired(recent, t);
       if (recent.has(key)) return;

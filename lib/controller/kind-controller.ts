@@ -42,11 +42,15 @@ export type RefusalRecovery =
       readonly message: string;
     };
 
-/** Reports from a kind's pods (their termination messages), turned into Events on their resource. */
-export interface PodReports {
-  /** The label selector of the pods to watch (read-only). */
+/**
+ * A kind's pods, watched (read-only) for its status and its manager: a change of one queues its resource
+ * (the pod's `app.kubernetes.io/instance` label; observe() checks the pod is really one of its children's).
+ */
+export interface PodWatch {
+  /** The label selector of the pods to watch. */
   readonly selector: string;
-  readonly reports: (pod: V1Pod) => readonly PodReport[];
+  /** Reports in the pods' termination messages, turned into Events on their resource. */
+  readonly reports?: (pod: V1Pod) => readonly PodReport[];
 }
 
 export interface PodReport {
@@ -84,6 +88,13 @@ export interface Management {
   readonly events: readonly { readonly type: EventType; readonly reason: string; readonly message: string }[];
   /** Look again after this long even if nothing changes (failure detection polls). */
   readonly requeueAfterMs?: number;
+  /**
+   * Failures the pods reported in their own words (a restore or a backup that failed): they say why a
+   * container exits, so they come before what the kubelet says about it (InitContainerFailed).
+   */
+  readonly reports?: readonly Problem[];
+  /** Ready=False with this reason although the pods run (MySQL: writes wait for a replica's acknowledgement). */
+  readonly unavailable?: { readonly reason: string; readonly message: string };
 }
 
 /**
@@ -108,14 +119,15 @@ export interface KindController {
   prepare?(client: KubeClient, cr: CustomResource, install: InstallFacts): Promise<Preparation>;
   /** The API server refused this child as rendered (422); `live` is what exists. */
   recoverRefusedApply?(client: KubeClient, child: KubernetesObject, live: LiveObject): Promise<RefusalRecovery>;
-  /** Status fields and the conditions the live children imply. */
+  /** Status fields and the conditions the live children imply; `pods`: the kind's pods in the namespace. */
   observe(
     cr: CustomResource,
     rendered: readonly KubernetesObject[],
     live: LiveLookup,
     prepared: Preparation,
+    pods: readonly V1Pod[],
   ): ObservedState;
-  readonly podReports?: PodReports;
+  readonly pods?: PodWatch;
   /** A loop beside the render reconcile, run after the children converged. */
   createManager?(): Manager;
 }

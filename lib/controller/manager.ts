@@ -1,6 +1,5 @@
 import type { KubeConfig, KubernetesObject as LiveObject, V1Pod } from '@kubernetes/client-node';
 import type { Informer } from '../informer/index.js';
-import { createInformer } from '../informer/index.js';
 import type { KubeClient } from '../kube/index.js';
 import { createKubeClient } from '../kube/index.js';
 import { createLeaderElector } from '../leader/index.js';
@@ -16,10 +15,11 @@ import { workqueueMetrics } from '../queue/queue-metrics.js';
 import { WorkQueue } from '../queue/work-queue.js';
 import { runWorkers } from '../queue/worker-pool.js';
 import { createEventRecorder } from './events.js';
+import type { KindController } from './kind-controller.js';
 import { KIND_CONTROLLERS, OWNER_KINDS, queueKey } from './kinds.js';
 import { MemberReportLog } from './mysql-cluster/member-reports.js';
 import { Reconciler } from './reconciler.js';
-import { watchOwnersAndChildren, withoutManagedFields } from './watches.js';
+import { watchOwnersAndChildren, watchPods } from './watches.js';
 
 export const CONTROLLER_NAME = 'recon8s';
 
@@ -117,7 +117,31 @@ export async function startController(opts: ControllerOptions): Promise<Controll
   const allInformers: Informer<LiveObject>[] = [...informers];
 
   const events = createEventRecorder(client, logger);
-  const podInformersByKind = new Map<string, Informer<V1Pod & LiveObject>[]>();
+  // The kinds' pods: a change of one (ready, failing, restarted, gone) may change its resource's status
+  // or what its manager must do, so the resource (the pod's instance label) is looked at again. A pod
+  // may also report what it did in a container's termination message (MySQL members after
+  // re-provisioning by clone): it becomes an Event on its resource. Only the active replica records;
+  // a new leader looks at every pod once, and the Events' names make each report one Event whoever records it.
+  const reported = new MemberReportLog();
+  const report = (kc: KindController, pod: V1Pod): void => {
+    for (const r of reported.fresh(kc.pods?.reports?.(pod) ?? [])) {
+      const owner = owners.get(kc.definition.kind)?.informer.get(r.namespace, r.owner);
+      if (owner) events.record(owner, r.type, r.reason, r.message, { once: r.key });
+    }
+  };
+  const pods = watchPods({
+    client,
+    kinds: KIND_CONTROLLERS,
+    namespaces: scopes,
+    logger,
+    hooks: watchHooks,
+    onPod: (kc, pod, key, deleted) => {
+      if (!pool) return;
+      if (key) enqueue(key);
+      if (!deleted) report(kc, pod);
+    },
+  });
+  allInformers.push(...pods.informers);
   const reconciler = new Reconciler({
     client,
     owners,
@@ -125,50 +149,9 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     events,
     logger,
     metrics,
-    pods: (kind, namespace) => (podInformersByKind.get(kind) ?? []).flatMap((i) => i.list(namespace)),
+    pods: (kind, namespace) => (pods.byKind.get(kind) ?? []).flatMap((i) => i.list(namespace)),
     install: { credentialsClusterRole: opts.credentialsClusterRole },
   });
-
-  // A kind's pods may report what they did in a container's termination message (MySQL members after
-  // re-provisioning by clone): it becomes an Event on their resource. Only the active replica records;
-  // a new leader looks at every pod once, and the Events' names make each report one Event whoever records it.
-  const reported = new MemberReportLog();
-  const podInformers: { informer: Informer<V1Pod & LiveObject>; report: (pod: V1Pod) => void }[] = [];
-  for (const kc of KIND_CONTROLLERS) {
-    const podReports = kc.podReports;
-    if (!podReports) continue;
-    // A pod that changes (ready, restarted, gone) may change what the kind's manager must do: its
-    // resource (the pod's instance label) is looked at again.
-    const enqueueOwner = (pod: V1Pod): void => {
-      const owner = pod.metadata?.labels?.['app.kubernetes.io/instance'];
-      if (owner && pod.metadata?.namespace) enqueue(queueKey(kc.definition.kind, pod.metadata.namespace, owner));
-    };
-    const report = (pod: V1Pod): void => {
-      if (!pool) return;
-      enqueueOwner(pod);
-      for (const r of reported.fresh(podReports.reports(pod))) {
-        const owner = owners.get(kc.definition.kind)?.informer.get(r.namespace, r.owner);
-        if (owner) events.record(owner, r.type, r.reason, r.message, { once: r.key });
-      }
-    };
-    for (const namespace of scopes) {
-      const informer = createInformer<V1Pod & LiveObject>({
-        client,
-        apiVersion: 'v1',
-        kind: 'Pod',
-        plural: 'pods',
-        namespace,
-        labelSelector: podReports.selector,
-        transform: withoutManagedFields,
-        logger,
-        hooks: watchHooks('pods'),
-      });
-      informer.addHandlers({ onAdd: report, onUpdate: (_old, pod) => report(pod), onDelete: enqueueOwner });
-      allInformers.push(informer);
-      podInformers.push({ informer, report });
-      podInformersByKind.set(kc.definition.kind, [...(podInformersByKind.get(kc.definition.kind) ?? []), informer]);
-    }
-  }
 
   let pool: ReturnType<typeof runWorkers> | undefined;
   const startWorkers = (): void => {
@@ -185,7 +168,9 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     });
     for (const { kind, informer } of owners.values())
       for (const o of informer.list()) queue.add(queueKey(kind.kind, o.metadata.namespace ?? '', o.metadata.name));
-    for (const { informer, report } of podInformers) for (const pod of informer.list()) report(pod);
+    for (const kc of KIND_CONTROLLERS)
+      for (const informer of pods.byKind.get(kc.definition.kind) ?? [])
+        for (const pod of informer.list()) report(kc, pod);
     logger.info('reconciling', { workers: opts.workers ?? 4 });
   };
   const stopWorkers = async (): Promise<void> => {

@@ -21,6 +21,7 @@ import type { ConditionInput } from '../reconcile/conditions.js';
 import { DESIRED_HASH_ANNOTATION, childKey, hashOf, stampChildren } from '../reconcile/desired.js';
 import type { DesiredChild, OwnerResource } from '../reconcile/desired.js';
 import { RenderMemo } from './render-memo.js';
+import { podProblemEvents, podProblems, podRecheckAfterMs, summarizePodProblems } from '../reconcile/pod-problems.js';
 import { failureConditions } from '../reconcile/status.js';
 import { ChildApplier } from './apply-children.js';
 import { WritesInFlight, identityKey } from './writes-in-flight.js';
@@ -28,9 +29,9 @@ import type { EventRecorder } from './events.js';
 import type { ResourceType } from './kinds.js';
 import { CHILD_TYPES, KIND_CONTROLLERS, childType, kindController, objectPath, parseQueueKey } from './kinds.js';
 import { deleteChild, prunable } from './prune.js';
-import type { InstallFacts, KindController, Manager, Preparation, Problem } from './kind-controller.js';
+import type { InstallFacts, KindController, Manager, Preparation } from './kind-controller.js';
 import type { CustomResource, LiveLookup } from './status.js';
-import { nextStatus } from './status.js';
+import { nextStatus, pausedConditions, withProblems, withUnavailable } from './status.js';
 
 /** How long to wait before looking again for a Secret the user must create. */
 const CREDENTIALS_RECHECK_MS = 30_000;
@@ -48,6 +49,11 @@ export interface ReconcilerOptions {
   readonly pods?: (kind: string, namespace: string) => readonly V1Pod[];
   /** @default the default install's */
   readonly install?: InstallFacts;
+  /**
+   * Run the kinds' managers (MySQL: who is the primary), which need the pods. @default true. Off for
+   * `recon8s apply`, which converges the children and reports, and leaves the topology to the controller.
+   */
+  readonly manage?: boolean;
 }
 
 /**
@@ -243,18 +249,20 @@ export class Reconciler {
     const live: LiveLookup = (apiVersion, kind, childName) =>
       applied.get(`${apiVersion}/${kind}/${childName}`) ??
       this.childInformer(apiVersion, kind).get(namespace, childName);
-    const observed = controller.observe(cr, rendered, live, prepared);
+    const pods = this.o.pods?.(kindName, namespace) ?? [];
+    const observed = controller.observe(cr, rendered, live, prepared, pods);
+    const podProblemsNow = podProblems(observed.pods ?? [], this.now());
     // What runs is managed whatever else failed: a problem with an optional feature (a backup volume,
     // an object store's Secret) or with one child must never stop failover. The manager itself needs
     // only the credentials and the pods, and checks both.
     const manager = this.managers.get(kindName);
     const management =
-      manager && this.o.pods
+      manager && this.o.pods && this.o.manage !== false
         ? await manager.manage({
             client: this.o.client,
             cr,
             live,
-            pods: this.o.pods?.(kindName, namespace) ?? [],
+            pods,
             prepared,
             log,
             metrics: this.o.metrics,
@@ -268,13 +276,25 @@ export class Reconciler {
     const managed = management?.problems ?? [];
     const conditions = failure
       ? failureConditions(failure.reason, failure.message, observed.conditions)
-      : // What the running database reports (a member with errant transactions, a failover waiting) names
-        // the condition before what the user must create for an optional feature (a backup volume).
-        withProblems(observed.conditions, [...managed, ...problems]);
+      : // What the pods said failed in their own words (a restore) first: it explains why a container
+        // exits. Then pods that cannot run: they are what the rest (a member that does not answer, a
+        // rollout that does not progress) follows from. Then what the running database reports (a member
+        // with errant transactions, a failover waiting), then what the user must create for an optional
+        // feature (a backup volume).
+        withProblems(withUnavailable(observed.conditions, management?.unavailable), [
+          ...(management?.reports ?? []),
+          ...summarizePodProblems(podProblemsNow),
+          ...managed,
+          ...problems,
+        ]);
     for (const p of problems) this.o.events.record(cr, 'Warning', p.reason, p.message);
+    // One Event per pod and problem, however many reconciles see it (the key names the Event).
+    for (const e of podProblemEvents(podProblemsNow))
+      this.o.events.record(cr, 'Warning', e.reason, e.message, { once: `${cr.metadata.uid ?? ''}/${e.key}` });
     await this.writeStatus(cr, { ...observed.fields, ...management?.fields }, conditions, false);
-    // The manager's poll (failure detection) goes on whatever failed: it bounds every other delay.
-    const pollMs = management?.requeueAfterMs;
+    // The manager's poll (failure detection) goes on whatever failed: it bounds every other delay. A
+    // problem that ends by itself (a crash loop that stopped) is looked at again when it would end.
+    const pollMs = minDefined(management?.requeueAfterMs, podRecheckAfterMs(podProblemsNow));
     if (failure) {
       // Forbidden may end without a spec change (someone fixes the RBAC): retry with backoff, never hot.
       const error = failure.retry ? new Error(failure.message) : new TerminalError(failure.message);
@@ -625,44 +645,6 @@ function notOursMessage(child: KubernetesObject, live: LiveObject): string {
   return `${child.kind} ${child.metadata.name} exists and is controlled by no one${managers.length ? ` (written by ${managers.join(', ')})` : ''}`;
 }
 
-/**
- * Degraded names the first problem (and the message all of them); a resource that is not Ready says
- * why in its Ready reason too, so `kubectl get`'s STATUS shows the cause rather than "Unavailable".
- */
-function withProblems(conditions: readonly ConditionInput[], problems: readonly Problem[]): ConditionInput[] {
-  const first = problems[0];
-  if (!first) return [...conditions];
-  const message = problems.map((p) => p.message).join('; ');
-  return conditions.map((c) => {
-    if (c.type === 'Degraded') return { type: 'Degraded', status: 'True', reason: first.reason, message };
-    if (c.type === 'Ready' && c.status !== 'True')
-      return { type: 'Ready', status: c.status, reason: first.reason, message: `${c.message}; ${message}` };
-    return c;
-  });
-}
-
-/** Progressing=False/Paused; Ready and Degraded keep what was last observed (nothing is looked at while paused). */
-function pausedConditions(previous: readonly ConditionInput[]): ConditionInput[] {
-  const keep = (type: ConditionInput['type'], fallback: ConditionInput): ConditionInput =>
-    previous.find((c) => c.type === type) ?? fallback;
-  return [
-    keep('Ready', {
-      type: 'Ready',
-      status: 'Unknown',
-      reason: 'Paused',
-      message: 'not observed: reconciliation is paused',
-    }),
-    {
-      type: 'Progressing',
-      status: 'False',
-      reason: 'Paused',
-      message: 'reconciliation is paused by spec.paused: the children are left as they are until it is cleared',
-    },
-    keep('Degraded', {
-      type: 'Degraded',
-      status: 'Unknown',
-      reason: 'Paused',
-      message: 'not observed: reconciliation is paused',
-    }),
-  ];
+function minDefined(a: number | undefined, b: number | undefined): number | undefined {
+  return a === undefined ? b : b === undefined ? a : Math.min(a, b);
 }

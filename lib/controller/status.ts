@@ -1,7 +1,8 @@
 import { isDeepStrictEqual } from 'node:util';
-import type { KubernetesObject as LiveObject, V1ObjectMeta } from '@kubernetes/client-node';
+import type { KubernetesObject as LiveObject, V1ObjectMeta, V1OwnerReference, V1Pod } from '@kubernetes/client-node';
 import type { Condition, KubernetesObject } from '../../constructs/index.js';
 import type { ConditionInput } from '../reconcile/conditions.js';
+import type { Problem } from './kind-controller.js';
 import { mergeConditions } from '../reconcile/conditions.js';
 
 /** A custom resource as the controller reads it. */
@@ -19,6 +20,27 @@ export type LiveLookup = (apiVersion: string, kind: string, name: string) => Liv
 export interface ObservedState {
   readonly fields: Record<string, unknown>;
   readonly conditions: ConditionInput[];
+  /** The pods of the resource's own children, whose problems the status names (lib/reconcile/pod-problems.ts). */
+  readonly pods?: readonly V1Pod[];
+}
+
+/** Whether a live child is controlled by this resource (the ownership rule: never judge someone else's). */
+export function controlledBy(live: LiveObject | undefined, uid: string | undefined): boolean {
+  return uid !== undefined && live?.metadata?.ownerReferences?.some((r) => r.controller && r.uid === uid) === true;
+}
+
+/**
+ * The pods a workload of the resource controls, by their controller reference (`owns` says which
+ * references are the resource's workloads): a pod that only carries the labels is not one of them.
+ */
+export function podsControlledBy(
+  pods: readonly V1Pod[],
+  owns: (controller: V1OwnerReference, pod: V1Pod) => boolean,
+): V1Pod[] {
+  return pods.filter((p) => {
+    const controller = p.metadata?.ownerReferences?.find((r) => r.controller);
+    return controller !== undefined && owns(controller, p);
+  });
 }
 
 export const find = (objects: readonly KubernetesObject[], kind: string, name?: string): KubernetesObject | undefined =>
@@ -71,4 +93,62 @@ function normalize(status: Record<string, unknown>): unknown {
 
 export function compact(o: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
+}
+
+/**
+ * Degraded names the first problem (and the message all of them); a resource that is not Ready says
+ * why in its Ready reason too, so `kubectl get`'s STATUS shows the cause rather than "Unavailable".
+ */
+export function withProblems(conditions: readonly ConditionInput[], problems: readonly Problem[]): ConditionInput[] {
+  const first = problems[0];
+  if (!first) return [...conditions];
+  const message = problems.map((p) => p.message).join('; ');
+  return conditions.map((c) => {
+    if (c.type === 'Degraded') return { type: 'Degraded', status: 'True', reason: first.reason, message };
+    if (c.type === 'Ready' && c.status !== 'True')
+      return { type: 'Ready', status: c.status, reason: first.reason, message: `${c.message}; ${message}` };
+    return c;
+  });
+}
+
+/**
+ * Ready=False with this reason while the resource cannot do its job although its pods run (MySQL: a
+ * primary whose commits wait for a replica's acknowledgement); what Ready said is kept in its message.
+ */
+export function withUnavailable(
+  conditions: readonly ConditionInput[],
+  unavailable: { readonly reason: string; readonly message: string } | undefined,
+): ConditionInput[] {
+  if (!unavailable) return [...conditions];
+  return conditions.map((c) =>
+    c.type === 'Ready'
+      ? { type: 'Ready', status: 'False', reason: unavailable.reason, message: `${unavailable.message}; ${c.message}` }
+      : c,
+  );
+}
+
+/** Progressing=False/Paused; Ready and Degraded keep what was last observed (nothing is looked at while paused). */
+export function pausedConditions(previous: readonly ConditionInput[]): ConditionInput[] {
+  const keep = (type: ConditionInput['type'], fallback: ConditionInput): ConditionInput =>
+    previous.find((c) => c.type === type) ?? fallback;
+  return [
+    keep('Ready', {
+      type: 'Ready',
+      status: 'Unknown',
+      reason: 'Paused',
+      message: 'not observed: reconciliation is paused',
+    }),
+    {
+      type: 'Progressing',
+      status: 'False',
+      reason: 'Paused',
+      message: 'reconciliation is paused by spec.paused: the children are left as they are until it is cleared',
+    },
+    keep('Degraded', {
+      type: 'Degraded',
+      status: 'Unknown',
+      reason: 'Paused',
+      message: 'not observed: reconciliation is paused',
+    }),
+  ];
 }

@@ -1,7 +1,7 @@
 // The resources of some kinds and their children, watched, each change turned into the owner's queue
 // key. Used by the controller (manager.ts) and by `recon8s apply` (lib/cli/apply-command.ts), so both
 // see the world the same way.
-import type { KubernetesObject as LiveObject } from '@kubernetes/client-node';
+import type { KubernetesObject as LiveObject, V1Pod } from '@kubernetes/client-node';
 import type { KindDefinition } from '../../constructs/index.js';
 import { MANAGED_BY } from '../../constructs/index.js';
 import type { Informer, InformerHooks } from '../informer/index.js';
@@ -9,6 +9,7 @@ import { createInformer, mergeInformers } from '../informer/index.js';
 import type { KubeClient } from '../kube/index.js';
 import type { Logger } from '../observability/logger.js';
 import { allChildTypes, ownerType, queueKey } from './kinds.js';
+import type { KindController } from './kind-controller.js';
 import type { CustomResource } from './status.js';
 
 /**
@@ -151,4 +152,56 @@ function unlessEcho(echo: boolean | Promise<boolean> | undefined, then: () => vo
       () => then(),
     );
   else if (!echo) then();
+}
+
+export interface PodWatchOptions {
+  readonly client: KubeClient;
+  /** The kinds whose pods are watched (those with a PodWatch). */
+  readonly kinds: readonly KindController[];
+  readonly namespaces: readonly (string | undefined)[];
+  readonly logger: Logger;
+  readonly hooks?: (plural: string) => InformerHooks;
+  /** A pod was added, changed or deleted: `key` is its resource's queue key (by its instance label). */
+  readonly onPod: (kind: KindController, pod: V1Pod, key: string | undefined, deleted: boolean) => void;
+}
+
+export interface PodWatches {
+  /** Each kind's pod informers (one per namespace scope). */
+  readonly byKind: ReadonlyMap<string, readonly Informer<V1Pod & LiveObject>[]>;
+  readonly informers: readonly Informer<V1Pod & LiveObject>[];
+}
+
+/** Creates (not starts) the informers of the kinds' pods (read-only: list and watch, by label). */
+export function watchPods(o: PodWatchOptions): PodWatches {
+  const byKind = new Map<string, Informer<V1Pod & LiveObject>[]>();
+  const informers: Informer<V1Pod & LiveObject>[] = [];
+  for (const kc of o.kinds) {
+    const watch = kc.pods;
+    if (!watch) continue;
+    const keyOf = (pod: V1Pod): string | undefined => {
+      const owner = pod.metadata?.labels?.['app.kubernetes.io/instance'];
+      return owner && pod.metadata?.namespace ? queueKey(kc.definition.kind, pod.metadata.namespace, owner) : undefined;
+    };
+    for (const namespace of o.namespaces) {
+      const informer = createInformer<V1Pod & LiveObject>({
+        client: o.client,
+        apiVersion: 'v1',
+        kind: 'Pod',
+        plural: 'pods',
+        namespace,
+        labelSelector: watch.selector,
+        transform: withoutManagedFields,
+        logger: o.logger,
+        hooks: o.hooks?.('pods'),
+      });
+      informer.addHandlers({
+        onAdd: (pod) => o.onPod(kc, pod, keyOf(pod), false),
+        onUpdate: (_old, pod) => o.onPod(kc, pod, keyOf(pod), false),
+        onDelete: (pod) => o.onPod(kc, pod, keyOf(pod), true),
+      });
+      informers.push(informer);
+      byKind.set(kc.definition.kind, [...(byKind.get(kc.definition.kind) ?? []), informer]);
+    }
+  }
+  return { byKind, informers };
 }

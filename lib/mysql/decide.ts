@@ -43,7 +43,12 @@ export interface MemberSql {
   /** Transactions its receiver wrote to the relay log (empty without a channel). */
   readonly received: GtidSet;
   readonly channel?: ReplicationChannel;
-  readonly semiSync: { readonly enabled: boolean; readonly waitCount: number };
+  readonly semiSync: {
+    readonly enabled: boolean;
+    readonly waitCount: number;
+    /** Semi-synchronous replicas connected now (Rpl_semi_sync_source_clients); undefined when not known. */
+    readonly clients?: number;
+  };
 }
 
 export interface MemberView {
@@ -136,6 +141,11 @@ export interface Decision {
   readonly members: readonly MemberStatus[];
   /** Members with errant transactions, as compared with the primary now (or as known, when it is down). */
   readonly errant: ReadonlySet<string>;
+  /**
+   * Why commits on the primary block (it waits for more semi-synchronous acknowledgements than there
+   * are replicas to send them: a new cluster before its first replica joins, or one that lost them).
+   */
+  readonly writesWait?: string;
 }
 
 const seconds = (ms: number): string => `${Math.round(ms / 1000)} s`;
@@ -166,11 +176,13 @@ export function decide(view: ClusterView): Decision {
       message: `member ${name} holds transactions the primary lacks (${extra}): it is excluded from both Services and never promoted; re-provision it by clone (kubectl annotate pod ${name} recon8s.dev/reprovision=<any new value>) to discard them`,
     });
   }
+  const writesWait = writesWaitFor(members, primary, errant);
   const result = (step: Step, extra: { reason: string; message: string }[] = []): Decision => ({
     step,
     problems: [...problems, ...extra],
     members: memberStatuses(members, primary, errant),
     errant,
+    ...(writesWait ? { writesWait } : {}),
   });
 
   const answering = members.filter((m) => m.sql);
@@ -333,6 +345,32 @@ function errantMembers(
     if (!m.sql.executed.isSubsetOf(reference.executed)) out.add(m.name);
   }
   return out;
+}
+
+/**
+ * A writable primary whose commits wait for acknowledgements no one can send: rpl_semi_sync_source_timeout
+ * is infinite (my.cnf), so every commit blocks until enough replicas connect. The source's own count of
+ * semi-synchronous replicas is the truth; without it, the replicas whose receiver is connected to it.
+ */
+function writesWaitFor(
+  members: readonly MemberView[],
+  primary: MemberView | undefined,
+  errant: ReadonlySet<string>,
+): string | undefined {
+  const semi = primary?.sql?.semiSync;
+  if (!primary?.sql?.writable || !semi?.enabled || semi.waitCount <= 0) return undefined;
+  const connected =
+    semi.clients ??
+    members.filter(
+      (m) =>
+        m.name !== primary.name &&
+        !errant.has(m.name) &&
+        m.sql?.channel?.sourceHost === primary.host &&
+        m.sql.channel.receiver === 'ON',
+    ).length;
+  if (connected >= semi.waitCount) return undefined;
+  const wanted = `${semi.waitCount} semi-synchronous replica${semi.waitCount > 1 ? 's' : ''}`;
+  return `writes wait until a replica acknowledges them: the primary ${primary.name} waits for ${wanted} and ${connected === 0 ? 'none is' : `${connected} ${connected > 1 ? 'are' : 'is'}`} connected (until then commits block, and clients see timeouts or "Lost connection")`;
 }
 
 function unreachable(view: ClusterView): Step {

@@ -86,7 +86,8 @@ export class MemberSession {
   async observe(): Promise<MemberSql> {
     const [vars] = await this.rows(
       'SELECT @@server_uuid AS uuid, @@read_only AS ro, @@gtid_executed AS executed, ' +
-        '@@rpl_semi_sync_source_enabled AS semi, @@rpl_semi_sync_source_wait_for_replica_count AS waitCount',
+        '@@rpl_semi_sync_source_enabled AS semi, @@rpl_semi_sync_source_wait_for_replica_count AS waitCount, ' +
+        "(SELECT VARIABLE_VALUE FROM performance_schema.global_status WHERE VARIABLE_NAME = 'Rpl_semi_sync_source_clients') AS clients",
     );
     const [channel] = await this.rows(
       `SELECT cfg.HOST AS host, c.SERVICE_STATE AS receiver, a.SERVICE_STATE AS applier,
@@ -115,7 +116,11 @@ export class MemberSession {
       ...(channel?.host
         ? { channel: { sourceHost: String(channel.host), receiver, applier, ...(error ? { error } : {}) } }
         : {}),
-      semiSync: { enabled: Number(vars.semi) === 1, waitCount: Number(vars.waitCount) },
+      semiSync: {
+        enabled: Number(vars.semi) === 1,
+        waitCount: Number(vars.waitCount),
+        ...(vars.clients === null || vars.clients === undefined ? {} : { clients: Number(vars.clients) }),
+      },
     };
   }
 

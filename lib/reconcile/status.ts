@@ -7,6 +7,8 @@ export interface WorkloadFigures {
   readonly ready: number;
   readonly updated: number;
   readonly available: number;
+  /** Available pods of the current template: what a rollout has delivered (see updatedAvailable()). */
+  readonly updatedAvailable: number;
   /** The workload controller has seen the latest spec. */
   readonly observed: boolean;
   /** Kubernetes says the rollout is stuck (Deployment ProgressDeadlineExceeded). */
@@ -38,15 +40,32 @@ export function workloadFigures(live: LiveWorkload | undefined, desiredReplicas:
       ? (progressing.message ?? 'progress deadline exceeded')
       : undefined;
   // A StatefulSet reports availableReplicas too (1.22+); readiness is what clients feel.
+  const replicas = status.replicas ?? 0;
+  const updated = status.updatedReplicas ?? 0;
+  const available = status.availableReplicas ?? status.readyReplicas ?? 0;
   return {
     desired: desiredReplicas,
-    replicas: status.replicas ?? 0,
+    replicas,
     ready: status.readyReplicas ?? 0,
-    updated: status.updatedReplicas ?? 0,
-    available: status.availableReplicas ?? status.readyReplicas ?? 0,
+    updated,
+    available,
+    updatedAvailable: updatedAvailable(replicas, updated, available),
     observed: (status.observedGeneration ?? 0) >= generation,
     ...(stuck ? { stuck } : {}),
   };
+}
+
+/**
+ * How many available pods run the current template. Kubernetes does not say: a Deployment's ready and
+ * available counts include the old pods of a rollout, so a rollout stuck on a new pod that cannot pull
+ * its image would read "2/2 available". At most `replicas - updated` of the available pods are old, so
+ * at least the rest are updated: exact when the old pods are all available (a stuck rollout) or all
+ * gone (no rollout); otherwise fewer than the truth, never more (and briefly: old pods that are not
+ * available are the first a Deployment scales down).
+ */
+export function updatedAvailable(replicas: number, updated: number, available: number): number {
+  const old = Math.max(replicas - updated, 0);
+  return Math.max(0, Math.min(available - old, updated, available));
 }
 
 /**
@@ -62,14 +81,14 @@ export function workloadConditions(what: string, f: WorkloadFigures | undefined)
       { type: 'Degraded', status: 'False', reason: 'AsExpected', message: 'no problems found' },
     ];
   }
-  const done = f.observed && f.updated >= f.desired && f.available >= f.desired && f.replicas <= f.desired;
+  const done = f.observed && f.updatedAvailable >= f.desired && f.replicas <= f.desired;
   const ready: ConditionInput = done
     ? { type: 'Ready', status: 'True', reason: 'Available', message: `${f.available}/${f.desired} replicas available` }
     : {
         type: 'Ready',
         status: 'False',
         reason: f.desired === 0 ? 'ScaledToZero' : 'Unavailable',
-        message: `${f.available}/${f.desired} replicas available, ${f.updated} updated`,
+        message: notReadyMessage(f),
       };
   if (f.desired === 0 && f.replicas === 0) {
     return [
@@ -92,6 +111,12 @@ export function workloadConditions(what: string, f: WorkloadFigures | undefined)
       ? { type: 'Degraded', status: 'True', reason: 'ProgressDeadlineExceeded', message: f.stuck }
       : { type: 'Degraded', status: 'False', reason: 'AsExpected', message: 'no problems found' },
   ];
+}
+
+/** "0/2 updated replicas available (1 updated, 2 old still available)": the old pods of a rollout are not the new. */
+function notReadyMessage(f: WorkloadFigures): string {
+  const old = f.available - f.updatedAvailable;
+  return `${f.updatedAvailable}/${f.desired} updated replicas available (${f.updated} updated${old > 0 ? `, ${old} old still available` : ''})`;
 }
 
 /** Conditions when the reconcile itself failed: the children were not (all) converged. */

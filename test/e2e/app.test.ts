@@ -3,6 +3,7 @@ import { AppsV1Api, CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions
 import type { Controller } from '../../lib/controller/manager.js';
 import { eventually } from '../integration/eventually.js';
 import { startTestController } from '../integration/support/controller.js';
+import { runCli } from '../support/run.js';
 import { NODE_HOOK_TIMEOUT_MS, discardNamespace, freshRestrictedNamespace, useSharedNode } from './cluster.js';
 
 const GROUP = 'recon8s.dev';
@@ -11,6 +12,7 @@ interface Condition {
   type: string;
   status: string;
   reason: string;
+  message: string;
 }
 interface AppResource {
   metadata: { generation: number };
@@ -170,6 +172,138 @@ describe('an App on the real node', function () {
       timeoutMs: 90_000,
       description: 'the new version answering',
     });
+  });
+
+  const getNamed = async (name: string): Promise<AppResource> =>
+    (await custom.getNamespacedCustomObject({
+      group: GROUP,
+      version: VERSION,
+      namespace: ns,
+      plural: 'apps',
+      name,
+    })) as AppResource;
+  const degraded = (app: AppResource): Condition | undefined =>
+    app.status?.conditions?.find((c) => c.type === 'Degraded');
+  const appYaml = (name: string, spec: Record<string, unknown>): string =>
+    JSON.stringify({ apiVersion: `${GROUP}/${VERSION}`, kind: 'App', metadata: { name, namespace: ns }, spec });
+
+  it('counts only updated pods as READY while a rollout is stuck on an image that does not exist, and names the pod', async () => {
+    await custom.patchNamespacedCustomObject(
+      {
+        group: GROUP,
+        version: VERSION,
+        namespace: ns,
+        plural: 'apps',
+        name: 'web',
+        body: { spec: { image: 'recon8s.test/does-not-exist:1' } },
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    await eventually(
+      async () => {
+        const app = await getApp();
+        // The two old pods still serve; the new one cannot start: 0 of the current spec are ready.
+        assert.equal(app.status?.readyReplicas, 0, JSON.stringify(app.status));
+        assert.equal(degraded(app)?.reason, 'ImagePullFailed');
+        assert.match(
+          degraded(app)?.message ?? '',
+          /^pod web-[a-z0-9]+-[a-z0-9]+: ErrImageNeverPull \(container app\): Container image "recon8s\.test\/does-not-exist:1" is not present with pull policy of Never$/,
+        );
+        assert.match(
+          ready(app)?.message ?? '',
+          /^0\/2 updated replicas available \(1 updated, 2 old still available\); pod web-/,
+        );
+      },
+      { timeoutMs: 60_000, description: 'READY 0 and Degraded naming the new pod' },
+    );
+    const { stdout } = await node().kubectl(['get', 'apps.recon8s.dev', 'web', '-n', ns, '--no-headers']);
+    assert.match(stdout, /^web\s+recon8s\.test\/does-not-exist:1\s+2\s+0\s+ImagePullFailed\s+ImagePullFailed\s/);
+    // Back to the image that runs, for the test after this one.
+    await custom.patchNamespacedCustomObject(
+      {
+        group: GROUP,
+        version: VERSION,
+        namespace: ns,
+        plural: 'apps',
+        name: 'web',
+        body: { spec: { image: node().images.webV2 } },
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+  });
+
+  it('names a pod whose image does not exist and one no node can hold, in Degraded, an Event and recon8s apply --timeout', async () => {
+    const small = { requests: { cpu: '10m', memory: '16Mi' }, limits: { memory: '64Mi' } };
+    const specs = {
+      noimage: { image: 'recon8s.test/does-not-exist:1', imagePullPolicy: 'Never', resources: small },
+      // 64 cores on a 2-core node.
+      toobig: {
+        image: node().images.web,
+        imagePullPolicy: 'Never',
+        resources: { requests: { cpu: '64', memory: '16Mi' }, limits: { memory: '64Mi' } },
+      },
+    };
+    for (const [name, spec] of Object.entries(specs))
+      await custom.createNamespacedCustomObject({
+        group: GROUP,
+        version: VERSION,
+        namespace: ns,
+        plural: 'apps',
+        body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'App', metadata: { name }, spec },
+      });
+    const expected = {
+      noimage: [
+        'ImagePullFailed',
+        /^pod noimage-[a-z0-9]+-[a-z0-9]+: ErrImageNeverPull \(container app\): Container image "recon8s\.test\/does-not-exist:1" is not present with pull policy of Never$/,
+      ],
+      toobig: [
+        'PodUnschedulable',
+        /^pod toobig-[a-z0-9]+-[a-z0-9]+: Unschedulable: 0\/1 nodes are available: 1 Insufficient cpu\.$/,
+      ],
+    } as const;
+    await eventually(
+      async () => {
+        for (const [name, [reason, message]] of Object.entries(expected)) {
+          const app = await getNamed(name);
+          assert.deepEqual([degraded(app)?.status, degraded(app)?.reason], ['True', reason], name);
+          assert.match(degraded(app)?.message ?? '', message);
+          assert.equal(ready(app)?.reason, reason);
+          const events = await core.listNamespacedEvent({
+            namespace: ns,
+            fieldSelector: `involvedObject.name=${name}`,
+          });
+          assert.deepEqual(
+            events.items.filter((e) => e.reason === reason).map((e) => [e.type, e.involvedObject.kind]),
+            [['Warning', 'App']],
+            `one ${reason} Event on App ${name}`,
+          );
+        }
+      },
+      { timeoutMs: 60_000, description: 'Degraded, Ready and an Event naming each pod and why it cannot run' },
+    );
+    const r = runCli(['apply', '-f', '-', '--timeout', '10s'], {
+      input: Object.entries(specs)
+        .map(([name, spec]) => appYaml(name, spec))
+        .join('\n---\n'),
+      env: { KUBECONFIG: node().kubeconfigPath },
+    });
+    assert.equal(r.status, 1, `${r.stdout}\n${r.stderr}`);
+    assert.match(
+      r.stderr,
+      /^ {2}app\/noimage: Ready=False \(ImagePullFailed: 0\/1 updated replicas available \(1 updated\); pod noimage-\S+: ErrImageNeverPull \(container app\): Container image "recon8s\.test\/does-not-exist:1" is not present with pull policy of Never\)$/m,
+    );
+    assert.match(
+      r.stderr,
+      /^ {2}app\/toobig: Ready=False \(PodUnschedulable: 0\/1 updated replicas available \(1 updated\); pod toobig-\S+: Unschedulable: 0\/1 nodes are available: 1 Insufficient cpu\.\)$/m,
+    );
+    for (const name of Object.keys(specs))
+      await custom.deleteNamespacedCustomObject({
+        group: GROUP,
+        version: VERSION,
+        namespace: ns,
+        plural: 'apps',
+        name,
+      });
   });
 
   it('removes everything when the App is deleted', async () => {

@@ -8,6 +8,7 @@ import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@k
 import type { Controller } from '../../lib/controller/manager.js';
 import { eventually } from '../integration/eventually.js';
 import { REFUSED_LOGINS_SQL } from '../support/mysql-counters.js';
+import { runCliHere } from '../support/run.js';
 import { startTestController } from '../integration/support/controller.js';
 import { NODE_HOOK_TIMEOUT_MS, discardNamespace, freshRestrictedNamespace, useSharedNode } from './cluster.js';
 import {
@@ -73,6 +74,25 @@ describe('MySQLCluster on a real node (MySQL 9.7)', function () {
     );
   }
 
+  /** What the status said while the cluster started: Ready's reasons, and `recon8s status` while writes waited. */
+  const startup = { reasons: new Set<string>(), statusWhileWaiting: '' };
+  const recon8sStatus = async (name: string): Promise<string> => {
+    const r = await runCliHere(['status', name, '-n', ns, '--kubeconfig', node().kubeconfigPath]);
+    assert.equal(r.code, 0, r.err);
+    return r.out;
+  };
+  async function watchStartup(done: () => boolean): Promise<void> {
+    while (!done()) {
+      const ready = (await cluster().catch(() => undefined))?.status?.conditions?.find((c) => c.type === 'Ready');
+      if (ready?.reason) startup.reasons.add(ready.reason);
+      if (ready?.reason === 'WaitingForReplicaAck' && !startup.statusWhileWaiting) {
+        const out = await recon8sStatus(NAME);
+        if (out.includes('WaitingForReplicaAck')) startup.statusWhileWaiting = out;
+      }
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+
   /** The rows of the test table on a member, once it has them all. */
   const rowsOn = (member: string, expected: string): Promise<void> => rowsOnMember(kc, ns, member, expected);
 
@@ -91,7 +111,10 @@ describe('MySQLCluster on a real node (MySQL 9.7)', function () {
       }),
     });
     const started = Date.now();
-    await allReady(MEMBERS, BOOTSTRAP_MS);
+    let ready = false;
+    const watching = watchStartup(() => ready);
+    await allReady(MEMBERS, BOOTSTRAP_MS).finally(() => (ready = true));
+    await watching;
     console.log(
       `      3 members Ready ${((Date.now() - started) / 1000).toFixed(1)} s after the MySQLCluster was created`,
     );
@@ -99,6 +122,14 @@ describe('MySQLCluster on a real node (MySQL 9.7)', function () {
   after(async () => {
     await controller?.stop();
     await discardNamespace(node(), ns);
+  });
+
+  it('said, until its first replica joined, that writes wait for an acknowledgement (Ready=False WaitingForReplicaAck), and recon8s status showed it', () => {
+    assert.ok(startup.reasons.has('WaitingForReplicaAck'), `Ready reasons seen: ${[...startup.reasons].join(', ')}`);
+    assert.match(
+      startup.statusWhileWaiting,
+      /^Ready=False WaitingForReplicaAck: writes wait until a replica acknowledges them: the primary db-0 waits for 1 semi-synchronous replica and none is connected /m,
+    );
   });
 
   it('runs every member under Pod Security "restricted", as uid 999, Ready', async () => {
@@ -321,6 +352,37 @@ describe('MySQLCluster on a real node (MySQL 9.7)', function () {
       timeoutMs: 60_000,
       description: 'the row replicated',
     });
+    await custom.deleteNamespacedCustomObject({ ...GROUP, namespace: ns, name });
+  });
+  it('names a member stuck in Init:ImagePullBackOff in Degraded and in recon8s status, not ECONNREFUSED', async () => {
+    const name = 'stuck';
+    await custom.createNamespacedCustomObject({
+      ...GROUP,
+      namespace: ns,
+      body: mysqlClusterResource('recon8s.test/mysql:does-not-exist', name, 1, { imagePullPolicy: 'IfNotPresent' }),
+    });
+    const pull = /^Init:ImagePullBackOff: failed to pull and unpack image "recon8s\.test\/mysql:does-not-exist": /;
+    await eventually(
+      async () => {
+        const cr = (await custom.getNamespacedCustomObject({ ...GROUP, namespace: ns, name })) as {
+          status?: {
+            conditions?: { type: string; reason?: string; message?: string }[];
+            members?: { name: string; message?: string }[];
+          };
+        };
+        const degraded = cr.status?.conditions?.find((c) => c.type === 'Degraded');
+        assert.equal(degraded?.reason, 'ImagePullFailed', JSON.stringify(cr.status));
+        assert.match(
+          degraded?.message ?? '',
+          /^pod stuck-0: Init:ImagePullBackOff \(container [a-z-]+\): failed to pull/,
+        );
+        assert.match(cr.status?.members?.find((m) => m.name === 'stuck-0')?.message ?? '', pull);
+      },
+      { timeoutMs: 90_000, description: 'Degraded and the member note naming the image' },
+    );
+    const out = await recon8sStatus(name);
+    assert.match(out, /^stuck-0\s+none\s+no\s+-\s+-\s+Init:ImagePullBackOff: failed to pull and unpack image/m);
+    assert.doesNotMatch(out, /ECONNREFUSED/);
     await custom.deleteNamespacedCustomObject({ ...GROUP, namespace: ns, name });
   });
 });

@@ -169,7 +169,7 @@ spec:
     assert.equal(r.status, 1, `${r.stdout}\n${r.stderr}`);
     assert.match(
       r.stderr,
-      /^error: timed out after 5s waiting for 1 of 1 resource to be ready:\n {2}app\/never: Ready=False \(Unavailable: 0\/1 replicas available, 0 updated\)\n$/,
+      /^error: timed out after 5s waiting for 1 of 1 resource to be ready:\n {2}app\/never: Ready=False \(Unavailable: 0\/1 updated replicas available \(0 updated\)\)\n$/,
     );
   });
 

@@ -293,6 +293,49 @@ describe('decide (MySQL cluster manager)', () => {
     });
   });
 
+  describe('writes waiting for an acknowledgement', () => {
+    const semi = (clients?: number, waitCount = 1): Partial<MemberSql> => ({
+      semiSync: { enabled: true, waitCount, ...(clients === undefined ? {} : { clients }) },
+    });
+
+    it('says so while a new primary has no semi-synchronous replica connected (its first replica still starting)', () => {
+      const d = decide(view([primary(0, `${A}:1-2`, {}, semi(0)), silent(1), silent(2)]));
+      assert.equal(
+        d.writesWait,
+        'writes wait until a replica acknowledges them: the primary db-0 waits for 1 semi-synchronous replica and none is connected (until then commits block, and clients see timeouts or "Lost connection")',
+      );
+      // Not a fault to fix: no Degraded problem, and the manager still points the replicas at the primary.
+      assert.deepEqual(d.problems, []);
+    });
+
+    it('says how many are connected when it waits for more than that', () => {
+      const d = decide(
+        view([primary(0, `${A}:1-2`, {}, semi(1, 2)), replica(1, `${A}:1-2`), silent(2)], { waitCount: 2 }),
+      );
+      assert.match(d.writesWait ?? '', /waits for 2 semi-synchronous replicas and 1 is connected/);
+    });
+
+    it('is quiet once enough replicas acknowledge, and when nothing waits (read-only, or semi-synchronous replication off)', () => {
+      assert.equal(decide(view([primary(0, `${A}:1-2`, {}, semi(1)), replica(1, `${A}:1-2`)])).writesWait, undefined);
+      assert.equal(decide(view(healthy())).writesWait, undefined);
+      const readOnly = primary(0, `${A}:1-2`, {}, { ...semi(0), writable: false });
+      assert.equal(decide(view([readOnly, silent(1)])).writesWait, undefined);
+      const alone = primary(0, `${A}:1`, {}, { semiSync: { enabled: false, waitCount: 0 } });
+      assert.equal(decide(view([alone], { replicas: 1, waitCount: 0 })).writesWait, undefined);
+      assert.equal(decide(view([silent(0), silent(1)], { primary: undefined })).writesWait, undefined);
+    });
+
+    it("counts the replicas connected to the primary when the primary's own count is not known", () => {
+      // Without Rpl_semi_sync_source_clients: a receiver that is still connecting acknowledges nothing yet.
+      const connecting = replica(1, `${A}:1-2`, { channel: { receiver: 'CONNECTING' } });
+      assert.match(decide(view([primary(0, `${A}:1-2`), connecting, silent(2)])).writesWait ?? '', /none is connected/);
+      assert.equal(decide(view([primary(0, `${A}:1-2`), replica(1, `${A}:1-2`), silent(2)])).writesWait, undefined);
+      // An errant member acknowledges nothing that counts.
+      const errant = replica(1, `${A}:1-2,${X}:1`);
+      assert.match(decide(view([primary(0, `${A}:1-2`), errant, silent(2)])).writesWait ?? '', /none is connected/);
+    });
+  });
+
   describe('replicas follow the primary', () => {
     it('points a member without a channel at the primary', () => {
       const members = [primary(0, `${A}:1-10`), member(1, { executed: g(`${A}:1-4`) }), replica(2, `${A}:1-10`)];

@@ -8,7 +8,7 @@ import { applySetId, groupKind } from '../../lib/reconcile/applyset.js';
 import { containsDesired, firstDifference } from '../../lib/reconcile/compare.js';
 import { mergeConditions } from '../../lib/reconcile/conditions.js';
 import { stampChildren } from '../../lib/reconcile/desired.js';
-import { workloadConditions, workloadFigures } from '../../lib/reconcile/status.js';
+import { updatedAvailable, workloadConditions, workloadFigures } from '../../lib/reconcile/status.js';
 
 describe('comparing desired with live', () => {
   const desired = {
@@ -366,6 +366,46 @@ describe('conditions', () => {
       reason: 'ProgressDeadlineExceeded',
       message: 'ReplicaSet "x" has timed out progressing.',
     });
+  });
+
+  it('counts only updated pods as ready during a rollout: a stuck new pod is not hidden by the old ones', () => {
+    const live = (status: Record<string, unknown>) => ({ metadata: { generation: 3 }, status });
+    // Two old pods serve; the one new pod cannot pull its image (what the Deployment reports then).
+    const stuck = workloadFigures(
+      live({ observedGeneration: 3, replicas: 3, updatedReplicas: 1, readyReplicas: 2, availableReplicas: 2 }),
+      2,
+    );
+    assert.equal(stuck?.updatedAvailable, 0);
+    assert.deepEqual(workloadConditions('Deployment', stuck)[0], {
+      type: 'Ready',
+      status: 'False',
+      reason: 'Unavailable',
+      message: '0/2 updated replicas available (1 updated, 2 old still available)',
+    });
+    // Half-way: one new pod available, one old still there.
+    const half = workloadFigures(
+      live({ observedGeneration: 3, replicas: 3, updatedReplicas: 2, readyReplicas: 3, availableReplicas: 3 }),
+      2,
+    );
+    assert.equal(half?.updatedAvailable, 2); // 3 available, at most 1 of them old
+    assert.equal(workloadConditions('Deployment', half)[0]?.status, 'False', 'an old pod is still there');
+  });
+
+  it('bounds the updated available pods by what Kubernetes reports (never more than the truth)', () => {
+    // [replicas, updated, available] → updated and available
+    const cases: [number, number, number, number][] = [
+      [2, 2, 2, 2], // no rollout
+      [2, 2, 1, 1],
+      [0, 0, 0, 0],
+      [3, 1, 2, 0], // stuck: the old pods are the available ones
+      [3, 2, 3, 2],
+      [3, 1, 3, 1],
+      [4, 2, 1, 0], // old pods not available: undercounted, never over
+      [2, 1, 0, 0],
+      [1, 2, 1, 1], // a status caught between updates: never more than available
+    ];
+    for (const [replicas, updated, available, expected] of cases)
+      assert.equal(updatedAvailable(replicas, updated, available), expected, `${replicas}/${updated}/${available}`);
   });
 });
 

@@ -1,13 +1,26 @@
-// App: a Deployment and its companions; nothing to prepare, nothing to recover, status from the Deployment.
+// App: a Deployment and its companions; nothing to prepare, nothing to recover, status from the Deployment
+// and its pods.
+import type { V1Pod } from '@kubernetes/client-node';
 import type { KubernetesObject } from '../../../constructs/index.js';
-import { APP } from '../../../constructs/index.js';
+import { APP, MANAGED_BY } from '../../../constructs/index.js';
 import { workloadConditions, workloadFigures } from '../../reconcile/status.js';
 import type { KindController } from '../kind-controller.js';
 import type { CustomResource, LiveLookup, ObservedState } from '../status.js';
-import { compact, find, selectorString, serviceEndpoint } from '../status.js';
+import { compact, controlledBy, find, podsControlledBy, selectorString, serviceEndpoint } from '../status.js';
+
+/**
+ * An App's pods carry these labels (the MySQL pods, an `app.kubernetes.io/component`, which an App's
+ * labels never have: the spec refuses user labels under app.kubernetes.io/).
+ */
+export const APP_POD_SELECTOR = `app.kubernetes.io/managed-by=${MANAGED_BY},!app.kubernetes.io/component`;
 
 /** What an App's Deployment and Service report. */
-export function observeApp(cr: CustomResource, rendered: readonly KubernetesObject[], live: LiveLookup): ObservedState {
+export function observeApp(
+  cr: CustomResource,
+  rendered: readonly KubernetesObject[],
+  live: LiveLookup,
+  pods: readonly V1Pod[] = [],
+): ObservedState {
   const namespace = cr.metadata.namespace ?? '';
   const deployment = find(rendered, 'Deployment');
   const liveDeployment = deployment && live('apps/v1', 'Deployment', deployment.metadata.name);
@@ -22,15 +35,33 @@ export function observeApp(cr: CustomResource, rendered: readonly KubernetesObje
     fields: compact({
       desiredReplicas: desired,
       replicas: figures?.replicas ?? 0,
-      readyReplicas: figures?.ready ?? 0,
+      // Only what the rollout delivered: kubectl's READY column must not count the old pods of a stuck rollout.
+      readyReplicas: figures?.updatedAvailable ?? 0,
       selector: selectorString(deployment),
       endpoint: serviceEndpoint(find(rendered, 'Service'), namespace),
     }),
     conditions: workloadConditions('Deployment', figures),
+    pods:
+      deployment && controlledBy(liveDeployment, cr.metadata.uid) ? deploymentPods(pods, deployment.metadata.name) : [],
   };
+}
+
+/**
+ * The pods of a Deployment's ReplicaSets (named `<deployment>-<pod-template-hash>`), old and new: during
+ * a rollout an old pod that crashes is as much a problem as a new one that cannot start.
+ */
+export function deploymentPods(pods: readonly V1Pod[], deployment: string): V1Pod[] {
+  return podsControlledBy(
+    pods,
+    (ref, pod) =>
+      ref.kind === 'ReplicaSet' &&
+      ref.apiVersion === 'apps/v1' &&
+      ref.name === `${deployment}-${pod.metadata?.labels?.['pod-template-hash'] ?? ''}`,
+  );
 }
 
 export const APP_CONTROLLER: KindController = {
   definition: APP,
-  observe: (cr, rendered, live) => observeApp(cr, rendered, live),
+  observe: (cr, rendered, live, _prepared, pods) => observeApp(cr, rendered, live, pods),
+  pods: { selector: APP_POD_SELECTOR },
 };

@@ -24,6 +24,7 @@ import { HttpMethod, PatchStrategy, isConflict } from '../../kube/index.js';
 import { PollAgainError } from '../../reconcile/contract.js';
 import type { ClusterView, MemberStatus, MemberView, Role, Step } from '../../mysql/decide.js';
 import { decide } from '../../mysql/decide.js';
+import { podNote } from '../../reconcile/pod-problems.js';
 import type { MemberCredentials, MemberSession } from '../../mysql/member-sql.js';
 import { connectMember } from '../../mysql/member-sql.js';
 import type { EventType } from '../events.js';
@@ -189,6 +190,7 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
       let problems: Problem[] = [];
       let members: readonly MemberStatus[] = status.members ?? [];
       let lastStep: Step = { type: 'steady' };
+      let writesWait: string | undefined;
       let podsNow = pods;
 
       for (let i = 0; i < MAX_STEPS; i++) {
@@ -199,13 +201,16 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
             views.map(async (v): Promise<MemberView> => {
               const pod = podsNow.find((p) => p.metadata?.name === v.name);
               const ip = pod?.status?.podIP;
-              if (!ip) return { ...v, error: 'the pod has no IP address yet' };
+              // A member whose pod cannot start says why (Init:ImagePullBackOff: …), not ECONNREFUSED; it
+              // is asked anyway: a container that crash-loops beside a running mysqld does not stop it.
+              const note = (): string | undefined => podNote(pod, new Date());
+              if (!ip) return { ...v, error: note() ?? 'the pod has no IP address yet' };
               try {
                 const session = await connect({ host: ip, port: MYSQL_PORT, credentials });
                 sessions.set(v.name, session);
                 return { ...v, sql: await session.observe() };
               } catch (e) {
-                return { ...v, error: describe(e) };
+                return { ...v, error: note() ?? describe(e) };
               }
             }),
           );
@@ -239,6 +244,7 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
           knownErrant.clear();
           for (const name of decision.errant) knownErrant.add(name);
           lastStep = decision.step;
+          writesWait = decision.writesWait;
           const step = decision.step;
           if (step.type === 'steady') break;
           if (step.type === 'wait') {
@@ -386,7 +392,8 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
         },
         problems,
         events,
-        requeueAfterMs: busy ? BUSY_POLL_MS : STEADY_POLL_MS,
+        requeueAfterMs: busy || writesWait ? BUSY_POLL_MS : STEADY_POLL_MS,
+        ...(writesWait ? { unavailable: { reason: 'WaitingForReplicaAck', message: writesWait } } : {}),
       };
     },
   };

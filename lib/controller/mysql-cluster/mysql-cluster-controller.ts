@@ -1,6 +1,7 @@
 // MySQLCluster: what it needs beyond its children (a credentials Secret, the backup volume it names),
 // how a refused StatefulSet is recovered (storage growth), its status, and what its members report.
 // The home of everything MySQL-specific the controller does.
+import type { V1Pod } from '@kubernetes/client-node';
 import type { KubernetesObject } from '../../../constructs/index.js';
 import { MYSQL_CLUSTER, MYSQL_OBJECT_STORE_SECRET_KEYS, mysqlClusterNames } from '../../../constructs/index.js';
 import type { KubeClient } from '../../kube/index.js';
@@ -8,7 +9,7 @@ import { isNotFound } from '../../kube/index.js';
 import { workloadConditions, workloadFigures } from '../../reconcile/status.js';
 import type { InstallFacts, KindController, Management, Manager, Preparation, Problem } from '../kind-controller.js';
 import type { CustomResource, LiveLookup, ObservedState } from '../status.js';
-import { compact, find, selectorString, serviceEndpoint } from '../status.js';
+import { compact, controlledBy, find, podsControlledBy, selectorString, serviceEndpoint } from '../status.js';
 import type { BackupStatus, RestoreFailure, RestoreStatus } from './backup-status.js';
 import { backupFindings } from './backup-status.js';
 import { createMySQLClusterManager } from './cluster-manager.js';
@@ -136,7 +137,7 @@ function createManager(): Manager {
           ...(found.restore ? { restore: found.restore } : {}),
           ...(found.restoreFailure ? { restoreFailure: found.restoreFailure } : {}),
         },
-        problems: [...managed.problems, ...found.problems],
+        reports: found.problems,
       };
     },
   };
@@ -148,6 +149,7 @@ export function observeMySQL(
   rendered: readonly KubernetesObject[],
   live: LiveLookup,
   credentialsSecretName: string,
+  pods: readonly V1Pod[] = [],
 ): ObservedState {
   const namespace = cr.metadata.namespace ?? '';
   const names = mysqlClusterNames(cr.metadata.name, credentialsSecretName);
@@ -165,7 +167,33 @@ export function observeMySQL(
       credentialsSecretName: names.credentialsSecret,
     }),
     conditions: workloadConditions('StatefulSet', figures),
+    pods: clusterPods(cr, rendered, live, pods),
   };
+}
+
+/**
+ * The members (the StatefulSet's pods) and the backup and binary-log job pods (of Jobs named after a
+ * CronJob, `<cronjob>-<n>`), of workloads this cluster controls.
+ */
+function clusterPods(
+  cr: CustomResource,
+  rendered: readonly KubernetesObject[],
+  live: LiveLookup,
+  pods: readonly V1Pod[],
+): V1Pod[] {
+  const ours = (kind: string, name: string): boolean =>
+    controlledBy(live(kind === 'StatefulSet' ? 'apps/v1' : 'batch/v1', kind, name), cr.metadata.uid);
+  const statefulSets = rendered.filter((o) => o.kind === 'StatefulSet' && ours(o.kind, o.metadata.name));
+  const cronJobs = rendered.filter((o) => o.kind === 'CronJob' && ours(o.kind, o.metadata.name));
+  return podsControlledBy(
+    pods,
+    (ref) =>
+      (ref.kind === 'StatefulSet' && statefulSets.some((o) => o.metadata.name === ref.name)) ||
+      (ref.kind === 'Job' &&
+        cronJobs.some(
+          (o) => ref.name.startsWith(`${o.metadata.name}-`) && /^\d+$/.test(ref.name.slice(o.metadata.name.length + 1)),
+        )),
+  );
 }
 
 export const MYSQL_CLUSTER_CONTROLLER: KindController = {
@@ -195,15 +223,16 @@ export const MYSQL_CLUSTER_CONTROLLER: KindController = {
     }
     return { outcome: 'none' };
   },
-  observe: (cr, rendered, live, prepared) =>
+  observe: (cr, rendered, live, prepared, pods) =>
     observeMySQL(
       cr,
       rendered,
       live,
       prepared.facts?.[SECRET_FACT] ?? mysqlClusterNames(cr.metadata.name).credentialsSecret,
+      pods,
     ),
   createManager,
-  podReports: {
+  pods: {
     selector: MYSQL_MEMBER_SELECTOR,
     reports: (pod) =>
       memberReports(pod).map((r) => ({
