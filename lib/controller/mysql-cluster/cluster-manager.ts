@@ -111,8 +111,15 @@ export interface ClusterManagerOptions {
  */
 export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Manager {
   const connect: ConnectMember = opts.connect ?? connectMember;
-  /** Per cluster uid: since when (monotonic ms) its recorded primary has been down. */
+  /**
+   * Per cluster uid: since when (monotonic ms) its recorded primary has been down: from the last look
+   * that found it answering, not the first that did not (a poll is up to STEADY_POLL_MS late), but
+   * never more than a poll before that first failed look (a reconcile delayed by a backlog must not
+   * turn one failed look into a failover).
+   */
   const down = new Map<string, { primary: string; since: number }>();
+  /** Per cluster uid: when its recorded primary last answered. */
+  const answered = new Map<string, { primary: string; at: number }>();
   /**
    * Per cluster uid: the primary this process chose last and the switchover requests it handled. The
    * cache may still hold the status from before that choice (the status write has not come back
@@ -127,6 +134,7 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
   return {
     forget(uid) {
       down.delete(uid);
+      answered.delete(uid);
       decided.delete(uid);
       waiting.delete(uid);
     },
@@ -216,8 +224,13 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
           );
           const current = primary !== undefined ? observed.find((m) => m.name === primary) : undefined;
           const downEntry = primary !== undefined ? down.get(uid) : undefined;
+          if (primary !== undefined && current?.sql) answered.set(uid, { primary, at: now() });
           if (primary === undefined || current?.sql?.writable) down.delete(uid);
-          else if (!current?.sql && downEntry?.primary !== primary) down.set(uid, { primary, since: now() });
+          else if (!current?.sql && downEntry?.primary !== primary) {
+            const last = answered.get(uid);
+            const lastGood = last?.primary === primary ? last.at : now();
+            down.set(uid, { primary, since: Math.max(lastGood, now() - STEADY_POLL_MS) });
+          }
           const downSince = down.get(uid);
           const view: ClusterView = {
             members: observed,

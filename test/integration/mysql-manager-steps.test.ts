@@ -1,8 +1,10 @@
-// A controller that is no longer the leader must not act on a MySQLCluster: not after it learns it is
-// deposed (its signal is aborted), and not by recording a promotion judged from a resource another
-// controller has changed since (the API server refuses it). The cluster manager runs against the real
-// kube-apiserver (status, pod labels, the credentials Secret) with fake members over "SQL", so that a
-// promotion can be held in the middle, exactly where a leader change hurts.
+// The MySQLCluster manager's step sequences, against the real kube-apiserver (status, pod labels, the
+// credentials Secret) with fake members over "SQL" and a clock the test moves, so that a promotion can
+// be held in the middle, exactly where a leader change hurts, and time can be told exactly:
+// - leader safety: a controller that is no longer the leader must not act on a MySQLCluster, not after
+//   it learns it is deposed (its signal is aborted), and not by recording a promotion judged from a
+//   resource another controller has changed since (the API server refuses it);
+// - failure detection: the failover delay runs from the last look that found the primary answering.
 import assert from 'node:assert/strict';
 import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import { MYSQL_CLUSTER, mysqlClusterNames } from '../../constructs/index.js';
@@ -126,7 +128,7 @@ class FakeMembers {
   }
 }
 
-describe('MySQLCluster leader safety (real API server, fake members)', function () {
+describe('MySQLCluster manager steps (real API server, fake members)', function () {
   this.timeout(60_000);
   const controlPlane = useSharedControlPlane();
   let client: KubeClient;
@@ -258,6 +260,41 @@ describe('MySQLCluster leader safety (real API server, fake members)', function 
     );
     assert.equal((await read()).metadata.resourceVersion, recorded.metadata.resourceVersion);
     assert.deepEqual(members.writable(), ['ha-1']);
+  });
+
+  it('fails over failoverAfterSeconds after the primary last answered, not after the first look that found it gone', async () => {
+    const members = new FakeMembers();
+    const primary = members.state.get(`${NAME}-0`) as Member;
+    primary.up = true;
+    const ctl = controller('ctl', members);
+    await ctl.manage(context(await read()));
+    assert.deepEqual(members.by('ctl'), [], 'a healthy cluster: nothing to do');
+    // It stops answering right after that look; the next look (a steady poll, 4 s on) finds it gone.
+    primary.up = false;
+    ctl.clock.t = 4_000;
+    await ctl.manage(context(await read()));
+    assert.equal(((await read()).status as { currentPrimary?: string }).currentPrimary, 'ha-0');
+    // failoverAfterSeconds (10) after it last answered: promoted.
+    ctl.clock.t = 10_000;
+    await ctl.manage(context(await read()));
+    assert.equal(((await read()).status as { currentPrimary?: string }).currentPrimary, 'ha-1');
+    assert.deepEqual(members.writable(), ['ha-1']);
+  });
+
+  it('never fails over on one failed look after a long silence of its own (a delayed poll)', async () => {
+    const members = new FakeMembers();
+    const primary = members.state.get(`${NAME}-0`) as Member;
+    primary.up = true;
+    const ctl = controller('ctl', members);
+    await ctl.manage(context(await read()));
+    primary.up = false;
+    // The controller looks again only a minute later (a backlog): the primary is down from then on.
+    ctl.clock.t = 60_000;
+    await ctl.manage(context(await read()));
+    assert.equal(((await read()).status as { currentPrimary?: string }).currentPrimary, 'ha-0');
+    ctl.clock.t = 61_000;
+    await ctl.manage(context(await read()));
+    assert.equal(((await read()).status as { currentPrimary?: string }).currentPrimary, 'ha-0');
   });
 
   it('is refused by the API server when it records a promotion judged from a resource changed since', async () => {
