@@ -410,6 +410,8 @@ describe('MySQLCluster high availability on a real node (MySQL 9.7), its backup 
         timeoutMs: RECOVERY_MS,
         intervalMs: 200,
         description: 'a new primary',
+        // What the controller waits on (Degraded names it) and what it saw of each member.
+        diagnose: async () => JSON.stringify((await cluster()).status, null, 1),
       });
       const promotedAt = performance.now();
       await writer.more(20, RECOVERY_MS);

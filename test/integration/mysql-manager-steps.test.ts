@@ -297,27 +297,47 @@ describe('MySQLCluster manager steps (real API server, fake members)', function 
     assert.equal(((await read()).status as { currentPrimary?: string }).currentPrimary, 'ha-0');
   });
 
-  it('is refused by the API server when it records a promotion judged from a resource changed since', async () => {
+  it('is refused when it records a promotion judged from a primary another controller has replaced since', async () => {
     const members = new FakeMembers();
     const stale = controller('stale', members);
     await stale.manage(context(await read()));
     stale.clock.t = 11_000;
     const judgedFrom = await read();
-    // Another controller writes the resource meanwhile (any write: the version moves on).
+    // Another controller promoted ha-2 meanwhile; this one still judges from ha-0 being the primary.
     await client.request({
       method: HttpMethod.PATCH,
       path: `${path()}/status`,
-      body: JSON.stringify({ status: { members: [] } }),
+      body: JSON.stringify({ status: { currentPrimary: 'ha-2' } }),
       headers: { 'Content-Type': PatchStrategy.MergePatch },
     });
     await assert.rejects(
       stale.manage(context(judgedFrom)),
       (e: unknown) =>
         e instanceof PollAgainError &&
-        /changed since it was read .*: ha-1 was not recorded as the primary, and is not promoted/.test(e.message),
+        /records ha-2 primary now, not ha-0 as judged .*: ha-1 was not recorded as the primary, and is not promoted/.test(
+          e.message,
+        ),
     );
-    assert.equal(((await read()).status as { currentPrimary?: string }).currentPrimary, 'ha-0');
+    assert.equal(((await read()).status as { currentPrimary?: string }).currentPrimary, 'ha-2');
     assert.deepEqual(members.writable(), [], 'no member was made writable');
     assert.ok(!members.by('stale').includes('ha-1 enableWrites'));
+  });
+
+  it('records a promotion though its own status writes moved the resource on since it was read', async () => {
+    const members = new FakeMembers();
+    const ctl = controller('ctl', members);
+    await ctl.manage(context(await read()));
+    ctl.clock.t = 11_000;
+    const judgedFrom = await read();
+    // A status write that leaves the primary as it is (this controller's, the cache not caught up yet).
+    await client.request({
+      method: HttpMethod.PATCH,
+      path: `${path()}/status`,
+      body: JSON.stringify({ status: { members: [] } }),
+      headers: { 'Content-Type': PatchStrategy.MergePatch },
+    });
+    await ctl.manage(context(judgedFrom));
+    assert.equal(((await read()).status as { currentPrimary?: string }).currentPrimary, 'ha-1');
+    assert.deepEqual(members.writable(), ['ha-1']);
   });
 });

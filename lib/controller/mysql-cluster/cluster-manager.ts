@@ -104,10 +104,11 @@ export interface ClusterManagerOptions {
  * The manager of every MySQLCluster of this controller.
  *
  * Leader safety: nothing is done for a resource once `ctx.signal` is aborted (leadership lost): it is
- * checked before every step and every write, and after every wait. A new primary is recorded with the
- * resource's resourceVersion as a precondition, so the API server refuses the record of a controller
- * that judged from a resource another controller has changed since (a deposed leader's promotion), and
- * a member is made writable only once its election is recorded.
+ * checked before every step and every write, and after every wait. A new primary is recorded only if
+ * the recorded one is still the one the steps were judged from (read live, then written with its
+ * resourceVersion as a precondition), so a controller that judged from a primary another controller
+ * has replaced since (a deposed leader's promotion) is refused, and a member is made writable only once
+ * its election is recorded.
  */
 export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Manager {
   const connect: ConnectMember = opts.connect ?? connectMember;
@@ -168,16 +169,15 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
       )
         switchover = undefined;
       const leading = (): void => ctx.signal?.throwIfAborted();
-      /** The version of the resource this manager's next write is judged from. */
-      let resourceVersion = cr.metadata.resourceVersion;
       /**
        * Records a new primary durably before it takes a single write: a restarted controller must find
-       * it. Refused (409) when the resource changed since it was read: then nothing is promoted, and
-       * the next look starts from what the API server has.
+       * it. Refused when the recorded primary is no longer the one this manager's steps were judged
+       * from (another controller acted): then nothing is promoted, and the next look starts from what
+       * the API server has.
        */
       const choosePrimary = async (member: string): Promise<void> => {
         leading();
-        resourceVersion = await recordPrimary(client, namespace, cr.metadata.name, member, resourceVersion);
+        await recordPrimary(client, namespace, cr.metadata.name, member, primary);
         leading();
         primary = member;
         decided.set(uid, { ...decided.get(uid), primary: member });
@@ -433,33 +433,48 @@ function describeStep(step: Step): Record<string, unknown> {
 
 /**
  * status.currentPrimary alone, at once (a merge patch of the status subresource), on the condition
- * that the resource is still at `resourceVersion` (the API server answers 409 Conflict otherwise).
- * Returns the version the write made.
+ * that the recorded primary is still `judgedFrom`: read live (the cache may be a write behind), then
+ * patched with that version as a precondition (the API server answers 409 Conflict to anything written
+ * in between). Any other write to the resource (its status, by this controller) does not stand in the
+ * way: only a primary recorded by someone else does.
  */
 async function recordPrimary(
   client: KubeClient,
   namespace: string,
   name: string,
   primary: string,
-  resourceVersion: string | undefined,
-): Promise<string | undefined> {
-  try {
-    const written = await client.requestJson<{ metadata?: { resourceVersion?: string } }>({
-      method: HttpMethod.PATCH,
-      path: `/apis/${MYSQL_CLUSTER.group}/${MYSQL_CLUSTER.version}/namespaces/${namespace}/${MYSQL_CLUSTER.plural}/${encodeURIComponent(name)}/status`,
-      body: JSON.stringify({ metadata: { resourceVersion }, status: { currentPrimary: primary } }),
-      headers: { 'Content-Type': PatchStrategy.MergePatch },
-    });
-    return written.metadata?.resourceVersion;
-  } catch (e) {
-    if (!isConflict(e)) throw e;
+  judgedFrom: string | undefined,
+): Promise<void> {
+  const path = `/apis/${MYSQL_CLUSTER.group}/${MYSQL_CLUSTER.version}/namespaces/${namespace}/${MYSQL_CLUSTER.plural}/${encodeURIComponent(name)}`;
+  const refused = (why: string): PollAgainError =>
     // Looked at again at once, from the resource as it is now: never a promotion judged from the past.
-    throw new PollAgainError(
+    new PollAgainError(
       BUSY_POLL_MS,
       new Error(
-        `MySQLCluster ${namespace}/${name} changed since it was read (another controller may have acted): ${primary} was not recorded as the primary, and is not promoted`,
+        `MySQLCluster ${namespace}/${name} ${why}: ${primary} was not recorded as the primary, and is not promoted`,
       ),
     );
+  const live = await client.requestJson<{
+    metadata?: { resourceVersion?: string };
+    status?: { currentPrimary?: string };
+  }>({ path });
+  if (live.status?.currentPrimary !== judgedFrom)
+    throw refused(
+      `records ${live.status?.currentPrimary ?? 'no'} primary now, not ${judgedFrom ?? 'none'} as judged (another controller acted)`,
+    );
+  try {
+    await client.request({
+      method: HttpMethod.PATCH,
+      path: `${path}/status`,
+      body: JSON.stringify({
+        metadata: { resourceVersion: live.metadata?.resourceVersion },
+        status: { currentPrimary: primary },
+      }),
+      headers: { 'Content-Type': PatchStrategy.MergePatch },
+    });
+  } catch (e) {
+    if (!isConflict(e)) throw e;
+    throw refused('changed while its primary was being recorded (another controller may have acted)');
   }
 }
 
