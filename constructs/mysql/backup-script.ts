@@ -70,7 +70,7 @@ finish() {
 trap finish EXIT
 
 source_sql() { # HOST SQL: one result per line, unescaped
-  mysql --defaults-extra-file=<(client_cnf root "$MYSQL_ROOT_PASSWORD") --host="$1" --port=${MYSQL_PORT} \
+  mysql --defaults-extra-file=<(verified_cnf root "$MYSQL_ROOT_PASSWORD") --host="$1" --port=${MYSQL_PORT} \
     --get-server-public-key --connect-timeout=10 --batch --skip-column-names --raw -e "$2"
 }
 
@@ -106,7 +106,7 @@ dump_accounts() {
 dump() {
   {
     if ((\${#schemas[@]})); then
-      mysqldump --defaults-extra-file=<(client_cnf root "$MYSQL_ROOT_PASSWORD") --host="$host" --port=${MYSQL_PORT} \
+      mysqldump --defaults-extra-file=<(verified_cnf root "$MYSQL_ROOT_PASSWORD") --host="$host" --port=${MYSQL_PORT} \
         --get-server-public-key --single-transaction --routines --events --triggers --hex-blob \
         --set-gtid-purged=COMMENTED --databases "\${schemas[@]}" |
         sed -e '/^SET @@SESSION\.SQL_LOG_BIN= 0;$/d' -e '/^\(-- \|\/\* \)SET @@GLOBAL\.GTID_PURGED=/{' -e ':more' \

@@ -146,6 +146,7 @@ function backupPodSpec(
           { name: 'scripts', mountPath: PATHS.scripts, readOnly: true },
           ...destination.mounts,
           { name: 'tmp', mountPath: PATHS.tmp },
+          { name: 'tls', mountPath: PATHS.tls, readOnly: true },
         ],
       },
     ],
@@ -153,6 +154,8 @@ function backupPodSpec(
       { name: 'scripts', configMap: { name: ctx.names.scripts } },
       ...destination.volumes,
       { name: 'tmp', emptyDir: {} },
+      // Only the CA certificate, to verify the member it dumps from: a job is a client, it needs no key.
+      { name: 'tls', secret: { secretName: ctx.names.tlsSecret, items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
     ],
   };
 }

@@ -43,7 +43,7 @@ trap finish EXIT
 
 host=$PRIMARY_HOST
 member_sql() { # SQL...: bare rows, values escaped (a newline is \\n)
-  mysql --defaults-extra-file=<(client_cnf root "$MYSQL_ROOT_PASSWORD") --host="$host" --port=${MYSQL_PORT} \
+  mysql --defaults-extra-file=<(verified_cnf root "$MYSQL_ROOT_PASSWORD") --host="$host" --port=${MYSQL_PORT} \
     --get-server-public-key --connect-timeout=10 --batch --skip-column-names -e "SET SESSION sql_mode = ''; $*"
 }
 # A GTID set expression's value, on one line.
@@ -94,7 +94,7 @@ done
 for entry in "\${todo[@]}"; do
   IFS='|' read -r file log_previous gtids <<<"$entry"
   name=$stamp-$uuid-$file
-  mysqlbinlog --defaults-extra-file=<(client_cnf root "$MYSQL_ROOT_PASSWORD") --read-from-remote-server \
+  mysqlbinlog --defaults-extra-file=<(verified_cnf root "$MYSQL_ROOT_PASSWORD") --read-from-remote-server \
     --host="$host" --port=${MYSQL_PORT} --get-server-public-key --raw --result-file="$scratch/" "$file"
   gzip -c -- "$scratch/$file" | store_rclone rcat "$(store_path "binlog/$name.gz")"
   rm -f -- "$scratch/$file"

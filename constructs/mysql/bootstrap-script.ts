@@ -130,7 +130,7 @@ initialize_primary() {
 
 # One attempt: does a primary answer on the primary Service?
 primary_answers() {
-  mysql --defaults-extra-file=<(client_cnf ${REPLICATION_USER} "$MYSQL_REPLICATION_PASSWORD") \
+  mysql --defaults-extra-file=<(verified_cnf ${REPLICATION_USER} "$MYSQL_REPLICATION_PASSWORD") \
     --host="$PRIMARY_HOST" --port=${MYSQL_PORT} --get-server-public-key --connect-timeout=5 --batch \
     -e 'SELECT 1' >/dev/null 2>&1
 }
@@ -138,7 +138,7 @@ primary_answers() {
 wait_for_primary() {
   local i out
   for ((i = 1; ; i++)); do
-    if out=$(mysql --defaults-extra-file=<(client_cnf ${REPLICATION_USER} "$MYSQL_REPLICATION_PASSWORD") \
+    if out=$(mysql --defaults-extra-file=<(verified_cnf ${REPLICATION_USER} "$MYSQL_REPLICATION_PASSWORD") \
       --host="$PRIMARY_HOST" --port=${MYSQL_PORT} --get-server-public-key --connect-timeout=5 --batch \
       -e 'SELECT 1' 2>&1); then
       return 0

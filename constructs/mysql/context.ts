@@ -15,7 +15,7 @@ export interface MySQLClusterContext {
 export function clusterContext(cluster: string, spec: ResolvedMySQLClusterSpec): MySQLClusterContext {
   return {
     spec,
-    names: clusterNames(cluster, spec.credentialsSecretName),
+    names: clusterNames(cluster, spec.credentialsSecretName, spec.tlsSecretName),
     image: spec.image ?? `mysql:${spec.version}`,
   };
 }

@@ -44,6 +44,16 @@ const MANAGED_OPTIONS: readonly (readonly [string, string])[] = [
   // with too few replicas, writes wait (the maximum, ~49 days).
   ['loose_rpl_semi_sync_source_timeout', '4294967295'],
   ['loose_rpl_semi_sync_source_wait_point', 'AFTER_SYNC'],
+  // The cluster's certificate (not the self-signed one mysqld would generate, which no client can
+  // verify): clients check it against ca.crt before they send a password. Reloaded in place
+  // (ALTER INSTANCE RELOAD TLS) when the controller renews it.
+  ['ssl_ca', PATHS.tlsCa],
+  ['ssl_cert', PATHS.tlsCert],
+  ['ssl_key', PATHS.tlsKey],
+  // A recipient verifies its donor, and presents its own certificate, when it clones.
+  ['loose_clone_ssl_ca', PATHS.tlsCa],
+  ['loose_clone_ssl_cert', PATHS.tlsCert],
+  ['loose_clone_ssl_key', PATHS.tlsKey],
 ];
 
 /** The shared my.cnf: recon8s' options, then the user's (sorted by key), then the per-member directory. */

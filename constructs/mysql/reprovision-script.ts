@@ -71,7 +71,7 @@ purged_logs_error() {
 }
 
 donor_sql() {
-  mysql --defaults-extra-file=<(client_cnf ${REPLICATION_USER} "$MYSQL_REPLICATION_PASSWORD") --host="$PRIMARY_HOST" \
+  mysql --defaults-extra-file=<(verified_cnf ${REPLICATION_USER} "$MYSQL_REPLICATION_PASSWORD") --host="$PRIMARY_HOST" \
     --port=${MYSQL_PORT} --get-server-public-key --connect-timeout=5 --batch --skip-column-names "$@"
 }
 

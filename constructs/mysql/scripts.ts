@@ -27,6 +27,7 @@ import { sh } from './shell.js';
 export const COMMON_SH = sh`# recon8s: functions sourced by the other scripts. Never enable xtrace: it would print passwords.
 export LC_ALL=C TZ=UTC
 readonly RECON8S_SOCKET=${PATHS.socket}
+readonly RECON8S_TLS_CA=${PATHS.tlsCa}
 
 log() {
   printf '%(%Y-%m-%dT%H:%M:%SZ)T recon8s %s: %s\n' -1 "\${0##*/}" "$*" >&2
@@ -126,6 +127,14 @@ dump_gtid_set() {
 # Client credentials, for --defaults-extra-file=<(client_cnf USER PASSWORD).
 client_cnf() {
   printf '%s\n' '[client]' "user=$1" "password=$(cnf_quote "$2")"
+}
+
+# The same for a connection over the network: the server must present a certificate the cluster's CA
+# signed, or the client gives up before it sends the password (ssl-mode=VERIFY_CA: members are also
+# reached by address, which no certificate names; replication, by name, verifies the name too).
+verified_cnf() {
+  client_cnf "$1" "$2"
+  printf '%s\n' 'ssl-mode=VERIFY_CA' "ssl-ca=$RECON8S_TLS_CA"
 }
 
 # Runs SQL (from -e or stdin) as root over the local socket and prints bare tab-separated rows. The
@@ -231,7 +240,7 @@ server_started_at() {
 }
 
 login_works() {
-  mysql --defaults-extra-file=<(client_cnf "$1" "$2") --host=127.0.0.1 --port=${MYSQL_PORT} \
+  mysql --defaults-extra-file=<(verified_cnf "$1" "$2") --host=127.0.0.1 --port=${MYSQL_PORT} \
     --get-server-public-key --connect-timeout=5 --batch -e 'SELECT 1' >/dev/null 2>&1
 }
 
@@ -276,7 +285,7 @@ fencing= # set while a self-fencing that began is not complete
 # max_connect_errors get this member's address blocked there.
 peer_answers() {
   local out
-  out=$(timeout 3 mysql --defaults-extra-file=<(client_cnf ${REPLICATION_USER} "$MYSQL_REPLICATION_PASSWORD") \
+  out=$(timeout 3 mysql --defaults-extra-file=<(verified_cnf ${REPLICATION_USER} "$MYSQL_REPLICATION_PASSWORD") \
     --host="$1" --port=${MYSQL_PORT} --get-server-public-key --connect-timeout=2 --batch -e 'SELECT 1' 2>&1) && return 0
   [[ $out =~ ERROR\ 1[0-9]{3} ]]
 }

@@ -60,6 +60,17 @@ export interface MySQLClusterSpec {
    */
   readonly credentialsSecretName?: string;
   /**
+   * The Secret holding the certificate every member presents (keys tls.crt, tls.key and ca.crt, as
+   * cert-manager writes them): clients verify members with ca.crt before they send a password. When
+   * you name one (a cert-manager Certificate whose DNS names include each member as
+   * <name>-N.<name>-headless and the Services), recon8s only reads it; when it is the default and
+   * missing, the controller creates a CA of the cluster (in <name>-ca, never mounted in a pod) and
+   * the member certificate, and renews the latter, with no restart, while a third of its year is
+   * left.
+   * @default - <name>-tls
+   */
+  readonly tlsSecretName?: string;
+  /**
    * Extra my.cnf [mysqld] options. Replication and identity options (server-id, gtid_mode,
    * read_only, log_bin, ...) are managed by recon8s and refused here.
    * @default - none
@@ -139,6 +150,7 @@ export interface ResolvedMySQLClusterSpec {
   readonly storage: ResolvedMySQLStorage;
   readonly resources: ResolvedResourceRequirements;
   readonly credentialsSecretName?: string;
+  readonly tlsSecretName?: string;
   readonly mysqlConf?: Readonly<Record<string, string>>;
   readonly backup?: ResolvedMySQLBackup;
   readonly restore?: ResolvedMySQLRestore;
@@ -452,6 +464,11 @@ export interface MySQLClusterStatus {
    */
   readonly credentialsSecretName?: string;
   /**
+   * The Secret holding the members’ certificate; its ca.crt verifies them.
+   * @default - none
+   */
+  readonly tlsSecretName?: string;
+  /**
    * The member (pod) that takes writes; the controller alone moves it.
    * @default - none
    */
@@ -494,6 +511,7 @@ export interface ResolvedMySQLClusterStatus {
   readonly primaryEndpoint?: string;
   readonly replicasEndpoint?: string;
   readonly credentialsSecretName?: string;
+  readonly tlsSecretName?: string;
   readonly currentPrimary?: string;
   readonly members?: readonly ResolvedMySQLMemberStatus[];
   readonly backup?: ResolvedMySQLBackupStatus;

@@ -49,6 +49,12 @@ export const MANAGED_MYSQL_OPTIONS = [
   'rpl_semi_sync_source_wait_no_replica',
   'rpl_semi_sync_source_wait_point',
   'rpl_semi_sync_replica_enabled',
+  'ssl_ca',
+  'ssl_cert',
+  'ssl_key',
+  'clone_ssl_ca',
+  'clone_ssl_cert',
+  'clone_ssl_key',
 ] as const;
 
 /**
@@ -428,6 +434,16 @@ export const mysqlSpec = s.object({
         defaultDoc: '<name>-credentials',
       }),
     ),
+    tlsSecretName: s.optional(
+      s.string({
+        description:
+          'The Secret holding the certificate every member presents (keys tls.crt, tls.key and ca.crt, as cert-manager writes them): clients verify members with ca.crt before they send a password. When you name one (a cert-manager Certificate whose DNS names include each member as <name>-N.<name>-headless and the Services), recon8s only reads it; when it is the default and missing, the controller creates a CA of the cluster (in <name>-ca, never mounted in a pod) and the member certificate, and renews the latter, with no restart, while a third of its year is left.',
+        pattern: '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$',
+        patternHint: 'a DNS subdomain name',
+        maxLength: 253,
+        defaultDoc: '<name>-tls',
+      }),
+    ),
     mysqlConf: s.optional(
       s.map({
         description:
@@ -481,6 +497,9 @@ export const mysqlStatus = s.object({
     primaryEndpoint: s.optional(s.string({ description: 'Host:port of the writable primary.' })),
     replicasEndpoint: s.optional(s.string({ description: 'Host:port for reads.' })),
     credentialsSecretName: s.optional(s.string({ description: 'The Secret holding the passwords.' })),
+    tlsSecretName: s.optional(
+      s.string({ description: 'The Secret holding the members\u2019 certificate; its ca.crt verifies them.' }),
+    ),
     currentPrimary: s.optional(
       s.string({ description: 'The member (pod) that takes writes; the controller alone moves it.' }),
     ),

@@ -30,6 +30,7 @@ const VOLUMES = {
   scripts: 'scripts',
   run: 'run',
   tmp: 'tmp',
+  tls: 'tls',
 } as const;
 
 /** mysqld flushes its buffer pool on shutdown; a kill instead means crash recovery at the next start. */
@@ -120,6 +121,8 @@ function podSpec(ctx: MySQLClusterContext, selector: Record<string, string>): k8
       { name: VOLUMES.memberConfig, emptyDir: {} },
       { name: VOLUMES.run, emptyDir: {} },
       { name: VOLUMES.tmp, emptyDir: {} },
+      // Readable by mysqld's group only (fsGroup); the key is a secret of the members.
+      { name: VOLUMES.tls, secret: { secretName: ctx.names.tlsSecret, defaultMode: 0o440 } },
       ...(spec.restore ? [toolsVolume] : []),
       // The pod's annotations, for the replication sidecar (a re-provisioning request).
       {
@@ -200,6 +203,7 @@ function bootstrapContainer(ctx: MySQLClusterContext): k8s.Container {
       mount(VOLUMES.memberConfig, PATHS.memberConfig, true),
       mount(DATA_VOLUME, PATHS.dataVolume),
       mount(VOLUMES.tmp, PATHS.tmp),
+      mount(VOLUMES.tls, PATHS.tls, true),
       ...(restore ? [toolsMount] : []),
     ],
   };
@@ -223,6 +227,7 @@ function mysqlContainer(ctx: MySQLClusterContext): k8s.Container {
       mount(DATA_VOLUME, PATHS.dataVolume),
       mount(VOLUMES.run, PATHS.run),
       mount(VOLUMES.tmp, PATHS.tmp),
+      mount(VOLUMES.tls, PATHS.tls, true),
     ],
     // Crash recovery of a large instance can take long; until the first ping succeeds, liveness
     // waits (up to an hour) instead of killing a server that is recovering.
@@ -264,6 +269,7 @@ function replicationContainer(ctx: MySQLClusterContext): k8s.Container {
       mount(VOLUMES.run, PATHS.run),
       mount(VOLUMES.tmp, PATHS.tmp),
       mount(VOLUMES.podInfo, PATHS.podInfo, true),
+      mount(VOLUMES.tls, PATHS.tls, true),
     ],
   };
 }

@@ -4,6 +4,7 @@
 import type { Connection, RowDataPacket } from 'mysql2/promise';
 import { createConnection } from 'mysql2/promise';
 import { GtidSet } from './gtid-set.js';
+import { MYSQL_TLS_CA_PATH } from '../../constructs/index.js';
 import type { MemberSql, ThreadState } from './decide.js';
 
 export interface MemberCredentials {
@@ -17,30 +18,54 @@ export interface MemberConnectOptions {
   readonly host: string;
   readonly port: number;
   readonly credentials: MemberCredentials;
+  /** The cluster's CA certificate (PEM): the member must present a certificate it signed. */
+  readonly ca: string;
   /** @default 3000 */
   readonly connectTimeoutMs?: number;
 }
 
 /**
- * Opens a session to a member. TLS is required (the account's password crosses the pod network);
- * the members' certificates are the ones mysqld generates for itself, which no CA signs, so the
- * channel is encrypted but the server is not authenticated.
+ * Opens a session to a member. TLS is required and verified before the account's password is sent
+ * (it crosses the pod network): the member must present a certificate signed by its cluster's CA, or
+ * the handshake fails and no credential leaves. Members are addressed by pod IP, so the check is the
+ * chain, not the name: every member of the cluster, and nothing else, holds a certificate that CA signed.
  */
 export async function connectMember(o: MemberConnectOptions): Promise<MemberSession> {
-  const connection = await createConnection({
-    host: o.host,
-    port: o.port,
-    user: o.credentials.adminUser,
-    password: o.credentials.adminPassword,
-    connectTimeout: o.connectTimeoutMs ?? 3000,
-    ssl: { rejectUnauthorized: false },
-    multipleStatements: false,
-    supportBigNumbers: true,
-    bigNumberStrings: true,
-  });
+  let connection: Connection;
+  try {
+    connection = await createConnection({
+      host: o.host,
+      port: o.port,
+      user: o.credentials.adminUser,
+      password: o.credentials.adminPassword,
+      connectTimeout: o.connectTimeoutMs ?? 3000,
+      ssl: { ca: o.ca, rejectUnauthorized: true },
+      multipleStatements: false,
+      supportBigNumbers: true,
+      bigNumberStrings: true,
+    });
+  } catch (e) {
+    // mysql2 sends the credentials only once the TLS handshake succeeded; a failed one (a certificate
+    // that does not verify: OpenSSL's reason in the message) is HANDSHAKE_SSL_ERROR.
+    const err = e as { code?: unknown; message?: unknown };
+    if (err.code === 'HANDSHAKE_SSL_ERROR') throw new MemberCertificateError(String(err.message));
+    throw e;
+  }
   // Backslash escapes in the literals mysql2 quotes, whatever the server's sql_mode.
   await connection.query({ sql: "SET SESSION sql_mode = ''", timeout: QUERY_TIMEOUT_MS });
   return new MemberSession(connection, o.credentials);
+}
+
+/** A member whose TLS handshake failed (a certificate its cluster's CA did not sign, an expired one): it was not sent a password. */
+export class MemberCertificateError extends Error {
+  readonly verifyError: string;
+  constructor(reason: string) {
+    super(
+      `refused the member's TLS certificate (${reason}): the cluster's CA does not vouch for it, so no credential was sent`,
+    );
+    this.name = 'MemberCertificateError';
+    this.verifyError = reason;
+  }
 }
 
 /** The deadline of one statement to a member. */
@@ -181,14 +206,17 @@ export class MemberSession {
     await this.exec('SET GLOBAL read_only = OFF');
   }
 
-  /** Replicate from `sourceHost` with GTID auto-positioning, over TLS, as the replication account. */
+  /**
+   * Replicate from `sourceHost` with GTID auto-positioning, as the replication account, over TLS that
+   * verifies the source: its certificate must be signed by the cluster's CA and name `sourceHost`.
+   */
   async replicateFrom(sourceHost: string, port: number): Promise<void> {
     await this.exec('STOP REPLICA', undefined, STOP_REPLICA_TIMEOUT_MS);
     await this.exec(
       `CHANGE REPLICATION SOURCE TO SOURCE_HOST = ?, SOURCE_PORT = ?, SOURCE_USER = ?, SOURCE_PASSWORD = ?,
-       SOURCE_AUTO_POSITION = 1, SOURCE_SSL = 1, GET_SOURCE_PUBLIC_KEY = 1, SOURCE_CONNECT_RETRY = 10,
-       SOURCE_RETRY_COUNT = 86400`,
-      [sourceHost, port, this.credentials.replicationUser, this.credentials.replicationPassword],
+       SOURCE_AUTO_POSITION = 1, SOURCE_SSL = 1, SOURCE_SSL_CA = ?, SOURCE_SSL_VERIFY_SERVER_CERT = 1,
+       GET_SOURCE_PUBLIC_KEY = 1, SOURCE_CONNECT_RETRY = 10, SOURCE_RETRY_COUNT = 86400`,
+      [sourceHost, port, this.credentials.replicationUser, this.credentials.replicationPassword, MYSQL_TLS_CA_PATH],
     );
     await this.exec('START REPLICA');
     // A fencing interrupted half-way may have left it offline (fence()): a replica serves reads.
@@ -201,6 +229,18 @@ export class MemberSession {
 
   async stopReceiver(): Promise<void> {
     await this.exec('STOP REPLICA IO_THREAD', undefined, STOP_REPLICA_TIMEOUT_MS);
+  }
+
+  /** When the certificate this member serves expires (ISO 8601), or '' when it serves none. */
+  async servedCertificateNotAfter(): Promise<string> {
+    const [row] = await this.rows("SHOW GLOBAL STATUS LIKE 'Ssl_server_not_after'");
+    const t = Date.parse(String(row?.Value ?? ''));
+    return Number.isNaN(t) ? '' : new Date(t).toISOString();
+  }
+
+  /** Reads the certificate files again: new connections get the renewed certificate, open ones keep theirs. */
+  async reloadTls(): Promise<void> {
+    await this.exec('ALTER INSTANCE RELOAD TLS');
   }
 
   /** @@gtid_executed now. */

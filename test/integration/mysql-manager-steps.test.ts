@@ -25,6 +25,8 @@ const NAME = 'ha';
 const MEMBERS = [0, 1, 2].map((i) => `${NAME}-${i}`);
 const SOURCE = 'a0a0a0a0-0000-0000-0000-000000000000';
 const names = mysqlClusterNames(NAME);
+/** The fake members verify nothing: any CA will do, as long as the manager has one (it never connects without). */
+const FAKE_CA = '-----BEGIN CERTIFICATE-----\n(fake)\n-----END CERTIFICATE-----\n';
 
 /** One fake member's state, shared by every controller's sessions to it. */
 interface Member {
@@ -99,6 +101,10 @@ class FakeMembers {
           if (member.channel) member.channel = { ...member.channel, receiver: 'OFF' };
         },
         executed: async () => GtidSet.parse(member.executed),
+        servedCertificateNotAfter: async () => '2099-01-01T00:00:00.000Z',
+        reloadTls: async () => {
+          did('reloadTls');
+        },
         waitForApplied: async () => {
           did('waitForApplied');
           const gate = this.held.get(who);
@@ -210,7 +216,7 @@ describe('MySQLCluster manager steps (real API server, fake members)', function 
       cr,
       live: (_v, kind) => (kind === 'StatefulSet' ? sts : undefined),
       pods,
-      prepared: { problems: [] },
+      prepared: { problems: [], facts: { tlsCa: FAKE_CA, tlsNotAfter: '2099-01-01T00:00:00.000Z' } },
       log: silentLogger,
       ...(signal ? { signal } : {}),
     };

@@ -5,10 +5,31 @@
 // the administrative account the members carry.
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
+import { X509Certificate } from 'node:crypto';
 import { REFUSED_LOGINS_SQL } from '../support/mysql-counters.js';
 import { eventually } from './eventually.js';
+import { spawnSync } from 'node:child_process';
+import { MYSQL_ADMIN_USER, MYSQL_REPLICATION_USER, MYSQL_TLS_CA_PATH } from '../../constructs/index.js';
+import { issueCa, issueServerCertificate } from '../../lib/mysql/certificate-issuer.js';
+import { memberDnsNames } from '../../lib/mysql/certificates.js';
 import type { MySQLSandbox, SandboxMember } from './support/mysql-sandbox.js';
-import { REPLICATION_PASSWORD, address, startMySQLSandbox } from './support/mysql-sandbox.js';
+import {
+  ADMIN_PASSWORD,
+  REPLICATION_PASSWORD,
+  SANDBOX_NAMES,
+  address,
+  startMySQLSandbox,
+} from './support/mysql-sandbox.js';
+
+interface SessionOutcome {
+  readonly ok: boolean;
+  readonly serverUuid?: string;
+  readonly servedBefore?: string;
+  readonly servedAfter?: string;
+  readonly name?: string;
+  readonly message?: string;
+  readonly verifyError?: string;
+}
 
 /** A string literal, as mysql2 quotes it (the session's sql_mode is '', so backslashes escape). */
 const literal = (v: string): string => `'${v.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
@@ -41,14 +62,15 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
         'SET GLOBAL read_only = OFF;',
       ].join(';\n'),
     );
-  /** The controller's replicateFrom: the member follows the primary (member 0) by GTID, over TLS. */
+  /** The controller's replicateFrom: the member follows the primary (member 0) by GTID, over TLS that verifies it by name. */
   const follow = (m: SandboxMember) =>
     controllerSql(
       m,
       [
         'STOP REPLICA',
-        `CHANGE REPLICATION SOURCE TO SOURCE_HOST = ${literal(address(0))}, SOURCE_PORT = 3306, SOURCE_USER = 'replication', ` +
-          `SOURCE_PASSWORD = ${literal(REPLICATION_PASSWORD)}, SOURCE_AUTO_POSITION = 1, SOURCE_SSL = 1, GET_SOURCE_PUBLIC_KEY = 1, ` +
+        `CHANGE REPLICATION SOURCE TO SOURCE_HOST = ${literal(SANDBOX_NAMES.members[0])}, SOURCE_PORT = 3306, SOURCE_USER = 'replication', ` +
+          `SOURCE_PASSWORD = ${literal(REPLICATION_PASSWORD)}, SOURCE_AUTO_POSITION = 1, SOURCE_SSL = 1, ` +
+          `SOURCE_SSL_CA = '${MYSQL_TLS_CA_PATH}', SOURCE_SSL_VERIFY_SERVER_CERT = 1, GET_SOURCE_PUBLIC_KEY = 1, ` +
           'SOURCE_CONNECT_RETRY = 10, SOURCE_RETRY_COUNT = 86400',
         'START REPLICA;',
       ].join(';\n'),
@@ -158,6 +180,99 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
       assert.equal(w.ok, false);
       assert.match(w.stderr, /super-read-only/);
     }
+  });
+
+  /** The controller's client (connectMember, mysql2), run in the members' network namespace. */
+  const controllerSession = (m: SandboxMember, ca: string, reloadTls = false): SessionOutcome => {
+    const r = spawnSync(
+      'nsenter',
+      [
+        `--net=${sandbox.netns}`,
+        process.execPath,
+        '--import',
+        'tsx',
+        'test/integration/support/member-session-main.ts',
+      ],
+      {
+        input: JSON.stringify({
+          host: address(m.ordinal),
+          ca,
+          reloadTls,
+          credentials: {
+            adminUser: MYSQL_ADMIN_USER,
+            adminPassword: ADMIN_PASSWORD,
+            replicationUser: MYSQL_REPLICATION_USER,
+            replicationPassword: REPLICATION_PASSWORD,
+          },
+        }),
+        encoding: 'utf8',
+        timeout: 60_000,
+      },
+    );
+    assert.equal(r.status, 0, `the controller's client did not run: ${r.stderr}`);
+    return JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as SessionOutcome;
+  };
+
+  it('lets the controller in only to a member whose certificate the cluster CA signed: another CA fails the handshake before any password is sent', () => {
+    const refusedBefore = Number(sql(primary, REFUSED_LOGINS_SQL) || 0);
+    const trusted = controllerSession(primary, sandbox.ca.certPem);
+    assert.ok(trusted.ok, `the controller could not log in to a member of its own CA: ${trusted.message}`);
+    assert.equal(trusted.serverUuid, sql(primary, 'SELECT @@server_uuid'));
+
+    const stranger = issueCa('someone else', new Date());
+    const refused = controllerSession(primary, stranger.certPem);
+    assert.equal(refused.ok, false, 'the controller logged in to a member whose certificate its CA did not sign');
+    assert.equal(refused.name, 'MemberCertificateError', `not refused for its certificate: ${refused.message}`);
+    assert.match(refused.message ?? '', /no credential was sent/);
+    // The server saw no login at all (a wrong password would have counted one): TLS failed first.
+    assert.equal(Number(sql(primary, REFUSED_LOGINS_SQL) || 0), refusedBefore);
+  });
+
+  it('verifies the source by name over replication: the replicas connected with SOURCE_SSL_VERIFY_SERVER_CERT to a certificate naming the primary', () => {
+    for (const m of members.slice(1)) {
+      const row = sql(
+        m,
+        "SELECT HOST, SSL_ALLOWED, SSL_CA_FILE, SSL_VERIFY_SERVER_CERTIFICATE FROM performance_schema.replication_connection_configuration WHERE CHANNEL_NAME = ''",
+      );
+      assert.equal(row, `${SANDBOX_NAMES.members[0]}\tYES\t${MYSQL_TLS_CA_PATH}\tYES`);
+      assert.equal(
+        sql(m, "SELECT SERVICE_STATE FROM performance_schema.replication_connection_status WHERE CHANNEL_NAME = ''"),
+        'ON',
+      );
+    }
+  });
+
+  it('serves a renewed certificate once told to reload it, without a restart, and replication carries on', async () => {
+    const uptime = Number(
+      sql(primary, "SELECT VARIABLE_VALUE FROM performance_schema.global_status WHERE VARIABLE_NAME = 'Uptime'"),
+    );
+    // A year from a later second than the first one: a different expiry to tell them apart.
+    await new Promise((r) => setTimeout(r, 1100));
+    const renewed = issueServerCertificate(sandbox.ca, 'shop.sandbox', memberDnsNames(SANDBOX_NAMES), new Date());
+    primary.replaceTls(renewed);
+    const expected = new Date(new X509Certificate(renewed.certPem).validTo).toISOString();
+
+    const reloaded = controllerSession(primary, sandbox.ca.certPem, true);
+    assert.ok(reloaded.ok, reloaded.message);
+    assert.notEqual(
+      reloaded.servedBefore,
+      expected,
+      'the member served the new certificate before it was told to reload',
+    );
+    assert.equal(reloaded.servedAfter, expected);
+    assert.ok(
+      Number(
+        sql(primary, "SELECT VARIABLE_VALUE FROM performance_schema.global_status WHERE VARIABLE_NAME = 'Uptime'"),
+      ) >= uptime,
+      'mysqld restarted',
+    );
+    sql(primary, 'CREATE TABLE t.after_renewal (id INT PRIMARY KEY); INSERT INTO t.after_renewal VALUES (1)');
+    for (const m of members)
+      await eventually(() => assert.equal(sql(m, 'SELECT COUNT(*) FROM t.after_renewal'), '1'), {
+        timeoutMs: 30_000,
+        intervalMs: 100,
+        description: `member ${m.ordinal} to replicate a write made after the renewal`,
+      });
   });
 
   it('probes liveness without a failed login: neither Aborted_connects nor refused logins move, where the old probe moved both', () => {

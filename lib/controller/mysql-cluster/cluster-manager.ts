@@ -30,6 +30,8 @@ import { connectMember } from '../../mysql/member-sql.js';
 import type { EventType } from '../events.js';
 import type { ManageContext, Management, Manager, Problem } from '../kind-controller.js';
 import { readSecret } from './credentials.js';
+import { TLS_CA_FACT, TLS_NOT_AFTER_FACT } from './facts.js';
+import { reloadRenewedCertificates } from './tls-reload.js';
 
 /** Steps per manage() call: a failover is about six (stop receivers, promote, labels, writable, re-point). */
 const MAX_STEPS = 16;
@@ -150,6 +152,9 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
       if (pods.length === 0 && status.currentPrimary === undefined) return { fields: {}, problems: [], events: [] };
       const credentials = await readCredentials(client, namespace, names.credentialsSecret);
       if (!credentials) return { fields: {}, problems: [], events: [] };
+      // No credential goes to a member that could not be verified (the TLS Secret's problem is reported).
+      const ca = ctx.prepared.facts?.[TLS_CA_FACT];
+      if (!ca) return { fields: {}, problems: [], events: [] };
 
       const sts = ctx.live('apps/v1', 'StatefulSet', names.statefulSet) as V1StatefulSet | undefined;
       // Pods of a StatefulSet this resource does not control are not its members (an ownership
@@ -214,7 +219,7 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
               const note = (): string | undefined => podNote(pod, new Date());
               if (!ip) return { ...v, error: note() ?? 'the pod has no IP address yet' };
               try {
-                const session = await connect({ host: ip, port: MYSQL_PORT, credentials });
+                const session = await connect({ host: ip, port: MYSQL_PORT, credentials, ca });
                 sessions.set(v.name, session);
                 return { ...v, sql: await session.observe() };
               } catch (e) {
@@ -259,7 +264,10 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
           lastStep = decision.step;
           writesWait = decision.writesWait;
           const step = decision.step;
-          if (step.type === 'steady') break;
+          if (step.type === 'steady') {
+            events.push(...(await reloadRenewedCertificates(sessions, ctx.prepared.facts?.[TLS_NOT_AFTER_FACT])));
+            break;
+          }
           if (step.type === 'wait') {
             // Members that do not answer yet (starting) are progress, not a problem: Ready says so.
             if (step.reason !== 'NoMemberAnswers') problems.push({ reason: step.reason, message: step.message });

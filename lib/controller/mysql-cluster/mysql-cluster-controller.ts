@@ -16,6 +16,9 @@ import { createMySQLClusterManager } from './cluster-manager.js';
 import { ensureCredentials, readSecret } from './credentials.js';
 import { MYSQL_MEMBER_SELECTOR, memberReports } from './member-reports.js';
 import { growClaims, withLiveClaimTemplates } from './statefulset-storage.js';
+import { ensureTls } from './tls.js';
+import { SECRET_FACT, TLS_CA_FACT, TLS_NOT_AFTER_FACT, TLS_SECRET_FACT } from './facts.js';
+import { realClock } from '../../clock/index.js';
 
 const CREDENTIALS_REASONS = {
   missing: 'CredentialsMissing',
@@ -24,32 +27,49 @@ const CREDENTIALS_REASONS = {
   invalid: 'CredentialsInvalid',
 } as const;
 
-/** The fact prepare() hands to observe(): the Secret the members read. */
-const SECRET_FACT = 'credentialsSecretName';
-
 async function prepare(client: KubeClient, cr: CustomResource, install: InstallFacts): Promise<Preparation> {
   const credentials = await ensureCredentials(client, cr, install.credentialsClusterRole);
+  const tls = await ensureTls(client, cr, new Date(realClock.now()));
   const problems: Problem[] = [];
   if ('message' in credentials)
     problems.push({ reason: CREDENTIALS_REASONS[credentials.state], message: credentials.message });
+  if ('message' in tls)
+    problems.push({ reason: tls.state === 'missing' ? 'TlsSecretMissing' : 'TlsSecretForeign', message: tls.message });
   const backupVolume = await backupVolumeProblem(client, cr);
   if (backupVolume) problems.push(backupVolume);
   problems.push(...(await storeCredentialsProblems(client, cr)));
+  const unusable = [
+    ...('message' in credentials ? [credentials.secretName] : []),
+    ...('message' in tls ? [tls.secretName] : []),
+  ];
   return {
     problems,
     // Pods that read a Secret which is missing or unusable would only fail (CreateContainerConfigError,
     // or replicas that can never connect): hold them back, apply the rest. Held back is not pruned.
-    holdBack: 'message' in credentials ? (o) => readsSecret(o, credentials.secretName) : undefined,
-    events:
-      credentials.state === 'created'
+    holdBack: unusable.length > 0 ? (o) => unusable.some((name) => readsSecret(o, name)) : undefined,
+    events: [
+      ...(credentials.state === 'created'
         ? [
             {
               reason: 'CredentialsCreated',
               message: `created Secret ${credentials.secretName} with generated passwords`,
             },
           ]
-        : [],
-    facts: { [SECRET_FACT]: credentials.secretName },
+        : []),
+      ...(tls.state === 'issued' || tls.state === 'renewed'
+        ? [
+            {
+              reason: tls.state === 'issued' ? 'CertificateIssued' : 'CertificateRenewed',
+              message: `${tls.state} the members' certificate in Secret ${tls.secretName} (${tls.reason ?? ''})`,
+            },
+          ]
+        : []),
+    ],
+    facts: {
+      [SECRET_FACT]: credentials.secretName,
+      [TLS_SECRET_FACT]: tls.secretName,
+      ...('caPem' in tls ? { [TLS_CA_FACT]: tls.caPem, [TLS_NOT_AFTER_FACT]: tls.notAfter } : {}),
+    },
   };
 }
 
@@ -150,6 +170,7 @@ export function observeMySQL(
   live: LiveLookup,
   credentialsSecretName: string,
   pods: readonly V1Pod[] = [],
+  tlsSecretName?: string,
 ): ObservedState {
   const namespace = cr.metadata.namespace ?? '';
   const names = mysqlClusterNames(cr.metadata.name, credentialsSecretName);
@@ -165,6 +186,7 @@ export function observeMySQL(
       primaryEndpoint: serviceEndpoint(find(rendered, 'Service', names.primaryService), namespace),
       replicasEndpoint: serviceEndpoint(find(rendered, 'Service', names.replicasService), namespace),
       credentialsSecretName: names.credentialsSecret,
+      tlsSecretName,
     }),
     conditions: workloadConditions('StatefulSet', figures),
     pods: clusterPods(cr, rendered, live, pods),
@@ -230,6 +252,7 @@ export const MYSQL_CLUSTER_CONTROLLER: KindController = {
       live,
       prepared.facts?.[SECRET_FACT] ?? mysqlClusterNames(cr.metadata.name).credentialsSecret,
       pods,
+      prepared.facts?.[TLS_SECRET_FACT],
     ),
   createManager,
   pods: {

@@ -28,10 +28,20 @@ import { join } from 'node:path';
 import { renderMyCnf } from '../../../constructs/mysql/my-cnf.js';
 import { scriptFiles } from '../../../constructs/mysql/scripts.js';
 import { mysqlRootfs } from '../../images/index.js';
+import { issueCa, issueServerCertificate } from '../../../lib/mysql/certificate-issuer.js';
+import type { CertificateAndKey } from '../../../lib/mysql/certificates.js';
+import { memberDnsNames } from '../../../lib/mysql/certificates.js';
+
+/** What the sandbox's members are called (a cluster "shop" in namespace "sandbox"). */
+export const SANDBOX_NAMES = {
+  namespace: 'sandbox',
+  members: ['shop-0.shop-headless', 'shop-1.shop-headless', 'shop-2.shop-headless'],
+  services: ['shop-primary', 'shop-replicas'],
+} as const;
 
 export const ROOT_PASSWORD = `r00t'"\\#$ x`;
 export const REPLICATION_PASSWORD = `repl'"\\#;--`;
-const ADMIN_PASSWORD = `adm'"\\n$(x)`;
+export const ADMIN_PASSWORD = `adm'"\\n$(x)`;
 const PRIMARY_ADDRESS = '127.0.0.1';
 
 /**
@@ -41,11 +51,13 @@ const PRIMARY_ADDRESS = '127.0.0.1';
 export const address = (ordinal: number): string => (ordinal === 0 ? PRIMARY_ADDRESS : `127.0.0.${10 + ordinal}`);
 
 /**
- * A member's /etc/hosts: the headless Service names only the member itself. The sandbox does not model
+ * A member's /etc/hosts: the headless Service names only the member itself; member 0 has its stable
+ * name, which replicas use as SOURCE_HOST and verify its certificate against. The sandbox does not model
  * cluster DNS, and a primary here must stay writable while a test stops its replicas: self-fencing
  * (which looks up the other members there) is proven on the real node (test/e2e/mysql-ha.test.ts).
  */
-const hosts = (ordinal: number): string => `127.0.0.1 localhost\n${address(ordinal)} shop-headless`;
+const hosts = (ordinal: number): string =>
+  `127.0.0.1 localhost\n${address(ordinal)} shop-headless\n${address(0)} ${SANDBOX_NAMES.members[0]}`;
 
 // One member ("pod"): its root, then init-config and bootstrap, then the mysql and replication
 // containers, each started again when it exits. Runs as PID 1 of the member's PID namespace.
@@ -64,6 +76,11 @@ mount --bind "$dir/volume" "$m/var/lib/mysql"
 mkdir -p "$m/etc/recon8s/pod"
 mount --bind "$dir/pod-info" "$m/etc/recon8s/pod"
 cp "$dir/files/scripts/"* "$m/opt/recon8s/" && cp "$dir/files/my.cnf" "$m/etc/mysql/recon8s/"
+# The cluster's certificate, as the tls Secret's volume shows it (read-only to the mysql group), in a
+# directory of the member's that the test may update (replaceTls), as the kubelet updates the volume.
+[[ -e $dir/tls/ca.crt ]] || cp "$dir/files/tls/"* "$dir/tls/"
+chown root:999 "$dir/tls/"* && chmod 0440 "$dir/tls/"*
+mkdir -p "$m/etc/mysql/tls" && mount --bind "$dir/tls" "$m/etc/mysql/tls"
 chown 999:999 "$m/var/run/mysqld" "$m/etc/mysql/recon8s.d" "$m/tmp"
 # The environment (the member's, passwords included) is inherited: never on a command line.
 run() { chroot --userspec=999:999 "$m" bash "/opt/recon8s/$1"; }
@@ -112,6 +129,8 @@ export interface SandboxMember {
   adminSql(text: string): SqlResult;
   /** Replaces the pod's annotations (what its downward API volume shows). */
   annotate(annotations: Readonly<Record<string, string>>): void;
+  /** Replaces the member's certificate files, as the kubelet updates a Secret's volume. */
+  replaceTls(tls: { readonly certPem: string; readonly keyPem: string; readonly caPem: string }): void;
   /** What a container or init container wrote. */
   log(name: 'mysql' | 'replication' | 'bootstrap'): string;
   /**
@@ -124,6 +143,10 @@ export interface SandboxMember {
 export interface MySQLSandbox {
   member(ordinal: number): SandboxMember;
   stop(): Promise<void>;
+  /** The sandbox cluster's CA (the members' certificate is signed by it). */
+  readonly ca: CertificateAndKey;
+  /** The members' network namespace (nsenter --net=...), to reach them from a process of the test's. */
+  readonly netns: string;
 }
 
 /** A member's environment, as its pod template gives it (passwords from the Secret). */
@@ -196,6 +219,13 @@ export async function startMySQLSandbox(): Promise<MySQLSandbox> {
   mkdirSync(join(files, 'scripts'), { recursive: true });
   for (const [name, text] of Object.entries(scriptFiles())) writeFileSync(join(files, 'scripts', name), text);
   writeFileSync(join(files, 'my.cnf'), renderMyCnf('shop'));
+  // A CA of the sandbox's own and the members' certificate, as the controller issues them.
+  const ca = issueCa('recon8s sandbox/shop CA', new Date());
+  const tls = issueServerCertificate(ca, 'shop.sandbox', memberDnsNames(SANDBOX_NAMES), new Date());
+  mkdirSync(join(files, 'tls'));
+  writeFileSync(join(files, 'tls', 'ca.crt'), tls.caPem);
+  writeFileSync(join(files, 'tls', 'tls.crt'), tls.certPem);
+  writeFileSync(join(files, 'tls', 'tls.key'), tls.keyPem);
 
   // The network every member joins: a namespace with lo only, held open by a sleeping process. lo also
   // gets a documentation address (192.0.2.1): getent ahosts (getaddrinfo with AI_ADDRCONFIG) answers
@@ -231,6 +261,7 @@ export async function startMySQLSandbox(): Promise<MySQLSandbox> {
       spawnSync('chown', ['999:999', volume]);
       spawnSync('ln', ['-s', files, join(home, 'files')]);
       mkdirSync(join(home, 'pod-info'));
+      mkdirSync(join(home, 'tls'));
     }
     const podPid = (): number => {
       const pod = pods.get(ordinal);
@@ -271,7 +302,7 @@ export async function startMySQLSandbox(): Promise<MySQLSandbox> {
         [
           'bash',
           '-c',
-          '. /opt/recon8s/common.sh && mysql --defaults-extra-file=<(client_cnf recon8s-admin "$MYSQL_ADMIN_PASSWORD") --host="$1" --port=3306 --ssl-mode=REQUIRED --connect-timeout=5 --batch --skip-column-names',
+          '. /opt/recon8s/common.sh && mysql --defaults-extra-file=<(verified_cnf recon8s-admin "$MYSQL_ADMIN_PASSWORD") --host="$1" --port=3306 --connect-timeout=5 --batch --skip-column-names',
           'admin-sql',
           address(ordinal),
         ],
@@ -342,6 +373,18 @@ export async function startMySQLSandbox(): Promise<MySQLSandbox> {
         writeFileSync(join(home, 'pod-info', 'annotations.tmp'), text);
         renameSync(join(home, 'pod-info', 'annotations.tmp'), join(home, 'pod-info', 'annotations'));
       },
+      replaceTls: (next) => {
+        for (const [file, text] of [
+          ['ca.crt', next.caPem],
+          ['tls.crt', next.certPem],
+          ['tls.key', next.keyPem],
+        ] as const) {
+          const staged = join(home, 'tls', `.${file}.next`);
+          writeFileSync(staged, text, { mode: 0o440 });
+          spawnSync('chown', ['0:999', staged]);
+          renameSync(staged, join(home, 'tls', file));
+        }
+      },
       log: (name) => logOf(name),
       diagnose: () => {
         const pid = pods.get(ordinal)?.pid;
@@ -366,6 +409,8 @@ export async function startMySQLSandbox(): Promise<MySQLSandbox> {
 
   return {
     member,
+    ca,
+    netns: `/proc/${netPid}/ns/net`,
     stop: async () => {
       for (const pod of pods.values()) pod.kill('SIGKILL');
       net.kill('SIGKILL');
