@@ -33,7 +33,8 @@ async function prepare(client: KubeClient, cr: CustomResource, install: InstallF
   const problems: Problem[] = [];
   if ('message' in credentials)
     problems.push({ reason: CREDENTIALS_REASONS[credentials.state], message: credentials.message });
-  if ('message' in tls)
+  // Forbidden Secrets are the credentials' problem already (one grant fixes both).
+  if ('message' in tls && tls.state !== 'forbidden')
     problems.push({ reason: tls.state === 'missing' ? 'TlsSecretMissing' : 'TlsSecretForeign', message: tls.message });
   const backupVolume = await backupVolumeProblem(client, cr);
   if (backupVolume) problems.push(backupVolume);

@@ -1,6 +1,6 @@
 import type { V1Secret } from '@kubernetes/client-node';
 import type { KubeClient } from '../../kube/index.js';
-import { HttpMethod, PatchStrategy, isAlreadyExists, isConflict } from '../../kube/index.js';
+import { HttpMethod, PatchStrategy, apiError, isAlreadyExists, isConflict } from '../../kube/index.js';
 import type { CertificateAndKey, ServerCertificate } from '../../mysql/certificates.js';
 import { certificateNotAfter, certificatePlan, memberDnsNames } from '../../mysql/certificates.js';
 import { GENERATED_BY_LABEL } from '../../reconcile/credentials.js';
@@ -22,7 +22,7 @@ export type TlsState =
       /** Why a certificate was issued (for the Event). */
       readonly reason?: string;
     }
-  | { readonly state: 'missing' | 'foreign'; readonly secretName: string; readonly message: string };
+  | { readonly state: 'missing' | 'foreign' | 'forbidden'; readonly secretName: string; readonly message: string };
 
 /**
  * Makes sure a MySQLCluster's members have a certificate its clients can verify.
@@ -38,6 +38,22 @@ export type TlsState =
  * Keys never leave this function: not in logs, events, conditions or return values.
  */
 export async function ensureTls(client: KubeClient, cr: CustomResource, now: Date): Promise<TlsState> {
+  try {
+    return await ensure(client, cr, now);
+  } catch (e) {
+    // Secrets access is granted per namespace: the credentials check names the grant to make.
+    if (apiError(e).code !== 403) throw e;
+    const spec = (cr.spec ?? {}) as { tlsSecretName?: string };
+    const secretName = mysqlClusterNames(cr.metadata.name, undefined, spec.tlsSecretName).tlsSecret;
+    return {
+      state: 'forbidden',
+      secretName,
+      message: `recon8s may not read or create Secrets in namespace ${cr.metadata.namespace ?? ''}, so not ${secretName}`,
+    };
+  }
+}
+
+async function ensure(client: KubeClient, cr: CustomResource, now: Date): Promise<TlsState> {
   const spec = (cr.spec ?? {}) as { credentialsSecretName?: string; tlsSecretName?: string; replicas?: number };
   const namespace = cr.metadata.namespace ?? 'default';
   const name = cr.metadata.name;
