@@ -29,7 +29,7 @@ async function rootfsKey(): Promise<string> {
 }
 
 /**
- * The unpacked root file system of the mysql image (built once per recipe, as root). Treat it as
+ * The unpacked root file system of the mysql image (built once, ~1 min, as root). Treat it as
  * read-only: it is shared by every run and checkout. To run mysqld in it, bind-mount a data directory
  * of your own over /var/lib/mysql and a run directory over /var/run/mysqld.
  */
