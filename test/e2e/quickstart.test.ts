@@ -40,7 +40,7 @@ const nodeIsUp = (): boolean => existsSync(join(NODE_RUN_DIR, 'pki', 'admin.kube
  */
 function skipped(nodeWasUp: boolean): Map<string, string> {
   const skip = new Map([['npm ci', 'the checkout is installed already; a reinstall would break the running lanes']]);
-  if (nodeWasUp) skip.set(NODE_DOWN, 'the node was up before the quickstart began: it is not the quickstart to stop');
+  if (nodeWasUp) skip.set(NODE_DOWN, "the node was up before the quickstart began: it is not the quickstart's to stop");
   return skip;
 }
 
