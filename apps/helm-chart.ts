@@ -76,7 +76,8 @@ const VALUE_COMMENTS: Readonly<Record<keyof HelmValues, string>> = {
   credentialsNamespaces:
     'Namespaces where MySQLClusters may get and create their credentials Secret (each must exist first).',
   serviceMonitor: 'A Prometheus Operator ServiceMonitor (its CRD must exist).',
-  prometheusRule: "A Prometheus Operator PrometheusRule with recon8s's alerts (its CRD must exist; README: Alerts).",
+  prometheusRule:
+    "A Prometheus Operator PrometheusRule with recon8s's alerts (its CRD must exist; docs/operations.md: Alerts).",
 };
 
 /** The names `helm install` gives a release's cluster-scoped objects. */

@@ -3,7 +3,8 @@
 // This repository's own package.json is the controller package (@recon8s/controller: the CLI and the
 // controller, with the Kubernetes client and their other dependencies, and the constructs they were
 // built with, so the two can never skew). The constructs package is assembled from the same build:
-// the compiled constructs/ and their types, README.md, LICENSE, and a package.json whose only requirements are
+// the compiled constructs/ and their types, a README for construct users (docs/constructs.md), LICENSE, and a
+// package.json whose only requirements are
 // cdk8s, constructs and cdk8s-plus-28 as peerDependencies (caret ranges from the versions this
 // repository tests with). Nothing of lib/ and no Kubernetes client is in it.
 //
@@ -99,13 +100,29 @@ function main(): void {
       recursive: true,
       filter: (path) => !path.endsWith('.map') && !path.endsWith('.tsbuildinfo'),
     });
-  for (const file of ['README.md', 'LICENSE']) cpSync(join(ROOT, file), join(stage, file));
+  cpSync(join(ROOT, 'LICENSE'), join(stage, 'LICENSE'));
+  writeFileSync(join(stage, 'README.md'), packageReadme(readFileSync(join(ROOT, 'docs', 'constructs.md'), 'utf8')));
   writeFileSync(join(stage, 'package.json'), `${JSON.stringify(constructsManifest(root), null, 2)}\n`);
 
   for (const old of readdirSync(destination).filter((f) => /^recon8s-.*\.tgz$/.test(f))) rmSync(join(destination, old));
   const out =
     run('npm', ['pack', '--pack-destination', destination, '--silent'], stage).trim().split('\n').at(-1) ?? '';
   process.stdout.write(`${join(destination, out)}\n`);
+}
+
+/** Where the repository's files are read on the web: the package's README links there. */
+export const REPOSITORY_BLOB = 'https://github.com/recon8s/recon8s/blob/main';
+
+/**
+ * The package's README: the page for construct users (docs/constructs.md), not the repository's README
+ * (its quickstart, tests and benchmarks are for people in a checkout). Its relative links point into
+ * docs/, which the package does not ship, so they become links to the repository.
+ */
+export function packageReadme(constructsPage: string): string {
+  return constructsPage.replace(/\]\((?!https?:|#)([^)]+)\)/g, (_, target: string) => {
+    const path = target.startsWith('../') ? target.slice(3) : `docs/${target}`;
+    return `](${REPOSITORY_BLOB}/${path})`;
+  });
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) main();

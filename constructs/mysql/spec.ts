@@ -422,7 +422,7 @@ export const mysqlSpec = s.object({
       }),
     ),
     storage: s.optional(storage),
-    // Three members and an App beside them fit a 2-core node (the README's example on the project's own).
+    // Three members and an App beside them fit a 2-core node (the example, apps/examples.ts, on the project's own node).
     resources: s.optional(resources({ requests: { cpu: '250m', memory: '1Gi' }, limits: { memory: '1Gi' } })),
     credentialsSecretName: s.optional(
       s.string({

@@ -1,5 +1,5 @@
 // The alerts recon8s ships: what it promises, as Prometheus rules over its own metrics. Each says what
-// to do in its `runbook` annotation, a section of the README ("Alerts"); test/integration/alert-rules
+// to do in its `runbook` annotation, a section of docs/operations.md ("Alerts"); test/integration/alert-rules
 // checks each one with Prometheus's own rule tester (promtool test rules) on series that must and must
 // not make it fire.
 import { ApiObject } from 'cdk8s';
@@ -58,8 +58,9 @@ export interface AlertRule {
   readonly annotations: { readonly summary: string; readonly description: string; readonly runbook: string };
 }
 
-/** Where each alert's runbook is: the README section of the same name. */
-const runbook = (alert: string): string => `https://github.com/recon8s/recon8s#${alert.toLowerCase()}`;
+/** Where each alert's runbook is: the section of the same name in docs/operations.md. */
+const runbook = (alert: string): string =>
+  `https://github.com/recon8s/recon8s/blob/main/docs/operations.md#${alert.toLowerCase()}`;
 
 /** Validated thresholds, every problem at once. */
 function thresholds(props: AlertRulesProps): { -readonly [K in keyof typeof DEFAULT_ALERT_THRESHOLDS]: number } {

@@ -2,7 +2,7 @@ import type { KindDefinition, SchemaNode } from './schema.js';
 
 /**
  * A Markdown reference of a kind's spec: one row per field (dotted path, type, default, description),
- * generated from the same definition as the CRD and the props types, so the README cannot drift.
+ * generated from the same definition as the CRD and the props types, so docs/reference/ cannot drift.
  */
 export function referenceMarkdown(kind: KindDefinition): string {
   const rows: string[] = [];
@@ -21,7 +21,7 @@ export function referenceMarkdown(kind: KindDefinition): string {
   };
   walk(kind.spec, '', false);
   return [
-    `#### ${kind.kind} (\`${kind.group}/${kind.version}\`)`,
+    `## ${kind.kind} (\`${kind.group}/${kind.version}\`)`,
     '',
     '| Field | Type | Default | Description |',
     '| --- | --- | --- | --- |',

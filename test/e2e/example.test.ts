@@ -1,4 +1,4 @@
-// The README's example, as a cdk8s user runs it: `cdk8s synth`, then `kubectl apply` of the CRDs and
+// The project's example (docs/controller.md), as a cdk8s user runs it: `cdk8s synth`, then `kubectl apply` of the CRDs and
 // of dist/example.k8s.yaml where the controller runs. The database the user gets must take writes,
 // and go on taking them after its primary is lost; the web App must run beside it on the node.
 import assert from 'node:assert/strict';
@@ -27,7 +27,7 @@ interface Cluster {
   };
 }
 
-describe("the README's example on the real node: synthesized, applied, written to, its primary lost", function () {
+describe('the example (docs/controller.md) on the real node: synthesized, applied, written to, its primary lost', function () {
   this.timeout(BOOTSTRAP_MS);
   const node = useSharedNode();
   let kc: KubeConfig;

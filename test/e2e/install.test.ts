@@ -32,7 +32,7 @@ describe('the operator installed from dist/install.yaml on the real node', funct
 
   before(async function () {
     this.timeout(NODE_HOOK_TIMEOUT_MS);
-    // The README's order: the credentials namespace first (install.yaml grants Secrets there, never creates it).
+    // docs/install.md's order: the credentials namespace first (install.yaml grants Secrets there, never creates it).
     await node().kubectl(['create', 'namespace', NS]);
     await node().kubectl(['label', 'namespace', NS, 'pod-security.kubernetes.io/enforce=restricted']);
     await withSynthesizedOperator({ RECON8S_CREDENTIALS_NAMESPACES: NS }, (dir) =>

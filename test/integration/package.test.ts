@@ -159,6 +159,20 @@ describe('the constructs package `recon8s` (npm run pack:constructs), as a cdk8s
     );
   });
 
+  it('ships a README written for construct users (docs/constructs.md), not the repository README with its tests and benchmarks', () => {
+    const readme = exec('tar', ['-xzf', tarball, '-O', 'package/README.md'], { cwd: work, timeoutMs: 30_000 }).stdout;
+    assert.match(readme, /^# The constructs, for cdk8s and TypeScript users$/m);
+    assert.match(readme, /npm install \/path\/to\/recon8s-<version>\.tgz/);
+    assert.doesNotMatch(readme, /npm test|npm run bench|## Quickstart/);
+    // The package ships no docs/: every link leaves it for the web.
+    const links = [...readme.matchAll(/\]\(([^)]+)\)/g)].map((m) => m[1] ?? '');
+    assert.ok(links.length > 0);
+    assert.deepEqual(
+      links.filter((l) => !/^https:\/\//.test(l)),
+      [],
+    );
+  });
+
   it('requires nothing but its peers (cdk8s, constructs, cdk8s-plus-28), as caret ranges', () => {
     const manifest = JSON.parse(
       exec('tar', ['-xzf', tarball, '-O', 'package/package.json'], { cwd: work, timeoutMs: 30_000 }).stdout,

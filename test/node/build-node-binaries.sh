@@ -41,7 +41,7 @@ started=$(date +%s)
 elapsed() { echo "$(( $(date +%s) - started ))s"; }
 
 mkdir "$work/kube" "$work/coredns"
-echo "build-node-binaries: building kubelet, kube-scheduler, kube-proxy $kube_version and CoreDNS $coredns_version into $out (first time only; ~5-10 min on 2 cores)" >&2
+echo "build-node-binaries: building kubelet, kube-scheduler, kube-proxy $kube_version and CoreDNS $coredns_version into $out (first time only; test/README.md has the measured time)" >&2
 export CGO_ENABLED=0
 if [ ! -x "$out/coredns" ]; then
   # CoreDNS downloads and compiles beside the Kubernetes build (its module graph is separate). Only the

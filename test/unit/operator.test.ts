@@ -384,9 +384,9 @@ describe('OperatorChart (the operator install construct)', () => {
       assert.doesNotMatch(installFileHeader({}).comment, /create namespace/);
     });
 
-    it("README's install.yaml steps create the credentials namespace before applying the file", () => {
-      const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-      const section = readme.slice(readme.indexOf('**2. One file, `dist/install.yaml`**'));
+    it("docs/install.md's install.yaml steps create the credentials namespace before applying the file", () => {
+      const doc = readFileSync(new URL('../../docs/install.md', import.meta.url), 'utf8');
+      const section = doc.slice(doc.indexOf('## 2. One file, `dist/install.yaml`'));
       const block = (/```sh\n([\s\S]*?)```/.exec(section)?.[1] ?? '').split('\n');
       const at = (re: RegExp): number => block.findIndex((l) => re.test(l));
       const synthLine = at(/^RECON8S_CREDENTIALS_NAMESPACES=shop npm run synth/);
@@ -605,7 +605,7 @@ describe('OperatorChart (the operator install construct)', () => {
 });
 
 describe('the shipped alert rules (Recon8sAlertRules)', () => {
-  it('renders a PrometheusRule with every alert, each with a severity and a runbook section of the README', () => {
+  it('renders a PrometheusRule with every alert, each with a severity and a runbook section of docs/operations.md', () => {
     const chart = new Chart(Testing.app(), 'alerts', { namespace: 'monitoring' });
     new Recon8sAlertRules(chart, 'alerts', { labels: { release: 'prometheus' } });
     const [rule] = Testing.synth(chart) as {
@@ -618,11 +618,18 @@ describe('the shipped alert rules (Recon8sAlertRules)', () => {
     assert.equal(rule?.metadata.labels.release, 'prometheus');
     const rules = rule?.spec.groups[0]?.rules ?? [];
     assert.deepEqual(rules, alertRules());
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const doc = readFileSync(new URL('../../docs/operations.md', import.meta.url), 'utf8');
     for (const r of rules) {
       assert.match(r.labels.severity, /^(critical|warning|info)$/);
-      assert.equal(r.annotations.runbook, `https://github.com/recon8s/recon8s#${r.alert.toLowerCase()}`);
-      assert.match(readme, new RegExp(`^#### ${r.alert}$`, 'm'), `README has no runbook section for ${r.alert}`);
+      assert.equal(
+        r.annotations.runbook,
+        `https://github.com/recon8s/recon8s/blob/main/docs/operations.md#${r.alert.toLowerCase()}`,
+      );
+      assert.match(
+        doc,
+        new RegExp(`^#### ${r.alert}$`, 'm'),
+        `docs/operations.md has no runbook section for ${r.alert}`,
+      );
     }
   });
 

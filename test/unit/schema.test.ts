@@ -3,7 +3,7 @@ import * as s from '../../constructs/schema/schema.js';
 import { toOpenApi } from '../../constructs/schema/openapi.js';
 import { applyDefaults, formatProblem, validate } from '../../constructs/schema/validate.js';
 import { generateTypes } from '../../constructs/schema/codegen.js';
-import { generatedSpecTypes, withReference } from '../../constructs/generated-sources.js';
+import { generatedReference, generatedSpecTypes } from '../../constructs/generated-sources.js';
 import { readFileSync } from 'node:fs';
 
 const widget = s.object({
@@ -185,9 +185,21 @@ describe('spec schema', () => {
   });
 });
 
-describe('README spec reference', () => {
-  it('is up to date with the spec definitions (run npm run codegen after changing a spec)', () => {
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-    assert.equal(withReference(readme), readme, 'README.md reference is stale: run npm run codegen');
+describe('the spec reference in docs/reference/', () => {
+  for (const { path, text } of generatedReference()) {
+    it(`${path} is up to date with the spec definitions (run npm run codegen after changing a spec)`, () => {
+      assert.equal(
+        readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8'),
+        text,
+        `${path} is stale: run npm run codegen`,
+      );
+    });
+  }
+
+  it('lists every field of each kind, nested ones by their dotted path', () => {
+    const [app, mysql] = generatedReference();
+    assert.match(app?.text ?? '', /^\| `image` \| string \(required\) \|/m);
+    assert.match(app?.text ?? '', /^\| `env\[\]\.name` \|/m);
+    assert.match(mysql?.text ?? '', /^\| `backup\.s3\.bucket` \|/m);
   });
 });
