@@ -39,6 +39,18 @@ const STEADY_POLL_MS = 5_000;
 const BUSY_POLL_MS = 1_000;
 /** How long a promotion waits for the candidate to apply what it received. */
 const APPLY_TIMEOUT_S = 60;
+/**
+ * Failures that took the whole deadline to come (no answer at all: a partition, a node gone), unlike a
+ * refused connection: asking again would wait as long, at every look of a failover.
+ */
+const SILENT_CODES = new Set(['ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'PROTOCOL_SEQUENCE_TIMEOUT']);
+
+/** A member judged silent: its pod then (uid and IP), why, and whether a probe of it is under way. */
+interface Silent {
+  readonly pod: string;
+  error: string;
+  probing: boolean;
+}
 
 interface Spec {
   readonly replicas?: number;
@@ -81,6 +93,8 @@ function switchoverRequest(value: string | undefined): { id: string; to?: string
   const at = value.indexOf('@');
   return at > 0 ? { id: value, to: value.slice(0, at) } : { id: value };
 }
+
+const podIdentity = (pod: V1Pod | undefined): string => `${pod?.metadata?.uid ?? ''}/${pod?.status?.podIP ?? ''}`;
 
 /** A mysql2 error, without anything but its own words (they never hold a password). */
 function describe(e: unknown): string {
@@ -130,6 +144,13 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
   const decided = new Map<string, { primary?: string; switchover?: Status['switchover'] }>();
   /** Per cluster uid: the switchover request waiting for a healthy candidate, and since when (monotonic ms). */
   const waiting = new Map<string, { id: string; since: number }>();
+  /**
+   * Per cluster uid: the members a look found silent (no answer within the deadline), until one
+   * answers again or its pod changes. Looks do not wait on them: a probe in the background asks
+   * again, one at a time, and the next look after it got an answer connects as usual. Without this,
+   * every look of a failover waited the connect timeout on the lost primary (~3 s per step).
+   */
+  const silent = new Map<string, Map<string, Silent>>();
   const now = opts.now ?? ((): number => performance.now());
 
   return {
@@ -138,6 +159,7 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
       answered.delete(uid);
       decided.delete(uid);
       waiting.delete(uid);
+      silent.delete(uid);
     },
     async manage(ctx: ManageContext): Promise<Management> {
       const { cr, client, log } = ctx;
@@ -200,6 +222,46 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
       let lastStep: Step = { type: 'steady' };
       let writesWait: string | undefined;
       let podsNow = pods;
+      const silentNow = silent.get(uid) ?? new Map<string, Silent>();
+      silent.set(uid, silentNow);
+      /** Asks a silent member again, in the background: the look that started it does not wait. */
+      const probe = (name: string, entry: Silent, ip: string): void => {
+        if (entry.probing) return;
+        entry.probing = true;
+        void (async () => {
+          try {
+            const session = await connect({ host: ip, port: MYSQL_PORT, credentials });
+            try {
+              await session.observe();
+            } finally {
+              await session.close();
+            }
+            if (silentNow.get(name) === entry) silentNow.delete(name);
+          } catch (e) {
+            entry.error = describe(e);
+          } finally {
+            entry.probing = false;
+          }
+        })();
+      };
+      /**
+       * Fencing a lost primary is its own job (it fences itself when it reaches no replica); this is
+       * one more try, in the background, in case it answers again (the failover never waits on it).
+       */
+      const fenceInBackground = (name: string): void => {
+        const ip = podsNow.find((p) => p.metadata?.name === name)?.status?.podIP;
+        if (!ip || ctx.signal?.aborted) return;
+        void (async () => {
+          const session = await connect({ host: ip, port: MYSQL_PORT, credentials });
+          try {
+            if (!ctx.signal?.aborted && primary !== name) await session.fence();
+          } finally {
+            await session.close();
+          }
+        })().catch((e: unknown) =>
+          log.debug('the lost primary could not be fenced', { member: name, error: describe(e) }),
+        );
+      };
 
       for (let i = 0; i < MAX_STEPS; i++) {
         const views = memberViews(podsNow, names, sts?.status?.updateRevision);
@@ -213,11 +275,19 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
               // is asked anyway: a container that crash-loops beside a running mysqld does not stop it.
               const note = (): string | undefined => podNote(pod, new Date());
               if (!ip) return { ...v, error: note() ?? 'the pod has no IP address yet' };
+              const known = silentNow.get(v.name);
+              if (known?.pod === podIdentity(pod)) {
+                probe(v.name, known, ip);
+                return { ...v, error: note() ?? known.error };
+              }
+              silentNow.delete(v.name);
               try {
                 const session = await connect({ host: ip, port: MYSQL_PORT, credentials });
                 sessions.set(v.name, session);
                 return { ...v, sql: await session.observe() };
               } catch (e) {
+                if (SILENT_CODES.has((e as { code?: string }).code ?? ''))
+                  silentNow.set(v.name, { pod: podIdentity(pod), error: describe(e), probing: false });
                 return { ...v, error: note() ?? describe(e) };
               }
             }),
@@ -331,6 +401,7 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
               const downMs = down.get(uid)?.primary === step.from ? now() - (down.get(uid)?.since ?? now()) : 0;
               await choosePrimary(step.to);
               down.delete(uid);
+              if (silentNow.has(step.from)) fenceInBackground(step.from);
               ctx.metrics?.mysqlFailovers.inc({ namespace, cluster: cr.metadata.name });
               events.push({
                 type: 'Warning',
