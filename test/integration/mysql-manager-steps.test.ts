@@ -441,6 +441,22 @@ describe('MySQLCluster manager steps (real API server, fake members)', function 
     assert.deepEqual(management.problems, []);
   });
 
+  it('backs off looking at a cluster that cannot move, never beyond a healthy poll, and looks again at once after a change', async () => {
+    const members = new FakeMembers();
+    for (const m of MEMBERS) (members.state.get(m) as Member).up = false;
+    const ctl = controller('ctl', members);
+    // The clock stands still: each look finds exactly what the one before found.
+    const polls: (number | undefined)[] = [];
+    const look = async (): Promise<void> => {
+      polls.push(((await ctl.manage(context(await read()))) as Management).requeueAfterMs);
+    };
+    for (let i = 0; i < 5; i++) await look();
+    // A member answers again: something new, looked at again within a second.
+    (members.state.get(`${NAME}-1`) as Member).up = true;
+    await look();
+    assert.deepEqual(polls, [1_000, 2_000, 4_000, 5_000, 5_000, 1_000]);
+  });
+
   /** The role label of every member's pod, as the API server has it. */
   async function podRoles(): Promise<Record<string, string | undefined>> {
     const list = await client.requestJson<{ items: V1Pod[] }>({ path: `/api/v1/namespaces/${namespace}/pods` });

@@ -28,7 +28,7 @@ import { podNote } from '../../reconcile/pod-problems.js';
 import type { MemberCredentials, MemberSession } from '../../mysql/member-sql.js';
 import { connectMember } from '../../mysql/member-sql.js';
 import type { EventType } from '../events.js';
-import type { ManageContext, Management, Manager, Problem } from '../kind-controller.js';
+import type { ManageContext, Management, Manager, Problem, SecretLookup } from '../kind-controller.js';
 import { readSecret } from './credentials.js';
 
 /** Steps per manage() call: a failover is about six (stop receivers, promote, labels, writable, re-point). */
@@ -37,6 +37,11 @@ const MAX_STEPS = 16;
 const STEADY_POLL_MS = 5_000;
 /** While something is under way (a primary down, a member joining). */
 const BUSY_POLL_MS = 1_000;
+/**
+ * The longest a cluster with no primary yet waits between looks while nothing changes (its pods cannot
+ * run: unschedulable, an image missing): changes of its pods and of the resource wake it at once.
+ */
+const STUCK_POLL_MAX_MS = 30_000;
 /** How long a promotion waits for the candidate to apply what it received. */
 const APPLY_TIMEOUT_S = 60;
 /**
@@ -151,6 +156,11 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
    * every look of a failover waited the connect timeout on the lost primary (~3 s per step).
    */
   const silent = new Map<string, Map<string, Silent>>();
+  /**
+   * Per cluster uid: what its last look found while something was unsettled, and the poll that
+   * followed: the same again doubles it (up to a bound), anything new starts again from BUSY_POLL_MS.
+   */
+  const unsettled = new Map<string, { seen: string; pollMs: number }>();
   const now = opts.now ?? ((): number => performance.now());
 
   return {
@@ -160,6 +170,7 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
       decided.delete(uid);
       waiting.delete(uid);
       silent.delete(uid);
+      unsettled.delete(uid);
     },
     async manage(ctx: ManageContext): Promise<Management> {
       const { cr, client, log } = ctx;
@@ -170,7 +181,11 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
       const names = mysqlClusterNames(cr.metadata.name, ctx.prepared.facts?.credentialsSecretName);
       const pods = ctx.pods.filter((p) => p.metadata?.labels?.['app.kubernetes.io/instance'] === cr.metadata.name);
       if (pods.length === 0 && status.currentPrimary === undefined) return { fields: {}, problems: [], events: [] };
-      const credentials = await readCredentials(client, namespace, names.credentialsSecret);
+      const credentials = await readCredentials(
+        ctx.secrets ?? ((ns, name) => readSecret(client, ns, name)),
+        namespace,
+        names.credentialsSecret,
+      );
       if (!credentials) return { fields: {}, problems: [], events: [] };
 
       const sts = ctx.live('apps/v1', 'StatefulSet', names.statefulSet) as V1StatefulSet | undefined;
@@ -462,12 +477,28 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
         }
       }
 
-      // A member that does not answer or serve yet (starting, restarting) is looked at every second.
-      const busy =
-        lastStep.type !== 'steady' ||
-        down.has(uid) ||
-        members.some((m) => !m.reachable) ||
-        podsNow.some((p) => !(p.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True'));
+      const pollMs = nextPoll(
+        unsettled,
+        uid,
+        {
+          acted: lastStep.type !== 'steady' && lastStep.type !== 'wait',
+          unsettled:
+            lastStep.type !== 'steady' ||
+            down.has(uid) ||
+            writesWait !== undefined ||
+            members.some((m) => !m.reachable) ||
+            podsNow.some((p) => !(p.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True')),
+          // Failure detection: with a primary to watch, never longer than a healthy cluster's poll.
+          maxMs: primary !== undefined ? STEADY_POLL_MS : STUCK_POLL_MAX_MS,
+        },
+        JSON.stringify({
+          lastStep,
+          problems,
+          members,
+          writesWait,
+          pods: podsNow.map((p) => `${p.metadata?.name ?? ''}@${p.metadata?.resourceVersion ?? ''}`),
+        }),
+      );
       return {
         fields: {
           ...(primary !== undefined ? { currentPrimary: primary } : {}),
@@ -476,11 +507,34 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
         },
         problems,
         events,
-        requeueAfterMs: busy || writesWait ? BUSY_POLL_MS : STEADY_POLL_MS,
+        requeueAfterMs: pollMs,
         ...(writesWait ? { unavailable: { reason: 'WaitingForReplicaAck', message: writesWait } } : {}),
       };
     },
   };
+}
+
+/**
+ * When to look again: at once after a step (BUSY_POLL_MS); every STEADY_POLL_MS when all is well;
+ * while something is unsettled (a member that does not answer, a primary down, a failover waiting),
+ * every BUSY_POLL_MS as long as each look finds something new (a failover's countdown is new every
+ * second), doubling up to `maxMs` while looks find the same (a member whose pod cannot start).
+ */
+function nextPoll(
+  memory: Map<string, { seen: string; pollMs: number }>,
+  uid: string,
+  o: { readonly acted: boolean; readonly unsettled: boolean; readonly maxMs: number },
+  seen: string,
+): number {
+  if (!o.unsettled) {
+    memory.delete(uid);
+    return STEADY_POLL_MS;
+  }
+  const last = memory.get(uid);
+  const pollMs =
+    o.acted || last?.seen !== seen ? BUSY_POLL_MS : Math.min(Math.max(last.pollMs * 2, BUSY_POLL_MS), o.maxMs);
+  memory.set(uid, { seen, pollMs });
+  return pollMs;
 }
 
 function describeStep(step: Step): Record<string, unknown> {
@@ -559,11 +613,11 @@ async function labelPod(client: KubeClient, namespace: string, name: string, rol
 }
 
 async function readCredentials(
-  client: KubeClient,
+  read: SecretLookup,
   namespace: string,
   secretName: string,
 ): Promise<MemberCredentials | undefined> {
-  const secret = await readSecret(client, namespace, secretName);
+  const secret = await read(namespace, secretName);
   const value = (key: string): string | undefined => {
     const v = secret?.data?.[key];
     return v === undefined ? undefined : Buffer.from(v, 'base64').toString('utf8');
