@@ -8,7 +8,7 @@
 // primary that stops answering), and at once after a step. An error talking to one member is an
 // observation (it "does not answer"), never a thrown error; an API error is thrown and retried.
 import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
-import type { MySQLClusterNames, MySQLClusterStatus } from '../../../constructs/index.js';
+import type { MySQLClusterNames, MySQLClusterStatus, ResolvedMySQLClusterSpec } from '../../../constructs/index.js';
 import {
   MYSQL_CLUSTER,
   MYSQL_ADMIN_USER,
@@ -18,6 +18,8 @@ import {
   MYSQL_SECRET_KEYS,
   MYSQL_SWITCHOVER_ANNOTATION,
   mysqlClusterNames,
+  resolveMySQLClusterSpec,
+  semiSyncWaitCount,
 } from '../../../constructs/index.js';
 import type { KubeClient } from '../../kube/index.js';
 import { HttpMethod, PatchStrategy, isConflict } from '../../kube/index.js';
@@ -57,11 +59,19 @@ interface Silent {
   probing: boolean;
 }
 
-interface Spec {
-  readonly replicas?: number;
-  readonly semiSyncReplicas?: number;
-  readonly failoverAfterSeconds?: number;
-  readonly credentialsSecretName?: string;
+/**
+ * The resource's spec with its defaults, resolved where the construct resolves it (constructs/mysql/
+ * settings.ts), once per version of the resource (the cache hands a new object for each).
+ */
+const resolvedSpecs = new WeakMap<object, ResolvedMySQLClusterSpec>();
+function resolvedSpec(cr: ManageContext['cr']): ResolvedMySQLClusterSpec {
+  const key = (cr.spec ?? cr) as object;
+  let spec = resolvedSpecs.get(key);
+  if (!spec) {
+    spec = resolveMySQLClusterSpec(cr.metadata.name, cr.spec ?? {});
+    resolvedSpecs.set(key, spec);
+  }
+  return spec;
 }
 
 type Status = Pick<MySQLClusterStatus, 'currentPrimary' | 'members' | 'switchover'>;
@@ -176,7 +186,7 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
       const { cr, client, log } = ctx;
       const uid = cr.metadata.uid ?? '';
       const namespace = cr.metadata.namespace ?? '';
-      const spec = (cr.spec ?? {}) as Spec;
+      const spec = resolvedSpec(cr);
       const status = (cr.status ?? {}) as Status;
       const names = mysqlClusterNames(cr.metadata.name, ctx.prepared.facts?.credentialsSecretName);
       const pods = ctx.pods.filter((p) => p.metadata?.labels?.['app.kubernetes.io/instance'] === cr.metadata.name);
@@ -193,9 +203,9 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
       // conflict, reported by the reconcile): never touched.
       const controller = sts?.metadata?.ownerReferences?.find((r) => r.controller);
       if (sts && controller?.uid !== uid) return { fields: {}, problems: [], events: [] };
-      const replicas = spec.replicas ?? 3;
-      const waitCount = Math.min(spec.semiSyncReplicas ?? Math.floor(replicas / 2), Math.max(replicas - 1, 0));
-      const failoverAfterMs = (spec.failoverAfterSeconds ?? 30) * 1000;
+      const replicas = spec.replicas;
+      const waitCount = semiSyncWaitCount(spec);
+      const failoverAfterMs = spec.failoverAfterSeconds * 1000;
       const memory = decided.get(uid) ?? {};
       let primary = memory.primary ?? status.currentPrimary;
       const knownErrant = new Set((status.members ?? []).filter((m) => m.errantTransactions).map((m) => m.name));
