@@ -21,6 +21,7 @@ export {
   END_OF_LIFE_MYSQL_VERSIONS,
   OBJECT_STORE_SECRET_KEYS as MYSQL_OBJECT_STORE_SECRET_KEYS,
 } from './mysql/spec.js';
+export { resolveMySQLClusterSpec, semiSyncWaitCount } from './mysql/settings.js';
 export { REPORT_REASONS as MYSQL_MEMBER_REPORTS } from './mysql/reprovision-script.js';
 export { STORE_REPORTS as MYSQL_STORE_REPORTS } from './mysql/object-store-script.js';
 export { InvalidSpecError, formatProblem } from './schema/validate.js';
@@ -82,6 +83,7 @@ export type {
 } from './app/spec.generated.js';
 export type {
   MySQLClusterSpec,
+  ResolvedMySQLClusterSpec,
   MySQLStorage,
   MySQLBackup,
   MySQLObjectStore,

@@ -26,8 +26,8 @@
 // - Secrets: only the credentials of a MySQLCluster, get and create, and only in the namespaces given
 //   in `credentialsNamespaces` (a RoleBinding to the ClusterRole `recon8s-credentials` each); patch
 //   only to move the ownerReference of a Secret it generated when the retention policy changes (the
-//   code never patches data: a password is written once). Never list/watch (no cache of every Secret
-//   of the cluster), never update/delete. Elsewhere the controller reports the condition Degraded/CredentialsForbidden.
+//   code never patches data: a password is written once); list/watch there only to watch each Secret
+//   a MySQLCluster names, by name (never a cache of every Secret), never update/delete. Elsewhere the controller reports the condition Degraded/CredentialsForbidden.
 // - leader election: a Lease in the operator's namespace only (Role, not ClusterRole).
 //
 // The Deployment is the L1 `k8s.KubeDeployment`, not our `App` construct: the App spec cannot express
@@ -332,7 +332,9 @@ export class OperatorChart extends Chart {
     this.credentialsRole = new k8s.KubeClusterRole(this, 'credentials-role', {
       metadata: { name: names.credentialsRole, labels },
       // patch: only to move the generated Secret's ownerReference when pvcRetention.whenDeleted changes.
-      rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'create', 'patch'] }],
+      // list and watch: each Secret a MySQLCluster names is watched by name (a field selector), so that
+      // looking at a cluster costs no request (lib/controller/mysql-cluster/secret-cache.ts).
+      rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch', 'create', 'patch'] }],
     });
     this.credentialsBindings = credentialsNamespaces.map(
       (ns) =>

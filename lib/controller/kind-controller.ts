@@ -2,7 +2,7 @@
 // kind's differences live in its own folder (app/, mysql-cluster/) behind this one interface, found
 // through the registry in kinds.ts. Adding a kind: its construct and KindDefinition in constructs/, a
 // folder here implementing KindController, one line in kinds.ts.
-import type { KubernetesObject as LiveObject, V1Pod } from '@kubernetes/client-node';
+import type { KubernetesObject as LiveObject, V1Pod, V1Secret } from '@kubernetes/client-node';
 import type { KindDefinition, KubernetesObject } from '../../constructs/index.js';
 import type { KubeClient } from '../kube/index.js';
 import type { ControllerMetrics } from '../observability/controller-metrics.js';
@@ -64,6 +64,19 @@ export interface PodReport {
   readonly key: string;
 }
 
+/**
+ * Reads a Secret a resource uses (`owner`: that resource), from a watch of that Secret when there is one,
+ * so that the resource is looked at again when it changes (lib/controller/mysql-cluster/secret-cache.ts).
+ */
+export type SecretReader = (
+  owner: { readonly uid: string; readonly kind: string; readonly name: string },
+  namespace: string,
+  name: string,
+) => Promise<V1Secret | undefined>;
+
+/** A Secret of the resource being reconciled, in its namespace or another. */
+export type SecretLookup = (namespace: string, name: string) => Promise<V1Secret | undefined>;
+
 /** What a kind's manager (a loop beside the render reconcile) sees each time its resource is reconciled. */
 export interface ManageContext {
   readonly client: KubeClient;
@@ -74,6 +87,8 @@ export interface ManageContext {
   readonly prepared: Preparation;
   readonly log: Logger;
   readonly metrics?: ControllerMetrics;
+  /** Secrets, from their watches; absent: read live. */
+  readonly secrets?: SecretLookup;
   /**
    * Aborted when this process stops leading (or stops): the manager must not take another step, nor
    * write, once it is (another leader may be acting already).
@@ -116,7 +131,7 @@ export interface InstallFacts {
 export interface KindController {
   readonly definition: KindDefinition;
   /** Before the children are applied (credentials, volumes the spec names). Absent: nothing to prepare. */
-  prepare?(client: KubeClient, cr: CustomResource, install: InstallFacts): Promise<Preparation>;
+  prepare?(client: KubeClient, cr: CustomResource, install: InstallFacts, secrets?: SecretLookup): Promise<Preparation>;
   /** The API server refused this child as rendered (422); `live` is what exists. */
   recoverRefusedApply?(client: KubeClient, child: KubernetesObject, live: LiveObject): Promise<RefusalRecovery>;
   /** Status fields and the conditions the live children imply; `pods`: the kind's pods in the namespace. */

@@ -18,6 +18,7 @@ import { createEventRecorder } from './events.js';
 import type { KindController } from './kind-controller.js';
 import { KIND_CONTROLLERS, OWNER_KINDS, queueKey } from './kinds.js';
 import { MemberReportLog } from './mysql-cluster/member-reports.js';
+import { createSecretCache } from './mysql-cluster/secret-cache.js';
 import { Reconciler } from './reconciler.js';
 import { watchOwnersAndChildren, watchPods } from './watches.js';
 
@@ -112,7 +113,10 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     onKey: enqueue,
     isEcho: (child) => reconciler.isOwnEcho(child),
     isOwnerEcho: (cr) => reconciler.isOwnWrite(cr),
-    onDeleted: (uid) => reconciler.forget(uid),
+    onDeleted: (uid) => {
+      reconciler.forget(uid);
+      secrets.release(uid);
+    },
   });
   const allInformers: Informer<LiveObject>[] = [...informers];
 
@@ -142,6 +146,15 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     },
   });
   allInformers.push(...pods.informers);
+  // The Secrets resources read (MySQL credentials), each watched by name once read.
+  const secrets = createSecretCache({
+    client,
+    logger,
+    hooks: watchHooks('secrets'),
+    onChange: (owner) => {
+      if (pool) enqueue(queueKey(owner.kind, owner.namespace, owner.name));
+    },
+  });
   const reconciler = new Reconciler({
     client,
     owners,
@@ -151,6 +164,7 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     metrics,
     pods: (kind, namespace) => (pods.byKind.get(kind) ?? []).flatMap((i) => i.list(namespace)),
     install: { credentialsClusterRole: opts.credentialsClusterRole },
+    secrets: secrets.read,
   });
 
   let pool: ReturnType<typeof runWorkers> | undefined;
@@ -233,7 +247,7 @@ export async function startController(opts: ControllerOptions): Promise<Controll
       stopping ??= (async () => {
         await elector?.stop({ release: true });
         await stopWorkers();
-        await Promise.all(allInformers.map((i) => i.stop()));
+        await Promise.all([...allInformers.map((i) => i.stop()), secrets.stop()]);
         await health?.close();
         await client.close();
       })();

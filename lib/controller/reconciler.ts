@@ -29,7 +29,14 @@ import type { EventRecorder } from './events.js';
 import type { ResourceType } from './kinds.js';
 import { CHILD_TYPES, KIND_CONTROLLERS, childType, kindController, objectPath, parseQueueKey } from './kinds.js';
 import { deleteChild, prunable } from './prune.js';
-import type { InstallFacts, KindController, Manager, Preparation } from './kind-controller.js';
+import type {
+  InstallFacts,
+  KindController,
+  Manager,
+  Preparation,
+  SecretLookup,
+  SecretReader,
+} from './kind-controller.js';
 import type { CustomResource, LiveLookup } from './status.js';
 import { nextStatus, pausedConditions, withProblems, withUnavailable } from './status.js';
 
@@ -54,6 +61,8 @@ export interface ReconcilerOptions {
    * `recon8s apply`, which converges the children and reports, and leaves the topology to the controller.
    */
   readonly manage?: boolean;
+  /** Secrets from watches (the controller's); absent: kinds read them live. */
+  readonly secrets?: SecretReader;
 }
 
 /**
@@ -231,7 +240,11 @@ export class Reconciler {
     if (parent === 'gone') return undefined;
     if (missingAtStart.size > 0 && parent !== 'live' && !(await this.isLive(cr, owner.kind))) return undefined;
 
-    const prepared: Preparation = (await controller.prepare?.(this.o.client, cr, this.o.install ?? {})) ?? {
+    const reader = this.o.secrets;
+    const secrets: SecretLookup | undefined = reader
+      ? (ns, secretName) => reader({ uid: cr.metadata.uid ?? '', kind: kindName, name }, ns, secretName)
+      : undefined;
+    const prepared: Preparation = (await controller.prepare?.(this.o.client, cr, this.o.install ?? {}, secrets)) ?? {
       problems: [],
     };
     for (const e of prepared.events ?? []) this.o.events.record(cr, 'Normal', e.reason, e.message);
@@ -267,6 +280,7 @@ export class Reconciler {
             log,
             metrics: this.o.metrics,
             signal,
+            ...(secrets ? { secrets } : {}),
           })
         : undefined;
     // Leadership lost while managing: what this reconcile saw is no longer its to report (the status

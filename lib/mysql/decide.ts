@@ -8,7 +8,8 @@
 //    fenced (super_read_only) before anything else happens.
 // 2. Only the recorded primary may carry the primary role label (the `<name>-primary` Service selects
 //    it): a stale label is removed before the new one is set, so two pods never carry it.
-// 3. A member whose GTID set is not contained in the primary's (errant transactions) is never promoted,
+// 3. A member whose GTID set is not contained in the primary's (errant transactions; what it received
+//    from the primary itself does not count, the primary was only read a moment before) is never promoted,
 //    never serves (no role label) and does not replicate (it would acknowledge semi-synchronous writes
 //    that only it and the primary hold).
 // 4. The primary is made writable only with semi-synchronous replication configured, so that every
@@ -342,7 +343,15 @@ function errantMembers(
       if (known.has(m.name)) out.add(m.name);
       continue;
     }
-    if (!m.sql.executed.isSubsetOf(reference.executed)) out.add(m.name);
+    const surplus = m.sql.executed.subtract(reference.executed);
+    if (surplus.isEmpty()) continue;
+    // The members are read in parallel: a replica may apply a commit the primary made after it was
+    // read. What it received from the primary's own channel is in the primary's binary log, so it is
+    // the primary's history, not errant (judging otherwise took a healthy replica out of its Service
+    // and stopped its replication for a look).
+    const c = m.sql.channel;
+    if (c !== undefined && c.sourceHost === primary?.host && surplus.isSubsetOf(m.sql.received)) continue;
+    out.add(m.name);
   }
   return out;
 }

@@ -4,13 +4,15 @@
 // - leader safety: a controller that is no longer the leader must not act on a MySQLCluster, not after
 //   it learns it is deposed (its signal is aborted), and not by recording a promotion judged from a
 //   resource another controller has changed since (the API server refuses it);
-// - failure detection: the failover delay runs from the last look that found the primary answering.
+// - failure detection: the failover delay runs from the last look that found the primary answering;
+// - a member found silent (a partition) is never waited on again by the steps of a failover;
+// - a replica keeps its role label through a look that could not read it or read it ahead of the primary.
 import assert from 'node:assert/strict';
 import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import { MYSQL_CLUSTER, mysqlClusterNames } from '../../constructs/index.js';
 import type { ClusterManagerOptions, MemberActions } from '../../lib/controller/mysql-cluster/cluster-manager.js';
 import { createMySQLClusterManager } from '../../lib/controller/mysql-cluster/cluster-manager.js';
-import type { ManageContext } from '../../lib/controller/kind-controller.js';
+import type { ManageContext, Management } from '../../lib/controller/kind-controller.js';
 import type { CustomResource } from '../../lib/controller/status.js';
 import type { KubeClient } from '../../lib/kube/index.js';
 import { HttpMethod, PatchStrategy, createKubeClient } from '../../lib/kube/index.js';
@@ -31,8 +33,17 @@ const FAKE_CA = '-----BEGIN CERTIFICATE-----\n(fake)\n-----END CERTIFICATE-----\
 /** One fake member's state, shared by every controller's sessions to it. */
 interface Member {
   up: boolean;
+  /**
+   * Cut off: a connection attempt fails with ETIMEDOUT (the deadline passed), or hangs until
+   * `release()` (a look that waited on it would never end).
+   */
+  partition?: 'timesOut' | 'hangs';
   writable: boolean;
   executed: string;
+  /** Received from its source (default: its executed set, when it has a channel). */
+  received?: string;
+  /** Its next observe() fails with this (a transient read failure). */
+  failNextRead?: string;
   channel?: { sourceHost: string; receiver: ThreadState; applier: ThreadState };
 }
 
@@ -40,6 +51,10 @@ interface Member {
 class FakeMembers {
   readonly state = new Map<string, Member>();
   readonly calls: string[] = [];
+  /** Connection attempts per member. */
+  readonly attempts = new Map<string, number>();
+  /** Attempts held by a hanging partition. */
+  private readonly hanging: (() => void)[] = [];
   private readonly held = new Map<string, { reached: () => void; release: Promise<void> }>();
 
   constructor() {
@@ -66,20 +81,32 @@ class FakeMembers {
     return async ({ host }) => {
       const name = ips.get(host) ?? '';
       const member = this.state.get(name);
+      this.attempts.set(name, (this.attempts.get(name) ?? 0) + 1);
+      const timedOut = (): Error => Object.assign(new Error('connect ETIMEDOUT'), { code: 'ETIMEDOUT' });
+      if (member?.partition === 'timesOut') throw timedOut();
+      if (member?.partition === 'hangs')
+        await new Promise<void>((_resolve, reject) => this.hanging.push(() => reject(timedOut())));
       if (!member?.up) throw Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
       const did = (what: string): void => {
         this.calls.push(`${who} ${name} ${what}`);
       };
       const actions: MemberActions = {
         close: async () => undefined,
-        observe: async (): Promise<MemberSql> => ({
-          serverUuid: `uuid-${name}`,
-          writable: member.writable,
-          executed: GtidSet.parse(member.executed),
-          received: member.channel ? GtidSet.parse(member.executed) : GtidSet.EMPTY,
-          ...(member.channel ? { channel: member.channel } : {}),
-          semiSync: { enabled: member.writable, waitCount: member.writable ? 1 : 0 },
-        }),
+        observe: async (): Promise<MemberSql> => {
+          const failure = member.failNextRead;
+          if (failure) {
+            delete member.failNextRead;
+            throw Object.assign(new Error(failure), { code: 'PROTOCOL_CONNECTION_LOST' });
+          }
+          return {
+            serverUuid: `uuid-${name}`,
+            writable: member.writable,
+            executed: GtidSet.parse(member.executed),
+            received: member.channel ? GtidSet.parse(member.received ?? member.executed) : GtidSet.EMPTY,
+            ...(member.channel ? { channel: member.channel } : {}),
+            semiSync: { enabled: member.writable, waitCount: member.writable ? 1 : 0 },
+          };
+        },
         fence: async () => {
           did('fence');
           member.writable = false;
@@ -122,6 +149,11 @@ class FakeMembers {
       };
       return actions;
     };
+  }
+
+  /** Ends every hanging connection attempt (it times out). */
+  release(): void {
+    for (const end of this.hanging.splice(0)) end();
   }
 
   /** What `who` did, in order. */
@@ -346,4 +378,96 @@ describe('MySQLCluster manager steps (real API server, fake members)', function 
     assert.equal(((await read()).status as { currentPrimary?: string }).currentPrimary, 'ha-1');
     assert.deepEqual(members.writable(), ['ha-1']);
   });
+  it('never waits on the lost primary once a look found it silent: the failover steps go on without it', async () => {
+    const members = new FakeMembers();
+    const lost = members.state.get(`${NAME}-0`) as Member;
+    // Cut off: the first look waits for its connection to time out, and judges it silent.
+    lost.partition = 'timesOut';
+    const ctl = controller('ctl', members);
+    await ctl.manage(context(await read()));
+    assert.equal(members.attempts.get(`${NAME}-0`), 1);
+    // From now on a connection to it hangs: a look that waited on it would never end.
+    lost.partition = 'hangs';
+    ctl.clock.t = 11_000;
+    await ctl.manage(context(await read()));
+    assert.equal(((await read()).status as { currentPrimary?: string }).currentPrimary, 'ha-1');
+    assert.deepEqual(members.by('ctl'), [
+      'ha-1 stopReceiver',
+      'ha-2 stopReceiver',
+      'ha-1 waitForApplied',
+      'ha-1 leaveReplication',
+      'ha-1 enableWrites',
+      `ha-2 replicateFrom ${names.memberHost('ha-1')}`,
+    ]);
+    // Six looks and their steps, and the lost primary was asked twice, in the background: one probe
+    // (is it back?) and one try to fence it; without waiting, it would be one attempt per look.
+    assert.equal(members.attempts.get(`${NAME}-0`), 3);
+    const labels = await podRoles();
+    assert.deepEqual(labels, { 'ha-0': 'none', 'ha-1': 'primary', 'ha-2': 'replica' });
+
+    // The partition heals, the old primary still writable (it had not fenced itself yet): once a probe
+    // finds it answering, a look connects to it and fences it.
+    members.release();
+    lost.partition = undefined;
+    lost.up = true;
+    for (let i = 0; i < 3 && members.writable().length > 1; i++) await ctl.manage(context(await read()));
+    assert.deepEqual(members.writable(), ['ha-1']);
+    assert.ok(members.by('ctl').includes('ha-0 fence'), members.by('ctl').join(', '));
+  });
+
+  it('keeps the role labels through a look that cannot read a replica or reads one ahead of the primary', async () => {
+    const members = new FakeMembers();
+    const primary = members.state.get(`${NAME}-0`) as Member;
+    primary.up = true;
+    for (const m of MEMBERS.slice(1))
+      (members.state.get(m) as Member).channel = {
+        sourceHost: names.memberHost(`${NAME}-0`),
+        receiver: 'ON',
+        applier: 'ON',
+      };
+    const ctl = controller('ctl', members);
+    await ctl.manage(context(await read()));
+    assert.deepEqual(members.by('ctl'), [], 'a healthy cluster: nothing to do');
+    // ha-2 applied a commit the primary made after it was read (the looks read members in parallel).
+    const ahead = members.state.get(`${NAME}-2`) as Member;
+    ahead.executed = `${SOURCE}:1-11`;
+    await ctl.manage(context(await read()));
+    // ha-1 cannot be read for one look (its connection dropped).
+    (members.state.get(`${NAME}-1`) as Member).failNextRead = 'Connection lost: The server closed the connection.';
+    const management = (await ctl.manage(context(await read()))) as Management;
+    primary.executed = `${SOURCE}:1-11`;
+    await ctl.manage(context(await read()));
+    assert.deepEqual(members.by('ctl'), [], 'no step: no member relabelled, no replication stopped');
+    assert.deepEqual(await podRoles(), { 'ha-0': 'primary', 'ha-1': 'replica', 'ha-2': 'replica' });
+    const reported = management.fields.members as { name: string; role: string; reachable: boolean }[];
+    assert.deepEqual(
+      reported.map((m) => `${m.name} ${m.role}${m.reachable ? '' : ' (not reachable)'}`),
+      ['ha-0 primary', 'ha-1 replica (not reachable)', 'ha-2 replica'],
+    );
+    assert.deepEqual(management.problems, []);
+  });
+
+  it('backs off looking at a cluster that cannot move, never beyond a healthy poll, and looks again at once after a change', async () => {
+    const members = new FakeMembers();
+    for (const m of MEMBERS) (members.state.get(m) as Member).up = false;
+    const ctl = controller('ctl', members);
+    // The clock stands still: each look finds exactly what the one before found.
+    const polls: (number | undefined)[] = [];
+    const look = async (): Promise<void> => {
+      polls.push(((await ctl.manage(context(await read()))) as Management).requeueAfterMs);
+    };
+    for (let i = 0; i < 5; i++) await look();
+    // A member answers again: something new, looked at again within a second.
+    (members.state.get(`${NAME}-1`) as Member).up = true;
+    await look();
+    assert.deepEqual(polls, [1_000, 2_000, 4_000, 5_000, 5_000, 1_000]);
+  });
+
+  /** The role label of every member's pod, as the API server has it. */
+  async function podRoles(): Promise<Record<string, string | undefined>> {
+    const list = await client.requestJson<{ items: V1Pod[] }>({ path: `/api/v1/namespaces/${namespace}/pods` });
+    return Object.fromEntries(
+      list.items.map((p) => [p.metadata?.name ?? '', p.metadata?.labels?.['recon8s.dev/role']]),
+    );
+  }
 });

@@ -35,7 +35,7 @@ const GROUP = 'recon8s.dev';
 const VERSION = 'v1alpha1';
 const API_VERSION = `${GROUP}/${VERSION}`;
 const OPERATOR_NS = DEFAULT_OPERATOR_NAMESPACE;
-/** Listed in credentialsNamespaces: the controller may get and create Secrets here. */
+/** Listed in credentialsNamespaces: the controller may get, watch and create Secrets here. */
 const GRANTED = 'shop';
 /** Not listed: no Secrets for the controller here. */
 const FORBIDDEN = 'no-secrets';
@@ -423,7 +423,8 @@ describe('operator install and least-privilege RBAC (own control plane, OwnerRef
       // The role label the Services select by, and the one-at-a-time re-creation of a rolling update.
       for (const verb of ['patch', 'delete']) out.push({ verb, group: '', resource: 'pods', namespace: FORBIDDEN });
       out.push({ verb: 'create', group: '', resource: 'events', namespace: FORBIDDEN });
-      for (const verb of ['get', 'create', 'patch'])
+      // list and watch: the Secrets MySQLClusters name are watched by name.
+      for (const verb of ['get', 'list', 'watch', 'create', 'patch'])
         out.push({ verb, group: '', resource: 'secrets', namespace: GRANTED });
       out.push({ verb: 'create', group: 'coordination.k8s.io', resource: 'leases', namespace: OPERATOR_NS });
       for (const verb of ['get', 'update'])
@@ -438,9 +439,14 @@ describe('operator install and least-privilege RBAC (own control plane, OwnerRef
     };
 
     const denied: Access[] = [
-      // Secrets: not where there is no grant; never list/watch (anywhere); never change or delete one.
-      ...['get', 'create', 'list'].map((verb) => ({ verb, group: '', resource: 'secrets', namespace: FORBIDDEN })),
-      ...['list', 'watch', 'update', 'delete', 'deletecollection'].map((verb) => ({
+      // Secrets: not where there is no grant; never across namespaces; never change or delete one.
+      ...['get', 'create', 'list', 'watch'].map((verb) => ({
+        verb,
+        group: '',
+        resource: 'secrets',
+        namespace: FORBIDDEN,
+      })),
+      ...['update', 'delete', 'deletecollection'].map((verb) => ({
         verb,
         group: '',
         resource: 'secrets',
@@ -533,7 +539,7 @@ describe('operator install and least-privilege RBAC (own control plane, OwnerRef
       );
     });
 
-    it('is denied Secrets without the grant, list of Secrets anywhere, pods, namespaces, RBAC, CRDs, other Leases (SelfSubjectAccessReview)', async () => {
+    it('is denied Secrets without the grant, list of Secrets across namespaces, pods, namespaces, RBAC, CRDs, other Leases (SelfSubjectAccessReview)', async () => {
       const answers = await canI(sa.kubeConfig(), denied);
       assert.equal(answers.size, new Set(denied.map(describeAccess)).size);
       assert.deepEqual(
@@ -546,7 +552,7 @@ describe('operator install and least-privilege RBAC (own control plane, OwnerRef
       const kc = sa.kubeConfig();
       const core = kc.makeApiClient(CoreV1Api);
       const calls: [string, () => Promise<unknown>][] = [
-        [`list Secrets in ${GRANTED}`, () => core.listNamespacedSecret({ namespace: GRANTED })],
+        [`list Secrets in ${FORBIDDEN}`, () => core.listNamespacedSecret({ namespace: FORBIDDEN })],
         ['list Secrets cluster-wide', () => core.listSecretForAllNamespaces()],
         [`read a Secret in ${FORBIDDEN}`, () => core.readNamespacedSecret({ namespace: FORBIDDEN, name: 'anything' })],
         // (patch is granted, for the generated Secret's ownerReference; RBAC cannot narrow it to fields, the code does.)

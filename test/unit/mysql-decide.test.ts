@@ -416,6 +416,33 @@ describe('decide (MySQL cluster manager)', () => {
       assert.deepEqual(step(view(errantMembers('none'))), { type: 'stopReplication', member: 'db-1' });
     });
 
+    it('keeps a replica that applied commits the primary made after it was read (received from the primary): no relabel', () => {
+      // The looks read members in parallel: db-2 applied A:11 after the primary was read without it.
+      const members = [
+        primary(0, `${A}:1-10`),
+        replica(1, `${A}:1-10`, { received: `${A}:1-10` }),
+        replica(2, `${A}:1-11`, { received: `${A}:1-11` }),
+      ];
+      const d = decide(view(members));
+      assert.deepEqual(d.step, { type: 'steady' });
+      assert.equal(d.errant.size, 0);
+      assert.deepEqual(d.problems, []);
+      assert.equal(d.members.find((m) => m.name === 'db-2')?.role, 'replica');
+    });
+
+    it('still finds errant what a replica holds beyond the primary and did not receive from it', () => {
+      // Written on the replica itself, or received from another source than the primary.
+      for (const m of [
+        replica(1, `${A}:1-10,${X}:1`, { received: `${A}:1-10` }),
+        replica(1, `${A}:1-11`, { received: `${A}:1-11`, from: 2 }),
+        replica(1, `${A}:1-11`, { received: `${A}:1-10` }),
+      ]) {
+        const d = decide(view([primary(0, `${A}:1-10`), m, replica(2, `${A}:1-10`)]));
+        assert.deepEqual([...d.errant], ['db-1'], JSON.stringify(m.sql?.channel));
+        assert.deepEqual(d.step, { type: 'label', member: 'db-1', role: 'none' });
+      }
+    });
+
     it('leaves an errant member alone once it serves nothing and does not replicate', () => {
       const d = decide(view(errantMembers('none', 'OFF')));
       assert.deepEqual(d.step, { type: 'steady' });

@@ -157,14 +157,14 @@ describe('OperatorChart (the operator install construct)', () => {
       assert.deepEqual(grants(rules, 'update'), OWNER_KINDS.map((k) => `${k.group}/${k.plural}/finalizers`).sort());
     });
 
-    it('grants Secrets only through recon8s-credentials (get and create), bound in each credentials namespace', () => {
+    it('grants Secrets only through recon8s-credentials (get, watch and create), bound in each credentials namespace', () => {
       for (const role of rbac(objects)) {
         if (role.metadata.name === 'recon8s-credentials') continue;
         for (const rule of role.rules ?? [])
           assert.ok(!(rule.resources ?? []).includes('secrets'), `${role.metadata.name} mentions secrets`);
       }
       assert.deepEqual(find(objects, 'ClusterRole', 'recon8s-credentials').rules, [
-        { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'create', 'patch'] },
+        { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch', 'create', 'patch'] },
       ]);
       assert.deepEqual(
         objects.filter((o) => o.kind === 'RoleBinding' && o.roleRef?.name === 'recon8s-credentials'),

@@ -8,7 +8,7 @@
 // primary that stops answering), and at once after a step. An error talking to one member is an
 // observation (it "does not answer"), never a thrown error; an API error is thrown and retried.
 import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
-import type { MySQLClusterNames, MySQLClusterStatus } from '../../../constructs/index.js';
+import type { MySQLClusterNames, MySQLClusterStatus, ResolvedMySQLClusterSpec } from '../../../constructs/index.js';
 import {
   MYSQL_CLUSTER,
   MYSQL_ADMIN_USER,
@@ -18,6 +18,8 @@ import {
   MYSQL_SECRET_KEYS,
   MYSQL_SWITCHOVER_ANNOTATION,
   mysqlClusterNames,
+  resolveMySQLClusterSpec,
+  semiSyncWaitCount,
 } from '../../../constructs/index.js';
 import type { KubeClient } from '../../kube/index.js';
 import { HttpMethod, PatchStrategy, isConflict } from '../../kube/index.js';
@@ -28,7 +30,7 @@ import { podNote } from '../../reconcile/pod-problems.js';
 import type { MemberCredentials, MemberSession } from '../../mysql/member-sql.js';
 import { connectMember } from '../../mysql/member-sql.js';
 import type { EventType } from '../events.js';
-import type { ManageContext, Management, Manager, Problem } from '../kind-controller.js';
+import type { ManageContext, Management, Manager, Problem, SecretLookup } from '../kind-controller.js';
 import { readSecret } from './credentials.js';
 import { TLS_CA_FACT, TLS_NOT_AFTER_FACT } from './facts.js';
 import { reloadRenewedCertificates } from './tls-reload.js';
@@ -39,14 +41,39 @@ const MAX_STEPS = 16;
 const STEADY_POLL_MS = 5_000;
 /** While something is under way (a primary down, a member joining). */
 const BUSY_POLL_MS = 1_000;
+/**
+ * The longest a cluster with no primary yet waits between looks while nothing changes (its pods cannot
+ * run: unschedulable, an image missing): changes of its pods and of the resource wake it at once.
+ */
+const STUCK_POLL_MAX_MS = 30_000;
 /** How long a promotion waits for the candidate to apply what it received. */
 const APPLY_TIMEOUT_S = 60;
+/**
+ * Failures that took the whole deadline to come (no answer at all: a partition, a node gone), unlike a
+ * refused connection: asking again would wait as long, at every look of a failover.
+ */
+const SILENT_CODES = new Set(['ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'PROTOCOL_SEQUENCE_TIMEOUT']);
 
-interface Spec {
-  readonly replicas?: number;
-  readonly semiSyncReplicas?: number;
-  readonly failoverAfterSeconds?: number;
-  readonly credentialsSecretName?: string;
+/** A member judged silent: its pod then (uid and IP), why, and whether a probe of it is under way. */
+interface Silent {
+  readonly pod: string;
+  error: string;
+  probing: boolean;
+}
+
+/**
+ * The resource's spec with its defaults, resolved where the construct resolves it (constructs/mysql/
+ * settings.ts), once per version of the resource (the cache hands a new object for each).
+ */
+const resolvedSpecs = new WeakMap<object, ResolvedMySQLClusterSpec>();
+function resolvedSpec(cr: ManageContext['cr']): ResolvedMySQLClusterSpec {
+  const key = (cr.spec ?? cr) as object;
+  let spec = resolvedSpecs.get(key);
+  if (!spec) {
+    spec = resolveMySQLClusterSpec(cr.metadata.name, cr.spec ?? {});
+    resolvedSpecs.set(key, spec);
+  }
+  return spec;
 }
 
 type Status = Pick<MySQLClusterStatus, 'currentPrimary' | 'members' | 'switchover'>;
@@ -83,6 +110,8 @@ function switchoverRequest(value: string | undefined): { id: string; to?: string
   const at = value.indexOf('@');
   return at > 0 ? { id: value, to: value.slice(0, at) } : { id: value };
 }
+
+const podIdentity = (pod: V1Pod | undefined): string => `${pod?.metadata?.uid ?? ''}/${pod?.status?.podIP ?? ''}`;
 
 /** A mysql2 error, without anything but its own words (they never hold a password). */
 function describe(e: unknown): string {
@@ -132,6 +161,18 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
   const decided = new Map<string, { primary?: string; switchover?: Status['switchover'] }>();
   /** Per cluster uid: the switchover request waiting for a healthy candidate, and since when (monotonic ms). */
   const waiting = new Map<string, { id: string; since: number }>();
+  /**
+   * Per cluster uid: the members a look found silent (no answer within the deadline), until one
+   * answers again or its pod changes. Looks do not wait on them: a probe in the background asks
+   * again, one at a time, and the next look after it got an answer connects as usual. Without this,
+   * every look of a failover waited the connect timeout on the lost primary (~3 s per step).
+   */
+  const silent = new Map<string, Map<string, Silent>>();
+  /**
+   * Per cluster uid: what its last look found while something was unsettled, and the poll that
+   * followed: the same again doubles it (up to a bound), anything new starts again from BUSY_POLL_MS.
+   */
+  const unsettled = new Map<string, { seen: string; pollMs: number }>();
   const now = opts.now ?? ((): number => performance.now());
 
   return {
@@ -140,17 +181,23 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
       answered.delete(uid);
       decided.delete(uid);
       waiting.delete(uid);
+      silent.delete(uid);
+      unsettled.delete(uid);
     },
     async manage(ctx: ManageContext): Promise<Management> {
       const { cr, client, log } = ctx;
       const uid = cr.metadata.uid ?? '';
       const namespace = cr.metadata.namespace ?? '';
-      const spec = (cr.spec ?? {}) as Spec;
+      const spec = resolvedSpec(cr);
       const status = (cr.status ?? {}) as Status;
       const names = mysqlClusterNames(cr.metadata.name, ctx.prepared.facts?.credentialsSecretName);
       const pods = ctx.pods.filter((p) => p.metadata?.labels?.['app.kubernetes.io/instance'] === cr.metadata.name);
       if (pods.length === 0 && status.currentPrimary === undefined) return { fields: {}, problems: [], events: [] };
-      const credentials = await readCredentials(client, namespace, names.credentialsSecret);
+      const credentials = await readCredentials(
+        ctx.secrets ?? ((ns, name) => readSecret(client, ns, name)),
+        namespace,
+        names.credentialsSecret,
+      );
       if (!credentials) return { fields: {}, problems: [], events: [] };
       // No credential goes to a member that could not be verified (the TLS Secret's problem is reported).
       const ca = ctx.prepared.facts?.[TLS_CA_FACT];
@@ -161,9 +208,9 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
       // conflict, reported by the reconcile): never touched.
       const controller = sts?.metadata?.ownerReferences?.find((r) => r.controller);
       if (sts && controller?.uid !== uid) return { fields: {}, problems: [], events: [] };
-      const replicas = spec.replicas ?? 3;
-      const waitCount = Math.min(spec.semiSyncReplicas ?? Math.floor(replicas / 2), Math.max(replicas - 1, 0));
-      const failoverAfterMs = (spec.failoverAfterSeconds ?? 30) * 1000;
+      const replicas = spec.replicas;
+      const waitCount = semiSyncWaitCount(spec);
+      const failoverAfterMs = spec.failoverAfterSeconds * 1000;
       const memory = decided.get(uid) ?? {};
       let primary = memory.primary ?? status.currentPrimary;
       const knownErrant = new Set((status.members ?? []).filter((m) => m.errantTransactions).map((m) => m.name));
@@ -205,6 +252,46 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
       let lastStep: Step = { type: 'steady' };
       let writesWait: string | undefined;
       let podsNow = pods;
+      const silentNow = silent.get(uid) ?? new Map<string, Silent>();
+      silent.set(uid, silentNow);
+      /** Asks a silent member again, in the background: the look that started it does not wait. */
+      const probe = (name: string, entry: Silent, ip: string): void => {
+        if (entry.probing) return;
+        entry.probing = true;
+        void (async () => {
+          try {
+            const session = await connect({ host: ip, port: MYSQL_PORT, credentials, ca });
+            try {
+              await session.observe();
+            } finally {
+              await session.close();
+            }
+            if (silentNow.get(name) === entry) silentNow.delete(name);
+          } catch (e) {
+            entry.error = describe(e);
+          } finally {
+            entry.probing = false;
+          }
+        })();
+      };
+      /**
+       * Fencing a lost primary is its own job (it fences itself when it reaches no replica); this is
+       * one more try, in the background, in case it answers again (the failover never waits on it).
+       */
+      const fenceInBackground = (name: string): void => {
+        const ip = podsNow.find((p) => p.metadata?.name === name)?.status?.podIP;
+        if (!ip || ctx.signal?.aborted) return;
+        void (async () => {
+          const session = await connect({ host: ip, port: MYSQL_PORT, credentials, ca });
+          try {
+            if (!ctx.signal?.aborted && primary !== name) await session.fence();
+          } finally {
+            await session.close();
+          }
+        })().catch((e: unknown) =>
+          log.debug('the lost primary could not be fenced', { member: name, error: describe(e) }),
+        );
+      };
 
       for (let i = 0; i < MAX_STEPS; i++) {
         const views = memberViews(podsNow, names, sts?.status?.updateRevision);
@@ -218,11 +305,19 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
               // is asked anyway: a container that crash-loops beside a running mysqld does not stop it.
               const note = (): string | undefined => podNote(pod, new Date());
               if (!ip) return { ...v, error: note() ?? 'the pod has no IP address yet' };
+              const known = silentNow.get(v.name);
+              if (known?.pod === podIdentity(pod)) {
+                probe(v.name, known, ip);
+                return { ...v, error: note() ?? known.error };
+              }
+              silentNow.delete(v.name);
               try {
                 const session = await connect({ host: ip, port: MYSQL_PORT, credentials, ca });
                 sessions.set(v.name, session);
                 return { ...v, sql: await session.observe() };
               } catch (e) {
+                if (SILENT_CODES.has((e as { code?: string }).code ?? ''))
+                  silentNow.set(v.name, { pod: podIdentity(pod), error: describe(e), probing: false });
                 return { ...v, error: note() ?? describe(e) };
               }
             }),
@@ -339,6 +434,7 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
               const downMs = down.get(uid)?.primary === step.from ? now() - (down.get(uid)?.since ?? now()) : 0;
               await choosePrimary(step.to);
               down.delete(uid);
+              if (silentNow.has(step.from)) fenceInBackground(step.from);
               ctx.metrics?.mysqlFailovers.inc({ namespace, cluster: cr.metadata.name });
               events.push({
                 type: 'Warning',
@@ -399,12 +495,28 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
         }
       }
 
-      // A member that does not answer or serve yet (starting, restarting) is looked at every second.
-      const busy =
-        lastStep.type !== 'steady' ||
-        down.has(uid) ||
-        members.some((m) => !m.reachable) ||
-        podsNow.some((p) => !(p.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True'));
+      const pollMs = nextPoll(
+        unsettled,
+        uid,
+        {
+          acted: lastStep.type !== 'steady' && lastStep.type !== 'wait',
+          unsettled:
+            lastStep.type !== 'steady' ||
+            down.has(uid) ||
+            writesWait !== undefined ||
+            members.some((m) => !m.reachable) ||
+            podsNow.some((p) => !(p.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True')),
+          // Failure detection: with a primary to watch, never longer than a healthy cluster's poll.
+          maxMs: primary !== undefined ? STEADY_POLL_MS : STUCK_POLL_MAX_MS,
+        },
+        JSON.stringify({
+          lastStep,
+          problems,
+          members,
+          writesWait,
+          pods: podsNow.map((p) => `${p.metadata?.name ?? ''}@${p.metadata?.resourceVersion ?? ''}`),
+        }),
+      );
       return {
         fields: {
           ...(primary !== undefined ? { currentPrimary: primary } : {}),
@@ -413,11 +525,34 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
         },
         problems,
         events,
-        requeueAfterMs: busy || writesWait ? BUSY_POLL_MS : STEADY_POLL_MS,
+        requeueAfterMs: pollMs,
         ...(writesWait ? { unavailable: { reason: 'WaitingForReplicaAck', message: writesWait } } : {}),
       };
     },
   };
+}
+
+/**
+ * When to look again: at once after a step (BUSY_POLL_MS); every STEADY_POLL_MS when all is well;
+ * while something is unsettled (a member that does not answer, a primary down, a failover waiting),
+ * every BUSY_POLL_MS as long as each look finds something new (a failover's countdown is new every
+ * second), doubling up to `maxMs` while looks find the same (a member whose pod cannot start).
+ */
+function nextPoll(
+  memory: Map<string, { seen: string; pollMs: number }>,
+  uid: string,
+  o: { readonly acted: boolean; readonly unsettled: boolean; readonly maxMs: number },
+  seen: string,
+): number {
+  if (!o.unsettled) {
+    memory.delete(uid);
+    return STEADY_POLL_MS;
+  }
+  const last = memory.get(uid);
+  const pollMs =
+    o.acted || last?.seen !== seen ? BUSY_POLL_MS : Math.min(Math.max(last.pollMs * 2, BUSY_POLL_MS), o.maxMs);
+  memory.set(uid, { seen, pollMs });
+  return pollMs;
 }
 
 function describeStep(step: Step): Record<string, unknown> {
@@ -496,11 +631,11 @@ async function labelPod(client: KubeClient, namespace: string, name: string, rol
 }
 
 async function readCredentials(
-  client: KubeClient,
+  read: SecretLookup,
   namespace: string,
   secretName: string,
 ): Promise<MemberCredentials | undefined> {
-  const secret = await readSecret(client, namespace, secretName);
+  const secret = await read(namespace, secretName);
   const value = (key: string): string | undefined => {
     const v = secret?.data?.[key];
     return v === undefined ? undefined : Buffer.from(v, 'base64').toString('utf8');

@@ -19,6 +19,7 @@ import {
   missingKeys,
 } from '../../reconcile/credentials.js';
 import { CREDENTIALS_CLUSTER_ROLE, mysqlClusterNames } from '../../../constructs/index.js';
+import type { SecretLookup } from '../kind-controller.js';
 import type { CustomResource } from '../status.js';
 
 /**
@@ -38,9 +39,10 @@ export async function ensureCredentials(
   client: KubeClient,
   cr: CustomResource,
   credentialsClusterRole: string = CREDENTIALS_CLUSTER_ROLE,
+  secrets?: SecretLookup,
 ): Promise<CredentialsState> {
   try {
-    return await ensure(client, cr);
+    return await ensure(client, cr, secrets ?? ((namespace, name) => readSecret(client, namespace, name)));
   } catch (e) {
     // Secrets access is granted per namespace (least privilege): a missing grant is a condition to fix, not a crash.
     if (apiError(e).code !== 403) throw e;
@@ -58,13 +60,13 @@ export async function ensureCredentials(
   }
 }
 
-async function ensure(client: KubeClient, cr: CustomResource): Promise<CredentialsState> {
+async function ensure(client: KubeClient, cr: CustomResource, read: SecretLookup): Promise<CredentialsState> {
   const spec = (cr.spec ?? {}) as { credentialsSecretName?: string; pvcRetention?: { whenDeleted?: string } };
   const namespace = cr.metadata.namespace ?? 'default';
   const name = cr.metadata.name;
   const names = mysqlClusterNames(name, spec.credentialsSecretName);
   const secretName = names.credentialsSecret;
-  const secret = await readSecret(client, namespace, secretName);
+  const secret = await read(namespace, secretName);
   if (secret) {
     await followRetention(client, cr, secret);
     await completeGenerated(client, cr, secret);

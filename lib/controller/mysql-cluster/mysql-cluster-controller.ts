@@ -7,7 +7,15 @@ import { MYSQL_CLUSTER, MYSQL_OBJECT_STORE_SECRET_KEYS, mysqlClusterNames } from
 import type { KubeClient } from '../../kube/index.js';
 import { isNotFound } from '../../kube/index.js';
 import { workloadConditions, workloadFigures } from '../../reconcile/status.js';
-import type { InstallFacts, KindController, Management, Manager, Preparation, Problem } from '../kind-controller.js';
+import type {
+  InstallFacts,
+  KindController,
+  Management,
+  Manager,
+  Preparation,
+  Problem,
+  SecretLookup,
+} from '../kind-controller.js';
 import type { CustomResource, LiveLookup, ObservedState } from '../status.js';
 import { compact, controlledBy, find, podsControlledBy, selectorString, serviceEndpoint } from '../status.js';
 import type { BackupStatus, RestoreFailure, RestoreStatus } from './backup-status.js';
@@ -27,9 +35,15 @@ const CREDENTIALS_REASONS = {
   invalid: 'CredentialsInvalid',
 } as const;
 
-async function prepare(client: KubeClient, cr: CustomResource, install: InstallFacts): Promise<Preparation> {
-  const credentials = await ensureCredentials(client, cr, install.credentialsClusterRole);
-  const tls = await ensureTls(client, cr, new Date(realClock.now()));
+async function prepare(
+  client: KubeClient,
+  cr: CustomResource,
+  install: InstallFacts,
+  secrets?: SecretLookup,
+): Promise<Preparation> {
+  const read = secrets ?? ((namespace: string, name: string) => readSecret(client, namespace, name));
+  const credentials = await ensureCredentials(client, cr, install.credentialsClusterRole, read);
+  const tls = await ensureTls(client, cr, new Date(realClock.now()), read);
   const problems: Problem[] = [];
   if ('message' in credentials)
     problems.push({ reason: CREDENTIALS_REASONS[credentials.state], message: credentials.message });
@@ -38,7 +52,7 @@ async function prepare(client: KubeClient, cr: CustomResource, install: InstallF
     problems.push({ reason: tls.state === 'missing' ? 'TlsSecretMissing' : 'TlsSecretForeign', message: tls.message });
   const backupVolume = await backupVolumeProblem(client, cr);
   if (backupVolume) problems.push(backupVolume);
-  problems.push(...(await storeCredentialsProblems(client, cr)));
+  problems.push(...(await storeCredentialsProblems(read, cr)));
   const unusable = [
     ...('message' in credentials ? [credentials.secretName] : []),
     ...('message' in tls ? [tls.secretName] : []),
@@ -98,7 +112,7 @@ type StoreSpec = { readonly credentialsSecretName?: string } | undefined;
  * An object store's credentials Secret (spec.backup.s3, spec.restore.s3) that is missing or lacks a key:
  * the jobs, or the restoring member, cannot start until it is there.
  */
-async function storeCredentialsProblems(client: KubeClient, cr: CustomResource): Promise<Problem[]> {
+async function storeCredentialsProblems(read: SecretLookup, cr: CustomResource): Promise<Problem[]> {
   const spec = cr.spec as { backup?: { s3?: StoreSpec }; restore?: { s3?: StoreSpec } } | undefined;
   const namespace = cr.metadata.namespace ?? '';
   const problems: Problem[] = [];
@@ -110,7 +124,7 @@ async function storeCredentialsProblems(client: KubeClient, cr: CustomResource):
     const name = store?.credentialsSecretName;
     if (!name || checked.has(name)) continue;
     checked.add(name);
-    const secret = await readSecret(client, namespace, name);
+    const secret = await read(namespace, name);
     const data = secret && (secret.data ?? {});
     const missing = Object.values(MYSQL_OBJECT_STORE_SECRET_KEYS).filter((k) => !data?.[k]);
     if (data && missing.length === 0) continue;

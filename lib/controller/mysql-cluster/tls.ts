@@ -6,6 +6,7 @@ import { certificateNotAfter, certificatePlan, memberDnsNames } from '../../mysq
 import { GENERATED_BY_LABEL } from '../../reconcile/credentials.js';
 import { mysqlClusterNames } from '../../../constructs/index.js';
 import type { CustomResource } from '../status.js';
+import type { SecretLookup } from '../kind-controller.js';
 import { readSecret } from './credentials.js';
 
 /** The keys of a TLS Secret, as Kubernetes (kubernetes.io/tls) and cert-manager name them. */
@@ -37,9 +38,21 @@ export type TlsState =
  *
  * Keys never leave this function: not in logs, events, conditions or return values.
  */
-export async function ensureTls(client: KubeClient, cr: CustomResource, now: Date): Promise<TlsState> {
+export async function ensureTls(
+  client: KubeClient,
+  cr: CustomResource,
+  now: Date,
+  read: SecretLookup = (namespace, name) => readSecret(client, namespace, name),
+): Promise<TlsState> {
   try {
-    return await ensure(client, cr, now);
+    try {
+      return await ensure(client, cr, now, read);
+    } catch (e) {
+      // What the cache showed was already out of date (a Secret just written): decide again from the
+      // API server's own copy, once.
+      if (!(e instanceof TlsWriteRaceError)) throw e;
+      return await ensure(client, cr, now, (namespace, name) => readSecret(client, namespace, name));
+    }
   } catch (e) {
     // Secrets access is granted per namespace: the credentials check names the grant to make.
     if (apiError(e).code !== 403) throw e;
@@ -53,13 +66,13 @@ export async function ensureTls(client: KubeClient, cr: CustomResource, now: Dat
   }
 }
 
-async function ensure(client: KubeClient, cr: CustomResource, now: Date): Promise<TlsState> {
+async function ensure(client: KubeClient, cr: CustomResource, now: Date, read: SecretLookup): Promise<TlsState> {
   const spec = (cr.spec ?? {}) as { credentialsSecretName?: string; tlsSecretName?: string; replicas?: number };
   const namespace = cr.metadata.namespace ?? 'default';
   const name = cr.metadata.name;
   const names = mysqlClusterNames(name, spec.credentialsSecretName, spec.tlsSecretName);
   const secretName = names.tlsSecret;
-  const tlsSecret = await readSecret(client, namespace, secretName);
+  const tlsSecret = await read(namespace, secretName);
   if (spec.tlsSecretName !== undefined) {
     const missing = tlsSecret ? Object.values(TLS_KEYS).filter((k) => !tlsSecret.data?.[k]) : [];
     if (!tlsSecret || missing.length > 0)
@@ -78,7 +91,7 @@ async function ensure(client: KubeClient, cr: CustomResource, now: Date): Promis
     };
   }
 
-  const caSecret = await readSecret(client, namespace, names.caSecret);
+  const caSecret = await read(namespace, names.caSecret);
   for (const s of [tlsSecret, caSecret])
     if (s && s.metadata?.labels?.[GENERATED_BY_LABEL] !== name)
       return {
