@@ -50,6 +50,7 @@ export interface ControllerMetrics {
   readonly mysqlBinlogArchivedUntil: Gauge<'namespace' | 'cluster'>;
   readonly resourceDegraded: Gauge<'kind' | 'namespace' | 'name' | 'reason'>;
   readonly mysqlPrimaryReachable: Gauge<'namespace' | 'cluster'>;
+  readonly mysqlMemberRole: Gauge<'namespace' | 'cluster' | 'member' | 'role'>;
   readonly mysqlErrantMembers: Gauge<'namespace' | 'cluster'>;
 }
 
@@ -210,6 +211,11 @@ export function createControllerMetrics(registry: Registry): ControllerMetrics {
       name: 'recon8s_mysql_primary_reachable',
       help: '1 when the recorded primary of the MySQLCluster answered the controller when it last looked, else 0.',
       labelNames: ['namespace', 'cluster'],
+    }),
+    mysqlMemberRole: registry.gauge({
+      name: 'recon8s_mysql_member_role',
+      help: '1 for the role (primary, replica or none) the controller last gave the member, 0 for the other two.',
+      labelNames: ['namespace', 'cluster', 'member', 'role'],
     }),
     mysqlErrantMembers: registry.gauge({
       name: 'recon8s_mysql_errant_members',

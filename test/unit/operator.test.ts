@@ -605,7 +605,7 @@ describe('OperatorChart (the operator install construct)', () => {
 });
 
 describe('the shipped alert rules (Recon8sAlertRules)', () => {
-  it('renders a PrometheusRule with every alert, each with a severity and a runbook section of the README', () => {
+  it('renders a PrometheusRule with every alert, each with a severity and a runbook section of docs/monitoring.md', () => {
     const chart = new Chart(Testing.app(), 'alerts', { namespace: 'monitoring' });
     new Recon8sAlertRules(chart, 'alerts', { labels: { release: 'prometheus' } });
     const [rule] = Testing.synth(chart) as {
@@ -618,11 +618,18 @@ describe('the shipped alert rules (Recon8sAlertRules)', () => {
     assert.equal(rule?.metadata.labels.release, 'prometheus');
     const rules = rule?.spec.groups[0]?.rules ?? [];
     assert.deepEqual(rules, alertRules());
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const doc = readFileSync(new URL('../../docs/monitoring.md', import.meta.url), 'utf8');
     for (const r of rules) {
       assert.match(r.labels.severity, /^(critical|warning|info)$/);
-      assert.equal(r.annotations.runbook, `https://github.com/recon8s/recon8s#${r.alert.toLowerCase()}`);
-      assert.match(readme, new RegExp(`^#### ${r.alert}$`, 'm'), `README has no runbook section for ${r.alert}`);
+      assert.equal(
+        r.annotations.runbook,
+        `https://github.com/recon8s/recon8s/blob/main/docs/monitoring.md#${r.alert.toLowerCase()}`,
+      );
+      assert.match(
+        doc,
+        new RegExp(`^#### ${r.alert}$`, 'm'),
+        `docs/monitoring.md has no runbook section for ${r.alert}`,
+      );
     }
   });
 
@@ -652,5 +659,22 @@ describe('the shipped alert rules (Recon8sAlertRules)', () => {
     assert.deepEqual(kinds({}), []);
     assert.deepEqual(kinds({ prometheusRule: true }), ['recon8s-alerts']);
     assert.deepEqual(kinds({ prometheusRule: true, name: 'ops' }), ['ops-alerts']);
+  });
+
+  it('has the PodMonitor and the Grafana dashboard ConfigMap only when asked, in the install namespace', () => {
+    const objects = (props: OperatorChartProps) =>
+      (
+        Testing.synth(new OperatorChart(Testing.app(), 'install', props)) as {
+          kind: string;
+          metadata: { name: string; namespace?: string; labels?: Record<string, string> };
+        }[]
+      )
+        .filter((o) => o.kind === 'PodMonitor' || o.metadata.labels?.grafana_dashboard === '1')
+        .map((o) => `${o.kind}/${o.metadata.namespace}/${o.metadata.name}`);
+    assert.deepEqual(objects({}), []);
+    assert.deepEqual(objects({ podMonitor: true, grafanaDashboard: true, namespace: 'ops' }), [
+      'PodMonitor/ops/recon8s-mysql',
+      'ConfigMap/ops/recon8s-dashboard',
+    ]);
   });
 });
