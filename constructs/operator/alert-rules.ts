@@ -200,6 +200,14 @@ export function alertRules(props: AlertRulesProps = {}): AlertRule[] {
       `The binary logs of ${cluster} were last archived more than ${t.binlogArchiveMaxLagMinutes} minutes ago: a point-in-time restore reaches no later than that.`,
     ),
     rule(
+      'Recon8sMySQLBinlogArchiveGap',
+      'critical',
+      'recon8s_mysql_binlog_archive_gap == 1',
+      undefined,
+      `Binary logs of MySQLCluster ${cluster} expired before they were archived`,
+      `The last binary-log archive run of ${cluster} found transactions in no archived log and not in the newest backup: no point-in-time restore reaches past them until a new backup is taken.`,
+    ),
+    rule(
       'Recon8sDegraded',
       'warning',
       'recon8s_resource_degraded == 1',

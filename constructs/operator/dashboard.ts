@@ -20,6 +20,7 @@ export const CONTROLLER_METRICS: readonly string[] = [
   'recon8s_mysql_backup_last_success_timestamp_seconds',
   'recon8s_mysql_backup_failing',
   'recon8s_mysql_binlog_archived_until_timestamp_seconds',
+  'recon8s_mysql_binlog_archive_gap',
   'recon8s_resource_degraded',
   'leader_election_master_status',
 ];
@@ -262,10 +263,14 @@ const ROWS: readonly { readonly title: string; readonly panels: readonly Panel[]
         ],
       },
       {
-        title: 'Backup jobs failing',
-        description: 'The last run of the backup job and of the binary-log archive job: 1 failed.',
+        title: 'Backup jobs failing, archive gaps',
+        description:
+          'The last run of the backup job and of the binary-log archive job: 1 failed. Archive gap 1: binary logs expired unarchived, and no point-in-time restore reaches past them until a new backup.',
         type: 'stat',
-        targets: [{ expr: `recon8s_mysql_backup_failing{${SEL}}`, legendFormat: '{{job}}' }],
+        targets: [
+          { expr: `recon8s_mysql_backup_failing{${SEL}}`, legendFormat: '{{job}} failing' },
+          { expr: `recon8s_mysql_binlog_archive_gap{${SEL}}`, legendFormat: 'archive gap' },
+        ],
       },
     ],
   },

@@ -50,6 +50,7 @@ export interface ControllerMetrics {
   readonly mysqlBinlogArchivedUntil: Gauge<'namespace' | 'cluster'>;
   readonly resourceDegraded: Gauge<'kind' | 'namespace' | 'name' | 'reason'>;
   readonly mysqlPrimaryReachable: Gauge<'namespace' | 'cluster'>;
+  readonly mysqlBinlogArchiveGap: Gauge<'namespace' | 'cluster'>;
   readonly mysqlMemberRole: Gauge<'namespace' | 'cluster' | 'member' | 'role'>;
   readonly mysqlErrantMembers: Gauge<'namespace' | 'cluster'>;
 }
@@ -220,6 +221,11 @@ export function createControllerMetrics(registry: Registry): ControllerMetrics {
     mysqlErrantMembers: registry.gauge({
       name: 'recon8s_mysql_errant_members',
       help: 'Members of the MySQLCluster holding transactions the primary lacks (excluded until re-provisioned).',
+      labelNames: ['namespace', 'cluster'],
+    }),
+    mysqlBinlogArchiveGap: registry.gauge({
+      name: 'recon8s_mysql_binlog_archive_gap',
+      help: '1 when the last binary-log archive run of the MySQLCluster found transactions whose logs expired unarchived and that the newest backup lacks (no point-in-time restore reaches past them), else 0.',
       labelNames: ['namespace', 'cluster'],
     }),
     mysqlBinlogArchivedUntil: registry.gauge({

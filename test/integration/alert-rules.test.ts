@@ -140,6 +140,19 @@ const CASES: readonly Case[] = [
     ],
   },
   {
+    alert: 'Recon8sMySQLBinlogArchiveGap',
+    series: [
+      [db('recon8s_mysql_binlog_archive_gap'), '0x3 1x3 0x3'],
+      [db('recon8s_mysql_binlog_archive_gap', { cluster: 'other' }), '0x10'],
+    ],
+    at: [
+      { time: '2m', fires: [] },
+      { time: '5m', fires: [DB] },
+      // A backup closed the gap: the next run found none.
+      { time: '8m', fires: [] },
+    ],
+  },
+  {
     alert: 'Recon8sDegraded',
     series: [
       ['recon8s_resource_degraded{kind="MySQLCluster",namespace="shop",name="db",reason="RestoreFailed"}', '1x20'],
