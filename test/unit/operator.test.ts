@@ -364,6 +364,15 @@ describe('OperatorChart (the operator install construct)', () => {
       );
     });
 
+    it('adds the monitoring objects named in RECON8S_MONITORING, and refuses a name it does not know', () => {
+      const props = operatorPropsFromEnv({ RECON8S_MONITORING: 'podMonitor, grafanaDashboard' });
+      assert.deepEqual([props.podMonitor, props.grafanaDashboard, props.prometheusRule], [true, true, undefined]);
+      assert.throws(
+        () => operatorPropsFromEnv({ RECON8S_MONITORING: 'podMonitor,dashboards' }),
+        /^Error: RECON8S_MONITORING: got "dashboards", expected a comma-separated list of serviceMonitor, podMonitor, prometheusRule, grafanaDashboard$/,
+      );
+    });
+
     it('creates no credentials namespace (kubectl delete -f must never delete one), and says which must exist first', () => {
       const granted = synth({ credentialsNamespaces: ['shop', 'billing'] });
       assert.deepEqual(
