@@ -39,6 +39,8 @@ export interface HelmValues {
   readonly credentialsNamespaces: readonly string[];
   readonly serviceMonitor: boolean;
   readonly prometheusRule: boolean;
+  readonly podMonitor: boolean;
+  readonly grafanaDashboard: boolean;
 }
 
 /** What `helm install NAME -n NAMESPACE` gives the chart. */
@@ -60,6 +62,8 @@ export const DEFAULT_HELM_VALUES: HelmValues = {
   credentialsNamespaces: [],
   serviceMonitor: false,
   prometheusRule: false,
+  podMonitor: false,
+  grafanaDashboard: false,
 };
 
 const VALUE_COMMENTS: Readonly<Record<keyof HelmValues, string>> = {
@@ -77,7 +81,11 @@ const VALUE_COMMENTS: Readonly<Record<keyof HelmValues, string>> = {
     'Namespaces where MySQLClusters may get and create their credentials Secret (each must exist first).',
   serviceMonitor: 'A Prometheus Operator ServiceMonitor (its CRD must exist).',
   prometheusRule:
-    "A Prometheus Operator PrometheusRule with recon8s's alerts (its CRD must exist; docs/operations.md: Alerts).",
+    "A Prometheus Operator PrometheusRule with recon8s's alerts (its CRD must exist; docs/monitoring.md: Alerts).",
+  podMonitor:
+    'A Prometheus Operator PodMonitor for the metrics sidecar of every MySQLCluster with spec.monitoring.enabled (its CRD must exist; docs/monitoring.md).',
+  grafanaDashboard:
+    'recon8s\'s Grafana dashboard in a ConfigMap labelled grafana_dashboard: "1" for Grafana\'s dashboard sidecar (docs/monitoring.md).',
 };
 
 /** The names `helm install` gives a release's cluster-scoped objects. */
@@ -140,7 +148,11 @@ function tokenize(value: Json): Json {
 
 interface Doc {
   readonly kind: string;
-  readonly metadata: { readonly name: string; readonly namespace?: string };
+  readonly metadata: {
+    readonly name: string;
+    readonly namespace?: string;
+    readonly labels?: Readonly<Record<string, string>>;
+  };
   readonly [key: string]: Json;
 }
 
@@ -239,6 +251,8 @@ export function helmChart(version: string): Record<string, string> {
           watchedNamespaces: [SENTINEL.watchedNamespace],
           serviceMonitor: true,
           prometheusRule: true,
+          podMonitor: true,
+          grafanaDashboard: true,
         },
         { name: SENTINEL.name, namespace: SENTINEL.namespace },
       ),
@@ -280,6 +294,9 @@ export function helmChart(version: string): Record<string, string> {
       templates.push(`{{- if .Values.serviceMonitor }}\n---\n${text}{{- end }}\n`);
     else if (doc.kind === 'PrometheusRule')
       templates.push(`{{- if .Values.prometheusRule }}\n---\n${text}{{- end }}\n`);
+    else if (doc.kind === 'PodMonitor') templates.push(`{{- if .Values.podMonitor }}\n---\n${text}{{- end }}\n`);
+    else if (doc.kind === 'ConfigMap' && original.metadata.labels?.grafana_dashboard === '1')
+      templates.push(`{{- if .Values.grafanaDashboard }}\n---\n${text}{{- end }}\n`);
     else if (doc.kind === 'RoleBinding' && original.metadata.namespace === SENTINEL.credentialsNamespace) {
       templates.push(`{{- range .Values.credentialsNamespaces }}\n---\n${text}{{- end }}\n`);
     } else templates.push(`---\n${text}`);

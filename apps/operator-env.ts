@@ -4,8 +4,12 @@ import type { OperatorChartProps } from '../constructs/index.js';
  * The operator install's props from the environment of `cdk8s synth` (all optional):
  * RECON8S_OPERATOR_NAMESPACE, RECON8S_OPERATOR_IMAGE, RECON8S_OPERATOR_REPLICAS,
  * RECON8S_CREDENTIALS_NAMESPACES and RECON8S_WATCHED_NAMESPACES (comma-separated), e.g.
- * `RECON8S_CREDENTIALS_NAMESPACES=shop,billing npm run synth`.
+ * `RECON8S_CREDENTIALS_NAMESPACES=shop,billing npm run synth`, and RECON8S_MONITORING: which of
+ * MONITORING_OPTIONS the install adds (comma-separated, e.g. `podMonitor,prometheusRule,grafanaDashboard`).
  */
+/** The monitoring objects an install can add (OperatorChart props of the same names). */
+export const MONITORING_OPTIONS = ['serviceMonitor', 'podMonitor', 'prometheusRule', 'grafanaDashboard'] as const;
+
 export function operatorPropsFromEnv(env: Readonly<Record<string, string | undefined>>): OperatorChartProps {
   const nonEmpty = (v: string | undefined): string | undefined =>
     v === undefined || v.trim() === '' ? undefined : v.trim();
@@ -15,12 +19,19 @@ export function operatorPropsFromEnv(env: Readonly<Record<string, string | undef
       .map((n) => n.trim())
       .filter((n) => n !== '');
   const replicas = nonEmpty(env.RECON8S_OPERATOR_REPLICAS);
+  const monitoring = list(env.RECON8S_MONITORING) ?? [];
+  const unknown = monitoring.filter((m) => !(MONITORING_OPTIONS as readonly string[]).includes(m));
+  if (unknown.length > 0)
+    throw new Error(
+      `RECON8S_MONITORING: got ${unknown.map((u) => JSON.stringify(u)).join(', ')}, expected a comma-separated list of ${MONITORING_OPTIONS.join(', ')}`,
+    );
   return {
     namespace: nonEmpty(env.RECON8S_OPERATOR_NAMESPACE),
     image: nonEmpty(env.RECON8S_OPERATOR_IMAGE),
     replicas: replicas === undefined ? undefined : Number(replicas),
     credentialsNamespaces: list(env.RECON8S_CREDENTIALS_NAMESPACES),
     watchedNamespaces: list(env.RECON8S_WATCHED_NAMESPACES),
+    ...Object.fromEntries(monitoring.map((m) => [m, true])),
   };
 }
 

@@ -62,6 +62,22 @@ export {
 } from './operator/operator-chart.js';
 export type { OperatorChartProps, OperatorNames, OperatorResources } from './operator/operator-chart.js';
 export { Recon8sAlertRules, alertRules, DEFAULT_ALERT_THRESHOLDS } from './operator/alert-rules.js';
+export {
+  MySQLPodMonitor,
+  EXPORTER_COLLECTORS,
+  EXPORTER_METRICS,
+  METRICS_LABEL,
+  METRICS_PORT_NAME,
+} from './mysql/exporter.js';
+export type { MySQLPodMonitorProps } from './mysql/exporter.js';
+export {
+  Recon8sDashboard,
+  grafanaDashboard,
+  dashboardQueries,
+  CONTROLLER_METRICS,
+  DASHBOARD_METRICS,
+} from './operator/dashboard.js';
+export type { DashboardProps, DashboardTarget } from './operator/dashboard.js';
 export type { AlertRule, AlertRulesProps } from './operator/alert-rules.js';
 export type {
   AppSpec,

@@ -15,13 +15,18 @@ const resourceListProperties = {
 };
 
 /** Compute resources; when given, exactly what is given is set (the default applies only when the field is absent). */
-export function resources(defaults: {
-  requests: { cpu: string; memory: string };
-  limits: { memory: string };
-}): s.ObjectNode {
+export function resources(
+  defaults: {
+    requests: { cpu: string; memory: string };
+    limits: { memory: string };
+  },
+  /** Another container's: its own type name (a schema node of one name has one default). */
+  container?: { typeName: string; description: string },
+): s.ObjectNode {
   return s.object({
-    typeName: 'ResourceRequirements',
+    typeName: container?.typeName ?? 'ResourceRequirements',
     description:
+      container?.description ??
       'Compute resources of the main container. When set, exactly these requests and limits are used. A CPU limit is not set by default: it throttles without protecting anything.',
     default: defaults,
     properties: {

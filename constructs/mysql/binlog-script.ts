@@ -17,6 +17,12 @@ import { sh } from './shell.js';
  *   whose GTIDs are all archived is skipped, one that adds any is copied whole, and replay skips the
  *   repeated transactions by GTID.
  * - Logs only backups older than the oldest kept one needed are removed (their GTIDs are all in it).
+ * - A gap: transactions the primary no longer has in its logs (@@gtid_purged: expired after
+ *   binlog_expire_logs_seconds, or purged) that no run archived and that the newest backup does not
+ *   hold either. No point-in-time restore reaches past them, which otherwise shows only at restore
+ *   time: the run still archives what there is, and reports BinlogArchiveGap instead of
+ *   BinlogsArchived (the controller makes it a condition, an Event and a metric) until a newer backup
+ *   holds them. Before the first backup nothing can be restored, so nothing is a gap.
  * It talks to the primary by its own name (report_host), so that a failover in the middle of a run
  * cannot mix two servers' logs; a read-only member (not the primary, or fenced) archives nothing and says so.
  */
@@ -122,5 +128,16 @@ if ((\${#complete[@]})); then
   done < <(store_list binlog --files-only --include '*.json')
 fi
 log "$copied binary logs archived; the archive holds every transaction committed before $switched_at"
-report ${STORE_REPORTS.binlogsArchived} "$state"
+
+gap=
+if ((\${#complete[@]})); then
+  newest_gtids=$(json_field "$(store_rclone cat "$(store_path "base/\${complete[-1]}/manifest.json")")" gtidSet) || newest_gtids=
+  gap=$(gtid_sql "GTID_SUBTRACT(GTID_SUBTRACT(@@GLOBAL.gtid_purged, '$archived'), '$newest_gtids')")
+fi
+if [[ -n $gap ]]; then
+  log "binary logs of $host expired before they were archived: $gap is in no archived log and not in the newest backup (\${complete[-1]})"
+  report ${STORE_REPORTS.binlogArchiveGap} "\${state%\}},\"gap\":\"$gap\",\"newestBackup\":\"\${complete[-1]}\"}"
+else
+  report ${STORE_REPORTS.binlogsArchived} "$state"
+fi
 `;

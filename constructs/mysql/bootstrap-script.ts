@@ -1,5 +1,16 @@
 // Init container 2: gives a member its data directory before mysqld starts.
-import { ADMIN_GRANTS, ADMIN_USER, DATA_DIR_NAME, MYSQL_PORT, PATHS, REPLICATION_USER } from './layout.js';
+import {
+  ADMIN_GRANTS,
+  ADMIN_USER,
+  DATA_DIR_NAME,
+  EXPORTER_GRANTS,
+  EXPORTER_HOST,
+  EXPORTER_MAX_CONNECTIONS,
+  EXPORTER_USER,
+  MYSQL_PORT,
+  PATHS,
+  REPLICATION_USER,
+} from './layout.js';
 import { STORE_REPORTS } from './object-store-script.js';
 import { sh } from './shell.js';
 
@@ -102,7 +113,7 @@ initialize_primary() {
     log "warning: the time zone tables could not be loaded"
   fi
   if [[ -n \${RESTORE_BACKUP:-} ]]; then restore_from_store; fi
-  local root replication admin
+  local root replication admin exporter
   root=$(sql_quote "$MYSQL_ROOT_PASSWORD")
   replication=$(sql_quote "$MYSQL_REPLICATION_PASSWORD")
   admin=$(sql_quote "$MYSQL_ADMIN_PASSWORD")
@@ -123,6 +134,16 @@ initialize_primary() {
     printf "ALTER USER '${ADMIN_USER}'@'%%' IDENTIFIED BY %s REQUIRE SSL;\n" "$admin"
     printf "GRANT ${ADMIN_GRANTS} ON *.* TO '${ADMIN_USER}'@'%%';\n"
     printf "GRANT SELECT ON performance_schema.* TO '${ADMIN_USER}'@'%%';\n"
+    # With spec.monitoring: the metrics sidecar's account, here like the others. Created later by the
+    # primary's replication sidecar instead, it would be a replicated write waiting for an acknowledgement
+    # that no replica can give while it clones.
+    if [[ -n \${MYSQL_EXPORTER_PASSWORD-} ]]; then
+      exporter=$(sql_quote "$MYSQL_EXPORTER_PASSWORD")
+      printf "CREATE USER IF NOT EXISTS '${EXPORTER_USER}'@'${EXPORTER_HOST}' IDENTIFIED BY %s WITH MAX_USER_CONNECTIONS ${EXPORTER_MAX_CONNECTIONS};\n" "$exporter"
+      printf "ALTER USER '${EXPORTER_USER}'@'${EXPORTER_HOST}' IDENTIFIED BY %s WITH MAX_USER_CONNECTIONS ${EXPORTER_MAX_CONNECTIONS};\n" "$exporter"
+      printf "GRANT ${EXPORTER_GRANTS} ON *.* TO '${EXPORTER_USER}'@'${EXPORTER_HOST}';\n"
+      printf "GRANT SELECT ON performance_schema.* TO '${EXPORTER_USER}'@'${EXPORTER_HOST}';\n"
+    fi
     printf 'SHUTDOWN;\n'
   } | temporary_sql
   await_shutdown

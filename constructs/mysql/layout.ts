@@ -22,6 +22,8 @@ export const SECRET_KEYS = {
   rootPassword: 'root-password',
   replicationPassword: 'replication-password',
   adminPassword: 'admin-password',
+  /** The metrics sidecar's account (spec.monitoring); generated with the others, required only with monitoring on. */
+  exporterPassword: 'exporter-password',
 } as const;
 
 /** The account replicas (and clones) connect to the primary as. */
@@ -34,6 +36,16 @@ export const REPLICATION_USER = 'replication';
 export const ADMIN_USER = 'recon8s-admin';
 export const ADMIN_GRANTS =
   'SYSTEM_VARIABLES_ADMIN, REPLICATION_SLAVE_ADMIN, REPLICATION CLIENT, RELOAD, PROCESS, CONNECTION_ADMIN';
+
+/**
+ * The account the metrics sidecar (spec.monitoring) reads the member's figures as: from the pod's own
+ * loopback only, reading status and performance_schema, never data.
+ */
+export const EXPORTER_USER = 'recon8s-exporter';
+export const EXPORTER_HOST = '127.0.0.1';
+export const EXPORTER_GRANTS = 'PROCESS, REPLICATION CLIENT';
+/** A scrape opens one connection; a few more allow for overlapping scrapes, never a flood. */
+export const EXPORTER_MAX_CONNECTIONS = 3;
 
 /**
  * The label the controller puts on each database pod: `primary` on the one member that takes writes,

@@ -8,6 +8,8 @@ export const STORE_REPORTS = {
   backupFailed: 'BackupFailed',
   binlogsArchived: 'BinlogsArchived',
   binlogArchiveFailed: 'BinlogArchiveFailed',
+  /** The run archived what there was, but logs expired before any run copied them: see binlog-script.ts. */
+  binlogArchiveGap: 'BinlogArchiveGap',
   restored: 'Restored',
   restoreFailed: 'RestoreFailed',
 } as const;

@@ -14,6 +14,10 @@ import { RESTORE_SH } from './restore-script.js';
 import {
   ADMIN_GRANTS,
   ADMIN_USER,
+  EXPORTER_GRANTS,
+  EXPORTER_HOST,
+  EXPORTER_MAX_CONNECTIONS,
+  EXPORTER_USER,
   MYSQL_PORT,
   PATHS,
   REPLICATION_USER,
@@ -246,12 +250,22 @@ login_works() {
 
 # Idempotent, and silent when nothing is to be done: no binary-log event at every restart.
 ensure_accounts() {
-  login_works ${REPLICATION_USER} "$MYSQL_REPLICATION_PASSWORD" && login_works ${ADMIN_USER} "$MYSQL_ADMIN_PASSWORD" && return 0
-  log "creating or updating the ${REPLICATION_USER} and ${ADMIN_USER} accounts"
-  local replication admin
+  login_works ${REPLICATION_USER} "$MYSQL_REPLICATION_PASSWORD" && login_works ${ADMIN_USER} "$MYSQL_ADMIN_PASSWORD" &&
+    { [[ -z \${MYSQL_EXPORTER_PASSWORD-} ]] || login_works ${EXPORTER_USER} "$MYSQL_EXPORTER_PASSWORD"; } && return 0
+  log "creating or updating the ${REPLICATION_USER}, ${ADMIN_USER} and (with monitoring) ${EXPORTER_USER} accounts"
+  local replication admin exporter
   replication=$(sql_quote "$MYSQL_REPLICATION_PASSWORD")
   admin=$(sql_quote "$MYSQL_ADMIN_PASSWORD")
   {
+    # The metrics sidecar's (spec.monitoring): from the pod's loopback only, status and
+    # performance_schema only, a few connections at most.
+    if [[ -n \${MYSQL_EXPORTER_PASSWORD-} ]]; then
+      exporter=$(sql_quote "$MYSQL_EXPORTER_PASSWORD")
+      printf "CREATE USER IF NOT EXISTS '${EXPORTER_USER}'@'${EXPORTER_HOST}' IDENTIFIED BY %s WITH MAX_USER_CONNECTIONS ${EXPORTER_MAX_CONNECTIONS};\n" "$exporter"
+      printf "ALTER USER '${EXPORTER_USER}'@'${EXPORTER_HOST}' IDENTIFIED BY %s WITH MAX_USER_CONNECTIONS ${EXPORTER_MAX_CONNECTIONS};\n" "$exporter"
+      printf "GRANT ${EXPORTER_GRANTS} ON *.* TO '${EXPORTER_USER}'@'${EXPORTER_HOST}';\n"
+      printf "GRANT SELECT ON performance_schema.* TO '${EXPORTER_USER}'@'${EXPORTER_HOST}';\n"
+    fi
     printf "SET SESSION sql_mode = '';\n"
     printf "CREATE USER IF NOT EXISTS '${REPLICATION_USER}'@'%%' IDENTIFIED BY %s;\n" "$replication"
     printf "ALTER USER '${REPLICATION_USER}'@'%%' IDENTIFIED BY %s;\n" "$replication"

@@ -99,6 +99,15 @@ export interface MySQLClusterSpec {
    */
   readonly pvcRetention?: MySQLPvcRetention;
   /**
+   * Per-member metrics: a mysqld_exporter sidecar in every member pod (replication lag,
+   * semi-synchronous replication, connections, InnoDB and query figures), logging in over the pod
+   * loopback as a read-only account of its own (recon8s-exporter: PROCESS, REPLICATION CLIENT,
+   * SELECT on performance_schema) whose password is the credentials Secret key exporter-password.
+   * The pods carry the prometheus.io/scrape, port and path annotations.
+   * @default - off
+   */
+  readonly monitoring?: MySQLMonitoring;
+  /**
    * Labels added to every rendered object and to the pod template (never to selectors). Keys under
    * app.kubernetes.io/ are reserved.
    * @default - none
@@ -155,6 +164,7 @@ export interface ResolvedMySQLClusterSpec {
   readonly backup?: ResolvedMySQLBackup;
   readonly restore?: ResolvedMySQLRestore;
   readonly pvcRetention: ResolvedMySQLPvcRetention;
+  readonly monitoring: ResolvedMySQLMonitoring;
   readonly labels?: Readonly<Record<string, string>>;
   readonly annotations?: Readonly<Record<string, string>>;
   readonly nodeSelector?: Readonly<Record<string, string>>;
@@ -417,6 +427,69 @@ export interface MySQLPvcRetention {
 export interface ResolvedMySQLPvcRetention {
   readonly whenDeleted: "Retain" | "Delete";
   readonly whenScaled: "Retain" | "Delete";
+}
+
+/**
+ * Per-member metrics: a mysqld_exporter sidecar in every member pod (replication lag,
+ * semi-synchronous replication, connections, InnoDB and query figures), logging in over the pod
+ * loopback as a read-only account of its own (recon8s-exporter: PROCESS, REPLICATION CLIENT,
+ * SELECT on performance_schema) whose password is the credentials Secret key exporter-password.
+ * The pods carry the prometheus.io/scrape, port and path annotations.
+ */
+export interface MySQLMonitoring {
+  /**
+   * Run the metrics sidecar.
+   * @default false
+   */
+  readonly enabled?: boolean;
+  /**
+   * The mysqld_exporter image, 0.15 or later, with mysqld_exporter on its PATH (the project test
+   * node image has it).
+   * @default "quay.io/prometheus/mysqld-exporter:v0.19.0"
+   */
+  readonly image?: string;
+  /**
+   * The port the sidecar serves /metrics on (container port named metrics).
+   * @default 9104
+   */
+  readonly port?: number;
+  /**
+   * Compute resources of the metrics sidecar. When set, exactly these requests and limits are used;
+   * the memory limit bounds it.
+   * @default {"requests":{"cpu":"10m","memory":"32Mi"},"limits":{"memory":"64Mi"}}
+   */
+  readonly resources?: MySQLExporterResources;
+}
+
+/** {@link MySQLMonitoring} with every default applied. */
+export interface ResolvedMySQLMonitoring {
+  readonly enabled: boolean;
+  readonly image: string;
+  readonly port: number;
+  readonly resources: ResolvedMySQLExporterResources;
+}
+
+/**
+ * Compute resources of the metrics sidecar. When set, exactly these requests and limits are used;
+ * the memory limit bounds it.
+ */
+export interface MySQLExporterResources {
+  /**
+   * What the scheduler reserves for the container.
+   * @default - none
+   */
+  readonly requests?: ResourceList;
+  /**
+   * The most the container may use.
+   * @default - none
+   */
+  readonly limits?: ResourceList;
+}
+
+/** {@link MySQLExporterResources} with every default applied. */
+export interface ResolvedMySQLExporterResources {
+  readonly requests?: ResolvedResourceList;
+  readonly limits?: ResolvedResourceList;
 }
 
 /**

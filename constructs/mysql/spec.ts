@@ -334,6 +334,62 @@ const pvcRetention = s.object({
   },
 });
 
+/**
+ * The metrics sidecar's image: Prometheus' official mysqld_exporter, 0.15 or later (it reads
+ * SHOW REPLICA STATUS, which MySQL 8.4 and 9.x have instead of SHOW SLAVE STATUS).
+ */
+export const DEFAULT_EXPORTER_IMAGE = 'quay.io/prometheus/mysqld-exporter:v0.19.0';
+/** mysqld_exporter's registered default port. */
+export const DEFAULT_EXPORTER_PORT = 9104;
+
+const monitoring = s.object({
+  typeName: 'MySQLMonitoring',
+  description:
+    'Per-member metrics: a mysqld_exporter sidecar in every member pod (replication lag, semi-synchronous replication, connections, InnoDB and query figures), logging in over the pod loopback as a read-only account of its own (recon8s-exporter: PROCESS, REPLICATION CLIENT, SELECT on performance_schema) whose password is the credentials Secret key exporter-password. The pods carry the prometheus.io/scrape, port and path annotations.',
+  default: {},
+  defaultDoc: 'off',
+  rules: [
+    s.rule<{ port?: number }>(
+      '!has(self.port) || (self.port != 3306 && self.port != 33060)',
+      'port must differ from the MySQL ports 3306 and 33060',
+      (v) => v.port === undefined || (v.port !== 3306 && v.port !== 33060),
+      { fieldPath: '.port' },
+    ),
+  ],
+  properties: {
+    enabled: s.optional(s.boolean({ description: 'Run the metrics sidecar.', default: false })),
+    image: s.optional(
+      s.string({
+        description:
+          'The mysqld_exporter image, 0.15 or later, with mysqld_exporter on its PATH (the project test node image has it).',
+        minLength: 1,
+        maxLength: 512,
+        pattern: IMAGE_REFERENCE_PATTERN,
+        patternHint: IMAGE_REFERENCE_HINT,
+        default: DEFAULT_EXPORTER_IMAGE,
+      }),
+    ),
+    port: s.optional(
+      s.integer({
+        description: 'The port the sidecar serves /metrics on (container port named metrics).',
+        minimum: 1024,
+        maximum: 65535,
+        default: DEFAULT_EXPORTER_PORT,
+      }),
+    ),
+    resources: s.optional(
+      resources(
+        { requests: { cpu: '10m', memory: '32Mi' }, limits: { memory: '64Mi' } },
+        {
+          typeName: 'MySQLExporterResources',
+          description:
+            'Compute resources of the metrics sidecar. When set, exactly these requests and limits are used; the memory limit bounds it.',
+        },
+      ),
+    ),
+  },
+});
+
 export const mysqlSpec = s.object({
   typeName: 'MySQLClusterSpec',
   description:
@@ -469,6 +525,7 @@ export const mysqlSpec = s.object({
     backup: s.optional(backup),
     restore: s.optional(restore),
     pvcRetention: s.optional(pvcRetention),
+    monitoring: s.optional(monitoring),
     labels: s.optional(metadataMap('labels')),
     annotations: s.optional(metadataMap('annotations')),
     nodeSelector: s.optional(nodeSelector),

@@ -19,6 +19,7 @@ import {
   DATA_VOLUME,
   databaseSelector,
 } from './layout.js';
+import { exporterContainers, metricsLabels, scrapeAnnotations } from './exporter.js';
 import { rcloneInitContainer, storeEnv, toolsMount, toolsVolume } from './object-store.js';
 import { SCRIPT } from './scripts.js';
 import type { ResolvedMySQLRestore } from './spec.generated.js';
@@ -63,8 +64,8 @@ export function statefulSet(scope: Construct, ctx: MySQLClusterContext, configHa
       volumeClaimTemplates: [dataClaimTemplate(ctx)],
       template: {
         metadata: {
-          labels: clusterLabels(ctx, DATABASE_COMPONENT),
-          annotations: { ...spec.annotations, [CONFIG_HASH_ANNOTATION]: configHash },
+          labels: { ...clusterLabels(ctx, DATABASE_COMPONENT), ...metricsLabels(ctx) },
+          annotations: { ...spec.annotations, ...scrapeAnnotations(ctx), [CONFIG_HASH_ANNOTATION]: configHash },
         },
         spec: podSpec(ctx, selector),
       },
@@ -114,7 +115,7 @@ function podSpec(ctx: MySQLClusterContext, selector: Record<string, string>): k8
       ...(spec.restore ? [rcloneInitContainer(spec.restore.s3, spec.imagePullPolicy)] : []),
       bootstrapContainer(ctx),
     ],
-    containers: [mysqlContainer(ctx), replicationContainer(ctx)],
+    containers: [mysqlContainer(ctx), replicationContainer(ctx), ...exporterContainers(ctx)],
     volumes: [
       { name: VOLUMES.config, configMap: { name: ctx.names.config } },
       { name: VOLUMES.scripts, configMap: { name: ctx.names.scripts } },
@@ -161,6 +162,10 @@ function memberEnv(ctx: MySQLClusterContext): k8s.EnvVar[] {
     secretEnv(ctx, 'MYSQL_ROOT_PASSWORD', SECRET_KEYS.rootPassword),
     secretEnv(ctx, 'MYSQL_REPLICATION_PASSWORD', SECRET_KEYS.replicationPassword),
     secretEnv(ctx, 'MYSQL_ADMIN_PASSWORD', SECRET_KEYS.adminPassword),
+    // With monitoring: the bootstrap of a new cluster creates the metrics sidecar's account, and the
+    // primary's replication sidecar makes sure it exists (replication.sh), e.g. when monitoring is
+    // turned on later.
+    ...(ctx.spec.monitoring.enabled ? [secretEnv(ctx, 'MYSQL_EXPORTER_PASSWORD', SECRET_KEYS.exporterPassword)] : []),
   ];
 }
 

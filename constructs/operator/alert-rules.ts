@@ -1,5 +1,5 @@
 // The alerts recon8s ships: what it promises, as Prometheus rules over its own metrics. Each says what
-// to do in its `runbook` annotation, a section of docs/operations.md ("Alerts"); test/integration/alert-rules
+// to do in its `runbook` annotation, a section of docs/monitoring.md ("Alerts"); test/integration/alert-rules
 // checks each one with Prometheus's own rule tester (promtool test rules) on series that must and must
 // not make it fire.
 import { ApiObject } from 'cdk8s';
@@ -13,6 +13,12 @@ export interface AlertRulesProps {
    * @default 10000
    */
   readonly replicaLagTransactions?: number;
+  /**
+   * A replica this many seconds behind its primary (Seconds_Behind_Source, from the members' metrics
+   * sidecars: spec.monitoring) for 10 minutes is alerted on.
+   * @default 300
+   */
+  readonly replicaLagSeconds?: number;
   /**
    * A MySQLCluster whose last completed backup ended longer ago than this is alerted on (a daily
    * schedule plus the time a backup takes).
@@ -45,6 +51,7 @@ export interface AlertRulesProps {
 /** The default of each prop, resolved once. */
 export const DEFAULT_ALERT_THRESHOLDS = {
   replicaLagTransactions: 10_000,
+  replicaLagSeconds: 300,
   backupMaxAgeHours: 26,
   binlogArchiveMaxLagMinutes: 30,
 } as const;
@@ -58,9 +65,9 @@ export interface AlertRule {
   readonly annotations: { readonly summary: string; readonly description: string; readonly runbook: string };
 }
 
-/** Where each alert's runbook is: the section of the same name in docs/operations.md. */
+/** Where each alert's runbook is: the section of docs/monitoring.md of the same name. */
 const runbook = (alert: string): string =>
-  `https://github.com/recon8s/recon8s/blob/main/docs/operations.md#${alert.toLowerCase()}`;
+  `https://github.com/recon8s/recon8s/blob/main/docs/monitoring.md#${alert.toLowerCase()}`;
 
 /** Validated thresholds, every problem at once. */
 function thresholds(props: AlertRulesProps): { -readonly [K in keyof typeof DEFAULT_ALERT_THRESHOLDS]: number } {
@@ -68,6 +75,7 @@ function thresholds(props: AlertRulesProps): { -readonly [K in keyof typeof DEFA
     ...DEFAULT_ALERT_THRESHOLDS,
     ...withoutUndefined({
       replicaLagTransactions: props.replicaLagTransactions,
+      replicaLagSeconds: props.replicaLagSeconds,
       backupMaxAgeHours: props.backupMaxAgeHours,
       binlogArchiveMaxLagMinutes: props.binlogArchiveMaxLagMinutes,
     }),
@@ -79,6 +87,7 @@ function thresholds(props: AlertRulesProps): { -readonly [K in keyof typeof DEFA
       problems.push({ field, value: v, expected: integer ? 'a positive integer' : 'a positive number' });
   };
   positive('replicaLagTransactions', true);
+  positive('replicaLagSeconds', false);
   positive('backupMaxAgeHours', false);
   positive('binlogArchiveMaxLagMinutes', false);
   if (problems.length > 0) throw new InvalidSpecError('Recon8sAlertRules', problems);
@@ -148,6 +157,24 @@ export function alertRules(props: AlertRulesProps = {}): AlertRule[] {
       `A replica of MySQLCluster ${cluster} is behind`,
       `{{ $labels.member }} of ${cluster} has been more than ${t.replicaLagTransactions} transactions behind its primary for 10 minutes ({{ $value }} now).`,
     ),
+    // The next two read the members' metrics sidecars (spec.monitoring): series with a pod label.
+    rule(
+      'Recon8sMySQLReplicaLaggingSeconds',
+      'warning',
+      `mysql_slave_status_seconds_behind_source > ${t.replicaLagSeconds}`,
+      '10m',
+      `A replica of MySQLCluster ${cluster} is behind`,
+      `{{ $labels.pod }} of ${cluster} has been more than ${t.replicaLagSeconds} seconds behind its primary for 10 minutes ({{ $value }} s now): reads from the replicas Service are that stale, and a failover would wait for it to catch up.`,
+    ),
+    rule(
+      'Recon8sMySQLSemiSyncWaiting',
+      'critical',
+      // Sessions waiting at every scrape for 5 minutes: not a busy moment, writes that do not finish.
+      'min_over_time(mysql_global_status_rpl_semi_sync_source_wait_sessions[5m]) > 0',
+      '5m',
+      `Writes to MySQLCluster ${cluster} wait for a replica acknowledgement`,
+      `Sessions on {{ $labels.pod }} of ${cluster} have waited for a replica to acknowledge their commits for 10 minutes ({{ $value }} waiting now): no replica acknowledges (all down or not replicating), and recon8s never lets the primary fall back to asynchronous replication.`,
+    ),
     rule(
       'Recon8sMySQLBackupFailing',
       'warning',
@@ -171,6 +198,14 @@ export function alertRules(props: AlertRulesProps = {}): AlertRule[] {
       '10m',
       `The binary-log archive of MySQLCluster ${cluster} is behind`,
       `The binary logs of ${cluster} were last archived more than ${t.binlogArchiveMaxLagMinutes} minutes ago: a point-in-time restore reaches no later than that.`,
+    ),
+    rule(
+      'Recon8sMySQLBinlogArchiveGap',
+      'critical',
+      'recon8s_mysql_binlog_archive_gap == 1',
+      undefined,
+      `Binary logs of MySQLCluster ${cluster} expired before they were archived`,
+      `The last binary-log archive run of ${cluster} found transactions in no archived log and not in the newest backup: no point-in-time restore reaches past them until a new backup is taken.`,
     ),
     rule(
       'Recon8sDegraded',

@@ -42,7 +42,9 @@ import type { Construct } from 'constructs';
 import { selectorLabels } from '../common/metadata.js';
 import { containerSecurityContext, podSecurityContext, preferredAntiAffinity } from '../common/security.js';
 import { Recon8sCrds } from '../crd.js';
+import { MySQLPodMonitor } from '../mysql/exporter.js';
 import { Recon8sAlertRules } from './alert-rules.js';
+import { Recon8sDashboard } from './dashboard.js';
 import { KINDS } from '../render.js';
 import type { KindDefinition } from '../schema/schema.js';
 import { QUALIFIED_KEY_PATTERN } from '../schema/schema.js';
@@ -187,6 +189,18 @@ export interface OperatorChartProps {
    * @default false
    */
   readonly prometheusRule?: boolean;
+  /**
+   * A Prometheus Operator PodMonitor scraping the metrics sidecar of every MySQLCluster member that has
+   * `spec.monitoring.enabled`, in every namespace (MySQLPodMonitor). Its CRD must exist in the cluster.
+   * @default false
+   */
+  readonly podMonitor?: boolean;
+  /**
+   * The Grafana dashboard (Recon8sDashboard) in a ConfigMap labelled `grafana_dashboard: "1"`, which
+   * Grafana's dashboard sidecar picks up (it must watch the install's namespace).
+   * @default false
+   */
+  readonly grafanaDashboard?: boolean;
 }
 
 /** Container resources, as quantities ("100m", "256Mi"). */
@@ -232,6 +246,10 @@ export class OperatorChart extends Chart {
   readonly serviceMonitor?: ApiObject;
   /** Present when `prometheusRule` is true. */
   readonly alertRules?: Recon8sAlertRules;
+  /** Present when `podMonitor` is true. */
+  readonly podMonitor?: MySQLPodMonitor;
+  /** Present when `grafanaDashboard` is true. */
+  readonly dashboard?: Recon8sDashboard;
 
   constructor(scope: Construct, id: string, props: OperatorChartProps = {}) {
     const namespace = props.namespace ?? DEFAULT_OPERATOR_NAMESPACE;
@@ -466,6 +484,10 @@ export class OperatorChart extends Chart {
     }
     if (props.prometheusRule === true)
       this.alertRules = new Recon8sAlertRules(this, 'alert-rules', { name: `${name}-alerts`, namespace, labels });
+    if (props.podMonitor === true)
+      this.podMonitor = new MySQLPodMonitor(this, 'pod-monitor', { name: `${name}-mysql`, namespace, labels });
+    if (props.grafanaDashboard === true)
+      this.dashboard = new Recon8sDashboard(this, 'dashboard', { name: `${name}-dashboard`, namespace, labels });
   }
 }
 

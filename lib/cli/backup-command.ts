@@ -271,6 +271,10 @@ export async function binlogArchiveCommand(
       out.write(`${describeArchive(match[2] ?? '')}\n`);
       return 0;
     }
+    if (run.succeeded && match?.[1] === MYSQL_STORE_REPORTS.binlogArchiveGap) {
+      err.write(`${describeStoreReport(match[1], match[2] ?? '')}\n`);
+      return 1;
+    }
     err.write(`binary-log archive Job ${run.job} failed: ${match?.[2] ?? (message || 'no report')}\n`);
     return 1;
   } catch (e) {

@@ -50,6 +50,8 @@ export interface ControllerMetrics {
   readonly mysqlBinlogArchivedUntil: Gauge<'namespace' | 'cluster'>;
   readonly resourceDegraded: Gauge<'kind' | 'namespace' | 'name' | 'reason'>;
   readonly mysqlPrimaryReachable: Gauge<'namespace' | 'cluster'>;
+  readonly mysqlBinlogArchiveGap: Gauge<'namespace' | 'cluster'>;
+  readonly mysqlMemberRole: Gauge<'namespace' | 'cluster' | 'member' | 'role'>;
   readonly mysqlErrantMembers: Gauge<'namespace' | 'cluster'>;
 }
 
@@ -211,9 +213,19 @@ export function createControllerMetrics(registry: Registry): ControllerMetrics {
       help: '1 when the recorded primary of the MySQLCluster answered the controller when it last looked, else 0.',
       labelNames: ['namespace', 'cluster'],
     }),
+    mysqlMemberRole: registry.gauge({
+      name: 'recon8s_mysql_member_role',
+      help: '1 for the role (primary, replica or none) the controller last gave the member, 0 for the other two.',
+      labelNames: ['namespace', 'cluster', 'member', 'role'],
+    }),
     mysqlErrantMembers: registry.gauge({
       name: 'recon8s_mysql_errant_members',
       help: 'Members of the MySQLCluster holding transactions the primary lacks (excluded until re-provisioned).',
+      labelNames: ['namespace', 'cluster'],
+    }),
+    mysqlBinlogArchiveGap: registry.gauge({
+      name: 'recon8s_mysql_binlog_archive_gap',
+      help: '1 when the last binary-log archive run of the MySQLCluster found transactions whose logs expired unarchived and that the newest backup lacks (no point-in-time restore reaches past them), else 0.',
       labelNames: ['namespace', 'cluster'],
     }),
     mysqlBinlogArchivedUntil: registry.gauge({

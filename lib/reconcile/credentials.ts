@@ -1,12 +1,23 @@
 import { randomBytes } from 'node:crypto';
 import { MYSQL_SECRET_KEYS } from '../../constructs/index.js';
 
-/** Keys of the MySQL credentials Secret that the workloads read. */
+/** Keys of the MySQL credentials Secret that the workloads always read. */
 export const CREDENTIAL_KEYS = [
   MYSQL_SECRET_KEYS.rootPassword,
   MYSQL_SECRET_KEYS.replicationPassword,
   MYSQL_SECRET_KEYS.adminPassword,
 ] as const;
+
+/**
+ * Every key a generated Secret gets: also the metrics sidecar's password, so that turning
+ * spec.monitoring on later needs nothing more. A user's Secret needs it only with monitoring on.
+ */
+export const GENERATED_KEYS = [...CREDENTIAL_KEYS, MYSQL_SECRET_KEYS.exporterPassword] as const;
+
+/** The keys a cluster's Secret must have: the exporter's only when spec.monitoring.enabled. */
+export function requiredKeys(monitoring: boolean): readonly string[] {
+  return monitoring ? GENERATED_KEYS : CREDENTIAL_KEYS;
+}
 
 /** Marks a Secret recon8s generated (and so may own); a user's Secret never carries it. */
 export const GENERATED_BY_LABEL = 'recon8s.dev/generated-for';
@@ -42,7 +53,10 @@ export function generatePassword(): string {
   return randomBytes(24).toString('base64url');
 }
 
-/** Which required keys a Secret's data lacks (never looks at the values beyond presence). */
-export function missingKeys(data: Readonly<Record<string, string>> | undefined): string[] {
-  return CREDENTIAL_KEYS.filter((k) => !data?.[k]);
+/** Which of `keys` a Secret's data lacks (never looks at the values beyond presence). */
+export function missingKeys(
+  data: Readonly<Record<string, string>> | undefined,
+  keys: readonly string[] = CREDENTIAL_KEYS,
+): string[] {
+  return keys.filter((k) => !data?.[k]);
 }

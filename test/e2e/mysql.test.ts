@@ -7,6 +7,7 @@ import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
 import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import type { Controller } from '../../lib/controller/manager.js';
 import { eventually } from '../integration/eventually.js';
+import { EXPORTER_METRICS } from '../../constructs/index.js';
 import { REFUSED_LOGINS_SQL } from '../support/mysql-counters.js';
 import { runCliHere } from '../support/run.js';
 import { startTestController } from '../integration/support/controller.js';
@@ -108,6 +109,8 @@ describe('MySQLCluster on a real node (MySQL 9.7)', function () {
       namespace: ns,
       body: mysqlClusterResource(node().images.mysql, NAME, 3, {
         resources: { requests: { cpu: '100m', memory: '512Mi' }, limits: { memory: '1Gi' } },
+        // The test image carries mysqld_exporter (Debian sid's 0.19) beside mysqld.
+        monitoring: { enabled: true, image: node().images.mysql },
       }),
     });
     const started = Date.now();
@@ -153,6 +156,82 @@ describe('MySQLCluster on a real node (MySQL 9.7)', function () {
     // The write landed on the primary, whatever pod the client ran in.
     assert.equal(await sql(PRIMARY, 'SELECT note FROM e2e.t WHERE id = 1'), PRIMARY);
     for (const r of REPLICAS) await rowsOn(r, '1');
+  });
+
+  /** What a member's metrics sidecar serves, read from inside the pod (its loopback, as a scrape would). */
+  const scrape = async (member: string): Promise<Map<string, number>> => {
+    const r = await execIn(kc, ns, member, 'replication', [
+      'bash',
+      '-c',
+      'exec 3<>/dev/tcp/127.0.0.1/9104 && printf "GET /metrics HTTP/1.0\\r\\nHost: localhost\\r\\n\\r\\n" >&3 && cat <&3',
+    ]);
+    assert.ok(r.ok, r.stderr);
+    const series = new Map<string, number>();
+    for (const line of r.stdout.split('\n')) {
+      const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})? (\S+)$/.exec(line.trim());
+      if (m?.[1] && m[3] !== undefined) series.set(`${m[1]}${m[2] ?? ''}`, Number(m[3]));
+    }
+    return series;
+  };
+  const value = (series: Map<string, number>, name: string): number | undefined =>
+    [...series].find(([k]) => k === name || k.startsWith(`${name}{`))?.[1];
+
+  it('serves per-member metrics (spec.monitoring): lag on the replicas, semi-sync on the primary, connections and InnoDB everywhere', async () => {
+    // The exporter's account exists with only what it reads (created by the primary's replication sidecar).
+    assert.deepEqual((await sql(PRIMARY, "SHOW GRANTS FOR 'recon8s-exporter'@'127.0.0.1'")).split('\n').sort(), [
+      'GRANT PROCESS, REPLICATION CLIENT ON *.* TO `recon8s-exporter`@`127.0.0.1`',
+      'GRANT SELECT ON `performance_schema`.* TO `recon8s-exporter`@`127.0.0.1`',
+    ]);
+    const byMember = new Map<string, Map<string, number>>();
+    await eventually(
+      async () => {
+        for (const m of MEMBERS) {
+          const series = await scrape(m);
+          assert.equal(value(series, 'mysql_up'), 1, `${m}: mysql_up`);
+          byMember.set(m, series);
+        }
+        for (const r of REPLICAS)
+          assert.equal(value(byMember.get(r) ?? new Map(), 'mysql_slave_status_replica_sql_running'), 1, r);
+      },
+      { timeoutMs: 60_000, description: "every member's exporter logged in (the account replicated)" },
+    );
+    const primary = byMember.get(PRIMARY) ?? new Map<string, number>();
+    for (const [m, series] of byMember) {
+      for (const name of EXPORTER_METRICS.everyMember)
+        assert.notEqual(value(series, name), undefined, `${m} serves no ${name}`);
+      assert.ok((value(series, 'mysql_global_status_threads_connected') ?? 0) >= 1, m);
+    }
+    for (const name of EXPORTER_METRICS.primary)
+      assert.notEqual(value(primary, name), undefined, `${PRIMARY}: ${name}`);
+    assert.equal(value(primary, 'mysql_global_status_rpl_semi_sync_source_status'), 1, 'semi-sync on at the primary');
+    for (const r of REPLICAS) {
+      const series = byMember.get(r) ?? new Map<string, number>();
+      for (const name of EXPORTER_METRICS.replicas) assert.notEqual(value(series, name), undefined, `${r}: ${name}`);
+      assert.equal(value(series, 'mysql_slave_status_seconds_behind_source'), 0, `${r} caught up`);
+    }
+    assert.equal(
+      value(primary, 'mysql_slave_status_seconds_behind_source'),
+      undefined,
+      'the primary replicates from nobody',
+    );
+
+    // The sidecar's footprint, after the scrapes above and ten more (printed, not asserted).
+    for (let i = 0; i < 10; i++) await scrape(PRIMARY);
+    for (const m of MEMBERS) {
+      const r = await execIn(kc, ns, m, 'metrics', [
+        'bash',
+        '-c',
+        'grep VmRSS /proc/1/status; read -r -a s < /proc/1/stat; echo "cpu_ticks $((s[13] + s[14])) start ${s[21]}"; cat /proc/uptime; getconf CLK_TCK',
+      ]);
+      assert.ok(r.ok, r.stderr);
+      const [rss = '', cpu = '', uptime = '', tck = '100'] = r.stdout.trim().split('\n');
+      const ticks = Number(/cpu_ticks (\d+)/.exec(cpu)?.[1]);
+      const startTicks = Number(/start (\d+)/.exec(cpu)?.[1]);
+      const alive = Number(uptime.split(' ')[0]) - startTicks / Number(tck);
+      console.log(
+        `      ${m} metrics sidecar: ${rss.replace(/\s+/g, ' ')}, CPU ${(ticks / Number(tck)).toFixed(2)} s over ${alive.toFixed(0)} s (${((ticks / Number(tck) / alive) * 1000).toFixed(1)} millicores on average)`,
+      );
+    }
   });
 
   it('has replicas that refuse writes, even from root', async () => {

@@ -82,6 +82,33 @@ const CASES: readonly Case[] = [
     ],
   },
   {
+    alert: 'Recon8sMySQLReplicaLaggingSeconds',
+    series: [
+      [db('mysql_slave_status_seconds_behind_source', { pod: 'db-1' }), '0x3 400x20'],
+      [db('mysql_slave_status_seconds_behind_source', { pod: 'db-2' }), '0x3 200x20'],
+    ],
+    at: [
+      { time: '3m', fires: [] },
+      // Above 300 s from 4m: pending for 10m, firing from 14m; db-2 (200 s) never.
+      { time: '12m', fires: [] },
+      { time: '15m', fires: [{ ...DB, pod: 'db-1' }] },
+    ],
+  },
+  {
+    alert: 'Recon8sMySQLSemiSyncWaiting',
+    series: [
+      // db-0 has sessions waiting from 2m on; db-1 has a busy moment now and then, never for long.
+      [db('mysql_global_status_rpl_semi_sync_source_wait_sessions', { pod: 'db-0' }), '0 0 2x20'],
+      [db('mysql_global_status_rpl_semi_sync_source_wait_sessions', { pod: 'db-1' }), '0 3 0 0 5 0 0 1 0 0 4 0x10'],
+    ],
+    at: [
+      { time: '6m', fires: [] },
+      // Waiting at every scrape of the 5 minutes to 7m, then for 5m more: firing from 12m.
+      { time: '10m', fires: [] },
+      { time: '13m', fires: [{ ...DB, pod: 'db-0' }] },
+    ],
+  },
+  {
     alert: 'Recon8sMySQLBackupFailing',
     series: [
       [db('recon8s_mysql_backup_failing', { job: 'backup' }), '0 1 1 0'],
@@ -113,6 +140,19 @@ const CASES: readonly Case[] = [
     ],
   },
   {
+    alert: 'Recon8sMySQLBinlogArchiveGap',
+    series: [
+      [db('recon8s_mysql_binlog_archive_gap'), '0x3 1x3 0x3'],
+      [db('recon8s_mysql_binlog_archive_gap', { cluster: 'other' }), '0x10'],
+    ],
+    at: [
+      { time: '2m', fires: [] },
+      { time: '5m', fires: [DB] },
+      // A backup closed the gap: the next run found none.
+      { time: '8m', fires: [] },
+    ],
+  },
+  {
     alert: 'Recon8sDegraded',
     series: [
       ['recon8s_resource_degraded{kind="MySQLCluster",namespace="shop",name="db",reason="RestoreFailed"}', '1x20'],
@@ -136,6 +176,8 @@ function rendered(template: string, labels: Record<string, string>, value: strin
 const VALUE: Readonly<Record<string, string>> = {
   Recon8sMySQLErrantMember: '1',
   Recon8sMySQLReplicaLagging: '20000',
+  Recon8sMySQLReplicaLaggingSeconds: '400',
+  Recon8sMySQLSemiSyncWaiting: '2',
 };
 
 describe("the shipped alert rules, on Prometheus's own engine (promtool)", function () {

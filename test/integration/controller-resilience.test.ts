@@ -290,7 +290,7 @@ describe('controller resilience (own control plane)', function () {
       assert.equal(after.metadata.resourceVersion, before.metadata.resourceVersion, 'the Secret was not written again');
       const keys = Object.keys(before.data ?? {}).sort();
       assert.deepEqual(Object.keys(after.data ?? {}).sort(), keys);
-      assert.deepEqual(keys, ['admin-password', 'replication-password', 'root-password']);
+      assert.deepEqual(keys, ['admin-password', 'exporter-password', 'replication-password', 'root-password']);
       // Compared as bytes; never printed.
       for (const key of keys)
         assert.ok(

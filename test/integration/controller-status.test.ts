@@ -116,6 +116,40 @@ describe('controller status that tells the truth (real API server)', function ()
       },
       { description: 'the StatefulSet once the Secret exists' },
     );
+
+    // Monitoring on: the user's Secret must hold the metrics account's password too. Until it does,
+    // the running StatefulSet is held back as it was (never pruned), and the key is named.
+    await patchSpec('mysqlclusters', 'nosecret', { monitoring: { enabled: true } });
+    await eventually(
+      async () => {
+        const degraded = condition(await getCr('mysqlclusters', 'nosecret'), 'Degraded');
+        assert.deepEqual([degraded?.status, degraded?.reason], ['True', 'CredentialsMissing']);
+        assert.match(degraded?.message ?? '', /Secret nosecret-passwords has no exporter-password key/);
+      },
+      { description: 'CredentialsMissing naming the exporter-password key' },
+    );
+    const containers = async () =>
+      (
+        (await apps.readNamespacedStatefulSet({ namespace: ns, name: 'nosecret' })).spec?.template.spec?.containers ??
+        []
+      ).map((c) => c.name);
+    assert.deepEqual(await containers(), ['mysql', 'replication'], 'the StatefulSet kept as it was');
+    await core.patchNamespacedSecret(
+      {
+        namespace: ns,
+        name: 'nosecret-passwords',
+        body: { stringData: { 'exporter-password': 'horse-horse-staple' } },
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    await patchSpec('mysqlclusters', 'nosecret', { mysqlConf: { max_connections: '300' } });
+    await eventually(
+      async () => {
+        assert.deepEqual(await containers(), ['mysql', 'replication', 'metrics']);
+        assert.equal(condition(await getCr('mysqlclusters', 'nosecret'), 'Degraded')?.status, 'False');
+      },
+      { description: 'the metrics sidecar once the Secret has its key' },
+    );
   });
 
   it('refuses a replication password longer than MySQL accepts, naming the Secret and the limit, never the password', async () => {

@@ -231,6 +231,14 @@ describe('CRDs and manifests on a real API server', function () {
       );
     });
 
+    it('fails on a metrics port that is a MySQL port, naming spec.monitoring.port, and takes another', () => {
+      const r = create(mysql('metrics-on-3306', { monitoring: { enabled: true, port: 3306 } }));
+      assert.notEqual(r.status, 0);
+      assert.match(r.stderr, /spec\.monitoring\.port: .*port must differ from the MySQL ports 3306 and 33060/);
+      const ok = create(mysql('metrics-on-9200', { monitoring: { enabled: true, port: 9200 } }));
+      assert.equal(ok.status, 0, ok.stderr);
+    });
+
     it('fails on a wrong type', () => {
       const r = create(app('wrong-type', { image: 'nginx', replicas: 'two' }));
       assert.notEqual(r.status, 0);

@@ -110,8 +110,11 @@ describe('the Helm chart (dist/helm/recon8s), generated from the OperatorChart c
       watchedNamespaces: ['shop', 'billing'],
       credentialsNamespaces: ['shop', 'billing'],
       serviceMonitor: true,
-      // Its rules hold Prometheus template text ({{ $labels.x }}), which Helm must write out as it is.
+      // Its rules hold Prometheus template text ({{ $labels.x }}), which Helm must write out as it is;
+      // so do the dashboard's legends ({{pod}}).
       prometheusRule: true,
+      podMonitor: true,
+      grafanaDashboard: true,
     };
     for (const [release, values] of [
       [{ name: 'platform-recon8s', namespace: 'platform' }, custom],
@@ -136,6 +139,8 @@ describe('the Helm chart (dist/helm/recon8s), generated from the OperatorChart c
           credentialsNamespaces: ['shop'],
           serviceMonitor: true,
           prometheusRule: true,
+          podMonitor: true,
+          grafanaDashboard: true,
         }).values(),
       ]
         .filter((o) => o.kind !== 'CustomResourceDefinition')

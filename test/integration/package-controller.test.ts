@@ -1,13 +1,17 @@
 /*
  * `npm pack` of this repository gives the controller package, @recon8s/controller: the CLI and the
  * controller with the constructs they were built with, and their runtime dependencies (the Kubernetes
- * client among them). A scratch project installs it offline and runs the installed `recon8s` bin.
- * The constructs-only package `recon8s` is package.test.ts. No cluster needed; about 30 s.
+ * client among them). A scratch project installs it offline and runs the installed `recon8s` bin, and
+ * the real kubectl finds the same CLI as the plugin `kubectl recon8s` (against the shared control plane).
+ * The constructs-only package `recon8s` is package.test.ts. About 30 s.
  */
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { delimiter, join } from 'node:path';
+import { CustomObjectsApi } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
+import { freshNamespace, useSharedControlPlane } from './cluster.js';
+import { installCrds } from './support/controller.js';
 import { REPO_ROOT } from '../support/run.js';
 import {
   assertSucceeded,
@@ -108,5 +112,68 @@ describe('the controller package @recon8s/controller (npm pack), as an operator 
     assertSucceeded(help);
     for (const command of ['controller', 'render', 'diff', 'apply'])
       assert.match(help.stdout, new RegExp(`\\b${command}\\b`));
+  });
+
+  describe('as the kubectl plugin kubectl-recon8s (the real kubectl, the shared control plane)', () => {
+    const controlPlane = useSharedControlPlane();
+    let ns = '';
+    before(async function () {
+      this.timeout(120_000);
+      await installCrds(controlPlane());
+      ns = await freshNamespace('kubectl-plugin');
+      const custom = controlPlane().kubeConfig().makeApiClient(CustomObjectsApi);
+      const target = { group: 'recon8s.dev', version: 'v1alpha1', plural: 'mysqlclusters', namespace: ns };
+      await custom.createNamespacedCustomObject({
+        ...target,
+        body: { apiVersion: 'recon8s.dev/v1alpha1', kind: 'MySQLCluster', metadata: { name: 'db' }, spec: {} },
+      });
+      // The topology as a controller would have reported it; none runs here.
+      const created = (await custom.getNamespacedCustomObject({ ...target, name: 'db' })) as Record<string, unknown>;
+      await custom.replaceNamespacedCustomObjectStatus({
+        ...target,
+        name: 'db',
+        body: {
+          ...created,
+          status: {
+            currentPrimary: 'db-0',
+            members: [
+              { name: 'db-0', role: 'primary', reachable: true, writable: true },
+              { name: 'db-1', role: 'replica', reachable: true, writable: false, replicating: true },
+            ],
+          },
+        },
+      });
+    });
+
+    // kubectl finds a plugin as an executable named kubectl-<name> on PATH: the package bin of that name.
+    const kubectl = (args: readonly string[]) =>
+      exec(controlPlane().binaries.kubectl, args, {
+        cwd: project,
+        timeoutMs: 60_000,
+        env: childEnv({
+          PATH: [join(project, 'node_modules', '.bin'), childEnv().PATH].join(delimiter),
+          KUBECONFIG: controlPlane().kubeconfigPath,
+        }),
+      });
+
+    it('kubectl plugin list finds it in the installed bin directory', () => {
+      const r = kubectl(['plugin', 'list', '--name-only']);
+      assertSucceeded(r);
+      assert.match(r.stdout, /^kubectl-recon8s$/m);
+    });
+
+    it('kubectl recon8s status db -n NS prints the topology of MySQLCluster db', () => {
+      const r = kubectl(['recon8s', 'status', 'db', '-n', ns]);
+      assertSucceeded(r);
+      assert.match(r.stdout, new RegExp(`^MySQLCluster ${ns}/db: primary db-0$`, 'm'));
+      assert.match(r.stdout, /^db-0 +primary +yes +yes +- *$/m);
+      assert.match(r.stdout, /^db-1 +replica +yes +no +yes *$/m);
+    });
+
+    it('kubectl recon8s passes on the exit code and error of the CLI (a cluster that does not exist: 2)', () => {
+      const r = kubectl(['recon8s', 'status', 'nowhere', '-n', ns]);
+      assert.equal(r.status, 2, `${r.stdout}${r.stderr}`);
+      assert.match(r.stderr, /nowhere does not exist/);
+    });
   });
 });

@@ -81,6 +81,33 @@ describe('MySQLCluster backup status', () => {
     assert.deepEqual(found.failing, { backup: false, binlog: false });
   });
 
+  it('reports binary logs that expired unarchived (BinlogArchiveGap) as a problem naming the lost transactions, until a run finds none', () => {
+    const gapRun = jobPod(
+      'binlog',
+      'BinlogArchiveGap: {"archivedGtids":"x:1-80","coveredUntil":"2026-11-24T05:05:00Z","member":"shop-0.shop-headless","server":"x","gap":"x:81-95","newestBackup":"20261124T030000Z"}',
+      '2026-11-24T05:05:02Z',
+    );
+    const found = backupFindings('shop', [gapRun], {});
+    assert.equal(found.binlogGap, true);
+    assert.equal(found.failing.binlog, false, 'the run itself worked');
+    assert.equal(found.backup?.binlogsArchivedUntil, '2026-11-24T05:05:00Z', 'what it archived counts');
+    assert.equal(found.problems.length, 1);
+    assert.equal(found.problems[0]?.reason, 'BinlogArchiveGap');
+    assert.match(
+      found.problems[0]?.message ?? '',
+      /^binary logs of shop-0\.shop-headless expired before they were archived: transactions 'x:81-95' are in no archived log and not in the newest backup \(20261124T030000Z\), so no point-in-time restore reaches past them; take a backup/,
+    );
+    const closed = jobPod(
+      'binlog',
+      'BinlogsArchived: {"archivedGtids":"x:1-80,x:96-120","coveredUntil":"2026-11-24T05:10:00Z"}',
+      '2026-11-24T05:10:02Z',
+    );
+    const later = backupFindings('shop', [gapRun, closed], {});
+    assert.equal(later.binlogGap, false);
+    assert.deepEqual(later.problems, []);
+    assert.equal(backupFindings('shop', [], {}).binlogGap, undefined, 'no run seen: no figure');
+  });
+
   it('reports the last run failing as a problem until a later run succeeds, and keeps the last good backup meanwhile', () => {
     const good = jobPod('backup', `BackupCompleted: ${JSON.stringify(MANIFEST)}`, '2026-11-24T03:00:43Z');
     const bad = jobPod('backup', 'BackupFailed: backup 20261125T030000Z failed: NoSuchBucket', '2026-11-25T03:00:05Z');

@@ -364,6 +364,15 @@ describe('OperatorChart (the operator install construct)', () => {
       );
     });
 
+    it('adds the monitoring objects named in RECON8S_MONITORING, and refuses a name it does not know', () => {
+      const props = operatorPropsFromEnv({ RECON8S_MONITORING: 'podMonitor, grafanaDashboard' });
+      assert.deepEqual([props.podMonitor, props.grafanaDashboard, props.prometheusRule], [true, true, undefined]);
+      assert.throws(
+        () => operatorPropsFromEnv({ RECON8S_MONITORING: 'podMonitor,dashboards' }),
+        /^Error: RECON8S_MONITORING: got "dashboards", expected a comma-separated list of serviceMonitor, podMonitor, prometheusRule, grafanaDashboard$/,
+      );
+    });
+
     it('creates no credentials namespace (kubectl delete -f must never delete one), and says which must exist first', () => {
       const granted = synth({ credentialsNamespaces: ['shop', 'billing'] });
       assert.deepEqual(
@@ -605,7 +614,7 @@ describe('OperatorChart (the operator install construct)', () => {
 });
 
 describe('the shipped alert rules (Recon8sAlertRules)', () => {
-  it('renders a PrometheusRule with every alert, each with a severity and a runbook section of docs/operations.md', () => {
+  it('renders a PrometheusRule with every alert, each with a severity and a runbook section of docs/monitoring.md', () => {
     const chart = new Chart(Testing.app(), 'alerts', { namespace: 'monitoring' });
     new Recon8sAlertRules(chart, 'alerts', { labels: { release: 'prometheus' } });
     const [rule] = Testing.synth(chart) as {
@@ -618,17 +627,17 @@ describe('the shipped alert rules (Recon8sAlertRules)', () => {
     assert.equal(rule?.metadata.labels.release, 'prometheus');
     const rules = rule?.spec.groups[0]?.rules ?? [];
     assert.deepEqual(rules, alertRules());
-    const doc = readFileSync(new URL('../../docs/operations.md', import.meta.url), 'utf8');
+    const doc = readFileSync(new URL('../../docs/monitoring.md', import.meta.url), 'utf8');
     for (const r of rules) {
       assert.match(r.labels.severity, /^(critical|warning|info)$/);
       assert.equal(
         r.annotations.runbook,
-        `https://github.com/recon8s/recon8s/blob/main/docs/operations.md#${r.alert.toLowerCase()}`,
+        `https://github.com/recon8s/recon8s/blob/main/docs/monitoring.md#${r.alert.toLowerCase()}`,
       );
       assert.match(
         doc,
         new RegExp(`^#### ${r.alert}$`, 'm'),
-        `docs/operations.md has no runbook section for ${r.alert}`,
+        `docs/monitoring.md has no runbook section for ${r.alert}`,
       );
     }
   });
@@ -659,5 +668,22 @@ describe('the shipped alert rules (Recon8sAlertRules)', () => {
     assert.deepEqual(kinds({}), []);
     assert.deepEqual(kinds({ prometheusRule: true }), ['recon8s-alerts']);
     assert.deepEqual(kinds({ prometheusRule: true, name: 'ops' }), ['ops-alerts']);
+  });
+
+  it('has the PodMonitor and the Grafana dashboard ConfigMap only when asked, in the install namespace', () => {
+    const objects = (props: OperatorChartProps) =>
+      (
+        Testing.synth(new OperatorChart(Testing.app(), 'install', props)) as {
+          kind: string;
+          metadata: { name: string; namespace?: string; labels?: Record<string, string> };
+        }[]
+      )
+        .filter((o) => o.kind === 'PodMonitor' || o.metadata.labels?.grafana_dashboard === '1')
+        .map((o) => `${o.kind}/${o.metadata.namespace}/${o.metadata.name}`);
+    assert.deepEqual(objects({}), []);
+    assert.deepEqual(objects({ podMonitor: true, grafanaDashboard: true, namespace: 'ops' }), [
+      'PodMonitor/ops/recon8s-mysql',
+      'ConfigMap/ops/recon8s-dashboard',
+    ]);
   });
 });

@@ -144,6 +144,7 @@ describe('Dockerfile', () => {
       `${source} is not compiled by tsconfig.build.json`,
     );
     assert.equal(pkg.bin.recon8s, `./${script}`);
+    assert.equal(pkg.bin['kubectl-recon8s'], `./${script}`, 'the kubectl plugin is the same CLI');
     assert.equal(
       pkg.type,
       'module',

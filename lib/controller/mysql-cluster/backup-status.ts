@@ -19,6 +19,8 @@ export interface BackupFindings {
   readonly problems: readonly Problem[];
   /** Whether the last run of each job failed (undefined: no run seen). */
   readonly failing: { readonly backup?: boolean; readonly binlog?: boolean };
+  /** Whether the last binary-log run found logs that expired unarchived (undefined: no run seen). */
+  readonly binlogGap?: boolean;
 }
 
 interface Termination {
@@ -98,7 +100,10 @@ export function backupFindings(
   const completed = backupRuns.find((r) => r.reason === MYSQL_STORE_REPORTS.backupCompleted);
   const manifest = completed ? json(completed.text) : undefined;
   const binlogRuns = terminations(jobPods, ['binlog']);
-  const archived = binlogRuns.find((r) => r.reason === MYSQL_STORE_REPORTS.binlogsArchived);
+  // A run that found a gap archived what there was too: its coveredUntil counts.
+  const archived = binlogRuns.find(
+    (r) => r.reason === MYSQL_STORE_REPORTS.binlogsArchived || r.reason === MYSQL_STORE_REPORTS.binlogArchiveGap,
+  );
   const archivedUntil = archived ? str(json(archived.text)?.coveredUntil) : undefined;
 
   let backup: BackupStatus | undefined = previous.backup;
@@ -123,6 +128,11 @@ export function backupFindings(
   const lastBinlog = binlogRuns[0];
   if (lastBinlog?.reason === MYSQL_STORE_REPORTS.binlogArchiveFailed)
     problems.push({ reason: MYSQL_STORE_REPORTS.binlogArchiveFailed, message: lastBinlog.text });
+  if (lastBinlog?.reason === MYSQL_STORE_REPORTS.binlogArchiveGap)
+    problems.push({
+      reason: MYSQL_STORE_REPORTS.binlogArchiveGap,
+      message: describeStoreReport(lastBinlog.reason, lastBinlog.text),
+    });
 
   let restore = previous.restore;
   const databasePods = own.filter((p) => p.metadata?.labels?.[COMPONENT] === 'database');
@@ -162,6 +172,7 @@ export function backupFindings(
       backup: lastBackup ? lastBackup.reason === MYSQL_STORE_REPORTS.backupFailed : undefined,
       binlog: lastBinlog ? lastBinlog.reason === MYSQL_STORE_REPORTS.binlogArchiveFailed : undefined,
     },
+    binlogGap: lastBinlog ? lastBinlog.reason === MYSQL_STORE_REPORTS.binlogArchiveGap : undefined,
   };
 }
 
@@ -171,6 +182,8 @@ export function describeStoreReport(reason: string, text: string): string {
   if (!o) return text;
   if (reason === MYSQL_STORE_REPORTS.backupCompleted)
     return `backup ${str(o.name) ?? ''} of ${str(o.source) ?? 'the cluster'} completed: ${int(o.sizeBytes) ?? 0} bytes in ${int(o.durationSeconds) ?? 0} s, GTID set '${str(o.gtidSet) ?? ''}', at ${str(o.location) ?? ''}`;
+  if (reason === MYSQL_STORE_REPORTS.binlogArchiveGap)
+    return `binary logs of ${str(o.member) ?? 'the primary'} expired before they were archived: transactions '${str(o.gap) ?? ''}' are in no archived log and not in the newest backup (${str(o.newestBackup) ?? 'none'}), so no point-in-time restore reaches past them; take a backup (recon8s backup NAME) to close the gap, and keep the binlog job running within binlog_expire_logs_seconds. The archive holds every other transaction committed before ${str(o.coveredUntil) ?? '?'}`;
   if (reason === MYSQL_STORE_REPORTS.restored)
     return `restored from backup ${str(o.backup) ?? ''} (${str(o.location) ?? ''})${str(o.pointInTime) ? ` to ${str(o.pointInTime) ?? ''}` : ''}${str(o.beforeGtid) ? ` to just before transaction ${str(o.beforeGtid) ?? ''}` : ''}, ${int(o.replayedLogs) ?? 0} archived binary logs replayed; GTID set '${str(o.gtidSet) ?? ''}'`;
   return text;

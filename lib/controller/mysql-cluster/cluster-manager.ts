@@ -35,6 +35,8 @@ import { readSecret } from './credentials.js';
 import { TLS_CA_FACT, TLS_NOT_AFTER_FACT } from './facts.js';
 import { reloadRenewedCertificates } from './tls-reload.js';
 
+const MEMBER_ROLES: readonly Role[] = ['primary', 'replica', 'none'];
+
 /** Steps per manage() call: a failover is about six (stop receivers, promote, labels, writable, re-point). */
 const MAX_STEPS = 16;
 /** How often a quiet cluster is looked at: the time to notice a lost primary. */
@@ -348,8 +350,12 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
           for (const m of observed) {
             const labels = { namespace, cluster: cr.metadata.name, member: m.name };
             ctx.metrics?.mysqlMemberReachable.set(labels, m.sql ? 1 : 0);
-            const behind = decision.members.find((s) => s.name === m.name)?.behind;
-            if (behind !== undefined) ctx.metrics?.mysqlReplicaBehind.set(labels, behind);
+            const decided = decision.members.find((s) => s.name === m.name);
+            if (decided?.behind !== undefined) ctx.metrics?.mysqlReplicaBehind.set(labels, decided.behind);
+            // All three, so that a role the member left reads 0 rather than its last 1.
+            if (decided)
+              for (const role of MEMBER_ROLES)
+                ctx.metrics?.mysqlMemberRole.set({ ...labels, role }, decided.role === role ? 1 : 0);
           }
           const clusterLabels = { namespace, cluster: cr.metadata.name };
           if (primary !== undefined) ctx.metrics?.mysqlPrimaryReachable.set(clusterLabels, current?.sql ? 1 : 0);

@@ -12,11 +12,12 @@ import {
 } from '../../kube/index.js';
 import type { CredentialsState } from '../../reconcile/credentials.js';
 import {
-  CREDENTIAL_KEYS,
   GENERATED_BY_LABEL,
+  GENERATED_KEYS,
   credentialsProblem,
   generatePassword,
   missingKeys,
+  requiredKeys,
 } from '../../reconcile/credentials.js';
 import { CREDENTIALS_CLUSTER_ROLE, mysqlClusterNames } from '../../../constructs/index.js';
 import type { SecretLookup } from '../kind-controller.js';
@@ -61,7 +62,12 @@ export async function ensureCredentials(
 }
 
 async function ensure(client: KubeClient, cr: CustomResource, read: SecretLookup): Promise<CredentialsState> {
-  const spec = (cr.spec ?? {}) as { credentialsSecretName?: string; pvcRetention?: { whenDeleted?: string } };
+  const spec = (cr.spec ?? {}) as {
+    credentialsSecretName?: string;
+    pvcRetention?: { whenDeleted?: string };
+    monitoring?: { enabled?: boolean };
+  };
+  const required = requiredKeys(spec.monitoring?.enabled === true);
   const namespace = cr.metadata.namespace ?? 'default';
   const name = cr.metadata.name;
   const names = mysqlClusterNames(name, spec.credentialsSecretName);
@@ -71,7 +77,7 @@ async function ensure(client: KubeClient, cr: CustomResource, read: SecretLookup
     await followRetention(client, cr, secret);
     await completeGenerated(client, cr, secret);
     const existing = secret.data ?? {};
-    const missing = missingKeys(existing);
+    const missing = missingKeys(existing, required);
     if (missing.length > 0) {
       return {
         state: 'incomplete',
@@ -86,7 +92,7 @@ async function ensure(client: KubeClient, cr: CustomResource, read: SecretLookup
     return {
       state: 'missing',
       secretName,
-      message: `Secret ${secretName} named in spec.credentialsSecretName does not exist; create it with keys ${CREDENTIAL_KEYS.join(' and ')}`,
+      message: `Secret ${secretName} named in spec.credentialsSecretName does not exist; create it with keys ${required.join(' and ')}`,
     };
   }
   if (await exists(client, `/api/v1/namespaces/${namespace}/persistentvolumeclaims/${names.dataClaim(0)}`)) {
@@ -123,7 +129,7 @@ async function ensure(client: KubeClient, cr: CustomResource, read: SecretLookup
           : {}),
       },
       type: 'Opaque',
-      stringData: Object.fromEntries(CREDENTIAL_KEYS.map((k) => [k, generatePassword()])),
+      stringData: Object.fromEntries(GENERATED_KEYS.map((k) => [k, generatePassword()])),
     };
     await client.request({
       method: HttpMethod.POST,
@@ -188,12 +194,12 @@ async function followRetention(client: KubeClient, cr: CustomResource, secret: V
 
 /**
  * A Secret recon8s generated before a key existed (the administrative account's password came with
- * high availability) gets the missing key, with a new random password; a key that exists is never
+ * high availability, the metrics sidecar's with monitoring) gets the missing key, with a new random password; a key that exists is never
  * touched, and a user's Secret is only read.
  */
 async function completeGenerated(client: KubeClient, cr: CustomResource, secret: V1Secret): Promise<void> {
   if (secret.metadata?.labels?.[GENERATED_BY_LABEL] !== cr.metadata.name) return;
-  const missing = missingKeys(secret.data ?? {});
+  const missing = missingKeys(secret.data ?? {}, GENERATED_KEYS);
   if (missing.length === 0) return;
   const updated = await client.requestJson<V1Secret>({
     method: HttpMethod.PATCH,

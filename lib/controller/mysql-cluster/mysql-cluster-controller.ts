@@ -160,6 +160,7 @@ function createManager(): Manager {
         ctx.metrics?.mysqlBackupLastSuccess.set(labels, Date.parse(found.backup.lastSuccessfulTime) / 1000);
       if (found.backup?.binlogsArchivedUntil)
         ctx.metrics?.mysqlBinlogArchivedUntil.set(labels, Date.parse(found.backup.binlogsArchivedUntil) / 1000);
+      if (found.binlogGap !== undefined) ctx.metrics?.mysqlBinlogArchiveGap.set(labels, found.binlogGap ? 1 : 0);
       for (const job of ['backup', 'binlog'] as const) {
         const failing = found.failing[job];
         if (failing !== undefined) ctx.metrics?.mysqlBackupFailing.set({ ...labels, job }, failing ? 1 : 0);

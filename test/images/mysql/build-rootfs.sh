@@ -19,8 +19,9 @@ series=9.7
 # constructs/mysql run besides them: bash, coreutils, sed and gzip (minbase has them), tzdata
 # (mysql_tzinfo_to_sql at bootstrap) and rclone (backups streamed to S3-compatible object storage;
 # it needs only libc, FUSE and ca-certificates are mere suggestions: the tests' object store speaks
-# plain HTTP).
-packages=(mysql-server-core mysql-client-core tzdata rclone)
+# plain HTTP), and prometheus-mysqld-exporter (the metrics sidecar of spec.monitoring: sid's is current,
+# 0.19, which reads SHOW REPLICA STATUS; the tests set spec.monitoring.image to this image).
+packages=(mysql-server-core mysql-client-core tzdata rclone prometheus-mysqld-exporter)
 # sid's Release file may be past its Valid-Until on the mirror.
 apt_opts=(-o Acquire::Check-Valid-Until=false -o Acquire::Retries=3 -o Dpkg::Use-Pty=0)
 
@@ -66,6 +67,11 @@ in_root useradd --system --uid 999 --gid 999 --home-dir /var/lib/mysql --no-crea
 say "apt-get install ${packages[*]}"
 in_root apt-get "${apt_opts[@]}" update >&2
 in_root apt-get "${apt_opts[@]}" install -y --no-install-recommends "${packages[@]}" >&2
+
+# The official exporter image (prom/mysqld-exporter) has it as /bin/mysqld_exporter; the sidecar runs
+# `mysqld_exporter` from PATH, so either image does.
+ln -s /usr/bin/prometheus-mysqld-exporter "$out/usr/local/bin/mysqld_exporter"
+say "$(in_root /usr/local/bin/mysqld_exporter --version 2>&1 | head -n 1)"
 
 version=$(in_root mysqld --version)
 [[ $version == *" $series."* ]] || die "Debian $suite's mysqld is not MySQL $series: $version"

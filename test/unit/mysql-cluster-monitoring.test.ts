@@ -1,0 +1,158 @@
+// spec.monitoring of MySQLCluster: the mysqld_exporter sidecar, its account, its scrape annotations,
+// and the PodMonitor construct. What the exporter serves on a real member is test/e2e/mysql.test.ts.
+import assert from 'node:assert/strict';
+import * as cdk8s from 'cdk8s';
+import { MySQLPodMonitor } from '../../constructs/mysql/exporter.js';
+import { scriptFiles } from '../../constructs/mysql/scripts.js';
+import { InvalidSpecError } from '../../constructs/schema/validate.js';
+import { synthMySQL } from './support/mysql-synth.js';
+
+const ON = { monitoring: { enabled: true } } as const;
+
+describe('MySQLCluster spec.monitoring', () => {
+  it('is off by default: two containers, no scrape annotations, no metrics label', () => {
+    const { statefulSet, podSpec } = synthMySQL();
+    assert.deepEqual(
+      podSpec.containers.map((c) => c.name),
+      ['mysql', 'replication'],
+    );
+    const template = statefulSet.spec?.template.metadata;
+    assert.equal(template?.annotations?.['prometheus.io/scrape'], undefined);
+    assert.equal(template?.labels?.['recon8s.dev/metrics'], undefined);
+  });
+
+  it('adds the metrics sidecar: mysqld_exporter on 9104 over the pod loopback as recon8s-exporter', () => {
+    const { container } = synthMySQL(ON);
+    const metrics = container('metrics');
+    assert.equal(metrics.image, 'quay.io/prometheus/mysqld-exporter:v0.19.0');
+    assert.deepEqual(metrics.command, ['mysqld_exporter']);
+    assert.deepEqual(metrics.ports, [{ name: 'metrics', containerPort: 9104 }]);
+    for (const arg of [
+      '--web.listen-address=:9104',
+      '--mysqld.address=127.0.0.1:3306',
+      '--mysqld.username=recon8s-exporter',
+      '--collect.perf_schema.replication_applier_status_by_worker',
+    ])
+      assert.ok(metrics.args?.includes(arg), `${arg} in ${metrics.args?.join(' ')}`);
+  });
+
+  it('passes the password from the Secret key exporter-password as an environment variable, never an argument', () => {
+    const { container, json } = synthMySQL(ON);
+    const metrics = container('metrics');
+    assert.deepEqual(metrics.env, [
+      {
+        name: 'MYSQLD_EXPORTER_PASSWORD',
+        valueFrom: { secretKeyRef: { name: 'shop-credentials', key: 'exporter-password' } },
+      },
+    ]);
+    assert.ok(!(metrics.args ?? []).some((a) => /password/i.test(a)), metrics.args?.join(' '));
+    // The replication sidecar creates the account on the primary with the same key.
+    assert.deepEqual(
+      container('replication').env?.find((e) => e.name === 'MYSQL_EXPORTER_PASSWORD')?.valueFrom?.secretKeyRef,
+      { name: 'shop-credentials', key: 'exporter-password' },
+    );
+    assert.doesNotMatch(json, /IDENTIFIED BY '[^%$]/);
+  });
+
+  it('runs under Pod Security "restricted" with bounded resources and no readiness probe of its own', () => {
+    const { container } = synthMySQL(ON);
+    const metrics = container('metrics');
+    assert.deepEqual(metrics.securityContext, {
+      allowPrivilegeEscalation: false,
+      capabilities: { drop: ['ALL'] },
+      readOnlyRootFilesystem: true,
+      runAsNonRoot: true,
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
+    assert.deepEqual(metrics.resources, { requests: { cpu: '10m', memory: '32Mi' }, limits: { memory: '64Mi' } });
+    assert.equal(metrics.readinessProbe, undefined, 'a broken exporter must not take the member out of its Services');
+    assert.equal(metrics.livenessProbe?.httpGet?.port, 'metrics');
+  });
+
+  it('annotates and labels the pods for scraping, on the configured port', () => {
+    const { statefulSet, container } = synthMySQL({
+      monitoring: { enabled: true, port: 9200, image: 'registry.example/exporter:1' },
+      annotations: { team: 'db' },
+    });
+    const template = statefulSet.spec?.template.metadata;
+    assert.deepEqual(
+      {
+        scrape: template?.annotations?.['prometheus.io/scrape'],
+        port: template?.annotations?.['prometheus.io/port'],
+        path: template?.annotations?.['prometheus.io/path'],
+        team: template?.annotations?.team,
+      },
+      { scrape: 'true', port: '9200', path: '/metrics', team: 'db' },
+    );
+    assert.equal(template?.labels?.['recon8s.dev/metrics'], 'mysqld-exporter');
+    assert.equal(container('metrics').image, 'registry.example/exporter:1');
+    assert.ok(container('metrics').args?.includes('--web.listen-address=:9200'));
+  });
+
+  it('refuses the MySQL port as the metrics port, naming the field', () => {
+    assert.throws(
+      () => synthMySQL({ monitoring: { enabled: true, port: 3306 } }),
+      (e: unknown) => e instanceof InvalidSpecError && /monitoring\.port/.test(e.message) && /3306/.test(e.message),
+    );
+  });
+
+  it('the primary creates the exporter account from loopback only, with status and performance_schema reads only', () => {
+    const script = scriptFiles()['replication.sh'] ?? '';
+    assert.match(
+      script,
+      /CREATE USER IF NOT EXISTS 'recon8s-exporter'@'127\.0\.0\.1' IDENTIFIED BY %s WITH MAX_USER_CONNECTIONS 3/,
+    );
+    assert.match(script, /GRANT PROCESS, REPLICATION CLIENT ON \*\.\* TO 'recon8s-exporter'@'127\.0\.0\.1'/);
+    assert.match(script, /GRANT SELECT ON performance_schema\.\* TO 'recon8s-exporter'@'127\.0\.0\.1'/);
+    assert.doesNotMatch(script, /GRANT [^;]*(ALL|SUPER|INSERT|UPDATE|DELETE)[^;]*recon8s-exporter/);
+    // A new cluster's bootstrap creates it unlogged, like the other accounts: a replicated CREATE USER
+    // on the first primary would wait for an acknowledgement no replica can give while it clones.
+    const bootstrap = scriptFiles()['bootstrap.sh'] ?? '';
+    assert.match(bootstrap, /CREATE USER IF NOT EXISTS 'recon8s-exporter'@'127\.0\.0\.1'/);
+    assert.ok(
+      bootstrap.indexOf('recon8s-exporter') > bootstrap.lastIndexOf('sql_log_bin = 0'),
+      'created after binary logging is off',
+    );
+  });
+
+  it('gives the exporter password to the bootstrap and the replication sidecar only with monitoring on', () => {
+    for (const name of ['bootstrap', 'replication']) {
+      const on = synthMySQL(ON).container(name).env ?? [];
+      const off = synthMySQL().container(name).env ?? [];
+      assert.ok(
+        on.some((e) => e.name === 'MYSQL_EXPORTER_PASSWORD'),
+        name,
+      );
+      assert.ok(!off.some((e) => e.name === 'MYSQL_EXPORTER_PASSWORD'), name);
+    }
+  });
+});
+
+describe('MySQLPodMonitor', () => {
+  const render = (props?: ConstructorParameters<typeof MySQLPodMonitor>[2]) => {
+    const chart = new cdk8s.Chart(new cdk8s.App(), 'test');
+    new MySQLPodMonitor(chart, 'pm', props);
+    return chart.toJson()[0] as { kind: string; metadata: { name: string }; spec: Record<string, unknown> };
+  };
+
+  it('selects the members that run the sidecar in every namespace, scraping the metrics port', () => {
+    const pm = render();
+    assert.equal(pm.kind, 'PodMonitor');
+    assert.equal(pm.metadata.name, 'recon8s-mysql');
+    assert.deepEqual(pm.spec.selector, {
+      matchLabels: {
+        'app.kubernetes.io/name': 'mysql',
+        'app.kubernetes.io/component': 'database',
+        'recon8s.dev/metrics': 'mysqld-exporter',
+      },
+    });
+    assert.deepEqual(pm.spec.namespaceSelector, { any: true });
+    const [endpoint] = pm.spec.podMetricsEndpoints as { port: string; interval: string }[];
+    assert.deepEqual([endpoint?.port, endpoint?.interval], ['metrics', '30s']);
+  });
+
+  it('limits itself to the namespaces given, and refuses an interval that is not a duration', () => {
+    assert.deepEqual(render({ namespaces: ['shop'] }).spec.namespaceSelector, { matchNames: ['shop'] });
+    assert.throws(() => render({ interval: 'often' }), /interval: expected a duration such as "30s", got "often"/);
+  });
+});
