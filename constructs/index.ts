@@ -98,6 +98,7 @@ export type {
   MySQLPvcRetention,
   MySQLClusterStatus,
   MySQLMemberStatus,
+  MySQLAccountStatus,
   MySQLSwitchoverStatus,
   MySQLBackupStatus,
   MySQLRestoreStatus,

@@ -29,7 +29,7 @@ import type { EventRecorder } from './events.js';
 import type { ResourceType } from './kinds.js';
 import { CHILD_TYPES, KIND_CONTROLLERS, childType, kindController, objectPath, parseQueueKey } from './kinds.js';
 import { deleteChild, prunable } from './prune.js';
-import type { InstallFacts, KindController, Manager, Preparation } from './kind-controller.js';
+import type { InstallFacts, KindController, Manager, Preparation, ResourceLookup } from './kind-controller.js';
 import type { CustomResource, LiveLookup } from './status.js';
 import { nextStatus, pausedConditions, withProblems, withUnavailable } from './status.js';
 
@@ -119,6 +119,15 @@ export class Reconciler {
       if (manager) this.managers.set(kc.definition.kind, manager);
     }
   }
+
+  /** The recon8s resources in the cache, for what one kind reads of another. */
+  private readonly resources: ResourceLookup = {
+    get: (kind, namespace, name) => this.o.owners.get(kind)?.informer.get(namespace, name),
+    list: (kind, namespace) => {
+      const informer = this.o.owners.get(kind)?.informer;
+      return informer?.hasSynced() ? informer.list(namespace) : undefined;
+    },
+  };
 
   /** A child's watch event that only echoes our own last apply of it (see ChildApplier.isOwnEcho). */
   isOwnEcho(child: LiveObject): boolean | Promise<boolean> {
@@ -231,9 +240,12 @@ export class Reconciler {
     if (parent === 'gone') return undefined;
     if (missingAtStart.size > 0 && parent !== 'live' && !(await this.isLive(cr, owner.kind))) return undefined;
 
-    const prepared: Preparation = (await controller.prepare?.(this.o.client, cr, this.o.install ?? {})) ?? {
-      problems: [],
-    };
+    const prepared: Preparation = (await controller.prepare?.(
+      this.o.client,
+      cr,
+      this.o.install ?? {},
+      this.resources,
+    )) ?? { problems: [] };
     for (const e of prepared.events ?? []) this.o.events.record(cr, 'Normal', e.reason, e.message);
     const problems = prepared.problems;
 
@@ -266,6 +278,7 @@ export class Reconciler {
             prepared,
             log,
             metrics: this.o.metrics,
+            resources: this.resources,
             signal,
           })
         : undefined;
