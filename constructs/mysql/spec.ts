@@ -515,7 +515,7 @@ export const mysqlStatus = s.object({
     accounts: s.optional(
       s.array({
         description:
-          "The accounts of the Apps bound to this cluster (App spec.database), as the controller last made them on the primary.",
+          'The accounts of the Apps bound to this cluster (App spec.database), as the controller last made them on the primary.',
         listType: 'map',
         listMapKeys: ['app'],
         items: s.object({
