@@ -29,6 +29,8 @@ import { readSecret } from './credentials.js';
 
 /** How often accounts that are as they should be are looked at again (someone may have changed them). */
 const RESYNC_MS = 60_000;
+/** How long manage() waits for a pass before it reports what it has (the pass goes on). */
+const WAIT_MS = 2_000;
 const DATABASE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 
 type Event = { readonly type: EventType; readonly reason: string; readonly message: string };
@@ -66,23 +68,44 @@ export function createAppAccounts(opts: AppAccountsOptions = {}) {
   const open = opts.open ?? ((o: AccountAdminOptions) => AccountSession.open(o));
   const now = opts.now ?? ((): number => performance.now());
   const memo = new Map<string, Memo>();
+  /** Per cluster uid: the pass under way, and what finished passes said that manage() has not reported yet. */
+  const running = new Map<string, Promise<void>>();
+  const reported = new Map<string, { accounts?: MySQLAccountStatus[]; events: Event[] }>();
 
   return {
     forget(uid: string): void {
       memo.delete(uid);
+      reported.delete(uid);
     },
+    /**
+     * Starts a pass (unless one is under way) and waits for it a moment at most: a primary that stops
+     * answering in the middle of a pass must not delay the failover step of the next manage().
+     */
     async sync(ctx: ManageContext, primary: PrimaryView | undefined): Promise<AccountsResult> {
       const uid = ctx.cr.metadata.uid ?? '';
-      const last = memo.get(uid);
-      try {
-        return await syncOnce(ctx, primary, last, (m) => memo.set(uid, m));
-      } catch (e) {
-        // Never in the way of failover: said in the log and in the accounts' status, tried again next poll.
-        const message = `could not manage the Apps' accounts: ${describe(e)}`;
-        ctx.log.warn('app accounts', { error: message });
-        if (last) memo.set(uid, { ...last, settled: false });
-        return { ...(last?.accounts.length ? { accounts: last.accounts } : {}), events: [] };
+      let run = running.get(uid);
+      if (!run) {
+        const last = memo.get(uid);
+        run = syncOnce(ctx, primary, last, (m) => memo.set(uid, m))
+          .then((r) => {
+            const before = reported.get(uid)?.events ?? [];
+            reported.set(uid, { accounts: r.accounts, events: [...before, ...r.events] });
+          })
+          .catch((e: unknown) => {
+            // Said in the log, tried again at the next poll; the status keeps what was last found.
+            ctx.log.warn('app accounts', { error: `could not manage the Apps' accounts: ${describe(e)}` });
+            const m = memo.get(uid);
+            if (m) memo.set(uid, { ...m, settled: false });
+          })
+          .finally(() => running.delete(uid));
+        running.set(uid, run);
       }
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([run, new Promise<void>((resolve) => (timer = setTimeout(resolve, WAIT_MS)))]);
+      clearTimeout(timer);
+      const found = reported.get(uid);
+      reported.set(uid, { ...(found?.accounts ? { accounts: found.accounts } : {}), events: [] });
+      return { ...(found?.accounts ? { accounts: found.accounts } : {}), events: found?.events ?? [] };
     },
   };
 
