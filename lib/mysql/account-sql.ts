@@ -48,10 +48,20 @@ export class AccountSession {
     return rows;
   }
 
-  /** Whether this member takes writes (super_read_only and read_only off): only a primary is changed. */
+  /**
+   * Whether this member takes writes now: read_only and super_read_only off (only a primary is changed),
+   * and, with semi-synchronous replication on, as many replicas attached as a commit waits for. Without
+   * them a statement would wait for an acknowledgement with its locks held, and a client timeout does
+   * not end that wait (the session is killed, the commit keeps waiting).
+   */
   async writable(): Promise<boolean> {
-    const [row] = await this.rows('SELECT @@read_only AS ro, @@super_read_only AS sro');
-    return Number(row?.ro) === 0 && Number(row?.sro) === 0;
+    const [row] = await this.rows(
+      'SELECT @@read_only AS ro, @@super_read_only AS sro, @@rpl_semi_sync_source_enabled AS semi, ' +
+        '@@rpl_semi_sync_source_wait_for_replica_count AS waitCount, ' +
+        "(SELECT VARIABLE_VALUE FROM performance_schema.global_status WHERE VARIABLE_NAME = 'Rpl_semi_sync_source_clients') AS clients",
+    );
+    if (Number(row?.ro) !== 0 || Number(row?.sro) !== 0) return false;
+    return Number(row?.semi) !== 1 || Number(row?.clients ?? 0) >= Number(row?.waitCount);
   }
 
   /**

@@ -8,7 +8,7 @@ import { silentLogger } from '../../lib/observability/logger.js';
 import type { AccountStatement, ObservedServer } from '../../lib/mysql/accounts.js';
 import { accountName } from '../../lib/mysql/accounts.js';
 import type { AccountActions, PrimaryView } from '../../lib/controller/mysql-cluster/app-accounts.js';
-import { createAppAccounts } from '../../lib/controller/mysql-cluster/app-accounts.js';
+import { createAppAccounts, primaryView } from '../../lib/controller/mysql-cluster/app-accounts.js';
 import type { ManageContext, ResourceLookup } from '../../lib/controller/kind-controller.js';
 import type { CustomResource } from '../../lib/controller/status.js';
 
@@ -135,6 +135,18 @@ describe('App accounts loop (cluster manager)', () => {
     const r = await createAppAccounts({ open: fake.open }).sync(ctx(undefined, fakeClient(secrets)), PRIMARY);
     assert.equal(fake.opened(), 0);
     assert.equal(r.accounts, undefined);
+  });
+
+  it('takes the primary as writable only while its commits are not waiting for a replica', () => {
+    const fields = { currentPrimary: 'db-0', members: [{ name: 'db-0', writable: true }] };
+    const pods = [{ metadata: { name: 'db-0' }, status: { podIP: '10.0.0.1' } }];
+    assert.deepEqual(primaryView(fields, pods, false), PRIMARY);
+    assert.equal(primaryView(fields, pods, true)?.writable, false);
+    assert.equal(
+      primaryView({ ...fields, members: [{ name: 'db-0', writable: false }] }, pods, false)?.writable,
+      false,
+    );
+    assert.equal(primaryView({}, pods, false), undefined);
   });
 
   it('never writes to a member that is not writable: a new account waits, a ready one is still reported', async () => {

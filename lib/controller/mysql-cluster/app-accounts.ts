@@ -155,7 +155,14 @@ export function createAppAccounts(opts: AppAccountsOptions = {}) {
       // The accounts are kept as they were (they replicate); the new ones wait for a primary.
       const waiting = valid
         .filter((a) => !last?.accounts.some((s) => s.app === a.metadata.name && s.ready))
-        .map((a) => statusOf(a, false, 'WaitingForPrimary', 'waiting for a writable primary to create the account'));
+        .map((a) =>
+          statusOf(
+            a,
+            false,
+            'WaitingForPrimary',
+            'waiting for a writable primary whose writes replicas acknowledge, to create the account',
+          ),
+        );
       const kept = (last?.accounts ?? []).filter((s) => s.ready && valid.some((a) => a.metadata.name === s.app));
       const accounts = [...kept, ...waiting, ...invalidStatus].sort((a, b) => a.app.localeCompare(b.app));
       remember({ key, at: now(), settled: false, accounts });
@@ -275,11 +282,19 @@ function describe(e: unknown): string {
   return `${err.code ? `${err.code}: ` : ''}${err.sqlMessage ?? err.message ?? String(e)}`.slice(0, 300);
 }
 
-/** The primary's pod IP and whether it took writes when the HA step last looked. */
-export function primaryView(fields: Record<string, unknown>, pods: readonly V1Pod[]): PrimaryView | undefined {
+/**
+ * The primary's pod IP and whether it takes writes now: writable when the HA step last looked, and its
+ * commits not waiting for a replica's acknowledgement (`writesWait`): a statement would wait with them,
+ * holding its locks past any client timeout (a killed session does not end that wait).
+ */
+export function primaryView(
+  fields: Record<string, unknown>,
+  pods: readonly V1Pod[],
+  writesWait: boolean,
+): PrimaryView | undefined {
   const name = fields.currentPrimary;
   if (typeof name !== 'string') return undefined;
   const member = ((fields.members ?? []) as { name: string; writable?: boolean }[]).find((m) => m.name === name);
   const ip = pods.find((p) => p.metadata?.name === name)?.status?.podIP;
-  return { name, writable: member?.writable === true, ...(ip ? { ip } : {}) };
+  return { name, writable: member?.writable === true && !writesWait, ...(ip ? { ip } : {}) };
 }

@@ -120,7 +120,10 @@ function createManager(): Manager {
       const database = ctx.pods.filter((p) => p.metadata?.labels?.['app.kubernetes.io/component'] === 'database');
       const managed = await ha.manage({ ...ctx, pods: database });
       // The bound Apps' accounts, on the primary the HA step left writable (app-accounts.ts).
-      const accounts = await appAccounts.sync(ctx, primaryView(managed.fields, database));
+      const accounts = await appAccounts.sync(
+        ctx,
+        primaryView(managed.fields, database, managed.unavailable !== undefined),
+      );
       const status = (ctx.cr.status ?? {}) as {
         backup?: BackupStatus;
         restore?: RestoreStatus;
