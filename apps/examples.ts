@@ -24,33 +24,32 @@ export const EXAMPLE_DB: recon8s.MySQLClusterProps = {
 };
 
 /**
- * The example web application; it reads the database password from the cluster's credentials Secret.
- * Its image is a small web server the project's node has (test/images/web), so the example runs there
+ * The example web application. Its database account is its own (ExampleChart grants it the database
+ * `shop`): the controller wires DB_HOST, DB_USER, DB_PASSWORD... into its container. Its image is a small web server the project's node has (test/images/web), so the example runs there
  * as written; elsewhere, any image that serves HTTP on 8080 as a non-root uid will do.
  */
 export const EXAMPLE_WEB: recon8s.AppProps = {
   image: 'ghcr.io/recon8s/example-web:1',
   replicas: 2,
   ports: [{ name: 'http', port: 80, targetPort: 8080 }],
-  env: [
-    { name: 'DB_HOST', value: 'db-primary' },
-    { name: 'DB_PASSWORD', valueFrom: { secretKeyRef: { name: 'db-credentials', key: 'root-password' } } },
-  ],
   resources: { requests: { cpu: '100m', memory: '64Mi' }, limits: { memory: '128Mi' } },
   readinessProbe: { httpGet: { path: '/healthz', port: 'http' } },
   // The image's own uid.
   securityContext: { runAsUser: 65532, runAsGroup: 65532 },
 };
 
+/** What the example web App is granted on the example database. */
+export const EXAMPLE_WEB_GRANT: recon8s.GrantOptions = { database: 'shop', access: 'readWrite' };
+
 /**
  * Example infrastructure written with the constructs: a web App in front of a MySQL cluster.
- * The database is the MySQLCluster resource, which the recon8s controller makes a database of
- * (`recon8s render` on the synthesized file shows the objects it will create); the App is its
- * Deployment and Service, which need no operator. The database password is never here: the App reads
- * it from the credentials Secret the controller creates.
+ * Both are resources the recon8s controller reconciles (`recon8s render` on the synthesized file
+ * shows the objects it will create). The App has an account of its own on the database `shop`
+ * (db.grant), never root's: the controller creates it, with a generated password in the Secret
+ * `web-db`, which the App reads. No password is ever here.
  */
 export class ExampleChart extends Chart {
-  readonly web: recon8s.App;
+  readonly web: recon8s.ManagedApp;
   readonly db: recon8s.MySQLCluster;
 
   constructor(scope: Construct, id: string, props: { readonly namespace: string }) {
@@ -63,6 +62,7 @@ export class ExampleChart extends Chart {
       metadata: { name: EXAMPLE_BACKUP_CLAIM },
       spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: k8s.Quantity.fromString('20Gi') } } },
     });
-    this.web = new recon8s.App(this, 'web', EXAMPLE_WEB);
+    this.web = new recon8s.ManagedApp(this, 'web', EXAMPLE_WEB);
+    this.db.grant(this.web, EXAMPLE_WEB_GRANT);
   }
 }

@@ -3,7 +3,15 @@ export { App } from './app/app.js';
 export type { AppProps } from './app/app.js';
 export { ManagedApp } from './app/managed-app.js';
 export { MySQLCluster } from './mysql/mysql-cluster.js';
-export type { MySQLClusterProps } from './mysql/mysql-cluster.js';
+export type { MySQLClusterProps, GrantOptions } from './mysql/mysql-cluster.js';
+export {
+  BINDING_SECRET_KEYS as DATABASE_BINDING_SECRET_KEYS,
+  DATABASE_ACCESS,
+  DATABASE_ENV,
+  SYSTEM_SCHEMAS as MYSQL_SYSTEM_SCHEMAS,
+  databaseBindingSecretName,
+} from './app/database.js';
+export type { DatabaseAccess } from './app/database.js';
 export { CustomResourceDefinition, Recon8sCrds, crdManifest, APPLYSET_PARENT_TYPE_LABEL } from './crd.js';
 export type { CustomResourceDefinitionProps } from './crd.js';
 export { render, KINDS } from './render.js';
@@ -95,6 +103,8 @@ export type {
   ResourceRequirements,
   ResourceList,
   AppStatus,
+  AppDatabase,
+  AppBindingStatus,
   Condition,
 } from './app/spec.generated.js';
 export type {
@@ -107,6 +117,7 @@ export type {
   MySQLPvcRetention,
   MySQLClusterStatus,
   MySQLMemberStatus,
+  MySQLAccountStatus,
   MySQLSwitchoverStatus,
   MySQLBackupStatus,
   MySQLRestoreStatus,

@@ -1,5 +1,5 @@
 import type { Construct } from 'constructs';
-import { App } from './app/app.js';
+import { App, markControlledScope } from './app/app.js';
 import type { AppSpec } from './app/spec.generated.js';
 import { APP } from './app/spec.js';
 import { MySQLClusterObjects } from './mysql/mysql-cluster-objects.js';
@@ -42,7 +42,7 @@ const CONSTRUCTS: ReadonlyMap<KindDefinition, RenderOne> = new Map<KindDefinitio
   [
     APP,
     (chart, name, spec) => {
-      new App(chart, name, spec as AppSpec);
+      new App(markControlledScope(chart), name, spec as AppSpec);
     },
   ],
   [

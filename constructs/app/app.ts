@@ -10,6 +10,8 @@ import { objectAnnotations, objectLabels, selectorLabels } from '../common/metad
 import { resourceRequirements } from '../common/resources.js';
 import { containerSecurityContext, podSecurityContext, preferredAntiAffinity } from '../common/security.js';
 import { resolveSpec } from '../schema/kind.js';
+import { InvalidSpecError } from '../schema/validate.js';
+import { databaseEnv, databaseVolume, databaseVolumeMount } from './database.js';
 import { APP } from './spec.js';
 import type { AppSpec, ResolvedAppPort, ResolvedAppSpec, ResolvedEnvVar, ResolvedProbe } from './spec.generated.js';
 
@@ -20,6 +22,18 @@ export type AppProps = AppSpec;
 export const APP_CONTAINER_NAME = 'app';
 
 const TMP_VOLUME = 'tmp';
+
+/**
+ * The scopes in which an App is rendered for the controller (ManagedApp, render()): only there may it
+ * have spec.database, whose account and Secret the controller makes.
+ */
+const CONTROLLED_SCOPES = new WeakSet<Construct>();
+
+/** Marks a scope whose App is the controller's render of an App resource (see {@link App}). @internal */
+export function markControlledScope(scope: Construct): Construct {
+  CONTROLLED_SCOPES.add(scope);
+  return scope;
+}
 
 /**
  * An application: a Deployment, a Service when it has ports, a HorizontalPodAutoscaler when it
@@ -46,6 +60,15 @@ export class App extends Construct {
   constructor(scope: Construct, id: string, props: AppProps) {
     // Validate before super(): a spec that cannot be rendered must not leave a half-built node behind.
     const spec = resolveSpec<ResolvedAppSpec>(APP, id, props);
+    if (spec.database && !CONTROLLED_SCOPES.has(scope))
+      throw new InvalidSpecError(`App "${id}"`, [
+        {
+          field: 'spec.database',
+          value: spec.database,
+          expected:
+            'no database on a plain App: its account, password Secret and grant are made by the recon8s controller, which does not manage a plain App; use ManagedApp (the App resource) for a database binding',
+        },
+      ]);
     super(scope, id);
     refuseDuplicateObjects(this);
     this.spec = spec;
@@ -122,15 +145,15 @@ function deploymentSpec(
         labels: objectLabels({ name, instance: name }, spec.labels),
         annotations: objectAnnotations(spec.annotations),
       },
-      spec: podSpec(spec, selector),
+      spec: podSpec(name, spec, selector),
     },
   };
 }
 
-function podSpec(spec: ResolvedAppSpec, selector: Readonly<Record<string, string>>): k8s.PodSpec {
+function podSpec(name: string, spec: ResolvedAppSpec, selector: Readonly<Record<string, string>>): k8s.PodSpec {
   const sc = spec.securityContext;
   return {
-    containers: [container(spec)],
+    containers: [container(name, spec)],
     securityContext: podSecurityContext({
       runAsUser: sc.runAsUser,
       runAsGroup: sc.runAsGroup,
@@ -138,7 +161,7 @@ function podSpec(spec: ResolvedAppSpec, selector: Readonly<Record<string, string
       runAsNonRoot: sc.runAsNonRoot,
     }),
     // A writable /tmp, so readOnlyRootFilesystem does not break programs that write temporary files.
-    volumes: [{ name: TMP_VOLUME, emptyDir: {} }],
+    volumes: [{ name: TMP_VOLUME, emptyDir: {} }, ...(spec.database ? [databaseVolume(name)] : [])],
     serviceAccountName: spec.serviceAccountName,
     // Without a ServiceAccount of its own, the pod has no business with the API: no token to steal.
     // With one, the ServiceAccount's own automount setting decides.
@@ -153,14 +176,15 @@ function podSpec(spec: ResolvedAppSpec, selector: Readonly<Record<string, string
   };
 }
 
-function container(spec: ResolvedAppSpec): k8s.Container {
+function container(name: string, spec: ResolvedAppSpec): k8s.Container {
+  const env = [...(spec.env ?? []).map(envVar), ...(spec.database ? databaseEnv(name, spec.database) : [])];
   return {
     name: APP_CONTAINER_NAME,
     image: spec.image,
     imagePullPolicy: spec.imagePullPolicy,
     command: nonEmpty(spec.command),
     args: nonEmpty(spec.args),
-    env: nonEmpty(spec.env)?.map(envVar),
+    env: nonEmpty(env),
     ports: hasPorts(spec) ? spec.ports.map(containerPort) : undefined,
     resources: containerResources(spec.resources),
     livenessProbe: spec.livenessProbe && probe(spec.livenessProbe),
@@ -169,7 +193,7 @@ function container(spec: ResolvedAppSpec): k8s.Container {
       runAsNonRoot: spec.securityContext.runAsNonRoot,
       readOnlyRootFilesystem: spec.securityContext.readOnlyRootFilesystem,
     }),
-    volumeMounts: [{ name: TMP_VOLUME, mountPath: '/tmp' }],
+    volumeMounts: [{ name: TMP_VOLUME, mountPath: '/tmp' }, ...(spec.database ? [databaseVolumeMount()] : [])],
   };
 }
 

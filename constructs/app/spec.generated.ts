@@ -103,6 +103,17 @@ export interface AppSpec {
    */
   readonly securityContext?: AppSecurityContext;
   /**
+   * A database of a MySQLCluster for this App, with an account of its own. The controller creates
+   * the database when it is missing (and never drops it), creates the App's account with a generated
+   * password, grants it the access asked on that database and nothing else, and writes the Secret
+   * `<app>-db` (owned by the App) in the servicebinding.io shape. The container gets DB_HOST (the
+   * primary Service), DB_READ_HOST (the replicas Service), DB_PORT, DB_NAME, DB_USER and DB_PASSWORD
+   * (from that Secret), and the Secret is mounted at $SERVICE_BINDING_ROOT/database. Deleting the
+   * App, or this field, drops the account, never the database.
+   * @default - no database account
+   */
+  readonly database?: AppDatabase;
+  /**
    * Node labels a pod requires (nodeSelector).
    * @default - none
    */
@@ -148,6 +159,7 @@ export interface ResolvedAppSpec {
   readonly imagePullPolicy: "Always" | "IfNotPresent" | "Never";
   readonly imagePullSecrets?: readonly string[];
   readonly securityContext: ResolvedAppSecurityContext;
+  readonly database?: ResolvedAppDatabase;
   readonly nodeSelector?: Readonly<Record<string, string>>;
   readonly tolerations?: readonly k8s.Toleration[];
   readonly affinity?: k8s.Affinity;
@@ -545,6 +557,40 @@ export interface ResolvedAppSecurityContext {
 }
 
 /**
+ * A database of a MySQLCluster for this App, with an account of its own. The controller creates
+ * the database when it is missing (and never drops it), creates the App's account with a generated
+ * password, grants it the access asked on that database and nothing else, and writes the Secret
+ * `<app>-db` (owned by the App) in the servicebinding.io shape. The container gets DB_HOST (the
+ * primary Service), DB_READ_HOST (the replicas Service), DB_PORT, DB_NAME, DB_USER and DB_PASSWORD
+ * (from that Secret), and the Secret is mounted at $SERVICE_BINDING_ROOT/database. Deleting the
+ * App, or this field, drops the account, never the database.
+ */
+export interface AppDatabase {
+  /**
+   * The MySQLCluster, in the App's namespace.
+   */
+  readonly cluster: string;
+  /**
+   * The database (schema). Created when missing; never dropped. Not one of MySQL's own (mysql, sys,
+   * information_schema, performance_schema).
+   */
+  readonly name: string;
+  /**
+   * readWrite: read and write data and manage the tables of the database (no grants, no other
+   * database). readOnly: SELECT and SHOW VIEW.
+   * @default "readWrite"
+   */
+  readonly access?: "readWrite" | "readOnly";
+}
+
+/** {@link AppDatabase} with every default applied. */
+export interface ResolvedAppDatabase {
+  readonly cluster: string;
+  readonly name: string;
+  readonly access: "readWrite" | "readOnly";
+}
+
+/**
  * What the controller last observed.
  */
 export interface AppStatus {
@@ -583,6 +629,12 @@ export interface AppStatus {
    * @default - none
    */
   readonly endpoint?: string;
+  /**
+   * The Secret holding the database binding (servicebinding.io: a binding-aware framework reads it
+   * from here).
+   * @default - none
+   */
+  readonly binding?: AppBindingStatus;
 }
 
 /** {@link AppStatus} with every default applied. */
@@ -594,6 +646,7 @@ export interface ResolvedAppStatus {
   readonly readyReplicas?: number;
   readonly selector?: string;
   readonly endpoint?: string;
+  readonly binding?: ResolvedAppBindingStatus;
 }
 
 /**
@@ -635,4 +688,20 @@ export interface ResolvedCondition {
   readonly lastTransitionTime: string;
   readonly reason: string;
   readonly message: string;
+}
+
+/**
+ * The Secret holding the database binding (servicebinding.io: a binding-aware framework reads it
+ * from here).
+ */
+export interface AppBindingStatus {
+  /**
+   * The Secret, in the namespace of the App.
+   */
+  readonly name: string;
+}
+
+/** {@link AppBindingStatus} with every default applied. */
+export interface ResolvedAppBindingStatus {
+  readonly name: string;
 }

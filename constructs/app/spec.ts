@@ -14,6 +14,7 @@ import {
   tolerations,
 } from '../common/spec-nodes.js';
 import { conditions, observedGeneration } from '../common/status-nodes.js';
+import { DATABASE_ACCESS, DATABASE_ENV_NAMES, DATABASE_NAME_PATTERN, SYSTEM_SCHEMAS } from './database.js';
 
 const port = s.object({
   typeName: 'AppPort',
@@ -164,6 +165,48 @@ const namedPortOf = (p: ProbeSpec | undefined): string | undefined => {
   return typeof port === 'string' ? port : undefined;
 };
 
+const systemSchemaRegex = `^(?i)(${SYSTEM_SCHEMAS.join('|')})$`;
+
+const database = s.object({
+  typeName: 'AppDatabase',
+  description:
+    "A database of a MySQLCluster for this App, with an account of its own. The controller creates the database when it is missing (and never drops it), creates the App's account with a generated password, grants it the access asked on that database and nothing else, and writes the Secret `<app>-db` (owned by the App) in the servicebinding.io shape. The container gets DB_HOST (the primary Service), DB_READ_HOST (the replicas Service), DB_PORT, DB_NAME, DB_USER and DB_PASSWORD (from that Secret), and the Secret is mounted at $SERVICE_BINDING_ROOT/database. Deleting the App, or this field, drops the account, never the database.",
+  defaultDoc: 'no database account',
+  properties: {
+    cluster: s.required(
+      s.string({
+        description: "The MySQLCluster, in the App's namespace.",
+        pattern: '^[a-z]([-a-z0-9]*[a-z0-9])?$',
+        patternHint: 'the name of a MySQLCluster (a DNS-1035 label)',
+        maxLength: 63,
+      }),
+    ),
+    name: s.required(
+      s.string({
+        description: `The database (schema). Created when missing; never dropped. Not one of MySQL's own (${SYSTEM_SCHEMAS.join(', ')}).`,
+        pattern: DATABASE_NAME_PATTERN,
+        patternHint: 'letters, digits and "_", not starting with a digit, at most 64 characters',
+        maxLength: 64,
+        rules: [
+          s.rule<string>(
+            `!self.matches('${systemSchemaRegex}')`,
+            `a database of the App's own, not one of MySQL's system schemas (${SYSTEM_SCHEMAS.join(', ')})`,
+            (v) => !(SYSTEM_SCHEMAS as readonly string[]).includes(v.toLowerCase()),
+          ),
+        ],
+      }),
+    ),
+    access: s.optional(
+      s.string({
+        description:
+          'readWrite: read and write data and manage the tables of the database (no grants, no other database). readOnly: SELECT and SHOW VIEW.',
+        enum: DATABASE_ACCESS,
+        default: 'readWrite',
+      }),
+    ),
+  },
+});
+
 export const appSpec = s.object({
   typeName: 'AppSpec',
   description:
@@ -264,6 +307,7 @@ export const appSpec = s.object({
       }),
     ),
     securityContext: s.optional(securityContext),
+    database: s.optional(database),
     nodeSelector: s.optional(nodeSelector),
     tolerations: s.optional(tolerations),
     affinity: s.optional({ ...affinity, defaultDoc: 'a preferred anti-affinity that spreads replicas across nodes' }),
@@ -319,6 +363,12 @@ export const appSpec = s.object({
       (v) => (v.ports?.length ?? 0) > 0 || v.serviceType === undefined || v.serviceType === 'ClusterIP',
       { fieldPath: '.serviceType' },
     ),
+    s.rule<{ database?: unknown; env?: readonly { name: string }[] }>(
+      `!has(self.database) || !has(self.env) || self.env.all(e, !(e.name in [${DATABASE_ENV_NAMES.map((n) => `'${n}'`).join(', ')}]))`,
+      `no env named ${DATABASE_ENV_NAMES.join(', ')} when database is set: the binding sets them`,
+      (v) => v.database === undefined || (v.env ?? []).every((e) => !DATABASE_ENV_NAMES.includes(e.name)),
+      { fieldPath: '.env' },
+    ),
   ],
 });
 
@@ -343,6 +393,14 @@ export const appStatus = s.object({
     ),
     selector: s.optional(s.string({ description: 'The label selector of the pods (for the scale subresource).' })),
     endpoint: s.optional(s.string({ description: 'Where clients connect: the Service DNS name and first port.' })),
+    binding: s.optional(
+      s.object({
+        typeName: 'AppBindingStatus',
+        description:
+          'The Secret holding the database binding (servicebinding.io: a binding-aware framework reads it from here).',
+        properties: { name: s.required(s.string({ description: 'The Secret, in the namespace of the App.' })) },
+      }),
+    ),
   },
 });
 

@@ -1,14 +1,28 @@
 import { ApiObject, Chart } from 'cdk8s';
 import { Construct } from 'constructs';
+import type { DatabaseAccess } from '../app/database.js';
+import { ManagedApp } from '../app/managed-app.js';
 import type { KubernetesObject } from '../common/custom-resource.js';
 import { customResourceSpec } from '../common/custom-resource.js';
 import { refuseDuplicateObjects } from '../common/unique-objects.js';
 import { resolveSpec } from '../schema/kind.js';
+import { InvalidSpecError } from '../schema/validate.js';
 import { MYSQL_PORT, clusterNames, databaseSelector } from './layout.js';
 import type { MySQLClusterNames } from './layout.js';
 import { renderMySQLClusterObjects } from './mysql-cluster-objects.js';
 import { MYSQL_CLUSTER } from './spec.js';
 import type { MySQLClusterSpec, ResolvedMySQLClusterSpec } from './spec.generated.js';
+
+/** What {@link MySQLCluster.grant} gives an App. */
+export interface GrantOptions {
+  /** The database (schema): created when missing, never dropped. */
+  readonly database: string;
+  /**
+   * readWrite: read and write data and manage the tables of the database. readOnly: SELECT and SHOW VIEW.
+   * @default 'readWrite'
+   */
+  readonly access?: DatabaseAccess;
+}
 
 /** The props of {@link MySQLCluster}: exactly the `spec` of a MySQLCluster resource. */
 export type MySQLClusterProps = MySQLClusterSpec;
@@ -76,6 +90,43 @@ export class MySQLCluster extends Construct {
       spec: this.props,
     });
     refuseDuplicateObjects(this, () => this.renderObjects());
+  }
+
+  /**
+   * Gives an App an account of its own on a database of this cluster: sets the App's `spec.database`,
+   * from which the controller creates the database (if missing), the account with a generated password
+   * in the Secret `<app>-db` (owned by the App), and exactly the grant asked, and wires the App's
+   * container (DB_HOST, DB_READ_HOST, DB_PORT, DB_NAME, DB_USER, DB_PASSWORD). Deleting the App drops
+   * the account, never the database.
+   *
+   * Only a {@link ManagedApp} can be granted: a plain App's Deployment is applied by you, not the
+   * controller, so nothing would make its account or its password Secret.
+   *
+   * @throws InvalidSpecError when the app is not a ManagedApp, is in another namespace, is bound to a
+   * database already, or the database name is invalid.
+   */
+  grant(app: Construct, options: GrantOptions): void {
+    const subject = `MySQLCluster "${this.node.id}" grant`;
+    if (!(app instanceof ManagedApp))
+      throw new InvalidSpecError(subject, [
+        {
+          field: 'app',
+          value: app.node.path,
+          expected:
+            'a ManagedApp (the App resource): the account, its password Secret and the grant are made by the recon8s controller, which manages only App resources',
+        },
+      ]);
+    const here = Chart.of(this).namespace;
+    const there = Chart.of(app).namespace;
+    if (here !== there)
+      throw new InvalidSpecError(subject, [
+        {
+          field: 'app',
+          value: `${there ?? '(no namespace)'}/${app.node.id}`,
+          expected: `an App in the namespace of the cluster (${here ?? '(no namespace)'}): an App binds a MySQLCluster of its own namespace`,
+        },
+      ]);
+    app.bindDatabase({ cluster: this.node.id, name: options.database, access: options.access ?? 'readWrite' });
   }
 
   /**

@@ -552,6 +552,12 @@ export interface MySQLClusterStatus {
    */
   readonly members?: readonly MySQLMemberStatus[];
   /**
+   * The accounts of the Apps bound to this cluster (App spec.database), as the controller last made
+   * them on the primary.
+   * @default - none
+   */
+  readonly accounts?: readonly MySQLAccountStatus[];
+  /**
    * The backups and the binary-log archive, as their jobs last reported.
    * @default - none
    */
@@ -587,6 +593,7 @@ export interface ResolvedMySQLClusterStatus {
   readonly tlsSecretName?: string;
   readonly currentPrimary?: string;
   readonly members?: readonly ResolvedMySQLMemberStatus[];
+  readonly accounts?: readonly ResolvedMySQLAccountStatus[];
   readonly backup?: ResolvedMySQLBackupStatus;
   readonly restore?: ResolvedMySQLRestoreStatus;
   readonly restoreFailure?: ResolvedMySQLRestoreFailureStatus;
@@ -680,6 +687,55 @@ export interface ResolvedMySQLMemberStatus {
   readonly writable?: boolean;
   readonly replicating?: boolean;
   readonly errantTransactions?: string;
+  readonly message?: string;
+}
+
+/**
+ * One App's account.
+ */
+export interface MySQLAccountStatus {
+  /**
+   * The App, in the namespace of the cluster.
+   */
+  readonly app: string;
+  /**
+   * The MySQL account (host %).
+   */
+  readonly user: string;
+  /**
+   * The database it is granted.
+   * @default - none
+   */
+  readonly database?: string;
+  /**
+   * readWrite or readOnly.
+   * @default - none
+   */
+  readonly access?: string;
+  /**
+   * The account exists with exactly that access.
+   */
+  readonly ready: boolean;
+  /**
+   * Why not, in one word.
+   * @default - none
+   */
+  readonly reason?: string;
+  /**
+   * What was done, or why not.
+   * @default - none
+   */
+  readonly message?: string;
+}
+
+/** {@link MySQLAccountStatus} with every default applied. */
+export interface ResolvedMySQLAccountStatus {
+  readonly app: string;
+  readonly user: string;
+  readonly database?: string;
+  readonly access?: string;
+  readonly ready: boolean;
+  readonly reason?: string;
   readonly message?: string;
 }
 

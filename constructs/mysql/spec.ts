@@ -588,6 +588,27 @@ export const mysqlStatus = s.object({
         }),
       }),
     ),
+    accounts: s.optional(
+      s.array({
+        description:
+          'The accounts of the Apps bound to this cluster (App spec.database), as the controller last made them on the primary.',
+        listType: 'map',
+        listMapKeys: ['app'],
+        items: s.object({
+          typeName: 'MySQLAccountStatus',
+          description: "One App's account.",
+          properties: {
+            app: s.required(s.string({ description: 'The App, in the namespace of the cluster.' })),
+            user: s.required(s.string({ description: 'The MySQL account (host %).' })),
+            database: s.optional(s.string({ description: 'The database it is granted.' })),
+            access: s.optional(s.string({ description: 'readWrite or readOnly.' })),
+            ready: s.required(s.boolean({ description: 'The account exists with exactly that access.' })),
+            reason: s.optional(s.string({ description: 'Why not, in one word.' })),
+            message: s.optional(s.string({ description: 'What was done, or why not.' })),
+          },
+        }),
+      }),
+    ),
     backup: s.optional(
       s.object({
         typeName: 'MySQLBackupStatus',

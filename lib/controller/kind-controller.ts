@@ -77,6 +77,16 @@ export type SecretReader = (
 /** A Secret of the resource being reconciled, in its namespace or another. */
 export type SecretLookup = (namespace: string, name: string) => Promise<V1Secret | undefined>;
 
+/**
+ * The recon8s resources in the controller's cache (its informers): what one kind reads of another (an
+ * App's binding reads its MySQLCluster; the cluster lists the Apps bound to it).
+ */
+export interface ResourceLookup {
+  get(kind: string, namespace: string, name: string): CustomResource | undefined;
+  /** Every resource of a kind in a namespace; undefined until the cache has synced (never judge from a partial list). */
+  list(kind: string, namespace: string): readonly CustomResource[] | undefined;
+}
+
 /** What a kind's manager (a loop beside the render reconcile) sees each time its resource is reconciled. */
 export interface ManageContext {
   readonly client: KubeClient;
@@ -89,6 +99,8 @@ export interface ManageContext {
   readonly metrics?: ControllerMetrics;
   /** Secrets, from their watches; absent: read live. */
   readonly secrets?: SecretLookup;
+  /** The other recon8s resources, from the cache (absent where there is none: then nothing relies on them). */
+  readonly resources?: ResourceLookup;
   /**
    * Aborted when this process stops leading (or stops): the manager must not take another step, nor
    * write, once it is (another leader may be acting already).
@@ -131,7 +143,18 @@ export interface InstallFacts {
 export interface KindController {
   readonly definition: KindDefinition;
   /** Before the children are applied (credentials, volumes the spec names). Absent: nothing to prepare. */
-  prepare?(client: KubeClient, cr: CustomResource, install: InstallFacts, secrets?: SecretLookup): Promise<Preparation>;
+  prepare?(
+    client: KubeClient,
+    cr: CustomResource,
+    install: InstallFacts,
+    secrets?: SecretLookup,
+    resources?: ResourceLookup,
+  ): Promise<Preparation>;
+  /**
+   * A resource of another kind this one refers to (an App to the MySQLCluster its database is on): a
+   * change of either queues the other.
+   */
+  readonly refersTo?: { readonly kind: string; readonly name: (cr: CustomResource) => string | undefined };
   /** The API server refused this child as rendered (422); `live` is what exists. */
   recoverRefusedApply?(client: KubeClient, child: KubernetesObject, live: LiveObject): Promise<RefusalRecovery>;
   /** Status fields and the conditions the live children imply; `pods`: the kind's pods in the namespace. */

@@ -34,6 +34,7 @@ import type {
   KindController,
   Manager,
   Preparation,
+  ResourceLookup,
   SecretLookup,
   SecretReader,
 } from './kind-controller.js';
@@ -128,6 +129,15 @@ export class Reconciler {
       if (manager) this.managers.set(kc.definition.kind, manager);
     }
   }
+
+  /** The recon8s resources in the cache, for what one kind reads of another. */
+  private readonly resources: ResourceLookup = {
+    get: (kind, namespace, name) => this.o.owners.get(kind)?.informer.get(namespace, name),
+    list: (kind, namespace) => {
+      const informer = this.o.owners.get(kind)?.informer;
+      return informer?.hasSynced() ? informer.list(namespace) : undefined;
+    },
+  };
 
   /** A child's watch event that only echoes our own last apply of it (see ChildApplier.isOwnEcho). */
   isOwnEcho(child: LiveObject): boolean | Promise<boolean> {
@@ -244,9 +254,13 @@ export class Reconciler {
     const secrets: SecretLookup | undefined = reader
       ? (ns, secretName) => reader({ uid: cr.metadata.uid ?? '', kind: kindName, name }, ns, secretName)
       : undefined;
-    const prepared: Preparation = (await controller.prepare?.(this.o.client, cr, this.o.install ?? {}, secrets)) ?? {
-      problems: [],
-    };
+    const prepared: Preparation = (await controller.prepare?.(
+      this.o.client,
+      cr,
+      this.o.install ?? {},
+      secrets,
+      this.resources,
+    )) ?? { problems: [] };
     for (const e of prepared.events ?? []) this.o.events.record(cr, 'Normal', e.reason, e.message);
     const problems = prepared.problems;
 
@@ -279,6 +293,7 @@ export class Reconciler {
             prepared,
             log,
             metrics: this.o.metrics,
+            resources: this.resources,
             signal,
             ...(secrets ? { secrets } : {}),
           })

@@ -8,7 +8,7 @@ import type { Informer, InformerHooks } from '../informer/index.js';
 import { createInformer, mergeInformers } from '../informer/index.js';
 import type { KubeClient } from '../kube/index.js';
 import type { Logger } from '../observability/logger.js';
-import { allChildTypes, ownerType, queueKey } from './kinds.js';
+import { allChildTypes, kindController, ownerType, queueKey } from './kinds.js';
 import type { KindController } from './kind-controller.js';
 import type { CustomResource } from './status.js';
 
@@ -90,19 +90,44 @@ export function watchOwnersAndChildren(o: WatchOptions): Watches {
       o.onKey(queueKey(kind.kind, cr.metadata.namespace ?? '', cr.metadata.name));
     for (const informer of perNamespace) {
       informer.addHandlers({
-        onAdd: onOwner,
-        onUpdate: (_old, cr, info) => {
+        onAdd: (cr) => {
+          onOwner(cr);
+          onRelated(cr);
+        },
+        onUpdate: (old, cr, info) => {
           if (info.resync) onOwner(cr);
           else unlessEcho(o.isOwnerEcho?.(cr), () => onOwner(cr));
+          // Even our own status write: what it says (a bound App's account) is news to the other side.
+          if (!info.resync) onRelated(cr, old);
         },
         onDelete: (cr) => {
           deleted(cr.metadata.uid);
           onOwner(cr);
+          onRelated(cr);
         },
       });
       informers.push(informer as unknown as Informer<LiveObject>);
     }
     owners.set(kind.kind, { kind, informer: mergeInformers(perNamespace) });
+  }
+
+  /**
+   * A resource that refers to another (an App to its MySQLCluster) queues it, before and after a change;
+   * a resource referred to queues those that refer to it.
+   */
+  function onRelated(cr: CustomResource, old?: CustomResource): void {
+    const namespace = cr.metadata.namespace ?? '';
+    const refers = kindController(cr.kind)?.refersTo;
+    if (refers) {
+      for (const name of new Set([refers.name(cr), old && refers.name(old)]))
+        if (name && owners.has(refers.kind)) o.onKey(queueKey(refers.kind, namespace, name));
+    }
+    for (const [kindName, watch] of owners) {
+      const other = kindController(kindName)?.refersTo;
+      if (other?.kind !== cr.kind) continue;
+      for (const r of watch.informer.list(namespace))
+        if (other.name(r) === cr.metadata.name) o.onKey(queueKey(kindName, namespace, r.metadata.name));
+    }
   }
 
   const children = new Map<string, Informer<LiveObject>>();

@@ -1,6 +1,7 @@
 import type { Condition } from '../../constructs/index.js';
 
-export type ConditionType = 'Ready' | 'Progressing' | 'Degraded';
+/** DatabaseReady: an App's database account (spec.database) exists with the access asked. */
+export type ConditionType = 'Ready' | 'Progressing' | 'Degraded' | 'DatabaseReady';
 
 /** A condition as a reconcile decides it; the transition time is filled in by {@link mergeConditions}. */
 export interface ConditionInput {

@@ -130,5 +130,7 @@ export function failureConditions(
     ready && ready.status === 'True' ? ready : { type: 'Ready', status: 'False', reason, message },
     { type: 'Progressing', status: 'False', reason, message },
     { type: 'Degraded', status: 'True', reason, message },
+    // What is judged apart from the children (an App's database account) still holds.
+    ...(previous ?? []).filter((c) => c.type === 'DatabaseReady'),
   ];
 }

@@ -11,6 +11,7 @@ import type { Connection } from 'mysql2/promise';
 import { createConnection } from 'mysql2/promise';
 import { parseAllDocuments } from 'yaml';
 import type { Controller } from '../../lib/controller/manager.js';
+import { accountName } from '../../lib/mysql/accounts.js';
 import { eventually } from '../integration/eventually.js';
 import { startTestController } from '../integration/support/controller.js';
 import { runSynth } from '../support/run.js';
@@ -20,9 +21,17 @@ import { NODE_HOOK_TIMEOUT_MS, discardNamespace, useSharedNode } from './cluster
 const NS = 'example';
 const BOOTSTRAP_MS = 6 * 60_000;
 
+interface AppStatus {
+  status?: {
+    binding?: { name?: string };
+    conditions?: { type: string; status: string; reason: string; message: string }[];
+  };
+}
+
 interface Cluster {
   status?: {
     currentPrimary?: string;
+    tlsSecretName?: string;
     conditions?: { type: string; status: string; reason: string; message: string }[];
   };
 }
@@ -46,6 +55,14 @@ describe('the example (docs/controller.md) on the real node: synthesized, applie
       name: 'db',
     })) as Cluster;
 
+  const clusterCa = async (): Promise<string> => {
+    const secret = await core.readNamespacedSecret({
+      namespace: NS,
+      name: (await cluster()).status?.tlsSecretName ?? '',
+    });
+    return Buffer.from(secret.data?.['ca.crt'] ?? '', 'base64').toString('utf8');
+  };
+
   /** Runs statements through the Service `db-primary`, as the App's DB_HOST does. */
   async function throughPrimary(sql: string, values: unknown[] = []): Promise<unknown> {
     const service = await core.readNamespacedService({ namespace: NS, name: 'db-primary' });
@@ -56,7 +73,8 @@ describe('the example (docs/controller.md) on the real node: synthesized, applie
         port: 3306,
         user: 'root',
         password,
-        ssl: { rejectUnauthorized: false },
+        // Verified with the cluster's CA (status.tlsSecretName's ca.crt), as every client of recon8s does.
+        ssl: { ca: await clusterCa(), rejectUnauthorized: true },
         connectTimeout: 3000,
       });
       const [rows] = await c.query({ sql, values, timeout: 10_000 });
@@ -111,7 +129,7 @@ describe('the example (docs/controller.md) on the real node: synthesized, applie
     await throughPrimary('INSERT INTO shop.orders VALUES (1)');
   });
 
-  it('runs the web App beside it: both replicas available, reading the password the controller generated', async () => {
+  it('runs the web App beside it: both replicas available, reading its own password the controller generated', async () => {
     const apps = kc.makeApiClient(AppsV1Api);
     await eventually(
       async () => {
@@ -119,6 +137,141 @@ describe('the example (docs/controller.md) on the real node: synthesized, applie
         assert.equal(d.status?.availableReplicas, 2, JSON.stringify(d.status?.conditions));
       },
       { timeoutMs: 120_000, intervalMs: 2000, description: 'Deployment web available' },
+    );
+  });
+
+  const getApp = async (name: string): Promise<AppStatus> =>
+    (await custom.getNamespacedCustomObject({
+      group: 'recon8s.dev',
+      version: 'v1alpha1',
+      plural: 'apps',
+      namespace: NS,
+      name,
+    })) as AppStatus;
+  const databaseReady = (name: string) =>
+    eventually(
+      async () => {
+        const app = await getApp(name);
+        const c = app.status?.conditions?.find((x) => x.type === 'DatabaseReady');
+        assert.equal(c?.status, 'True', JSON.stringify(app.status));
+        assert.equal(app.status?.binding?.name, `${name}-db`);
+      },
+      { timeoutMs: 120_000, intervalMs: 2000, description: `App ${name} DatabaseReady` },
+    );
+
+  it('gives the web App an account of its own on shop, never root: DatabaseReady, and a binding Secret', async () => {
+    await databaseReady('web');
+    const secret = await core.readNamespacedSecret({ namespace: NS, name: 'web-db' });
+    const value = (k: string) => Buffer.from(secret.data?.[k] ?? '', 'base64').toString('utf8');
+    assert.equal(secret.type, 'servicebinding.io/mysql');
+    assert.equal(value('type'), 'mysql');
+    assert.equal(value('database'), 'shop');
+    assert.equal(value('username'), accountName(NS, 'web'));
+    assert.equal(value('host'), `db-primary.${NS}.svc`);
+    assert.equal(secret.metadata?.ownerReferences?.[0]?.kind, 'App');
+    assert.match(value('password'), /^[A-Za-z0-9_-]{32}$/);
+  });
+
+  it('lets a bound App pod write in its database with its own account, and refuses it any other database and mysql', async function () {
+    this.timeout(240_000);
+    await custom.createNamespacedCustomObject({
+      group: 'recon8s.dev',
+      version: 'v1alpha1',
+      namespace: NS,
+      plural: 'apps',
+      body: {
+        apiVersion: 'recon8s.dev/v1alpha1',
+        kind: 'App',
+        metadata: { name: 'sql-client' },
+        spec: {
+          image: node().images.mysql,
+          imagePullPolicy: 'Never',
+          command: ['sleep', 'infinity'],
+          // The mysql image's own uid.
+          securityContext: { runAsUser: 999, runAsGroup: 999 },
+          resources: { requests: { cpu: '10m', memory: '32Mi' }, limits: { memory: '256Mi' } },
+          database: { cluster: 'db', name: 'shop' },
+        },
+      },
+    });
+    await databaseReady('sql-client');
+    const pod = await eventually(
+      async () => {
+        const pods = await core.listNamespacedPod({
+          namespace: NS,
+          labelSelector: 'app.kubernetes.io/instance=sql-client',
+        });
+        const running = pods.items.find((p) => p.status?.phase === 'Running' && !p.metadata?.deletionTimestamp);
+        assert.ok(running?.metadata?.name, 'no running sql-client pod');
+        return running.metadata.name;
+      },
+      { timeoutMs: 120_000, intervalMs: 2000, description: 'a running sql-client pod' },
+    );
+    /**
+     * SQL from inside the App's pod, as its account: the user and password from the mounted binding
+     * ($SERVICE_BINDING_ROOT/database), into a client option file (never on a command line), the
+     * host and database from the injected DB_HOST and DB_NAME.
+     */
+    const inPod = async (sql: string): Promise<{ ok: boolean; out: string }> => {
+      const script = [
+        'set -eu',
+        'b="$SERVICE_BINDING_ROOT/database"',
+        'printf "[client]\\nuser=%s\\npassword=%s\\n" "$(cat "$b/username")" "$(cat "$b/password")" > /tmp/client.cnf',
+        'test "$(cat "$b/username")" = "$DB_USER"',
+        // The server is verified with the CA the binding carries, by the name the App uses (DB_HOST).
+        'test -s "$DB_SSL_CA"',
+        'exec mysql --defaults-extra-file=/tmp/client.cnf --host="$DB_HOST" --port="$DB_PORT" --ssl-mode=VERIFY_IDENTITY --ssl-ca="$DB_SSL_CA" --batch --skip-column-names "$DB_NAME" -e "$1"',
+      ].join('\n');
+      try {
+        const { stdout } = await node().kubectl(['exec', '-n', NS, pod, '--', 'bash', '-c', script, 'sql', sql]);
+        return { ok: true, out: stdout.trim() };
+      } catch (e) {
+        return { ok: false, out: String((e as { stderr?: string }).stderr ?? e) };
+      }
+    };
+    const write = await eventually(
+      async () => {
+        const r = await inPod(
+          'CREATE TABLE IF NOT EXISTS visits (id INT PRIMARY KEY); REPLACE INTO visits VALUES (1); SELECT COUNT(*) FROM visits',
+        );
+        assert.ok(r.ok, r.out);
+        return r.out;
+      },
+      { timeoutMs: 60_000, intervalMs: 2000, description: 'a write in shop from the App pod' },
+    );
+    assert.equal(write, '1');
+    assert.equal((await inPod('SELECT CURRENT_USER()')).out, `${accountName(NS, 'sql-client')}@%`);
+    // The rows written as root earlier are in the same database.
+    assert.equal((await inPod('SELECT COUNT(*) FROM orders')).out, '1');
+    const otherDb = await inPod('CREATE DATABASE other');
+    assert.equal(otherDb.ok, false);
+    assert.match(otherDb.out, /Access denied/);
+    const mysqlSchema = await inPod('SELECT COUNT(*) FROM mysql.user');
+    assert.equal(mysqlSchema.ok, false);
+    assert.match(mysqlSchema.out, /denied/);
+  });
+
+  it('drops the account when its App is deleted, and keeps its data', async () => {
+    const user = accountName(NS, 'sql-client');
+    await custom.deleteNamespacedCustomObject({
+      group: 'recon8s.dev',
+      version: 'v1alpha1',
+      namespace: NS,
+      plural: 'apps',
+      name: 'sql-client',
+    });
+    await eventually(
+      async () =>
+        assert.deepEqual(await throughPrimary('SELECT COUNT(*) AS n FROM mysql.user WHERE user = ?', [user]), [
+          { n: 0 },
+        ]),
+      { timeoutMs: 60_000, intervalMs: 1000, description: `account ${user} dropped` },
+    );
+    assert.deepEqual(await throughPrimary('SELECT id FROM shop.visits'), [{ id: 1 }]);
+    // The web App's account is still there.
+    assert.deepEqual(
+      await throughPrimary('SELECT COUNT(*) AS n FROM mysql.user WHERE user = ?', [accountName(NS, 'web')]),
+      [{ n: 1 }],
     );
   });
 

@@ -340,6 +340,48 @@ describe('CRDs and manifests on a real API server', function () {
       assert.match(duplicate.stderr, /spec\.ports: Invalid value: .*unique port names/);
     });
 
+    it("refuses a database binding on MySQL's system schemas, in any case, and names that are not plain identifiers", () => {
+      const bind = (name: string, database: Record<string, unknown>) =>
+        create(app(name, { image: 'nginx', database: { cluster: 'db', ...database } }));
+      for (const [i, schema] of ['mysql', 'MySQL', 'sys', 'information_schema', 'PERFORMANCE_SCHEMA'].entries()) {
+        const r = bind(`system-${i}`, { name: schema });
+        assert.notEqual(r.status, 0, schema);
+        assert.match(r.stderr, /spec\.database\.name: Invalid value: .*not one of MySQL's system schemas/, schema);
+      }
+      for (const [i, name] of ['1shop', 'shop-db', "shop'; DROP", 'shop`', 'a'.repeat(65), ''].entries()) {
+        const r = bind(`bad-db-${i}`, { name });
+        assert.notEqual(r.status, 0, name);
+        assert.match(r.stderr, /spec\.database\.name/, name);
+      }
+      const access = bind('bad-access', { name: 'shop', access: 'admin' });
+      assert.notEqual(access.status, 0);
+      assert.match(access.stderr, /spec\.database\.access: Unsupported value: "admin"/);
+      const cluster = bind('bad-cluster', { name: 'shop', cluster: 'Db_1' });
+      assert.notEqual(cluster.status, 0);
+      assert.match(cluster.stderr, /spec\.database\.cluster/);
+      const env = create(
+        app('env-clash', {
+          image: 'nginx',
+          env: [{ name: 'DB_USER', value: 'root' }],
+          database: { cluster: 'db', name: 'shop' },
+        }),
+      );
+      assert.notEqual(env.status, 0);
+      assert.match(env.stderr, /spec\.env: Invalid value: .*no env named DB_HOST/);
+      const missing = create(app('no-name', { image: 'nginx', database: { cluster: 'db' } }));
+      assert.notEqual(missing.status, 0);
+      assert.match(missing.stderr, /spec\.database\.name: Required value/);
+    });
+
+    it('accepts a database binding and defaults its access to readWrite', () => {
+      for (const [i, name] of ['shop', 'Shop_2', '_x', 'mysql_app', 'a'.repeat(64)].entries()) {
+        const r = create(app(`good-db-${i}`, { image: 'nginx', database: { cluster: 'db', name } }));
+        assert.equal(r.status, 0, `${name}: ${r.stderr}`);
+      }
+      const got = kubectl(controlPlane(), ['get', 'app', 'good-db-0', '-n', ns, '-o', 'jsonpath={.spec.database}']);
+      assert.deepEqual(JSON.parse(got.stdout), { cluster: 'db', name: 'shop', access: 'readWrite' });
+    });
+
     it('fails when storage shrinks, but lets it grow', () => {
       assert.equal(apply(mysql('grow', { storage: { size: '20Gi' } })).status, 0);
       const shrink = apply(mysql('grow', { storage: { size: '10Gi' } }));

@@ -16,6 +16,7 @@ import type { MySQLSandbox, SandboxMember } from './support/mysql-sandbox.js';
 import {
   ADMIN_PASSWORD,
   REPLICATION_PASSWORD,
+  ROOT_PASSWORD,
   SANDBOX_NAMES,
   address,
   startMySQLSandbox,
@@ -30,6 +31,8 @@ interface SessionOutcome {
   readonly message?: string;
   readonly verifyError?: string;
 }
+import type { AccountRequest } from '../../lib/mysql/accounts.js';
+import { accountName } from '../../lib/mysql/accounts.js';
 
 /** A string literal, as mysql2 quotes it (the session's sql_mode is '', so backslashes escape). */
 const literal = (v: string): string => `'${v.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
@@ -273,6 +276,103 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
         intervalMs: 100,
         description: `member ${m.ordinal} to replicate a write made after the renewal`,
       });
+  });
+
+  it("makes a bound App's account on the primary as the controller does: exactly its grant, replicated, refused elsewhere; dropped with its data kept", async () => {
+    const user = accountName('shop', 'web');
+    const password = `app'"\\#$ x-${'p'.repeat(20)}`;
+    const request = (o: Partial<AccountRequest> = {}): AccountRequest => ({
+      app: 'shop/web',
+      user,
+      database: 'shop_1',
+      access: 'readWrite',
+      password,
+      ...o,
+    });
+    /**
+     * In the members' network (support/account-client.ts): plans from what the primary has and runs it,
+     * as root over TCP, as app-accounts.ts does; the statement kinds.
+     */
+    const client = (input: unknown): Record<string, unknown> => {
+      const r = sandbox.inNetwork(
+        [process.execPath, '--import', 'tsx', new URL('./support/account-client.ts', import.meta.url).pathname],
+        JSON.stringify(input),
+      );
+      assert.ok(r.ok, `account-client failed: ${r.stdout} ${r.stderr}`);
+      return JSON.parse(r.stdout) as Record<string, unknown>;
+    };
+    const converge = async (requests: AccountRequest[]): Promise<string[]> => {
+      const out = client({
+        mode: 'converge',
+        host: address(0),
+        rootPassword: ROOT_PASSWORD,
+        ca: sandbox.ca.certPem,
+        requests,
+      });
+      assert.ok(Array.isArray(out.statements), JSON.stringify(out));
+      return out.statements as string[];
+    };
+    /** Runs statements as the App's account on a member; the error code of the first refused one, or 'ok'. */
+    const asApp = async (ordinal: number, ...statements: string[]): Promise<string> =>
+      String(client({ mode: 'as', host: address(ordinal), user, password, ca: sandbox.ca.certPem, statements }).result);
+    // A database whose name the unescaped grant pattern shop_1 would match.
+    sql(primary, 'CREATE DATABASE shopX1; CREATE TABLE shopX1.t (id INT)');
+
+    assert.deepEqual(await converge([request()]), ['createDatabase', 'createUser', 'grant']);
+    assert.deepEqual(await converge([request()]), [], 'a second pass finds nothing to do');
+    assert.equal(
+      await asApp(0, 'CREATE TABLE shop_1.orders (id INT PRIMARY KEY)', 'INSERT INTO shop_1.orders VALUES (1)'),
+      'ok',
+    );
+    assert.match(await asApp(0, 'SELECT * FROM shopX1.t'), /DENIED/);
+    assert.match(await asApp(0, 'CREATE DATABASE other'), /DENIED/);
+    assert.match(await asApp(0, 'SELECT * FROM mysql.user'), /DENIED/);
+    assert.match(await asApp(0, "GRANT SELECT ON shop_1.* TO 'root'@'%'"), /DENIED/);
+    // The replicas have the account (replicated), and refuse its writes.
+    for (const ordinal of [1, 2]) {
+      await eventually(async () => assert.equal(await asApp(ordinal, 'SELECT id FROM shop_1.orders'), 'ok'), {
+        timeoutMs: 30_000,
+        description: `the account and its table on member ${ordinal}`,
+      });
+      assert.match(await asApp(ordinal, 'INSERT INTO shop_1.orders VALUES (2)'), /OPTION_PREVENTS/);
+    }
+
+    // Extras given by hand are revoked; the grant option too.
+    sql(
+      primary,
+      `GRANT SELECT ON mysql.* TO '${user}'@'%'; GRANT PROCESS ON *.* TO '${user}'@'%'; GRANT EVENT ON shop_1.* TO '${user}'@'%' WITH GRANT OPTION`,
+    );
+    assert.equal(await asApp(0, 'SELECT COUNT(*) FROM mysql.user'), 'ok');
+    assert.deepEqual(await converge([request()]), ['revoke', 'revoke', 'revoke']);
+    assert.match(await asApp(0, 'SELECT COUNT(*) FROM mysql.user'), /DENIED/);
+    const grants = sql(primary, `SHOW GRANTS FOR '${user}'@'%'`);
+    assert.doesNotMatch(grants, /PROCESS|EVENT|GRANT OPTION|`mysql`/, grants);
+    assert.equal(grants.split('\n').length, 2, grants);
+
+    // readOnly: reads still work, writes are refused.
+    assert.deepEqual(await converge([request({ access: 'readOnly' })]), ['revoke']);
+    assert.equal(await asApp(0, 'SELECT id FROM shop_1.orders'), 'ok');
+    assert.match(await asApp(0, 'INSERT INTO shop_1.orders VALUES (3)'), /DENIED/);
+
+    // A new password (the App's Secret re-created) is set; the old one no longer logs in.
+    const newPassword = `${password}-2`;
+    assert.deepEqual(await converge([request({ access: 'readOnly', password: newPassword })]), ['setPassword']);
+    assert.match(await asApp(0, 'SELECT 1'), /DENIED/);
+    assert.deepEqual(await converge([request({ access: 'readOnly', password })]), ['setPassword']);
+
+    // The App no longer binds: the account goes, everywhere; the database and its rows stay.
+    assert.deepEqual(await converge([]), ['dropUser']);
+    assert.match(await asApp(0, 'SELECT 1'), /DENIED/);
+    await eventually(async () => assert.match(await asApp(1, 'SELECT 1'), /DENIED/), {
+      timeoutMs: 30_000,
+      description: 'the account dropped on member 1 too',
+    });
+    assert.equal(sql(primary, 'SELECT GROUP_CONCAT(id) FROM shop_1.orders'), '1');
+    // An account of that name recon8s did not make is never touched.
+    sql(primary, `CREATE USER '${user}'@'%' IDENTIFIED BY 'theirs'`);
+    assert.deepEqual(await converge([request()]), []);
+    assert.deepEqual(await converge([]), []);
+    sql(primary, `DROP USER '${user}'@'%'; DROP DATABASE shopX1`);
   });
 
   it('probes liveness without a failed login: neither Aborted_connects nor refused logins move, where the old probe moved both', () => {

@@ -2,11 +2,12 @@
 // and its pods.
 import type { V1Pod } from '@kubernetes/client-node';
 import type { KubernetesObject } from '../../../constructs/index.js';
-import { APP, MANAGED_BY } from '../../../constructs/index.js';
+import { APP, MANAGED_BY, MYSQL_CLUSTER } from '../../../constructs/index.js';
 import { workloadConditions, workloadFigures } from '../../reconcile/status.js';
 import type { KindController } from '../kind-controller.js';
 import type { CustomResource, LiveLookup, ObservedState } from '../status.js';
 import { compact, controlledBy, find, podsControlledBy, selectorString, serviceEndpoint } from '../status.js';
+import { observeBinding, prepareBinding } from './database-binding.js';
 
 /**
  * An App's pods carry these labels (the MySQL pods, an `app.kubernetes.io/component`, which an App's
@@ -62,6 +63,20 @@ export function deploymentPods(pods: readonly V1Pod[], deployment: string): V1Po
 
 export const APP_CONTROLLER: KindController = {
   definition: APP,
-  observe: (cr, rendered, live, _prepared, pods) => observeApp(cr, rendered, live, pods),
+  // The database binding (spec.database): its Secret, and whether the account is ready.
+  prepare: prepareBinding,
+  refersTo: {
+    kind: MYSQL_CLUSTER.kind,
+    name: (cr) => (cr.spec as { database?: { cluster?: string } } | undefined)?.database?.cluster,
+  },
+  observe: (cr, rendered, live, prepared, pods) => {
+    const observed = observeApp(cr, rendered, live, pods);
+    const binding = observeBinding(prepared.facts);
+    return {
+      ...observed,
+      fields: { ...observed.fields, ...binding.fields },
+      conditions: [...observed.conditions, ...binding.conditions],
+    };
+  },
   pods: { selector: APP_POD_SELECTOR },
 };

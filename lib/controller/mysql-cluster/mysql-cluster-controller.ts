@@ -20,6 +20,7 @@ import type { CustomResource, LiveLookup, ObservedState } from '../status.js';
 import { compact, controlledBy, find, podsControlledBy, selectorString, serviceEndpoint } from '../status.js';
 import type { BackupStatus, RestoreFailure, RestoreStatus } from './backup-status.js';
 import { backupFindings } from './backup-status.js';
+import { createAppAccounts, primaryView } from './app-accounts.js';
 import { createMySQLClusterManager } from './cluster-manager.js';
 import { ensureCredentials, readSecret } from './credentials.js';
 import { MYSQL_MEMBER_SELECTOR, memberReports } from './member-reports.js';
@@ -144,11 +145,20 @@ async function storeCredentialsProblems(read: SecretLookup, cr: CustomResource):
  */
 function createManager(): Manager {
   const ha = createMySQLClusterManager();
+  const appAccounts = createAppAccounts();
   return {
-    forget: (uid) => ha.forget(uid),
+    forget: (uid) => {
+      ha.forget(uid);
+      appAccounts.forget(uid);
+    },
     async manage(ctx): Promise<Management> {
       const database = ctx.pods.filter((p) => p.metadata?.labels?.['app.kubernetes.io/component'] === 'database');
       const managed = await ha.manage({ ...ctx, pods: database });
+      // The bound Apps' accounts, on the primary the HA step left writable (app-accounts.ts).
+      const accounts = await appAccounts.sync(
+        ctx,
+        primaryView(managed.fields, database, managed.unavailable !== undefined),
+      );
       const status = (ctx.cr.status ?? {}) as {
         backup?: BackupStatus;
         restore?: RestoreStatus;
@@ -167,8 +177,10 @@ function createManager(): Manager {
       }
       return {
         ...managed,
+        events: [...managed.events, ...accounts.events],
         fields: {
           ...managed.fields,
+          ...(accounts.accounts ? { accounts: accounts.accounts } : {}),
           ...(found.backup ? { backup: found.backup } : {}),
           ...(found.restore ? { restore: found.restore } : {}),
           ...(found.restoreFailure ? { restoreFailure: found.restoreFailure } : {}),

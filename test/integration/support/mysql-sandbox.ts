@@ -142,6 +142,8 @@ export interface SandboxMember {
 
 export interface MySQLSandbox {
   member(ordinal: number): SandboxMember;
+  /** Runs a host program in the members' network (so it reaches them over TCP at address(i)). */
+  inNetwork(argv: readonly string[], stdin?: string): SqlResult;
   stop(): Promise<void>;
   /** The sandbox cluster's CA (the members' certificate is signed by it). */
   readonly ca: CertificateAndKey;
@@ -411,6 +413,14 @@ export async function startMySQLSandbox(): Promise<MySQLSandbox> {
     member,
     ca,
     netns: `/proc/${netPid}/ns/net`,
+    inNetwork: (argv, stdin) => {
+      const r = spawnSync('nsenter', [`--net=/proc/${netPid}/ns/net`, '--', ...argv], {
+        input: stdin,
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
+      return { ok: r.status === 0, stdout: r.stdout, stderr: r.stderr };
+    },
     stop: async () => {
       for (const pod of pods.values()) pod.kill('SIGKILL');
       net.kill('SIGKILL');

@@ -1,0 +1,148 @@
+// The SQL of the Apps' accounts on the primary (accounts.ts decides): what the server has, and the
+// statements. Thin on purpose. As root: granting a privilege takes holding it with the grant option,
+// which the controller's own account (recon8s-admin, no data access by design) does not; the root
+// password is in the same Secret the controller already reads, and crosses the network only over TLS
+// that verified the member.
+import type { Connection, RowDataPacket } from 'mysql2/promise';
+import { createConnection } from 'mysql2/promise';
+import type { AccountStatement, HeldPrivilege, ObservedAccount, ObservedServer } from './accounts.js';
+import { quoteIdentifier, statementSql } from './accounts.js';
+import { MemberCertificateError } from './member-sql.js';
+
+const QUERY_TIMEOUT_MS = 10_000;
+
+export interface AccountAdminOptions {
+  readonly host: string;
+  readonly port: number;
+  readonly user: string;
+  readonly password: string;
+  /** The cluster's CA certificate (PEM): the member must present a certificate it signed. */
+  readonly ca: string;
+  /** @default 3000 */
+  readonly connectTimeoutMs?: number;
+}
+
+/** A session that manages the Apps' accounts on one member. */
+export class AccountSession {
+  private constructor(private readonly c: Connection) {}
+
+  static async open(o: AccountAdminOptions): Promise<AccountSession> {
+    let c: Connection;
+    try {
+      c = await createConnection({
+        host: o.host,
+        port: o.port,
+        user: o.user,
+        password: o.password,
+        connectTimeout: o.connectTimeoutMs ?? 3000,
+        // Verified before the root password is sent (member-sql.ts says how).
+        ssl: { ca: o.ca, rejectUnauthorized: true },
+        multipleStatements: false,
+      });
+    } catch (e) {
+      const err = e as { code?: unknown; message?: unknown };
+      if (err.code === 'HANDSHAKE_SSL_ERROR') throw new MemberCertificateError(String(err.message));
+      throw e;
+    }
+    // Backslash escapes in the literals mysql2 quotes, whatever the server's sql_mode.
+    await c.query({ sql: "SET SESSION sql_mode = ''", timeout: QUERY_TIMEOUT_MS });
+    return new AccountSession(c);
+  }
+
+  async close(): Promise<void> {
+    await this.c.end().catch(() => undefined);
+    this.c.destroy();
+  }
+
+  private async rows(sql: string, values?: unknown[]): Promise<RowDataPacket[]> {
+    const [rows] = await this.c.query<RowDataPacket[]>({ sql, values, timeout: QUERY_TIMEOUT_MS });
+    return rows;
+  }
+
+  /**
+   * Whether this member takes writes now: read_only and super_read_only off (only a primary is changed),
+   * and, with semi-synchronous replication on, as many replicas attached as a commit waits for. Without
+   * them a statement would wait for an acknowledgement with its locks held, and a client timeout does
+   * not end that wait (the session is killed, the commit keeps waiting).
+   */
+  async writable(): Promise<boolean> {
+    const [row] = await this.rows(
+      'SELECT @@read_only AS ro, @@super_read_only AS sro, @@rpl_semi_sync_source_enabled AS semi, ' +
+        '@@rpl_semi_sync_source_wait_for_replica_count AS waitCount, ' +
+        "(SELECT VARIABLE_VALUE FROM performance_schema.global_status WHERE VARIABLE_NAME = 'Rpl_semi_sync_source_clients') AS clients",
+    );
+    if (Number(row?.ro) !== 0 || Number(row?.sro) !== 0) return false;
+    return Number(row?.semi) !== 1 || Number(row?.clients ?? 0) >= Number(row?.waitCount);
+  }
+
+  /**
+   * The databases, and the accounts that are recon8s's (their attribute says so) or have one of `names`,
+   * with every privilege they hold: global, per database, per table, and the grant option.
+   */
+  async observe(names: readonly string[]): Promise<ObservedServer> {
+    const databases = (await this.rows('SELECT SCHEMA_NAME AS name FROM information_schema.SCHEMATA')).map((r) =>
+      String(r.name),
+    );
+    const users = await this.rows(
+      `SELECT USER AS user, ATTRIBUTE AS attribute FROM information_schema.USER_ATTRIBUTES
+        WHERE HOST = '%' AND (JSON_EXTRACT(ATTRIBUTE, '$.recon8s.app') IS NOT NULL${names.length ? ' OR USER IN (?)' : ''})`,
+      names.length ? [names] : [],
+    );
+    const accounts: ObservedAccount[] = [];
+    for (const u of users) {
+      const user = String(u.user);
+      const marks = parseAttribute(u.attribute);
+      const grantee = `'${user}'@'%'`;
+      const privileges: HeldPrivilege[] = [];
+      const grantable = new Set<string>();
+      for (const r of await this.rows(
+        'SELECT PRIVILEGE_TYPE AS p, IS_GRANTABLE AS g FROM information_schema.USER_PRIVILEGES WHERE GRANTEE = ?',
+        [grantee],
+      )) {
+        if (r.p !== 'USAGE') privileges.push({ on: '*.*', privilege: String(r.p) });
+        if (r.g === 'YES') grantable.add('*.*');
+      }
+      for (const r of await this.rows(
+        'SELECT TABLE_SCHEMA AS s, PRIVILEGE_TYPE AS p, IS_GRANTABLE AS g FROM information_schema.SCHEMA_PRIVILEGES WHERE GRANTEE = ?',
+        [grantee],
+      )) {
+        const on = `${quoteIdentifier(String(r.s))}.*`;
+        privileges.push({ on, privilege: String(r.p) });
+        if (r.g === 'YES') grantable.add(on);
+      }
+      for (const r of await this.rows(
+        'SELECT TABLE_SCHEMA AS s, TABLE_NAME AS t, PRIVILEGE_TYPE AS p, IS_GRANTABLE AS g FROM information_schema.TABLE_PRIVILEGES WHERE GRANTEE = ?',
+        [grantee],
+      )) {
+        const on = `${quoteIdentifier(String(r.s))}.${quoteIdentifier(String(r.t))}`;
+        privileges.push({ on, privilege: String(r.p) });
+        if (r.g === 'YES') grantable.add(on);
+      }
+      for (const on of grantable) privileges.push({ on, privilege: 'GRANT OPTION' });
+      accounts.push({ user, ...marks, privileges });
+    }
+    return { databases: new Set(databases), accounts };
+  }
+
+  /** One statement (the password, when there is one, is a placeholder value: never in the SQL text). */
+  async run(statement: AccountStatement): Promise<void> {
+    const { sql, values } = statementSql(statement);
+    await this.c.query({ sql, values: [...values], timeout: QUERY_TIMEOUT_MS });
+  }
+}
+
+function parseAttribute(value: unknown): { app?: string; fingerprint?: string } {
+  if (value === null || value === undefined) return {};
+  try {
+    const parsed = (typeof value === 'string' ? JSON.parse(value) : value) as {
+      recon8s?: { app?: unknown; fingerprint?: unknown };
+    };
+    const r = parsed.recon8s;
+    return {
+      ...(typeof r?.app === 'string' ? { app: r.app } : {}),
+      ...(typeof r?.fingerprint === 'string' ? { fingerprint: r.fingerprint } : {}),
+    };
+  } catch {
+    return {};
+  }
+}
