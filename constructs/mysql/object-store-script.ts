@@ -8,6 +8,7 @@ export const STORE_REPORTS = {
   backupFailed: 'BackupFailed',
   binlogsArchived: 'BinlogsArchived',
   binlogArchiveFailed: 'BinlogArchiveFailed',
+  binlogsSearched: 'BinlogsSearched',
   restored: 'Restored',
   restoreFailed: 'RestoreFailed',
 } as const;

@@ -8,6 +8,7 @@
 // run again after a restart at any point.
 import { BOOTSTRAP_SH } from './bootstrap-script.js';
 import { BACKUP_SH, LIST_BACKUPS_SH } from './backup-script.js';
+import { BINLOG_FIND_FUNCTIONS_SH, FIND_BINLOG_SH } from './binlog-find-script.js';
 import { BINLOG_SH } from './binlog-script.js';
 import { STORE_SH } from './object-store-script.js';
 import { RESTORE_SH } from './restore-script.js';
@@ -418,6 +419,7 @@ export const SCRIPT = {
   backup: 'backup.sh',
   binlog: 'binlog.sh',
   bootstrap: 'bootstrap.sh',
+  findBinlog: 'find-binlog.sh',
   initConfig: 'init-config.sh',
   listBackups: 'list-backups.sh',
   ready: 'ready.sh',
@@ -431,8 +433,10 @@ export function scriptFiles(): Record<string, string> {
     [SCRIPT.alive]: ALIVE_SH,
     [SCRIPT.backup]: BACKUP_SH,
     [SCRIPT.binlog]: BINLOG_SH,
+    'binlog-find.sh': BINLOG_FIND_FUNCTIONS_SH,
     [SCRIPT.bootstrap]: BOOTSTRAP_SH,
     'common.sh': COMMON_SH,
+    [SCRIPT.findBinlog]: FIND_BINLOG_SH,
     [SCRIPT.initConfig]: INIT_CONFIG_SH,
     [SCRIPT.listBackups]: LIST_BACKUPS_SH,
     [SCRIPT.ready]: READY_SH,

@@ -3,7 +3,7 @@
 // do, with the credentials the pods read from their Secret: the CLI never handles a storage credential
 // or a password.
 import { HttpMethod } from '../kube/index.js';
-import type { V1CronJob, V1Job, V1Pod, V1PodList } from '@kubernetes/client-node';
+import type { V1CronJob, V1EnvVar, V1Job, V1Pod, V1PodList } from '@kubernetes/client-node';
 import { MYSQL_STORE_REPORTS } from '../../constructs/index.js';
 import { describeStoreReport } from '../controller/mysql-cluster/backup-status.js';
 import type { KubeClient } from '../kube/index.js';
@@ -52,13 +52,16 @@ interface Options {
 const LIST_SCRIPT = '/opt/recon8s/list-backups.sh';
 
 /** A Job from the CronJob's template, owned by it (deleted with it), like `kubectl create job --from`. */
-function jobFrom(cronJob: V1CronJob, name: string, command?: string[]): V1Job {
+function jobFrom(cronJob: V1CronJob, name: string, command?: string[], env: readonly V1EnvVar[] = []): V1Job {
   const template = cronJob.spec?.jobTemplate;
   const spec = structuredClone(template?.spec);
   if (!spec) throw new Error(`CronJob ${cronJob.metadata?.name ?? ''} has no job template`);
   if (command) {
     const container = spec.template.spec?.containers[0];
-    if (container) container.command = command;
+    if (container) {
+      container.command = command;
+      container.env = [...(container.env ?? []), ...env];
+    }
     spec.backoffLimit = 0;
     spec.ttlSecondsAfterFinished = 600;
   }
@@ -88,23 +91,24 @@ function jobFrom(cronJob: V1CronJob, name: string, command?: string[]): V1Job {
  * CronJob's own, since it is one), or `command` instead (`<name>-list-<epoch seconds>`: a listing must
  * not pass for a backup in `kubectl get jobs`).
  */
-async function runJob(
+export async function runJob(
   client: KubeClient,
   namespace: string,
   name: string,
   command: string[] | undefined,
   deadline: number,
   cronJobName = `${name}-backup`,
+  extra: { readonly env?: readonly V1EnvVar[]; readonly kind?: string } = {},
 ): Promise<{ job: string; pod?: V1Pod; succeeded: boolean }> {
   const cronJob = await client.requestJson<V1CronJob>({
     path: `/apis/batch/v1/namespaces/${namespace}/cronjobs/${cronJobName}`,
   });
   // Seconds since the epoch: never the minutes the CronJob controller names its Jobs by.
-  const job = `${command ? `${name}-list` : cronJobName}-${Math.floor(Date.now() / 1000)}`;
+  const job = `${command ? `${name}-${extra.kind ?? 'list'}` : cronJobName}-${Math.floor(Date.now() / 1000)}`;
   await client.request({
     method: HttpMethod.POST,
     path: `/apis/batch/v1/namespaces/${namespace}/jobs`,
-    body: JSON.stringify(jobFrom(cronJob, job, command)),
+    body: JSON.stringify(jobFrom(cronJob, job, command, extra.env)),
     headers: { 'Content-Type': 'application/json' },
   });
   while (Date.now() < deadline) {
@@ -125,12 +129,23 @@ async function runJob(
   throw new Error(`Job ${job} did not finish within the timeout; it goes on: kubectl -n ${namespace} get job ${job}`);
 }
 
-function terminationMessage(pod: V1Pod | undefined): string {
+/** What the Job's pod printed (its first container's log). */
+export async function podLog(client: KubeClient, namespace: string, pod: V1Pod | undefined): Promise<string> {
+  const container = pod?.spec?.containers[0]?.name ?? 'backup';
+  if (!pod?.metadata?.name) return '';
+  return (
+    await client.request({
+      path: `/api/v1/namespaces/${namespace}/pods/${pod.metadata.name}/log?container=${container}`,
+    })
+  ).body;
+}
+
+export function terminationMessage(pod: V1Pod | undefined): string {
   const c = pod?.status?.containerStatuses?.[0];
   return (c?.state?.terminated?.message ?? c?.lastState?.terminated?.message ?? '').trim();
 }
 
-function failed(
+export function failed(
   e: unknown,
   client: KubeClient,
   namespace: string,
@@ -184,14 +199,7 @@ export async function backupsCommand(
   const namespace = o.namespace ?? defaultNamespace;
   try {
     const run = await runJob(client, namespace, o.name, ['bash', LIST_SCRIPT], deadline);
-    const container = run.pod?.spec?.containers[0]?.name ?? 'backup';
-    const log = run.pod?.metadata?.name
-      ? await (
-          await client.request({
-            path: `/api/v1/namespaces/${namespace}/pods/${run.pod.metadata.name}/log?container=${container}`,
-          })
-        ).body
-      : '';
+    const log = await podLog(client, namespace, run.pod);
     if (!run.succeeded) {
       err.write(`listing Job ${run.job} failed:\n${log}`);
       return 1;

@@ -286,22 +286,29 @@ describe('MySQLCluster backups to S3 and restores on a real node (MySQL 9.7, ver
     await custom.deleteNamespacedCustomObject({ ...GROUP, namespace: ns, name: 'restored' });
   });
 
-  it('restores to a point in time, and to just before a transaction, before a destructive statement: every row written before it, none of its effect', async () => {
+  it('finds a DROP in the archived binary logs (recon8s binlog find), and restores to a point in time and to just before that DROP, which shares its second with a good write', async () => {
     await sql(`${SOURCE}-0`, "INSERT INTO e2e.t VALUES (5000, 'after the backup'), (5001, 'after the backup')");
     await sql(`${SOURCE}-0`, "UPDATE e2e.t SET note = 'updated after the backup' WHERE id = 1");
+    await sql(
+      `${SOURCE}-0`,
+      'CREATE TABLE e2e.orders (id INT PRIMARY KEY); INSERT INTO e2e.orders VALUES (1), (2), (3)',
+    );
     const before = await rowsAndSum(`${SOURCE}-0`);
     // The point: a whole second after the last good write, and before the mistake.
     await new Promise((r) => setTimeout(r, 1100));
     const point = utcNow();
     await new Promise((r) => setTimeout(r, 1100));
-    // A good write and the mistake, in one second: only the GTID boundary tells them apart.
+    // A good write and the mistake in one second (started early in it): only the GTID boundary tells them apart.
     const executed = () => sql(`${SOURCE}-0`, "SELECT REPLACE(@@global.gtid_executed, '\\n', '')");
-    await sql(`${SOURCE}-0`, "INSERT INTO e2e.t VALUES (5002, 'in the second of the mistake')");
-    const beforeMistake = await rowsAndSum(`${SOURCE}-0`);
     const gtidsBefore = await executed();
-    await sql(`${SOURCE}-0`, 'DELETE FROM e2e.t WHERE id > 2');
-    const mistake = await sql(`${SOURCE}-0`, `SELECT GTID_SUBTRACT('${await executed()}', '${gtidsBefore}')`);
-    assert.match(mistake, /^[0-9a-f-]{36}:\d+$/);
+    while (Date.now() % 1000 > 200) await new Promise((r) => setTimeout(r, 20));
+    await sql(`${SOURCE}-0`, "INSERT INTO e2e.t VALUES (5002, 'in the second of the mistake'); DROP TABLE e2e.orders");
+    const beforeMistake = await rowsAndSum(`${SOURCE}-0`);
+    const both = /^([0-9a-f-]{36}):(\d+)-(\d+)$/.exec(
+      await sql(`${SOURCE}-0`, `SELECT GTID_SUBTRACT('${await executed()}', '${gtidsBefore}')`),
+    );
+    assert.ok(both, 'the write and the DROP are two transactions');
+    const mistake = `${both[1] ?? ''}:${both[3] ?? ''}`;
     // What a user runs after a bad statement: archive now, and wait.
     const archived = await cli(['binlog', 'archive', SOURCE]);
     assert.equal(archived.code, 0, `${archived.err}${JSON.stringify((await cluster(SOURCE)).status?.conditions)}`);
@@ -314,10 +321,30 @@ describe('MySQLCluster backups to S3 and restores on a real node (MySQL 9.7, ver
       { timeoutMs: 60_000, intervalMs: 1000, description: 'status.backup.binlogsArchivedUntil past the point' },
     );
 
+    // Then finds the statement: one transaction, the DROP's, with the line to paste.
+    const found = await cli(['binlog', 'find', SOURCE, '--statement', 'DROP TABLE orders']);
+    console.log(found.out.replace(/^/gm, '      '));
+    assert.equal(found.code, 0, `${found.err}${found.out}`);
+    const rows = found.out.split('\n').filter((l) => /^[0-9a-f-]{36}:\d+ /.test(l));
+    assert.equal(rows.length, 1, found.out);
+    assert.match(rows[0] ?? '', /^(\S+) {2}(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)\.\d{6}Z {2}DROP TABLE `e2e`\.`orders`/);
+    const pasted = /beforeGtid: "([^"]+)"/.exec(found.out)?.[1];
+    assert.equal(pasted, mistake);
+    // The good write shares the DROP's second: a point in time could not tell them apart.
+    const writes = await cli(['binlog', 'find', SOURCE, '--statement', 'INSERT INTO e2e.t', '--since', point]);
+    assert.equal(writes.code, 0, `${writes.err}${writes.out}`);
+    const second = (line: string | undefined) => / {2}(\S{19})\.\d{6}Z {2}/.exec(line ?? '')?.[1];
+    const good = writes.out.split('\n').find((l) => l.startsWith(`${both[1] ?? ''}:${both[2] ?? ''} `));
+    assert.ok(second(good) && second(good) === second(rows[0]), writes.out);
+    // Nothing matches outside the range asked for; that is exit 1 and says so.
+    const none = await cli(['binlog', 'find', SOURCE, '--statement', 'DROP TABLE orders', '--until', point]);
+    assert.equal(none.code, 1, none.out);
+    assert.match(none.out, /^no archived transaction holds a statement matching "DROP TABLE orders"/);
+
     const started = Date.now();
     for (const [name, boundary] of [
       ['pitr', { pointInTime: point }],
-      ['justbefore', { beforeGtid: mistake }],
+      ['justbefore', { beforeGtid: pasted }],
     ] as const)
       await custom.createNamespacedCustomObject({
         ...GROUP,
@@ -332,11 +359,14 @@ describe('MySQLCluster backups to S3 and restores on a real node (MySQL 9.7, ver
     console.log(
       `      restore to just before a transaction Ready after ${((Date.now() - started) / 1000).toFixed(1)} s`,
     );
+    // Everything but the DROP: the write of its second, and the table it dropped.
     assert.equal(await rowsAndSum('justbefore-0'), beforeMistake);
+    assert.equal(await sql('justbefore-0', 'SELECT GROUP_CONCAT(id ORDER BY id) FROM e2e.orders'), '1,2,3');
     assert.equal((await cluster('justbefore')).status?.restore?.beforeGtid, mistake);
     await custom.deleteNamespacedCustomObject({ ...GROUP, namespace: ns, name: 'justbefore' });
     assert.equal(await rowsAndSum('pitr-0'), before);
     assert.equal(await sql('pitr-0', 'SELECT note FROM e2e.t WHERE id = 1'), 'updated after the backup');
+    assert.equal(await sql('pitr-0', 'SELECT COUNT(*) FROM e2e.orders'), '3');
     const restore = (await cluster('pitr')).status?.restore;
     assert.equal(restore?.pointInTime, point);
     assert.ok((restore?.replayedLogs ?? 0) >= 1, JSON.stringify(restore));

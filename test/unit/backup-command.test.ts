@@ -56,10 +56,18 @@ describe('recon8s binlog archive', () => {
   });
 
   it('needs an action and one cluster name, and says so', async () => {
-    for (const args of [['binlog'], ['binlog', 'find', 'db'], ['binlog', 'archive'], ['binlog', 'archive', 'a', 'b']]) {
+    for (const args of [
+      ['binlog'],
+      ['binlog', 'erase', 'db'],
+      ['binlog', 'archive'],
+      ['binlog', 'archive', 'a', 'b'],
+    ]) {
       const r = await runCliHere(args);
       assert.equal(r.code, 2, args.join(' '));
-      assert.match(r.err, /^error: binlog (needs an action: archive|archive needs exactly one MySQLCluster NAME)/);
+      assert.match(
+        r.err,
+        /^error: binlog (needs an action: archive or find|archive needs exactly one MySQLCluster NAME)/,
+      );
     }
   });
 });

@@ -40,9 +40,11 @@ describe('MySQLCluster scripts', () => {
     assert.deepEqual(Object.keys(scripts).sort(), [
       'alive.sh',
       'backup.sh',
+      'binlog-find.sh',
       'binlog.sh',
       'bootstrap.sh',
       'common.sh',
+      'find-binlog.sh',
       'init-config.sh',
       'list-backups.sh',
       'ready.sh',
