@@ -15,14 +15,19 @@ const resourceListProperties = {
 };
 
 /** Compute resources; when given, exactly what is given is set (the default applies only when the field is absent). */
-export function resources(defaults: {
-  requests: { cpu: string; memory: string };
-  limits: { memory: string };
-}): s.ObjectNode {
-  return s.object({
+export function resources(
+  defaults: {
+    requests: { cpu: string; memory: string };
+    limits: { memory: string };
+  },
+  of: { readonly typeName: string; readonly what: string } = {
     typeName: 'ResourceRequirements',
-    description:
-      'Compute resources of the main container. When set, exactly these requests and limits are used. A CPU limit is not set by default: it throttles without protecting anything.',
+    what: 'the main container',
+  },
+): s.ObjectNode {
+  return s.object({
+    typeName: of.typeName,
+    description: `Compute resources of ${of.what}. When set, exactly these requests and limits are used. A CPU limit is not set by default: it throttles without protecting anything.`,
     default: defaults,
     properties: {
       requests: s.optional(resourceList('What the scheduler reserves for the container.')),

@@ -17,6 +17,7 @@ const JOB_SCRIPTS: ReadonlySet<string> = new Set([
   SCRIPT.listBackups,
   SCRIPT.findBinlog,
   'binlog-find.sh',
+  SCRIPT.verifyBackup,
 ]);
 
 export interface MySQLConfigMaps {

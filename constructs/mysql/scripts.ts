@@ -9,6 +9,7 @@
 import { BOOTSTRAP_SH } from './bootstrap-script.js';
 import { BACKUP_SH, LIST_BACKUPS_SH } from './backup-script.js';
 import { BINLOG_FIND_FUNCTIONS_SH, FIND_BINLOG_SH } from './binlog-find-script.js';
+import { VERIFY_BACKUP_SH } from './verify-script.js';
 import { BINLOG_SH } from './binlog-script.js';
 import { STORE_SH } from './object-store-script.js';
 import { RESTORE_SH } from './restore-script.js';
@@ -425,6 +426,7 @@ export const SCRIPT = {
   ready: 'ready.sh',
   replication: 'replication.sh',
   startMysqld: 'start-mysqld.sh',
+  verifyBackup: 'verify-backup.sh',
 } as const;
 
 /** Every script, by file name, as the scripts ConfigMap ships them. */
@@ -445,5 +447,6 @@ export function scriptFiles(): Record<string, string> {
     [SCRIPT.replication]: REPLICATION_SH,
     [SCRIPT.startMysqld]: START_MYSQLD_SH,
     'store.sh': STORE_SH,
+    [SCRIPT.verifyBackup]: VERIFY_BACKUP_SH,
   };
 }

@@ -12,6 +12,8 @@ import {
   BACKUP_USAGE,
   backupCommand,
   backupsCommand,
+  VERIFY_USAGE,
+  verifyCommand,
 } from './backup-command.js';
 import { BINLOG_FIND_USAGE, binlogFindCommand, parseTimeOption } from './binlog-find.js';
 import { CONTROLLER_OPTIONS, CONTROLLER_USAGE, controllerCommand } from './controller-command.js';
@@ -41,7 +43,8 @@ Commands:
   apply        apply resources and converge them once, without a running controller
   switchover   move the primary of a MySQLCluster (the controller performs it)
   status       print the topology of a MySQLCluster
-  backup       back a MySQLCluster up now (as its schedule would) and wait for it
+  backup       back a MySQLCluster up now (as its schedule would) and wait for it, or verify a
+               backup by a restore (backup verify NAME [BACKUP])
   backups      list a MySQLCluster's backups and how far its binary-log archive reaches
   binlog       archive a MySQLCluster's binary logs now (binlog archive NAME) and wait for it, or
                search the archived ones for a statement (binlog find NAME --statement TEXT)
@@ -58,7 +61,7 @@ const COMMAND_USAGE: Readonly<Record<string, string>> = {
   apply: APPLY_USAGE,
   switchover: SWITCHOVER_USAGE,
   status: STATUS_USAGE,
-  backup: BACKUP_USAGE,
+  backup: `${BACKUP_USAGE}\n${VERIFY_USAGE}`,
   backups: BACKUPS_USAGE,
   binlog: `${BINLOG_USAGE}\n${BINLOG_FIND_USAGE}`,
 };
@@ -192,7 +195,7 @@ export async function main(
         const find = command === 'binlog' && rest.includes('find');
         const usage =
           command === 'backup'
-            ? BACKUP_USAGE
+            ? `${BACKUP_USAGE}\n${VERIFY_USAGE}`
             : command === 'backups'
               ? BACKUPS_USAGE
               : find
@@ -246,6 +249,17 @@ export async function main(
           }
           if (statement !== undefined || since !== undefined || until !== undefined)
             throw new UsageError('binlog archive takes no --statement, --since or --until (binlog find does)', usage);
+        }
+        if (command === 'backup' && args[0] === 'verify' && args.length > 1) {
+          const [, name, backup, ...extra] = args;
+          if (!name || extra.length > 0)
+            throw new UsageError('backup verify needs a MySQLCluster NAME, and at most one BACKUP', VERIFY_USAGE);
+          if (backup !== undefined && !/^\d{8}T\d{6}Z$/.test(backup))
+            throw new UsageError(
+              `backup verify: BACKUP must be a backup's name, the UTC time it started (e.g. 20261124T030000Z), got ${JSON.stringify(backup)}`,
+              VERIFY_USAGE,
+            );
+          return await verifyCommand({ name, backup, ...values }, out, err);
         }
         const [name, ...extra] = args;
         if (!name || extra.length > 0)

@@ -3,7 +3,7 @@
 // with the same rows, a point-in-time restore to just before a destructive statement, and a broken
 // store reported, not retried hot, and recovered from.
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import type { CoreV1Event, KubeConfig } from '@kubernetes/client-node';
@@ -241,6 +241,85 @@ describe('MySQLCluster backups to S3 and restores on a real node (MySQL 9.7, ver
     );
     const own = await sql(`${SOURCE}-1`, `SELECT GTID_SUBTRACT(@@GLOBAL.gtid_executed, '${primaryGtids}')`);
     assert.equal(own, '', `${SOURCE}-1 holds transactions the primary lacks`);
+  });
+
+  it('verifies each backup by a restore into a scratch server (status.backup.lastVerified, an Event, metrics), and a corrupted object fails it, naming the object, until it is whole again', async () => {
+    // The backup above: its Job went on to verify it. The checksums were taken in the dump's own
+    // snapshot although a writer was writing.
+    const dir = join(s3?.dataDir ?? '', BUCKET, PREFIX, 'base', backupName);
+    const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as {
+      tables?: [string, number, number][];
+      checksumsSkipped?: string;
+      dataBytes?: number;
+    };
+    assert.equal(manifest.checksumsSkipped, undefined, manifest.checksumsSkipped);
+    assert.deepEqual(
+      manifest.tables?.map(([t]) => t),
+      ['e2e.b', 'e2e.t'],
+    );
+    type Verified = { backup?: string; result?: string; tables?: number; message?: string; durationSeconds?: number };
+    const lastVerified = async () =>
+      ((await cluster(SOURCE)).status?.backup as { lastVerified?: Verified } | undefined)?.lastVerified;
+    await eventually(
+      async () => {
+        const v = await lastVerified();
+        assert.equal(v?.result, 'Passed', JSON.stringify(v));
+        assert.equal(v.backup, backupName);
+        assert.equal(v.tables, 2);
+      },
+      { timeoutMs: 60_000, intervalMs: 1000, description: 'status.backup.lastVerified Passed' },
+    );
+    const passedEvents = await events('BackupVerified');
+    assert.equal(passedEvents.length, 1);
+    console.log(`      ${passedEvents[0]?.message ?? ''}`);
+    const metric = async (name: 'mysqlBackupVerified' | 'mysqlBackupVerificationFailed') =>
+      (await controller?.metrics[name].get())?.values.find(
+        (v) => v.labels.namespace === ns && v.labels.cluster === SOURCE,
+      )?.value;
+    assert.ok(((await metric('mysqlBackupVerified')) ?? 0) > Date.now() / 1000 - 600);
+    assert.equal(await metric('mysqlBackupVerificationFailed'), 0);
+
+    // One byte of the dump flipped in the store.
+    const dump = join(dir, 'dump.sql.gz');
+    const whole = readFileSync(dump);
+    const flipped = Buffer.from(whole);
+    const at = Math.floor(flipped.length / 2);
+    flipped[at] = (flipped[at] ?? 0) ^ 0xff;
+    writeFileSync(dump, flipped);
+    const broken = await cli(['backup', 'verify', SOURCE, backupName]);
+    console.log(`      ${broken.err.trim()}`);
+    assert.equal(broken.code, 1, broken.out);
+    const object = `s3://${BUCKET}/${PREFIX}/base/${backupName}/dump.sql.gz`;
+    assert.ok(broken.err.includes(object), broken.err);
+    await eventually(
+      async () => {
+        const c = await degraded();
+        assert.equal(c?.reason, 'BackupVerificationFailed', JSON.stringify(c));
+        assert.ok(c.message?.includes(object), c.message);
+        assert.equal((await lastVerified())?.result, 'Failed');
+      },
+      { timeoutMs: 60_000, intervalMs: 1000, description: 'Degraded BackupVerificationFailed' },
+    );
+    assert.equal((await events('BackupVerificationFailed')).length, 1);
+    await eventually(async () => assert.equal(await metric('mysqlBackupVerificationFailed'), 1), {
+      timeoutMs: 30_000,
+      intervalMs: 1000,
+      description: 'recon8s_mysql_backup_verification_failed 1',
+    });
+
+    // Whole again: verified on demand, and no longer Degraded.
+    writeFileSync(dump, whole);
+    const again = await cli(['backup', 'verify', SOURCE]);
+    assert.equal(again.code, 0, again.err);
+    assert.match(again.out, new RegExp(`^backup ${backupName} verified by a restore in \\d+ s: 2 tables match`));
+    await eventually(
+      async () => {
+        assert.equal((await degraded())?.status, 'False');
+        assert.equal((await lastVerified())?.result, 'Passed');
+        assert.equal(await metric('mysqlBackupVerificationFailed'), 0);
+      },
+      { timeoutMs: 60_000, intervalMs: 1000, description: 'verified again, not Degraded' },
+    );
   });
 
   it('restores into a new cluster from that backup: the rows at its GTID point, on every member, with the source data intact', async () => {

@@ -71,3 +71,19 @@ describe('recon8s binlog archive', () => {
     }
   });
 });
+
+describe('recon8s backup verify', () => {
+  it('takes a cluster and at most one backup name, and says what it expected', async () => {
+    const bad = await runCliHere(['backup', 'verify', 'shop', 'yesterday']);
+    assert.equal(bad.code, 2);
+    assert.match(
+      bad.err,
+      /BACKUP must be a backup's name, the UTC time it started \(e\.g\. 20261124T030000Z\), got "yesterday"/,
+    );
+    const extra = await runCliHere(['backup', 'verify', 'shop', '20261124T030000Z', 'more']);
+    assert.equal(extra.code, 2);
+    assert.match(extra.err, /backup verify needs a MySQLCluster NAME, and at most one BACKUP/);
+    const help = await runCliHere(['help', 'backup']);
+    assert.match(help.out, /recon8s backup verify NAME \[BACKUP\]/);
+  });
+});

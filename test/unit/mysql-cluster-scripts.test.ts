@@ -53,6 +53,7 @@ describe('MySQLCluster scripts', () => {
       'restore.sh',
       'start-mysqld.sh',
       'store.sh',
+      'verify-backup.sh',
     ]);
     for (const [name, text] of Object.entries(scripts)) {
       const r = spawnSync('bash', ['-n'], { input: text, encoding: 'utf8' });
