@@ -136,21 +136,22 @@ snapshot_begin() {
     mysql --defaults-extra-file=<(client_cnf root "$MYSQL_ROOT_PASSWORD") --host="$host" --port=${MYSQL_PORT} \
       --get-server-public-key --connect-timeout=10 --batch --skip-column-names --raw --unbuffered 2>&1
   }
-  local out
-  if out=$(snapshot_sql "SET SESSION sql_mode = ''; SET SESSION lock_wait_timeout = 10; FLUSH TABLES WITH READ LOCK; SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ; START TRANSACTION WITH CONSISTENT SNAPSHOT; SELECT REPLACE(@@GLOBAL.gtid_executed, '\n', '')"); then
-    snapshot_gtids=$out
+  if snapshot_sql "SET SESSION sql_mode = ''; SET SESSION lock_wait_timeout = 10; FLUSH TABLES WITH READ LOCK; SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ; START TRANSACTION WITH CONSISTENT SNAPSHOT; SELECT REPLACE(@@GLOBAL.gtid_executed, '\n', '')"; then
+    snapshot_gtids=$snapshot_out
   else
-    checks_skipped="the checksums' snapshot could not be opened: $(last_line "$out")"
+    checks_skipped="the checksums' snapshot could not be opened: $(last_line "$snapshot_out")"
   fi
 }
-# snapshot_sql SQL: the session's rows until a marker (a failure ends the session: mysql --batch stops).
+# snapshot_sql SQL: the session's rows until a marker, in snapshot_out (never in a subshell: the
+# coprocess's descriptors are the main shell's). A failure ends the session: mysql --batch stops.
 snapshot_sql() {
   local line
+  snapshot_out=
   [[ -n \${SNAPSHOT_PID:-} ]] || return 1
   printf '%s;\nSELECT 0x7265636f6e38732d656e64;\n' "$1" >&"\${SNAPSHOT[1]}"
   while IFS= read -r -t 600 line <&"\${SNAPSHOT[0]}"; do
     [[ $line != recon8s-end ]] || return 0
-    printf '%s\n' "$line"
+    snapshot_out+=\${snapshot_out:+$'\n'}$line
   done
   return 1
 }
@@ -173,8 +174,10 @@ snapshot_checks() {
   while IFS=$'\t' read -r schema name; do
     [[ -n $name ]] || continue
     quoted="$bt\${schema//$bt/$bt$bt}$bt.$bt\${name//$bt/$bt$bt}$bt"
-    rows=$(snapshot_sql "SELECT COUNT(*) FROM $quoted") || return 1
-    sum=$(snapshot_sql "CHECKSUM TABLE $quoted" | cut -f2) || return 1
+    snapshot_sql "SELECT COUNT(*) FROM $quoted" || return 1
+    rows=$snapshot_out
+    snapshot_sql "CHECKSUM TABLE $quoted" || return 1
+    sum=\${snapshot_out##*$'\t'}
     [[ $rows =~ ^[0-9]+$ && $sum =~ ^[0-9]+$ ]] || return 1
     checks+="\${checks:+,}[\"$(json_escape "$schema.$name")\",$rows,$sum]"
     table_count=$((table_count + 1))

@@ -261,6 +261,74 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
     );
   });
 
+  it("backs up with each table's row count and checksum taken in the dump's own snapshot while a writer writes, and a restore into a scratch mysqld verifies it; a flipped byte fails the verification, naming the object", () => {
+    // The store: rclone's local backend in place of S3 (the same rclone, the same commands).
+    const store = '/tmp/store';
+    const env = [
+      'export PATH=/tmp/fakebin:$PATH CLUSTER_NAME=shop BACKUP_HOST=127.0.0.1 BACKUP_RETAIN=3',
+      `STORE_BUCKET=${store} STORE_PREFIX=shop RCLONE_CONFIG_STORE_ACCESS_KEY_ID=k RCLONE_CONFIG_STORE_SECRET_ACCESS_KEY=s`,
+      'VERIFY_SCRATCH=/tmp/verify VERIFY_SCRATCH_BYTES=10000000000 TERMINATION_LOG=/tmp/termination-log.job',
+    ].join(' ');
+    const run = (script: string) => primary.exec(['bash', '-c', `${env}; ${script}`]);
+    const setup = run(
+      `mkdir -p /tmp/fakebin ${store} && printf '%s\\n' '#!/bin/bash' 'export RCLONE_CONFIG_STORE_TYPE=local' 'exec /usr/bin/rclone "$@"' >/tmp/fakebin/rclone && chmod +x /tmp/fakebin/rclone`,
+    );
+    assert.ok(setup.ok, setup.stderr);
+    sql(primary, "CREATE TABLE t.w (id INT PRIMARY KEY, note VARCHAR(32)); INSERT INTO t.w VALUES (0, 'before')");
+    const backup = run(
+      '. /opt/recon8s/common.sh; ( for ((i = 1; i <= 400; i++)); do local_sql -e "INSERT INTO t.w VALUES ($i, \'during\')" || exit 1; done ) & writer=$!; sleep 0.3; bash /opt/recon8s/backup.sh; rc=$?; wait $writer; echo "rc=$rc"; cat /tmp/termination-log.job',
+    );
+    assert.match(backup.stdout, /rc=0\nBackupCompleted: /, `${backup.stdout}${backup.stderr}`);
+    const name = /"name":"(\d{8}T\d{6}Z)"/.exec(backup.stdout)?.[1] ?? '';
+    const manifest = JSON.parse(run(`cat ${store}/shop/base/${name}/manifest.json`).stdout) as {
+      tables?: [string, number, number][];
+      checksumsSkipped?: string;
+      gtidSet: string;
+    };
+    assert.equal(manifest.checksumsSkipped, undefined, manifest.checksumsSkipped);
+    const w = manifest.tables?.find(([t]) => t === 't.w');
+    assert.ok(w, JSON.stringify(manifest.tables));
+    // Taken while the writer wrote, at the dump's GTID point: the rows of every transaction it holds.
+    assert.ok(w[1] > 1 && w[1] < 401, `t.w had ${w[1]} rows at the backup (the writer was writing)`);
+
+    const verify = () => run('bash /opt/recon8s/verify-backup.sh; echo "rc=$?"; cat /tmp/termination-log.job');
+    const passed = verify();
+    assert.match(passed.stdout, /rc=0\nBackupVerified: \{"backup":"\d{8}T\d{6}Z"/, `${passed.stdout}${passed.stderr}`);
+    const report = JSON.parse(passed.stdout.slice(passed.stdout.indexOf('{'))) as {
+      tables: number;
+      checksums: boolean;
+    };
+    assert.equal(report.tables, manifest.tables?.length);
+    assert.equal(report.checksums, true);
+
+    // One byte flipped in the middle of the dump.
+    const dump = `${store}/shop/base/${name}/dump.sql.gz`;
+    const flip = run(
+      `size=$(stat -c %s ${dump}); at=$((size / 2)); b=$(od -An -tu1 -j$at -N1 ${dump} | tr -d ' '); cp ${dump} /tmp/whole.gz; printf "\\\\$(printf %o $((b ^ 255)))" | dd of=${dump} bs=1 seek=$at conv=notrunc status=none`,
+    );
+    assert.ok(flip.ok, flip.stderr);
+    const failed = verify();
+    assert.match(failed.stdout, /rc=1\nBackupVerificationFailed: /, `${failed.stdout}${failed.stderr}`);
+    assert.ok(
+      failed.stdout.includes(`the object s3://${store}/shop/base/${name}/dump.sql.gz does not load`),
+      failed.stdout,
+    );
+
+    // A different table content under the same name fails by its checksum, naming the table.
+    assert.ok(run(`cp /tmp/whole.gz ${dump}`).ok);
+    const edited = run(
+      `gunzip -c ${dump} | sed "s/(0,'before')/(0,'edited')/" | gzip -c >/tmp/edited.gz && cp /tmp/edited.gz ${dump}`,
+    );
+    assert.ok(edited.ok, edited.stderr);
+    const differs = verify();
+    assert.match(
+      differs.stdout,
+      /rc=1\nBackupVerificationFailed: .*restores different data than it recorded: t\.w: \d+ rows, checksum \d+ \(the backup recorded \d+ rows, checksum \d+\)/,
+      differs.stdout,
+    );
+    assert.ok(run(`cp /tmp/whole.gz ${dump}`).ok);
+  });
+
   it('listens on 3306 only: no X Protocol', () => {
     for (const m of members) {
       const host = m.ordinal === 0 ? '127.0.0.1' : `127.0.0.${10 + m.ordinal}`;
