@@ -57,7 +57,7 @@ const LIST_SCRIPT = '/opt/recon8s/list-backups.sh';
  * container, with the store's settings) or of the whole pod (`verify`: the verification container,
  * without the backup before it).
  */
-function jobFrom(
+export function jobFrom(
   cronJob: V1CronJob,
   name: string,
   command?: string[],

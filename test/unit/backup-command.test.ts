@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
-import { describeArchive, formatBackups } from '../../lib/cli/backup-command.js';
+import type { V1CronJob } from '@kubernetes/client-node';
+import { describeArchive, formatBackups, jobFrom } from '../../lib/cli/backup-command.js';
+import { synthMySQL } from './support/mysql-synth.js';
 import { runCliHere } from '../support/run.js';
 
 describe('recon8s backups', () => {
@@ -85,5 +87,51 @@ describe('recon8s backup verify', () => {
     assert.match(extra.err, /backup verify needs a MySQLCluster NAME, and at most one BACKUP/);
     const help = await runCliHere(['help', 'backup']);
     assert.match(help.out, /recon8s backup verify NAME \[BACKUP\]/);
+  });
+});
+
+describe('Jobs from the backup CronJob', () => {
+  const cronJob = (verify: boolean) =>
+    synthMySQL({
+      backup: {
+        schedule: '@daily',
+        s3: { bucket: 'shop-backups', prefix: 'p', endpoint: 'http://s3:9000', credentialsSecretName: 'keys' },
+        verify: { enabled: verify },
+      },
+    }).objects.find((o) => o.kind === 'CronJob' && o.metadata?.name === 'shop-backup') as V1CronJob;
+
+  it('runs a listing or a search in the dump container alone, never the backup or its verification', () => {
+    for (const verify of [true, false]) {
+      const pod = jobFrom(cronJob(verify), 'shop-list-1', ['bash', '/opt/recon8s/list-backups.sh']).spec?.template.spec;
+      assert.deepEqual(
+        pod?.initContainers?.map((c) => c.name),
+        ['rclone'],
+      );
+      assert.deepEqual(
+        pod?.containers.map((c) => [c.name, c.command]),
+        [['backup', ['bash', '/opt/recon8s/list-backups.sh']]],
+      );
+    }
+  });
+
+  it('runs a verification alone, with the backup named', () => {
+    const job = jobFrom(
+      cronJob(true),
+      'shop-verify-1',
+      ['bash', '/opt/recon8s/verify-backup.sh'],
+      [{ name: 'VERIFY_BACKUP', value: '20261124T030000Z' }],
+      'verify',
+    );
+    const pod = job.spec?.template.spec;
+    assert.deepEqual(
+      pod?.initContainers?.map((c) => c.name),
+      ['rclone'],
+    );
+    assert.deepEqual(
+      pod?.containers.map((c) => c.name),
+      ['verify'],
+    );
+    assert.equal(pod?.containers[0]?.env?.find((e) => e.name === 'VERIFY_BACKUP')?.value, '20261124T030000Z');
+    assert.equal(job.spec?.backoffLimit, 0);
   });
 });
