@@ -327,6 +327,16 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
       differs.stdout,
     );
     assert.ok(run(`cp /tmp/whole.gz ${dump}`).ok);
+
+    // A scratch volume too small for its tables: skipped, saying why, nothing restored.
+    const small = run(
+      'VERIFY_SCRATCH_BYTES=1000 bash /opt/recon8s/verify-backup.sh; echo "rc=$?"; cat /tmp/termination-log.job',
+    );
+    assert.match(
+      small.stdout,
+      /rc=0\nBackupVerificationSkipped: .*holds \d+ bytes of tables \(data and indexes\); the scratch volume allows 1000.*raise spec\.backup\.verify\.scratchSize/,
+      small.stdout,
+    );
   });
 
   it('listens on 3306 only: no X Protocol', () => {
