@@ -46,8 +46,31 @@ json_escape() {
   v=\${v//$'\n'/ }
   printf '%s' "\${v//\"/\\\"}"
 }
-# The container's peak memory and CPU time so far (cgroup v2), as JSON fields; nothing where unknown.
+# Peak memory and CPU time as JSON fields: the container's (cgroup v2), or where the container cannot
+# see its cgroup, the scratch mysqld's own (its peak resident set, its CPU), read while it runs.
+server_peak= server_cpu=
+sample_server() {
+  [[ -n $server_pid ]] || return 0
+  local hwm stat
+  hwm=$(sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\) kB$/\1/p' "/proc/$server_pid/status" 2>/dev/null) || hwm=
+  [[ ! $hwm =~ ^[0-9]+$ ]] || server_peak=$((hwm * 1024))
+  read -ra stat <"/proc/$server_pid/stat" 2>/dev/null || return 0
+  [[ \${stat[13]:-} =~ ^[0-9]+$ && \${stat[14]:-} =~ ^[0-9]+$ ]] || return 0
+  local tck
+  tck=$(getconf CLK_TCK 2>/dev/null) || tck=100
+  [[ $tck =~ ^[1-9][0-9]*$ ]] || tck=100
+  server_cpu=$(((stat[13] + stat[14]) * 1000 / tck))
+}
 usage_fields() {
+  local peak= cpu=
+  peak=$(cat /sys/fs/cgroup/memory.peak 2>/dev/null) || peak=
+  cpu=$(sed -n 's/^usage_usec \([0-9]*\)$/\1/p' /sys/fs/cgroup/cpu.stat 2>/dev/null) || cpu=
+  [[ $cpu =~ ^[0-9]+$ ]] && cpu=$((cpu / 1000)) || cpu=$server_cpu
+  [[ $peak =~ ^[0-9]+$ ]] || peak=$server_peak
+  [[ -z $peak ]] || printf ',"peakMemoryBytes":%d' "$peak"
+  [[ -z $cpu ]] || printf ',"cpuMilliseconds":%d' "$cpu"
+}
+fields() {
   local peak= cpu=
   peak=$(cat /sys/fs/cgroup/memory.peak 2>/dev/null) || peak=
   cpu=$(sed -n 's/^usage_usec \([0-9]*\)$/\1/p' /sys/fs/cgroup/cpu.stat 2>/dev/null) || cpu=
@@ -63,6 +86,7 @@ fail() {
 }
 finish() {
   local rc=$?
+  sample_server
   if [[ -n $server_pid ]] && kill -0 "$server_pid" 2>/dev/null; then
     kill -TERM "$server_pid" 2>/dev/null || true
     wait "$server_pid" 2>/dev/null || true
@@ -93,13 +117,11 @@ fi
 
 log "verifying backup $name ($(store_url "base/$name/")) in a scratch mysqld"
 mkdir -p -- "$scratch/files"
-scratch_mysqld() {
-  mysqld --no-defaults --datadir="$scratch/data" --tmpdir="$scratch" --secure-file-priv="$scratch/files" \
-    --log-error="$scratch/mysqld.err" "$@"
-}
-scratch_mysqld --initialize-insecure || fail "the scratch mysqld could not initialize: $(last_line "$(cat -- "$scratch/mysqld.err" 2>/dev/null)")"
+# mysqld itself, not a function: server_pid must be the server's (to stop it, and to read its usage).
+server_options=(--no-defaults --datadir="$scratch/data" --tmpdir="$scratch" --secure-file-priv="$scratch/files" --log-error="$scratch/mysqld.err")
+mysqld "\${server_options[@]}" --initialize-insecure || fail "the scratch mysqld could not initialize: $(last_line "$(cat -- "$scratch/mysqld.err" 2>/dev/null)")"
 # Small and quiet: no binary log (the restore's GTIDs are kept in mysql.gtid_executed), no network.
-scratch_mysqld --socket="$sock" --pid-file="$scratch/mysqld.pid" --skip-networking --mysqlx=OFF --skip-log-bin \
+mysqld "\${server_options[@]}" --socket="$sock" --pid-file="$scratch/mysqld.pid" --skip-networking --mysqlx=OFF --skip-log-bin \
   --gtid-mode=ON --enforce-gtid-consistency=ON --performance-schema=OFF --innodb-buffer-pool-size=128M \
   --max-allowed-packet=1G &
 server_pid=$!
@@ -115,8 +137,12 @@ temporary_sql() {
 # 1. The dump, as a restore loads it. gunzip says when the object is not what was written.
 dump_url=$(store_url "base/$name/dump.sql.gz")
 if ! store_rclone cat "$(store_path "base/$name/dump.sql.gz")" | gunzip -c 2>"$scratch/gunzip.err" | temporary_sql --binary-mode 2>"$scratch/load.err"; then
-  why=$(last_line "$(cat -- "$scratch/gunzip.err" "$scratch/load.err" 2>/dev/null)")
-  fail "backup $name cannot be restored: the object $dump_url does not load (\${why:-no error text})"
+  # A corrupt object often fails in mysql first (garbage SQL), before gunzip reaches its checksum.
+  if why=$(store_rclone cat "$(store_path "base/$name/dump.sql.gz")" | gzip -t 2>&1); then
+    why=$(grep -m1 '^ERROR' "$scratch/load.err" || last_line "$(cat -- "$scratch/load.err" 2>/dev/null)")
+    fail "backup $name cannot be restored: the object $dump_url does not load (\${why%%; check the manual*})"
+  fi
+  fail "backup $name cannot be restored: the object $dump_url is corrupt ($(last_line "$why"))"
 fi
 temporary_sql -e "RESET BINARY LOGS AND GTIDS; SET GLOBAL gtid_purged = '$gtids';"
 
@@ -168,6 +194,7 @@ while IFS=$'\t' read -r schema object; do
 done < <(temporary_value "SELECT table_schema, table_name FROM information_schema.TABLES WHERE table_type = 'BASE TABLE' AND table_schema NOT IN ('mysql', 'sys', 'information_schema', 'performance_schema') ORDER BY 1, 2")
 ((\${#bad[@]} == 0)) || fail "CHECK TABLE found errors after restoring backup $name: $(printf '%s; ' "\${bad[@]:0:3}")"
 
+sample_server
 log "backup $name verified: $checked; $replayed archived binary logs replayed after it; CHECK TABLE found nothing wrong"
 report ${STORE_REPORTS.backupVerified} "{$(fields),\"tables\":$tables,\"replayedLogs\":$replayed,\"checksums\":$([[ $checked == *match* ]] && echo true || echo false)}"
 `;
