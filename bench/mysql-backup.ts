@@ -34,6 +34,7 @@ try {
   const kc = node.kubeConfig();
   const custom = kc.makeApiClient(CustomObjectsApi);
   const batch = kc.makeApiClient(BatchV1Api);
+  const core = kc.makeApiClient(CoreV1Api);
   const sql = (pod: string, text: string) => mustSql(kc, ns, pod, text);
   await kc.makeApiClient(CoreV1Api).createNamespacedSecret({
     namespace: ns,
@@ -103,14 +104,31 @@ try {
     for (let i = 1; i < members; i++)
       for (; ; await sleep(1000)) if (Number(await sql(`db-${i}`, 'SELECT COUNT(*) FROM bench.t')) === rows) break;
 
-  figures.backupS = await runJob('db-backup', 'bench-backup');
+  // The Job: the backup (an init container), then its verification by a restore (spec.backup.verify).
+  figures.backupJobS = await runJob('db-backup', 'bench-backup');
   const backup = (
     (await custom.getNamespacedCustomObject({ ...GROUP, namespace: ns, name: 'db' })) as {
-      status?: { backup?: { sizeBytes?: number; name?: string } };
+      status?: { backup?: { sizeBytes?: number; name?: string; durationSeconds?: number } };
     }
   ).status?.backup;
+  figures.backupS = backup?.durationSeconds ?? -1;
   figures.backupMiB = Number(((backup?.sizeBytes ?? 0) / 1048576).toFixed(1));
   progress(`backup ${backup?.name ?? '?'}: ${figures.backupMiB} MiB in ${figures.backupS} s`);
+  // What the verification reported (its termination message): time, and its container's peak memory and CPU.
+  const [pod] = (await core.listNamespacedPod({ namespace: ns, labelSelector: 'job-name=bench-backup' })).items;
+  const message = pod?.status?.containerStatuses?.find((c) => c.name === 'verify')?.state?.terminated?.message ?? '';
+  const verified = /^BackupVerified: (.*)$/s.exec(message.trim());
+  if (!verified) throw new Error(`the verification did not pass: ${message}`);
+  const report = JSON.parse(verified[1] ?? '{}') as {
+    durationSeconds?: number;
+    peakMemoryBytes?: number;
+    cpuMilliseconds?: number;
+    tables?: number;
+  };
+  figures.verifyS = report.durationSeconds ?? -1;
+  figures.verifyPeakMiB = Math.round((report.peakMemoryBytes ?? 0) / 1048576);
+  figures.verifyCpuS = Number(((report.cpuMilliseconds ?? 0) / 1000).toFixed(1));
+  progress(`verified in ${figures.verifyS} s, peak ${figures.verifyPeakMiB} MiB, CPU ${figures.verifyCpuS} s`);
 
   await sql('db-0', "INSERT INTO bench.t (v) SELECT 'after the backup' FROM bench.t LIMIT 1000");
   await sleep(1500);
@@ -154,7 +172,9 @@ process.stdout.write(
     '| what | figure |',
     '|---|---|',
     `| table | ${figures.rows} rows of ~1 KiB, ${figures.tableMiB} MiB on disk |`,
-    `| backup Job (dump from a replica, gzip, stream to S3) | ${figures.backupS} s, ${figures.backupMiB} MiB stored |`,
+    `| backup (dump from a replica with per-table checksums, gzip, stream to S3) | ${figures.backupS} s, ${figures.backupMiB} MiB stored |`,
+    `| verification by a restore into a scratch mysqld (load, compare, replay, CHECK TABLE) | ${figures.verifyS} s, peak memory ${figures.verifyPeakMiB} MiB, CPU ${figures.verifyCpuS} s |`,
+    `| the backup Job: both, pod start to end | ${figures.backupJobS} s |`,
     `| binary-log archive Job | ${figures.binlogS} s |`,
     `| restore to a point in time: create → Ready (1 member) | ${figures.restoreToReadyS} s |`,
     `| for comparison: an empty 1-member cluster, create → Ready | ${figures.emptyClusterReadyS} s |`,

@@ -20,14 +20,14 @@ export function resources(
     requests: { cpu: string; memory: string };
     limits: { memory: string };
   },
-  /** Another container's: its own type name (a schema node of one name has one default). */
-  container?: { typeName: string; description: string },
+  of: { readonly typeName: string; readonly what: string } = {
+    typeName: 'ResourceRequirements',
+    what: 'the main container',
+  },
 ): s.ObjectNode {
   return s.object({
-    typeName: container?.typeName ?? 'ResourceRequirements',
-    description:
-      container?.description ??
-      'Compute resources of the main container. When set, exactly these requests and limits are used. A CPU limit is not set by default: it throttles without protecting anything.',
+    typeName: of.typeName,
+    description: `Compute resources of ${of.what}. When set, exactly these requests and limits are used. A CPU limit is not set by default: it throttles without protecting anything.`,
     default: defaults,
     properties: {
       requests: s.optional(resourceList('What the scheduler reserves for the container.')),

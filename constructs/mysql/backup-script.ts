@@ -116,10 +116,89 @@ dump() {
   } | gzip -c
 }
 
+# The tables' row counts and CHECKSUM TABLE, recorded in the manifest for the verification to compare
+# (spec.backup.verify): taken in a snapshot of their own that sees exactly what the dump's does. A
+# session takes FLUSH TABLES WITH READ LOCK (no commit anywhere on the member: lock_wait_timeout 10 s),
+# opens its consistent snapshot and reads the GTID set; the dump starts; once mysqldump's own snapshot
+# is open (its transaction in INNODB_TRX) or it has ended, the lock goes (a fraction of a second, or at
+# most 5 s), and the counts and checksums are read in the session's snapshot while the dump streams.
+# Anything that goes wrong here costs the checksums (said in the manifest and the log), never the backup.
+checks=
+checks_skipped=
+snapshot_gtids=
+table_count=0
+json_escape() {
+  local v=\${1//\\/\\\\}
+  printf '%s' "\${v//\"/\\\"}"
+}
+snapshot_begin() {
+  coproc SNAPSHOT {
+    mysql --defaults-extra-file=<(verified_cnf root "$MYSQL_ROOT_PASSWORD") --host="$host" --port=${MYSQL_PORT} \
+      --get-server-public-key --connect-timeout=10 --batch --skip-column-names --raw --unbuffered 2>&1
+  }
+  if snapshot_sql "SET SESSION sql_mode = ''; SET SESSION lock_wait_timeout = 10; FLUSH TABLES WITH READ LOCK; SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ; START TRANSACTION WITH CONSISTENT SNAPSHOT; SELECT REPLACE(@@GLOBAL.gtid_executed, '\n', '')"; then
+    snapshot_gtids=$snapshot_out
+  else
+    checks_skipped="the checksums' snapshot could not be opened: $(last_line "$snapshot_out")"
+  fi
+}
+# snapshot_sql SQL: the session's rows until a marker, in snapshot_out (never in a subshell: the
+# coprocess's descriptors are the main shell's). A failure ends the session: mysql --batch stops.
+snapshot_sql() {
+  local line
+  snapshot_out=
+  [[ -n \${SNAPSHOT_PID:-} ]] || return 1
+  printf '%s;\nSELECT 0x7265636f6e38732d656e64;\n' "$1" >&"\${SNAPSHOT[1]}"
+  while IFS= read -r -t 600 line <&"\${SNAPSHOT[0]}"; do
+    [[ $line != recon8s-end ]] || return 0
+    snapshot_out+=\${snapshot_out:+$'\n'}$line
+  done
+  return 1
+}
+snapshot_checks() {
+  local dump_pid=$1 open i rows sum
+  for ((i = 0; i < 50; i++)); do
+    open=$(source_sql "$host" "SELECT COUNT(*) FROM information_schema.INNODB_TRX t JOIN performance_schema.session_connect_attrs a ON a.PROCESSLIST_ID = t.trx_mysql_thread_id WHERE a.ATTR_NAME = 'program_name' AND a.ATTR_VALUE = 'mysqldump'") || open=0
+    [[ $open == 0 ]] || break
+    kill -0 "$dump_pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  snapshot_sql 'UNLOCK TABLES' >/dev/null || return 1
+  [[ $open != 0 ]] || ! kill -0 "$dump_pid" 2>/dev/null || {
+    checks_skipped="mysqldump's snapshot did not open within 5 s of the checksums' own"
+    return 0
+  }
+  ((\${#schemas[@]})) || return 0
+  local list schema name quoted bt='\`'
+  list=$(printf "'%s'," "\${schemas[@]//\'/\'\'}")
+  while IFS=$'\t' read -r schema name; do
+    [[ -n $name ]] || continue
+    quoted="$bt\${schema//$bt/$bt$bt}$bt.$bt\${name//$bt/$bt$bt}$bt"
+    snapshot_sql "SELECT COUNT(*) FROM $quoted" || return 1
+    rows=$snapshot_out
+    snapshot_sql "CHECKSUM TABLE $quoted" || return 1
+    sum=\${snapshot_out##*$'\t'}
+    [[ $rows =~ ^[0-9]+$ && $sum =~ ^[0-9]+$ ]] || return 1
+    checks+="\${checks:+,}[\"$(json_escape "$schema.$name")\",$rows,$sum]"
+    table_count=$((table_count + 1))
+  done < <(source_sql "$host" "SELECT table_schema, table_name FROM information_schema.TABLES WHERE table_type = 'BASE TABLE' AND table_schema IN (\${list%,}) ORDER BY table_schema, table_name")
+}
+snapshot_end() {
+  [[ -z \${SNAPSHOT_PID:-} ]] || { snapshot_sql 'COMMIT' >/dev/null || true; }
+  local fd=\${SNAPSHOT[1]:-}
+  [[ -z $fd ]] || exec {fd}>&-
+  [[ -z $checks_skipped ]] || { checks=; table_count=0; }
+}
+
 log "backing up $host:${MYSQL_PORT} (\${#schemas[@]} schemas, \${#accounts[@]} accounts) into $location"
 : >"$gtid_header"
 if [[ -n $to_store ]]; then
-  dump | store_rclone rcat "$(store_path "base/$stamp/dump.sql.gz")"
+  snapshot_begin
+  { dump | store_rclone rcat "$(store_path "base/$stamp/dump.sql.gz")"; } &
+  dump_pid=$!
+  if [[ -z $checks_skipped ]]; then snapshot_checks "$dump_pid" || checks_skipped="the tables could not be checksummed: $(last_line "$(cat -- "$errors" 2>/dev/null)")"; fi
+  snapshot_end
+  wait "$dump_pid"
   size=$(store_rclone size --json "$(store_path "base/$stamp/dump.sql.gz")")
   size=$(json_field "$size" bytes) || die "the store did not say the size of $(store_url "base/$stamp/dump.sql.gz")"
 else
@@ -129,11 +208,21 @@ else
 fi
 gtids=$(dump_gtid_set "$gtid_header")
 printf -v ended_at '%(%Y-%m-%dT%H:%M:%SZ)T' -1
-manifest=$(printf '{"name":"%s","cluster":"%s","source":"%s","gtidSet":"%s","startTime":"%s","endTime":"%s","durationSeconds":%d,"sizeBytes":%d,"location":"%s"}' \
+manifest=$(printf '{"name":"%s","cluster":"%s","source":"%s","gtidSet":"%s","startTime":"%s","endTime":"%s","durationSeconds":%d,"sizeBytes":%d,"location":"%s"' \
   "$stamp" "$CLUSTER_NAME" "$host" "$gtids" "$started_at" "$ended_at" "$((EPOCHSECONDS - started))" "$size" "$location")
 if [[ -n $to_store ]]; then
-  store_rclone rcat "$(store_path "base/$stamp/manifest.json")" <<<"$manifest"
+  if [[ -z $checks_skipped && $snapshot_gtids != "$gtids" ]]; then
+    checks_skipped="the dump's snapshot (GTID set '$gtids') is not the checksums' ('$snapshot_gtids')"
+  fi
+  [[ -z $checks_skipped ]] || log "no table checksums recorded: $checks_skipped"
+  # The report (a termination message, at most 4 KiB) counts the tables; the manifest lists them.
+  data_bytes=$(source_sql "$host" "SELECT COALESCE(SUM(data_length + index_length), 0) FROM information_schema.TABLES WHERE table_schema NOT IN ('mysql', 'sys', 'information_schema', 'performance_schema')")
+  extra=$(printf ',"dataBytes":%d,"tableCount":%d' "$data_bytes" "$table_count")
+  [[ -z $checks_skipped ]] || extra+=$(printf ',"checksumsSkipped":"%s"' "$(json_escape "$checks_skipped")")
+  store_rclone rcat "$(store_path "base/$stamp/manifest.json")" <<<"$manifest$extra,\"tables\":[$checks]}"
+  manifest+=$extra}
 else
+  manifest+='}'
   mv -f -- "$partial" "$final"
   partial=
 fi

@@ -9,6 +9,8 @@ import type { ResolvedMySQLBackup } from './spec.generated.js';
 import { BACKUP_COMPONENT, MYSQL_UID, PATHS, SECRET_KEYS } from './layout.js';
 import { rcloneInitContainer, storeEnv, toolsMount, toolsVolume } from './object-store.js';
 import { SCRIPT } from './scripts.js';
+import { VERIFY_SCRATCH_PATH, quantityBytes } from './verify-script.js';
+import { quantity, resourceRequirements } from '../common/resources.js';
 
 /** How often the binary logs are archived when the spec does not say. */
 export const DEFAULT_BINLOG_INTERVAL_MINUTES = 5;
@@ -23,18 +25,62 @@ export function backupCronJob(
   ctx: MySQLClusterContext,
   backup: ResolvedMySQLBackup,
 ): k8s.KubeCronJob {
+  const pod = backupPodSpec(ctx, backup, SCRIPT.backup, [
+    { name: 'BACKUP_HOST', value: backupHost(ctx) },
+    { name: 'BACKUP_RETAIN', value: String(backup.retain) },
+  ]);
   return cronJob(scope, 'Backup', ctx, {
     name: ctx.names.backup,
     schedule: backup.schedule,
     suspend: backup.suspend,
     // A dump that failed is tried twice more (the Job's back-off: 10 s, 20 s), then at the next schedule.
     backoffLimit: 2,
-    pod: backupPodSpec(ctx, backup, SCRIPT.backup, [
-      { name: 'BACKUP_HOST', value: backupHost(ctx) },
-      { name: 'BACKUP_RETAIN', value: String(backup.retain) },
-    ]),
+    pod: backup.s3 && backup.verify.enabled ? withVerification(ctx, backup, pod) : pod,
   });
 }
+
+/**
+ * The backup, then its verification (verify-script.ts): the backup becomes the last init container,
+ * so that the verification starts only once it has succeeded, and runs in a container of its own
+ * with its own resources and scratch volume. It gets no credential of the cluster's, only the store's.
+ */
+function withVerification(ctx: MySQLClusterContext, backup: ResolvedMySQLBackup, pod: k8s.PodSpec): k8s.PodSpec {
+  const [dump] = pod.containers;
+  if (!dump || !backup.s3) return pod;
+  const verify = backup.verify;
+  return {
+    ...pod,
+    initContainers: [...(pod.initContainers ?? []), dump],
+    containers: [
+      {
+        name: VERIFY_CONTAINER,
+        image: ctx.image,
+        imagePullPolicy: ctx.spec.imagePullPolicy,
+        command: ['bash', `${PATHS.scripts}/${SCRIPT.verifyBackup}`],
+        env: [
+          { name: 'CLUSTER_NAME', value: ctx.names.cluster },
+          { name: 'VERIFY_SCRATCH_BYTES', value: String(quantityBytes(String(verify.scratchSize))) },
+          ...storeEnv(backup.s3),
+        ],
+        resources: resourceRequirements(verify.resources),
+        securityContext: containerSecurityContext({ runAsNonRoot: true, readOnlyRootFilesystem: true }),
+        volumeMounts: [
+          { name: 'scripts', mountPath: PATHS.scripts, readOnly: true },
+          toolsMount,
+          { name: 'tmp', mountPath: PATHS.tmp },
+          { name: 'verify-scratch', mountPath: VERIFY_SCRATCH_PATH },
+        ],
+      },
+    ],
+    volumes: [
+      ...(pod.volumes ?? []),
+      { name: 'verify-scratch', emptyDir: { sizeLimit: quantity(verify.scratchSize) } },
+    ],
+  };
+}
+
+/** The verification's container in the backup job's pod. */
+export const VERIFY_CONTAINER = 'verify';
 
 /**
  * With backups to an object store, the binary-log archive (every binlogIntervalMinutes; none when 0).

@@ -10,11 +10,21 @@ import { SCRIPT, scriptFiles } from './scripts.js';
 
 export const MY_CNF_KEY = 'my.cnf';
 
+/** Scripts only jobs run (backup, archive, listing, search, verification): never the database pods'. */
+const JOB_SCRIPTS: ReadonlySet<string> = new Set([
+  SCRIPT.backup,
+  SCRIPT.binlog,
+  SCRIPT.listBackups,
+  SCRIPT.findBinlog,
+  'binlog-find.sh',
+  SCRIPT.verifyBackup,
+]);
+
 export interface MySQLConfigMaps {
   readonly config: k8s.KubeConfigMap;
   readonly scripts: k8s.KubeConfigMap;
   /** Changes whenever anything the database pods read from either ConfigMap changes (the backup,
-   * binary-log and listing scripts are their jobs' business: a change to them must not restart the database). */
+   * binary-log, listing and search scripts are their jobs' business: a change to them must not restart the database). */
   readonly hash: string;
 }
 
@@ -34,7 +44,7 @@ export function configMaps(scope: Construct, ctx: MySQLClusterContext): MySQLCon
       [
         myCnf,
         ...Object.keys(scripts)
-          .filter((k) => k !== SCRIPT.backup && k !== SCRIPT.binlog && k !== SCRIPT.listBackups)
+          .filter((k) => !JOB_SCRIPTS.has(k))
           .sort()
           .map((k) => `${k}\0${scripts[k]}`),
       ].join('\0'),

@@ -10,6 +10,10 @@ export const STORE_REPORTS = {
   binlogArchiveFailed: 'BinlogArchiveFailed',
   /** The run archived what there was, but logs expired before any run copied them: see binlog-script.ts. */
   binlogArchiveGap: 'BinlogArchiveGap',
+  binlogsSearched: 'BinlogsSearched',
+  backupVerified: 'BackupVerified',
+  backupVerificationFailed: 'BackupVerificationFailed',
+  backupVerificationSkipped: 'BackupVerificationSkipped',
   restored: 'Restored',
   restoreFailed: 'RestoreFailed',
 } as const;
@@ -17,7 +21,9 @@ export const STORE_REPORTS = {
 /**
  * The store's layout under the prefix, which restore and the CLI read:
  * - `base/<name>/dump.sql.gz`, then `base/<name>/manifest.json` (name, gtidSet, startTime, endTime,
- *   sizeBytes, source): a backup exists only once its manifest does, since the manifest is written last.
+ *   sizeBytes, source, dataBytes, tableCount, and tables: `[schema.table, rows, CHECKSUM TABLE]` for each
+ *   table in the dump's snapshot, or checksumsSkipped saying why there are none): a backup exists only
+ *   once its manifest does, since the manifest is written last.
  * - `binlog/<archived at>-<server_uuid>-<file>.gz` with `.json` beside it (file, server, member,
  *   previousGtids, gtidSet): closed binary logs of whichever member was primary. Names sort in the order
  *   they were archived; after a failover the new primary's logs repeat transactions already archived,

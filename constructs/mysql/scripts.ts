@@ -8,6 +8,8 @@
 // run again after a restart at any point.
 import { BOOTSTRAP_SH } from './bootstrap-script.js';
 import { BACKUP_SH, LIST_BACKUPS_SH } from './backup-script.js';
+import { BINLOG_FIND_FUNCTIONS_SH, FIND_BINLOG_SH } from './binlog-find-script.js';
+import { VERIFY_BACKUP_SH } from './verify-script.js';
 import { BINLOG_SH } from './binlog-script.js';
 import { STORE_SH } from './object-store-script.js';
 import { RESTORE_SH } from './restore-script.js';
@@ -441,11 +443,13 @@ export const SCRIPT = {
   backup: 'backup.sh',
   binlog: 'binlog.sh',
   bootstrap: 'bootstrap.sh',
+  findBinlog: 'find-binlog.sh',
   initConfig: 'init-config.sh',
   listBackups: 'list-backups.sh',
   ready: 'ready.sh',
   replication: 'replication.sh',
   startMysqld: 'start-mysqld.sh',
+  verifyBackup: 'verify-backup.sh',
 } as const;
 
 /** Every script, by file name, as the scripts ConfigMap ships them. */
@@ -454,8 +458,10 @@ export function scriptFiles(): Record<string, string> {
     [SCRIPT.alive]: ALIVE_SH,
     [SCRIPT.backup]: BACKUP_SH,
     [SCRIPT.binlog]: BINLOG_SH,
+    'binlog-find.sh': BINLOG_FIND_FUNCTIONS_SH,
     [SCRIPT.bootstrap]: BOOTSTRAP_SH,
     'common.sh': COMMON_SH,
+    [SCRIPT.findBinlog]: FIND_BINLOG_SH,
     [SCRIPT.initConfig]: INIT_CONFIG_SH,
     [SCRIPT.listBackups]: LIST_BACKUPS_SH,
     [SCRIPT.ready]: READY_SH,
@@ -464,5 +470,6 @@ export function scriptFiles(): Record<string, string> {
     [SCRIPT.replication]: REPLICATION_SH,
     [SCRIPT.startMysqld]: START_MYSQLD_SH,
     'store.sh': STORE_SH,
+    [SCRIPT.verifyBackup]: VERIFY_BACKUP_SH,
   };
 }

@@ -289,6 +289,16 @@ export interface MySQLBackup {
    * @default false
    */
   readonly suspend?: boolean;
+  /**
+   * With s3: after each backup, the backup job restores it, and the archived binary logs after it,
+   * into a scratch mysqld of its own (an emptyDir volume, no network, nothing shared with the
+   * cluster), checks every table (CHECK TABLE) and compares each table's row count and CHECKSUM
+   * TABLE with those the backup recorded in its own snapshot. The result is
+   * status.backup.lastVerified, an Event, metrics, and Degraded (BackupVerificationFailed) when it
+   * fails. `recon8s backup verify` runs it on demand.
+   * @default - enabled, with a 10Gi scratch volume
+   */
+  readonly verify?: MySQLBackupVerify;
 }
 
 /** {@link MySQLBackup} with every default applied. */
@@ -299,6 +309,7 @@ export interface ResolvedMySQLBackup {
   readonly binlogIntervalMinutes?: number;
   readonly retain: number;
   readonly suspend: boolean;
+  readonly verify: ResolvedMySQLBackupVerify;
 }
 
 /**
@@ -354,6 +365,67 @@ export interface ResolvedMySQLObjectStore {
   readonly forcePathStyle: boolean;
   readonly credentialsSecretName: string;
   readonly rcloneImage: string;
+}
+
+/**
+ * With s3: after each backup, the backup job restores it, and the archived binary logs after it,
+ * into a scratch mysqld of its own (an emptyDir volume, no network, nothing shared with the
+ * cluster), checks every table (CHECK TABLE) and compares each table's row count and CHECKSUM
+ * TABLE with those the backup recorded in its own snapshot. The result is
+ * status.backup.lastVerified, an Event, metrics, and Degraded (BackupVerificationFailed) when it
+ * fails. `recon8s backup verify` runs it on demand.
+ */
+export interface MySQLBackupVerify {
+  /**
+   * Verify each backup.
+   * @default true
+   */
+  readonly enabled?: boolean;
+  /**
+   * The scratch volume's size limit (emptyDir sizeLimit). A backup whose tables (data and indexes,
+   * as recorded when it was taken) do not fit in half of it is not verified: the result says so
+   * (Skipped).
+   * @default "10Gi"
+   */
+  readonly scratchSize?: string | number;
+  /**
+   * Compute resources of the verification (its scratch mysqld and the restore into it). When set,
+   * exactly these requests and limits are used. A CPU limit is not set by default: it throttles
+   * without protecting anything.
+   * @default {"requests":{"cpu":"250m","memory":"512Mi"},"limits":{"memory":"1Gi"}}
+   */
+  readonly resources?: MySQLBackupVerifyResources;
+}
+
+/** {@link MySQLBackupVerify} with every default applied. */
+export interface ResolvedMySQLBackupVerify {
+  readonly enabled: boolean;
+  readonly scratchSize: string | number;
+  readonly resources: ResolvedMySQLBackupVerifyResources;
+}
+
+/**
+ * Compute resources of the verification (its scratch mysqld and the restore into it). When set,
+ * exactly these requests and limits are used. A CPU limit is not set by default: it throttles
+ * without protecting anything.
+ */
+export interface MySQLBackupVerifyResources {
+  /**
+   * What the scheduler reserves for the container.
+   * @default - none
+   */
+  readonly requests?: ResourceList;
+  /**
+   * The most the container may use.
+   * @default - none
+   */
+  readonly limits?: ResourceList;
+}
+
+/** {@link MySQLBackupVerifyResources} with every default applied. */
+export interface ResolvedMySQLBackupVerifyResources {
+  readonly requests?: ResolvedResourceList;
+  readonly limits?: ResolvedResourceList;
 }
 
 /**
@@ -454,8 +526,9 @@ export interface MySQLMonitoring {
    */
   readonly port?: number;
   /**
-   * Compute resources of the metrics sidecar. When set, exactly these requests and limits are used;
-   * the memory limit bounds it.
+   * Compute resources of the metrics sidecar (its memory limit bounds it). When set, exactly these
+   * requests and limits are used. A CPU limit is not set by default: it throttles without protecting
+   * anything.
    * @default {"requests":{"cpu":"10m","memory":"32Mi"},"limits":{"memory":"64Mi"}}
    */
   readonly resources?: MySQLExporterResources;
@@ -470,8 +543,9 @@ export interface ResolvedMySQLMonitoring {
 }
 
 /**
- * Compute resources of the metrics sidecar. When set, exactly these requests and limits are used;
- * the memory limit bounds it.
+ * Compute resources of the metrics sidecar (its memory limit bounds it). When set, exactly these
+ * requests and limits are used. A CPU limit is not set by default: it throttles without protecting
+ * anything.
  */
 export interface MySQLExporterResources {
   /**
@@ -783,6 +857,11 @@ export interface MySQLBackupStatus {
    * @default - none
    */
   readonly binlogsArchivedUntil?: string;
+  /**
+   * The last verification of a backup by a restore (spec.backup.verify).
+   * @default - none
+   */
+  readonly lastVerified?: MySQLBackupVerificationStatus;
 }
 
 /** {@link MySQLBackupStatus} with every default applied. */
@@ -795,6 +874,57 @@ export interface ResolvedMySQLBackupStatus {
   readonly durationSeconds?: number;
   readonly source?: string;
   readonly binlogsArchivedUntil?: string;
+  readonly lastVerified?: ResolvedMySQLBackupVerificationStatus;
+}
+
+/**
+ * The last verification of a backup by a restore (spec.backup.verify).
+ */
+export interface MySQLBackupVerificationStatus {
+  /**
+   * The backup verified.
+   */
+  readonly backup: string;
+  /**
+   * When the verification ended.
+   */
+  readonly time: string;
+  /**
+   * Passed, Failed (message says what: the object that could not be read, the table that differs) or
+   * Skipped (message says why).
+   */
+  readonly result: "Passed" | "Failed" | "Skipped";
+  /**
+   * How long it took.
+   * @default - none
+   */
+  readonly durationSeconds?: number;
+  /**
+   * How many tables were checked.
+   * @default - none
+   */
+  readonly tables?: number;
+  /**
+   * How many archived binary logs were replayed after it.
+   * @default - none
+   */
+  readonly replayedLogs?: number;
+  /**
+   * What failed, or why it was skipped.
+   * @default - none
+   */
+  readonly message?: string;
+}
+
+/** {@link MySQLBackupVerificationStatus} with every default applied. */
+export interface ResolvedMySQLBackupVerificationStatus {
+  readonly backup: string;
+  readonly time: string;
+  readonly result: "Passed" | "Failed" | "Skipped";
+  readonly durationSeconds?: number;
+  readonly tables?: number;
+  readonly replayedLogs?: number;
+  readonly message?: string;
 }
 
 /**

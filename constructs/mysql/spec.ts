@@ -210,6 +210,35 @@ const objectStore = s.object({
   },
 });
 
+const verify = s.object({
+  typeName: 'MySQLBackupVerify',
+  description:
+    "With s3: after each backup, the backup job restores it, and the archived binary logs after it, into a scratch mysqld of its own (an emptyDir volume, no network, nothing shared with the cluster), checks every table (CHECK TABLE) and compares each table's row count and CHECKSUM TABLE with those the backup recorded in its own snapshot. The result is status.backup.lastVerified, an Event, metrics, and Degraded (BackupVerificationFailed) when it fails. `recon8s backup verify` runs it on demand.",
+  default: {},
+  defaultDoc: 'enabled, with a 10Gi scratch volume',
+  properties: {
+    enabled: s.optional(s.boolean({ description: 'Verify each backup.', default: true })),
+    scratchSize: s.optional(
+      s.quantity({
+        description:
+          "The scratch volume's size limit (emptyDir sizeLimit). A backup whose tables (data and indexes, as recorded when it was taken) do not fit in half of it is not verified: the result says so (Skipped).",
+        default: '10Gi',
+        positive: true,
+        bytes: true,
+      }),
+    ),
+    resources: s.optional(
+      resources(
+        { requests: { cpu: '250m', memory: '512Mi' }, limits: { memory: '1Gi' } },
+        {
+          typeName: 'MySQLBackupVerifyResources',
+          what: 'the verification (its scratch mysqld and the restore into it)',
+        },
+      ),
+    ),
+  },
+});
+
 const backup = s.object({
   typeName: 'MySQLBackup',
   description:
@@ -265,6 +294,7 @@ const backup = s.object({
       }),
     ),
     suspend: s.optional(s.boolean({ description: 'Pause the schedule without removing it.', default: false })),
+    verify: s.optional(verify),
   },
 });
 
@@ -380,11 +410,7 @@ const monitoring = s.object({
     resources: s.optional(
       resources(
         { requests: { cpu: '10m', memory: '32Mi' }, limits: { memory: '64Mi' } },
-        {
-          typeName: 'MySQLExporterResources',
-          description:
-            'Compute resources of the metrics sidecar. When set, exactly these requests and limits are used; the memory limit bounds it.',
-        },
+        { typeName: 'MySQLExporterResources', what: 'the metrics sidecar (its memory limit bounds it)' },
       ),
     ),
   },
@@ -624,6 +650,29 @@ export const mysqlStatus = s.object({
           binlogsArchivedUntil: s.optional(
             s.string({
               description: 'Every transaction committed before this time is in the binary-log archive.',
+            }),
+          ),
+          lastVerified: s.optional(
+            s.object({
+              typeName: 'MySQLBackupVerificationStatus',
+              description: 'The last verification of a backup by a restore (spec.backup.verify).',
+              properties: {
+                backup: s.required(s.string({ description: 'The backup verified.' })),
+                time: s.required(s.string({ description: 'When the verification ended.' })),
+                result: s.required(
+                  s.string({
+                    description:
+                      'Passed, Failed (message says what: the object that could not be read, the table that differs) or Skipped (message says why).',
+                    enum: ['Passed', 'Failed', 'Skipped'],
+                  }),
+                ),
+                durationSeconds: s.optional(s.integer({ description: 'How long it took.', minimum: 0 })),
+                tables: s.optional(s.integer({ description: 'How many tables were checked.', minimum: 0 })),
+                replayedLogs: s.optional(
+                  s.integer({ description: 'How many archived binary logs were replayed after it.', minimum: 0 }),
+                ),
+                message: s.optional(s.string({ description: 'What failed, or why it was skipped.' })),
+              },
             }),
           ),
         },

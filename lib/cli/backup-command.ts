@@ -3,7 +3,7 @@
 // do, with the credentials the pods read from their Secret: the CLI never handles a storage credential
 // or a password.
 import { HttpMethod } from '../kube/index.js';
-import type { V1CronJob, V1Job, V1Pod, V1PodList } from '@kubernetes/client-node';
+import type { V1CronJob, V1EnvVar, V1Job, V1Pod, V1PodList } from '@kubernetes/client-node';
 import { MYSQL_STORE_REPORTS } from '../../constructs/index.js';
 import { describeStoreReport } from '../controller/mysql-cluster/backup-status.js';
 import type { KubeClient } from '../kube/index.js';
@@ -51,14 +51,32 @@ interface Options {
 
 const LIST_SCRIPT = '/opt/recon8s/list-backups.sh';
 
-/** A Job from the CronJob's template, owned by it (deleted with it), like `kubectl create job --from`. */
-function jobFrom(cronJob: V1CronJob, name: string, command?: string[]): V1Job {
+/**
+ * A Job from the CronJob's template, owned by it (deleted with it), like `kubectl create job --from`.
+ * With a command, one container runs it instead of the backup (a listing, a search: the dump
+ * container, with the store's settings) or of the whole pod (`verify`: the verification container,
+ * without the backup before it).
+ */
+export function jobFrom(
+  cronJob: V1CronJob,
+  name: string,
+  command?: string[],
+  env: readonly V1EnvVar[] = [],
+  run: 'backup' | 'verify' = 'backup',
+): V1Job {
   const template = cronJob.spec?.jobTemplate;
   const spec = structuredClone(template?.spec);
   if (!spec) throw new Error(`CronJob ${cronJob.metadata?.name ?? ''} has no job template`);
-  if (command) {
-    const container = spec.template.spec?.containers[0];
-    if (container) container.command = command;
+  const pod = spec.template.spec;
+  if (command && pod) {
+    // With verification on, the dump is the last init container and the verification the container.
+    const all = [...(pod.initContainers ?? []), ...pod.containers];
+    const container = all.find((c) => c.name === run) ?? pod.containers[0];
+    if (!container) throw new Error(`CronJob ${cronJob.metadata?.name ?? ''} has no ${run} container`);
+    if (run === 'backup' || container.name === run) container.command = command;
+    container.env = [...(container.env ?? []), ...env];
+    pod.initContainers = pod.initContainers?.filter((c) => c.name !== 'backup' && c !== container);
+    pod.containers = [container];
     spec.backoffLimit = 0;
     spec.ttlSecondsAfterFinished = 600;
   }
@@ -88,23 +106,24 @@ function jobFrom(cronJob: V1CronJob, name: string, command?: string[]): V1Job {
  * CronJob's own, since it is one), or `command` instead (`<name>-list-<epoch seconds>`: a listing must
  * not pass for a backup in `kubectl get jobs`).
  */
-async function runJob(
+export async function runJob(
   client: KubeClient,
   namespace: string,
   name: string,
   command: string[] | undefined,
   deadline: number,
   cronJobName = `${name}-backup`,
+  extra: { readonly env?: readonly V1EnvVar[]; readonly kind?: string; readonly run?: 'backup' | 'verify' } = {},
 ): Promise<{ job: string; pod?: V1Pod; succeeded: boolean }> {
   const cronJob = await client.requestJson<V1CronJob>({
     path: `/apis/batch/v1/namespaces/${namespace}/cronjobs/${cronJobName}`,
   });
   // Seconds since the epoch: never the minutes the CronJob controller names its Jobs by.
-  const job = `${command ? `${name}-list` : cronJobName}-${Math.floor(Date.now() / 1000)}`;
+  const job = `${command ? `${name}-${extra.kind ?? 'list'}` : cronJobName}-${Math.floor(Date.now() / 1000)}`;
   await client.request({
     method: HttpMethod.POST,
     path: `/apis/batch/v1/namespaces/${namespace}/jobs`,
-    body: JSON.stringify(jobFrom(cronJob, job, command)),
+    body: JSON.stringify(jobFrom(cronJob, job, command, extra.env, extra.run)),
     headers: { 'Content-Type': 'application/json' },
   });
   while (Date.now() < deadline) {
@@ -125,12 +144,25 @@ async function runJob(
   throw new Error(`Job ${job} did not finish within the timeout; it goes on: kubectl -n ${namespace} get job ${job}`);
 }
 
-function terminationMessage(pod: V1Pod | undefined): string {
-  const c = pod?.status?.containerStatuses?.[0];
+/** What the Job's pod printed (its first container's log). */
+export async function podLog(client: KubeClient, namespace: string, pod: V1Pod | undefined): Promise<string> {
+  const container = pod?.spec?.containers[0]?.name ?? 'backup';
+  if (!pod?.metadata?.name) return '';
+  return (
+    await client.request({
+      path: `/api/v1/namespaces/${namespace}/pods/${pod.metadata.name}/log?container=${container}`,
+    })
+  ).body;
+}
+
+/** The termination message of the container named (the backup's may be an init container), or of the first. */
+export function terminationMessage(pod: V1Pod | undefined, name?: string): string {
+  const all = [...(pod?.status?.initContainerStatuses ?? []), ...(pod?.status?.containerStatuses ?? [])];
+  const c = (name ? all.find((s) => s.name === name) : undefined) ?? pod?.status?.containerStatuses?.[0];
   return (c?.state?.terminated?.message ?? c?.lastState?.terminated?.message ?? '').trim();
 }
 
-function failed(
+export function failed(
   e: unknown,
   client: KubeClient,
   namespace: string,
@@ -148,6 +180,63 @@ function failed(
   return 2;
 }
 
+/** A termination message ("Reason: text") in words. */
+function report(message: string): { reason?: string; text: string } {
+  const match = /^(\w+): ([^]+)$/.exec(message);
+  return match
+    ? { reason: match[1], text: describeStoreReport(match[1] ?? '', match[2] ?? '') }
+    : { text: message || 'no report' };
+}
+
+export const VERIFY_USAGE = `Usage: recon8s backup verify NAME [BACKUP] [-n NAMESPACE] [--kubeconfig PATH] [--timeout DURATION]
+
+Verifies a backup of MySQLCluster NAME (the newest, or BACKUP, e.g. 20261124T030000Z) now, as each
+backup is verified after it is taken (spec.backup.verify): a Job restores it and every archived
+binary log after it into a scratch mysqld of its own, compares each table's row count and checksum
+with those the backup recorded, and runs CHECK TABLE. Waits for it (default 15m), prints the result
+(exit 0) or what failed (1); status.backup.lastVerified records it either way.
+`;
+
+export async function verifyCommand(
+  o: Options & { readonly backup?: string },
+  out: NodeJS.WritableStream,
+  err: NodeJS.WritableStream,
+): Promise<number> {
+  const deadline = Date.now() + parseDuration(o.timeout, VERIFY_USAGE);
+  const { client, defaultNamespace } = connect(o.kubeconfig);
+  const namespace = o.namespace ?? defaultNamespace;
+  try {
+    const cronJob = await client.requestJson<V1CronJob>({
+      path: `/apis/batch/v1/namespaces/${namespace}/cronjobs/${o.name}-backup`,
+    });
+    if (!cronJob.spec?.jobTemplate.spec?.template.spec?.containers.some((c) => c.name === 'verify')) {
+      err.write(
+        `error: MySQLCluster ${o.name} does not verify its backups: that needs spec.backup.s3, and spec.backup.verify.enabled true (the default)\n`,
+      );
+      return 2;
+    }
+    const env = o.backup ? [{ name: 'VERIFY_BACKUP', value: o.backup }] : [];
+    const run = await runJob(client, namespace, o.name, ['bash', VERIFY_SCRIPT], deadline, undefined, {
+      env,
+      kind: 'verify',
+      run: 'verify',
+    });
+    const verified = report(terminationMessage(run.pod, 'verify'));
+    if (run.succeeded && verified.reason !== MYSQL_STORE_REPORTS.backupVerificationFailed) {
+      out.write(`${verified.text}\n`);
+      return 0;
+    }
+    err.write(`verification Job ${run.job} failed: ${verified.text}\n`);
+    return 1;
+  } catch (e) {
+    return failed(e, client, namespace, o.name, err);
+  } finally {
+    await client.close();
+  }
+}
+
+const VERIFY_SCRIPT = '/opt/recon8s/verify-backup.sh';
+
 export async function backupCommand(
   o: Options,
   out: NodeJS.WritableStream,
@@ -158,15 +247,19 @@ export async function backupCommand(
   const namespace = o.namespace ?? defaultNamespace;
   try {
     const run = await runJob(client, namespace, o.name, undefined, deadline);
-    const message = terminationMessage(run.pod);
-    const match = /^(\w+): ([^]+)$/.exec(message);
-    const text = match ? describeStoreReport(match[1] ?? '', match[2] ?? '') : message || 'no report';
-    if (run.succeeded && match?.[1] === MYSQL_STORE_REPORTS.backupCompleted) {
-      out.write(`${text}\n`);
-      return 0;
+    const backup = report(terminationMessage(run.pod, 'backup'));
+    if (backup.reason !== MYSQL_STORE_REPORTS.backupCompleted) {
+      err.write(`backup Job ${run.job} failed: ${backup.text}\n`);
+      return 1;
     }
-    err.write(`backup Job ${run.job} failed: ${text}\n`);
-    return 1;
+    out.write(`${backup.text}\n`);
+    // With spec.backup.verify, the Job went on to verify it.
+    const verified = run.pod?.spec?.containers.some((c) => c.name === 'verify')
+      ? report(terminationMessage(run.pod, 'verify'))
+      : undefined;
+    if (verified)
+      (verified.reason === MYSQL_STORE_REPORTS.backupVerificationFailed ? err : out).write(`${verified.text}\n`);
+    return run.succeeded ? 0 : 1;
   } catch (e) {
     return failed(e, client, namespace, o.name, err);
   } finally {
@@ -184,14 +277,7 @@ export async function backupsCommand(
   const namespace = o.namespace ?? defaultNamespace;
   try {
     const run = await runJob(client, namespace, o.name, ['bash', LIST_SCRIPT], deadline);
-    const container = run.pod?.spec?.containers[0]?.name ?? 'backup';
-    const log = run.pod?.metadata?.name
-      ? await (
-          await client.request({
-            path: `/api/v1/namespaces/${namespace}/pods/${run.pod.metadata.name}/log?container=${container}`,
-          })
-        ).body
-      : '';
+    const log = await podLog(client, namespace, run.pod);
     if (!run.succeeded) {
       err.write(`listing Job ${run.job} failed:\n${log}`);
       return 1;

@@ -12,7 +12,10 @@ import {
   BACKUP_USAGE,
   backupCommand,
   backupsCommand,
+  VERIFY_USAGE,
+  verifyCommand,
 } from './backup-command.js';
+import { BINLOG_FIND_USAGE, binlogFindCommand, parseTimeOption } from './binlog-find.js';
 import { CONTROLLER_OPTIONS, CONTROLLER_USAGE, controllerCommand } from './controller-command.js';
 import { CommandError, DIFF_OPTIONS, DIFF_USAGE, diffCommand } from './diff-command.js';
 import {
@@ -25,6 +28,12 @@ import {
 import { RENDER_USAGE, renderCommand } from './render-command.js';
 import { UsageError } from './usage-error.js';
 
+const BINLOG_FIND_OPTIONS = {
+  statement: { type: 'string' },
+  since: { type: 'string' },
+  until: { type: 'string' },
+} as const;
+
 const USAGE = `Usage: recon8s <command> [options]
 
 Commands:
@@ -34,9 +43,11 @@ Commands:
   apply        apply resources and converge them once, without a running controller
   switchover   move the primary of a MySQLCluster (the controller performs it)
   status       print the topology of a MySQLCluster
-  backup       back a MySQLCluster up now (as its schedule would) and wait for it
+  backup       back a MySQLCluster up now (as its schedule would) and wait for it, or verify a
+               backup by a restore (backup verify NAME [BACKUP])
   backups      list a MySQLCluster's backups and how far its binary-log archive reaches
-  binlog       archive a MySQLCluster's binary logs now (binlog archive NAME) and wait for it
+  binlog       archive a MySQLCluster's binary logs now (binlog archive NAME) and wait for it, or
+               search the archived ones for a statement (binlog find NAME --statement TEXT)
 
 Run "recon8s <command> --help" (or "recon8s help <command>") for a command's options, and
 "recon8s --version" for the version.
@@ -50,9 +61,9 @@ const COMMAND_USAGE: Readonly<Record<string, string>> = {
   apply: APPLY_USAGE,
   switchover: SWITCHOVER_USAGE,
   status: STATUS_USAGE,
-  backup: BACKUP_USAGE,
+  backup: `${BACKUP_USAGE}\n${VERIFY_USAGE}`,
   backups: BACKUPS_USAGE,
-  binlog: BINLOG_USAGE,
+  binlog: `${BINLOG_USAGE}\n${BINLOG_FIND_USAGE}`,
 };
 
 /** The command meant by a mistyped one: the closest by edit distance, if it is close. */
@@ -181,10 +192,19 @@ export async function main(
       case 'backup':
       case 'backups':
       case 'binlog': {
-        const usage = command === 'backup' ? BACKUP_USAGE : command === 'backups' ? BACKUPS_USAGE : BINLOG_USAGE;
+        const find = command === 'binlog' && rest.includes('find');
+        const usage =
+          command === 'backup'
+            ? `${BACKUP_USAGE}\n${VERIFY_USAGE}`
+            : command === 'backups'
+              ? BACKUPS_USAGE
+              : find
+                ? BINLOG_FIND_USAGE
+                : `${BINLOG_USAGE}\n${BINLOG_FIND_USAGE}`;
         const { values, positionals } = parseArgs({
           args: [...rest],
-          options: BACKUP_COMMAND_OPTIONS,
+          options:
+            command === 'binlog' ? { ...BACKUP_COMMAND_OPTIONS, ...BINLOG_FIND_OPTIONS } : BACKUP_COMMAND_OPTIONS,
           strict: true,
           allowPositionals: true,
         });
@@ -195,12 +215,51 @@ export async function main(
         let args = positionals;
         if (command === 'binlog') {
           const [action, ...after] = positionals;
-          if (action !== 'archive')
+          if (action !== 'archive' && action !== 'find')
             throw new UsageError(
-              `binlog needs an action: archive (got ${action === undefined ? 'none' : JSON.stringify(action)})`,
+              `binlog needs an action: archive or find (got ${action === undefined ? 'none' : JSON.stringify(action)})`,
               usage,
             );
           args = after;
+          const { statement, since, until, ...common } = values as typeof values & {
+            statement?: string;
+            since?: string;
+            until?: string;
+          };
+          if (action === 'find') {
+            const [name, ...extra] = args;
+            if (!name || extra.length > 0)
+              throw new UsageError('binlog find needs exactly one MySQLCluster NAME', usage);
+            if (!statement?.trim())
+              throw new UsageError(
+                `binlog find needs --statement TEXT, the statement to look for (e.g. 'DROP TABLE orders'), got ${statement === undefined ? 'none' : JSON.stringify(statement)}`,
+                usage,
+              );
+            return await binlogFindCommand(
+              {
+                name,
+                ...common,
+                statement,
+                since: parseTimeOption('since', since),
+                until: parseTimeOption('until', until),
+              },
+              out,
+              err,
+            );
+          }
+          if (statement !== undefined || since !== undefined || until !== undefined)
+            throw new UsageError('binlog archive takes no --statement, --since or --until (binlog find does)', usage);
+        }
+        if (command === 'backup' && args[0] === 'verify' && args.length > 1) {
+          const [, name, backup, ...extra] = args;
+          if (!name || extra.length > 0)
+            throw new UsageError('backup verify needs a MySQLCluster NAME, and at most one BACKUP', VERIFY_USAGE);
+          if (backup !== undefined && !/^\d{8}T\d{6}Z$/.test(backup))
+            throw new UsageError(
+              `backup verify: BACKUP must be a backup's name, the UTC time it started (e.g. 20261124T030000Z), got ${JSON.stringify(backup)}`,
+              VERIFY_USAGE,
+            );
+          return await verifyCommand({ name, backup, ...values }, out, err);
         }
         const [name, ...extra] = args;
         if (!name || extra.length > 0)

@@ -46,6 +46,10 @@ export interface ControllerMetrics {
   readonly mysqlBackupLastSuccess: Gauge<'namespace' | 'cluster'>;
   /** recon8s_mysql_backup_failing{namespace,cluster,job}: 1 when the last run of the backup or binlog job failed. */
   readonly mysqlBackupFailing: Gauge<'namespace' | 'cluster' | 'job'>;
+  /** recon8s_mysql_backup_verified_timestamp_seconds{namespace,cluster}: when the last verification of a backup by a restore passed. */
+  readonly mysqlBackupVerified: Gauge<'namespace' | 'cluster'>;
+  /** recon8s_mysql_backup_verification_failed{namespace,cluster}: 1 when the last verification failed. */
+  readonly mysqlBackupVerificationFailed: Gauge<'namespace' | 'cluster'>;
   /** recon8s_mysql_binlog_archived_until_timestamp_seconds{namespace,cluster}: every transaction before it is archived. */
   readonly mysqlBinlogArchivedUntil: Gauge<'namespace' | 'cluster'>;
   readonly resourceDegraded: Gauge<'kind' | 'namespace' | 'name' | 'reason'>;
@@ -202,6 +206,16 @@ export function createControllerMetrics(registry: Registry): ControllerMetrics {
       name: 'recon8s_mysql_backup_failing',
       help: '1 when the last run of the MySQLCluster backup job (job="backup") or binary-log archive job (job="binlog") failed, else 0.',
       labelNames: ['namespace', 'cluster', 'job'],
+    }),
+    mysqlBackupVerified: registry.gauge({
+      name: 'recon8s_mysql_backup_verified_timestamp_seconds',
+      help: 'When the last verification of a MySQLCluster backup by a restore into a scratch server passed (Unix time).',
+      labelNames: ['namespace', 'cluster'],
+    }),
+    mysqlBackupVerificationFailed: registry.gauge({
+      name: 'recon8s_mysql_backup_verification_failed',
+      help: '1 when the last verification of a MySQLCluster backup by a restore failed, else 0 (a skipped one changes nothing).',
+      labelNames: ['namespace', 'cluster'],
     }),
     resourceDegraded: registry.gauge({
       name: 'recon8s_resource_degraded',

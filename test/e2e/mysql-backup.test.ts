@@ -3,7 +3,7 @@
 // with the same rows, a point-in-time restore to just before a destructive statement, and a broken
 // store reported, not retried hot, and recovered from.
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import type { CoreV1Event, KubeConfig } from '@kubernetes/client-node';
@@ -243,6 +243,85 @@ describe('MySQLCluster backups to S3 and restores on a real node (MySQL 9.7, ver
     assert.equal(own, '', `${SOURCE}-1 holds transactions the primary lacks`);
   });
 
+  it('verifies each backup by a restore into a scratch server (status.backup.lastVerified, an Event, metrics), and a corrupted object fails it, naming the object, until it is whole again', async () => {
+    // The backup above: its Job went on to verify it. The checksums were taken in the dump's own
+    // snapshot although a writer was writing.
+    const dir = join(s3?.dataDir ?? '', BUCKET, PREFIX, 'base', backupName);
+    const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as {
+      tables?: [string, number, number][];
+      checksumsSkipped?: string;
+      dataBytes?: number;
+    };
+    assert.equal(manifest.checksumsSkipped, undefined, manifest.checksumsSkipped);
+    assert.deepEqual(
+      manifest.tables?.map(([t]) => t),
+      ['e2e.b', 'e2e.t'],
+    );
+    type Verified = { backup?: string; result?: string; tables?: number; message?: string; durationSeconds?: number };
+    const lastVerified = async () =>
+      ((await cluster(SOURCE)).status?.backup as { lastVerified?: Verified } | undefined)?.lastVerified;
+    await eventually(
+      async () => {
+        const v = await lastVerified();
+        assert.equal(v?.result, 'Passed', JSON.stringify(v));
+        assert.equal(v.backup, backupName);
+        assert.equal(v.tables, 2);
+      },
+      { timeoutMs: 60_000, intervalMs: 1000, description: 'status.backup.lastVerified Passed' },
+    );
+    const passedEvents = await events('BackupVerified');
+    assert.equal(passedEvents.length, 1);
+    console.log(`      ${passedEvents[0]?.message ?? ''}`);
+    const metric = async (name: 'mysqlBackupVerified' | 'mysqlBackupVerificationFailed') =>
+      (await controller?.metrics[name].get())?.values.find(
+        (v) => v.labels.namespace === ns && v.labels.cluster === SOURCE,
+      )?.value;
+    assert.ok(((await metric('mysqlBackupVerified')) ?? 0) > Date.now() / 1000 - 600);
+    assert.equal(await metric('mysqlBackupVerificationFailed'), 0);
+
+    // One byte of the dump flipped in the store.
+    const dump = join(dir, 'dump.sql.gz');
+    const whole = readFileSync(dump);
+    const flipped = Buffer.from(whole);
+    const at = Math.floor(flipped.length / 2);
+    flipped[at] = (flipped[at] ?? 0) ^ 0xff;
+    writeFileSync(dump, flipped);
+    const broken = await cli(['backup', 'verify', SOURCE, backupName]);
+    console.log(`      ${broken.err.trim()}`);
+    assert.equal(broken.code, 1, broken.out);
+    const object = `s3://${BUCKET}/${PREFIX}/base/${backupName}/dump.sql.gz`;
+    assert.ok(broken.err.includes(object), broken.err);
+    await eventually(
+      async () => {
+        const c = await degraded();
+        assert.equal(c?.reason, 'BackupVerificationFailed', JSON.stringify(c));
+        assert.ok(c.message?.includes(object), c.message);
+        assert.equal((await lastVerified())?.result, 'Failed');
+      },
+      { timeoutMs: 60_000, intervalMs: 1000, description: 'Degraded BackupVerificationFailed' },
+    );
+    assert.equal((await events('BackupVerificationFailed')).length, 1);
+    await eventually(async () => assert.equal(await metric('mysqlBackupVerificationFailed'), 1), {
+      timeoutMs: 30_000,
+      intervalMs: 1000,
+      description: 'recon8s_mysql_backup_verification_failed 1',
+    });
+
+    // Whole again: verified on demand, and no longer Degraded.
+    writeFileSync(dump, whole);
+    const again = await cli(['backup', 'verify', SOURCE]);
+    assert.equal(again.code, 0, again.err);
+    assert.match(again.out, new RegExp(`^backup ${backupName} verified by a restore in \\d+ s: 2 tables match`));
+    await eventually(
+      async () => {
+        assert.equal((await degraded())?.status, 'False');
+        assert.equal((await lastVerified())?.result, 'Passed');
+        assert.equal(await metric('mysqlBackupVerificationFailed'), 0);
+      },
+      { timeoutMs: 60_000, intervalMs: 1000, description: 'verified again, not Degraded' },
+    );
+  });
+
   it('restores into a new cluster from that backup: the rows at its GTID point, on every member, with the source data intact', async () => {
     await custom.createNamespacedCustomObject({
       ...GROUP,
@@ -286,22 +365,29 @@ describe('MySQLCluster backups to S3 and restores on a real node (MySQL 9.7, ver
     await custom.deleteNamespacedCustomObject({ ...GROUP, namespace: ns, name: 'restored' });
   });
 
-  it('restores to a point in time, and to just before a transaction, before a destructive statement: every row written before it, none of its effect', async () => {
+  it('finds a DROP in the archived binary logs (recon8s binlog find), and restores to a point in time and to just before that DROP, which shares its second with a good write', async () => {
     await sql(`${SOURCE}-0`, "INSERT INTO e2e.t VALUES (5000, 'after the backup'), (5001, 'after the backup')");
     await sql(`${SOURCE}-0`, "UPDATE e2e.t SET note = 'updated after the backup' WHERE id = 1");
+    await sql(
+      `${SOURCE}-0`,
+      'CREATE TABLE e2e.orders (id INT PRIMARY KEY); INSERT INTO e2e.orders VALUES (1), (2), (3)',
+    );
     const before = await rowsAndSum(`${SOURCE}-0`);
     // The point: a whole second after the last good write, and before the mistake.
     await new Promise((r) => setTimeout(r, 1100));
     const point = utcNow();
     await new Promise((r) => setTimeout(r, 1100));
-    // A good write and the mistake, in one second: only the GTID boundary tells them apart.
+    // A good write and the mistake in one second (started early in it): only the GTID boundary tells them apart.
     const executed = () => sql(`${SOURCE}-0`, "SELECT REPLACE(@@global.gtid_executed, '\\n', '')");
-    await sql(`${SOURCE}-0`, "INSERT INTO e2e.t VALUES (5002, 'in the second of the mistake')");
-    const beforeMistake = await rowsAndSum(`${SOURCE}-0`);
     const gtidsBefore = await executed();
-    await sql(`${SOURCE}-0`, 'DELETE FROM e2e.t WHERE id > 2');
-    const mistake = await sql(`${SOURCE}-0`, `SELECT GTID_SUBTRACT('${await executed()}', '${gtidsBefore}')`);
-    assert.match(mistake, /^[0-9a-f-]{36}:\d+$/);
+    while (Date.now() % 1000 > 200) await new Promise((r) => setTimeout(r, 20));
+    await sql(`${SOURCE}-0`, "INSERT INTO e2e.t VALUES (5002, 'in the second of the mistake'); DROP TABLE e2e.orders");
+    const beforeMistake = await rowsAndSum(`${SOURCE}-0`);
+    const both = /^([0-9a-f-]{36}):(\d+)-(\d+)$/.exec(
+      await sql(`${SOURCE}-0`, `SELECT GTID_SUBTRACT('${await executed()}', '${gtidsBefore}')`),
+    );
+    assert.ok(both, 'the write and the DROP are two transactions');
+    const mistake = `${both[1] ?? ''}:${both[3] ?? ''}`;
     // What a user runs after a bad statement: archive now, and wait.
     const archived = await cli(['binlog', 'archive', SOURCE]);
     assert.equal(archived.code, 0, `${archived.err}${JSON.stringify((await cluster(SOURCE)).status?.conditions)}`);
@@ -314,10 +400,30 @@ describe('MySQLCluster backups to S3 and restores on a real node (MySQL 9.7, ver
       { timeoutMs: 60_000, intervalMs: 1000, description: 'status.backup.binlogsArchivedUntil past the point' },
     );
 
+    // Then finds the statement: one transaction, the DROP's, with the line to paste.
+    const found = await cli(['binlog', 'find', SOURCE, '--statement', 'DROP TABLE orders']);
+    console.log(found.out.replace(/^/gm, '      '));
+    assert.equal(found.code, 0, `${found.err}${found.out}`);
+    const rows = found.out.split('\n').filter((l) => /^[0-9a-f-]{36}:\d+ /.test(l));
+    assert.equal(rows.length, 1, found.out);
+    assert.match(rows[0] ?? '', /^(\S+) {2}(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)\.\d{6}Z {2}DROP TABLE `e2e`\.`orders`/);
+    const pasted = /beforeGtid: "([^"]+)"/.exec(found.out)?.[1];
+    assert.equal(pasted, mistake);
+    // The good write shares the DROP's second: a point in time could not tell them apart.
+    const writes = await cli(['binlog', 'find', SOURCE, '--statement', 'INSERT INTO e2e.t', '--since', point]);
+    assert.equal(writes.code, 0, `${writes.err}${writes.out}`);
+    const second = (line: string | undefined) => / {2}(\S{19})\.\d{6}Z {2}/.exec(line ?? '')?.[1];
+    const good = writes.out.split('\n').find((l) => l.startsWith(`${both[1] ?? ''}:${both[2] ?? ''} `));
+    assert.ok(second(good) && second(good) === second(rows[0]), writes.out);
+    // Nothing matches outside the range asked for; that is exit 1 and says so.
+    const none = await cli(['binlog', 'find', SOURCE, '--statement', 'DROP TABLE orders', '--until', point]);
+    assert.equal(none.code, 1, none.out);
+    assert.match(none.out, /^no archived transaction holds a statement matching "DROP TABLE orders"/);
+
     const started = Date.now();
     for (const [name, boundary] of [
       ['pitr', { pointInTime: point }],
-      ['justbefore', { beforeGtid: mistake }],
+      ['justbefore', { beforeGtid: pasted }],
     ] as const)
       await custom.createNamespacedCustomObject({
         ...GROUP,
@@ -332,11 +438,14 @@ describe('MySQLCluster backups to S3 and restores on a real node (MySQL 9.7, ver
     console.log(
       `      restore to just before a transaction Ready after ${((Date.now() - started) / 1000).toFixed(1)} s`,
     );
+    // Everything but the DROP: the write of its second, and the table it dropped.
     assert.equal(await rowsAndSum('justbefore-0'), beforeMistake);
+    assert.equal(await sql('justbefore-0', 'SELECT GROUP_CONCAT(id ORDER BY id) FROM e2e.orders'), '1,2,3');
     assert.equal((await cluster('justbefore')).status?.restore?.beforeGtid, mistake);
     await custom.deleteNamespacedCustomObject({ ...GROUP, namespace: ns, name: 'justbefore' });
     assert.equal(await rowsAndSum('pitr-0'), before);
     assert.equal(await sql('pitr-0', 'SELECT note FROM e2e.t WHERE id = 1'), 'updated after the backup');
+    assert.equal(await sql('pitr-0', 'SELECT COUNT(*) FROM e2e.orders'), '3');
     const restore = (await cluster('pitr')).status?.restore;
     assert.equal(restore?.pointInTime, point);
     assert.ok((restore?.replayedLogs ?? 0) >= 1, JSON.stringify(restore));

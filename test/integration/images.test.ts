@@ -110,7 +110,7 @@ describe('test images, built locally and cached by content', function () {
       assert.match(inRoot('mysqld --version'), new RegExp(`Ver ${MYSQL_SERIES.replace('.', '\\.')}\\.\\d+`));
       // What the pod templates and their scripts run (constructs/mysql), and the official image's tools.
       inRoot(
-        'for p in mysqld mysql mysqladmin mysqldump mysqlbinlog mysql_tzinfo_to_sql bash sed gzip sync mv rm sleep; do command -v "$p" >/dev/null || { echo "$p is missing"; exit 1; }; done',
+        'for p in mysqld mysql mysqladmin mysqldump mysqlbinlog mysql_tzinfo_to_sql bash sed awk gzip sync mv rm sleep; do command -v "$p" >/dev/null || { echo "$p is missing"; exit 1; }; done',
       );
       inRoot('test -f /usr/lib/mysql/plugin/mysql_clone.so && test -d /usr/share/zoneinfo/Europe');
       const config = inspected.get('mysql')?.images.get(MYSQL_REF)?.config.config;

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
-import { describeArchive, formatBackups } from '../../lib/cli/backup-command.js';
+import type { V1CronJob } from '@kubernetes/client-node';
+import { describeArchive, formatBackups, jobFrom } from '../../lib/cli/backup-command.js';
+import { synthMySQL } from './support/mysql-synth.js';
 import { runCliHere } from '../support/run.js';
 
 describe('recon8s backups', () => {
@@ -56,10 +58,80 @@ describe('recon8s binlog archive', () => {
   });
 
   it('needs an action and one cluster name, and says so', async () => {
-    for (const args of [['binlog'], ['binlog', 'find', 'db'], ['binlog', 'archive'], ['binlog', 'archive', 'a', 'b']]) {
+    for (const args of [
+      ['binlog'],
+      ['binlog', 'erase', 'db'],
+      ['binlog', 'archive'],
+      ['binlog', 'archive', 'a', 'b'],
+    ]) {
       const r = await runCliHere(args);
       assert.equal(r.code, 2, args.join(' '));
-      assert.match(r.err, /^error: binlog (needs an action: archive|archive needs exactly one MySQLCluster NAME)/);
+      assert.match(
+        r.err,
+        /^error: binlog (needs an action: archive or find|archive needs exactly one MySQLCluster NAME)/,
+      );
     }
+  });
+});
+
+describe('recon8s backup verify', () => {
+  it('takes a cluster and at most one backup name, and says what it expected', async () => {
+    const bad = await runCliHere(['backup', 'verify', 'shop', 'yesterday']);
+    assert.equal(bad.code, 2);
+    assert.match(
+      bad.err,
+      /BACKUP must be a backup's name, the UTC time it started \(e\.g\. 20261124T030000Z\), got "yesterday"/,
+    );
+    const extra = await runCliHere(['backup', 'verify', 'shop', '20261124T030000Z', 'more']);
+    assert.equal(extra.code, 2);
+    assert.match(extra.err, /backup verify needs a MySQLCluster NAME, and at most one BACKUP/);
+    const help = await runCliHere(['help', 'backup']);
+    assert.match(help.out, /recon8s backup verify NAME \[BACKUP\]/);
+  });
+});
+
+describe('Jobs from the backup CronJob', () => {
+  const cronJob = (verify: boolean) =>
+    synthMySQL({
+      backup: {
+        schedule: '@daily',
+        s3: { bucket: 'shop-backups', prefix: 'p', endpoint: 'http://s3:9000', credentialsSecretName: 'keys' },
+        verify: { enabled: verify },
+      },
+    }).objects.find((o) => o.kind === 'CronJob' && o.metadata?.name === 'shop-backup') as V1CronJob;
+
+  it('runs a listing or a search in the dump container alone, never the backup or its verification', () => {
+    for (const verify of [true, false]) {
+      const pod = jobFrom(cronJob(verify), 'shop-list-1', ['bash', '/opt/recon8s/list-backups.sh']).spec?.template.spec;
+      assert.deepEqual(
+        pod?.initContainers?.map((c) => c.name),
+        ['rclone'],
+      );
+      assert.deepEqual(
+        pod?.containers.map((c) => [c.name, c.command]),
+        [['backup', ['bash', '/opt/recon8s/list-backups.sh']]],
+      );
+    }
+  });
+
+  it('runs a verification alone, with the backup named', () => {
+    const job = jobFrom(
+      cronJob(true),
+      'shop-verify-1',
+      ['bash', '/opt/recon8s/verify-backup.sh'],
+      [{ name: 'VERIFY_BACKUP', value: '20261124T030000Z' }],
+      'verify',
+    );
+    const pod = job.spec?.template.spec;
+    assert.deepEqual(
+      pod?.initContainers?.map((c) => c.name),
+      ['rclone'],
+    );
+    assert.deepEqual(
+      pod?.containers.map((c) => c.name),
+      ['verify'],
+    );
+    assert.equal(pod?.containers[0]?.env?.find((e) => e.name === 'VERIFY_BACKUP')?.value, '20261124T030000Z');
+    assert.equal(job.spec?.backoffLimit, 0);
   });
 });

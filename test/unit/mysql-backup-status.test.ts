@@ -18,7 +18,12 @@ function terminated(message: string, finishedAt: string, exitCode = 0): V1Contai
   return { terminated: { exitCode, message, finishedAt: new Date(finishedAt), containerID: `c-${finishedAt}` } };
 }
 
-function jobPod(container: 'backup' | 'binlog', message: string, finishedAt: string, cluster = 'shop'): V1Pod {
+function jobPod(
+  container: 'backup' | 'binlog' | 'verify',
+  message: string,
+  finishedAt: string,
+  cluster = 'shop',
+): V1Pod {
   return {
     metadata: {
       name: `${cluster}-${container}-${finishedAt}`,
@@ -224,5 +229,110 @@ describe('MySQLCluster backup status', () => {
       "backup 20261124T030000Z of shop-1.shop-headless completed: 1234 bytes in 42 s, GTID set '3e11fa47-71ca-11e1-9e33-c80aa9429562:1-77', at s3://b/prod/shop/base/20261124T030000Z/",
     );
     assert.equal(describeStoreReport('BackupFailed', 'why'), 'why');
+  });
+
+  describe('verification of a backup by a restore', () => {
+    const passed = (at: string, backup = MANIFEST.name) =>
+      jobPod(
+        'verify',
+        `BackupVerified: {"backup":"${backup}","durationSeconds":31,"peakMemoryBytes":412000000,"cpuMilliseconds":9000,"tables":2,"replayedLogs":3,"checksums":true}`,
+        at,
+      );
+    const failed = (at: string) =>
+      jobPod(
+        'verify',
+        `BackupVerificationFailed: {"backup":"${MANIFEST.name}","durationSeconds":4,"message":"backup ${MANIFEST.name} cannot be restored: the object s3://b/prod/shop/base/${MANIFEST.name}/dump.sql.gz does not load (gzip: stdin: invalid compressed data--crc error)"}`,
+        at,
+      );
+
+    it('records the last verification in status.backup.lastVerified', () => {
+      const found = backupFindings('shop', [passed('2026-11-24T03:01:20Z')], {});
+      assert.deepEqual(found.backup?.lastVerified, {
+        backup: MANIFEST.name,
+        time: '2026-11-24T03:01:20.000Z',
+        result: 'Passed',
+        durationSeconds: 31,
+        tables: 2,
+        replayedLogs: 3,
+      });
+      assert.deepEqual(found.problems, []);
+      assert.deepEqual(found.verification, { failed: false, passedAt: '2026-11-24T03:01:20.000Z' });
+    });
+
+    it('is Degraded (BackupVerificationFailed), naming the object, until a later verification passes', () => {
+      const broken = backupFindings('shop', [failed('2026-11-24T03:01:20Z')], {});
+      assert.equal(broken.backup?.lastVerified?.result, 'Failed');
+      assert.deepEqual(broken.problems, [
+        {
+          reason: 'BackupVerificationFailed',
+          message: `backup ${MANIFEST.name} cannot be restored: the object s3://b/prod/shop/base/${MANIFEST.name}/dump.sql.gz does not load (gzip: stdin: invalid compressed data--crc error)`,
+        },
+      ]);
+      assert.equal(broken.verification?.failed, true);
+      // The job pod is gone (history limits): the failure stands from status.
+      const later = backupFindings('shop', [], { backup: broken.backup });
+      assert.equal(later.problems[0]?.reason, 'BackupVerificationFailed');
+      // A newer pass clears it; an older report does not replace a newer one.
+      const healed = backupFindings('shop', [passed('2026-11-25T03:01:20Z'), failed('2026-11-24T03:01:20Z')], {
+        backup: broken.backup,
+      });
+      assert.equal(healed.backup?.lastVerified?.result, 'Passed');
+      assert.deepEqual(healed.problems, []);
+      const stale = backupFindings('shop', [failed('2026-11-24T03:01:20Z')], { backup: healed.backup });
+      assert.equal(stale.backup?.lastVerified?.result, 'Passed');
+    });
+
+    it('says why a verification was skipped, without calling the cluster degraded', () => {
+      const found = backupFindings(
+        'shop',
+        [
+          jobPod(
+            'verify',
+            'BackupVerificationSkipped: {"backup":"20261124T030000Z","durationSeconds":1,"message":"backup 20261124T030000Z holds 9000000000 bytes of tables"}',
+            '2026-11-24T03:01:20Z',
+          ),
+        ],
+        {},
+      );
+      assert.equal(found.backup?.lastVerified?.result, 'Skipped');
+      assert.match(found.backup?.lastVerified?.message ?? '', /holds 9000000000 bytes/);
+      assert.deepEqual(found.problems, []);
+      assert.equal(found.verification?.failed, undefined);
+    });
+
+    it('reads the backup from its init container when a verification follows it', () => {
+      const pod = jobPod('verify', 'BackupVerified: {"backup":"x"}', '2026-11-24T03:01:20Z');
+      pod.status = {
+        ...pod.status,
+        initContainerStatuses: [
+          {
+            name: 'backup',
+            image: 'mysql',
+            imageID: '',
+            ready: false,
+            restartCount: 0,
+            state: terminated(`BackupCompleted: ${JSON.stringify(MANIFEST)}`, '2026-11-24T03:00:42Z'),
+          },
+        ],
+      };
+      assert.equal(backupFindings('shop', [pod], {}).backup?.name, MANIFEST.name);
+    });
+
+    it('puts the verification in words for its Event', () => {
+      assert.equal(
+        describeStoreReport(
+          'BackupVerified',
+          passed('2026-11-24T03:01:20Z').status?.containerStatuses?.[0]?.state?.terminated?.message?.replace(
+            /^\w+: /,
+            '',
+          ) ?? '',
+        ),
+        `backup ${MANIFEST.name} verified by a restore in 31 s: 2 tables match the row counts and checksums recorded in its snapshot, 3 archived binary logs replayed after it, CHECK TABLE found nothing wrong (peak memory 393 MiB, CPU 9.0 s)`,
+      );
+      assert.match(
+        describeStoreReport('BackupVerificationFailed', '{"message":"the object x does not load"}'),
+        /^the object x does not load$/,
+      );
+    });
   });
 });

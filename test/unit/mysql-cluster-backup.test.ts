@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import type { V1Container, V1CronJob } from '@kubernetes/client-node';
+import { quantityBytes } from '../../constructs/mysql/verify-script.js';
 import { selects, synthMySQL } from './support/mysql-synth.js';
 
 const BACKUP = { schedule: '0 3 * * *', persistentVolumeClaimName: 'shop-backups' };
@@ -116,6 +117,77 @@ describe('MySQLCluster backups to an object store, and restores', () => {
     assert.equal(copy?.image, 'docker.io/rclone/rclone:1.75.2');
     assert.deepEqual(copy?.securityContext?.capabilities, { drop: ['ALL'] });
     assert.equal(mountAt(container, '/opt/recon8s-tools')?.readOnly, true);
+  });
+
+  it("verifies each backup after it in the same Job: the dump as the last init container, then a verification with its own resources and a bounded scratch volume, without the cluster's credentials", () => {
+    const pod = cronJob({ backup: { schedule: '@daily', s3: S3 } }, 'shop-backup')?.spec?.jobTemplate.spec?.template
+      .spec;
+    assert.deepEqual(
+      (pod?.initContainers ?? []).map((c) => c.name),
+      ['rclone', 'backup'],
+    );
+    const [verify, ...others] = pod?.containers ?? [];
+    assert.equal(others.length, 0);
+    assert.ok(verify);
+    assert.equal(verify.name, 'verify');
+    assert.deepEqual(verify.command, ['bash', '/opt/recon8s/verify-backup.sh']);
+    assert.equal(env(verify, 'VERIFY_SCRATCH_BYTES')?.value, String(10 * 1024 ** 3));
+    assert.equal(env(verify, 'STORE_BUCKET')?.value, 'shop-backups');
+    assert.equal(env(verify, 'MYSQL_ROOT_PASSWORD'), undefined, 'nothing of the cluster: not even its Secret');
+    assert.deepEqual(JSON.parse(JSON.stringify(verify.resources)), {
+      requests: { cpu: '250m', memory: '512Mi' },
+      limits: { memory: '1Gi' },
+    });
+    assert.equal(verify.securityContext?.readOnlyRootFilesystem, true);
+    assert.equal(verify.securityContext?.allowPrivilegeEscalation, false);
+    const scratch = mountAt(verify, '/var/lib/recon8s-verify');
+    const volume = pod?.volumes?.find((v) => v.name === scratch?.name);
+    assert.equal(String(volume?.emptyDir?.sizeLimit), '10Gi');
+
+    const sized = cronJob(
+      {
+        backup: {
+          schedule: '@daily',
+          s3: S3,
+          verify: {
+            scratchSize: '500M',
+            resources: { requests: { cpu: '1', memory: '2Gi' }, limits: { memory: '2Gi' } },
+          },
+        },
+      },
+      'shop-backup',
+    )?.spec?.jobTemplate.spec?.template.spec;
+    const sizedVerify = sized?.containers[0];
+    assert.ok(sizedVerify);
+    assert.equal(env(sizedVerify, 'VERIFY_SCRATCH_BYTES')?.value, '500000000');
+    assert.equal(String(sizedVerify.resources?.limits?.memory), '2Gi');
+
+    // Off: the backup alone, as before; and never for a volume destination.
+    const off = cronJob({ backup: { schedule: '@daily', s3: S3, verify: { enabled: false } } }, 'shop-backup')?.spec
+      ?.jobTemplate.spec?.template.spec;
+    assert.deepEqual(
+      off?.containers.map((c) => c.name),
+      ['backup'],
+    );
+    const volumeOnly = cronJob({ backup: { schedule: '@daily', persistentVolumeClaimName: 'dumps' } }, 'shop-backup')
+      ?.spec?.jobTemplate.spec?.template.spec;
+    assert.deepEqual(
+      volumeOnly?.containers.map((c) => c.name),
+      ['backup'],
+    );
+  });
+
+  it('reads a quantity as bytes', () => {
+    for (const [q, bytes] of [
+      ['10Gi', 10 * 1024 ** 3],
+      ['500M', 500_000_000],
+      ['1.5Ki', 1536],
+      ['1e3', 1000],
+      ['42', 42],
+      ['2000m', 2],
+    ] as const)
+      assert.equal(quantityBytes(q), bytes, q);
+    assert.throws(() => quantityBytes('ten'), /not a quantity: "ten"/);
   });
 
   it('archives the binary logs every 5 minutes by default, every binlogIntervalMinutes, and not at all with 0', () => {

@@ -40,9 +40,11 @@ describe('MySQLCluster scripts', () => {
     assert.deepEqual(Object.keys(scripts).sort(), [
       'alive.sh',
       'backup.sh',
+      'binlog-find.sh',
       'binlog.sh',
       'bootstrap.sh',
       'common.sh',
+      'find-binlog.sh',
       'init-config.sh',
       'list-backups.sh',
       'ready.sh',
@@ -51,6 +53,7 @@ describe('MySQLCluster scripts', () => {
       'restore.sh',
       'start-mysqld.sh',
       'store.sh',
+      'verify-backup.sh',
     ]);
     for (const [name, text] of Object.entries(scripts)) {
       const r = spawnSync('bash', ['-n'], { input: text, encoding: 'utf8' });

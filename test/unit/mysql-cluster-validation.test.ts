@@ -3,6 +3,12 @@ import type { MySQLClusterProps } from '../../constructs/index.js';
 import type { ExpectedMySQLProblem } from './support/mysql-synth.js';
 import { assertMySQLProblem, invalidMySQL, synthMySQL } from './support/mysql-synth.js';
 
+/** spec.backup.verify as it resolves when not given. */
+const VERIFY_DEFAULTS = {
+  enabled: true,
+  scratchSize: '10Gi',
+  resources: { requests: { cpu: '250m', memory: '512Mi' }, limits: { memory: '1Gi' } },
+};
 const BACKUP = { schedule: '0 3 * * *', persistentVolumeClaimName: 'shop-backups' };
 const STORE = { bucket: 'shop-backups', prefix: 'prod/shop', credentialsSecretName: 'store-keys' };
 const EOL = /end-of-life and get no security fixes/;
@@ -422,6 +428,7 @@ const cases: FailCase[] = [
       s3: { ...STORE, region: 'us-east-1', forcePathStyle: true, rcloneImage: 'docker.io/rclone/rclone:1.75.2' },
       retain: 7,
       suspend: false,
+      verify: VERIFY_DEFAULTS,
     },
     expected: /exactly one destination: persistentVolumeClaimName or s3/,
   },
@@ -496,7 +503,7 @@ const cases: FailCase[] = [
     name: 'fails on a backup without a destination',
     props: { backup: { schedule: '@daily' } },
     field: 'spec.backup',
-    value: { schedule: '@daily', retain: 7, suspend: false },
+    value: { schedule: '@daily', retain: 7, suspend: false, verify: VERIFY_DEFAULTS },
     expected: /exactly one destination: persistentVolumeClaimName or s3/,
   },
   {

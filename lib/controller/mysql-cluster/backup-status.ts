@@ -17,6 +17,8 @@ export interface BackupFindings {
   /** The restore's last failure, while it stands (status.restoreFailure). */
   readonly restoreFailure?: RestoreFailure;
   readonly problems: readonly Problem[];
+  /** The last verification seen: whether it failed (undefined: none seen, or skipped), and when a pass ended. */
+  readonly verification?: { readonly failed?: boolean; readonly passedAt?: string };
   /** Whether the last run of each job failed (undefined: no run seen). */
   readonly failing: { readonly backup?: boolean; readonly binlog?: boolean };
   /** Whether the last binary-log run found logs that expired unarchived (undefined: no run seen). */
@@ -45,7 +47,11 @@ function terminations(pods: readonly V1Pod[], containers: readonly string[], ini
       }
     }
   }
-  return out.sort((a, b) => (a.finishedAt < b.finishedAt ? 1 : a.finishedAt > b.finishedAt ? -1 : 0));
+  return out.sort(newestFirst);
+}
+
+function newestFirst(a: Termination, b: Termination): number {
+  return a.finishedAt < b.finishedAt ? 1 : a.finishedAt > b.finishedAt ? -1 : 0;
 }
 
 function parse(t: V1ContainerStateTerminated | undefined): Termination | undefined {
@@ -96,7 +102,10 @@ export function backupFindings(
   const jobPods = own.filter((p) => p.metadata?.labels?.[COMPONENT] === 'backup');
   const problems: Problem[] = [];
 
-  const backupRuns = terminations(jobPods, ['backup']);
+  // The backup is the main container, or the init container before its verification (spec.backup.verify).
+  const backupRuns = [...terminations(jobPods, ['backup']), ...terminations(jobPods, ['backup'], true)].sort(
+    newestFirst,
+  );
   const completed = backupRuns.find((r) => r.reason === MYSQL_STORE_REPORTS.backupCompleted);
   const manifest = completed ? json(completed.text) : undefined;
   const binlogRuns = terminations(jobPods, ['binlog']);
@@ -121,6 +130,10 @@ export function backupFindings(
   }
   if (archivedUntil && (!backup?.binlogsArchivedUntil || archivedUntil > backup.binlogsArchivedUntil))
     backup = { ...backup, binlogsArchivedUntil: archivedUntil };
+
+  const verification = verificationFindings(jobPods, backup?.lastVerified);
+  if (verification.lastVerified) backup = { ...backup, lastVerified: verification.lastVerified };
+  if (verification.problem) problems.push(verification.problem);
 
   const lastBackup = backupRuns[0];
   if (lastBackup?.reason === MYSQL_STORE_REPORTS.backupFailed)
@@ -168,11 +181,61 @@ export function backupFindings(
     restore,
     restoreFailure,
     problems,
+    verification: verification.lastVerified
+      ? {
+          failed:
+            verification.lastVerified.result === 'Skipped' ? undefined : verification.lastVerified.result === 'Failed',
+          passedAt: verification.lastVerified.result === 'Passed' ? verification.lastVerified.time : undefined,
+        }
+      : undefined,
     failing: {
       backup: lastBackup ? lastBackup.reason === MYSQL_STORE_REPORTS.backupFailed : undefined,
       binlog: lastBinlog ? lastBinlog.reason === MYSQL_STORE_REPORTS.binlogArchiveFailed : undefined,
     },
     binlogGap: lastBinlog ? lastBinlog.reason === MYSQL_STORE_REPORTS.binlogArchiveGap : undefined,
+  };
+}
+
+type VerificationStatus = NonNullable<BackupStatus['lastVerified']>;
+
+const VERIFICATION_RESULTS: Readonly<Record<string, VerificationStatus['result']>> = {
+  [MYSQL_STORE_REPORTS.backupVerified]: 'Passed',
+  [MYSQL_STORE_REPORTS.backupVerificationFailed]: 'Failed',
+  [MYSQL_STORE_REPORTS.backupVerificationSkipped]: 'Skipped',
+};
+
+/**
+ * The newest verification the job pods report (or the one last recorded, when it is newer: job pods
+ * are kept only a few runs), and a problem while it stands failed: Degraded (BackupVerificationFailed)
+ * until a later verification passes.
+ */
+function verificationFindings(
+  jobPods: readonly V1Pod[],
+  previous: VerificationStatus | undefined,
+): { lastVerified?: VerificationStatus; problem?: Problem } {
+  let last = previous;
+  const run = terminations(jobPods, ['verify']).find((r) => VERIFICATION_RESULTS[r.reason] !== undefined);
+  const o = run ? json(run.text) : undefined;
+  if (run && o && run.finishedAt && (!last || run.finishedAt >= last.time)) {
+    last = compact({
+      backup: str(o.backup) ?? '',
+      time: run.finishedAt,
+      result: VERIFICATION_RESULTS[run.reason] ?? 'Failed',
+      durationSeconds: int(o.durationSeconds),
+      tables: int(o.tables),
+      replayedLogs: int(o.replayedLogs),
+      message: str(o.message),
+    });
+  }
+  return {
+    lastVerified: last,
+    problem:
+      last?.result === 'Failed'
+        ? {
+            reason: MYSQL_STORE_REPORTS.backupVerificationFailed,
+            message: last.message ?? `backup ${last.backup} failed its verification`,
+          }
+        : undefined,
   };
 }
 
@@ -184,6 +247,20 @@ export function describeStoreReport(reason: string, text: string): string {
     return `backup ${str(o.name) ?? ''} of ${str(o.source) ?? 'the cluster'} completed: ${int(o.sizeBytes) ?? 0} bytes in ${int(o.durationSeconds) ?? 0} s, GTID set '${str(o.gtidSet) ?? ''}', at ${str(o.location) ?? ''}`;
   if (reason === MYSQL_STORE_REPORTS.binlogArchiveGap)
     return `binary logs of ${str(o.member) ?? 'the primary'} expired before they were archived: transactions '${str(o.gap) ?? ''}' are in no archived log and not in the newest backup (${str(o.newestBackup) ?? 'none'}), so no point-in-time restore reaches past them; take a backup (recon8s backup NAME) to close the gap, and keep the binlog job running within binlog_expire_logs_seconds. The archive holds every other transaction committed before ${str(o.coveredUntil) ?? '?'}`;
+  if (reason === MYSQL_STORE_REPORTS.backupVerified) {
+    const usage = [
+      int(o.peakMemoryBytes) !== undefined
+        ? `peak memory ${Math.round((int(o.peakMemoryBytes) ?? 0) / 1048576)} MiB`
+        : '',
+      int(o.cpuMilliseconds) !== undefined ? `CPU ${((int(o.cpuMilliseconds) ?? 0) / 1000).toFixed(1)} s` : '',
+    ].filter(Boolean);
+    return `backup ${str(o.backup) ?? ''} verified by a restore in ${int(o.durationSeconds) ?? 0} s: ${o.checksums === true ? `${int(o.tables) ?? 0} tables match the row counts and checksums recorded in its snapshot` : `${int(o.tables) ?? 0} tables loaded (it recorded no checksums)`}, ${int(o.replayedLogs) ?? 0} archived binary logs replayed after it, CHECK TABLE found nothing wrong${usage.length ? ` (${usage.join(', ')})` : ''}`;
+  }
+  if (
+    reason === MYSQL_STORE_REPORTS.backupVerificationFailed ||
+    reason === MYSQL_STORE_REPORTS.backupVerificationSkipped
+  )
+    return str(o.message) ?? text;
   if (reason === MYSQL_STORE_REPORTS.restored)
     return `restored from backup ${str(o.backup) ?? ''} (${str(o.location) ?? ''})${str(o.pointInTime) ? ` to ${str(o.pointInTime) ?? ''}` : ''}${str(o.beforeGtid) ? ` to just before transaction ${str(o.beforeGtid) ?? ''}` : ''}, ${int(o.replayedLogs) ?? 0} archived binary logs replayed; GTID set '${str(o.gtidSet) ?? ''}'`;
   return text;

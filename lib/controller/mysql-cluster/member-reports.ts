@@ -22,6 +22,9 @@ const TYPES: Readonly<Record<string, EventType>> = {
   [MYSQL_STORE_REPORTS.backupFailed]: 'Warning',
   [MYSQL_STORE_REPORTS.binlogArchiveFailed]: 'Warning',
   [MYSQL_STORE_REPORTS.binlogArchiveGap]: 'Warning',
+  [MYSQL_STORE_REPORTS.backupVerified]: 'Normal',
+  [MYSQL_STORE_REPORTS.backupVerificationFailed]: 'Warning',
+  [MYSQL_STORE_REPORTS.backupVerificationSkipped]: 'Warning',
   [MYSQL_STORE_REPORTS.restored]: 'Normal',
   [MYSQL_STORE_REPORTS.restoreFailed]: 'Warning',
   // BinlogsArchived is status only: an Event every few minutes would bury the others.

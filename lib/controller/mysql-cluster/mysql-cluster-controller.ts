@@ -171,6 +171,10 @@ function createManager(): Manager {
       if (found.backup?.binlogsArchivedUntil)
         ctx.metrics?.mysqlBinlogArchivedUntil.set(labels, Date.parse(found.backup.binlogsArchivedUntil) / 1000);
       if (found.binlogGap !== undefined) ctx.metrics?.mysqlBinlogArchiveGap.set(labels, found.binlogGap ? 1 : 0);
+      if (found.verification?.passedAt)
+        ctx.metrics?.mysqlBackupVerified.set(labels, Date.parse(found.verification.passedAt) / 1000);
+      if (found.verification?.failed !== undefined)
+        ctx.metrics?.mysqlBackupVerificationFailed.set(labels, found.verification.failed ? 1 : 0);
       for (const job of ['backup', 'binlog'] as const) {
         const failing = found.failing[job];
         if (failing !== undefined) ctx.metrics?.mysqlBackupFailing.set({ ...labels, job }, failing ? 1 : 0);
@@ -240,9 +244,12 @@ function clusterPods(
     (ref) =>
       (ref.kind === 'StatefulSet' && statefulSets.some((o) => o.metadata.name === ref.name)) ||
       (ref.kind === 'Job' &&
-        cronJobs.some(
+        (cronJobs.some(
           (o) => ref.name.startsWith(`${o.metadata.name}-`) && /^\d+$/.test(ref.name.slice(o.metadata.name.length + 1)),
-        )),
+        ) ||
+          // recon8s backup verify: a Job from the backup CronJob, named for what it does.
+          (cronJobs.some((o) => o.metadata.name === `${cr.metadata.name}-backup`) &&
+            new RegExp(`^${cr.metadata.name}-verify-\\d+$`).test(ref.name)))),
   );
 }
 
