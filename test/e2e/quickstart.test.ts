@@ -168,5 +168,7 @@ describe("the README's quickstart, run as written on the real node", function ()
     assert.notEqual(after.writtenOn, before.writtenOn, 'the second write was not on a new primary');
     assert.match(out, /mysqlcluster\.recon8s\.dev\/db condition met/);
     assert.match(out, /app\.recon8s\.dev\/client condition met/);
+    // The App wrote as an account of its own (spec.database), never as root.
+    assert.match(out, /r8s_client_[0-9a-f]{10}@%$/m);
   });
 });
