@@ -23,7 +23,7 @@ import type { DesiredChild, OwnerResource } from '../reconcile/desired.js';
 import { RenderMemo } from './render-memo.js';
 import { podProblemEvents, podProblems, podRecheckAfterMs, summarizePodProblems } from '../reconcile/pod-problems.js';
 import { failureConditions } from '../reconcile/status.js';
-import { ChildApplier } from './apply-children.js';
+import { CREATE_ONLY, ChildApplier } from './apply-children.js';
 import { WritesInFlight, identityKey } from './writes-in-flight.js';
 import type { EventRecorder } from './events.js';
 import type { ResourceType } from './kinds.js';
@@ -41,6 +41,8 @@ export interface ReconcilerOptions {
   readonly owners: ReadonlyMap<string, { readonly kind: KindDefinition; readonly informer: Informer<CustomResource> }>;
   /** Child informers by `apiVersion/kind`. */
   readonly children: ReadonlyMap<string, Informer<LiveObject>>;
+  /** Every object of the child types, metadata only, by `apiVersion/kind` (see Watches.childNames). */
+  readonly childNames: ReadonlyMap<string, Informer<LiveObject>>;
   readonly events: EventRecorder;
   readonly logger: Logger;
   readonly metrics?: ControllerMetrics;
@@ -213,19 +215,15 @@ export class Reconciler {
 
     // The cache can still hold a resource that is gone: after a watch outage, the children's informers may
     // relist (seeing the garbage collector's deletions) before the resource's own informer does. Creating
-    // children or a Secret for it then fights the garbage collector, so a missing child is checked live first.
-    // The cache only holds objects labelled as recon8s's: a child it misses may still be someone else's
-    // object, so it is read past the cache. Those reads go out now, together with the ApplySet parent
-    // write (a new resource misses every child): its first reconcile waits for one round trip less.
-    const missingAtStart = new Map<string, Promise<LiveObject | undefined>>();
+    // children or a Secret for it then fights the garbage collector, so before a child is created the
+    // resource is checked live. Whether a name is free is known from the metadata-only caches, which hold
+    // every object of the child types (not only recon8s's labelled ones): no read past the cache.
+    const missingAtStart = new Set<string>();
     for (const o of rendered) {
-      if (this.childInformer(o.apiVersion, o.kind).get(namespace, o.metadata.name)) continue;
-      const child = { ...o, metadata: { ...o.metadata, namespace } };
-      const read = this.readUncached(cr.kind, child);
-      read.catch(() => undefined); // awaited in converge(), or not at all when the resource is gone
-      missingAtStart.set(childKey(child), read);
+      if (this.nameInUse(o.apiVersion, o.kind, namespace, o.metadata.name)) continue;
+      missingAtStart.add(childKey({ ...o, metadata: { ...o.metadata, namespace } }));
     }
-    // The ApplySet parent write (a resource's first reconcile) answers that too: it carries the uid as a
+    // The ApplySet parent write (a resource's first reconcile) answers that: it carries the uid as a
     // precondition and returns what the API server has.
     const parent = await this.ensureApplySetParent(cr, owner.kind);
     if (parent === 'gone') return undefined;
@@ -315,8 +313,8 @@ export class Reconciler {
     log: Logger,
     o: {
       readonly holdBack?: (child: KubernetesObject) => boolean;
-      /** The children the cache missed when the reconcile began, by childKey: their reads past the cache. */
-      readonly missingAtStart: ReadonlyMap<string, Promise<LiveObject | undefined>>;
+      /** The children no object's name matched when the reconcile began (resource checked live since), by childKey. */
+      readonly missingAtStart: ReadonlySet<string>;
       /** Filled with what was applied, by `apiVersion/kind/name`. */
       readonly applied: Map<string, LiveObject>;
     },
@@ -344,23 +342,22 @@ export class Reconciler {
     let creatable: Promise<boolean> | undefined;
     const cachedChild = (child: KubernetesObject): LiveObject | undefined =>
       this.childInformer(child.apiVersion, child.kind).get(owner.namespace, child.metadata.name);
-    // A miss of the cache is read past it (see reconcile()): those reads go out together, unless they
-    // went out already.
-    const uncached = new Map<DesiredChild, Promise<LiveObject | undefined>>();
-    for (const child of desired) {
-      if (o.holdBack?.(child.object) || cachedChild(child.object)) continue;
-      const read = o.missingAtStart.get(childKey(child.object)) ?? this.readUncached(cr.kind, child.object);
-      read.catch(() => undefined); // awaited below, in order
-      uncached.set(child, read);
-    }
     for (const child of desired) {
       if (o.holdBack?.(child.object)) continue;
       const cached = cachedChild(child.object);
-      const live = cached ?? (await (uncached.get(child) ?? this.readUncached(cr.kind, child.object)));
+      let live = cached;
+      if (!cached) {
+        const named = this.childNameInformer(child.object.apiVersion, child.object.kind).get(
+          owner.namespace,
+          child.object.metadata.name,
+        );
+        // Controlled by this resource but not in the labelled cache (someone removed the label, or that
+        // cache is behind): the one case read past the caches.
+        live = named && controllerUid(named) === uid ? await this.readUncached(cr.kind, child.object) : named;
+      }
       if (live && controllerUid(live) !== uid) {
-        // Who wrote an object that no one controls is in its managedFields, which the cache drops.
-        const described =
-          cached && !controllerUid(cached) ? ((await this.readUncached(cr.kind, child.object)) ?? live) : live;
+        // Who wrote an object that no one controls is in its managedFields, which the caches drop.
+        const described = controllerUid(live) ? live : ((await this.readUncached(cr.kind, child.object)) ?? live);
         conflicts.push(notOursMessage(child.object, described));
         continue;
       }
@@ -375,7 +372,7 @@ export class Reconciler {
         if (!(await creatable)) return undefined;
       }
       try {
-        const result = await this.applier.apply(child, live?.metadata?.uid);
+        const result = await this.applier.apply(child, live?.metadata?.uid ?? CREATE_ONLY);
         o.applied.set(`${child.object.apiVersion}/${child.object.kind}/${child.object.metadata.name}`, result);
         this.o.metrics?.applyTotal.inc({ kind: child.object.kind, result: decision.why });
         log.info('applied', {
@@ -390,6 +387,13 @@ export class Reconciler {
         reportApplied();
         const info = apiError(e);
         this.o.metrics?.applyTotal.inc({ kind: child.object.kind, result: 'error' });
+        // An object of this name appeared since the caches were read (someone else's, or ours whose
+        // watch event is still on its way): nothing was written. Judged again, from the caches, later.
+        if (!live && info.code === 409)
+          throw new Error(
+            `${child.object.kind} ${child.object.metadata.name} appeared while being created; looking again: ${info.message}`,
+            { cause: e },
+          );
         // The child this apply was judged against is gone (or replaced): look again, from the cache, later.
         if (info.code === 409 && /uid mismatch|Precondition failed: UID/i.test(info.message))
           throw new Error(
@@ -411,7 +415,7 @@ export class Reconciler {
           // Everything but the refused part still converges; the rest is tried again with backoff.
           await this.applier.apply(
             { object: withDesiredHash(recovery.apply, hashOf(recovery.apply)), hash: hashOf(recovery.apply) },
-            live.metadata?.uid,
+            live.metadata?.uid ?? CREATE_ONLY,
           );
           this.o.events.record(cr, 'Warning', recovery.reason, recovery.message);
           deferred ??= { reason: recovery.reason, message: recovery.message, retry: true };
@@ -462,6 +466,14 @@ export class Reconciler {
       return { reason: 'OwnershipConflict', message, retry: true };
     }
     return deferred;
+  }
+
+  /** Whether an object of this name exists, recon8s's or not (from the caches). */
+  private nameInUse(apiVersion: string, kind: string, namespace: string, name: string): boolean {
+    return (
+      this.childInformer(apiVersion, kind).get(namespace, name) !== undefined ||
+      this.childNameInformer(apiVersion, kind).get(namespace, name) !== undefined
+    );
   }
 
   /** A child read past the cache (a GET): undefined when no object of that name exists. */
@@ -598,6 +610,12 @@ export class Reconciler {
       if (isNotFound(e)) return false;
       throw e;
     }
+  }
+
+  private childNameInformer(apiVersion: string, kind: string): Informer<LiveObject> {
+    const informer = this.o.childNames.get(`${apiVersion}/${kind}`);
+    if (!informer) throw new Error(`no metadata informer for ${apiVersion} ${kind}`);
+    return informer;
   }
 
   private childInformer(apiVersion: string, kind: string): Informer<LiveObject> {
