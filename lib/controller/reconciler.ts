@@ -41,7 +41,7 @@ export interface ReconcilerOptions {
   readonly owners: ReadonlyMap<string, { readonly kind: KindDefinition; readonly informer: Informer<CustomResource> }>;
   /** Child informers by `apiVersion/kind`. */
   readonly children: ReadonlyMap<string, Informer<LiveObject>>;
-  /** Every object of the child types, metadata only, by `apiVersion/kind` (see Watches.childNames). */
+  /** The objects of the child types not labelled as recon8s's, metadata only, by `apiVersion/kind` (see Watches.childNames). */
   readonly childNames: ReadonlyMap<string, Informer<LiveObject>>;
   readonly events: EventRecorder;
   readonly logger: Logger;
@@ -216,8 +216,8 @@ export class Reconciler {
     // The cache can still hold a resource that is gone: after a watch outage, the children's informers may
     // relist (seeing the garbage collector's deletions) before the resource's own informer does. Creating
     // children or a Secret for it then fights the garbage collector, so before a child is created the
-    // resource is checked live. Whether a name is free is known from the metadata-only caches, which hold
-    // every object of the child types (not only recon8s's labelled ones): no read past the cache.
+    // resource is checked live. Whether a name is free is known from the caches: the labelled ones and the
+    // metadata-only ones of everything else (see Watches.childNames), so no read past them.
     const missingAtStart = new Set<string>();
     for (const o of rendered) {
       if (this.nameInUse(o.apiVersion, o.kind, namespace, o.metadata.name)) continue;

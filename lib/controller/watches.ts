@@ -24,7 +24,8 @@ export function withoutManagedFields<T extends LiveObject>(o: T): T {
 /**
  * What the ownership check needs of an object of a child's name, and nothing else: its identity and
  * version, and its controller ownerReference. The metadata-only caches hold every object of the child
- * types in the watched namespaces (a busy namespace's ConfigMaps included), so each is kept this small.
+ * types in the watched namespaces that is not labelled as recon8s's (a busy namespace's ConfigMaps
+ * included), so each is kept this small.
  */
 export function ownershipMetadata<T extends LiveObject>(o: T): T {
   const meta = o.metadata ?? {};
@@ -56,6 +57,13 @@ export function ownershipMetadata<T extends LiveObject>(o: T): T {
 
 /** The children the controller may touch carry this label (and a controller ownerReference to their resource). */
 export const CHILD_SELECTOR = `app.kubernetes.io/managed-by=${MANAGED_BY}`;
+
+/**
+ * Everything else: the objects the metadata-only caches hold. With the labelled caches they cover every
+ * object of a child type, and the controller's own writes to its children never reach these watches
+ * (an object that gains or loses the label moves from one cache to the other).
+ */
+export const NOT_CHILD_SELECTOR = `app.kubernetes.io/managed-by!=${MANAGED_BY}`;
 
 export interface OwnerWatch {
   readonly kind: KindDefinition;
@@ -93,8 +101,9 @@ export interface Watches {
   /** Child informers by `apiVersion/kind`. */
   readonly children: ReadonlyMap<string, Informer<LiveObject>>;
   /**
-   * Every object of each child type (labelled or not) by `apiVersion/kind`, metadata only (see
-   * ownershipMetadata): whether a name is free, or whose it is, without asking the API server.
+   * The objects of each child type the labelled caches do not hold (NOT_CHILD_SELECTOR) by
+   * `apiVersion/kind`, metadata only (see ownershipMetadata): with `children`, whether a name is free,
+   * or whose it is, without asking the API server.
    */
   readonly childNames: ReadonlyMap<string, Informer<LiveObject>>;
   /** Every informer, to start and stop. */
@@ -185,6 +194,7 @@ export function watchOwnersAndChildren(o: WatchOptions): Watches {
         kind: type.kind,
         plural: type.plural,
         namespace,
+        labelSelector: NOT_CHILD_SELECTOR,
         metadataOnly: true,
         name: `${type.plural} (metadata)`,
         logger: o.logger,
