@@ -24,6 +24,7 @@ import { RenderMemo } from './render-memo.js';
 import { podProblemEvents, podProblems, podRecheckAfterMs, summarizePodProblems } from '../reconcile/pod-problems.js';
 import { failureConditions } from '../reconcile/status.js';
 import { CREATE_ONLY, ChildApplier } from './apply-children.js';
+import type { ApplyDecision } from './apply-children.js';
 import { WritesInFlight, identityKey } from './writes-in-flight.js';
 import type { EventRecorder } from './events.js';
 import type { ResourceType } from './kinds.js';
@@ -342,6 +343,12 @@ export class Reconciler {
     let creatable: Promise<boolean> | undefined;
     const cachedChild = (child: KubernetesObject): LiveObject | undefined =>
       this.childInformer(child.apiVersion, child.kind).get(owner.namespace, child.metadata.name);
+    const sent: {
+      readonly child: DesiredChild;
+      readonly live: LiveObject | undefined;
+      readonly decision: Extract<ApplyDecision, { send: true }>;
+      readonly outcome: Promise<LiveObject>;
+    }[] = [];
     for (const child of desired) {
       if (o.holdBack?.(child.object)) continue;
       const cached = cachedChild(child.object);
@@ -371,8 +378,16 @@ export class Reconciler {
         creatable ??= this.isLive(cr, definition);
         if (!(await creatable)) return undefined;
       }
+      // Sent now, judged below in order: the children's applies go out together, not one round trip each.
+      const outcome = this.applier.apply(child, live?.metadata?.uid ?? CREATE_ONLY);
+      outcome.catch(() => undefined); // awaited below, unless an earlier child's failure ends the reconcile
+      sent.push({ child, live, decision, outcome });
+    }
+    const failed: { readonly child: DesiredChild; readonly live: LiveObject | undefined; readonly error: unknown }[] =
+      [];
+    for (const { child, live, decision, outcome } of sent) {
       try {
-        const result = await this.applier.apply(child, live?.metadata?.uid ?? CREATE_ONLY);
+        const result = await outcome;
         o.applied.set(`${child.object.apiVersion}/${child.object.kind}/${child.object.metadata.name}`, result);
         this.o.metrics?.applyTotal.inc({ kind: child.object.kind, result: decision.why });
         log.info('applied', {
@@ -383,63 +398,67 @@ export class Reconciler {
         applied.push(
           `${decision.why === 'missing' ? 'created' : decision.why === 'drifted' ? 'reverted a change to' : 'updated'} ${child.object.kind} ${child.object.metadata.name}`,
         );
-      } catch (e) {
-        reportApplied();
-        const info = apiError(e);
-        this.o.metrics?.applyTotal.inc({ kind: child.object.kind, result: 'error' });
-        // An object of this name appeared since the caches were read (someone else's, or ours whose
-        // watch event is still on its way): nothing was written. Judged again, from the caches, later.
-        if (!live && info.code === 409)
-          throw new Error(
-            `${child.object.kind} ${child.object.metadata.name} appeared while being created; looking again: ${info.message}`,
-            { cause: e },
-          );
-        // The child this apply was judged against is gone (or replaced): look again, from the cache, later.
-        if (info.code === 409 && /uid mismatch|Precondition failed: UID/i.test(info.message))
-          throw new Error(
-            `${child.object.kind} ${child.object.metadata.name} changed identity while being applied: ${info.message}`,
-            { cause: e },
-          );
-        // The kind may know a way past the refusal (MySQLCluster: grow the claims of a StatefulSet).
-        const recovery =
-          info.code === 422 && live && kind.recoverRefusedApply
-            ? await kind.recoverRefusedApply(this.o.client, child.object, live)
-            : undefined;
-        if (recovery?.outcome === 'recovering') {
-          log.info(recovery.message, { child: `${child.object.kind}/${child.object.metadata.name}` });
-          this.o.events.record(cr, 'Normal', recovery.reason, recovery.message);
-          // What it changed comes back through the informers, and the next reconcile applies again.
-          continue;
-        }
-        if (recovery?.outcome === 'partial' && live) {
-          // Everything but the refused part still converges; the rest is tried again with backoff.
-          await this.applier.apply(
-            { object: withDesiredHash(recovery.apply, hashOf(recovery.apply)), hash: hashOf(recovery.apply) },
-            live.metadata?.uid ?? CREATE_ONLY,
-          );
-          this.o.events.record(cr, 'Warning', recovery.reason, recovery.message);
-          deferred ??= { reason: recovery.reason, message: recovery.message, retry: true };
-          continue;
-        }
-        // 400/422: the API server refuses what we render; retrying the same thing cannot help.
-        if (info.code === 400 || info.code === 422) {
-          const message = `${child.object.kind} ${child.object.metadata.name} was refused: ${info.message}`;
-          this.o.events.record(cr, 'Warning', 'ApplyFailed', message);
-          return { reason: 'ApplyFailed', message };
-        }
-        if (info.code === 403) {
-          const message = `recon8s may not write ${child.object.kind} ${child.object.metadata.name}: ${info.message}`;
-          this.o.events.record(cr, 'Warning', 'ApplyForbidden', message);
-          return { reason: 'ApplyForbidden', message, retry: true };
-        }
-        this.o.events.record(
-          cr,
-          'Warning',
-          'ApplyFailed',
-          `${child.object.kind} ${child.object.metadata.name}: ${info.reason || `HTTP ${info.code}`}`,
-        );
-        throw e;
+      } catch (error) {
+        failed.push({ child, live, error });
       }
+    }
+    // Failures are looked at once every success is recorded (the Event names everything written).
+    for (const { child, live, error: e } of failed) {
+      reportApplied();
+      const info = apiError(e);
+      this.o.metrics?.applyTotal.inc({ kind: child.object.kind, result: 'error' });
+      // An object of this name appeared since the caches were read (someone else's, or ours whose
+      // watch event is still on its way): nothing was written. Judged again, from the caches, later.
+      if (!live && info.code === 409)
+        throw new Error(
+          `${child.object.kind} ${child.object.metadata.name} appeared while being created; looking again: ${info.message}`,
+          { cause: e },
+        );
+      // The child this apply was judged against is gone (or replaced): look again, from the cache, later.
+      if (info.code === 409 && /uid mismatch|Precondition failed: UID/i.test(info.message))
+        throw new Error(
+          `${child.object.kind} ${child.object.metadata.name} changed identity while being applied: ${info.message}`,
+          { cause: e },
+        );
+      // The kind may know a way past the refusal (MySQLCluster: grow the claims of a StatefulSet).
+      const recovery =
+        info.code === 422 && live && kind.recoverRefusedApply
+          ? await kind.recoverRefusedApply(this.o.client, child.object, live)
+          : undefined;
+      if (recovery?.outcome === 'recovering') {
+        log.info(recovery.message, { child: `${child.object.kind}/${child.object.metadata.name}` });
+        this.o.events.record(cr, 'Normal', recovery.reason, recovery.message);
+        // What it changed comes back through the informers, and the next reconcile applies again.
+        continue;
+      }
+      if (recovery?.outcome === 'partial' && live) {
+        // Everything but the refused part still converges; the rest is tried again with backoff.
+        await this.applier.apply(
+          { object: withDesiredHash(recovery.apply, hashOf(recovery.apply)), hash: hashOf(recovery.apply) },
+          live.metadata?.uid ?? CREATE_ONLY,
+        );
+        this.o.events.record(cr, 'Warning', recovery.reason, recovery.message);
+        deferred ??= { reason: recovery.reason, message: recovery.message, retry: true };
+        continue;
+      }
+      // 400/422: the API server refuses what we render; retrying the same thing cannot help.
+      if (info.code === 400 || info.code === 422) {
+        const message = `${child.object.kind} ${child.object.metadata.name} was refused: ${info.message}`;
+        this.o.events.record(cr, 'Warning', 'ApplyFailed', message);
+        return { reason: 'ApplyFailed', message };
+      }
+      if (info.code === 403) {
+        const message = `recon8s may not write ${child.object.kind} ${child.object.metadata.name}: ${info.message}`;
+        this.o.events.record(cr, 'Warning', 'ApplyForbidden', message);
+        return { reason: 'ApplyForbidden', message, retry: true };
+      }
+      this.o.events.record(
+        cr,
+        'Warning',
+        'ApplyFailed',
+        `${child.object.kind} ${child.object.metadata.name}: ${info.reason || `HTTP ${info.code}`}`,
+      );
+      throw e;
     }
     reportApplied();
     const desiredKeys = new Set(desired.map((d) => childKey(d.object)));
