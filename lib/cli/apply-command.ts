@@ -223,7 +223,7 @@ async function converge(
   // The same watches as the controller's: a change of a resource or its child queues it, the echo of
   // our own write does not, and what is remembered of a deleted object is forgotten.
   const late: { reconciler?: Reconciler } = {};
-  const { owners, children, informers } = watchOwnersAndChildren({
+  const { owners, children, childNames, informers } = watchOwnersAndChildren({
     client,
     kinds,
     namespaces,
@@ -281,6 +281,7 @@ async function converge(
     client,
     owners,
     children,
+    childNames,
     events: createEventRecorder(client, logger),
     logger,
     pods: (kind, namespace) => (pods.byKind.get(kind) ?? []).flatMap((i) => i.list(namespace)),

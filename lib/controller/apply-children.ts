@@ -10,6 +10,18 @@ export type ApplyDecision =
   | { readonly send: false; readonly why: 'unchanged' }
   | { readonly send: true; readonly why: 'missing' | 'spec-changed' | 'drifted'; readonly path?: string };
 
+/**
+ * The precondition of an apply that must create its object, never change one: a resourceVersion no
+ * object has (etcd's first revision comes before any write). The API server compares a resourceVersion
+ * in an apply with the stored object's and answers 409 Conflict when any object of that name exists;
+ * when none does, the apply creates it and the resourceVersion is ignored. So an object someone else
+ * created after the caches were read is never taken over by a force apply.
+ */
+export const CREATE_ONLY = { resourceVersion: '1' } as const;
+
+/** What an apply may change: the object with this uid, or nothing that exists (CREATE_ONLY). */
+export type ApplyPrecondition = string | typeof CREATE_ONLY;
+
 interface Applied {
   readonly hash: string;
   readonly resourceVersion: string;
@@ -47,13 +59,15 @@ export class ChildApplier {
   /**
    * Server-side applies the child (field manager recon8s, force) and remembers the version it got back.
    *
-   * `liveUid` is the uid of the object this apply means to change, when it exists. It goes into the
-   * patch as a precondition: server-side apply creates what is missing, so without it an apply judged
-   * against an object that was deleted meanwhile (the garbage collector removing the children of a
-   * resource being deleted) would bring that child back. With it the API server answers 409 instead.
+   * `precondition` is the uid of the object this apply means to change, when it exists: server-side
+   * apply creates what is missing, so without it an apply judged against an object that was deleted
+   * meanwhile (the garbage collector removing the children of a resource being deleted) would bring that
+   * child back; with it the API server answers 409 instead. When no object of the name was seen it is
+   * CREATE_ONLY: an object that appeared since is answered with 409 too, never overwritten.
    */
-  async apply(child: DesiredChild, liveUid?: string): Promise<LiveObject> {
-    const object = liveUid ? { ...child.object, metadata: { ...child.object.metadata, uid: liveUid } } : child.object;
+  async apply(child: DesiredChild, precondition: ApplyPrecondition): Promise<LiveObject> {
+    const extra = typeof precondition === 'string' ? { uid: precondition } : precondition;
+    const object = { ...child.object, metadata: { ...child.object.metadata, ...extra } };
     return this.inFlight.track(
       identityKey(child.object),
       this.client.apply<LiveObject>(object).then((result) => {

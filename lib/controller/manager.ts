@@ -103,7 +103,7 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     onRelist: (reason: string) => metrics.watchRelists.inc({ resource, reason }),
   });
 
-  const { owners, children, informers } = watchOwnersAndChildren({
+  const { owners, children, childNames, informers } = watchOwnersAndChildren({
     client,
     kinds: OWNER_KINDS,
     namespaces: scopes,
@@ -159,6 +159,7 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     client,
     owners,
     children,
+    childNames,
     events,
     logger,
     metrics,

@@ -23,7 +23,8 @@ import type { DesiredChild, OwnerResource } from '../reconcile/desired.js';
 import { RenderMemo } from './render-memo.js';
 import { podProblemEvents, podProblems, podRecheckAfterMs, summarizePodProblems } from '../reconcile/pod-problems.js';
 import { failureConditions } from '../reconcile/status.js';
-import { ChildApplier } from './apply-children.js';
+import { CREATE_ONLY, ChildApplier } from './apply-children.js';
+import type { ApplyDecision } from './apply-children.js';
 import { WritesInFlight, identityKey } from './writes-in-flight.js';
 import type { EventRecorder } from './events.js';
 import type { ResourceType } from './kinds.js';
@@ -49,6 +50,8 @@ export interface ReconcilerOptions {
   readonly owners: ReadonlyMap<string, { readonly kind: KindDefinition; readonly informer: Informer<CustomResource> }>;
   /** Child informers by `apiVersion/kind`. */
   readonly children: ReadonlyMap<string, Informer<LiveObject>>;
+  /** The objects of the child types not labelled as recon8s's, metadata only, by `apiVersion/kind` (see Watches.childNames). */
+  readonly childNames: ReadonlyMap<string, Informer<LiveObject>>;
   readonly events: EventRecorder;
   readonly logger: Logger;
   readonly metrics?: ControllerMetrics;
@@ -232,19 +235,15 @@ export class Reconciler {
 
     // The cache can still hold a resource that is gone: after a watch outage, the children's informers may
     // relist (seeing the garbage collector's deletions) before the resource's own informer does. Creating
-    // children or a Secret for it then fights the garbage collector, so a missing child is checked live first.
-    // The cache only holds objects labelled as recon8s's: a child it misses may still be someone else's
-    // object, so it is read past the cache. Those reads go out now, together with the ApplySet parent
-    // write (a new resource misses every child): its first reconcile waits for one round trip less.
-    const missingAtStart = new Map<string, Promise<LiveObject | undefined>>();
+    // children or a Secret for it then fights the garbage collector, so before a child is created the
+    // resource is checked live. Whether a name is free is known from the caches: the labelled ones and the
+    // metadata-only ones of everything else (see Watches.childNames), so no read past them.
+    const missingAtStart = new Set<string>();
     for (const o of rendered) {
-      if (this.childInformer(o.apiVersion, o.kind).get(namespace, o.metadata.name)) continue;
-      const child = { ...o, metadata: { ...o.metadata, namespace } };
-      const read = this.readUncached(cr.kind, child);
-      read.catch(() => undefined); // awaited in converge(), or not at all when the resource is gone
-      missingAtStart.set(childKey(child), read);
+      if (this.nameInUse(o.apiVersion, o.kind, namespace, o.metadata.name)) continue;
+      missingAtStart.add(childKey({ ...o, metadata: { ...o.metadata, namespace } }));
     }
-    // The ApplySet parent write (a resource's first reconcile) answers that too: it carries the uid as a
+    // The ApplySet parent write (a resource's first reconcile) answers that: it carries the uid as a
     // precondition and returns what the API server has.
     const parent = await this.ensureApplySetParent(cr, owner.kind);
     if (parent === 'gone') return undefined;
@@ -344,8 +343,8 @@ export class Reconciler {
     log: Logger,
     o: {
       readonly holdBack?: (child: KubernetesObject) => boolean;
-      /** The children the cache missed when the reconcile began, by childKey: their reads past the cache. */
-      readonly missingAtStart: ReadonlyMap<string, Promise<LiveObject | undefined>>;
+      /** The children no object's name matched when the reconcile began (resource checked live since), by childKey. */
+      readonly missingAtStart: ReadonlySet<string>;
       /** Filled with what was applied, by `apiVersion/kind/name`. */
       readonly applied: Map<string, LiveObject>;
     },
@@ -373,23 +372,28 @@ export class Reconciler {
     let creatable: Promise<boolean> | undefined;
     const cachedChild = (child: KubernetesObject): LiveObject | undefined =>
       this.childInformer(child.apiVersion, child.kind).get(owner.namespace, child.metadata.name);
-    // A miss of the cache is read past it (see reconcile()): those reads go out together, unless they
-    // went out already.
-    const uncached = new Map<DesiredChild, Promise<LiveObject | undefined>>();
-    for (const child of desired) {
-      if (o.holdBack?.(child.object) || cachedChild(child.object)) continue;
-      const read = o.missingAtStart.get(childKey(child.object)) ?? this.readUncached(cr.kind, child.object);
-      read.catch(() => undefined); // awaited below, in order
-      uncached.set(child, read);
-    }
+    const sent: {
+      readonly child: DesiredChild;
+      readonly live: LiveObject | undefined;
+      readonly decision: Extract<ApplyDecision, { send: true }>;
+      readonly outcome: Promise<LiveObject>;
+    }[] = [];
     for (const child of desired) {
       if (o.holdBack?.(child.object)) continue;
       const cached = cachedChild(child.object);
-      const live = cached ?? (await (uncached.get(child) ?? this.readUncached(cr.kind, child.object)));
+      let live = cached;
+      if (!cached) {
+        const named = this.childNameInformer(child.object.apiVersion, child.object.kind).get(
+          owner.namespace,
+          child.object.metadata.name,
+        );
+        // Controlled by this resource but not in the labelled cache (someone removed the label, or that
+        // cache is behind): the one case read past the caches.
+        live = named && controllerUid(named) === uid ? await this.readUncached(cr.kind, child.object) : named;
+      }
       if (live && controllerUid(live) !== uid) {
-        // Who wrote an object that no one controls is in its managedFields, which the cache drops.
-        const described =
-          cached && !controllerUid(cached) ? ((await this.readUncached(cr.kind, child.object)) ?? live) : live;
+        // Who wrote an object that no one controls is in its managedFields, which the caches drop.
+        const described = controllerUid(live) ? live : ((await this.readUncached(cr.kind, child.object)) ?? live);
         conflicts.push(notOursMessage(child.object, described));
         continue;
       }
@@ -403,8 +407,16 @@ export class Reconciler {
         creatable ??= this.isLive(cr, definition);
         if (!(await creatable)) return undefined;
       }
+      // Sent now, judged below in order: the children's applies go out together, not one round trip each.
+      const outcome = this.applier.apply(child, live?.metadata?.uid ?? CREATE_ONLY);
+      outcome.catch(() => undefined); // awaited below, unless an earlier child's failure ends the reconcile
+      sent.push({ child, live, decision, outcome });
+    }
+    const failed: { readonly child: DesiredChild; readonly live: LiveObject | undefined; readonly error: unknown }[] =
+      [];
+    for (const { child, live, decision, outcome } of sent) {
       try {
-        const result = await this.applier.apply(child, live?.metadata?.uid);
+        const result = await outcome;
         o.applied.set(`${child.object.apiVersion}/${child.object.kind}/${child.object.metadata.name}`, result);
         this.o.metrics?.applyTotal.inc({ kind: child.object.kind, result: decision.why });
         log.info('applied', {
@@ -415,56 +427,67 @@ export class Reconciler {
         applied.push(
           `${decision.why === 'missing' ? 'created' : decision.why === 'drifted' ? 'reverted a change to' : 'updated'} ${child.object.kind} ${child.object.metadata.name}`,
         );
-      } catch (e) {
-        reportApplied();
-        const info = apiError(e);
-        this.o.metrics?.applyTotal.inc({ kind: child.object.kind, result: 'error' });
-        // The child this apply was judged against is gone (or replaced): look again, from the cache, later.
-        if (info.code === 409 && /uid mismatch|Precondition failed: UID/i.test(info.message))
-          throw new Error(
-            `${child.object.kind} ${child.object.metadata.name} changed identity while being applied: ${info.message}`,
-            { cause: e },
-          );
-        // The kind may know a way past the refusal (MySQLCluster: grow the claims of a StatefulSet).
-        const recovery =
-          info.code === 422 && live && kind.recoverRefusedApply
-            ? await kind.recoverRefusedApply(this.o.client, child.object, live)
-            : undefined;
-        if (recovery?.outcome === 'recovering') {
-          log.info(recovery.message, { child: `${child.object.kind}/${child.object.metadata.name}` });
-          this.o.events.record(cr, 'Normal', recovery.reason, recovery.message);
-          // What it changed comes back through the informers, and the next reconcile applies again.
-          continue;
-        }
-        if (recovery?.outcome === 'partial' && live) {
-          // Everything but the refused part still converges; the rest is tried again with backoff.
-          await this.applier.apply(
-            { object: withDesiredHash(recovery.apply, hashOf(recovery.apply)), hash: hashOf(recovery.apply) },
-            live.metadata?.uid,
-          );
-          this.o.events.record(cr, 'Warning', recovery.reason, recovery.message);
-          deferred ??= { reason: recovery.reason, message: recovery.message, retry: true };
-          continue;
-        }
-        // 400/422: the API server refuses what we render; retrying the same thing cannot help.
-        if (info.code === 400 || info.code === 422) {
-          const message = `${child.object.kind} ${child.object.metadata.name} was refused: ${info.message}`;
-          this.o.events.record(cr, 'Warning', 'ApplyFailed', message);
-          return { reason: 'ApplyFailed', message };
-        }
-        if (info.code === 403) {
-          const message = `recon8s may not write ${child.object.kind} ${child.object.metadata.name}: ${info.message}`;
-          this.o.events.record(cr, 'Warning', 'ApplyForbidden', message);
-          return { reason: 'ApplyForbidden', message, retry: true };
-        }
-        this.o.events.record(
-          cr,
-          'Warning',
-          'ApplyFailed',
-          `${child.object.kind} ${child.object.metadata.name}: ${info.reason || `HTTP ${info.code}`}`,
-        );
-        throw e;
+      } catch (error) {
+        failed.push({ child, live, error });
       }
+    }
+    // Failures are looked at once every success is recorded (the Event names everything written).
+    for (const { child, live, error: e } of failed) {
+      reportApplied();
+      const info = apiError(e);
+      this.o.metrics?.applyTotal.inc({ kind: child.object.kind, result: 'error' });
+      // An object of this name appeared since the caches were read (someone else's, or ours whose
+      // watch event is still on its way): nothing was written. Judged again, from the caches, later.
+      if (!live && info.code === 409)
+        throw new Error(
+          `${child.object.kind} ${child.object.metadata.name} appeared while being created; looking again: ${info.message}`,
+          { cause: e },
+        );
+      // The child this apply was judged against is gone (or replaced): look again, from the cache, later.
+      if (info.code === 409 && /uid mismatch|Precondition failed: UID/i.test(info.message))
+        throw new Error(
+          `${child.object.kind} ${child.object.metadata.name} changed identity while being applied: ${info.message}`,
+          { cause: e },
+        );
+      // The kind may know a way past the refusal (MySQLCluster: grow the claims of a StatefulSet).
+      const recovery =
+        info.code === 422 && live && kind.recoverRefusedApply
+          ? await kind.recoverRefusedApply(this.o.client, child.object, live)
+          : undefined;
+      if (recovery?.outcome === 'recovering') {
+        log.info(recovery.message, { child: `${child.object.kind}/${child.object.metadata.name}` });
+        this.o.events.record(cr, 'Normal', recovery.reason, recovery.message);
+        // What it changed comes back through the informers, and the next reconcile applies again.
+        continue;
+      }
+      if (recovery?.outcome === 'partial' && live) {
+        // Everything but the refused part still converges; the rest is tried again with backoff.
+        await this.applier.apply(
+          { object: withDesiredHash(recovery.apply, hashOf(recovery.apply)), hash: hashOf(recovery.apply) },
+          live.metadata?.uid ?? CREATE_ONLY,
+        );
+        this.o.events.record(cr, 'Warning', recovery.reason, recovery.message);
+        deferred ??= { reason: recovery.reason, message: recovery.message, retry: true };
+        continue;
+      }
+      // 400/422: the API server refuses what we render; retrying the same thing cannot help.
+      if (info.code === 400 || info.code === 422) {
+        const message = `${child.object.kind} ${child.object.metadata.name} was refused: ${info.message}`;
+        this.o.events.record(cr, 'Warning', 'ApplyFailed', message);
+        return { reason: 'ApplyFailed', message };
+      }
+      if (info.code === 403) {
+        const message = `recon8s may not write ${child.object.kind} ${child.object.metadata.name}: ${info.message}`;
+        this.o.events.record(cr, 'Warning', 'ApplyForbidden', message);
+        return { reason: 'ApplyForbidden', message, retry: true };
+      }
+      this.o.events.record(
+        cr,
+        'Warning',
+        'ApplyFailed',
+        `${child.object.kind} ${child.object.metadata.name}: ${info.reason || `HTTP ${info.code}`}`,
+      );
+      throw e;
     }
     reportApplied();
     const desiredKeys = new Set(desired.map((d) => childKey(d.object)));
@@ -491,6 +514,14 @@ export class Reconciler {
       return { reason: 'OwnershipConflict', message, retry: true };
     }
     return deferred;
+  }
+
+  /** Whether an object of this name exists, recon8s's or not (from the caches). */
+  private nameInUse(apiVersion: string, kind: string, namespace: string, name: string): boolean {
+    return (
+      this.childInformer(apiVersion, kind).get(namespace, name) !== undefined ||
+      this.childNameInformer(apiVersion, kind).get(namespace, name) !== undefined
+    );
   }
 
   /** A child read past the cache (a GET): undefined when no object of that name exists. */
@@ -627,6 +658,12 @@ export class Reconciler {
       if (isNotFound(e)) return false;
       throw e;
     }
+  }
+
+  private childNameInformer(apiVersion: string, kind: string): Informer<LiveObject> {
+    const informer = this.o.childNames.get(`${apiVersion}/${kind}`);
+    if (!informer) throw new Error(`no metadata informer for ${apiVersion} ${kind}`);
+    return informer;
   }
 
   private childInformer(apiVersion: string, kind: string): Informer<LiveObject> {

@@ -21,8 +21,49 @@ export function withoutManagedFields<T extends LiveObject>(o: T): T {
   return o;
 }
 
+/**
+ * What the ownership check needs of an object of a child's name, and nothing else: its identity and
+ * version, and its controller ownerReference. The metadata-only caches hold every object of the child
+ * types in the watched namespaces that is not labelled as recon8s's (a busy namespace's ConfigMaps
+ * included), so each is kept this small.
+ */
+export function ownershipMetadata<T extends LiveObject>(o: T): T {
+  const meta = o.metadata ?? {};
+  const controller = meta.ownerReferences?.find((r) => r.controller === true);
+  return {
+    apiVersion: o.apiVersion,
+    kind: o.kind,
+    metadata: {
+      name: meta.name,
+      namespace: meta.namespace,
+      uid: meta.uid,
+      resourceVersion: meta.resourceVersion,
+      ...(controller
+        ? {
+            ownerReferences: [
+              {
+                apiVersion: controller.apiVersion,
+                kind: controller.kind,
+                name: controller.name,
+                uid: controller.uid,
+                controller: true,
+              },
+            ],
+          }
+        : {}),
+    },
+  } as T;
+}
+
 /** The children the controller may touch carry this label (and a controller ownerReference to their resource). */
 export const CHILD_SELECTOR = `app.kubernetes.io/managed-by=${MANAGED_BY}`;
+
+/**
+ * Everything else: the objects the metadata-only caches hold. With the labelled caches they cover every
+ * object of a child type, and the controller's own writes to its children never reach these watches
+ * (an object that gains or loses the label moves from one cache to the other).
+ */
+export const NOT_CHILD_SELECTOR = `app.kubernetes.io/managed-by!=${MANAGED_BY}`;
 
 export interface OwnerWatch {
   readonly kind: KindDefinition;
@@ -59,6 +100,12 @@ export interface Watches {
   readonly owners: ReadonlyMap<string, OwnerWatch>;
   /** Child informers by `apiVersion/kind`. */
   readonly children: ReadonlyMap<string, Informer<LiveObject>>;
+  /**
+   * The objects of each child type the labelled caches do not hold (NOT_CHILD_SELECTOR) by
+   * `apiVersion/kind`, metadata only (see ownershipMetadata): with `children`, whether a name is free,
+   * or whose it is, without asking the API server.
+   */
+  readonly childNames: ReadonlyMap<string, Informer<LiveObject>>;
   /** Every informer, to start and stop. */
   readonly informers: readonly Informer<LiveObject>[];
 }
@@ -131,6 +178,7 @@ export function watchOwnersAndChildren(o: WatchOptions): Watches {
   }
 
   const children = new Map<string, Informer<LiveObject>>();
+  const childNames = new Map<string, Informer<LiveObject>>();
   const onChild = (child: LiveObject): void => {
     const ref = child.metadata?.ownerReferences?.find(
       (r) => r.controller && owners.has(r.kind) && r.apiVersion.startsWith(`${owners.get(r.kind)?.kind.group ?? ''}/`),
@@ -163,8 +211,26 @@ export function watchOwnersAndChildren(o: WatchOptions): Watches {
       informers.push(informer);
     }
     children.set(`${type.apiVersion}/${type.kind}`, mergeInformers(perNamespace));
+    // No handlers: an object of someone else's never queues anything (a conflict is retried with backoff).
+    const names = o.namespaces.map((namespace) =>
+      createInformer<LiveObject>({
+        client: o.client,
+        apiVersion: type.apiVersion,
+        kind: type.kind,
+        plural: type.plural,
+        namespace,
+        labelSelector: NOT_CHILD_SELECTOR,
+        metadataOnly: true,
+        name: `${type.plural} (metadata)`,
+        logger: o.logger,
+        hooks: o.hooks?.(`${type.plural}/metadata`),
+        transform: ownershipMetadata,
+      }),
+    );
+    informers.push(...names);
+    childNames.set(`${type.apiVersion}/${type.kind}`, mergeInformers(names));
   }
-  return { owners, children, informers };
+  return { owners, children, childNames, informers };
 }
 
 /** Runs `then` unless `echo` says (now, or once the writes under way settled) it is the echo of our own write. */

@@ -11,7 +11,7 @@ export type {
 } from './informer.js';
 export { OWNER_INDEX, ObjectStore, controllerOwnerUid, deepFreeze, keyOf, objectKey } from './store.js';
 export type { IndexFunc, ReplaceDiff, Store } from './store.js';
-export { kubeListWatch } from './source.js';
+export { METADATA_LIST_ACCEPT, METADATA_WATCH_ACCEPT, kubeListWatch } from './source.js';
 export type {
   BookmarkObject,
   ListOptions,

@@ -106,6 +106,7 @@ class ReflectingInformer<T extends KubernetesObject> implements Informer<T> {
         ...(opts.namespace !== undefined ? { namespace: opts.namespace } : {}),
         ...(opts.labelSelector !== undefined ? { labelSelector: opts.labelSelector } : {}),
         ...(opts.fieldSelector !== undefined ? { fieldSelector: opts.fieldSelector } : {}),
+        ...(opts.metadataOnly !== undefined ? { metadataOnly: opts.metadataOnly } : {}),
       });
   }
 

@@ -63,7 +63,17 @@ export interface ResourceTarget {
   readonly namespace?: string;
   readonly labelSelector?: string;
   readonly fieldSelector?: string;
+  /**
+   * List and watch metadata only (`PartialObjectMetadata`, as controller-runtime's metadata-only
+   * watches): each object arrives as its `metadata`, with the target's apiVersion and kind. What
+   * knowing the names (and owners) of every object of a type costs: no spec, data or status travels.
+   */
+  readonly metadataOnly?: boolean;
 }
+
+/** Accept headers of a metadata-only list and watch (the API server's `as=` conversion). */
+export const METADATA_LIST_ACCEPT = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1';
+export const METADATA_WATCH_ACCEPT = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1';
 
 interface APIResourceList {
   readonly resources?: readonly { readonly name: string; readonly kind: string; readonly namespaced: boolean }[];
@@ -101,6 +111,12 @@ export function kubeListWatch<T extends KubernetesObject>(
     labelSelector: target.labelSelector || undefined,
     fieldSelector: target.fieldSelector || undefined,
   };
+  const metadataOnly = target.metadataOnly === true;
+  // A PartialObjectMetadata says kind PartialObjectMetadata: it is told what it is the metadata of.
+  const asTarget = (o: T): T => {
+    if (metadataOnly) Object.assign(o, { apiVersion: target.apiVersion, kind: target.kind });
+    return o;
+  };
 
   return {
     async list(opts: ListOptions): Promise<ListPage<T>> {
@@ -108,10 +124,11 @@ export function kubeListWatch<T extends KubernetesObject>(
       const body = await client.requestJson<ListBody<T>>({
         path,
         query: { ...selectors, limit: opts.limit, continue: opts.continue || undefined },
+        ...(metadataOnly ? { headers: { Accept: METADATA_LIST_ACCEPT } } : {}),
         ...(opts.signal ? { signal: opts.signal } : {}),
       });
       return {
-        items: body.items ?? [],
+        items: (body.items ?? []).map(asTarget),
         resourceVersion: body.metadata?.resourceVersion ?? '',
         ...(body.metadata?.continue ? { continue: body.metadata.continue } : {}),
       };
@@ -128,8 +145,13 @@ export function kubeListWatch<T extends KubernetesObject>(
           allowWatchBookmarks: opts.allowWatchBookmarks ? 'true' : undefined,
           timeoutSeconds: opts.timeoutSeconds,
         },
+        ...(metadataOnly ? { headers: { Accept: METADATA_WATCH_ACCEPT } } : {}),
         signal: opts.signal,
       });
+      const deliver = (event: WatchEvent<T>): void => {
+        if (event.type === 'ADDED' || event.type === 'MODIFIED' || event.type === 'DELETED') asTarget(event.object);
+        onEvent(event);
+      };
       resp.setEncoding('utf8');
       let buffered = '';
       try {
@@ -139,11 +161,11 @@ export function kubeListWatch<T extends KubernetesObject>(
           while ((nl = buffered.indexOf('\n')) >= 0) {
             const line = buffered.slice(0, nl).trim();
             buffered = buffered.slice(nl + 1);
-            if (line !== '') onEvent(parseEvent<T>(line));
+            if (line !== '') deliver(parseEvent<T>(line));
           }
         }
         const rest = buffered.trim();
-        if (rest !== '') onEvent(parseEvent<T>(rest));
+        if (rest !== '') deliver(parseEvent<T>(rest));
       } finally {
         resp.destroy();
       }

@@ -194,6 +194,9 @@ export class ObjectStore<T extends KubernetesObject> implements Store<T> {
       this.onIndexError(name, key, e);
       return;
     }
+    // Most objects are in no index but the owner one, and many (what the metadata-only caches hold) not
+    // even there: nothing is recorded for them, which keeps a large cache's overhead per object small.
+    if (values.length === 0) return;
     let perIndex = this.indexedValues.get(key);
     if (perIndex === undefined) this.indexedValues.set(key, (perIndex = new Map()));
     perIndex.set(name, values);

@@ -4,7 +4,6 @@
 // password is in the same Secret the controller already reads, and crosses the network only over TLS
 // that verified the member.
 import type { Connection, RowDataPacket } from 'mysql2/promise';
-import { createConnection } from 'mysql2/promise';
 import type { AccountStatement, HeldPrivilege, ObservedAccount, ObservedServer } from './accounts.js';
 import { quoteIdentifier, statementSql } from './accounts.js';
 import { MemberCertificateError } from './member-sql.js';
@@ -27,6 +26,8 @@ export class AccountSession {
   private constructor(private readonly c: Connection) {}
 
   static async open(o: AccountAdminOptions): Promise<AccountSession> {
+    // Loaded on the first connection (member-sql.ts says why).
+    const { createConnection } = await import('mysql2/promise');
     let c: Connection;
     try {
       c = await createConnection({

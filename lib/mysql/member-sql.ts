@@ -2,7 +2,6 @@
 // creates (its password from the credentials Secret; never logged, never on a command line). Thin on
 // purpose: every decision is in decide.ts; this only reads what it needs and does what it is told.
 import type { Connection, RowDataPacket } from 'mysql2/promise';
-import { createConnection } from 'mysql2/promise';
 import { GtidSet } from './gtid-set.js';
 import { MYSQL_TLS_CA_PATH } from '../../constructs/index.js';
 import type { MemberSql, ThreadState } from './decide.js';
@@ -31,6 +30,9 @@ export interface MemberConnectOptions {
  * chain, not the name: every member of the cluster, and nothing else, holds a certificate that CA signed.
  */
 export async function connectMember(o: MemberConnectOptions): Promise<MemberSession> {
+  // Loaded on the first connection, not at start: a controller that has no MySQLCluster to manage
+  // never needs mysql2 (~6 MiB of resident memory).
+  const { createConnection } = await import('mysql2/promise');
   let connection: Connection;
   try {
     connection = await createConnection({

@@ -259,9 +259,10 @@ describe('controller resilience (own control plane)', function () {
       );
       await first.kill('SIGKILL');
       const atKill = await api.children(namespace, 'db');
+      // The other children's applies go out together with the StatefulSet's: only the refused one is missing.
       assert.ok(
-        !atKill.includes('StatefulSet/db') && !atKill.includes('PodDisruptionBudget/db-mysql'),
-        `killed before the StatefulSet and the PodDisruptionBudget; children then: ${atKill.join(', ')}`,
+        !atKill.includes('StatefulSet/db'),
+        `killed before the StatefulSet; children then: ${atKill.join(', ')}`,
       );
       const before = await api.get(secretPath);
 

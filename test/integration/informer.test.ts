@@ -12,6 +12,7 @@ import type {
   WatchRestartReason,
 } from '../../lib/informer/index.js';
 import { createKubeClient } from '../../lib/kube/index.js';
+import { ownershipMetadata } from '../../lib/controller/watches.js';
 import type { KubeClient } from '../../lib/kube/index.js';
 import { freshNamespace, useSharedControlPlane } from './cluster.js';
 import { eventually } from './eventually.js';
@@ -182,6 +183,55 @@ describe('informer (real API server)', function () {
     await eventually(() => assert.deepEqual(names(w.informer), ['mine-too', 'other']));
   });
 
+  it('metadata-only: lists and watches every object of the type as its name, version and controller, never its data', async () => {
+    const namespace = await freshNamespace('informer-metadata');
+    const owner = await core.createNamespacedConfigMap({ namespace, body: { metadata: { name: 'owner' } } });
+    const controllerRef = {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      name: 'owner',
+      uid: owner.metadata?.uid ?? '',
+      controller: true,
+    };
+    await core.createNamespacedConfigMap({
+      namespace,
+      body: {
+        metadata: { name: 'listed', labels: { big: 'label' }, ownerReferences: [controllerRef] },
+        data: { v: 'x'.repeat(10_000) },
+      },
+    });
+    const w = watchConfigMaps(client, namespace, { metadataOnly: true, transform: ownershipMetadata });
+    running.push(w.informer);
+    await w.informer.start();
+    const listed = w.informer.get(namespace, 'listed');
+    assert.deepEqual(listed, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: {
+        name: 'listed',
+        namespace,
+        uid: listed?.metadata?.uid,
+        resourceVersion: listed?.metadata?.resourceVersion,
+        ownerReferences: [controllerRef],
+      },
+    });
+    assert.ok(listed?.metadata?.uid && listed.metadata.resourceVersion);
+    assert.deepEqual(
+      w.informer.byOwner(owner.metadata?.uid ?? '').map((o) => o.metadata?.name),
+      ['listed'],
+    );
+
+    await core.createNamespacedConfigMap({ namespace, body: { metadata: { name: 'watched' }, data: { v: '1' } } });
+    await eventually(() => assert.equal(w.informer.get(namespace, 'watched')?.kind, 'ConfigMap'));
+    assert.equal(w.informer.get(namespace, 'watched')?.data, undefined);
+    await core.deleteNamespacedConfigMap({ namespace, name: 'watched' });
+    await eventually(() => assert.equal(w.informer.get(namespace, 'watched'), undefined));
+    assert.deepEqual(
+      w.events.filter((e) => e.includes(' watched')),
+      ['add watched', 'delete watched='],
+    );
+  });
+
   it('watchdog: a watch silent for watchdogMs is aborted and relisted, and the informer keeps working', async () => {
     const namespace = await freshNamespace('informer-watchdog');
     const w = watchConfigMaps(client, namespace, { watchdogMs: 1_500 });
@@ -295,6 +345,52 @@ describe('informer (own control plane: API server restarts, etcd compaction)', f
     assert.deepEqual(w.relists, ['expired'], `restarts: ${w.restarts.join(', ')}`);
     assert.ok(w.restarts.includes('expired'));
     assert.deepEqual(w.events, ['add victim', 'add survivor', 'delete victim=1 (relist)']);
+    assert.ok(Number(w.informer.lastResourceVersion()) >= revision);
+  });
+
+  it('metadata-only: after etcd compaction the watch gets 410, relists and converges the same way', async () => {
+    assert.ok(cp);
+    const namespace = await namespaceNamed('compaction-metadata');
+    const elsewhere = await namespaceNamed('compaction-metadata-elsewhere');
+    await core.createNamespacedConfigMap({
+      namespace,
+      body: { metadata: { name: 'victim' }, data: { v: '1' } },
+    });
+    const gate = gated(
+      kubeListWatch<V1ConfigMap>(client, {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        plural: 'configmaps',
+        namespace,
+        metadataOnly: true,
+      }),
+    );
+    const w = watchConfigMaps(client, namespace, { source: gate.source, transform: ownershipMetadata });
+    running.push(w.informer);
+    await w.informer.start();
+    const syncedAt = Number(w.informer.lastResourceVersion());
+
+    // Disconnect the informer (the restart ends its watch; the gate holds the next one), change what it
+    // watches, move etcd on, compact past the informer's resourceVersion; the restarted API server's
+    // watch cache has no history before its start either.
+    gate.close();
+    await cp.restartApiServer();
+    await core.deleteNamespacedConfigMap({ namespace, name: 'victim' });
+    await core.createNamespacedConfigMap({ namespace, body: { metadata: { name: 'survivor' } } });
+    for (let i = 0; i < 10; i++)
+      await core.createNamespacedConfigMap({ namespace: elsewhere, body: { metadata: { name: `noise-${i}` } } });
+    const revision = await cp.compactEtcd();
+    assert.ok(revision > syncedAt, `compacted at ${revision}, informer at ${syncedAt}`);
+    assert.deepEqual(names(w.informer), ['victim'], 'the informer saw none of it yet');
+    gate.open();
+
+    await eventually(() => assert.deepEqual(names(w.informer), ['survivor']), {
+      timeoutMs: 30_000,
+      description: 'the informer to converge after the relist',
+    });
+    assert.deepEqual(w.relists, ['expired'], `restarts: ${w.restarts.join(', ')}`);
+    assert.ok(w.restarts.includes('expired'));
+    assert.deepEqual(w.events, ['add victim', 'add survivor', 'delete victim= (relist)']);
     assert.ok(Number(w.informer.lastResourceVersion()) >= revision);
   });
 });

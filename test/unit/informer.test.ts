@@ -3,7 +3,7 @@ import { ApiException } from '@kubernetes/client-node';
 import type { V1ConfigMap, V1ManagedFieldsEntry } from '@kubernetes/client-node';
 import { ManualClock } from '../support/manual-clock.js';
 import { Backoff, createInformer } from '../../lib/informer/index.js';
-import { withoutManagedFields } from '../../lib/controller/watches.js';
+import { ownershipMetadata, withoutManagedFields } from '../../lib/controller/watches.js';
 import type {
   Informer,
   InformerOptions,
@@ -285,6 +285,51 @@ describe('informer (fake list/watch, manual clock)', () => {
       assert.ok(Object.isFrozen(o.metadata), name);
     }
     assert.equal(informer.get('ns', 'watched')?.data?.v, '2');
+  });
+
+  it("keeps of another's object only what the ownership check reads: identity, version and its controller", () => {
+    const kept = ownershipMetadata({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: {
+        name: 'cm',
+        namespace: 'ns',
+        uid: 'u1',
+        resourceVersion: '9',
+        labels: { team: 'a' },
+        annotations: { big: 'x'.repeat(1000) },
+        managedFields: [{ manager: 'helm', operation: 'Apply' }],
+        ownerReferences: [
+          { apiVersion: 'v1', kind: 'Pod', name: 'p', uid: 'u2' },
+          {
+            apiVersion: 'apps/v1',
+            kind: 'ReplicaSet',
+            name: 'rs',
+            uid: 'u3',
+            controller: true,
+            blockOwnerDeletion: true,
+          },
+        ],
+      },
+      data: { v: '1' },
+    } as V1ConfigMap);
+    assert.deepEqual(kept, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: {
+        name: 'cm',
+        namespace: 'ns',
+        uid: 'u1',
+        resourceVersion: '9',
+        ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'rs', uid: 'u3', controller: true }],
+      },
+    });
+    const free: V1ConfigMap = ownershipMetadata<V1ConfigMap>({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'x', uid: 'u4' },
+    });
+    assert.equal(free.metadata?.ownerReferences, undefined, 'an object no one controls');
   });
 
   it('bookmarks advance the resourceVersion; a watch the server ends is resumed from it without a relist', async () => {

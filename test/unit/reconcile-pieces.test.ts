@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { ChildApplier } from '../../lib/controller/apply-children.js';
+import { CREATE_ONLY, ChildApplier } from '../../lib/controller/apply-children.js';
 import { RenderMemo } from '../../lib/controller/render-memo.js';
 import type { CustomResource } from '../../lib/controller/status.js';
 import type { KubeClient } from '../../lib/kube/index.js';
@@ -427,7 +427,7 @@ describe('recognising the echo of our own apply', () => {
     const applier = new ChildApplier(client);
     const version = (resourceVersion: string, uid = 'u1') => ({ metadata: { name: 'c', uid, resourceVersion } });
     assert.equal(applier.isOwnEcho(version('7')), false, 'nothing applied yet');
-    await applier.apply(child);
+    await applier.apply(child, CREATE_ONLY);
     assert.equal(applier.isOwnEcho(version('7')), true);
     assert.equal(applier.isOwnEcho(version('8')), false, 'a later change by someone else');
     assert.equal(applier.isOwnEcho(version('7', 'u2')), false, 'another object');
@@ -450,7 +450,7 @@ describe('recognising an echo that overtakes the response of its write', () => {
       object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: 'ns' } },
       hash: 'h1',
     };
-    const applied = applier.apply(child);
+    const applied = applier.apply(child, CREATE_ONLY);
     // The watch event of the write, before its response was read.
     const event = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: 'ns', uid: 'u1' } };
     const echo = applier.isOwnEcho({ ...event, metadata: { ...event.metadata, resourceVersion: '7' } });
