@@ -12,6 +12,8 @@ import { join } from 'node:path';
 import { scriptFiles } from '../../constructs/mysql/scripts.js';
 import { mysqlRootfs } from '../images/index.js';
 import { S3_REGION, versitygwBinary } from '../s3/index.js';
+import { issueCa, issueServerCertificate } from '../../lib/mysql/certificate-issuer.js';
+import { memberDnsNames } from '../../lib/mysql/certificates.js';
 
 const PASSWORD = `r00t'"\\#$ x`;
 
@@ -24,15 +26,18 @@ mount -t overlay overlay -o "lowerdir=$root,upperdir=$dir/upper,workdir=$dir/wor
 mount -t proc proc "$m/proc"
 mount --rbind /dev "$m/dev"
 ip link set lo up
-mkdir -p "$m/opt/recon8s" "$m/srv/mysql"
+mkdir -p "$m/opt/recon8s" "$m/srv/mysql" "$m/etc/mysql/tls"
 cp "$dir/scripts/"* "$m/opt/recon8s/"
+# The cluster's certificate, as the tls Secret's volume gives it: the job verifies the primary with ca.crt.
+cp "$dir/tls/"* "$m/etc/mysql/tls/" && chown root:999 "$m/etc/mysql/tls/"* && chmod 0440 "$m/etc/mysql/tls/"*
 chown 999:999 "$m/srv/mysql" "$m/tmp"
 "$versitygw" --port 127.0.0.1:9000 --region "$S3_REGION" posix "$dir/s3" >"$dir/versitygw.log" 2>&1 &
 as_mysql() { chroot --userspec=999:999 "$m" env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "$@"; }
 as_mysql mysqld --no-defaults --initialize-insecure --datadir=/srv/mysql/data >"$dir/init.log" 2>&1
 as_mysql mysqld --no-defaults --datadir=/srv/mysql/data --socket=/tmp/mysqld.sock --port=3306 --bind-address=127.0.0.1 \
   --mysqlx=OFF --pid-file=/tmp/mysqld.pid --gtid-mode=ON --enforce-gtid-consistency=ON --log-bin=binlog --server-id=1 \
-  --report-host=127.0.0.1 --skip-name-resolve >"$dir/mysqld.log" 2>&1 &
+  --report-host=127.0.0.1 --skip-name-resolve --ssl-ca=/etc/mysql/tls/ca.crt --ssl-cert=/etc/mysql/tls/tls.crt \
+  --ssl-key=/etc/mysql/tls/tls.key >"$dir/mysqld.log" 2>&1 &
 for ((i = 0; i < 120; i++)); do as_mysql mysqladmin --no-defaults --socket=/tmp/mysqld.sock -uroot ping >/dev/null 2>&1 && break; sleep 0.5; done
 sql() { as_mysql mysql --no-defaults --socket=/tmp/mysqld.sock -uroot --batch --skip-column-names -e "$1"; }
 pw=$(printf '%s' "$MYSQL_ROOT_PASSWORD" | sed "s/\\\\/\\\\\\\\/g; s/'/\\\\'/g")
@@ -96,6 +101,18 @@ describe('the binary-log archive job finds logs that expired unarchived (real My
     const root = await mysqlRootfs();
     dir = mkdtempSync(join(tmpdir(), 'recon8s-binlog-gap-'));
     mkdirSync(join(dir, 'scripts'));
+    // A CA of the test's own and the member's certificate, as the controller issues them.
+    mkdirSync(join(dir, 'tls'));
+    const ca = issueCa('recon8s binlog-gap/shop CA', new Date());
+    const cert = issueServerCertificate(
+      ca,
+      'shop.binlog-gap',
+      memberDnsNames({ namespace: 'binlog-gap', members: ['shop-0.shop-headless'], services: ['shop-primary'] }),
+      new Date(),
+    );
+    writeFileSync(join(dir, 'tls', 'ca.crt'), cert.caPem);
+    writeFileSync(join(dir, 'tls', 'tls.crt'), cert.certPem);
+    writeFileSync(join(dir, 'tls', 'tls.key'), cert.keyPem);
     for (const [name, text] of Object.entries(scriptFiles())) {
       // The namespace's mysqld listens where the job looks for the primary: nothing to change.
       writeFileSync(join(dir, 'scripts', name), text);

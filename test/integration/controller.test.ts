@@ -471,10 +471,11 @@ describe('controller (real API server)', function () {
       const passwords = Object.values(secret.data ?? {}).map((b64) => Buffer.from(b64, 'base64').toString('utf8'));
       assert.deepEqual(Object.keys(secret.data ?? {}).sort(), [
         'admin-password',
+        'exporter-password',
         'replication-password',
         'root-password',
       ]);
-      assert.equal(passwords.length, 3);
+      assert.equal(passwords.length, 4);
       assert.ok(passwords.every((p) => p.length >= 24));
       await eventually(
         async () => {

@@ -22,6 +22,8 @@ import { synthMySQL } from '../unit/support/mysql-synth.js';
 import type { CtrResult, PrivateContainerd } from './support/private-containerd.js';
 import { startPrivateContainerd } from './support/private-containerd.js';
 import { SHARED_IMAGES_HOOK_TIMEOUT_MS, sharedImages } from './support/images.js';
+import { issueCa, issueServerCertificate } from '../../lib/mysql/certificate-issuer.js';
+import { memberDnsNames } from '../../lib/mysql/certificates.js';
 
 const PACKAGE_VERSION = (JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string })
   .version;
@@ -180,6 +182,23 @@ describe('test images, built locally and cached by content', function () {
         if (v.configMap) {
           for (const [file, text] of Object.entries(synth.configMap(v.configMap.name ?? '').data ?? {}))
             writeFileSync(join(dir, file), text);
+        } else if (v.secret?.secretName === 'shop-tls') {
+          // The members' certificate, as the controller issues it into shop-tls (mode 0440, group 999).
+          const ca = issueCa('recon8s images/shop CA', new Date());
+          const cert = issueServerCertificate(
+            ca,
+            'shop.images',
+            memberDnsNames({ namespace: 'images', members: ['shop-0.shop-headless'], services: ['shop-primary'] }),
+            new Date(),
+          );
+          for (const [file, text] of [
+            ['ca.crt', cert.caPem],
+            ['tls.crt', cert.certPem],
+            ['tls.key', cert.keyPem],
+          ] as const) {
+            writeFileSync(join(dir, file), text, { mode: 0o440 });
+            chownSync(join(dir, file), 0, 999);
+          }
         } else {
           chownSync(dir, 999, 999); // what fsGroup 999 gives an emptyDir or a volume
         }
@@ -248,7 +267,7 @@ describe('test images, built locally and cached by content', function () {
             `${id}-mysql`,
             'bash',
             '-c',
-            `. /opt/recon8s/common.sh && mysql --defaults-extra-file=<(client_cnf recon8s-admin "$(base64 -d <<<${adminPassword})") --host=127.0.0.1 --port=3306 --ssl-mode=REQUIRED --batch -e "SET GLOBAL rpl_semi_sync_source_enabled = OFF; SET GLOBAL super_read_only = OFF; SET GLOBAL read_only = OFF"`,
+            `. /opt/recon8s/common.sh && mysql --defaults-extra-file=<(client_cnf recon8s-admin "$(base64 -d <<<${adminPassword})") --host=127.0.0.1 --port=3306 --ssl-mode=VERIFY_CA --ssl-ca=/etc/mysql/tls/ca.crt --batch -e "SET GLOBAL rpl_semi_sync_source_enabled = OFF; SET GLOBAL super_read_only = OFF; SET GLOBAL read_only = OFF"`,
           ],
           { timeoutMs: 30_000 },
         );

@@ -356,6 +356,7 @@ describe('operator install and least-privilege RBAC (own control plane, OwnerRef
           .readNamespacedSecret({ namespace: GRANTED, name: 'db-credentials' });
         assert.deepEqual(Object.keys(secret.data ?? {}).sort(), [
           'admin-password',
+          'exporter-password',
           'replication-password',
           'root-password',
         ]);

@@ -133,9 +133,13 @@ export class Api {
     return found.flat().sort();
   }
 
-  /** The Secrets labelled `app.kubernetes.io/instance=<instance>`. */
-  secrets(namespace: string, instance: string): Promise<Live[]> {
-    return this.list(`/api/v1/namespaces/${namespace}/secrets`, `app.kubernetes.io/instance=${instance}`);
+  /**
+   * The password Secrets labelled `app.kubernetes.io/instance=<instance>`: not the members' certificates
+   * (type kubernetes.io/tls, `<name>-ca` and `<name>-tls`), which hold no password and no data's key.
+   */
+  async secrets(namespace: string, instance: string): Promise<Live[]> {
+    const all = await this.list(`/api/v1/namespaces/${namespace}/secrets`, `app.kubernetes.io/instance=${instance}`);
+    return all.filter((s) => (s as { type?: string }).type !== 'kubernetes.io/tls');
   }
 
   pvcs(namespace: string): Promise<Live[]> {
