@@ -71,6 +71,7 @@ const HOST_FILES = [
   'alert-rules',
   'helm-chart',
   'images',
+  'mysql-real',
   'package-cdk8s-template',
   'package-controller',
   'package-crd-import',
@@ -78,12 +79,7 @@ const HOST_FILES = [
   'package',
   's3-store',
 ].map((f) => `test/integration/${f}.test.ts`);
-/**
- * The MySQL scripts, accounts, TLS and backups on real mysqld (one sandbox cluster, its tests in order):
- * the longest host file (~5 min), a lane of its own so that it runs beside the other host files.
- */
-const MYSQL_SANDBOX_FILE = 'test/integration/mysql-real.test.ts';
-const API_FILES = ['test/integration/**/*.test.ts', ...[...HOST_FILES, MYSQL_SANDBOX_FILE].map((f) => `--ignore=${f}`)];
+const API_FILES = ['test/integration/**/*.test.ts', ...HOST_FILES.map((f) => `--ignore=${f}`)];
 
 const CHECKS: Lane = {
   name: 'checks',
@@ -93,16 +89,11 @@ const CHECKS: Lane = {
   ],
 };
 const INTEGRATION_HOST: Lane = { name: 'integration-host', commands: [mocha(...HOST_FILES)], mocha: true };
-const INTEGRATION_MYSQL: Lane = { name: 'integration-mysql', commands: [mocha(MYSQL_SANDBOX_FILE)], mocha: true };
 
 const LANES: Readonly<Record<string, readonly Lane[]>> = {
   checks: [CHECKS],
   unit: [{ name: 'unit', commands: [mocha('test/unit/**/*.test.ts')], mocha: true }],
-  integration: [
-    { name: 'integration-api', commands: [mocha(...API_FILES)], mocha: true },
-    INTEGRATION_HOST,
-    INTEGRATION_MYSQL,
-  ],
+  integration: [{ name: 'integration-api', commands: [mocha(...API_FILES)], mocha: true }, INTEGRATION_HOST],
   e2e: E2E_LANES,
   // The whole run: the unit tests in the same process as the integration files that use the shared
   // control plane, which starts while they run.
@@ -110,7 +101,6 @@ const LANES: Readonly<Record<string, readonly Lane[]>> = {
     ...E2E_LANES,
     { name: 'unit+integration-api', commands: [mocha('test/unit/**/*.test.ts', ...API_FILES)], mocha: true },
     INTEGRATION_HOST,
-    INTEGRATION_MYSQL,
     CHECKS,
   ],
 };
