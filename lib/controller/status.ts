@@ -152,3 +152,25 @@ export function pausedConditions(previous: readonly ConditionInput[]): Condition
     }),
   ];
 }
+
+/**
+ * The ownerReference that makes `cr` the controller of an object recon8s generates for it (a Secret):
+ * garbage collected with it, and deleted before it when the deletion is in the foreground.
+ */
+export function controllerReference(cr: CustomResource): {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid: string;
+  controller: true;
+  blockOwnerDeletion: true;
+} {
+  return {
+    apiVersion: cr.apiVersion,
+    kind: cr.kind,
+    name: cr.metadata.name,
+    uid: cr.metadata.uid ?? '',
+    controller: true,
+    blockOwnerDeletion: true,
+  };
+}

@@ -410,7 +410,7 @@ describe('MySQLCluster on a real node (MySQL 9.7)', function () {
       );
     assert.deepEqual(await pods(), [], 'no member started with a password replication cannot use');
 
-    // Secrets are not watched: the fix is seen on the retry (backoff) or the resync.
+    // The Secret a cluster names is watched by name: the fix queues the cluster at once.
     await core.patchNamespacedSecret(
       { namespace: ns, name: secret, body: { stringData: { 'replication-password': 'r'.repeat(32) } } },
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch),

@@ -18,6 +18,7 @@ import { GENERATED_BY_LABEL, generatePassword } from '../../reconcile/credential
 import type { InstallFacts, Preparation, Problem, ResourceLookup, SecretLookup } from '../kind-controller.js';
 import { readSecret } from '../mysql-cluster/credentials.js';
 import type { CustomResource } from '../status.js';
+import { controllerReference } from '../status.js';
 
 /** The facts prepare() hands to observe(). */
 export const BINDING_FACTS = {
@@ -188,16 +189,7 @@ async function createSecret(
         'app.kubernetes.io/instance': cr.metadata.name,
         [GENERATED_BY_LABEL]: cr.metadata.name,
       },
-      ownerReferences: [
-        {
-          apiVersion: cr.apiVersion,
-          kind: cr.kind,
-          name: cr.metadata.name,
-          uid: cr.metadata.uid ?? '',
-          controller: true,
-          blockOwnerDeletion: true,
-        },
-      ],
+      ownerReferences: [controllerReference(cr)],
     },
     // servicebinding.io: the Secret's type says what it binds.
     type: 'servicebinding.io/mysql',

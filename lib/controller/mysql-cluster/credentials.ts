@@ -22,6 +22,7 @@ import {
 import { CREDENTIALS_CLUSTER_ROLE, mysqlClusterNames } from '../../../constructs/index.js';
 import type { SecretLookup } from '../kind-controller.js';
 import type { CustomResource } from '../status.js';
+import { controllerReference } from '../status.js';
 
 /**
  * Makes sure a MySQLCluster has its credentials Secret, without ever overwriting one.
@@ -115,16 +116,7 @@ async function ensure(client: KubeClient, cr: CustomResource, read: SecretLookup
         },
         ...(ownedWithData && cr.metadata.uid
           ? {
-              ownerReferences: [
-                {
-                  apiVersion: cr.apiVersion,
-                  kind: cr.kind,
-                  name,
-                  uid: cr.metadata.uid,
-                  controller: true,
-                  blockOwnerDeletion: true,
-                },
-              ],
+              ownerReferences: [controllerReference(cr)],
             }
           : {}),
       },
@@ -163,19 +155,7 @@ async function followRetention(client: KubeClient, cr: CustomResource, secret: V
   const owned = (secret.metadata.ownerReferences ?? []).some((r) => r.uid === cr.metadata.uid);
   const wantOwned = spec.pvcRetention?.whenDeleted === 'Delete';
   if (owned === wantOwned) return;
-  const ownerReferences = wantOwned
-    ? [
-        ...others,
-        {
-          apiVersion: cr.apiVersion,
-          kind: cr.kind,
-          name: cr.metadata.name,
-          uid: cr.metadata.uid,
-          controller: true,
-          blockOwnerDeletion: true,
-        },
-      ]
-    : others;
+  const ownerReferences = wantOwned ? [...others, controllerReference(cr)] : others;
   const updated = await client.requestJson<V1Secret>({
     method: HttpMethod.PATCH,
     path: `/api/v1/namespaces/${cr.metadata.namespace ?? 'default'}/secrets/${secret.metadata.name ?? ''}`,

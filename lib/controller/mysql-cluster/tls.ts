@@ -6,6 +6,7 @@ import { certificateNotAfter, certificatePlan, memberDnsNames } from '../../mysq
 import { GENERATED_BY_LABEL } from '../../reconcile/credentials.js';
 import { mysqlClusterNames } from '../../../constructs/index.js';
 import type { CustomResource } from '../status.js';
+import { controllerReference } from '../status.js';
 import type { SecretLookup } from '../kind-controller.js';
 import { readSecret } from './credentials.js';
 
@@ -169,16 +170,7 @@ async function write(
       // Certificates hold no data: they go with the cluster.
       ...(cr.metadata.uid
         ? {
-            ownerReferences: [
-              {
-                apiVersion: cr.apiVersion,
-                kind: cr.kind,
-                name: cr.metadata.name,
-                uid: cr.metadata.uid,
-                controller: true,
-                blockOwnerDeletion: true,
-              },
-            ],
+            ownerReferences: [controllerReference(cr)],
           }
         : {}),
     },
