@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 
 export interface EventuallyOptions {
-  /** Give up after this long. Default 10 s, well inside mocha's 20 s test timeout. */
+  /** Give up after this long. Default 30 s (a busy two-core machine is slow, not wrong), inside mocha's 60 s test timeout. */
   readonly timeoutMs?: number;
   /** First pause between attempts; it grows by half each time up to maxIntervalMs. Default 20 ms. */
   readonly intervalMs?: number;
@@ -22,7 +22,7 @@ export interface EventuallyOptions {
  * controller or the API server does asynchronously: never sleep a fixed time and hope.
  */
 export async function eventually<T>(attempt: () => T | Promise<T>, options: EventuallyOptions = {}): Promise<T> {
-  const timeoutMs = options.timeoutMs ?? 10_000;
+  const timeoutMs = options.timeoutMs ?? 30_000;
   const maxIntervalMs = options.maxIntervalMs ?? 500;
   const deadline = Date.now() + timeoutMs;
   let interval = options.intervalMs ?? 20;

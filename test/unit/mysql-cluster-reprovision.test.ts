@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import type { ScriptSandbox } from './support/mysql-scripts.js';
-import { eventually, scriptSandbox } from './support/mysql-scripts.js';
+import { SCRIPT_WAIT_MS, eventually, scriptSandbox } from './support/mysql-scripts.js';
 
 const REPLICATION_PASSWORD = `repl'"\\#;--`;
 const MEMBER = {
@@ -17,7 +17,9 @@ const MEMBER = {
 const PURGED =
   "13114\tGot fatal error 1236 from source when reading data from binary log: 'Cannot replicate because the source purged required binary logs. Replicate the missing transactions from elsewhere, or provision a new replica from backup.'";
 
-describe('MySQLCluster re-provisioning by clone', () => {
+describe('MySQLCluster re-provisioning by clone', function () {
+  // Each test waits (up to SCRIPT_WAIT_MS, twice at most) for the sidecar: generous for a busy machine.
+  this.timeout(3 * SCRIPT_WAIT_MS);
   let box: ScriptSandbox;
   const volume = (...p: string[]) => box.path('volume', ...p);
   const termination = () =>
@@ -64,7 +66,10 @@ describe('MySQLCluster re-provisioning by clone', () => {
     async function runToExit(fake: Record<string, string>): Promise<number | null> {
       const child = box.start('replication.sh', env(fake));
       const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-      const code = await Promise.race([exited, new Promise<string>((r) => setTimeout(() => r('still running'), 8000))]);
+      const code = await Promise.race([
+        exited,
+        new Promise<string>((r) => setTimeout(() => r('still running'), SCRIPT_WAIT_MS)),
+      ]);
       child.kill('SIGTERM');
       assert.notEqual(code, 'still running');
       return code as number | null;

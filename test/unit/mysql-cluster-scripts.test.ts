@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import type { ScriptSandbox } from './support/mysql-scripts.js';
-import { eventually, scriptSandbox, shippedScripts } from './support/mysql-scripts.js';
+import { SCRIPT_WAIT_MS, eventually, scriptSandbox, shippedScripts } from './support/mysql-scripts.js';
 import { allContainers, synthMySQL } from './support/mysql-synth.js';
 
 // Passwords with every character that could break quoting on the way to mysql.
@@ -219,7 +219,9 @@ describe('MySQLCluster scripts', () => {
     });
   });
 
-  describe('replication.sh', () => {
+  describe('replication.sh', function () {
+    // Each test waits (up to SCRIPT_WAIT_MS, a few times at most) for the sidecar: generous for a busy machine.
+    this.timeout(4 * SCRIPT_WAIT_MS);
     async function runSidecar(
       pod: string,
       fake: Record<string, string>,
@@ -232,8 +234,11 @@ describe('MySQLCluster scripts', () => {
       } finally {
         child.kill('SIGTERM');
       }
-      // It exits at once and cleanly on SIGTERM, instead of holding the pod for its grace period.
-      const code = await Promise.race([exited, new Promise<string>((r) => setTimeout(() => r('still running'), 3000))]);
+      // It exits cleanly on SIGTERM, well before the pod's 30 s grace period would have killed it.
+      const code = await Promise.race([
+        exited,
+        new Promise<string>((r) => setTimeout(() => r('still running'), 10_000)),
+      ]);
       assert.equal(code, 0);
       return box.calls();
     }
@@ -300,7 +305,7 @@ describe('MySQLCluster scripts', () => {
         await eventually(() => box.calls().split('Uptime').length > 2, 'the sidecar to ask mysqld twice');
         assert.equal(box.calls().includes('--host=127.0.0.1'), false);
         rmSync(`${box.fakeDir}/down`);
-        await eventually(() => box.calls().includes('--host=127.0.0.1'), 'the accounts to be checked', 3000);
+        await eventually(() => box.calls().includes('--host=127.0.0.1'), 'the accounts to be checked', 8000); // sooner than its 10 s polling period
       } finally {
         child.kill('SIGTERM');
       }

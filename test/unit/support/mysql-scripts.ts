@@ -94,6 +94,13 @@ echo "INSERT INTO time_zone_name VALUES ('Local time zone must be set--see zic m
 printf -- '-- the dump\\nSET @MYSQLDUMP_TEMP_LOG_BIN = @@SESSION.SQL_LOG_BIN;\\nSET @@SESSION.SQL_LOG_BIN= 0;\\n-- Dump completed\\n'`,
 };
 
+/**
+ * How long a test waits for a script by default. Long on purpose: a script under test runs many short
+ * processes (the fakes), and on two busy cores (a cold run builds Go beside the unit tests) a few seconds
+ * of waiting became a flaky failure. A passing wait returns as soon as its condition holds.
+ */
+export const SCRIPT_WAIT_MS = 30_000;
+
 export interface ScriptSandbox {
   readonly dir: string;
   readonly scripts: string;
@@ -129,7 +136,7 @@ export function scriptSandbox(): ScriptSandbox {
     scripts,
     fakeDir,
     run: (script, env) =>
-      spawnSync('bash', [join(scripts, script)], { env: fullEnv(env), encoding: 'utf8', timeout: 20_000 }),
+      spawnSync('bash', [join(scripts, script)], { env: fullEnv(env), encoding: 'utf8', timeout: SCRIPT_WAIT_MS * 2 }),
     start: (script, env) =>
       spawn('bash', [join(scripts, script)], { env: fullEnv(env), stdio: ['ignore', 'pipe', 'pipe'] }),
     calls: () => (existsSync(join(fakeDir, 'calls')) ? readFileSync(join(fakeDir, 'calls'), 'utf8') : ''),
@@ -141,7 +148,7 @@ export function scriptSandbox(): ScriptSandbox {
 }
 
 /** Polls until check() holds, or fails after timeoutMs. */
-export async function eventually(check: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
+export async function eventually(check: () => boolean, what: string, timeoutMs = SCRIPT_WAIT_MS): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!check()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
