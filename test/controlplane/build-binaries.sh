@@ -45,7 +45,7 @@ partial="$(mktemp -d "$cache_root/$kube_version.partial.XXXXXX")"
 trap 'rm -rf "$work" "$partial"' EXIT
 cd "$work"
 
-echo "build-binaries: building Kubernetes $kube_version into $out (first time only; ~15-30 min on 2 cores)" >&2
+echo "build-binaries: building Kubernetes $kube_version into $out (first time only; test/README.md has the measured time)" >&2
 go mod init recon8s.dev/controlplane-build >/dev/null 2>&1
 go mod edit -require="k8s.io/kubernetes@$kube_version"
 # The staging modules are exactly those k8s.io/kubernetes replaces with a local ./staging path.

@@ -2,7 +2,7 @@
  * The container images of the real-node tests, built locally (no registry, no Docker) into the
  * per-user cache and reused until their recipe changes: see README.md (this directory's).
  *
- *   const images = await ensureImages();   // all three; cold ~70 s on 2 cores, warm ~6 s (npm pack of the operator)
+ *   const images = await ensureImages();   // all three; how long, cold and warm: test/README.md
  *   for (const i of images) ctr -n k8s.io images import i.archive   // tags i.refs
  */
 import { buildMysqlImage } from './mysql.js';

@@ -29,9 +29,10 @@ async function rootfsKey(): Promise<string> {
 }
 
 /**
- * The unpacked root file system of the mysql image (built once, ~1 min, as root). Treat it as
- * read-only: it is shared by every run and checkout. To run mysqld in it, bind-mount a data directory
- * of your own over /var/lib/mysql and a run directory over /var/run/mysqld.
+ * The unpacked root file system of the mysql image (built once, as root; how long: see test/README.md,
+ * What a run costs). Treat it as read-only: it is shared by every run and checkout. To run mysqld in
+ * it, bind-mount a data directory of your own over /var/lib/mysql and a run directory over
+ * /var/run/mysqld.
  */
 export async function mysqlRootfs(log: BuildLog = quietLog()): Promise<string> {
   const { dir, builtInMs } = await cachedBuild({
@@ -40,7 +41,7 @@ export async function mysqlRootfs(log: BuildLog = quietLog()): Promise<string> {
     log: log.info,
     build: async (d) => {
       log.info(
-        `mysql: building the root file system (debootstrap Debian sid + mysql-server-core ${MYSQL_SERIES}; first time only, ~1-2 min)`,
+        `mysql: building the root file system (debootstrap Debian sid + mysql-server-core ${MYSQL_SERIES}; first time only; test/README.md has the measured time)`,
       );
       await runCommand('bash', [join(IMAGES_DIR, ROOTFS_SCRIPT), join(d, 'rootfs')], { onOutput: log.detail });
     },

@@ -34,7 +34,8 @@ describe('S3 object store (versitygw) with the mysql image’s rclone', function
   let rootfs: string;
 
   before(async function () {
-    this.timeout(40 * 60_000); // a first run builds versitygw (~3 min) and the image's root file system (~2 min)
+    // A first run builds versitygw and the image's root file system (see test/README.md, What a run costs).
+    this.timeout(40 * 60_000);
     if (process.getuid?.() !== 0) throw new Error('running the image’s rclone needs chroot: run the tests as root');
     rootfs = await mysqlRootfs();
     s3 = await startS3Server({ host: '127.0.0.1' });

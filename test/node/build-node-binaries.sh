@@ -46,7 +46,8 @@ export CGO_ENABLED=0
 if [ ! -x "$out/coredns" ]; then
   # CoreDNS downloads and compiles beside the Kubernetes build (its module graph is separate). Only the
   # plugins the node's Corefile uses (node.sh) are compiled in, as CoreDNS's own docs build a custom
-  # server: its stock build brings every cloud SDK and took 331 s of the cold run, this one about 100.
+  # server: its stock build brings every cloud SDK (how long the stock build and the node binaries with
+  # this one took: test/README.md, What a run costs).
   cat > "$work/coredns/main.go" <<'GO'
 package main
 

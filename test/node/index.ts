@@ -68,7 +68,8 @@ export function nodeUnavailableReason(): string | undefined {
 }
 
 /**
- * Starts the node, building and installing what is missing first (cold: minutes; warm: ~10 s).
+ * Starts the node, building and installing what is missing first (how long, cold and warm:
+ * see test/README.md, What a run costs).
  * Fails with the reason when the machine cannot run it.
  */
 export async function startNodeCluster(options: StartNodeOptions = {}): Promise<NodeCluster> {
