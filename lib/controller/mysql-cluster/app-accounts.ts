@@ -271,7 +271,9 @@ function eventReason(s: AccountStatement): string {
     case 'createUser':
       return 'AccountCreated';
     case 'setPassword':
-      return 'AccountPasswordSet';
+      return s.purpose === 'repair' ? 'AccountPasswordSet' : 'AccountPasswordRetained';
+    case 'discardOldPassword':
+      return 'AccountOldPasswordDiscarded';
     case 'grant':
     case 'revoke':
       return 'AccountGrantsChanged';
