@@ -76,7 +76,7 @@ export type RotationStep =
   | { readonly kind: 'awaitAccount'; readonly token?: string };
 
 /** The token of the rotation under way, if one is: staged, or switched and not completed, or asked for. */
-export function rotationInFlight(f: RotationFacts): string | undefined {
+export function rotationInFlight(f: Omit<RotationFacts, 'account'>): string | undefined {
   if (f.staged !== undefined) return f.staged;
   if (f.secretRevision !== undefined && f.secretRevision !== f.completed) return f.secretRevision;
   if (f.requested !== undefined && f.requested !== f.completed) return f.requested;
