@@ -19,6 +19,7 @@ import {
   rotationFactsOf,
 } from '../../lib/controller/app/password-rotation.js';
 import type { KubeClient } from '../../lib/kube/index.js';
+import { BINDING_FACTS, observeBinding } from '../../lib/controller/app/database-binding.js';
 import type { CustomResource } from '../../lib/controller/status.js';
 import { decideRotation } from '../../lib/mysql/rotation.js';
 
@@ -241,6 +242,20 @@ describe("App password rotation: the App's side", () => {
 
     it('a Deployment scaled to zero has nothing to wait for', () => {
       assert.equal(rolledRevision(cr, deployment({ replicas: 0 }), []), rev);
+    });
+  });
+
+  it('status.credentialRotation is said once a rotation was asked for, never as an empty object', () => {
+    const facts = (rotation?: string) => ({
+      [BINDING_FACTS.secret]: 'web-db',
+      [BINDING_FACTS.status]: 'True',
+      ...(rotation !== undefined ? { [BINDING_FACTS.rotation]: rotation } : {}),
+    });
+    assert.deepEqual(observeBinding(facts()).fields, { binding: { name: 'web-db' } });
+    assert.deepEqual(observeBinding(facts('{}')).fields, { binding: { name: 'web-db' } });
+    assert.deepEqual(observeBinding(facts('{"requested":"T1","phase":"Staging"}')).fields, {
+      binding: { name: 'web-db' },
+      credentialRotation: { requested: 'T1', phase: 'Staging' },
     });
   });
 

@@ -173,11 +173,14 @@ export function observeBinding(facts: Readonly<Record<string, string>> | undefin
 } {
   const secret = facts?.[BINDING_FACTS.secret];
   if (!secret) return { fields: {}, conditions: [] };
-  const rotation = facts[BINDING_FACTS.rotation];
+  const parsed = facts[BINDING_FACTS.rotation];
+  // Nothing to say before the first rotation is asked for: no empty object in every App's status.
+  const rotation = parsed ? (JSON.parse(parsed) as CredentialRotationStatus) : undefined;
+  const said = rotation !== undefined && Object.keys(rotation).length > 0;
   return {
     fields: {
       binding: { name: secret },
-      ...(rotation ? { credentialRotation: JSON.parse(rotation) as CredentialRotationStatus } : {}),
+      ...(said ? { credentialRotation: rotation } : {}),
     },
     conditions: [
       {
