@@ -19,6 +19,7 @@ import {
   rotationFactsOf,
 } from '../../lib/controller/app/password-rotation.js';
 import type { KubeClient } from '../../lib/kube/index.js';
+import { KubeApiError } from '../../lib/kube/errors.js';
 import { BINDING_FACTS, observeBinding } from '../../lib/controller/app/database-binding.js';
 import type { CustomResource } from '../../lib/controller/status.js';
 import { decideRotation } from '../../lib/mysql/rotation.js';
@@ -145,6 +146,15 @@ describe("App password rotation: the App's side", () => {
         ['PasswordRotationStaged'],
       );
       assert.equal(secretWords([r.status, r.events]), null);
+    });
+
+    it('a Secret changed since it was read (409) is not overwritten: no error, no Event, judged again next pass', async () => {
+      const client = {
+        request: () => Promise.reject(new KubeApiError(409, 'HTTP 409: conflict', '{}', {})),
+      } as unknown as KubeClient;
+      const r = await rotateAppPassword(client, app(T), secret(), account());
+      assert.equal(r.step.kind, 'stage');
+      assert.deepEqual(r.events, []);
     });
 
     it('switch: password-next copied into password as stored (never decoded), its token recorded, password-next dropped', async () => {

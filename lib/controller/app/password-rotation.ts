@@ -15,10 +15,10 @@ import {
   ROTATE_CREDENTIALS_ANNOTATION,
 } from '../../../constructs/index.js';
 import type { KubeClient } from '../../kube/index.js';
-import { HttpMethod, PatchStrategy } from '../../kube/index.js';
+import { HttpMethod, PatchStrategy, apiError } from '../../kube/index.js';
 import { INITIAL_PASSWORD_REVISION } from '../../mysql/accounts.js';
 import type { AccountHolds, RotationFacts, RotationStep } from '../../mysql/rotation.js';
-import { decideRotation, describeRotationStep, rotationPhase } from '../../mysql/rotation.js';
+import { decideRotation, describeRotationStep, rotationActor, rotationPhase } from '../../mysql/rotation.js';
 import { generatePassword } from '../../reconcile/credentials.js';
 import type { CustomResource } from '../status.js';
 
@@ -129,23 +129,27 @@ export async function rotateAppPassword(
   const did = (reason: string, s: RotationStep = step) => events.push({ reason, message: describeRotationStep(s) });
   switch (step.kind) {
     case 'stage':
-      await patchSecret(client, secret, {
-        metadata: { annotations: { [PASSWORD_NEXT_REVISION_ANNOTATION]: step.token } },
-        stringData: { [PASSWORD_NEXT_KEY]: generatePassword() },
-      });
-      did('PasswordRotationStaged');
+      if (
+        await patchSecret(client, secret, {
+          metadata: { annotations: { [PASSWORD_NEXT_REVISION_ANNOTATION]: step.token } },
+          stringData: { [PASSWORD_NEXT_KEY]: generatePassword() },
+        })
+      )
+        did('PasswordRotationStaged');
       break;
     case 'switch': {
       const next = secret.data?.[PASSWORD_NEXT_KEY];
       if (!next) break;
       // Copied as stored (base64): the password is never decoded here.
-      await patchSecret(client, secret, {
-        metadata: {
-          annotations: { [PASSWORD_REVISION_ANNOTATION]: step.token, [PASSWORD_NEXT_REVISION_ANNOTATION]: null },
-        },
-        data: { [KEYS.password]: next, [PASSWORD_NEXT_KEY]: null },
-      });
-      did('PasswordRotationSwitched');
+      if (
+        await patchSecret(client, secret, {
+          metadata: {
+            annotations: { [PASSWORD_REVISION_ANNOTATION]: step.token, [PASSWORD_NEXT_REVISION_ANNOTATION]: null },
+          },
+          data: { [KEYS.password]: next, [PASSWORD_NEXT_KEY]: null },
+        })
+      )
+        did('PasswordRotationSwitched');
       break;
     }
     case 'roll':
@@ -173,20 +177,32 @@ export async function rotateAppPassword(
     ...(completed !== undefined ? { completed } : {}),
     ...(phase !== undefined && step.kind !== 'complete' ? { phase, message: describeRotationStep(step) } : {}),
   };
-  // A phase newly entered on the cluster's side is said too (its own Events name the SQL).
-  if (phase !== undefined && phase !== before.phase && events.length === 0 && step.kind !== 'awaitAccount')
+  // A phase newly entered on the cluster's side is said too (its own Events name the SQL); this side's
+  // steps say themselves when they are taken.
+  if (phase !== undefined && phase !== before.phase && rotationActor(step) === 'cluster')
     events.push({ reason: `PasswordRotation${phase}`, message: describeRotationStep(step) });
   return { step, status, events };
 }
 
-async function patchSecret(client: KubeClient, secret: V1Secret, patch: Record<string, unknown>): Promise<void> {
+/**
+ * A compare-and-swap on the Secret as it was read; false when it changed since (a cache behind our own
+ * last write, or someone else's): nothing is overwritten, and the next pass judges what is there. This
+ * is what keeps a staged password that the account may already hold from ever being replaced.
+ */
+async function patchSecret(client: KubeClient, secret: V1Secret, patch: Record<string, unknown>): Promise<boolean> {
   const metadata = (patch.metadata ?? {}) as Record<string, unknown>;
-  await client.request({
-    method: HttpMethod.PATCH,
-    path: `/api/v1/namespaces/${secret.metadata?.namespace ?? ''}/secrets/${encodeURIComponent(secret.metadata?.name ?? '')}`,
-    body: JSON.stringify({ ...patch, metadata: { ...metadata, resourceVersion: secret.metadata?.resourceVersion } }),
-    headers: { 'Content-Type': PatchStrategy.MergePatch },
-  });
+  try {
+    await client.request({
+      method: HttpMethod.PATCH,
+      path: `/api/v1/namespaces/${secret.metadata?.namespace ?? ''}/secrets/${encodeURIComponent(secret.metadata?.name ?? '')}`,
+      body: JSON.stringify({ ...patch, metadata: { ...metadata, resourceVersion: secret.metadata?.resourceVersion } }),
+      headers: { 'Content-Type': PatchStrategy.MergePatch },
+    });
+    return true;
+  } catch (e) {
+    if (apiError(e).code === 409) return false;
+    throw e;
+  }
 }
 
 /**
