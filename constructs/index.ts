@@ -10,6 +10,10 @@ export {
   DATABASE_ENV,
   SYSTEM_SCHEMAS as MYSQL_SYSTEM_SCHEMAS,
   databaseBindingSecretName,
+  PASSWORD_NEXT_KEY,
+  PASSWORD_NEXT_REVISION_ANNOTATION,
+  PASSWORD_REVISION_ANNOTATION,
+  ROTATE_CREDENTIALS_ANNOTATION,
 } from './app/database.js';
 export type { DatabaseAccess } from './app/database.js';
 export { CustomResourceDefinition, Recon8sCrds, crdManifest, APPLYSET_PARENT_TYPE_LABEL } from './crd.js';

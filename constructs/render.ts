@@ -1,5 +1,6 @@
 import type { Construct } from 'constructs';
 import { App, markControlledScope } from './app/app.js';
+import { PASSWORD_REVISION_ANNOTATION } from './app/database.js';
 import type { AppSpec } from './app/spec.generated.js';
 import { APP } from './app/spec.js';
 import { MySQLClusterObjects } from './mysql/mysql-cluster-objects.js';
@@ -37,12 +38,19 @@ export type Recon8sResource = AppResource | MySQLClusterResource;
 export type { KubernetesObject } from './common/custom-resource.js';
 
 /** Every kind's definition and the construct that renders one resource of it: the registry of kinds. */
-type RenderOne = (chart: Construct, name: string, spec: unknown) => void;
+type RenderOne = (
+  chart: Construct,
+  name: string,
+  spec: unknown,
+  annotations: Readonly<Record<string, unknown>>,
+) => void;
 const CONSTRUCTS: ReadonlyMap<KindDefinition, RenderOne> = new Map<KindDefinition, RenderOne>([
   [
     APP,
-    (chart, name, spec) => {
-      new App(markControlledScope(chart), name, spec as AppSpec);
+    (chart, name, spec, annotations) => {
+      // The one annotation render reads: the password revision the controller sets during a rotation.
+      const revision = annotations[PASSWORD_REVISION_ANNOTATION];
+      new App(markControlledScope(chart, typeof revision === 'string' ? revision : undefined), name, spec as AppSpec);
     },
   ],
   [
@@ -66,7 +74,10 @@ export const KINDS: readonly KindDefinition[] = [...CONSTRUCTS.keys()];
  */
 export function render(resource: Recon8sResource): KubernetesObject[] {
   const { kind, name, namespace, spec } = identify(resource);
-  return synthesizeAlone(namespace, (chart) => CONSTRUCTS.get(kind)?.(chart, name, spec));
+  const annotations = resource.metadata.annotations;
+  return synthesizeAlone(namespace, (chart) =>
+    CONSTRUCTS.get(kind)?.(chart, name, spec, isPlainObject(annotations) ? annotations : {}),
+  );
 }
 
 function identify(resource: unknown): { kind: KindDefinition; name: string; namespace?: string; spec: unknown } {

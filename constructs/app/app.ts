@@ -11,7 +11,7 @@ import { resourceRequirements } from '../common/resources.js';
 import { containerSecurityContext, podSecurityContext, preferredAntiAffinity } from '../common/security.js';
 import { resolveSpec } from '../schema/kind.js';
 import { InvalidSpecError } from '../schema/validate.js';
-import { databaseEnv, databaseVolume, databaseVolumeMount } from './database.js';
+import { PASSWORD_REVISION_ANNOTATION, databaseEnv, databaseVolume, databaseVolumeMount } from './database.js';
 import { APP } from './spec.js';
 import type { AppSpec, ResolvedAppPort, ResolvedAppSpec, ResolvedEnvVar, ResolvedProbe } from './spec.generated.js';
 
@@ -28,10 +28,16 @@ const TMP_VOLUME = 'tmp';
  * have spec.database, whose account and Secret the controller makes.
  */
 const CONTROLLED_SCOPES = new WeakSet<Construct>();
+/** The password revision (PASSWORD_REVISION_ANNOTATION) of the App resource rendered in a scope. */
+const PASSWORD_REVISIONS = new WeakMap<Construct, string>();
 
-/** Marks a scope whose App is the controller's render of an App resource (see {@link App}). @internal */
-export function markControlledScope(scope: Construct): Construct {
+/**
+ * Marks a scope whose App is the controller's render of an App resource (see {@link App}), with the
+ * password revision the controller set on that resource (its pods roll when it changes). @internal
+ */
+export function markControlledScope(scope: Construct, passwordRevision?: string): Construct {
   CONTROLLED_SCOPES.add(scope);
+  if (passwordRevision !== undefined) PASSWORD_REVISIONS.set(scope, passwordRevision);
   return scope;
 }
 
@@ -77,7 +83,7 @@ export class App extends Construct {
     const metadata = (): k8s.ObjectMeta => objectMeta(id, spec);
     this.deployment = new k8s.KubeDeployment(this, 'deployment', {
       metadata: metadata(),
-      spec: deploymentSpec(id, spec, this.selector),
+      spec: deploymentSpec(id, spec, this.selector, spec.database ? PASSWORD_REVISIONS.get(scope) : undefined),
     });
     if (hasPorts(spec)) {
       this.service = new k8s.KubeService(this, 'service', {
@@ -128,6 +134,7 @@ function deploymentSpec(
   name: string,
   spec: ResolvedAppSpec,
   selector: Readonly<Record<string, string>>,
+  passwordRevision: string | undefined,
 ): k8s.DeploymentSpec {
   return {
     // With an autoscaler, replicas is the HPA's field: sending it would make every apply fight the HPA.
@@ -143,7 +150,12 @@ function deploymentSpec(
     template: {
       metadata: {
         labels: objectLabels({ name, instance: name }, spec.labels),
-        annotations: objectAnnotations(spec.annotations),
+        // A new password revision is a new template: the Deployment replaces every pod, and the new
+        // ones read the rotated password from the Secret.
+        annotations: objectAnnotations({
+          ...spec.annotations,
+          ...(passwordRevision === undefined ? {} : { [PASSWORD_REVISION_ANNOTATION]: passwordRevision }),
+        }),
       },
       spec: podSpec(name, spec, selector),
     },

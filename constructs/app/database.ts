@@ -33,6 +33,26 @@ export const BINDING_SECRET_KEYS = {
   ca: 'ca',
 } as const;
 
+/**
+ * A rotation's staged password in the binding Secret (`recon8s rotate-credentials app`): generated there
+ * before MySQL is told, so that no crash loses a password the account holds; gone once switched in.
+ */
+export const PASSWORD_NEXT_KEY = 'password-next';
+
+/** On the App: asks for a rotation of its database password (a token; a new token, a new rotation). */
+export const ROTATE_CREDENTIALS_ANNOTATION = 'recon8s.dev/rotate-credentials';
+
+/**
+ * On the App (set by the controller) and its pod template (copied by render): the revision of the
+ * password the pods are to start with, a hash of a rotation's token (never of a password). A new value
+ * rolls the pods, which then read the switched Secret. On the binding Secret: the token of the rotation
+ * whose password `password` holds.
+ */
+export const PASSWORD_REVISION_ANNOTATION = 'recon8s.dev/password-revision';
+
+/** On the binding Secret: the token of the rotation `password-next` was staged for. */
+export const PASSWORD_NEXT_REVISION_ANNOTATION = 'recon8s.dev/password-next-revision';
+
 /** The environment the App's container gets from a binding (the user's env may not use these names). */
 export const DATABASE_ENV = {
   host: 'DB_HOST',

@@ -635,6 +635,12 @@ export interface AppStatus {
    * @default - none
    */
   readonly binding?: AppBindingStatus;
+  /**
+   * The rotation of the database password (`recon8s rotate-credentials app`, the
+   * recon8s.dev/rotate-credentials annotation). Never holds a password.
+   * @default - none
+   */
+  readonly credentialRotation?: AppCredentialRotationStatus;
 }
 
 /** {@link AppStatus} with every default applied. */
@@ -647,6 +653,7 @@ export interface ResolvedAppStatus {
   readonly selector?: string;
   readonly endpoint?: string;
   readonly binding?: ResolvedAppBindingStatus;
+  readonly credentialRotation?: ResolvedAppCredentialRotationStatus;
 }
 
 /**
@@ -704,4 +711,47 @@ export interface AppBindingStatus {
 /** {@link AppBindingStatus} with every default applied. */
 export interface ResolvedAppBindingStatus {
   readonly name: string;
+}
+
+/**
+ * The rotation of the database password (`recon8s rotate-credentials app`, the
+ * recon8s.dev/rotate-credentials annotation). Never holds a password.
+ */
+export interface AppCredentialRotationStatus {
+  /**
+   * The token of the rotation asked for.
+   * @default - none
+   */
+  readonly requested?: string;
+  /**
+   * The token of the last rotation completed (the old password refused).
+   * @default - none
+   */
+  readonly completed?: string;
+  /**
+   * The phase of the rotation under way: Staging, Retaining, Switching, RollingPods, Discarding,
+   * Completing, Repairing or WaitingForAccount; absent when none is.
+   * @default - none
+   */
+  readonly phase?: string;
+  /**
+   * What is being done, or waited for.
+   * @default - none
+   */
+  readonly message?: string;
+  /**
+   * The password revision every pod of the App runs (all of them, terminating ones too), when they
+   * all run the one asked for.
+   * @default - none
+   */
+  readonly rolledRevision?: string;
+}
+
+/** {@link AppCredentialRotationStatus} with every default applied. */
+export interface ResolvedAppCredentialRotationStatus {
+  readonly requested?: string;
+  readonly completed?: string;
+  readonly phase?: string;
+  readonly message?: string;
+  readonly rolledRevision?: string;
 }

@@ -401,6 +401,32 @@ export const appStatus = s.object({
         properties: { name: s.required(s.string({ description: 'The Secret, in the namespace of the App.' })) },
       }),
     ),
+    credentialRotation: s.optional(
+      s.object({
+        typeName: 'AppCredentialRotationStatus',
+        description:
+          'The rotation of the database password (`recon8s rotate-credentials app`, the recon8s.dev/rotate-credentials annotation). Never holds a password.',
+        properties: {
+          requested: s.optional(s.string({ description: 'The token of the rotation asked for.' })),
+          completed: s.optional(
+            s.string({ description: 'The token of the last rotation completed (the old password refused).' }),
+          ),
+          phase: s.optional(
+            s.string({
+              description:
+                'The phase of the rotation under way: Staging, Retaining, Switching, RollingPods, Discarding, Completing, Repairing or WaitingForAccount; absent when none is.',
+            }),
+          ),
+          message: s.optional(s.string({ description: 'What is being done, or waited for.' })),
+          rolledRevision: s.optional(
+            s.string({
+              description:
+                'The password revision every pod of the App runs (all of them, terminating ones too), when they all run the one asked for.',
+            }),
+          ),
+        },
+      }),
+    ),
   },
 });
 

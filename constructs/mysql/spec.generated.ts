@@ -800,6 +800,17 @@ export interface MySQLAccountStatus {
    * @default - none
    */
   readonly message?: string;
+  /**
+   * The revision of the App's password the account holds (a rotation's token, or 0 for the first);
+   * absent when it is neither of the App Secret's.
+   * @default - none
+   */
+  readonly passwordRevision?: string;
+  /**
+   * The account also accepts a retained (old) password, during a rotation.
+   * @default - none
+   */
+  readonly retainsPassword?: boolean;
 }
 
 /** {@link MySQLAccountStatus} with every default applied. */
@@ -811,6 +822,8 @@ export interface ResolvedMySQLAccountStatus {
   readonly ready: boolean;
   readonly reason?: string;
   readonly message?: string;
+  readonly passwordRevision?: string;
+  readonly retainsPassword?: boolean;
 }
 
 /**

@@ -631,6 +631,15 @@ export const mysqlStatus = s.object({
             ready: s.required(s.boolean({ description: 'The account exists with exactly that access.' })),
             reason: s.optional(s.string({ description: 'Why not, in one word.' })),
             message: s.optional(s.string({ description: 'What was done, or why not.' })),
+            passwordRevision: s.optional(
+              s.string({
+                description:
+                  "The revision of the App's password the account holds (a rotation's token, or 0 for the first); absent when it is neither of the App Secret's.",
+              }),
+            ),
+            retainsPassword: s.optional(
+              s.boolean({ description: 'The account also accepts a retained (old) password, during a rotation.' }),
+            ),
           },
         }),
       }),

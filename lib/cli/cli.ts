@@ -26,6 +26,7 @@ import {
   switchoverCommand,
 } from './mysql-command.js';
 import { RENDER_USAGE, renderCommand } from './render-command.js';
+import { ROTATE_OPTIONS, ROTATE_USAGE, rotateCredentialsCommand } from './rotate-command.js';
 import { UsageError } from './usage-error.js';
 
 const BINLOG_FIND_OPTIONS = {
@@ -43,6 +44,8 @@ Commands:
   apply        apply resources and converge them once, without a running controller
   switchover   move the primary of a MySQLCluster (the controller performs it)
   status       print the topology of a MySQLCluster
+  rotate-credentials
+               rotate an App's database password without downtime (the controller performs it)
   backup       back a MySQLCluster up now (as its schedule would) and wait for it, or verify a
                backup by a restore (backup verify NAME [BACKUP])
   backups      list a MySQLCluster's backups and how far its binary-log archive reaches
@@ -61,6 +64,7 @@ const COMMAND_USAGE: Readonly<Record<string, string>> = {
   apply: APPLY_USAGE,
   switchover: SWITCHOVER_USAGE,
   status: STATUS_USAGE,
+  'rotate-credentials': ROTATE_USAGE,
   backup: `${BACKUP_USAGE}\n${VERIFY_USAGE}`,
   backups: BACKUPS_USAGE,
   binlog: `${BINLOG_USAGE}\n${BINLOG_FIND_USAGE}`,
@@ -188,6 +192,22 @@ export async function main(
         return command === 'switchover'
           ? await switchoverCommand({ name, ...values }, out, err)
           : await statusCommand({ name, namespace: values.namespace, kubeconfig: values.kubeconfig }, out, err);
+      }
+      case 'rotate-credentials': {
+        const { values, positionals } = parseArgs({
+          args: [...rest],
+          options: ROTATE_OPTIONS,
+          strict: true,
+          allowPositionals: true,
+        });
+        if (values.help) {
+          out.write(ROTATE_USAGE);
+          return 0;
+        }
+        const [kind, name, ...extra] = positionals;
+        if (!kind || !name || extra.length > 0)
+          throw new UsageError('rotate-credentials needs "app NAME"', ROTATE_USAGE);
+        return await rotateCredentialsCommand({ kind, name, ...values }, out, err);
       }
       case 'backup':
       case 'backups':

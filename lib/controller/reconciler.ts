@@ -165,7 +165,8 @@ export class Reconciler {
    * Remembers the version a write to `cr` returned, unless that version may hold a change this reconcile
    * did not see: another generation (a spec change: a write that changed nothing returns the latest
    * version, which may be someone else's) or a deletion. What else a version may hide (labels,
-   * annotations) render never reads, and the periodic resync looks again anyway.
+   * annotations) render never reads, but for an App's password revision, which only the controller
+   * writes, in a patch of its own whose event queues the App; the periodic resync looks again anyway.
    */
   private rememberOwnWrite(cr: CustomResource, result: unknown): void {
     const meta = (result as LiveObject | undefined)?.metadata;

@@ -1,16 +1,19 @@
 import { createHash } from 'node:crypto';
 import type { KubernetesObject } from '../../constructs/index.js';
+import { PASSWORD_REVISION_ANNOTATION } from '../../constructs/index.js';
 import type { CustomResource } from './status.js';
 
 /**
  * What render() made of one resource, remembered per uid: render() is a pure function of the apiVersion,
- * kind, namespace, name and spec, so the same inputs give the same objects (frozen: nothing downstream may
- * change them). A resync, an echo or a status change then costs a lookup, not a cdk8s synth.
+ * kind, namespace, name, spec and one annotation (an App's password revision, which rolls its pods in a
+ * password rotation), so the same inputs give the same objects (frozen: nothing downstream may change
+ * them). A resync, an echo or a status change then costs a lookup, not a cdk8s synth.
  *
  * The memo holds at most `capacity` resources; the least recently used go first (rendered again when
  * next reconciled). The inputs are recognised by the resource's generation, which the API server raises
- * on every change of anything but metadata and status, i.e. of the spec; without one (a fake), by a hash
- * of the inputs. Nothing of the inputs themselves is kept.
+ * on every change of anything but metadata and status, i.e. of the spec, together with that annotation
+ * (metadata: the generation does not move when it changes); without a generation (a fake), by a hash of
+ * the inputs. Nothing of the inputs themselves is kept.
  */
 export class RenderMemo<T = readonly KubernetesObject[]> {
   private readonly entries = new Map<string, { readonly inputs: string; readonly value: T }>();
@@ -43,8 +46,9 @@ export class RenderMemo<T = readonly KubernetesObject[]> {
 
 function inputsKey(cr: CustomResource): string {
   const generation = cr.metadata.generation;
-  if (typeof generation === 'number') return `${cr.apiVersion}#${generation}`;
+  const revision = cr.metadata.annotations?.[PASSWORD_REVISION_ANNOTATION] ?? '';
+  if (typeof generation === 'number') return `${cr.apiVersion}#${generation}#${revision}`;
   return createHash('sha256')
-    .update(JSON.stringify([cr.apiVersion, cr.kind, cr.metadata.namespace, cr.metadata.name, cr.spec]))
+    .update(JSON.stringify([cr.apiVersion, cr.kind, cr.metadata.namespace, cr.metadata.name, cr.spec, revision]))
     .digest('base64url');
 }

@@ -89,6 +89,18 @@ export class AccountSession {
         WHERE HOST = '%' AND (JSON_EXTRACT(ATTRIBUTE, '$.recon8s.app') IS NOT NULL${names.length ? ' OR USER IN (?)' : ''})`,
       names.length ? [names] : [],
     );
+    // A retained (secondary) password, from dual passwords (rotation.ts): only mysql.user says so.
+    const retaining = new Set(
+      users.length === 0
+        ? []
+        : (
+            await this.rows(
+              `SELECT User AS user FROM mysql.user
+                WHERE Host = '%' AND User IN (?) AND JSON_EXTRACT(User_attributes, '$.additional_password') IS NOT NULL`,
+              [users.map((u) => String(u.user))],
+            )
+          ).map((r) => String(r.user)),
+    );
     const accounts: ObservedAccount[] = [];
     for (const u of users) {
       const user = String(u.user);
@@ -120,7 +132,7 @@ export class AccountSession {
         if (r.g === 'YES') grantable.add(on);
       }
       for (const on of grantable) privileges.push({ on, privilege: 'GRANT OPTION' });
-      accounts.push({ user, ...marks, privileges });
+      accounts.push({ user, ...marks, retainsPassword: retaining.has(user), privileges });
     }
     return { databases: new Set(databases), accounts };
   }

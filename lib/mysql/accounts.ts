@@ -11,7 +11,12 @@
 //   (global, on another database, on a table, the grant option) is revoked.
 // - An owned account whose App no longer binds this cluster is dropped; one whose App's password is not
 //   known yet (its Secret not written yet) is kept as it is.
+// - Its password follows the App's Secret through rotation.ts's decision: during a rotation the account
+//   may hold the staged `password-next` (that is no drift), and a repair never discards a retained password
+//   pods may still log in with.
 import { createHash } from 'node:crypto';
+import type { AccountHolds, RotationFacts } from './rotation.js';
+import { decideRotation } from './rotation.js';
 
 export type DatabaseAccess = 'readWrite' | 'readOnly';
 
@@ -78,7 +83,14 @@ export interface AccountRequest {
   readonly access: DatabaseAccess;
   /** The App's password (from its Secret); undefined while the Secret is not written yet. */
   readonly password?: string;
+  /** A rotation's staged password (the Secret's `password-next`), when one is staged. */
+  readonly nextPassword?: string;
+  /** What the App and its Secret say of a rotation (staged: set exactly when nextPassword is). */
+  readonly rotation?: Omit<RotationFacts, 'account'>;
 }
+
+/** The revision of the first, generated password (a rotation's token names the others). */
+export const INITIAL_PASSWORD_REVISION = '0';
 
 /** One privilege an account holds. `on`: "*.*", "`<db pattern>`.*" or "`<db>`.`<table>`". */
 export interface HeldPrivilege {
@@ -92,6 +104,8 @@ export interface ObservedAccount {
   /** The App its attribute names; undefined: not recon8s's. */
   readonly app?: string;
   readonly fingerprint?: string;
+  /** Whether it has a retained (secondary) password (mysql.user's additional_password). */
+  readonly retainsPassword?: boolean;
   readonly privileges: readonly HeldPrivilege[];
 }
 
@@ -115,7 +129,12 @@ export type AccountStatement =
       readonly password: string;
       readonly app: string;
       readonly fingerprint: string;
+      /** RETAIN CURRENT PASSWORD: the password it replaces still logs in, until discarded. */
+      readonly retain: boolean;
+      /** Why (for Events): drift repaired, a rotation's new password, or the old one restored. */
+      readonly purpose: 'repair' | 'rotate' | 'restore';
     }
+  | { readonly type: 'discardOldPassword'; readonly user: string; readonly app: string; readonly rotation?: string }
   | { readonly type: 'grant'; readonly user: string; readonly on: string; readonly privileges: readonly string[] }
   | { readonly type: 'revoke'; readonly user: string; readonly on: string; readonly privileges: readonly string[] }
   | { readonly type: 'dropUser'; readonly user: string; readonly app: string };
@@ -126,6 +145,12 @@ export interface AccountOutcome {
   readonly user: string;
   readonly state: 'ready' | 'pending' | 'conflict';
   readonly message: string;
+  /**
+   * Once the statements ran: the revision of the Secret password the account's primary password is (a
+   * rotation's token, or INITIAL_PASSWORD_REVISION), and whether it retains another one. For the App's
+   * controller, which sees the account only through the cluster's status.
+   */
+  readonly password?: { readonly revision: string; readonly retains: boolean };
 }
 
 export interface AccountPlan {
@@ -181,10 +206,47 @@ export function planAccounts(requests: readonly AccountRequest[], observed: Obse
       databases.push({ type: 'createDatabase', database: r.database });
     }
     const fingerprint = passwordFingerprint(r.user, r.password);
+    const nextFingerprint = r.nextPassword === undefined ? undefined : passwordFingerprint(r.user, r.nextPassword);
+    const revision = r.rotation?.secretRevision ?? INITIAL_PASSWORD_REVISION;
+    const nextRevision = r.rotation?.staged ?? INITIAL_PASSWORD_REVISION;
+    let password = { revision, retains: false };
     if (!existing) {
       accounts.push({ type: 'createUser', user: r.user, password: r.password, app: r.app, fingerprint });
-    } else if (existing.fingerprint !== fingerprint) {
-      accounts.push({ type: 'setPassword', user: r.user, password: r.password, app: r.app, fingerprint });
+    } else {
+      const holds: AccountHolds =
+        existing.fingerprint === fingerprint
+          ? 'current'
+          : nextFingerprint !== undefined && existing.fingerprint === nextFingerprint
+            ? 'next'
+            : 'other';
+      const retains = existing.retainsPassword === true;
+      password = { revision: holds === 'next' ? nextRevision : holds === 'current' ? revision : '', retains };
+      const step = decideRotation({ ...r.rotation, account: { holds, retains } });
+      const set = { type: 'setPassword', user: r.user, app: r.app } as const;
+      if (step.kind === 'retain' && r.nextPassword !== undefined && nextFingerprint !== undefined) {
+        accounts.push({
+          ...set,
+          password: r.nextPassword,
+          fingerprint: nextFingerprint,
+          retain: true,
+          purpose: 'rotate',
+        });
+        password = { revision: nextRevision, retains: true };
+      } else if (step.kind === 'restore') {
+        accounts.push({ ...set, password: r.password, fingerprint, retain: true, purpose: 'restore' });
+        password = { revision, retains: true };
+      } else if (step.kind === 'repair') {
+        accounts.push({ ...set, password: r.password, fingerprint, retain: step.retain, purpose: 'repair' });
+        password = { revision, retains: retains || step.retain };
+      } else if (step.kind === 'discard') {
+        accounts.push({
+          type: 'discardOldPassword',
+          user: r.user,
+          app: r.app,
+          ...(step.token === undefined ? {} : { rotation: step.token }),
+        });
+        password = { ...password, retains: false };
+      }
     }
     const on = databaseLevel(r.database);
     const wanted = ACCESS_PRIVILEGES[r.access];
@@ -203,6 +265,7 @@ export function planAccounts(requests: readonly AccountRequest[], observed: Obse
       user: r.user,
       state: 'ready',
       message: `account ${r.user} has ${r.access} access to database ${r.database}`,
+      ...(password.revision === '' ? {} : { password }),
     });
   }
 
@@ -226,10 +289,13 @@ export function statementSql(s: AccountStatement): { readonly sql: string; reado
         values: [s.user, s.password, attribute(s.app, s.fingerprint)],
       };
     case 'setPassword':
+      // Without RETAIN, MySQL keeps a secondary password as it is (it never discards one by itself).
       return {
-        sql: "ALTER USER ?@'%' IDENTIFIED BY ? ATTRIBUTE ?",
+        sql: `ALTER USER ?@'%' IDENTIFIED BY ?${s.retain ? ' RETAIN CURRENT PASSWORD' : ''} ATTRIBUTE ?`,
         values: [s.user, s.password, attribute(s.app, s.fingerprint)],
       };
+    case 'discardOldPassword':
+      return { sql: "ALTER USER ?@'%' DISCARD OLD PASSWORD", values: [s.user] };
     case 'grant':
       return { sql: `GRANT ${s.privileges.join(', ')} ON ${s.on} TO ?@'%'`, values: [s.user] };
     case 'revoke':
@@ -252,12 +318,27 @@ export function describeStatement(s: AccountStatement): string {
     case 'createUser':
       return `created account ${s.user} for App ${s.app}`;
     case 'setPassword':
-      return `set the password of account ${s.user} to the one in App ${s.app}'s Secret`;
+      return describeSetPassword(s);
+    case 'discardOldPassword':
+      return s.rotation === undefined
+        ? `discarded a retained password of account ${s.user} that recon8s did not leave`
+        : `discarded the old password of account ${s.user}: every pod of App ${s.app} runs with the new one`;
     case 'grant':
       return `granted ${s.privileges.join(', ')} on ${s.on} to ${s.user}`;
     case 'revoke':
       return `revoked ${s.privileges.join(', ')} on ${s.on} from ${s.user}`;
     case 'dropUser':
       return `dropped account ${s.user}: App ${s.app} no longer binds this cluster`;
+  }
+}
+
+function describeSetPassword(s: Extract<AccountStatement, { type: 'setPassword' }>): string {
+  switch (s.purpose) {
+    case 'rotate':
+      return `set the new password of account ${s.user} (App ${s.app}'s password-next), the current one retained`;
+    case 'restore':
+      return `set the password of account ${s.user} to the one in App ${s.app}'s Secret again, the new one retained (its retained password had been discarded)`;
+    case 'repair':
+      return `set the password of account ${s.user} to the one in App ${s.app}'s Secret${s.retain ? ', the present one retained until every pod is rolled' : ''}`;
   }
 }

@@ -377,6 +377,82 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
     sql(primary, `DROP USER '${user}'@'%'; DROP DATABASE shopX1`);
   });
 
+  it("rotates a bound App's password with dual passwords while its clients log in afresh every 20 ms: no failed login or query, and the old password refused after", async function () {
+    this.timeout(10 * 60_000);
+    // Alone (--grep): the primary only, writable without waiting for a replica's acknowledgement.
+    const answers = (m: SandboxMember): boolean => {
+      try {
+        return m.sql('SELECT 1').ok;
+      } catch {
+        return false; // not started
+      }
+    };
+    if (!answers(primary)) {
+      primary.start();
+      await alive(primary);
+      controllerSql(
+        primary,
+        'SET GLOBAL rpl_semi_sync_source_enabled = OFF; SET GLOBAL super_read_only = OFF; SET GLOBAL read_only = OFF;',
+      );
+    }
+    const serving = members.filter(answers);
+    const user = accountName('shop', 'rotating');
+    sql(primary, 'CREATE DATABASE IF NOT EXISTS rot; CREATE TABLE IF NOT EXISTS rot.rotation_probe (id INT)');
+    const refused = () => serving.reduce((n, m) => n + Number(sql(m, REFUSED_LOGINS_SQL) || 0), 0);
+    const refusedBefore = refused();
+    // support/rotation-client.ts: the controllers' steps, chosen by their decisions, against the real
+    // primary, with the Secret and the pods modelled; two rotations in a row.
+    const r = sandbox.inNetwork(
+      [process.execPath, '--import', 'tsx', new URL('./support/rotation-client.ts', import.meta.url).pathname],
+      JSON.stringify({
+        primary: address(0),
+        replicas: serving.filter((m) => m !== primary).map((m) => address(m.ordinal)),
+        rootPassword: ROOT_PASSWORD,
+        ca: sandbox.ca.certPem,
+        app: 'shop/rotating',
+        user,
+        database: 'rot',
+        pods: 3,
+        podReplaceMs: 300,
+        intervalMs: 20,
+        tokens: ['T1', 'T2'],
+      }),
+    );
+    assert.ok(r.ok, `rotation-client failed: ${r.stdout} ${r.stderr}`);
+    const out = JSON.parse(r.stdout) as {
+      tally: { logins: number; queries: number; failedLogins: number; failedQueries: number; errors: object };
+      rotations: {
+        token: string;
+        completed: boolean;
+        ms: number;
+        phasesMs: Record<string, number>;
+        steps: string[];
+        oldPasswordOnEachMember: Record<string, string>;
+        newPasswordOnPrimary: string;
+      }[];
+    };
+    const refusedAfter = refused();
+    console.log(
+      `      rotation figures: ${JSON.stringify({ ...out, refusedLoginsOnTheMembers: refusedAfter - refusedBefore })}`,
+    );
+    assert.equal(out.tally.failedLogins, 0, JSON.stringify(out.tally));
+    assert.equal(out.tally.failedQueries, 0, JSON.stringify(out.tally));
+    assert.ok(out.tally.queries > 100, JSON.stringify(out.tally));
+    for (const rotation of out.rotations) {
+      assert.ok(rotation.completed, JSON.stringify(rotation));
+      assert.deepEqual(
+        rotation.steps.filter((s, i, all) => s !== all[i - 1]),
+        ['stage', 'setPassword', 'switch', 'roll', 'awaitPods', 'discardOldPassword', 'complete'],
+      );
+      for (const [member, outcome] of Object.entries(rotation.oldPasswordOnEachMember))
+        assert.equal(outcome, 'ER_ACCESS_DENIED_ERROR', `the old password on ${member}`);
+      assert.equal(rotation.newPasswordOnPrimary, 'ok');
+    }
+    // The only logins the members refused are the checks of the old passwords (one per member per rotation).
+    assert.equal(refusedAfter - refusedBefore, serving.length * out.rotations.length);
+    sql(primary, `DROP USER '${user}'@'%'; DROP DATABASE rot`);
+  });
+
   it('probes liveness without a failed login: neither Aborted_connects nor refused logins move, where the old probe moved both', () => {
     const aborted = (m: SandboxMember) =>
       Number(

@@ -127,6 +127,7 @@ describe('App database accounts', () => {
           user: USER,
           state: 'ready',
           message: `account ${USER} has readWrite access to database shop`,
+          password: { revision: '0', retains: false },
         },
       ]);
     });
@@ -150,6 +151,98 @@ describe('App database accounts', () => {
     it('a password that is not the Secret one is set again (the App recreated with a new Secret)', () => {
       assert.deepEqual(kinds([request()], server([owned({ fingerprint: 'other' })])), ['setPassword']);
       assert.deepEqual(kinds([request()], server([owned({ fingerprint: undefined })])), ['setPassword']);
+    });
+
+    describe("during a password rotation (the decision is rotation.ts's; here: the statements and what is reported)", () => {
+      const NEXT = 'n3xt-random-192-bits-base64url-x';
+      const staged = (o: Partial<AccountRequest> = {}): AccountRequest =>
+        request({ nextPassword: NEXT, rotation: { requested: 'T1', staged: 'T1' }, ...o });
+      const holdingNext = (o: Partial<ObservedAccount> = {}) =>
+        owned({ fingerprint: passwordFingerprint(USER, NEXT), retainsPassword: true, ...o });
+
+      it('staged: the new password is set with the current one retained, in one statement naming its fingerprint', () => {
+        const plan = planAccounts([staged()], server([owned()]));
+        assert.deepEqual(plan.statements, [
+          {
+            type: 'setPassword',
+            user: USER,
+            app: 'shop/web',
+            password: NEXT,
+            fingerprint: passwordFingerprint(USER, NEXT),
+            retain: true,
+            purpose: 'rotate',
+          },
+        ]);
+        const sql = statementSql(plan.statements[0] as never);
+        assert.equal(sql.sql, "ALTER USER ?@'%' IDENTIFIED BY ? RETAIN CURRENT PASSWORD ATTRIBUTE ?");
+        assert.ok(!sql.sql.includes(NEXT));
+        assert.ok(!describeStatement(plan.statements[0] as never).includes(NEXT));
+        assert.deepEqual(plan.outcomes[0]?.password, { revision: 'T1', retains: true });
+      });
+
+      it('the account on the staged password with the old one retained is no drift: nothing is set back (the bug a plain repair had)', () => {
+        const plan = planAccounts([staged()], server([holdingNext()]));
+        assert.deepEqual(plan.statements, []);
+        assert.deepEqual(plan.outcomes[0]?.password, { revision: 'T1', retains: true });
+      });
+
+      it('switched, pods rolling: nothing is discarded; rolled: the old password is discarded', () => {
+        const switched = (rolledRevision?: string): AccountRequest =>
+          request({
+            password: NEXT,
+            rotation: {
+              requested: 'T1',
+              secretRevision: 'T1',
+              rollRevision: 'T1',
+              ...(rolledRevision ? { rolledRevision } : {}),
+            },
+          });
+        assert.deepEqual(kinds([switched()], server([holdingNext()])), []);
+        const plan = planAccounts([switched('T1')], server([holdingNext()]));
+        assert.deepEqual(plan.statements, [
+          { type: 'discardOldPassword', user: USER, app: 'shop/web', rotation: 'T1' },
+        ]);
+        assert.equal(statementSql(plan.statements[0] as never).sql, "ALTER USER ?@'%' DISCARD OLD PASSWORD");
+        assert.deepEqual(plan.outcomes[0]?.password, { revision: 'T1', retains: false });
+      });
+
+      it('drift after the switch is repaired with the present password retained, so pods not rolled yet keep logging in', () => {
+        const switched = request({ password: NEXT, rotation: { requested: 'T1', secretRevision: 'T1' } });
+        const plan = planAccounts([switched], server([owned({ retainsPassword: false })]));
+        assert.deepEqual(
+          plan.statements.map((s) => (s.type === 'setPassword' ? [s.type, s.retain, s.purpose] : [s.type])),
+          [['setPassword', true, 'repair']],
+        );
+      });
+
+      it('drift before the switch sets the password the pods use, keeping any retained one (a plain ALTER keeps it)', () => {
+        const plan = planAccounts([staged()], server([owned({ fingerprint: 'x', retainsPassword: true })]));
+        assert.deepEqual(
+          plan.statements.map((s) => (s.type === 'setPassword' ? [s.password, s.retain] : [s.type])),
+          [[PASSWORD, false]],
+        );
+      });
+
+      it('the old password discarded by hand before the switch: set again, the new one retained', () => {
+        const plan = planAccounts([staged()], server([holdingNext({ retainsPassword: false })]));
+        assert.deepEqual(
+          plan.statements.map((s) => (s.type === 'setPassword' ? [s.password, s.retain, s.purpose] : [s.type])),
+          [[PASSWORD, true, 'restore']],
+        );
+      });
+
+      it('outside a rotation: a secondary password recon8s did not leave is discarded; drift is set plainly, as before', () => {
+        assert.deepEqual(planAccounts([request()], server([owned({ retainsPassword: true })])).statements, [
+          { type: 'discardOldPassword', user: USER, app: 'shop/web' },
+        ]);
+        const drift = planAccounts([request()], server([owned({ fingerprint: 'x' })])).statements[0];
+        assert.ok(drift?.type === 'setPassword' && !drift.retain && drift.purpose === 'repair');
+        assert.equal(statementSql(drift).sql, "ALTER USER ?@'%' IDENTIFIED BY ? ATTRIBUTE ?");
+        assert.deepEqual(planAccounts([request()], server([owned()])).outcomes[0]?.password, {
+          revision: '0',
+          retains: false,
+        });
+      });
     });
 
     it('readWrite to readOnly: the write privileges are revoked, nothing granted', () => {

@@ -6,7 +6,7 @@ import type { KubeClient } from '../../lib/kube/index.js';
 import { KubeApiError } from '../../lib/kube/errors.js';
 import { silentLogger } from '../../lib/observability/logger.js';
 import type { AccountStatement, ObservedServer } from '../../lib/mysql/accounts.js';
-import { accountName } from '../../lib/mysql/accounts.js';
+import { accountName, passwordFingerprint } from '../../lib/mysql/accounts.js';
 import type { AccountActions, PrimaryView } from '../../lib/controller/mysql-cluster/app-accounts.js';
 import { createAppAccounts, primaryView } from '../../lib/controller/mysql-cluster/app-accounts.js';
 import type { ManageContext, ResourceLookup } from '../../lib/controller/kind-controller.js';
@@ -95,6 +95,54 @@ const secrets = {
 const empty: ObservedServer = { databases: new Set(), accounts: [] };
 
 describe('App accounts loop (cluster manager)', () => {
+  it("takes the cluster's steps of a rotation: the staged password set with the current one retained, reported by revision, and looks again on every pass while it is under way", async () => {
+    let t = 0;
+    const user = accountName(NS, 'web');
+    const NEXT = 'next-password-0123456789abcdefghij';
+    const observed: ObservedServer = {
+      databases: new Set(['shop']),
+      accounts: [
+        {
+          user,
+          app: `${NS}/web`,
+          fingerprint: passwordFingerprint(user, APP_PASSWORD),
+          retainsPassword: false,
+          privileges: ['SELECT', 'INSERT', 'UPDATE', 'DELETE', 'CREATE', 'ALTER', 'INDEX', 'DROP', 'REFERENCES']
+            .concat(['CREATE TEMPORARY TABLES', 'LOCK TABLES', 'EXECUTE', 'CREATE VIEW', 'SHOW VIEW', 'TRIGGER'])
+            .map((privilege) => ({ on: '`shop`.*', privilege })),
+        },
+      ],
+    };
+    const fake = fakeSession({ observed });
+    const accounts = createAppAccounts({ open: fake.open, now: () => t });
+    const web = app(
+      'web',
+      { cluster: 'db', name: 'shop', access: 'readWrite' },
+      { annotations: { 'recon8s.dev/rotate-credentials': 'T1' } },
+    );
+    const staged = {
+      ...secrets,
+      'web-db': { data: { password: b64(APP_PASSWORD), 'password-next': b64(NEXT) }, owner: 'web-uid' },
+    };
+    // The fake client has no annotations: a password-next without its token is the rotation asked for.
+    const r = await accounts.sync(ctx([web], fakeClient(staged)), PRIMARY);
+    assert.deepEqual(
+      fake.runs.map((s) => (s.type === 'setPassword' ? [s.type, s.retain, s.purpose, s.password === NEXT] : [s.type])),
+      [['setPassword', true, 'rotate', true]],
+    );
+    assert.equal(r.accounts?.[0]?.passwordRevision, 'T1');
+    assert.equal(r.accounts?.[0]?.retainsPassword, true);
+    assert.deepEqual(
+      r.events.map((e) => e.reason),
+      ['AccountPasswordRetained'],
+    );
+    assert.ok(!JSON.stringify(r).includes(NEXT));
+    // Still under way: the next pass goes to the primary again (nothing memoized as settled).
+    t += 1000;
+    await accounts.sync(ctx([web], fakeClient(staged)), PRIMARY);
+    assert.equal(fake.opened(), 2);
+  });
+
   it('makes the account of a bound App on a writable primary and reports it ready, with Events that hold no password', async () => {
     let t = 0;
     const fake = fakeSession({ observed: empty });
@@ -113,6 +161,8 @@ describe('App accounts loop (cluster manager)', () => {
         access: 'readWrite',
         ready: true,
         message: `account ${accountName(NS, 'web')} has readWrite access to database shop`,
+        passwordRevision: '0',
+        retainsPassword: false,
       },
     ]);
     assert.deepEqual(

@@ -491,6 +491,22 @@ describe('remembering renders', () => {
     assert.equal(memo.get(cr('a', 2), make), 5, 'forgotten with the resource');
   });
 
+  it("renders again when an App's password revision changes, though the generation does not (a rotation rolls the pods)", () => {
+    const memo = new RenderMemo<number>();
+    let renders = 0;
+    const make = (): number => ++renders;
+    const revised = (revision: string, generation?: number): CustomResource => {
+      const base = cr('r', generation);
+      return { ...base, metadata: { ...base.metadata, annotations: { 'recon8s.dev/password-revision': revision } } };
+    };
+    assert.equal(memo.get(cr('r', 3), make), 1);
+    assert.equal(memo.get(revised('abc', 3), make), 2, 'revision set');
+    assert.equal(memo.get(revised('abc', 3), make), 2, 'same revision');
+    assert.equal(memo.get(revised('def', 3), make), 3, 'new revision');
+    assert.equal(memo.get(revised('def'), make), 4, 'without a generation: the revision is an input');
+    assert.equal(memo.get(revised('xyz'), make), 5);
+  });
+
   it('holds at most its capacity, dropping the least recently used first', () => {
     const memo = new RenderMemo<string>(2);
     memo.get(cr('a', 1), () => 'a');

@@ -8,6 +8,8 @@ import type { KindController } from '../kind-controller.js';
 import type { CustomResource, LiveLookup, ObservedState } from '../status.js';
 import { compact, controlledBy, find, podsControlledBy, selectorString, serviceEndpoint } from '../status.js';
 import { observeBinding, prepareBinding } from './database-binding.js';
+import type { CredentialRotationStatus } from './password-rotation.js';
+import { rolledRevision } from './password-rotation.js';
 
 /**
  * An App's pods carry these labels (the MySQL pods, an `app.kubernetes.io/component`, which an App's
@@ -72,9 +74,19 @@ export const APP_CONTROLLER: KindController = {
   observe: (cr, rendered, live, prepared, pods) => {
     const observed = observeApp(cr, rendered, live, pods);
     const binding = observeBinding(prepared.facts);
+    // A rotation waits for every pod to run the new password's template: said here, from the pods.
+    const rotation = binding.fields.credentialRotation as CredentialRotationStatus | undefined;
+    const deployment = find(rendered, 'Deployment');
+    const rolled = rotation
+      ? rolledRevision(cr, deployment && live('apps/v1', 'Deployment', deployment.metadata.name), observed.pods ?? [])
+      : undefined;
     return {
       ...observed,
-      fields: { ...observed.fields, ...binding.fields },
+      fields: {
+        ...observed.fields,
+        ...binding.fields,
+        ...(rotation ? { credentialRotation: { ...rotation, ...(rolled ? { rolledRevision: rolled } : {}) } } : {}),
+      },
       conditions: [...observed.conditions, ...binding.conditions],
     };
   },

@@ -19,6 +19,8 @@ import type { InstallFacts, Preparation, Problem, ResourceLookup, SecretLookup }
 import { readSecret } from '../mysql-cluster/credentials.js';
 import type { CustomResource } from '../status.js';
 import { controllerReference } from '../status.js';
+import type { CredentialRotationStatus } from './password-rotation.js';
+import { rotateAppPassword, rotationStatusOf } from './password-rotation.js';
 
 /** The facts prepare() hands to observe(). */
 export const BINDING_FACTS = {
@@ -26,6 +28,8 @@ export const BINDING_FACTS = {
   status: 'databaseStatus',
   reason: 'databaseReason',
   message: 'databaseMessage',
+  /** status.credentialRotation, as JSON (password-rotation.ts). */
+  rotation: 'databaseRotation',
 } as const;
 
 /** The binding Secret's data other than the password: what the App's spec and name determine. */
@@ -68,6 +72,14 @@ export async function prepareBinding(
   const problems: Problem[] = [];
   const events: { reason: string; message: string }[] = [];
   const facts: Record<string, string> = { [BINDING_FACTS.secret]: secretName };
+  // What the status said of rotations is said again until a rotation step says more (a status write
+  // that left it out would forget which rotation completed).
+  const carried = rotationStatusOf(cr);
+  if (carried.requested !== undefined || carried.completed !== undefined)
+    facts[BINDING_FACTS.rotation] = JSON.stringify({
+      ...(carried.requested !== undefined ? { requested: carried.requested } : {}),
+      ...(carried.completed !== undefined ? { completed: carried.completed } : {}),
+    });
   const notReady = (reason: string, message: string): Preparation => ({
     problems,
     events,
@@ -80,6 +92,7 @@ export async function prepareBinding(
   });
 
   const read: SecretLookup = secrets ?? ((ns, n) => readSecret(client, ns, n));
+  let secret: V1Secret | undefined;
   try {
     // The CA that verifies the cluster's members (status.tlsSecretName's ca.crt), for the App's clients.
     const tlsSecretName = (
@@ -87,7 +100,7 @@ export async function prepareBinding(
     )?.tlsSecretName;
     const caData = tlsSecretName ? (await read(namespace, tlsSecretName))?.data?.['ca.crt'] : undefined;
     const caPem = caData ? Buffer.from(caData, 'base64').toString('utf8') : undefined;
-    const secret = await read(namespace, secretName);
+    secret = await read(namespace, secretName);
     if (!secret) {
       if (await createSecret(client, cr, secretName, bindingData(namespace, name, database, caPem)))
         events.push({
@@ -99,7 +112,8 @@ export async function prepareBinding(
       problems.push({ reason: 'DatabaseSecretConflict', message });
       return notReady('SecretConflict', message);
     } else {
-      await updateSecret(client, secret, bindingData(namespace, name, database, caPem));
+      // Written just now: its resourceVersion is gone, so a rotation step waits for the next pass.
+      if (await updateSecret(client, secret, bindingData(namespace, name, database, caPem))) secret = undefined;
     }
   } catch (e) {
     if (apiError(e).code !== 403) throw e;
@@ -118,6 +132,15 @@ export async function prepareBinding(
   const account = ((cluster.status ?? {}) as Pick<MySQLClusterStatus, 'accounts'>).accounts?.find(
     (a) => a.app === name,
   );
+  // A rotation's step, when it is the App's (the Secret, the pod template, the status): the Secret read
+  // above, which this App owns (a new one has no rotation to take part in yet).
+  let rotating: string | undefined;
+  if (secret) {
+    const rotation = await rotateAppPassword(client, cr, secret, account);
+    facts[BINDING_FACTS.rotation] = JSON.stringify(rotation.status);
+    events.push(...rotation.events);
+    rotating = rotation.status.message;
+  }
   if (!account)
     return notReady(
       'AccountPending',
@@ -129,7 +152,7 @@ export async function prepareBinding(
     return notReady(account.reason ?? 'AccountPending', account.message ?? 'the account is not ready');
   }
   const current = (cr.status?.conditions ?? []).find((c) => c.type === 'DatabaseReady');
-  const message = `account ${account.user} has ${database.access ?? 'readWrite'} access to database ${database.name} of MySQLCluster ${database.cluster}`;
+  const message = `account ${account.user} has ${database.access ?? 'readWrite'} access to database ${database.name} of MySQLCluster ${database.cluster}${rotating ? `; password rotation in progress: ${rotating}` : ''}`;
   if (current?.status !== 'True') events.push({ reason: 'DatabaseAccountReady', message });
   return {
     problems,
@@ -150,8 +173,15 @@ export function observeBinding(facts: Readonly<Record<string, string>> | undefin
 } {
   const secret = facts?.[BINDING_FACTS.secret];
   if (!secret) return { fields: {}, conditions: [] };
+  const parsed = facts[BINDING_FACTS.rotation];
+  // Nothing to say before the first rotation is asked for: no empty object in every App's status.
+  const rotation = parsed ? (JSON.parse(parsed) as CredentialRotationStatus) : undefined;
+  const said = rotation !== undefined && Object.keys(rotation).length > 0;
   return {
-    fields: { binding: { name: secret } },
+    fields: {
+      binding: { name: secret },
+      ...(said ? { credentialRotation: rotation } : {}),
+    },
     conditions: [
       {
         type: 'DatabaseReady',
@@ -211,13 +241,13 @@ async function createSecret(
 }
 
 /** The keys the spec determines, when they differ (the database or cluster changed); the password stays. */
-async function updateSecret(client: KubeClient, secret: V1Secret, data: Record<string, string>): Promise<void> {
+async function updateSecret(client: KubeClient, secret: V1Secret, data: Record<string, string>): Promise<boolean> {
   const current = secret.data ?? {};
   const changed = Object.entries(data).filter(
     ([k, v]) => Buffer.from(current[k] ?? '', 'base64').toString('utf8') !== v,
   );
   const noPassword = !current[KEYS.password];
-  if (changed.length === 0 && !noPassword) return;
+  if (changed.length === 0 && !noPassword) return false;
   await client.request({
     method: HttpMethod.PATCH,
     path: `/api/v1/namespaces/${secret.metadata?.namespace ?? ''}/secrets/${encodeURIComponent(secret.metadata?.name ?? '')}`,
@@ -228,4 +258,5 @@ async function updateSecret(client: KubeClient, secret: V1Secret, data: Record<s
     }),
     headers: { 'Content-Type': PatchStrategy.MergePatch },
   });
+  return true;
 }

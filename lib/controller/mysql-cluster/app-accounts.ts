@@ -15,9 +15,14 @@ import {
   MYSQL_PORT,
   MYSQL_SECRET_KEYS,
   MYSQL_SYSTEM_SCHEMAS,
+  PASSWORD_NEXT_KEY,
+  PASSWORD_REVISION_ANNOTATION,
+  ROTATE_CREDENTIALS_ANNOTATION,
   databaseBindingSecretName,
   mysqlClusterNames,
 } from '../../../constructs/index.js';
+import { rotationFactsOf, rotationStatusOf } from '../app/password-rotation.js';
+import { rotationInFlight } from '../../mysql/rotation.js';
 import type { AccountStatement, AccountRequest, DatabaseAccess } from '../../mysql/accounts.js';
 import { accountName, describeStatement, planAccounts } from '../../mysql/accounts.js';
 import type { AccountAdminOptions } from '../../mysql/account-sql.js';
@@ -126,7 +131,16 @@ export function createAppAccounts(opts: AppAccountsOptions = {}) {
       .sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
     const key = JSON.stringify([
       primary?.name,
-      bound.map((a) => [a.metadata.name, a.metadata.uid, databaseOf(a)?.name, databaseOf(a)?.access]),
+      bound.map((a) => [
+        a.metadata.name,
+        a.metadata.uid,
+        databaseOf(a)?.name,
+        databaseOf(a)?.access,
+        // A rotation's facts on the App (its Secret's are looked at on every pass while one is under way).
+        a.metadata.annotations?.[ROTATE_CREDENTIALS_ANNOTATION],
+        a.metadata.annotations?.[PASSWORD_REVISION_ANNOTATION],
+        rotationStatusOf(a),
+      ]),
     ]);
     if (last && last.key === key && last.settled && now() - last.at < RESYNC_MS)
       return { accounts: last.accounts, events: [] };
@@ -185,12 +199,17 @@ export function createAppAccounts(opts: AppAccountsOptions = {}) {
       const secret = await read(namespace, databaseBindingSecretName(a.metadata.name));
       const owned = secret?.metadata?.ownerReferences?.some((r) => r.controller && r.uid === a.metadata.uid);
       const password = owned ? decode(secret?.data?.[DATABASE_BINDING_SECRET_KEYS.password]) : undefined;
+      const nextPassword = owned ? decode(secret?.data?.[PASSWORD_NEXT_KEY]) : undefined;
       requests.push({
         app: `${namespace}/${a.metadata.name}`,
         user: accountName(namespace, a.metadata.name),
         database: db.name,
         access: (db.access ?? 'readWrite') as DatabaseAccess,
         ...(password ? { password } : {}),
+        // The rotation (rotation.ts decides; the SQL steps are this side's): the staged password, and
+        // what the App and its Secret say.
+        ...(password && secret && nextPassword ? { nextPassword } : {}),
+        ...(password && secret ? { rotation: rotationFactsOf(a, secret) } : {}),
       });
     }
 
@@ -232,7 +251,14 @@ export function createAppAccounts(opts: AppAccountsOptions = {}) {
         const base = app ? statusOf(app, true, '', o.message) : { app: o.app, user: o.user, ready: true };
         const failure = failed.get(o.user);
         if (failure) return { ...base, ready: false, reason: 'Failed', message: failure };
-        if (o.state === 'ready') return { ...base, ready: true, message: o.message };
+        if (o.state === 'ready')
+          return {
+            ...base,
+            ready: true,
+            message: o.message,
+            // What the App's side of a rotation reads of the account (never a password: a revision token).
+            ...(o.password ? { passwordRevision: o.password.revision, retainsPassword: o.password.retains } : {}),
+          };
         return {
           ...base,
           ready: false,
@@ -242,7 +268,14 @@ export function createAppAccounts(opts: AppAccountsOptions = {}) {
       }),
       ...invalidStatus,
     ].sort((a, b) => a.app.localeCompare(b.app));
-    remember({ key, at: now(), settled: accounts.every((a) => a.ready || a.reason === 'Conflict'), accounts });
+    // While a rotation is under way every pass looks again: its next step may be this side's.
+    const rotating = requests.some((r) => r.rotation !== undefined && rotationInFlight(r.rotation) !== undefined);
+    remember({
+      key,
+      at: now(),
+      settled: !rotating && accounts.every((a) => a.ready || a.reason === 'Conflict'),
+      accounts,
+    });
     return { ...(accounts.length > 0 ? { accounts } : {}), events };
   }
 }
@@ -271,7 +304,9 @@ function eventReason(s: AccountStatement): string {
     case 'createUser':
       return 'AccountCreated';
     case 'setPassword':
-      return 'AccountPasswordSet';
+      return s.purpose === 'repair' ? 'AccountPasswordSet' : 'AccountPasswordRetained';
+    case 'discardOldPassword':
+      return 'AccountOldPasswordDiscarded';
     case 'grant':
     case 'revoke':
       return 'AccountGrantsChanged';

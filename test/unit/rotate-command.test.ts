@@ -1,0 +1,81 @@
+// `recon8s rotate-credentials app NAME` (lib/cli/rotate-command.ts): what it refuses before any request,
+// the token it records, and what --wait prints of the App's status (never a password: it has none).
+import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
+import { main } from '../../lib/cli/cli.js';
+import { rotationProgress, rotationRefusal, rotationToken } from '../../lib/cli/rotate-command.js';
+
+function sink(): { stream: Writable; text: () => string } {
+  const chunks: string[] = [];
+  return {
+    stream: new Writable({
+      write(chunk: Buffer, _enc, done) {
+        chunks.push(String(chunk));
+        done();
+      },
+    }),
+    text: () => chunks.join(''),
+  };
+}
+
+describe('recon8s rotate-credentials (App)', () => {
+  it('refuses a command line that is not "app NAME", and the cluster accounts (not yet), before any request', async () => {
+    for (const [args, message] of [
+      [['rotate-credentials'], /needs "app NAME"/],
+      [['rotate-credentials', 'app'], /needs "app NAME"/],
+      [['rotate-credentials', 'app', 'a', 'b'], /needs "app NAME"/],
+      [['rotate-credentials', 'secret', 'web'], /takes "app NAME", got "secret"/],
+      [['rotate-credentials', 'mysqlcluster', 'db'], /not rotated yet: only an App's/],
+      [['rotate-credentials', 'app', 'web', '--timeout', 'soon'], /timeout|duration/i],
+    ] as const) {
+      const out = sink();
+      const err = sink();
+      assert.equal(await main([...args], out.stream, err.stream), 2, args.join(' '));
+      assert.match(err.text(), message, args.join(' '));
+      assert.match(err.text(), /Usage: recon8s rotate-credentials app NAME/);
+    }
+  });
+
+  it('prints its usage with --help and through "recon8s help rotate-credentials"', async () => {
+    for (const args of [
+      ['rotate-credentials', '--help'],
+      ['help', 'rotate-credentials'],
+    ]) {
+      const out = sink();
+      assert.equal(await main(args, out.stream, sink().stream), 0);
+      assert.match(out.text(), /Usage: recon8s rotate-credentials app NAME/);
+    }
+  });
+
+  it('a token is the time and random digits: new for each request, sortable, a valid annotation value', () => {
+    const t = rotationToken(new Date('2026-11-27T05:00:01.234Z'), () => 'a1b2c3');
+    assert.equal(t, '2026-11-27t050001234z-a1b2c3');
+    assert.notEqual(rotationToken(new Date(0)), rotationToken(new Date(0)));
+  });
+
+  it('refuses an App without a database binding', () => {
+    assert.match(rotationRefusal('shop/web', { spec: {} }) ?? '', /no database binding/);
+    assert.equal(rotationRefusal('shop/web', { spec: { database: { cluster: 'db', name: 'shop' } } }), undefined);
+  });
+
+  it('--wait prints each phase once, ignores the status of an earlier request, and ends when its token completed', () => {
+    assert.deepEqual(rotationProgress('T2', { requested: 'T1', completed: 'T1' }, undefined), { done: false });
+    const staging = rotationProgress(
+      'T2',
+      { requested: 'T2', completed: 'T1', phase: 'Staging', message: 'x' },
+      undefined,
+    );
+    assert.deepEqual(staging, { line: 'Staging: x', phase: 'Staging', done: false });
+    assert.deepEqual(rotationProgress('T2', { requested: 'T2', phase: 'Staging', message: 'x' }, 'Staging'), {
+      done: false,
+      phase: 'Staging',
+    });
+    assert.equal(
+      rotationProgress('T2', { requested: 'T2', phase: 'RollingPods', message: 'y' }, 'Staging').line,
+      'RollingPods: y',
+    );
+    const done = rotationProgress('T2', { requested: 'T2', completed: 'T2' }, 'Discarding');
+    assert.equal(done.done, true);
+    assert.match(done.line ?? '', /^Completed/);
+  });
+});
