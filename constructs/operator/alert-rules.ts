@@ -65,6 +65,9 @@ export interface AlertRule {
   readonly annotations: { readonly summary: string; readonly description: string; readonly runbook: string };
 }
 
+/** Degraded reasons with an alert of their own, left out of Recon8sDegraded. */
+const DEDICATED_REASONS = { noQuorum: 'NoQuorum', restoreFailed: 'RestoreFailed' } as const;
+
 /** Where each alert's runbook is: the section of docs/monitoring.md of the same name. */
 const runbook = (alert: string): string =>
   `https://github.com/recon8s/recon8s/blob/main/docs/monitoring.md#${alert.toLowerCase()}`;
@@ -207,10 +210,27 @@ export function alertRules(props: AlertRulesProps = {}): AlertRule[] {
       `Binary logs of MySQLCluster ${cluster} expired before they were archived`,
       `The last binary-log archive run of ${cluster} found transactions in no archived log and not in the newest backup: no point-in-time restore reaches past them until a new backup is taken.`,
     ),
+    // Two reasons that need a person now, not in 15 minutes: their own alerts (the generic one leaves them out).
+    rule(
+      'Recon8sMySQLNoQuorum',
+      'critical',
+      `recon8s_resource_degraded{kind="MySQLCluster",reason="${DEDICATED_REASONS.noQuorum}"} == 1`,
+      '1m',
+      'The primary of MySQLCluster {{ $labels.namespace }}/{{ $labels.name }} is lost and no majority answers',
+      'The primary of {{ $labels.namespace }}/{{ $labels.name }} is down and fewer than a majority of its members answer: recon8s does not fail over without a majority (a promoted minority could lose acknowledged writes), so writes fail until members come back.',
+    ),
+    rule(
+      'Recon8sMySQLRestoreFailed',
+      'critical',
+      `recon8s_resource_degraded{kind="MySQLCluster",reason="${DEDICATED_REASONS.restoreFailed}"} == 1`,
+      undefined,
+      'MySQLCluster {{ $labels.namespace }}/{{ $labels.name }} cannot restore',
+      'The restore of {{ $labels.namespace }}/{{ $labels.name }} (spec.restore) failed and is retried with back-off: the cluster serves nothing until its spec is fixed or the store answers.',
+    ),
     rule(
       'Recon8sDegraded',
       'warning',
-      'recon8s_resource_degraded == 1',
+      `recon8s_resource_degraded{reason!~"${Object.values(DEDICATED_REASONS).join('|')}"} == 1`,
       '15m',
       '{{ $labels.kind }} {{ $labels.namespace }}/{{ $labels.name }} is degraded: {{ $labels.reason }}',
       'Its Degraded condition has said {{ $labels.reason }} for 15 minutes: `kubectl describe` it for the message and the Events.',

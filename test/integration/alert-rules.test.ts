@@ -155,12 +155,45 @@ const CASES: readonly Case[] = [
   {
     alert: 'Recon8sDegraded',
     series: [
-      ['recon8s_resource_degraded{kind="MySQLCluster",namespace="shop",name="db",reason="RestoreFailed"}', '1x20'],
+      [
+        'recon8s_resource_degraded{kind="MySQLCluster",namespace="shop",name="db",reason="BackupVolumeMissing"}',
+        '1x20',
+      ],
       ['recon8s_resource_degraded{kind="App",namespace="shop",name="web",reason="ImagePullFailed"}', '1x5'],
+      // Reasons with an alert of their own never fire this one too.
+      ['recon8s_resource_degraded{kind="MySQLCluster",namespace="shop",name="old",reason="RestoreFailed"}', '1x20'],
+      ['recon8s_resource_degraded{kind="MySQLCluster",namespace="shop",name="lost",reason="NoQuorum"}', '1x20'],
     ],
     at: [
       { time: '10m', fires: [] },
-      { time: '16m', fires: [{ kind: 'MySQLCluster', namespace: 'shop', name: 'db', reason: 'RestoreFailed' }] },
+      { time: '16m', fires: [{ kind: 'MySQLCluster', namespace: 'shop', name: 'db', reason: 'BackupVolumeMissing' }] },
+    ],
+  },
+  {
+    alert: 'Recon8sMySQLNoQuorum',
+    series: [
+      ['recon8s_resource_degraded{kind="MySQLCluster",namespace="shop",name="db",reason="NoQuorum"}', '0x2 1x5 0x5'],
+      ['recon8s_resource_degraded{kind="MySQLCluster",namespace="shop",name="other",reason="FailoverWaiting"}', '1x12'],
+    ],
+    at: [
+      { time: '3m', fires: [] },
+      { time: '5m', fires: [{ kind: 'MySQLCluster', namespace: 'shop', name: 'db', reason: 'NoQuorum' }] },
+      { time: '10m', fires: [] },
+    ],
+  },
+  {
+    alert: 'Recon8sMySQLRestoreFailed',
+    series: [
+      [
+        'recon8s_resource_degraded{kind="MySQLCluster",namespace="shop",name="db",reason="RestoreFailed"}',
+        '0x2 1x3 0x3',
+      ],
+      ['recon8s_resource_degraded{kind="App",namespace="shop",name="web",reason="ImagePullFailed"}', '1x8'],
+    ],
+    at: [
+      { time: '1m', fires: [] },
+      { time: '3m', fires: [{ kind: 'MySQLCluster', namespace: 'shop', name: 'db', reason: 'RestoreFailed' }] },
+      { time: '7m', fires: [] },
     ],
   },
 ];
