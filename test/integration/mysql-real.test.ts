@@ -570,7 +570,7 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
     assert.ok(setup.ok, setup.stderr);
     sql(primary, "CREATE TABLE t.w (id INT PRIMARY KEY, note VARCHAR(32)); INSERT INTO t.w VALUES (0, 'before')");
     const backup = run(
-      '. /opt/recon8s/common.sh; ( for ((i = 1; i <= 400; i++)); do local_sql -e "INSERT INTO t.w VALUES ($i, \'during\')" || exit 1; done ) & writer=$!; sleep 0.3; bash /opt/recon8s/backup.sh; rc=$?; wait $writer; echo "rc=$rc"; cat /tmp/termination-log.job',
+      '. /opt/recon8s/common.sh; ( for ((i = 1; i <= 400; i++)); do local_sql -e "INSERT INTO t.w VALUES ($i, \'during\')" || exit 1; done ) & writer=$!; sleep 0.3; bash /opt/recon8s/backup.sh; rc=$?; kill $writer 2>/dev/null; wait $writer; echo "rc=$rc"; cat /tmp/termination-log.job',
     );
     assert.match(backup.stdout, /rc=0\nBackupCompleted: /, `${backup.stdout}${backup.stderr}`);
     const name = /"name":"(\d{8}T\d{6}Z)"/.exec(backup.stdout)?.[1] ?? '';

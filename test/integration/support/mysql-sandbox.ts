@@ -292,7 +292,8 @@ export async function startMySQLSandbox(): Promise<MySQLSandbox> {
         {
           input: stdin,
           encoding: 'utf8',
-          timeout: 120_000,
+          // Generous: a busy two-core machine runs the scripts' many short mysql clients slowly.
+          timeout: 300_000,
           env: ENV(ordinal),
         },
       );
