@@ -109,6 +109,8 @@ export interface PrometheusServer {
   readonly url: string;
   /** The server's own log so far (stderr), for failure messages. */
   log(): string;
+  /** The CPU time the server has used (user and system), from /proc. */
+  cpuSeconds(): number;
   /** An instant query's vector. */
   query(expr: string): Promise<Sample[]>;
   alerts(): Promise<ActiveAlert[]>;
@@ -118,6 +120,9 @@ export interface PrometheusServer {
   /** Stops the server and removes its data directory. */
   stop(): Promise<void>;
 }
+
+/** The kernel's clock ticks per second for /proc times (USER_HZ: 100 on Linux). */
+const CLOCK_TICKS = 100;
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -218,6 +223,13 @@ export async function startPrometheus(
   return {
     url,
     log: () => log,
+    cpuSeconds: () => {
+      // /proc/PID/stat: utime and stime are fields 14 and 15, after the parenthesised command name.
+      const fields = readFileSync(`/proc/${child.pid ?? 0}/stat`, 'utf8')
+        .replace(/^.*\) /s, '')
+        .split(' ');
+      return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+    },
     query: async (expr) =>
       (await api<{ resultType: string; result: Sample[] }>(`/api/v1/query?query=${encodeURIComponent(expr)}`)).result,
     alerts: async () => (await api<{ alerts: ActiveAlert[] }>('/api/v1/alerts')).alerts,
