@@ -2,7 +2,10 @@
 // Service's cluster IP, from this process) and records which inserts MySQL acknowledged; meanwhile a
 // sampler asks every member whether it is writable and lists the pods labelled primary. Failover
 // (SIGKILL of the primary's mysqld), switchover and an errant member must lose no acknowledged row and
-// never show two writable members or two primary labels.
+// never show two writable members or two primary labels. A real Prometheus on the host scrapes the
+// members' metrics sidecars (as docs/monitoring.md configures it) and the controller throughout, and
+// evaluates the shipped alert rules: the failover must raise them, and every series the dashboard and
+// the alerts name must be there.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
@@ -17,6 +20,14 @@ import { eventually } from '../integration/eventually.js';
 import { startTestController } from '../integration/support/controller.js';
 import { NODE_HOOK_TIMEOUT_MS, discardNamespace, freshRestrictedNamespace, useSharedNode } from './cluster.js';
 import { localSql, mustSql, mysqlClusterResource } from './support/mysql-members.js';
+import type { PrometheusServer } from './support/prometheus.js';
+import {
+  buildPrometheus,
+  documentedPodScrapeJob,
+  shippedQueries,
+  shippedRuleFile,
+  startPrometheus,
+} from './support/prometheus.js';
 
 const NAME = 'ha';
 const MEMBERS = [0, 1, 2].map((i) => `${NAME}-${i}`);
@@ -25,6 +36,24 @@ const BOOTSTRAP_MS = 5 * 60_000;
 const RECOVERY_MS = 3 * 60_000;
 /** The backup volume the cluster names, which nobody creates. */
 const MISSING_CLAIM = 'ha-backups-never-created';
+/**
+ * Prometheus scrapes the members' sidecars this often (each scrape is a dozen queries on the member's
+ * mysqld: every 2 s, beside the other lanes, scrapes took 0.7 s on average and up to 2.1 s), and the
+ * controller and the rules every second: the primary's outage before a failover (7-20 s here) must
+ * show in the alerts.
+ */
+const SCRAPE_INTERVAL = '5s';
+/**
+ * The series only a backup or a binary-log archive run sets (its outcome, its time, the archive's
+ * reach): this cluster's backups never run (their volume is missing) and it archives no binary logs.
+ * test/e2e/mysql-backup.test.ts runs both; the controller's registry has each (dashboard.test.ts).
+ */
+const ONLY_AFTER_BACKUP_RUNS = [
+  'recon8s_mysql_backup_last_success_timestamp_seconds',
+  'recon8s_mysql_backup_failing',
+  'recon8s_mysql_binlog_archived_until_timestamp_seconds',
+  'recon8s_mysql_binlog_archive_gap',
+];
 
 /** "12.3 s": from one monotonic time to another. */
 const secondsSince = (from: number, to: number): string => `${((to - from) / 1000).toFixed(1)} s`;
@@ -127,6 +156,13 @@ describe('MySQLCluster high availability on a real node (MySQL 9.7), its backup 
   let custom: CustomObjectsApi;
   let controller: Controller | undefined;
   let rootPassword = '';
+  /** Built (or found) while the cluster starts; started by the first test. */
+  let prometheusBinary: Promise<string> | undefined;
+  let prometheus: PrometheusServer | undefined;
+  const prom = (): PrometheusServer => {
+    if (!prometheus) throw new Error('Prometheus did not start (see the first test)');
+    return prometheus;
+  };
 
   const sql = (pod: string, text: string) => mustSql(kc, ns, pod, text);
   const pod = (name: string): Promise<V1Pod> => core.readNamespacedPod({ namespace: ns, name });
@@ -287,8 +323,16 @@ describe('MySQLCluster high availability on a real node (MySQL 9.7), its backup 
     kc = node().kubeConfig();
     core = kc.makeApiClient(CoreV1Api);
     custom = kc.makeApiClient(CustomObjectsApi);
+    // A rejection is reported by the first test, which waits for it.
+    prometheusBinary = buildPrometheus();
+    prometheusBinary.catch(() => undefined);
     ns = await freshRestrictedNamespace(node(), 'mysql-ha');
-    controller = await startTestController(node(), { namespaces: [ns], resyncPeriodMs: 30_000 });
+    // With leader election, as the operator runs (leader_election_master_status, which an alert reads).
+    controller = await startTestController(node(), {
+      namespaces: [ns],
+      resyncPeriodMs: 30_000,
+      leaderElection: { namespace: ns },
+    });
     await custom.createNamespacedCustomObject({
       ...GROUP,
       namespace: ns,
@@ -297,6 +341,8 @@ describe('MySQLCluster high availability on a real node (MySQL 9.7), its backup 
       body: mysqlClusterResource(node().images.mysql, NAME, 3, {
         failoverAfterSeconds: 16,
         backup: { schedule: '0 3 1 1 *', persistentVolumeClaimName: MISSING_CLAIM },
+        // The test image carries mysqld_exporter beside mysqld.
+        monitoring: { enabled: true, image: node().images.mysql },
       }),
     });
     await healthy(BOOTSTRAP_MS);
@@ -309,6 +355,7 @@ describe('MySQLCluster high availability on a real node (MySQL 9.7), its backup 
     await sql(await primary(), 'CREATE DATABASE ha; CREATE TABLE ha.w (id INT PRIMARY KEY)');
   });
   after(async () => {
+    await prometheus?.stop();
     await controller?.stop();
     await discardNamespace(node(), ns);
   });
@@ -377,10 +424,134 @@ describe('MySQLCluster high availability on a real node (MySQL 9.7), its backup 
     await rejoins(old, promoted, what);
   }
 
+  /** The active alerts of this file's cluster named `alertname`. */
+  const alertsNamed = async (alertname: string) =>
+    (await prom().alerts()).filter((a) => a.labels.alertname === alertname && a.labels.namespace === ns);
+  /** A one-number instant query (0 when it returns nothing). */
+  const scalarOf = async (expr: string): Promise<number> => Number((await prom().query(expr))[0]?.value[1] ?? 0);
+
+  it('is scraped by a real Prometheus configured as docs/monitoring.md says: every member sidecar (Kubernetes service discovery, the pod annotations) and the controller up, the shipped rules loaded', async function () {
+    // A first run on a machine builds Prometheus (test/run.ts starts that build beside the tests).
+    this.timeout(30 * 60_000);
+    const binary = await (prometheusBinary ?? buildPrometheus());
+    const metricsAddress = controller?.health?.metricsAddress;
+    assert.ok(metricsAddress, 'the controller serves /metrics');
+    prometheus = await startPrometheus(
+      binary,
+      {
+        global: {
+          scrape_interval: SCRAPE_INTERVAL,
+          scrape_timeout: SCRAPE_INTERVAL,
+          evaluation_interval: '1s',
+        },
+        rule_files: ['recon8s-alerts.yaml'],
+        scrape_configs: [
+          // The controller runs in this process (on loopback), so no pod to discover: a static target.
+          {
+            job_name: 'recon8s-controller',
+            scrape_interval: '1s',
+            scrape_timeout: '1s',
+            static_configs: [{ targets: [metricsAddress] }],
+          },
+          documentedPodScrapeJob(node().kubeconfigPath, [ns]),
+        ],
+      },
+      { 'recon8s-alerts.yaml': shippedRuleFile() },
+    );
+    const ips = new Map<string, string>();
+    for (const m of MEMBERS) ips.set(m, (await pod(m)).status?.podIP ?? '');
+    await eventually(
+      async () => {
+        const targets = await prom().targets();
+        const members = targets.filter((t) => t.scrapePool === 'kubernetes-pods');
+        assert.deepEqual(
+          members.map((t) => [t.labels.pod, t.labels.namespace, t.labels.cluster, t.scrapeUrl]).sort(),
+          MEMBERS.map((m) => [m, ns, NAME, `http://${ips.get(m)}:9104/metrics`]),
+        );
+        const controllerTargets = targets.filter((t) => t.scrapePool === 'recon8s-controller');
+        assert.equal(controllerTargets.length, 1);
+        for (const t of targets) assert.equal(t.health, 'up', `${t.scrapeUrl}: ${t.health} ${t.lastError}`);
+        // Each member's sidecar logged in to its mysqld.
+        assert.equal(await scalarOf(`count(mysql_up{namespace="${ns}", cluster="${NAME}"} == 1)`), 3);
+      },
+      {
+        timeoutMs: 60_000,
+        intervalMs: 500,
+        description: 'every target up in Prometheus',
+        diagnose: async () => `${JSON.stringify(await prom().targets(), null, 1)}\n${prom().log()}`,
+      },
+    );
+    // The rules loaded and evaluated: no controller leading is not alerted (this one leads), the
+    // missing backup volume is (Degraded, pending for its 15 minutes).
+    await eventually(
+      async () => {
+        assert.equal(
+          (await prom().alerts()).filter((a) => a.labels.alertname === 'Recon8sControllerNotLeading').length,
+          0,
+        );
+        const degraded = await alertsNamed('Recon8sDegraded');
+        assert.deepEqual(
+          degraded.map((a) => [a.state, a.labels.kind, a.labels.name]),
+          [['pending', 'MySQLCluster', NAME]],
+        );
+        assert.match(degraded[0]?.labels.reason ?? '', /BackupVolumeMissing/);
+      },
+      { timeoutMs: 30_000, intervalMs: 500, description: 'the shipped rules evaluated' },
+    );
+    // Before any failover, the counter is there at 0: the first failover must be an increase.
+    assert.deepEqual(
+      (await prom().query(`recon8s_mysql_failovers_total{namespace="${ns}", cluster="${NAME}"}`)).map(
+        (s) => s.value[1],
+      ),
+      ['0'],
+    );
+    // What a scrape costs (printed, not asserted).
+    for (const m of MEMBERS) {
+      const of = (metric: string) => scalarOf(`${metric}{job="kubernetes-pods", pod="${m}"}`);
+      console.log(
+        `      ${m}: scrape ${((await of('scrape_duration_seconds')) * 1000).toFixed(0)} ms, ${await of('scrape_samples_scraped')} samples`,
+      );
+    }
+    console.log(
+      `      controller: scrape ${((await scalarOf('scrape_duration_seconds{job="recon8s-controller"}')) * 1000).toFixed(0)} ms, ${await scalarOf('scrape_samples_scraped{job="recon8s-controller"}')} samples`,
+    );
+  });
+
   it('promotes a replica when the primary mysqld is killed (SIGKILL): no acknowledged write lost, never two writable, the old primary rejoins', () =>
     loseThePrimary('the kill', async (p) => {
       process.kill(mysqldPid(p.metadata?.uid ?? ''), 'SIGKILL');
     }));
+
+  it('raises the shipped alerts in Prometheus on that failover: Recon8sMySQLPrimaryUnreachable pending while the primary was lost, then Recon8sMySQLFailedOver firing, and the dashboard marks it', async () => {
+    const sel = `namespace="${ns}", cluster="${NAME}"`;
+    await eventually(
+      async () => {
+        assert.equal(await scalarOf(`recon8s_mysql_failovers_total{${sel}}`), 1);
+        const fired = await alertsNamed('Recon8sMySQLFailedOver');
+        assert.deepEqual(
+          fired.map((a) => [a.state, a.labels.cluster, a.labels.severity]),
+          [['firing', NAME, 'warning']],
+        );
+      },
+      {
+        timeoutMs: 30_000,
+        intervalMs: 500,
+        description: 'Recon8sMySQLFailedOver firing',
+        diagnose: async () => JSON.stringify(await prom().alerts(), null, 1),
+      },
+    );
+    // Recon8sMySQLPrimaryUnreachable waits a minute (`for: 1m`) before it fires; the primary was back
+    // (promoted) sooner, so it was pending: Prometheus's ALERTS series kept that.
+    assert.equal(
+      await scalarOf(
+        `max_over_time(ALERTS{alertname="Recon8sMySQLPrimaryUnreachable", alertstate="pending", ${sel}}[15m])`,
+      ),
+      1,
+      'Recon8sMySQLPrimaryUnreachable was pending during the outage',
+    );
+    // The dashboard's failover annotation finds it (its query, over the whole test).
+    assert.equal(await scalarOf(`max_over_time(changes(recon8s_mysql_failovers_total{${sel}}[2m])[15m:2s])`), 1);
+  });
 
   it('promotes a replica when the primary pod is deleted with no grace period: no acknowledged write lost, never two writable, the old primary rejoins', () =>
     loseThePrimary('the deletion', async (p) => {
@@ -564,5 +735,52 @@ describe('MySQLCluster high availability on a real node (MySQL 9.7), its backup 
     await healthy(RECOVERY_MS);
     assert.equal(await sql(errant, 'SELECT COUNT(*) FROM ha.w WHERE id = -1'), '0');
     await sameRows(p, MEMBERS);
+  });
+
+  it('has, in Prometheus, every series the dashboard and the alerts read (after the failovers, switchovers and errant member above), and every target still up after the pods were re-created', async () => {
+    const names = new Set<string>();
+    for (const { from, expr } of shippedQueries(ns, NAME)) {
+      const found = await prom().metricNames(expr);
+      assert.ok(found.length > 0, `${from}: no metric in ${expr}`);
+      for (const n of found) names.add(n);
+    }
+    const missing: string[] = [];
+    for (const n of [...names].sort()) if ((await scalarOf(`count({__name__="${n}"})`)) === 0) missing.push(n);
+    // Exactly those only a backup or archive run sets: every other one is served.
+    assert.deepEqual(missing, ONLY_AFTER_BACKUP_RUNS.filter((n) => names.has(n)).sort());
+    assert.ok(names.size > 25, `${names.size} metric names`);
+    console.log(
+      `      ${names.size - missing.length} of the ${names.size} metrics the dashboard and the alerts name have data`,
+    );
+    // What the scrapes cost over the file (printed, not asserted).
+    for (const job of ['kubernetes-pods', 'recon8s-controller']) {
+      const over = (f: 'avg' | 'max', metric: string) => scalarOf(`${f}(${f}_over_time(${metric}{job="${job}"}[30m]))`);
+      const ms = async (f: 'avg' | 'max') => ((await over(f, 'scrape_duration_seconds')) * 1000).toFixed(0);
+      console.log(
+        `      ${job}: a scrape took ${await ms('avg')} ms on average, ${await ms('max')} ms at most; at most ${await over('max', 'scrape_samples_scraped')} samples per target`,
+      );
+    }
+    console.log(
+      `      ${await scalarOf('count({__name__=~".+"})')} series in Prometheus, which used ${prom().cpuSeconds().toFixed(1)} s of CPU since it started`,
+    );
+    // The events of this file, as Prometheus recorded them.
+    const sel = `namespace="${ns}", cluster="${NAME}"`;
+    assert.ok((await scalarOf(`recon8s_mysql_switchovers_total{${sel}, outcome="done"}`)) >= 2, 'switchovers done');
+    assert.equal(await scalarOf(`max_over_time(recon8s_mysql_errant_members{${sel}}[15m])`), 1);
+    assert.equal(
+      await scalarOf(`max_over_time(ALERTS{alertname="Recon8sMySQLErrantMember", alertstate="pending", ${sel}}[15m])`),
+      1,
+      'Recon8sMySQLErrantMember was pending while the member was excluded',
+    );
+    // Kubernetes service discovery followed the members re-created above (the roll, the re-provisioning).
+    await eventually(
+      async () => {
+        const targets = (await prom().targets()).filter((t) => t.scrapePool === 'kubernetes-pods');
+        const ips = await Promise.all(MEMBERS.map(async (m) => (await pod(m)).status?.podIP ?? ''));
+        assert.deepEqual(targets.map((t) => t.scrapeUrl).sort(), ips.map((ip) => `http://${ip}:9104/metrics`).sort());
+        for (const t of targets) assert.equal(t.health, 'up', `${t.scrapeUrl}: ${t.lastError}`);
+      },
+      { timeoutMs: 30_000, intervalMs: 500, description: "the re-created members' sidecars scraped" },
+    );
   });
 });

@@ -18,7 +18,9 @@ import type { KubeClient } from '../../lib/kube/index.js';
 import { HttpMethod, PatchStrategy, createKubeClient } from '../../lib/kube/index.js';
 import type { MemberSql, ThreadState } from '../../lib/mysql/decide.js';
 import { GtidSet } from '../../lib/mysql/gtid-set.js';
+import { createControllerMetrics } from '../../lib/observability/controller-metrics.js';
 import { silentLogger } from '../../lib/observability/logger.js';
+import { Registry, valueOf } from '../../lib/observability/metrics.js';
 import { PollAgainError } from '../../lib/reconcile/contract.js';
 import { freshNamespace, useSharedControlPlane } from './cluster.js';
 import { installCrds } from './support/controller.js';
@@ -317,6 +319,36 @@ describe('MySQLCluster manager steps (real API server, fake members)', function 
     await ctl.manage(context(await read()));
     assert.equal(((await read()).status as { currentPrimary?: string }).currentPrimary, 'ha-1');
     assert.deepEqual(members.writable(), ['ha-1']);
+  });
+
+  it('exports the failover and switchover counters at 0 from its first look, so that the first failover is an increase Prometheus sees', async () => {
+    // A series that first appears at 1 has no increase for Prometheus (increase(), changes()): without
+    // the 0, the first failover after the controller started raised no Recon8sMySQLFailedOver.
+    const members = new FakeMembers();
+    const primary = members.state.get(`${NAME}-0`) as Member;
+    primary.up = true;
+    const metrics = createControllerMetrics(new Registry());
+    const ctl = controller('ctl', members);
+    const labels = { namespace, cluster: NAME };
+    await ctl.manage({ ...context(await read()), metrics });
+    assert.equal(await valueOf(metrics.mysqlFailovers, labels), 0);
+    const exported = await metrics.registry.metrics();
+    assert.match(
+      exported,
+      new RegExp(`^recon8s_mysql_failovers_total\\{namespace="${namespace}",cluster="${NAME}"\\} 0$`, 'm'),
+    );
+    for (const outcome of ['done', 'failed', 'refused'])
+      assert.match(
+        exported,
+        new RegExp(`^recon8s_mysql_switchovers_total\\{[^}]*outcome="${outcome}"[^}]*\\} 0$`, 'm'),
+      );
+    primary.up = false;
+    ctl.clock.t = 4_000;
+    await ctl.manage({ ...context(await read()), metrics });
+    ctl.clock.t = 10_000;
+    await ctl.manage({ ...context(await read()), metrics });
+    assert.equal(((await read()).status as { currentPrimary?: string }).currentPrimary, 'ha-1');
+    assert.equal(await valueOf(metrics.mysqlFailovers, labels), 1);
   });
 
   it('never fails over on one failed look after a long silence of its own (a delayed poll)', async () => {

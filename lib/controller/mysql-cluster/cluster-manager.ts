@@ -36,6 +36,8 @@ import { TLS_CA_FACT, TLS_NOT_AFTER_FACT } from './facts.js';
 import { reloadRenewedCertificates } from './tls-reload.js';
 
 const MEMBER_ROLES: readonly Role[] = ['primary', 'replica', 'none'];
+/** The outcome label of recon8s_mysql_switchovers_total. */
+const SWITCHOVER_OUTCOMES = ['done', 'failed', 'refused'] as const;
 
 /** Steps per manage() call: a failover is about six (stop receivers, promote, labels, writable, re-point). */
 const MAX_STEPS = 16;
@@ -358,6 +360,12 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
                 ctx.metrics?.mysqlMemberRole.set({ ...labels, role }, decided.role === role ? 1 : 0);
           }
           const clusterLabels = { namespace, cluster: cr.metadata.name };
+          // The counters from 0, before anything happened: Prometheus's increase() sees no increase in a
+          // series whose first sample is already 1, so the first failover after the controller started
+          // would raise no Recon8sMySQLFailedOver.
+          ctx.metrics?.mysqlFailovers.inc(clusterLabels, 0);
+          for (const outcome of SWITCHOVER_OUTCOMES)
+            ctx.metrics?.mysqlSwitchovers.inc({ ...clusterLabels, outcome }, 0);
           if (primary !== undefined) ctx.metrics?.mysqlPrimaryReachable.set(clusterLabels, current?.sql ? 1 : 0);
           ctx.metrics?.mysqlErrantMembers.set(clusterLabels, decision.errant.size);
           knownErrant.clear();
