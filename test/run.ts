@@ -68,8 +68,6 @@ const NODE_TEARDOWN: Lane = e2e('e2e-teardown', 'teardown/node-teardown');
  * as users install them, helm, the S3 server): a lane of their own, beside the ones that use it.
  */
 const HOST_FILES = [
-  'alert-rules',
-  'helm-chart',
   'images',
   'mysql-real',
   'package-cdk8s-template',
@@ -78,6 +76,10 @@ const HOST_FILES = [
   'package-docker',
   'package',
   's3-store',
+  // Last: they use binaries built in the background (helm, promtool), which a cold run is still building
+  // while the files above run.
+  'helm-chart',
+  'alert-rules',
 ].map((f) => `test/integration/${f}.test.ts`);
 const API_FILES = ['test/integration/**/*.test.ts', ...HOST_FILES.map((f) => `--ignore=${f}`)];
 
@@ -108,15 +110,16 @@ const LANES: Readonly<Record<string, readonly Lane[]>> = {
 /**
  * Binaries only some tests need, built once per machine (flock'd scripts: a test that needs one
  * meanwhile waits for this build instead of starting its own). At low CPU priority: the control plane
- * and the node, which every later test waits on, build first.
+ * and the node, which every later test waits on, build first. In the order they are needed: the
+ * end-to-end lanes start first with the S3 server (backups) and Prometheus (HA); promtool shares
+ * Prometheus's module graph (most of its packages are compiled by then), and it and helm serve the
+ * integration files that run last in their lane and the last end-to-end file (install-helm).
  */
 const BACKGROUND_BUILDS: readonly (readonly string[])[] = [
   ['nice', '-n', '15', 'bash', join(ROOT, 'test/s3/build-versitygw.sh'), VERSITYGW_VERSION],
-  ['nice', '-n', '15', 'bash', join(ROOT, 'test/helm/build-helm.sh')],
-  ['nice', '-n', '15', 'bash', join(ROOT, 'test/prometheus/build-promtool.sh')],
-  // After promtool, whose module graph it shares (most of its packages are then compiled already): the
-  // server the HA end-to-end test scrapes the members and the controller with (it waits for this build).
   ['nice', '-n', '15', 'bash', join(ROOT, 'test/prometheus/build-prometheus.sh')],
+  ['nice', '-n', '15', 'bash', join(ROOT, 'test/prometheus/build-promtool.sh')],
+  ['nice', '-n', '15', 'bash', join(ROOT, 'test/helm/build-helm.sh')],
 ];
 
 interface Outcome {
