@@ -216,8 +216,10 @@ function bootstrapContainer(ctx: MySQLClusterContext): k8s.Container {
 
 function mysqlContainer(ctx: MySQLClusterContext): k8s.Container {
   // Liveness asks only whether mysqld answers (alive.sh: a login that succeeds, or a wrong password
-  // that still counts as an answer, so a credentials problem never gets a healthy server killed).
-  const ping: k8s.Probe = { exec: { command: runScript(SCRIPT.alive) }, periodSeconds: 10, timeoutSeconds: 5 };
+  // that still counts as an answer, so a credentials problem never gets a healthy server killed). Its
+  // timeout is the whole period: on a node short of CPU, starting bash and a client took over 5 s, and
+  // six such timeouts in a row had the kubelet restart a primary that was answering.
+  const ping: k8s.Probe = { exec: { command: runScript(SCRIPT.alive) }, periodSeconds: 10, timeoutSeconds: 10 };
   return {
     ...baseContainer(ctx, 'mysql'),
     // mysqld with our my.cnf only, once a clone waiting to replace the data directory is in place.

@@ -19,7 +19,7 @@ import { NODE_HOOK_TIMEOUT_MS, discardNamespace, useSharedNode } from './cluster
 
 /** The example's own namespace (apps/main.ts): the file is applied as written, namespace included. */
 const NS = 'example';
-const BOOTSTRAP_MS = 6 * 60_000;
+const BOOTSTRAP_MS = 8 * 60_000;
 
 interface AppStatus {
   status?: {

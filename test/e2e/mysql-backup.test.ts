@@ -23,7 +23,7 @@ const BUCKET = 'backups';
 const PREFIX = 'e2e/src';
 const STORE_SECRET = 'store';
 const GROUP = { group: 'recon8s.dev', version: 'v1alpha1', plural: 'mysqlclusters' };
-const BOOTSTRAP_MS = 5 * 60_000;
+const BOOTSTRAP_MS = 8 * 60_000; // members bootstrap in ~1 min; on a machine short of CPU, several
 const JOB_MS = 3 * 60_000;
 
 interface Condition {

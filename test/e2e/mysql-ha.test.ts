@@ -32,7 +32,7 @@ import {
 const NAME = 'ha';
 const MEMBERS = [0, 1, 2].map((i) => `${NAME}-${i}`);
 const GROUP = { group: 'recon8s.dev', version: 'v1alpha1', plural: 'mysqlclusters' };
-const BOOTSTRAP_MS = 5 * 60_000;
+const BOOTSTRAP_MS = 8 * 60_000; // members bootstrap in ~1 min; on a machine short of CPU, several
 const RECOVERY_MS = 3 * 60_000;
 /** The backup volume the cluster names, which nobody creates. */
 const MISSING_CLAIM = 'ha-backups-never-created';

@@ -25,7 +25,7 @@ const APP_PASSWORD = 'app-Pa55word';
 const BACKUP_PVC = 'backups';
 const GROUP = { group: 'recon8s.dev', version: 'v1alpha1', plural: 'mysqlclusters' };
 /** The first start of a 3-member cluster takes 40-60 s on 2 cores; each cloned member 20-40 s. */
-const BOOTSTRAP_MS = 5 * 60_000;
+const BOOTSTRAP_MS = 8 * 60_000; // members bootstrap in ~1 min; on a machine short of CPU, several
 const members = (name: string, n: number) => Array.from({ length: n }, (_, i) => `${name}-${i}`);
 
 interface Condition {

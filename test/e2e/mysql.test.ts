@@ -27,7 +27,7 @@ const MEMBERS = [0, 1, 2].map((i) => `${NAME}-${i}`);
 const [PRIMARY = '', ...REPLICAS] = MEMBERS;
 const GROUP = { group: 'recon8s.dev', version: 'v1alpha1', plural: 'mysqlclusters' };
 /** The first start of a 3-member cluster takes 40-50 s on 2 cores; a pod restart 10-20 s. */
-const BOOTSTRAP_MS = 5 * 60_000;
+const BOOTSTRAP_MS = 8 * 60_000; // members bootstrap in ~1 min; on a machine short of CPU, several
 const RESTART_MS = 3 * 60_000;
 
 interface Condition {
