@@ -51,7 +51,8 @@ interface AppObject {
 }
 
 describe('recon8s apply (real API server)', function () {
-  this.timeout(90_000);
+  // Generous: beside the end-to-end lanes a reconcile and the CLI's own start take seconds each.
+  this.timeout(180_000);
   const controlPlane = useSharedControlPlane();
   let ns: string;
   let dir: string;
@@ -115,15 +116,15 @@ spec:
   });
 
   it('applies the App, converges it and waits until it is Ready, printing progress (exit 0)', async () => {
-    const running = runCliAsync(['apply', '-f', file('web.yaml', appYaml('web', 2)), '--timeout', '20s'], env);
+    const running = runCliAsync(['apply', '-f', file('web.yaml', appYaml('web', 2)), '--timeout', '120s'], env);
     // The rollout a kubelet and a Deployment controller would do, once the CLI has created the Deployment
     // and said that the App is progressing (rolled out before, the App would go straight to Ready).
     await eventually(() => apps.readNamespacedDeployment({ namespace: ns, name: 'web' }), {
-      timeoutMs: 15_000,
+      timeoutMs: 60_000,
       description: 'the CLI to create Deployment web',
     });
     await eventually(() => assert.match(running.stdout(), /^app\/web: Progressing/m), {
-      timeoutMs: 15_000,
+      timeoutMs: 60_000,
       description: 'the CLI to print that app/web is progressing',
     });
     await markRolledOut('web');
@@ -151,7 +152,7 @@ spec:
   });
 
   it('says "unchanged" and returns at once for an App that is already Ready', () => {
-    const r = runCli(['apply', '-f', join(dir, 'web.yaml'), '--timeout', '20s'], { env });
+    const r = runCli(['apply', '-f', join(dir, 'web.yaml'), '--timeout', '120s'], { env });
     assert.equal(r.status, 0, r.stderr);
     assert.deepEqual(r.stdout.trim().split('\n'), [
       'app/web unchanged',
