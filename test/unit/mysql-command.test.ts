@@ -1,20 +1,7 @@
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import { main } from '../../lib/cli/cli.js';
 import { formatTopology } from '../../lib/cli/mysql-command.js';
-
-function sink(): { stream: Writable; text: () => string } {
-  const chunks: string[] = [];
-  return {
-    stream: new Writable({
-      write(chunk: Buffer, _enc, done) {
-        chunks.push(String(chunk));
-        done();
-      },
-    }),
-    text: () => chunks.join(''),
-  };
-}
+import { sink } from './support/sink.js';
 
 describe('recon8s switchover and status (MySQLCluster)', () => {
   it('prints the topology: the primary, each member, errant transactions and the conditions not as expected', () => {

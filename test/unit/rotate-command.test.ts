@@ -1,22 +1,9 @@
 // `recon8s rotate-credentials app NAME` (lib/cli/rotate-command.ts): what it refuses before any request,
 // the token it records, and what --wait prints of the App's status (never a password: it has none).
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import { main } from '../../lib/cli/cli.js';
 import { rotationProgress, rotationRefusal, rotationToken } from '../../lib/cli/rotate-command.js';
-
-function sink(): { stream: Writable; text: () => string } {
-  const chunks: string[] = [];
-  return {
-    stream: new Writable({
-      write(chunk: Buffer, _enc, done) {
-        chunks.push(String(chunk));
-        done();
-      },
-    }),
-    text: () => chunks.join(''),
-  };
-}
+import { sink } from './support/sink.js';
 
 describe('recon8s rotate-credentials (App)', () => {
   it('refuses a command line that is not "app NAME", and the cluster accounts (not yet), before any request', async () => {
