@@ -2,11 +2,14 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'mocha';
 import { formatProblem } from '../../constructs/index.js';
 import {
+  BackupIntervalSeries,
   backupScheduleIntervalSeconds,
   longestCronGapSeconds,
   parseCron,
 } from '../../lib/controller/mysql-cluster/backup-schedule.js';
 import type { CronSchedule } from '../../lib/controller/mysql-cluster/backup-schedule.js';
+import { createControllerMetrics } from '../../lib/observability/controller-metrics.js';
+import { Registry } from '../../lib/observability/metrics.js';
 
 const MINUTE = 60;
 const HOUR = 3600;
@@ -162,5 +165,41 @@ describe('the backup schedule: the longest gap between two runs', () => {
     const started = performance.now();
     for (const expression of ['* * * * *', '0 3 29 2 *', '0 0 13 * 5']) gap(expression);
     assert.ok(performance.now() - started < 1000, `${(performance.now() - started).toFixed(0)} ms`);
+  });
+});
+
+describe('recon8s_mysql_backup_schedule_max_interval_seconds (BackupIntervalSeries)', () => {
+  const DB = { namespace: 'shop', cluster: 'db' };
+  const OTHER = { namespace: 'shop', cluster: 'other' };
+  const series = async (registry: Registry): Promise<string[]> =>
+    (await registry.metrics()).split('\n').filter((l) => l.startsWith('recon8s_mysql_backup_schedule_max_interval'));
+
+  it('follows the schedule, goes while suspended or unparseable, and with the cluster', async () => {
+    const metrics = createControllerMetrics(new Registry());
+    const gauge = metrics.mysqlBackupScheduleMaxInterval;
+    const reporter = new BackupIntervalSeries();
+    reporter.report('uid-db', DB, { schedule: '0 3 * * *' }, gauge);
+    reporter.report('uid-other', OTHER, { schedule: '@hourly' }, gauge);
+    assert.deepEqual(await series(metrics.registry), [
+      'recon8s_mysql_backup_schedule_max_interval_seconds{namespace="shop",cluster="db"} 86400',
+      'recon8s_mysql_backup_schedule_max_interval_seconds{namespace="shop",cluster="other"} 3600',
+    ]);
+    reporter.report('uid-db', DB, { schedule: '0 3 * * 1-5' }, gauge);
+    assert.match((await series(metrics.registry))[0] ?? '', /cluster="db"\} 259200$/);
+    reporter.report('uid-db', DB, { schedule: '0 3 * * 1-5', suspend: true }, gauge);
+    assert.deepEqual(await series(metrics.registry), [
+      'recon8s_mysql_backup_schedule_max_interval_seconds{namespace="shop",cluster="other"} 3600',
+    ]);
+    reporter.report('uid-db', DB, { schedule: '0 3 * * 1-5', suspend: false }, gauge);
+    assert.equal((await series(metrics.registry)).length, 2);
+    reporter.report('uid-db', DB, { schedule: '0 3 * * 8' }, gauge);
+    assert.equal((await series(metrics.registry)).length, 1);
+    reporter.report('uid-db', DB, undefined, gauge);
+    assert.equal((await series(metrics.registry)).length, 1);
+    reporter.forget('uid-other');
+    reporter.forget('uid-never-seen');
+    assert.deepEqual(await series(metrics.registry), []);
+    // Without metrics (a controller started without them), nothing to do.
+    reporter.report('uid-db', DB, { schedule: '@daily' }, undefined);
   });
 });
