@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'mocha';
-import { formatProblem } from '../../constructs/index.js';
+import { alertRules, formatProblem } from '../../constructs/index.js';
 import {
   BackupIntervalSeries,
   backupScheduleIntervalSeconds,
@@ -173,6 +173,22 @@ describe('recon8s_mysql_backup_schedule_max_interval_seconds (BackupIntervalSeri
   const OTHER = { namespace: 'shop', cluster: 'other' };
   const series = async (registry: Registry): Promise<string[]> =>
     (await registry.metrics()).split('\n').filter((l) => l.startsWith('recon8s_mysql_backup_schedule_max_interval'));
+
+  it('is the series Recon8sMySQLBackupTooOld compares the last backup with, beside the last backup', async () => {
+    const expr = alertRules().find((r) => r.alert === 'Recon8sMySQLBackupTooOld')?.expr ?? '';
+    const metrics = createControllerMetrics(new Registry());
+    metrics.mysqlBackupScheduleMaxInterval.set(DB, 1);
+    metrics.mysqlBackupLastSuccess.set(DB, 1);
+    const text = await metrics.registry.metrics();
+    for (const name of [
+      'recon8s_mysql_backup_schedule_max_interval_seconds',
+      'recon8s_mysql_backup_last_success_timestamp_seconds',
+    ]) {
+      assert.ok(expr.includes(name), `${name} in ${expr}`);
+      // The same labels on both, for the alert's one-to-one match.
+      assert.match(text, new RegExp(`^${name}\\{namespace="shop",cluster="db"\\} 1$`, 'm'));
+    }
+  });
 
   it('follows the schedule, goes while suspended or unparseable, and with the cluster', async () => {
     const metrics = createControllerMetrics(new Registry());
