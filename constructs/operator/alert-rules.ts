@@ -20,11 +20,13 @@ export interface AlertRulesProps {
    */
   readonly replicaLagSeconds?: number;
   /**
-   * A MySQLCluster whose last completed backup ended longer ago than this is alerted on (a daily
-   * schedule plus the time a backup takes).
-   * @default 26
+   * A MySQLCluster whose last completed backup ended longer ago than the longest gap between two runs
+   * of its own backup schedule (`recon8s_mysql_backup_schedule_max_interval_seconds`, which the
+   * controller works out from `spec.backup.schedule`) plus this many minutes is alerted on: room for
+   * the time a backup takes and its retries (a daily schedule: 26 hours).
+   * @default 120
    */
-  readonly backupMaxAgeHours?: number;
+  readonly backupAgeMarginMinutes?: number;
   /**
    * A binary-log archive further behind than this is alerted on (a point-in-time restore reaches only
    * the archive); at least the archive interval (`backup.binlogIntervalMinutes`, default 5) plus a run.
@@ -52,7 +54,7 @@ export interface AlertRulesProps {
 export const DEFAULT_ALERT_THRESHOLDS = {
   replicaLagTransactions: 10_000,
   replicaLagSeconds: 300,
-  backupMaxAgeHours: 26,
+  backupAgeMarginMinutes: 120,
   binlogArchiveMaxLagMinutes: 30,
 } as const;
 
@@ -79,7 +81,7 @@ function thresholds(props: AlertRulesProps): { -readonly [K in keyof typeof DEFA
     ...withoutUndefined({
       replicaLagTransactions: props.replicaLagTransactions,
       replicaLagSeconds: props.replicaLagSeconds,
-      backupMaxAgeHours: props.backupMaxAgeHours,
+      backupAgeMarginMinutes: props.backupAgeMarginMinutes,
       binlogArchiveMaxLagMinutes: props.binlogArchiveMaxLagMinutes,
     }),
   };
@@ -91,7 +93,7 @@ function thresholds(props: AlertRulesProps): { -readonly [K in keyof typeof DEFA
   };
   positive('replicaLagTransactions', true);
   positive('replicaLagSeconds', false);
-  positive('backupMaxAgeHours', false);
+  positive('backupAgeMarginMinutes', false);
   positive('binlogArchiveMaxLagMinutes', false);
   if (problems.length > 0) throw new InvalidSpecError('Recon8sAlertRules', problems);
   return resolved;
@@ -186,13 +188,16 @@ export function alertRules(props: AlertRulesProps = {}): AlertRule[] {
       `The {{ $labels.job }} job of MySQLCluster ${cluster} fails`,
       `The last run of the {{ $labels.job }} job of ${cluster} failed (job="backup": the backup; job="binlog": the binary-log archive).`,
     ),
+    // Per cluster, against its own schedule: both series come from the controller with the same labels.
+    // A cluster with no interval exported (no backup, suspended, a schedule that never fires or that the
+    // API server refuses) has nothing to compare with, so this never fires for it.
     rule(
       'Recon8sMySQLBackupTooOld',
       'warning',
-      `time() - recon8s_mysql_backup_last_success_timestamp_seconds > ${t.backupMaxAgeHours} * 3600`,
+      `time() - recon8s_mysql_backup_last_success_timestamp_seconds > recon8s_mysql_backup_schedule_max_interval_seconds + ${t.backupAgeMarginMinutes} * 60`,
       '15m',
       `The last backup of MySQLCluster ${cluster} is too old`,
-      `The last backup of ${cluster} that completed ended more than ${t.backupMaxAgeHours} hours ago.`,
+      `The last backup of ${cluster} that completed ended longer ago than its schedule (spec.backup.schedule) leaves between two backups, plus ${t.backupAgeMarginMinutes} minutes.`,
     ),
     rule(
       'Recon8sMySQLBinlogArchiveBehind',

@@ -44,6 +44,11 @@ export interface ControllerMetrics {
   readonly mysqlMemberReachable: Gauge<'namespace' | 'cluster' | 'member'>;
   /** recon8s_mysql_backup_last_success_timestamp_seconds{namespace,cluster}: when the last backup that completed ended. */
   readonly mysqlBackupLastSuccess: Gauge<'namespace' | 'cluster'>;
+  /**
+   * recon8s_mysql_backup_schedule_max_interval_seconds{namespace,cluster}: the longest gap between two runs of
+   * spec.backup.schedule (none while suspended, or for a schedule that does not parse or never fires).
+   */
+  readonly mysqlBackupScheduleMaxInterval: Gauge<'namespace' | 'cluster'>;
   /** recon8s_mysql_backup_failing{namespace,cluster,job}: 1 when the last run of the backup or binlog job failed. */
   readonly mysqlBackupFailing: Gauge<'namespace' | 'cluster' | 'job'>;
   /** recon8s_mysql_backup_verified_timestamp_seconds{namespace,cluster}: when the last verification of a backup by a restore passed. */
@@ -200,6 +205,11 @@ export function createControllerMetrics(registry: Registry): ControllerMetrics {
     mysqlBackupLastSuccess: registry.gauge({
       name: 'recon8s_mysql_backup_last_success_timestamp_seconds',
       help: 'When the last backup of the MySQLCluster that completed ended (Unix time).',
+      labelNames: ['namespace', 'cluster'],
+    }),
+    mysqlBackupScheduleMaxInterval: registry.gauge({
+      name: 'recon8s_mysql_backup_schedule_max_interval_seconds',
+      help: 'The longest time between two consecutive runs of the MySQLCluster backup schedule (spec.backup.schedule, UTC); absent while it is suspended, or for a schedule that does not parse or never fires.',
       labelNames: ['namespace', 'cluster'],
     }),
     mysqlBackupFailing: registry.gauge({

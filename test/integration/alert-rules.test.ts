@@ -128,12 +128,38 @@ const CASES: readonly Case[] = [
     ],
   },
   {
-    // The last backup ended at t=0; 26 hours later it is too old, 15 minutes on it fires.
+    // Each cluster against its own schedule. The last backup of each ended at t=0: db backs up hourly
+    // (too old past 1 hour + the 2-hour margin: 180m, firing 15 minutes on), nightly daily (past 26
+    // hours: 1560m); paused exports no interval (suspended), so it never fires.
     alert: 'Recon8sMySQLBackupTooOld',
-    series: [[db('recon8s_mysql_backup_last_success_timestamp_seconds'), '0+0x2000']],
+    series: [
+      [db('recon8s_mysql_backup_last_success_timestamp_seconds'), '0+0x2000'],
+      [db('recon8s_mysql_backup_schedule_max_interval_seconds'), '3600+0x2000'],
+      [db('recon8s_mysql_backup_last_success_timestamp_seconds', { cluster: 'nightly' }), '0+0x2000'],
+      [db('recon8s_mysql_backup_schedule_max_interval_seconds', { cluster: 'nightly' }), '86400+0x2000'],
+      [db('recon8s_mysql_backup_last_success_timestamp_seconds', { cluster: 'paused' }), '0+0x2000'],
+    ],
     at: [
-      { time: '1560m', fires: [] },
-      { time: '1580m', fires: [DB] },
+      { time: '180m', fires: [] },
+      // Older than 3 hours from 181m: pending for 15 minutes.
+      { time: '195m', fires: [] },
+      { time: '197m', fires: [DB] },
+      { time: '1560m', fires: [DB] },
+      { time: '1577m', fires: [DB, { ...DB, cluster: 'nightly' }] },
+    ],
+  },
+  {
+    // An hourly schedule whose backups take 70 minutes: the CronJob skips the run due while one runs
+    // (concurrencyPolicy Forbid), so one ends every 2 hours. Within the margin: never too old.
+    alert: 'Recon8sMySQLBackupTooOld',
+    series: [
+      [db('recon8s_mysql_backup_last_success_timestamp_seconds'), '0x119 7200x119 14400x119 21600x119'],
+      [db('recon8s_mysql_backup_schedule_max_interval_seconds'), '3600+0x480'],
+    ],
+    at: [
+      { time: '119m', fires: [] },
+      { time: '359m', fires: [] },
+      { time: '470m', fires: [] },
     ],
   },
   {

@@ -648,10 +648,10 @@ describe('the shipped alert rules (Recon8sAlertRules)', () => {
       /> 50$/,
     );
     assert.throws(
-      () => alertRules({ backupMaxAgeHours: 0, replicaLagTransactions: 1.5 }),
+      () => alertRules({ backupAgeMarginMinutes: 0, replicaLagTransactions: 1.5 }),
       (e: Error) =>
         /replicaLagTransactions: got 1\.5, expected a positive integer/.test(e.message) &&
-        /backupMaxAgeHours: got 0, expected a positive number/.test(e.message),
+        /backupAgeMarginMinutes: got 0, expected a positive number/.test(e.message),
     );
   });
 

@@ -2,7 +2,7 @@
 // how a refused StatefulSet is recovered (storage growth), its status, and what its members report.
 // The home of everything MySQL-specific the controller does.
 import type { V1Pod } from '@kubernetes/client-node';
-import type { KubernetesObject } from '../../../constructs/index.js';
+import type { KubernetesObject, MySQLBackup } from '../../../constructs/index.js';
 import { MYSQL_CLUSTER, MYSQL_OBJECT_STORE_SECRET_KEYS, mysqlClusterNames } from '../../../constructs/index.js';
 import type { KubeClient } from '../../kube/index.js';
 import { isNotFound } from '../../kube/index.js';
@@ -20,6 +20,7 @@ import type { CustomResource, LiveLookup, ObservedState } from '../status.js';
 import { compact, controlledBy, find, podsControlledBy, selectorString, serviceEndpoint } from '../status.js';
 import type { BackupStatus, RestoreFailure, RestoreStatus } from './backup-status.js';
 import { backupFindings } from './backup-status.js';
+import { BackupIntervalSeries } from './backup-schedule.js';
 import { createAppAccounts, primaryView } from './app-accounts.js';
 import { createMySQLClusterManager } from './cluster-manager.js';
 import { ensureCredentials, readSecret } from './credentials.js';
@@ -146,10 +147,12 @@ async function storeCredentialsProblems(read: SecretLookup, cr: CustomResource):
 function createManager(): Manager {
   const ha = createMySQLClusterManager();
   const appAccounts = createAppAccounts();
+  const backupIntervals = new BackupIntervalSeries();
   return {
     forget: (uid) => {
       ha.forget(uid);
       appAccounts.forget(uid);
+      backupIntervals.forget(uid);
     },
     async manage(ctx): Promise<Management> {
       const database = ctx.pods.filter((p) => p.metadata?.labels?.['app.kubernetes.io/component'] === 'database');
@@ -166,6 +169,13 @@ function createManager(): Manager {
       };
       const found = backupFindings(ctx.cr.metadata.name, ctx.pods, status, ctx.cr.metadata.generation ?? 0);
       const labels = { namespace: ctx.cr.metadata.namespace ?? '', cluster: ctx.cr.metadata.name };
+      // What Recon8sMySQLBackupTooOld compares the last backup's age with: the schedule's longest gap.
+      backupIntervals.report(
+        ctx.cr.metadata.uid ?? '',
+        labels,
+        (ctx.cr.spec as { backup?: MySQLBackup } | undefined)?.backup,
+        ctx.metrics?.mysqlBackupScheduleMaxInterval,
+      );
       if (found.backup?.lastSuccessfulTime)
         ctx.metrics?.mysqlBackupLastSuccess.set(labels, Date.parse(found.backup.lastSuccessfulTime) / 1000);
       if (found.backup?.binlogsArchivedUntil)
