@@ -6,7 +6,7 @@
 import type { Connection, RowDataPacket } from 'mysql2/promise';
 import type { AccountStatement, HeldPrivilege, ObservedAccount, ObservedServer } from './accounts.js';
 import { quoteIdentifier, statementSql } from './accounts.js';
-import { MemberCertificateError } from './member-sql.js';
+import { asCertificateError } from './member-sql.js';
 
 const QUERY_TIMEOUT_MS = 10_000;
 
@@ -41,9 +41,7 @@ export class AccountSession {
         multipleStatements: false,
       });
     } catch (e) {
-      const err = e as { code?: unknown; message?: unknown };
-      if (err.code === 'HANDSHAKE_SSL_ERROR') throw new MemberCertificateError(String(err.message));
-      throw e;
+      throw asCertificateError(e);
     }
     // Backslash escapes in the literals mysql2 quotes, whatever the server's sql_mode.
     await c.query({ sql: "SET SESSION sql_mode = ''", timeout: QUERY_TIMEOUT_MS });

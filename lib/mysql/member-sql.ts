@@ -47,18 +47,18 @@ export async function connectMember(o: MemberConnectOptions): Promise<MemberSess
       bigNumberStrings: true,
     });
   } catch (e) {
-    // mysql2 sends the credentials only once the TLS handshake succeeded; a failed one (a certificate
-    // that does not verify: OpenSSL's reason in the message) is HANDSHAKE_SSL_ERROR.
-    const err = e as { code?: unknown; message?: unknown };
-    if (err.code === 'HANDSHAKE_SSL_ERROR') throw new MemberCertificateError(String(err.message));
-    throw e;
+    // mysql2 sends the credentials only once the TLS handshake succeeded.
+    throw asCertificateError(e);
   }
   // Backslash escapes in the literals mysql2 quotes, whatever the server's sql_mode.
   await connection.query({ sql: "SET SESSION sql_mode = ''", timeout: QUERY_TIMEOUT_MS });
   return new MemberSession(connection, o.credentials);
 }
 
-/** A member whose TLS handshake failed (a certificate its cluster's CA did not sign, an expired one): it was not sent a password. */
+/**
+ * A member whose certificate did not verify in the TLS handshake (one its cluster's CA did not sign, an
+ * expired one): it was not sent a password. `verifyError` is OpenSSL's reason.
+ */
 export class MemberCertificateError extends Error {
   readonly verifyError: string;
   constructor(reason: string) {
@@ -68,6 +68,32 @@ export class MemberCertificateError extends Error {
     this.name = 'MemberCertificateError';
     this.verifyError = reason;
   }
+}
+
+/**
+ * OpenSSL's reason when a connection failed because the member's certificate did not verify; undefined
+ * for any other failure. mysql2 reports every failed TLS handshake as HANDSHAKE_SSL_ERROR, overwriting
+ * Node's own code, and most are not the certificate: the socket ended (a member restarting: "Client
+ * network socket disconnected before secure TLS connection was established", "read ECONNRESET") or the
+ * peer broke the protocol (an OpenSSL library error, e.g. "wrong version number"). Node makes a
+ * verification error from OpenSSL's verify result with a message and a code only; the others carry
+ * what the socket or OpenSSL said (syscall, library, the addresses).
+ */
+export function certificateRejection(e: unknown): string | undefined {
+  if (typeof e !== 'object' || e === null) return undefined;
+  const err = e as { code?: unknown; message?: unknown };
+  if (err.code !== 'HANDSHAKE_SSL_ERROR') return undefined;
+  if (['syscall', 'errno', 'library', 'localAddress'].some((k) => k in err)) return undefined;
+  // Node adds advice of its own to some ("…; if the root CA is installed locally, try running Node.js
+  // with --use-system-ca"), which does not apply to a cluster's CA.
+  const reason = String(err.message ?? '').replace(/; if the root CA is installed locally.*$/s, '');
+  return reason === '' || /socket disconnected|ECONNRESET|EPIPE/.test(reason) ? undefined : reason;
+}
+
+/** The error to throw for a failed connection: a MemberCertificateError when the certificate was refused. */
+export function asCertificateError(e: unknown): unknown {
+  const reason = certificateRejection(e);
+  return reason === undefined ? e : new MemberCertificateError(reason);
 }
 
 /** The deadline of one statement to a member. */
