@@ -18,6 +18,7 @@
 //    came back after a restart), a majority of the members answers, every candidate's receiver has
 //    stopped (the old primary can get no more acknowledgements), and the chosen candidate holds every
 //    transaction any candidate received.
+// A member whose certificate the controller refused counts as one that does not answer, in all of them.
 import type { MySQLMemberStatus } from '../../constructs/index.js';
 import { GtidSet } from './gtid-set.js';
 
@@ -68,6 +69,12 @@ export interface MemberView {
   readonly sql?: MemberSql;
   /** Why it did not answer. */
   readonly error?: string;
+  /**
+   * It presented a TLS certificate the cluster's CA does not vouch for (OpenSSL's reason): refused in
+   * the handshake, before any credential was sent. Decided exactly as a member that does not answer
+   * (never compared, fenced or promoted: what it would say cannot be trusted), and reported.
+   */
+  readonly certificateRejected?: string;
 }
 
 export interface ClusterView {
@@ -143,6 +150,12 @@ export interface Decision {
   /** Members with errant transactions, as compared with the primary now (or as known, when it is down). */
   readonly errant: ReadonlySet<string>;
   /**
+   * Degraded reasons for members whose certificate was refused (MemberCertificateRejected), one per
+   * distinct reason. They go after `problems` and the step's own wait reason: what the cluster waits on
+   * (NoQuorum, which has an alert of its own that reads the first reason) is not hidden behind them.
+   */
+  readonly rejected: readonly { readonly reason: string; readonly message: string }[];
+  /**
    * Why commits on the primary block (it waits for more semi-synchronous acknowledgements than there
    * are replicas to send them: a new cluster before its first replica joins, or one that lost them).
    */
@@ -178,11 +191,13 @@ export function decide(view: ClusterView): Decision {
     });
   }
   const writesWait = writesWaitFor(members, primary, errant);
+  const rejected = certificateProblems(members, view.primary);
   const result = (step: Step, extra: { reason: string; message: string }[] = []): Decision => ({
     step,
     problems: [...problems, ...extra],
     members: memberStatuses(members, primary, errant),
     errant,
+    rejected,
     ...(writesWait ? { writesWait } : {}),
   });
 
@@ -401,7 +416,8 @@ function failoverStep(
   const downMs = view.primaryDownMs ?? 0;
   const restarted = restartedPrimary !== undefined;
   if (!restarted && downMs < view.failoverAfterMs) {
-    const why = members.find((m) => m.name === name)?.error;
+    const lost = members.find((m) => m.name === name);
+    const why = lost && notAnswering(lost);
     const message = `the primary ${name} has not answered for ${seconds(downMs)}${why ? ` (${why})` : ''}; failover after ${seconds(view.failoverAfterMs)}`;
     return { type: 'wait', reason: 'PrimaryUnreachable', message };
   }
@@ -535,7 +551,32 @@ function memberStatuses(
       ...(m.sql && !isPrimary ? { replicating: primary !== undefined && replicatesFrom(m, primary.host) } : {}),
       ...(behind !== undefined ? { behind } : {}),
       ...(errant.has(m.name) ? { errantTransactions: extra?.toString() ?? 'unknown' } : {}),
-      ...(m.error ? { message: m.error } : c?.error ? { message: c.error } : {}),
+      ...(notAnswering(m) ? { message: notAnswering(m) } : c?.error ? { message: c.error } : {}),
+    };
+  });
+}
+
+/** Why a member did not answer, as status.members says it: a refused certificate before anything its pod says. */
+function notAnswering(m: MemberView): string | undefined {
+  return m.certificateRejected !== undefined
+    ? `certificate rejected: ${m.certificateRejected}; no credential was sent`
+    : m.error;
+}
+
+/** MemberCertificateRejected, one problem per distinct reason (a CA that changed refuses every member alike). */
+function certificateProblems(
+  members: readonly MemberView[],
+  primary: string | undefined,
+): { reason: string; message: string }[] {
+  const byReason = new Map<string, string[]>();
+  for (const m of members)
+    if (m.certificateRejected !== undefined)
+      byReason.set(m.certificateRejected, [...(byReason.get(m.certificateRejected) ?? []), m.name]);
+  return [...byReason].map(([reason, names]) => {
+    const who = names.map((n) => (n === primary ? `${n} (the primary)` : n)).join(', ');
+    return {
+      reason: 'MemberCertificateRejected',
+      message: `${names.length > 1 ? 'members' : 'member'} ${who} presented a TLS certificate the cluster's CA does not vouch for (${reason}): refused before any credential was sent; counted as not answering (never compared, fenced or promoted) until it serves one that CA (status.tlsSecretName's ca.crt) signed`,
     };
   });
 }

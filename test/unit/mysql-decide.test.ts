@@ -54,6 +54,15 @@ function silent(ordinal: number, options: MemberOptions = {}): MemberView {
   };
 }
 
+/** A member that presented a certificate the cluster's CA does not vouch for: refused, so it did not answer. */
+function refused(
+  ordinal: number,
+  options: MemberOptions = {},
+  reason = 'unable to verify the first certificate',
+): MemberView {
+  return { ...silent(ordinal, { ready: true, ...options }), certificateRejected: reason };
+}
+
 /** A writable primary with semi-synchronous replication waiting for one replica, labelled primary. */
 function primary(
   ordinal: number,
@@ -853,6 +862,97 @@ describe('decide (MySQL cluster manager)', () => {
     });
   });
 
+  describe('a member whose certificate was refused', () => {
+    const CERT = 'unable to verify the first certificate';
+
+    it('is reported in status and as MemberCertificateRejected, and otherwise left as a member that does not answer', () => {
+      const members = [primary(0, `${A}:1-10`), replica(1, `${A}:1-10`), refused(2, { role: 'replica' })];
+      const d = decide(view(members));
+      assert.deepEqual(d.step, { type: 'steady' }, 'nothing is done to it: not relabelled, not re-pointed');
+      assert.deepEqual(
+        d.members.find((m) => m.name === 'db-2'),
+        {
+          name: 'db-2',
+          role: 'replica',
+          reachable: false,
+          message: `certificate rejected: ${CERT}; no credential was sent`,
+        },
+      );
+      assert.deepEqual(d.problems, []);
+      assert.equal(d.rejected.length, 1);
+      assert.equal(d.rejected[0]?.reason, 'MemberCertificateRejected');
+      assert.match(
+        d.rejected[0]?.message ?? '',
+        new RegExp(
+          `^member db-2 presented a TLS certificate the cluster's CA does not vouch for \\(${CERT}\\): refused before any credential was sent; .*never compared, fenced or promoted`,
+        ),
+      );
+      // Decided as a member that does not answer: the same step, problems and roles.
+      const asSilent = decide(
+        view([members[0] as MemberView, members[1] as MemberView, silent(2, { role: 'replica' })]),
+      );
+      assert.deepEqual(asSilent.step, d.step);
+      assert.deepEqual(asSilent.rejected, []);
+      assert.deepEqual(
+        asSilent.members.map(({ message: _m, ...rest }) => rest),
+        d.members.map(({ message: _m, ...rest }) => rest),
+      );
+    });
+
+    it('says it before what its pod says', () => {
+      const d = decide(
+        view([primary(0, `${A}:1-10`), replica(1, `${A}:1-10`), refused(2, { error: 'CrashLoopBackOff: …' })]),
+      );
+      assert.match(d.members[2]?.message ?? '', /^certificate rejected: /);
+    });
+
+    it('is one problem per distinct reason, naming every member refused for it and which is the primary', () => {
+      const d = decide(
+        view(
+          [
+            refused(0, { role: 'primary' }),
+            refused(1, { role: 'replica' }),
+            refused(2, { role: 'replica' }, 'certificate has expired'),
+          ],
+          {
+            primaryDownMs: 1_000,
+          },
+        ),
+      );
+      assert.deepEqual(
+        d.rejected.map((p) => p.message.replace(/:.*$/, '')),
+        [
+          `members db-0 (the primary), db-1 presented a TLS certificate the cluster's CA does not vouch for (${CERT})`,
+          "member db-2 presented a TLS certificate the cluster's CA does not vouch for (certificate has expired)",
+        ],
+      );
+    });
+
+    it('as the primary, is waited for with the reason, then failed over from exactly as a primary that does not answer', () => {
+      const members = (p: MemberView): MemberView[] => [
+        p,
+        replica(1, `${A}:1-10`, { channel: { receiver: 'OFF' } }),
+        replica(2, `${A}:1-9`, { channel: { receiver: 'OFF' } }),
+      ];
+      const waiting = decide(view(members(refused(0, { role: 'primary' })), { primaryDownMs: 1_000 }));
+      assert.equal(waiting.step.type === 'wait' && waiting.step.reason, 'PrimaryUnreachable');
+      assert.match(
+        waiting.step.type === 'wait' ? waiting.step.message : '',
+        new RegExp(
+          `^the primary db-0 has not answered for 1 s \\(certificate rejected: ${CERT}; no credential was sent\\)`,
+        ),
+      );
+      for (const primaryDownMs of [1_000, 30_000]) {
+        const asRefused = decide(view(members(refused(0, { role: 'primary' })), { primaryDownMs }));
+        const asSilent = decide(view(members(silent(0, { role: 'primary' })), { primaryDownMs }));
+        if (asSilent.step.type === 'wait')
+          assert.equal(asRefused.step.type === 'wait' && asRefused.step.reason, asSilent.step.reason);
+        else assert.deepEqual(asRefused.step, asSilent.step);
+      }
+      assert.equal(step(view(members(refused(0, { role: 'primary' })), { primaryDownMs: 30_000 })).type, 'promote');
+    });
+  });
+
   describe('invariants over every combination of three members', () => {
     type Receiver = 'ON' | 'OFF';
     interface State {
@@ -968,6 +1068,19 @@ describe('decide (MySQL cluster manager)', () => {
         if (v.primary !== undefined && writableOther) assert.equal(s.type, 'fence', `did not fence first: ${where()}`);
         if (v.primary === undefined && v.members.filter((m) => m.sql?.writable).length > 1)
           assert.equal(s.type === 'wait' && s.reason, 'PrimaryAmbiguous', where());
+
+        // A member whose certificate was refused is decided exactly as one that does not answer (it is
+        // never promoted, and counts against a majority), and is reported.
+        const refusedView = {
+          ...v,
+          members: v.members.map((m) => (m.sql ? m : { ...m, certificateRejected: 'certificate has expired' })),
+        };
+        const r = decide(refusedView);
+        const withoutMessage = (x: Step): unknown => (x.type === 'wait' ? { ...x, message: '' } : x);
+        assert.deepEqual(withoutMessage(r.step), withoutMessage(s), `refused is not silent: ${where()}`);
+        assert.deepEqual(r.problems, d.problems, where());
+        assert.deepEqual([...r.errant], [...d.errant], where());
+        assert.deepEqual(r.rejected.length, answering < v.members.length ? 1 : 0, where());
       }
       assert.ok(n >= 10_000, `only ${n} views`);
       // The combinations reach every kind of step that applies to them.
