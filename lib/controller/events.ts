@@ -4,6 +4,7 @@ import { HttpMethod } from '../kube/index.js';
 import type { KubeClient } from '../kube/index.js';
 import { apiError } from '../kube/index.js';
 import type { Logger } from '../observability/logger.js';
+import type { ManagedEvent } from './kind-controller.js';
 
 /** The object an Event is about. */
 export interface EventSubject {
@@ -99,6 +100,21 @@ export function createEventRecorder(
       });
     },
   };
+}
+
+/**
+ * A manager's Events about `subject` (lib/controller/kind-controller.ts ManagedEvent): one with a
+ * `once` key is recorded once per resource and key.
+ */
+export function recordManaged(recorder: EventRecorder, subject: EventSubject, events: readonly ManagedEvent[]): void {
+  for (const e of events)
+    recorder.record(
+      subject,
+      e.type,
+      e.reason,
+      e.message,
+      e.once === undefined ? undefined : { once: `${subject.metadata.uid ?? subject.metadata.name}/${e.once}` },
+    );
 }
 
 /** Entries are in insertion order, so the expired ones are at the front: amortised O(1) per event. */

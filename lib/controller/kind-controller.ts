@@ -108,11 +108,25 @@ export interface ManageContext {
   readonly signal?: AbortSignal;
 }
 
+/** An Event a manager asks for. */
+export interface ManagedEvent {
+  readonly type: EventType;
+  readonly reason: string;
+  readonly message: string;
+  /**
+   * Something that holds until it changes (a member's refused certificate): one Event per key and
+   * resource, however many looks (and controllers, after a restart) see it while that Event exists
+   * (the API server keeps Events an hour by default). Without it, the same reason and message are
+   * recorded again after ten minutes (events.ts).
+   */
+  readonly once?: string;
+}
+
 /** What the manager reports: status fields beside the observed ones, problems, Events, when to look again. */
 export interface Management {
   readonly fields: Record<string, unknown>;
   readonly problems: readonly Problem[];
-  readonly events: readonly { readonly type: EventType; readonly reason: string; readonly message: string }[];
+  readonly events: readonly ManagedEvent[];
   /** Look again after this long even if nothing changes (failure detection polls). */
   readonly requeueAfterMs?: number;
   /**

@@ -27,6 +27,7 @@ import { CREATE_ONLY, ChildApplier } from './apply-children.js';
 import type { ApplyDecision } from './apply-children.js';
 import { WritesInFlight, identityKey } from './writes-in-flight.js';
 import type { EventRecorder } from './events.js';
+import { recordManaged } from './events.js';
 import type { ResourceType } from './kinds.js';
 import { CHILD_TYPES, KIND_CONTROLLERS, childType, kindController, objectPath, parseQueueKey } from './kinds.js';
 import { deleteChild, prunable } from './prune.js';
@@ -301,7 +302,7 @@ export class Reconciler {
     // Leadership lost while managing: what this reconcile saw is no longer its to report (the status
     // would write back a primary the new leader may have replaced).
     signal?.throwIfAborted();
-    for (const e of management?.events ?? []) this.o.events.record(cr, e.type, e.reason, e.message);
+    recordManaged(this.o.events, cr, management?.events ?? []);
     const managed = management?.problems ?? [];
     const conditions = failure
       ? failureConditions(failure.reason, failure.message, observed.conditions)

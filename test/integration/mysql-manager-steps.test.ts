@@ -6,23 +6,30 @@
 //   resource another controller has changed since (the API server refuses it);
 // - failure detection: the failover delay runs from the last look that found the primary answering;
 // - a member found silent (a partition) is never waited on again by the steps of a failover;
-// - a replica keeps its role label through a look that could not read it or read it ahead of the primary.
+// - a replica keeps its role label through a look that could not read it or read it ahead of the primary;
+// - a member whose certificate is refused (MemberCertificateError) is reported in status, in Degraded and
+//   by one Warning Event per pod and reason (recorded through the real Event recorder), and is failed
+//   over from exactly as a member that does not answer.
 import assert from 'node:assert/strict';
 import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import { MYSQL_CLUSTER, mysqlClusterNames } from '../../constructs/index.js';
 import type { ClusterManagerOptions, MemberActions } from '../../lib/controller/mysql-cluster/cluster-manager.js';
 import { createMySQLClusterManager } from '../../lib/controller/mysql-cluster/cluster-manager.js';
+import { createEventRecorder, recordManaged } from '../../lib/controller/events.js';
 import type { ManageContext, Management } from '../../lib/controller/kind-controller.js';
 import type { CustomResource } from '../../lib/controller/status.js';
+import { withProblems } from '../../lib/controller/status.js';
 import type { KubeClient } from '../../lib/kube/index.js';
-import { HttpMethod, PatchStrategy, createKubeClient } from '../../lib/kube/index.js';
+import { HttpMethod, PatchStrategy, apiError, createKubeClient } from '../../lib/kube/index.js';
 import type { MemberSql, ThreadState } from '../../lib/mysql/decide.js';
 import { GtidSet } from '../../lib/mysql/gtid-set.js';
+import { MemberCertificateError } from '../../lib/mysql/member-sql.js';
 import { createControllerMetrics } from '../../lib/observability/controller-metrics.js';
 import { silentLogger } from '../../lib/observability/logger.js';
 import { Registry, valueOf } from '../../lib/observability/metrics.js';
 import { PollAgainError } from '../../lib/reconcile/contract.js';
 import { freshNamespace, useSharedControlPlane } from './cluster.js';
+import { eventually } from './eventually.js';
 import { installCrds } from './support/controller.js';
 
 const NAME = 'ha';
@@ -31,6 +38,12 @@ const SOURCE = 'a0a0a0a0-0000-0000-0000-000000000000';
 const names = mysqlClusterNames(NAME);
 /** The fake members verify nothing: any CA will do, as long as the manager has one (it never connects without). */
 const FAKE_CA = '-----BEGIN CERTIFICATE-----\n(fake)\n-----END CERTIFICATE-----\n';
+/** The credentials Secret's passwords: no Event or status may ever hold one. */
+const PASSWORDS = {
+  'root-password': 'root-pw-3f9a1c',
+  'replication-password': 'repl-pw-77d0e2',
+  'admin-password': 'admin-pw-b41c08',
+};
 
 /** One fake member's state, shared by every controller's sessions to it. */
 interface Member {
@@ -46,6 +59,11 @@ interface Member {
   received?: string;
   /** Its next observe() fails with this (a transient read failure). */
   failNextRead?: string;
+  /**
+   * It presents a certificate the cluster's CA does not vouch for (OpenSSL's reason): a connection to it
+   * fails in the TLS handshake with MemberCertificateError, and no session (nor credential) reaches it.
+   */
+  certificate?: string;
   channel?: { sourceHost: string; receiver: ThreadState; applier: ThreadState };
 }
 
@@ -89,6 +107,7 @@ class FakeMembers {
       if (member?.partition === 'hangs')
         await new Promise<void>((_resolve, reject) => this.hanging.push(() => reject(timedOut())));
       if (!member?.up) throw Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+      if (member.certificate !== undefined) throw new MemberCertificateError(member.certificate);
       const did = (what: string): void => {
         this.calls.push(`${who} ${name} ${what}`);
       };
@@ -211,7 +230,7 @@ describe('MySQLCluster manager steps (real API server, fake members)', function 
     });
     await post(`/api/v1/namespaces/${namespace}/secrets`, {
       metadata: { name: names.credentialsSecret },
-      stringData: { 'root-password': 'r', 'replication-password': 'p', 'admin-password': 'a' },
+      stringData: PASSWORDS,
     });
     ips = new Map();
     for (const [i, member] of MEMBERS.entries()) {
@@ -233,6 +252,7 @@ describe('MySQLCluster manager steps (real API server, fake members)', function 
       metadata: {
         name: m,
         namespace,
+        uid: `uid-${m}`,
         labels: { 'app.kubernetes.io/instance': NAME, 'recon8s.dev/role': i ? 'replica' : 'primary' },
       },
       status: { podIP: `10.9.9.${i + 1}`, conditions: [{ type: 'Ready', status: i ? 'True' : 'False' }] },
@@ -493,6 +513,196 @@ describe('MySQLCluster manager steps (real API server, fake members)', function 
     (members.state.get(`${NAME}-1`) as Member).up = true;
     await look();
     assert.deepEqual(polls, [1_000, 2_000, 4_000, 5_000, 5_000, 1_000]);
+  });
+
+  describe('a member whose certificate is refused', () => {
+    const UNSIGNED = 'unable to verify the first certificate';
+    type Reported = { name: string; role: string; reachable: boolean; message?: string };
+    const reportedOf = (m: Management, member: string): Reported | undefined =>
+      (m.fields.members as Reported[]).find((r) => r.name === member);
+    /** The cluster's MemberCertificateRejected Events, as the API server has them. */
+    const certificateEvents = async (): Promise<{ type?: string; message?: string; count?: number }[]> =>
+      (
+        await client.requestJson<{ items: { type?: string; message?: string; count?: number }[] }>({
+          path: `/api/v1/namespaces/${namespace}/events?fieldSelector=${encodeURIComponent('reason=MemberCertificateRejected')}`,
+        })
+      ).items;
+    const noPassword = (text: string): void => {
+      for (const password of Object.values(PASSWORDS)) assert.ok(!text.includes(password), `a password in: ${text}`);
+    };
+    /** A healthy cluster: ha-0 the writable primary, ha-1 and ha-2 replicating from it. */
+    const healthyMembers = (): FakeMembers => {
+      const members = new FakeMembers();
+      (members.state.get(`${NAME}-0`) as Member).up = true;
+      for (const m of MEMBERS.slice(1))
+        (members.state.get(m) as Member).channel = {
+          sourceHost: names.memberHost(`${NAME}-0`),
+          receiver: 'ON',
+          applier: 'ON',
+        };
+      return members;
+    };
+
+    it('is reported in status, in Degraded and by one Warning Event per pod and reason, and nothing is done to it', async () => {
+      const members = healthyMembers();
+      const refused = members.state.get(`${NAME}-2`) as Member;
+      refused.certificate = UNSIGNED;
+      const recorder = createEventRecorder(client, silentLogger);
+      let ctl = controller('ctl', members);
+      const look = async (): Promise<Management> => {
+        const cr = await read();
+        const m = (await ctl.manage(context(cr))) as Management;
+        recordManaged(recorder, cr, m.events);
+        return m;
+      };
+
+      let management = await look();
+      assert.deepEqual(reportedOf(management, `${NAME}-2`), {
+        name: `${NAME}-2`,
+        role: 'replica',
+        reachable: false,
+        message: `certificate rejected: ${UNSIGNED}; no credential was sent`,
+      });
+      assert.deepEqual(
+        management.problems.map((p) => p.reason),
+        ['MemberCertificateRejected'],
+      );
+      assert.match(
+        management.problems[0]?.message ?? '',
+        new RegExp(
+          `^member ${NAME}-2 presented a TLS certificate the cluster's CA does not vouch for \\(${UNSIGNED}\\): refused before any credential was sent`,
+        ),
+      );
+      const degraded = withProblems(
+        [{ type: 'Degraded', status: 'False', reason: 'AsExpected', message: 'no problems found' }],
+        management.problems,
+      )[0];
+      assert.equal(degraded?.status === 'True' && degraded.reason, 'MemberCertificateRejected');
+      assert.ok(management.requeueAfterMs !== undefined, 'it is looked at again');
+      for (let i = 0; i < 3; i++) management = await look();
+
+      const events = await eventually(async () => {
+        const found = await certificateEvents();
+        assert.equal(found.length, 1, 'one Event, however many looks');
+        return found;
+      });
+      assert.equal(events[0]?.type, 'Warning');
+      assert.equal(
+        events[0]?.message,
+        `pod ${NAME}-2 presented a TLS certificate the cluster's CA does not vouch for (${UNSIGNED}): refused in the handshake, before any credential was sent`,
+      );
+      noPassword(JSON.stringify([management.fields, management.problems, management.events, events]));
+      assert.deepEqual(members.by('ctl'), [], 'no step: not relabelled, not re-pointed, no session to it');
+      assert.equal((await podRoles())[`${NAME}-2`], 'replica');
+
+      // Another reason: one more Event. Then a controller that starts afresh (another leader, a restart)
+      // records none of them again.
+      refused.certificate = 'certificate has expired';
+      await look();
+      await look();
+      await eventually(async () => assert.equal((await certificateEvents()).length, 2));
+      ctl = controller('ctl', members);
+      // Its Event requests, to wait for their answers: the API server's 409, the Event being there.
+      const requests: Promise<unknown>[] = [];
+      const restarted = createEventRecorder(
+        {
+          requestJson: <T>(r: Parameters<KubeClient['requestJson']>[0]): Promise<T> => {
+            const answer = client.requestJson<T>(r);
+            requests.push(answer);
+            return answer;
+          },
+        },
+        silentLogger,
+      );
+      const cr = await read();
+      recordManaged(restarted, cr, ((await ctl.manage(context(cr))) as Management).events);
+      assert.equal(requests.length, 1, 'the Event of the reason the member presents now');
+      assert.deepEqual(
+        (await Promise.allSettled(requests)).map((a) => a.status === 'rejected' && apiError(a.reason).code),
+        [409],
+      );
+      assert.deepEqual(
+        (await certificateEvents()).map((e) => e.count),
+        [1, 1],
+      );
+
+      // It serves a certificate the CA signed again: reported as answering, no problem left.
+      delete refused.certificate;
+      management = await look();
+      assert.deepEqual(reportedOf(management, `${NAME}-2`)?.reachable, true);
+      assert.equal(reportedOf(management, `${NAME}-2`)?.message, undefined);
+      assert.deepEqual(management.problems, []);
+    });
+
+    it('as the primary, is failed over from exactly as a primary that does not answer, never sent a credential, and named after the wait it causes', async () => {
+      const members = new FakeMembers();
+      const lost = members.state.get(`${NAME}-0`) as Member;
+      lost.up = true;
+      lost.certificate = 'certificate has expired';
+      const ctl = controller('ctl', members);
+      let management = (await ctl.manage(context(await read()))) as Management;
+      // What the cluster waits on first (a NoQuorum would keep its own alert), then why.
+      assert.deepEqual(
+        management.problems.map((p) => p.reason),
+        ['PrimaryUnreachable', 'MemberCertificateRejected'],
+      );
+      assert.match(
+        management.problems[0]?.message ?? '',
+        /^the primary ha-0 has not answered for \d+ s \(certificate rejected: certificate has expired; no credential was sent\); failover after 10 s$/,
+      );
+      assert.match(management.problems[1]?.message ?? '', /^member ha-0 \(the primary\) presented a TLS certificate/);
+      assert.match(
+        management.events.find((e) => e.reason === 'MemberCertificateRejected')?.message ?? '',
+        /^pod ha-0 \(the primary\) presented/,
+      );
+
+      ctl.clock.t = 11_000;
+      management = (await ctl.manage(context(await read()))) as Management;
+      assert.equal(((await read()).status as { currentPrimary?: string }).currentPrimary, 'ha-1');
+      // The steps of any failover (a silent primary's, above), and no session to the refused member.
+      assert.deepEqual(members.by('ctl'), [
+        'ha-1 stopReceiver',
+        'ha-2 stopReceiver',
+        'ha-1 waitForApplied',
+        'ha-1 leaveReplication',
+        'ha-1 enableWrites',
+        `ha-2 replicateFrom ${names.memberHost('ha-1')}`,
+      ]);
+      assert.deepEqual(await podRoles(), { 'ha-0': 'none', 'ha-1': 'primary', 'ha-2': 'replica' });
+      assert.ok(management.events.some((e) => e.reason === 'FailedOver'));
+      assert.deepEqual(
+        management.problems.map((p) => p.reason),
+        ['MemberCertificateRejected'],
+      );
+      assert.deepEqual(reportedOf(management, 'ha-0'), {
+        name: 'ha-0',
+        role: 'none',
+        reachable: false,
+        message: 'certificate rejected: certificate has expired; no credential was sent',
+      });
+    });
+
+    it('is reported once a member found silent answers again with it', async () => {
+      const members = healthyMembers();
+      const member = members.state.get(`${NAME}-2`) as Member;
+      member.partition = 'timesOut';
+      const ctl = controller('ctl', members);
+      await ctl.manage(context(await read()));
+      member.partition = undefined;
+      member.certificate = UNSIGNED;
+      // The look after the probe (in the background) that found it answering connects, and is refused.
+      await eventually(async () => {
+        const management = (await ctl.manage(context(await read()))) as Management;
+        assert.equal(
+          reportedOf(management, `${NAME}-2`)?.message,
+          `certificate rejected: ${UNSIGNED}; no credential was sent`,
+        );
+        assert.deepEqual(
+          management.problems.map((p) => p.reason),
+          ['MemberCertificateRejected'],
+        );
+      });
+    });
   });
 
   /** The role label of every member's pod, as the API server has it. */

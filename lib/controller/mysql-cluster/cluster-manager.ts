@@ -6,7 +6,10 @@
 // the members, Degraded reasons for what it waits on, and an Event for every change of topology. It
 // asks to be called again soon (failure detection polls the members; nothing else would notice a
 // primary that stops answering), and at once after a step. An error talking to one member is an
-// observation (it "does not answer"), never a thrown error; an API error is thrown and retried.
+// observation (it "does not answer"), never a thrown error; an API error is thrown and retried. A
+// member whose certificate the cluster's CA does not vouch for is one that does not answer too (it
+// was sent no credential), and is reported: in status.members, in Degraded (MemberCertificateRejected)
+// and by one Warning Event per pod and reason.
 import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import type { MySQLClusterNames, MySQLClusterStatus, ResolvedMySQLClusterSpec } from '../../../constructs/index.js';
 import {
@@ -28,9 +31,8 @@ import type { ClusterView, MemberStatus, MemberView, Role, Step } from '../../my
 import { decide } from '../../mysql/decide.js';
 import { podNote } from '../../reconcile/pod-problems.js';
 import type { MemberCredentials, MemberSession } from '../../mysql/member-sql.js';
-import { connectMember } from '../../mysql/member-sql.js';
-import type { EventType } from '../events.js';
-import type { ManageContext, Management, Manager, Problem, SecretLookup } from '../kind-controller.js';
+import { MemberCertificateError, connectMember } from '../../mysql/member-sql.js';
+import type { ManageContext, ManagedEvent, Management, Manager, Problem, SecretLookup } from '../kind-controller.js';
 import { readSecret } from './credentials.js';
 import { TLS_CA_FACT, TLS_NOT_AFTER_FACT } from './facts.js';
 import { reloadRenewedCertificates } from './tls-reload.js';
@@ -81,8 +83,6 @@ function resolvedSpec(cr: ManageContext['cr']): ResolvedMySQLClusterSpec {
 }
 
 type Status = Pick<MySQLClusterStatus, 'currentPrimary' | 'members' | 'switchover'>;
-
-type Event = { readonly type: EventType; readonly reason: string; readonly message: string };
 
 /** The members' DNS names and the StatefulSet revision, from the pods in the cache. */
 function memberViews(
@@ -250,11 +250,15 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
         decided.set(uid, { ...decided.get(uid), switchover: outcome });
       };
       let switchoverStatus = memory.switchover ?? status.switchover;
-      const events: Event[] = [];
+      const events: ManagedEvent[] = [];
       let problems: Problem[] = [];
       let members: readonly MemberStatus[] = status.members ?? [];
       let lastStep: Step = { type: 'steady' };
       let writesWait: string | undefined;
+      /** The last look's MemberCertificateRejected problems (after every other: decide.ts says why). */
+      let rejected: readonly Problem[] = [];
+      /** Pods whose certificate a look refused, by `<pod uid>/<reason>`: one Event each. */
+      const refusedPods = new Map<string, { readonly member: string; readonly reason: string }>();
       let podsNow = pods;
       const silentNow = silent.get(uid) ?? new Map<string, Silent>();
       silent.set(uid, silentNow);
@@ -273,6 +277,8 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
             if (silentNow.get(name) === entry) silentNow.delete(name);
           } catch (e) {
             entry.error = describe(e);
+            // It answers, with a certificate that is refused: no longer silent, the next look reports it.
+            if (e instanceof MemberCertificateError && silentNow.get(name) === entry) silentNow.delete(name);
           } finally {
             entry.probing = false;
           }
@@ -320,6 +326,13 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
                 sessions.set(v.name, session);
                 return { ...v, sql: await session.observe() };
               } catch (e) {
+                if (e instanceof MemberCertificateError) {
+                  refusedPods.set(`${pod?.metadata?.uid ?? v.name}/${e.verifyError}`, {
+                    member: v.name,
+                    reason: e.verifyError,
+                  });
+                  return { ...v, error: describe(e), certificateRejected: e.verifyError };
+                }
                 if (SILENT_CODES.has((e as { code?: string }).code ?? ''))
                   silentNow.set(v.name, { pod: podIdentity(pod), error: describe(e), probing: false });
                 return { ...v, error: note() ?? describe(e) };
@@ -349,6 +362,7 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
           const decision = decide(view);
           members = decision.members;
           problems = [...decision.problems];
+          rejected = decision.rejected;
           for (const m of observed) {
             const labels = { namespace, cluster: cr.metadata.name, member: m.name };
             ctx.metrics?.mysqlMemberReachable.set(labels, m.sql ? 1 : 0);
@@ -508,6 +522,15 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
           await Promise.all([...sessions.values()].map((s) => s.close()));
         }
       }
+
+      problems.push(...rejected);
+      for (const [key, { member, reason }] of refusedPods)
+        events.push({
+          type: 'Warning',
+          reason: 'MemberCertificateRejected',
+          message: `pod ${member}${member === primary ? ' (the primary)' : ''} presented a TLS certificate the cluster's CA does not vouch for (${reason}): refused in the handshake, before any credential was sent`,
+          once: `member-certificate/${key}`,
+        });
 
       const pollMs = nextPoll(
         unsettled,
