@@ -3,6 +3,8 @@
 // purpose: every decision is in decide.ts; this only reads what it needs and does what it is told.
 import type { Connection, RowDataPacket } from 'mysql2/promise';
 import { GtidSet } from './gtid-set.js';
+import type { FencingSql } from './fencing.js';
+import { clientSessionsQuery, fence, killStatement } from './fencing.js';
 import { MYSQL_TLS_CA_PATH } from '../../constructs/index.js';
 import type { MemberSql, ThreadState } from './decide.js';
 
@@ -177,47 +179,24 @@ export class MemberSession {
     };
   }
 
-  /**
-   * No more writes: super_read_only, then every client session is ended (pooled connections would
-   * otherwise keep writing here until they fail). Replication and our own sessions stay. Only then is
-   * the semi-synchronous source side turned off: a former primary's applier would otherwise wait for
-   * ever for acknowledgements of what it replicates (log_replica_updates).
-   *
-   * A commit waiting for an acknowledgement holds the commit lock read-only needs, and MySQL (9.7)
-   * does not end that wait when its session is killed: when no replica can acknowledge it (the member
-   * was cut off), super_read_only would wait for ever. So when it times out: offline_mode ends the
-   * sessions of accounts without CONNECTION_ADMIN and refuses new ones, the remaining client sessions
-   * are killed (KILL shuts their sockets: no client is told a commit succeeded), the source side is
-   * turned off, which lets such a commit complete here, unacknowledged, and only then is the member
-   * made read-only and offline_mode turned off again. No client can commit, and be told so, between
-   * the source side turning off and read-only.
-   */
+  /** No more writes, and no client session left that could write (fencing.ts says how). */
   async fence(): Promise<void> {
-    await this.exec('SET SESSION lock_wait_timeout = 5');
-    try {
-      await this.exec('SET GLOBAL super_read_only = ON');
-    } catch {
-      await this.exec('SET GLOBAL offline_mode = ON');
-      await this.killClientSessions();
-      await this.exec('SET GLOBAL rpl_semi_sync_source_enabled = OFF');
-      await this.killClientSessions();
-      await this.exec('SET GLOBAL super_read_only = ON');
-      await this.exec('SET GLOBAL offline_mode = OFF');
-    }
-    await this.killClientSessions();
-    await this.exec('SET GLOBAL rpl_semi_sync_source_enabled = OFF');
+    await fence(this.fencingSql(), {
+      spare: [this.credentials.adminUser, this.credentials.replicationUser],
+      // The member may still reach its replicas: commits in flight get their acknowledgement first.
+      waitForCommitsSeconds: 5,
+    });
   }
 
-  private async killClientSessions(): Promise<void> {
-    const sessions = await this.rows(
-      `SELECT ID AS id FROM information_schema.PROCESSLIST
-        WHERE ID <> CONNECTION_ID() AND USER NOT IN ('system user', 'event_scheduler', ?, ?)`,
-      [this.credentials.adminUser, this.credentials.replicationUser],
-    );
-    for (const s of sessions) {
-      // A session that ended meanwhile is fine.
-      await this.exec('KILL CONNECTION ?', [Number(s.id)]).catch(() => undefined);
-    }
+  private fencingSql(): FencingSql {
+    return {
+      exec: (sql) => this.exec(sql),
+      clientSessions: async (spare) => {
+        const q = clientSessionsQuery(spare);
+        return (await this.rows(q.sql, q.values)).map((r) => Number(r.id));
+      },
+      kill: (id) => this.exec(killStatement(id)).catch(() => undefined),
+    };
   }
 
   /** Semi-synchronous replication as told, then writable (super_read_only first off, then read_only). */
