@@ -62,7 +62,7 @@ export const SWITCHOVER_ANNOTATION = 'recon8s.dev/switchover';
 /**
  * Asking a member to be re-provisioned by clone of the primary, discarding what it holds that the
  * primary lacks: a new value of this pod annotation (e.g. a timestamp) is a new request. The
- * replication sidecar reads it from a downward API volume.
+ * agent reads it from a downward API volume.
  */
 export const REPROVISION_ANNOTATION = 'recon8s.dev/reprovision';
 
@@ -169,3 +169,9 @@ export function clusterNames(
 export function databaseSelector(cluster: string): Record<string, string> {
   return selectorLabels({ name: APP_NAME, instance: cluster, component: DATABASE_COMPONENT });
 }
+
+/** The port of the agent beside each member (`recon8s agent`): the kubelet's probes, as HTTP. */
+export const AGENT_PORT = 9080;
+export const AGENT_PORT_NAME = 'agent';
+/** What the agent serves: liveness (mysqld answers) and readiness (the member does its job). */
+export const AGENT_HTTP_PATHS = { live: '/livez', ready: '/readyz' } as const;

@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { AGENT_USAGE, agentCommand } from '../agent/main.js';
 import { apiError } from '../kube/index.js';
 import { APPLY_OPTIONS, APPLY_USAGE, applyCommand } from './apply-command.js';
 import {
@@ -51,6 +52,7 @@ Commands:
   backups      list a MySQLCluster's backups and how far its binary-log archive reaches
   binlog       archive a MySQLCluster's binary logs now (binlog archive NAME) and wait for it, or
                search the archived ones for a statement (binlog find NAME --statement TEXT)
+  agent        run beside mysqld in a MySQLCluster pod (the StatefulSet starts it)
 
 Run "recon8s <command> --help" (or "recon8s help <command>") for a command's options, and
 "recon8s --version" for the version.
@@ -68,6 +70,7 @@ const COMMAND_USAGE: Readonly<Record<string, string>> = {
   backup: `${BACKUP_USAGE}\n${VERIFY_USAGE}`,
   backups: BACKUPS_USAGE,
   binlog: `${BINLOG_USAGE}\n${BINLOG_FIND_USAGE}`,
+  agent: AGENT_USAGE,
 };
 
 /** The command meant by a mistyped one: the closest by edit distance, if it is close. */
@@ -107,6 +110,8 @@ export async function main(
   const [command, ...rest] = argv;
   try {
     switch (command) {
+      case 'agent':
+        return await agentCommand(rest, process.env);
       case 'render': {
         const { values } = parseArgs({
           args: [...rest],

@@ -1,0 +1,19 @@
+// The second public entry of the constructs: what the programs inside a member's pod (the agent,
+// lib/agent) must agree on with the pod the constructs render — paths, ports, accounts, report
+// reasons. It loads no cdk8s: the agent runs in every database pod, and its memory is paid per member.
+export {
+  ADMIN_GRANTS,
+  ADMIN_USER,
+  AGENT_HTTP_PATHS,
+  AGENT_PORT,
+  DATA_DIR_NAME,
+  EXPORTER_GRANTS,
+  EXPORTER_HOST,
+  EXPORTER_MAX_CONNECTIONS,
+  EXPORTER_USER,
+  MYSQL_PORT,
+  PATHS as MYSQL_PATHS,
+  REPLICATION_USER,
+  REPROVISION_ANNOTATION,
+} from './mysql/layout.js';
+export { REPORT_REASONS as MEMBER_REPORTS } from './mysql/reprovision-script.js';

@@ -1,0 +1,268 @@
+// `recon8s agent`: the long-running part of every MySQL pod, beside mysqld for the pod's life. The
+// controller decides the topology over SQL; the agent does what needs the member's own socket, file
+// system or a moment the controller cannot see:
+// - it answers the kubelet's liveness and readiness probes over HTTP (health.ts), from a pooled session;
+// - on the writable member, whenever mysqld (re)started, it makes sure of the cluster's accounts
+//   (accounts.ts), and it makes the member read-only when it is cut off from every other member
+//   (self-fencing: isolation.ts decides, lib/mysql/fencing.ts does it, the same fencing the controller uses);
+// - on a replica that can never catch up, or whose pod asks for it, it re-provisions the member by
+//   clone (reprovision.ts), reports it in its termination message and exits, so that the pod restarts.
+// It has no API credentials: what it has to say goes through its termination message and its probes.
+import { readFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { createServer } from 'node:http';
+import type { RowDataPacket } from 'mysql2/promise';
+import {
+  ADMIN_USER,
+  AGENT_HTTP_PATHS,
+  MEMBER_REPORTS,
+  MYSQL_PORT,
+  REPLICATION_USER,
+} from '../../constructs/mysql-member.js';
+import { fence } from '../mysql/fencing.js';
+import type { ClusterPasswords, LoginCheck } from './accounts.js';
+import { ensureAccounts } from './accounts.js';
+import type { AgentConfig } from './config.js';
+import type { Health } from './health.js';
+import { liveness, messageOf, readiness } from './health.js';
+import type { IsolationState } from './isolation.js';
+import { NOT_ISOLATED, fenced, isolationApplies, judgeIsolation } from './isolation.js';
+import type { LocalSqlApi } from './local-sql.js';
+import { Peers, isServerError, mysqlPeerProbe, resolveWithSystem } from './peers.js';
+import { Reprovisioner, dataPaths } from './reprovision.js';
+
+export function log(message: string): void {
+  process.stderr.write(`${new Date().toISOString()} recon8s agent: ${message}\n`);
+}
+
+/** A session over TCP with the cluster's CA checked (chain, not name: members are reached by address), for one query. */
+async function tcpQuery(
+  config: AgentConfig,
+  host: string,
+  user: string,
+  password: string,
+  sql: string,
+): Promise<Record<string, unknown> | undefined> {
+  const { createConnection } = await import('mysql2/promise');
+  const c = await createConnection({
+    host,
+    port: MYSQL_PORT,
+    user,
+    password,
+    connectTimeout: 5000,
+    ssl: { ca: readFileSync(config.caFile, 'utf8'), rejectUnauthorized: true },
+  });
+  try {
+    const [rows] = await c.query<RowDataPacket[]>({ sql, timeout: 5000 });
+    return rows[0];
+  } finally {
+    c.destroy();
+  }
+}
+
+/** What a test replaces: the clock, the peers, the login check, re-provisioning. */
+export interface AgentDependencies {
+  readonly now?: () => number;
+  readonly log?: (message: string) => void;
+  readonly peers?: Peers;
+  readonly loginWorks?: LoginCheck;
+  readonly reprovisioner?: Pick<Reprovisioner, 'look' | 'forgetPreviousData'>;
+}
+
+export class Agent {
+  private readonly now: () => number;
+  private readonly log: (message: string) => void;
+  private readonly peers: Peers | undefined;
+  private readonly loginWorks: LoginCheck;
+  private readonly reprovisioner: Pick<Reprovisioner, 'look' | 'forgetPreviousData'>;
+  private isolation: IsolationState = NOT_ISOLATED;
+  /** When the mysqld whose accounts were made sure of started. */
+  private configuredFor: number | undefined;
+  private stopping = false;
+  private wake: (() => void) | undefined;
+  private server: Server | undefined;
+
+  constructor(
+    private readonly config: AgentConfig,
+    private readonly sql: LocalSqlApi,
+    deps: AgentDependencies = {},
+  ) {
+    this.now = deps.now ?? Date.now;
+    this.log = deps.log ?? log;
+    const ca = (): string => readFileSync(config.caFile, 'utf8');
+    this.peers =
+      deps.peers ??
+      (config.headlessService
+        ? new Peers(
+            config.headlessService,
+            config.podAddresses,
+            resolveWithSystem,
+            mysqlPeerProbe({ port: MYSQL_PORT, user: REPLICATION_USER, password: config.passwords.replication, ca }),
+            this.log,
+          )
+        : undefined);
+    this.loginWorks =
+      deps.loginWorks ??
+      ((user, password) =>
+        tcpQuery(config, config.localAddress, user, password, 'SELECT 1').then(
+          () => true,
+          () => false,
+        ));
+    this.reprovisioner =
+      deps.reprovisioner ??
+      new Reprovisioner({
+        sql,
+        paths: dataPaths(config.dataVolume, config.dataDirName, config.podAnnotations),
+        primaryHost: config.primaryHost,
+        replicationPassword: config.passwords.replication,
+        memberName: config.podName,
+        askDonor: async () => {
+          const row = await tcpQuery(
+            config,
+            config.primaryHost,
+            REPLICATION_USER,
+            config.passwords.replication,
+            "SELECT @@GLOBAL.read_only AS ro, REPLACE(@@GLOBAL.gtid_executed, CHAR(10), '') AS executed",
+          );
+          return { writable: Number(row?.ro) === 0, executed: String(row?.executed ?? '') };
+        },
+        report: (reason, message) => this.report(MEMBER_REPORTS[reason], message),
+        log: this.log,
+      });
+  }
+
+  /** Tells the controller what happened, as "<Reason>: <message>": the kubelet keeps it in the pod status. */
+  private async report(reason: string, message: string): Promise<void> {
+    await writeFile(this.config.terminationLog, `${reason}: ${message}`).catch(() =>
+      this.log('could not write the termination message'),
+    );
+  }
+
+  private readonly passwords = (): ClusterPasswords => this.config.passwords;
+
+  /** One look at the member; returns the delay until the next, or an exit code when the pod must restart. */
+  async step(): Promise<{ delayMs: number } | { exit: number }> {
+    let startedAt: number;
+    try {
+      startedAt = await this.sql.startedAt(this.now());
+    } catch (e) {
+      // An error the server sent is a fault of ours or of the member, and run() logs it; silence means
+      // mysqld is starting (or restarting): look again soon.
+      if (isServerError(e)) throw e;
+      return { delayMs: 1000 };
+    }
+    let delayMs = 10_000;
+    let flags = await this.sql.flags();
+    if (!flags.readOnly && (this.configuredFor === undefined || Math.abs(startedAt - this.configuredFor) > 2000)) {
+      try {
+        if (await ensureAccounts(this.sql, this.passwords(), this.loginWorks))
+          this.log('created or updated the replication, administrative and (with monitoring) metrics accounts');
+        this.configuredFor = startedAt;
+      } catch (e) {
+        this.log(`creating the accounts failed; retrying: ${messageOf(e)}`);
+      }
+    }
+    const guardsWrites = !flags.readOnly && flags.semiSyncSource;
+    if (this.peers && isolationApplies(this.isolation, guardsWrites)) {
+      // The primary looks for a partition every second (a look takes up to a few seconds more).
+      delayMs = 1000;
+      const lookedAt = this.now();
+      const verdict = judgeIsolation(
+        this.isolation,
+        { startedAt: lookedAt, guardsWrites, peers: await this.peers.look() },
+        this.config.selfFenceAfterMs,
+      );
+      this.isolation = verdict.state;
+      if (verdict.action === 'fence') {
+        if (verdict.first)
+          this.log(
+            `reached no other member for ${this.config.selfFenceAfterMs / 1000} s: making this member read-only (cut off, its writes could not be acknowledged anyway)`,
+          );
+        try {
+          await this.sql.fencingSession((f) =>
+            fence(f, { spare: [ADMIN_USER, REPLICATION_USER], waitForCommitsSeconds: 0 }),
+          );
+        } catch (e) {
+          this.log(`could not make this member read-only yet (${messageOf(e)}); trying again`);
+        }
+        flags = await this.sql.flags();
+        this.isolation = fenced(flags.superReadOnly);
+      }
+    } else if (this.peers) {
+      // Every member keeps the others' addresses: one that is promoted has them already when DNS is cut off.
+      await this.peers.refresh();
+    }
+    if (flags.readOnly) {
+      const outcome = await this.reprovisioner.look();
+      if (outcome === 'restarting') return { exit: 0 };
+      if (outcome === 'failed') return { exit: 1 };
+      await this.reprovisioner.forgetPreviousData();
+    }
+    return { delayMs };
+  }
+
+  async health(kind: 'live' | 'ready'): Promise<Health> {
+    if (kind === 'live') return this.sql.rows('SELECT 1').then(() => liveness(undefined), liveness);
+    try {
+      const flags = await this.sql.flags();
+      return readiness(flags.readOnly, flags.readOnly ? await this.sql.channel() : undefined);
+    } catch (e) {
+      return { ok: false, message: `mysqld does not answer: ${messageOf(e)}` };
+    }
+  }
+
+  private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const kind = req.url === AGENT_HTTP_PATHS.live ? 'live' : req.url === AGENT_HTTP_PATHS.ready ? 'ready' : undefined;
+    if (!kind || req.method !== 'GET') {
+      res
+        .writeHead(404, { 'content-type': 'text/plain' })
+        .end(`not found; try ${Object.values(AGENT_HTTP_PATHS).join(' or ')}\n`);
+      return;
+    }
+    const h = await this.health(kind);
+    res.writeHead(h.ok ? 200 : 503, { 'content-type': 'text/plain' }).end(`${h.message}\n`);
+  }
+
+  async listen(): Promise<number> {
+    const server = createServer((req, res) => {
+      this.serve(req, res).catch((e: unknown) => res.writeHead(500).end(`${messageOf(e)}\n`));
+    });
+    this.server = server;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.config.listen.port, this.config.listen.host, resolve);
+    });
+    const address = server.address();
+    return typeof address === 'object' && address ? address.port : this.config.listen.port;
+  }
+
+  /** Runs until stop() or until the pod must restart; resolves with the exit code. */
+  async run(): Promise<number> {
+    while (!this.stopping) {
+      let next: { delayMs: number } | { exit: number };
+      try {
+        next = await this.step();
+      } catch (e) {
+        // mysqld went away in the middle of a look: the next one says what it is now.
+        this.log(`a look at the member failed: ${messageOf(e)}`);
+        next = { delayMs: 1000 };
+      }
+      if ('exit' in next) return next.exit;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, next.delayMs);
+        this.wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    }
+    return 0;
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.wake?.();
+    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+  }
+}

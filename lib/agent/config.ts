@@ -1,0 +1,76 @@
+// The agent's settings: the pod's environment, as the StatefulSet (constructs/mysql/statefulset.ts)
+// gives it. Paths default to where the pod mounts things; the environment overrides them only where a
+// test runs the agent outside a pod (test/integration/support/mysql-sandbox.ts).
+import { AGENT_PORT, DATA_DIR_NAME, MYSQL_PATHS } from '../../constructs/mysql-member.js';
+import { podAddresses } from './peers.js';
+
+export interface AgentConfig {
+  readonly podName: string;
+  /** Every address of this pod (none of them is a peer). */
+  readonly podAddresses: readonly string[];
+  /** The headless Service that names every member; without it there is no self-fencing (a single member). */
+  readonly headlessService?: string;
+  readonly primaryHost: string;
+  readonly passwords: {
+    readonly root: string;
+    readonly replication: string;
+    readonly admin: string;
+    readonly exporter?: string;
+  };
+  readonly selfFenceAfterMs: number;
+  readonly socket: string;
+  readonly caFile: string;
+  readonly dataVolume: string;
+  readonly dataDirName: string;
+  readonly podAnnotations: string;
+  readonly terminationLog: string;
+  /** Where this member's mysqld listens for TCP, as seen from the agent (the accounts' login check). */
+  readonly localAddress: string;
+  readonly listen: { readonly host?: string; readonly port: number };
+}
+
+export class AgentConfigError extends Error {}
+
+/** Reads and checks the environment; the error names every variable that is missing or wrong. */
+export function agentConfig(env: NodeJS.ProcessEnv): AgentConfig {
+  const problems: string[] = [];
+  const required = (name: string): string => {
+    const v = env[name];
+    if (!v) problems.push(`${name} is not set`);
+    return v ?? '';
+  };
+  const seconds = (name: string, fallback: number): number => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < 1)
+      problems.push(`${name} is "${raw}", expected a whole number of seconds of 1 or more`);
+    return n;
+  };
+  const port = Number(env.AGENT_PORT ?? AGENT_PORT);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    problems.push(`AGENT_PORT is "${env.AGENT_PORT ?? ''}", expected a TCP port (0-65535)`);
+  const config: AgentConfig = {
+    podName: env.POD_NAME || env.HOSTNAME || '',
+    podAddresses: podAddresses(env.POD_IP, env.POD_IPS),
+    ...(env.HEADLESS_SERVICE ? { headlessService: env.HEADLESS_SERVICE } : {}),
+    primaryHost: required('PRIMARY_HOST'),
+    passwords: {
+      root: required('MYSQL_ROOT_PASSWORD'),
+      replication: required('MYSQL_REPLICATION_PASSWORD'),
+      admin: required('MYSQL_ADMIN_PASSWORD'),
+      ...(env.MYSQL_EXPORTER_PASSWORD ? { exporter: env.MYSQL_EXPORTER_PASSWORD } : {}),
+    },
+    selfFenceAfterMs: seconds('SELF_FENCE_AFTER_SECONDS', 7) * 1000,
+    socket: env.MYSQL_SOCKET || MYSQL_PATHS.socket,
+    caFile: env.TLS_CA_FILE || MYSQL_PATHS.tlsCa,
+    dataVolume: env.DATA_VOLUME || MYSQL_PATHS.dataVolume,
+    dataDirName: DATA_DIR_NAME,
+    podAnnotations: env.POD_ANNOTATIONS || `${MYSQL_PATHS.podInfo}/annotations`,
+    terminationLog: env.TERMINATION_LOG || '/dev/termination-log',
+    localAddress: env.MYSQL_LOCAL_ADDRESS || '127.0.0.1',
+    listen: { ...(env.AGENT_ADDRESS ? { host: env.AGENT_ADDRESS } : {}), port },
+  };
+  if (problems.length > 0) throw new AgentConfigError(`recon8s agent: ${problems.join('; ')}`);
+  return config;
+}

@@ -1,0 +1,145 @@
+// The agent's SQL to its own member: over the pod's socket, as root (the password from the pod's
+// environment, never logged), through a small pool so that a probe never waits behind the loop.
+import type { Pool, PoolOptions, RowDataPacket } from 'mysql2/promise';
+import type { FencingSql } from '../mysql/fencing.js';
+import { clientSessionsQuery, killStatement } from '../mysql/fencing.js';
+
+/** The deadline of one statement: a probe answers within the kubelet's timeout. */
+const STATEMENT_MS = 4000;
+
+export type ThreadState = 'ON' | 'OFF' | 'CONNECTING';
+const state = (v: unknown): ThreadState => (v === 'ON' || v === 'CONNECTING' ? v : 'OFF');
+
+/** The replication channel's threads, or undefined when the member has none configured. */
+export interface ChannelThreads {
+  readonly receiver: ThreadState;
+  readonly applier: ThreadState;
+}
+
+export class LocalSql {
+  /** The thread ids of this pool's sessions (MySQL never reuses one while the server runs). */
+  private readonly own = new Set<number>();
+
+  private constructor(private readonly pool: Pool) {
+    pool.pool.on('connection', (c) => {
+      if (c.threadId !== null) this.own.add(c.threadId);
+    });
+  }
+
+  static async open(socketPath: string, password: string): Promise<LocalSql> {
+    const { createPool } = await import('mysql2/promise');
+    const options: PoolOptions = {
+      socketPath,
+      user: 'root',
+      password,
+      connectionLimit: 3,
+      maxIdle: 2,
+      idleTimeout: 60_000,
+      connectTimeout: STATEMENT_MS,
+      supportBigNumbers: true,
+      bigNumberStrings: true,
+    };
+    const pool = createPool(options);
+    // Backslash escapes in the literals mysql2 quotes, whatever the server's sql_mode.
+    pool.pool.on('connection', (c) => c.query("SET SESSION sql_mode = ''"));
+    return new LocalSql(pool);
+  }
+
+  async rows(sql: string, values?: unknown[], timeout = STATEMENT_MS): Promise<RowDataPacket[]> {
+    const [rows] = await this.pool.query<RowDataPacket[]>({ sql, values, timeout });
+    return rows;
+  }
+
+  async exec(sql: string, values?: unknown[], timeout = STATEMENT_MS): Promise<void> {
+    await this.pool.query({ sql, values, timeout });
+  }
+
+  /** When mysqld started (ms since the epoch, whole seconds): a restart, however quick, changes it. */
+  async startedAt(now: number): Promise<number> {
+    const [row] = await this.rows(
+      "SELECT VARIABLE_VALUE AS v FROM performance_schema.global_status WHERE VARIABLE_NAME = 'Uptime'",
+    );
+    const uptime = Number(row?.v);
+    if (!Number.isFinite(uptime)) throw new Error(`mysqld reported no Uptime (${String(row?.v)})`);
+    return Math.round(now / 1000 - uptime) * 1000;
+  }
+
+  async flags(): Promise<{ readOnly: boolean; superReadOnly: boolean; semiSyncSource: boolean }> {
+    const [row] = await this.rows(
+      'SELECT @@GLOBAL.read_only AS ro, @@GLOBAL.super_read_only AS sro, @@GLOBAL.rpl_semi_sync_source_enabled AS semi',
+    );
+    return {
+      readOnly: Number(row?.ro) === 1,
+      superReadOnly: Number(row?.sro) === 1,
+      semiSyncSource: Number(row?.semi) === 1,
+    };
+  }
+
+  async channel(): Promise<ChannelThreads | undefined> {
+    const [row] = await this.rows(
+      `SELECT c.SERVICE_STATE AS receiver, a.SERVICE_STATE AS applier
+         FROM performance_schema.replication_connection_status c
+         JOIN performance_schema.replication_applier_status a USING (CHANNEL_NAME) WHERE CHANNEL_NAME = ''`,
+    );
+    return row ? { receiver: state(row.receiver), applier: state(row.applier) } : undefined;
+  }
+
+  /** The receiver's last error while it is stopped, or undefined. */
+  async stoppedReceiverError(): Promise<{ errno: number; message: string } | undefined> {
+    const [row] = await this.rows(
+      `SELECT LAST_ERROR_NUMBER AS errno, LAST_ERROR_MESSAGE AS message FROM performance_schema.replication_connection_status
+        WHERE CHANNEL_NAME = '' AND SERVICE_STATE = 'OFF'`,
+    );
+    return row ? { errno: Number(row.errno), message: String(row.message ?? '') } : undefined;
+  }
+
+  async gtidExecuted(): Promise<string> {
+    const [row] = await this.rows("SELECT REPLACE(@@GLOBAL.gtid_executed, CHAR(10), '') AS v");
+    return String(row?.v ?? '');
+  }
+
+  async gtidSubset(set: string, of: string): Promise<boolean> {
+    const [row] = await this.rows('SELECT GTID_SUBSET(?, ?) AS v', [set, of]);
+    return Number(row?.v) === 1;
+  }
+
+  async cloneInProgress(): Promise<boolean> {
+    const [row] = await this.rows('SELECT STATE AS v FROM performance_schema.clone_status');
+    return row?.v === 'In Progress';
+  }
+
+  /**
+   * Runs `fn` on one session of the pool (fencing sets a session variable, and its statements must
+   * follow each other on one connection). The sessions it would end leave out every session of this
+   * agent's pool: they are the agent's own, not clients'.
+   */
+  async fencingSession<T>(fn: (sql: FencingSql) => Promise<T>): Promise<T> {
+    const c = await this.pool.getConnection();
+    try {
+      return await fn({
+        exec: async (sql) => {
+          await c.query({ sql, timeout: STATEMENT_MS });
+        },
+        clientSessions: async (spare) => {
+          const q = clientSessionsQuery(spare);
+          const [rows] = await c.query<RowDataPacket[]>({ sql: q.sql, values: q.values, timeout: STATEMENT_MS });
+          return rows.map((r) => Number(r.id)).filter((id) => !this.own.has(id));
+        },
+        kill: (id) =>
+          c.query({ sql: killStatement(id), timeout: STATEMENT_MS }).then(
+            () => undefined,
+            () => undefined,
+          ),
+      });
+    } finally {
+      c.release();
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end().catch(() => undefined);
+  }
+}
+
+/** What the agent asks of its member's session: LocalSql, or a fake in unit tests. */
+export type LocalSqlApi = Omit<LocalSql, 'close'>;

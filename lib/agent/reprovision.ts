@@ -1,0 +1,207 @@
+// Re-provisioning a replica by clone (the design: constructs/mysql/reprovision-script.ts, whose
+// adopt_clone puts a finished clone in place before mysqld starts). The agent's part: see that a
+// replica can never catch up (or that a person asked), check that replacing it loses nothing, clone
+// the primary beside the running data, report, and stop mysqld so that the pod's containers restart.
+import { readFile, rename, rm, stat, writeFile, open } from 'node:fs/promises';
+import { MYSQL_PORT, REPLICATION_USER, REPROVISION_ANNOTATION } from '../../constructs/mysql-member.js';
+import type { LocalSqlApi } from './local-sql.js';
+
+/** The receiver's error when the primary purged binary logs this replica has not received yet (13114 wrapping 1236). */
+export function isPurgedLogsError(e: { errno: number; message: string } | undefined): boolean {
+  return e?.errno === 13114 && e.message.includes('purged required binary logs');
+}
+
+/** The value of the re-provisioning annotation in the downward API's annotations file, if it is a new request. */
+export function pendingRequest(annotations: string, done: string): string | undefined {
+  const line = annotations.split('\n').find((l) => l.startsWith(`${REPROVISION_ANNOTATION}=`));
+  if (!line) return undefined;
+  // The kubelet writes key="value" with the value quoted as a Go string.
+  let value = line.slice(REPROVISION_ANNOTATION.length + 1);
+  if (value.startsWith('"') && value.endsWith('"') && value.length >= 2) {
+    try {
+      value = JSON.parse(value) as string;
+    } catch {
+      value = value.slice(1, -1);
+    }
+  }
+  return value && value !== done.trim() ? value : undefined;
+}
+
+/** What may_reprovision looks at. */
+export interface ReprovisionFacts {
+  readonly memberSuperReadOnly: boolean;
+  /** undefined when the primary did not answer (its error then). */
+  readonly donor: { readonly writable: boolean; readonly executed: string } | { readonly error: string };
+  /** Every transaction of this member is in the donor's gtid_executed. */
+  readonly subsetOfDonor: boolean;
+  readonly cloneInProgress: boolean;
+}
+
+/** Why this member may not be replaced by a clone now, or undefined when it may. `force`: a person asked, errant transactions are theirs to discard. */
+export function reprovisionRefusal(f: ReprovisionFacts, primaryHost: string, force: boolean): string | undefined {
+  if (!f.memberSuperReadOnly) return 'not re-provisioning: this member is writable';
+  if ('error' in f.donor)
+    return `not re-provisioning yet: the primary ${primaryHost} does not answer: ${f.donor.error}`;
+  if (!f.donor.writable) return `not re-provisioning: ${primaryHost} is read-only, not a primary`;
+  if (!f.subsetOfDonor && !force)
+    return 'not re-provisioning: this member has transactions the primary does not have; a clone would discard them';
+  if (f.cloneInProgress) return 'not re-provisioning yet: a clone is under way';
+  return undefined;
+}
+
+/** The first line of an error, without any quoted statement text (a syntax error quotes the statement, which holds a password). */
+export function errorSummary(message: string): string {
+  const first = message.split('\n')[0] ?? '';
+  const cut = first.indexOf(" near '");
+  return (cut >= 0 ? first.slice(0, cut) : first).replace(/\.$/, '');
+}
+
+export interface DataPaths {
+  readonly datadir: string;
+  readonly clone: string;
+  readonly cloned: string;
+  readonly previous: string;
+  readonly requestDone: string;
+  readonly podAnnotations: string;
+}
+
+export function dataPaths(volume: string, dataDirName: string, podAnnotations: string): DataPaths {
+  const datadir = `${volume}/${dataDirName}`;
+  return {
+    datadir,
+    clone: `${datadir}.clone`,
+    cloned: `${datadir}.cloned`,
+    previous: `${datadir}.previous`,
+    requestDone: `${volume}/reprovision-request.done`,
+    podAnnotations,
+  };
+}
+
+const readOr = (path: string, fallback: string): Promise<string> => readFile(path, 'utf8').catch(() => fallback);
+const exists = (path: string): Promise<boolean> =>
+  stat(path).then(
+    () => true,
+    () => false,
+  );
+
+/** Flushes a directory's entries (the rename of a clone into place) to the disk. */
+async function syncDirectory(path: string): Promise<void> {
+  const handle = await open(path, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+export interface DonorAnswer {
+  readonly writable: boolean;
+  readonly executed: string;
+}
+
+export interface ReprovisionContext {
+  readonly sql: LocalSqlApi;
+  readonly paths: DataPaths;
+  readonly primaryHost: string;
+  readonly replicationPassword: string;
+  readonly memberName: string;
+  /** Asks the primary (as the replication account, its certificate verified) for read_only and gtid_executed. */
+  readonly askDonor: () => Promise<DonorAnswer>;
+  readonly report: (reason: 'reprovisioned' | 'failed', message: string) => Promise<void>;
+  readonly log: (message: string) => void;
+}
+
+/** What the agent does next after a look at a read-only member. */
+export type ReprovisionOutcome = 'nothing' | 'restarting' | 'failed';
+
+export class Reprovisioner {
+  /** The last refusal logged: said once per reason (the agent looks every 10 s). */
+  private refusal = '';
+
+  constructor(private readonly c: ReprovisionContext) {}
+
+  /** The request of the pod's annotation not handled yet, if any. */
+  async request(): Promise<string | undefined> {
+    const annotations = await readOr(this.c.paths.podAnnotations, '');
+    return pendingRequest(annotations, await readOr(this.c.paths.requestDone, ''));
+  }
+
+  /** One look at a read-only member: re-provisions it when asked or when it can never catch up. */
+  async look(): Promise<ReprovisionOutcome> {
+    const request = await this.request();
+    if (request !== undefined) {
+      return this.byClone(`the pod's ${REPROVISION_ANNOTATION} annotation asks for it (${request})`, true, request);
+    }
+    const error = await this.c.sql.stoppedReceiverError();
+    if (error && isPurgedLogsError(error))
+      return this.byClone(`the primary no longer has the binary logs this replica needs (${error.message})`, false);
+    return 'nothing';
+  }
+
+  private async facts(): Promise<ReprovisionFacts> {
+    const flags = await this.c.sql.flags();
+    let donor: ReprovisionFacts['donor'];
+    try {
+      donor = await this.c.askDonor();
+    } catch (e) {
+      donor = { error: errorSummary(e instanceof Error ? e.message : String(e)) };
+    }
+    const subsetOfDonor =
+      'executed' in donor ? await this.c.sql.gtidSubset(await this.c.sql.gtidExecuted(), donor.executed) : false;
+    return {
+      memberSuperReadOnly: flags.superReadOnly,
+      donor,
+      subsetOfDonor,
+      cloneInProgress: await this.c.sql.cloneInProgress(),
+    };
+  }
+
+  private async byClone(why: string, force: boolean, request?: string): Promise<ReprovisionOutcome> {
+    const refusal = reprovisionRefusal(await this.facts(), this.c.primaryHost, force);
+    if (refusal) {
+      if (refusal !== this.refusal) this.c.log(refusal);
+      this.refusal = refusal;
+      return 'nothing';
+    }
+    const { paths, sql, primaryHost } = this.c;
+    this.c.log(`re-provisioning this member by clone from ${primaryHost}: ${why}`);
+    await rm(paths.clone, { recursive: true, force: true });
+    try {
+      await sql.exec('SET GLOBAL clone_valid_donor_list = ?', [`${primaryHost}:${MYSQL_PORT}`]);
+      await sql.exec(
+        `CLONE INSTANCE FROM ?@?:${MYSQL_PORT} IDENTIFIED BY ? DATA DIRECTORY = ?`,
+        [REPLICATION_USER, primaryHost, this.c.replicationPassword, paths.clone],
+        // A clone copies the whole data set: no statement deadline of the usual few seconds.
+        24 * 3600_000,
+      );
+    } catch (e) {
+      await rm(paths.clone, { recursive: true, force: true });
+      const out = errorSummary(e instanceof Error ? e.message : String(e));
+      this.c.log(`re-provisioning by clone failed: ${out}`);
+      await this.c.report(
+        'failed',
+        `${this.c.memberName} could not be re-provisioned by clone from ${primaryHost}: ${out}; its data is unchanged, and it tries again when this container restarts`,
+      );
+      return 'failed';
+    }
+    await rename(paths.clone, paths.cloned);
+    await syncDirectory(paths.cloned.slice(0, paths.cloned.lastIndexOf('/')) || '/');
+    if (request !== undefined) await writeFile(paths.requestDone, request);
+    await this.c.report(
+      'reprovisioned',
+      `${this.c.memberName} was re-provisioned by clone from ${primaryHost}: ${why}. Its previous data directory is kept until the clone replicates.`,
+    );
+    this.c.log('cloned; restarting mysqld on the clone');
+    await sql.exec('SHUTDOWN').catch(() => undefined);
+    return 'restarting';
+  }
+
+  /** Once the clone replicates, the data it replaced is no longer needed. */
+  async forgetPreviousData(): Promise<void> {
+    if (!(await exists(this.c.paths.previous))) return;
+    const channel = await this.c.sql.channel();
+    if (channel?.receiver !== 'ON' || channel.applier !== 'ON') return;
+    await rm(this.c.paths.previous, { recursive: true, force: true });
+    this.c.log(`the clone replicates; removed the previous data directory ${this.c.paths.previous}`);
+  }
+}

@@ -1,0 +1,266 @@
+// The agent's part of re-provisioning a replica by clone (lib/agent/reprovision.ts), on a real file
+// system with a fake member session: what is decided, what is cloned where, what is kept, what is reported.
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { MEMBER_REPORTS } from '../../constructs/mysql-member.js';
+import type { LocalSql } from '../../lib/agent/local-sql.js';
+import type { ReprovisionFacts } from '../../lib/agent/reprovision.js';
+import {
+  Reprovisioner,
+  dataPaths,
+  errorSummary,
+  isPurgedLogsError,
+  pendingRequest,
+  reprovisionRefusal,
+} from '../../lib/agent/reprovision.js';
+
+// What a MySQL 9.7 receiver reports when the primary purged binary logs it still needs.
+const PURGED = {
+  errno: 13114,
+  message:
+    "Got fatal error 1236 from source when reading data from binary log: 'Cannot replicate because the source purged required binary logs. Replicate the missing transactions from elsewhere, or provision a new replica from backup.'",
+};
+const REPLICATION_PASSWORD = `repl'"\\#;--`;
+
+interface FakeMemberState {
+  superReadOnly: boolean;
+  receiverError?: { errno: number; message: string };
+  channel?: { receiver: 'ON' | 'OFF' | 'CONNECTING'; applier: 'ON' | 'OFF' | 'CONNECTING' };
+  subset: boolean;
+  cloneInProgress: boolean;
+  cloneError?: string;
+}
+
+describe('agent: re-provisioning a replica by clone', () => {
+  let dir: string;
+  let member: FakeMemberState;
+  let donor: { writable: boolean; executed: string } | Error;
+  let statements: { sql: string; values?: unknown[] }[];
+  let reports: string[];
+  let logs: string[];
+  const volume = (...p: string[]) => join(dir, 'volume', ...p);
+  const annotate = (reprovision?: string) =>
+    writeFileSync(
+      join(dir, 'annotations'),
+      [
+        'kubernetes.io/config.seen="2026-11-22T20:00:00.000000000Z"',
+        ...(reprovision === undefined ? [] : [`recon8s.dev/reprovision=${JSON.stringify(reprovision)}`]),
+        'recon8s.dev/config-hash="0123abcd"',
+        '',
+      ].join('\n'),
+    );
+
+  const sql = (): LocalSql =>
+    ({
+      flags: () => Promise.resolve({ readOnly: true, superReadOnly: member.superReadOnly, semiSyncSource: false }),
+      stoppedReceiverError: () => Promise.resolve(member.receiverError),
+      channel: () => Promise.resolve(member.channel),
+      gtidExecuted: () => Promise.resolve('aaaa:1-5'),
+      gtidSubset: () => Promise.resolve(member.subset),
+      cloneInProgress: () => Promise.resolve(member.cloneInProgress),
+      exec: (text: string, values?: unknown[]) => {
+        statements.push({ sql: text, values });
+        if (text.startsWith('CLONE INSTANCE')) {
+          if (member.cloneError) return Promise.reject(new Error(member.cloneError));
+          // The server writes the clone into the directory named.
+          const target = String(values?.[3]);
+          mkdirSync(target);
+          writeFileSync(join(target, 'mysql.ibd'), 'cloned');
+        }
+        return Promise.resolve();
+      },
+    }) as unknown as LocalSql;
+
+  const reprovisioner = () =>
+    new Reprovisioner({
+      sql: sql(),
+      paths: dataPaths(volume(), 'data', join(dir, 'annotations')),
+      primaryHost: 'shop-primary',
+      replicationPassword: REPLICATION_PASSWORD,
+      memberName: 'shop-1',
+      askDonor: () => (donor instanceof Error ? Promise.reject(donor) : Promise.resolve(donor)),
+      report: (reason, message) => (reports.push(`${MEMBER_REPORTS[reason]}: ${message}`), Promise.resolve()),
+      log: (m) => void logs.push(m),
+    });
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'recon8s-agent-reprovision-'));
+    mkdirSync(volume('data'), { recursive: true });
+    writeFileSync(volume('data', 'mysql.ibd'), 'own');
+    member = { superReadOnly: true, subset: true, cloneInProgress: false };
+    donor = { writable: true, executed: 'aaaa:1-9' };
+    statements = [];
+    reports = [];
+    logs = [];
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('clones the primary beside the data directory, reports it, and stops mysqld so that the pod restarts on the clone', async () => {
+    member.receiverError = PURGED;
+    assert.equal(await reprovisioner().look(), 'restarting');
+    assert.deepEqual(readdirSync(volume()).sort(), ['data', 'data.cloned']);
+    assert.equal(
+      readFileSync(volume('data', 'mysql.ibd'), 'utf8'),
+      'own',
+      'the data is untouched until mysqld restarts',
+    );
+    assert.deepEqual(
+      statements.map((s) => s.sql),
+      [
+        'SET GLOBAL clone_valid_donor_list = ?',
+        'CLONE INSTANCE FROM ?@?:3306 IDENTIFIED BY ? DATA DIRECTORY = ?',
+        'SHUTDOWN',
+      ],
+    );
+    assert.deepEqual(statements[0]?.values, ['shop-primary:3306']);
+    // The password goes as a value, never in the statement's text.
+    assert.deepEqual(statements[1]?.values, [
+      'replication',
+      'shop-primary',
+      REPLICATION_PASSWORD,
+      volume('data.clone'),
+    ]);
+    assert.equal(reports.length, 1);
+    assert.match(
+      reports[0] ?? '',
+      /^ReprovisionedByClone: shop-1 was re-provisioned by clone from shop-primary: the primary no longer has the binary logs this replica needs \(Got fatal error 1236[^]*\)\. Its previous data directory is kept until the clone replicates\.$/,
+    );
+  });
+
+  it('removes what an interrupted attempt left before cloning again', async () => {
+    member.receiverError = PURGED;
+    mkdirSync(volume('data.clone'));
+    writeFileSync(volume('data.clone', 'half'), '');
+    assert.equal(await reprovisioner().look(), 'restarting');
+    assert.deepEqual(readdirSync(volume('data.cloned')), ['mysql.ibd']);
+  });
+
+  it('reports a failed clone without the statement, and leaves the data as it was', async () => {
+    member.receiverError = PURGED;
+    member.cloneError = `You have an error in your SQL syntax; check the manual near 'IDENTIFIED BY '${REPLICATION_PASSWORD}'' at line 1`;
+    assert.equal(await reprovisioner().look(), 'failed');
+    assert.deepEqual(readdirSync(volume()), ['data']);
+    assert.equal(reports.length, 1);
+    assert.match(
+      reports[0] ?? '',
+      /^ReprovisionFailed: shop-1 could not be re-provisioned by clone from shop-primary: You have an error in your SQL syntax; check the manual; its data is unchanged/,
+    );
+    for (const text of [...reports, ...logs]) assert.ok(!text.includes(REPLICATION_PASSWORD), text);
+  });
+
+  const refusals: [string, () => void, RegExp][] = [
+    ['a member that is not super-read-only', () => (member.superReadOnly = false), /this member is writable/],
+    [
+      'a member with transactions the primary does not have',
+      () => (member.subset = false),
+      /transactions the primary does not have/,
+    ],
+    [
+      'a donor that is not writable',
+      () => (donor = { writable: false, executed: '' }),
+      /shop-primary is read-only, not a primary/,
+    ],
+    [
+      'a donor that does not answer',
+      () => (donor = new Error('connect ETIMEDOUT')),
+      /does not answer: connect ETIMEDOUT/,
+    ],
+    ['while a clone is under way', () => (member.cloneInProgress = true), /a clone is under way/],
+  ];
+  for (const [what, arrange, why] of refusals) {
+    it(`never clones over ${what}, and says why once`, async () => {
+      member.receiverError = PURGED;
+      arrange();
+      const r = reprovisioner();
+      assert.equal(await r.look(), 'nothing');
+      assert.equal(await r.look(), 'nothing');
+      assert.deepEqual(statements, []);
+      assert.deepEqual(readdirSync(volume()), ['data']);
+      assert.equal(logs.length, 1);
+      assert.match(logs[0] ?? '', why);
+    });
+  }
+
+  it('leaves any other receiver error alone: no clone (the controller decides)', async () => {
+    member.receiverError = {
+      errno: 13117,
+      message: 'Fatal error: The replica I/O thread stops because source and replica have equal MySQL server UUIDs',
+    };
+    assert.equal(await reprovisioner().look(), 'nothing');
+    assert.deepEqual(statements, []);
+    assert.equal(isPurgedLogsError({ errno: 13114, message: 'some other 13114' }), false);
+  });
+
+  it('keeps the previous data directory until the clone replicates, then removes it', async () => {
+    mkdirSync(volume('data.previous'));
+    member.channel = { receiver: 'CONNECTING', applier: 'ON' };
+    const r = reprovisioner();
+    await r.forgetPreviousData();
+    assert.ok(existsSync(volume('data.previous')));
+    member.channel = { receiver: 'ON', applier: 'ON' };
+    await r.forgetPreviousData();
+    assert.deepEqual(readdirSync(volume()), ['data']);
+    assert.match(logs.join('\n'), /the clone replicates; removed the previous data directory/);
+  });
+
+  describe('on request (the recon8s.dev/reprovision pod annotation)', () => {
+    it('re-provisions a replicating member, even with transactions the primary lacks, and records the request', async () => {
+      member.subset = false;
+      annotate('2026-11-22T21:00:00Z');
+      assert.equal(await reprovisioner().look(), 'restarting');
+      assert.equal(readFileSync(volume('reprovision-request.done'), 'utf8'), '2026-11-22T21:00:00Z');
+      assert.match(
+        reports[0] ?? '',
+        /the pod's recon8s\.dev\/reprovision annotation asks for it \(2026-11-22T21:00:00Z\)/,
+      );
+    });
+
+    it('does not re-provision again for a request it already handled, and does again for a new value', async () => {
+      annotate('one');
+      writeFileSync(volume('reprovision-request.done'), 'one');
+      assert.equal(await reprovisioner().look(), 'nothing');
+      annotate('two');
+      assert.equal(await reprovisioner().look(), 'restarting');
+      assert.equal(readFileSync(volume('reprovision-request.done'), 'utf8'), 'two');
+    });
+
+    it('does nothing without the annotation, with an empty one, or without the annotations file', () => {
+      assert.equal(pendingRequest('a="b"\n', ''), undefined);
+      assert.equal(pendingRequest('recon8s.dev/reprovision=""\n', ''), undefined);
+      assert.equal(pendingRequest('', ''), undefined);
+      assert.equal(pendingRequest('recon8s.dev/reprovision="x \\"y\\""\n', ''), 'x "y"');
+    });
+
+    it('keeps a request it may not carry out yet (the donor is not a primary) for later', async () => {
+      annotate('later');
+      donor = { writable: false, executed: '' };
+      assert.equal(await reprovisioner().look(), 'nothing');
+      assert.equal(existsSync(volume('reprovision-request.done')), false);
+      donor = { writable: true, executed: '' };
+      assert.equal(await reprovisioner().look(), 'restarting');
+    });
+
+    it('does not record a request whose clone failed, so that it is tried again', async () => {
+      annotate('retry');
+      member.cloneError = 'Clone Donor Error: 3862';
+      assert.equal(await reprovisioner().look(), 'failed');
+      assert.equal(existsSync(volume('reprovision-request.done')), false);
+    });
+  });
+
+  it('decides from the facts alone: a person may discard errant transactions, nobody may clone over a writable member', () => {
+    const facts = (f: Partial<ReprovisionFacts>): ReprovisionFacts => ({
+      memberSuperReadOnly: true,
+      donor: { writable: true, executed: '' },
+      subsetOfDonor: true,
+      cloneInProgress: false,
+      ...f,
+    });
+    assert.equal(reprovisionRefusal(facts({}), 'p', false), undefined);
+    assert.equal(reprovisionRefusal(facts({ subsetOfDonor: false }), 'p', true), undefined);
+    assert.match(reprovisionRefusal(facts({ memberSuperReadOnly: false }), 'p', true) ?? '', /writable/);
+    assert.equal(errorSummary("ERROR 1064: near 'secret' at line 1.\nmore"), 'ERROR 1064:');
+  });
+});

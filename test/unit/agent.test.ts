@@ -1,0 +1,286 @@
+// The agent's loop and probes (lib/agent/agent.ts), with a fake member session, fake peers and a clock
+// the test moves: what it does on a primary, on one cut off, on a replica, and what the kubelet is told.
+import assert from 'node:assert/strict';
+import { request } from 'node:http';
+import { Agent } from '../../lib/agent/agent.js';
+import { accountStatements, ensureAccounts } from '../../lib/agent/accounts.js';
+import type { AgentConfig } from '../../lib/agent/config.js';
+import { agentConfig } from '../../lib/agent/config.js';
+import { liveness, readiness } from '../../lib/agent/health.js';
+import type { ChannelThreads, LocalSqlApi } from '../../lib/agent/local-sql.js';
+import type { PeerLook } from '../../lib/agent/isolation.js';
+import type { FencingSql } from '../../lib/mysql/fencing.js';
+import { Peers } from '../../lib/agent/peers.js';
+
+const ENV = {
+  POD_NAME: 'shop-0',
+  POD_IP: '10.1.0.10',
+  HEADLESS_SERVICE: 'shop-headless',
+  PRIMARY_HOST: 'shop-primary',
+  MYSQL_ROOT_PASSWORD: `r00t'"\\#$ x`,
+  MYSQL_REPLICATION_PASSWORD: `repl'"\\#;--`,
+  MYSQL_ADMIN_PASSWORD: `4dmin'"\\#%s`,
+  SELF_FENCE_AFTER_SECONDS: '7',
+  AGENT_PORT: '0',
+  AGENT_ADDRESS: '127.0.0.1',
+};
+
+/** A member: writable or not, semi-sync on or not, answering or not; records every statement. */
+class FakeMember implements LocalSqlApi {
+  readOnly = false;
+  superReadOnly = false;
+  semiSync = true;
+  answers = true;
+  startedAtMs = 1_000_000;
+  channelThreads: ChannelThreads | undefined;
+  readonly statements: string[] = [];
+  private down(): Promise<never> {
+    return Promise.reject(Object.assign(new Error('connect ENOENT /var/run/mysqld/mysqld.sock'), { code: 'ENOENT' }));
+  }
+  rows() {
+    return this.answers ? Promise.resolve([] as never[]) : this.down();
+  }
+  exec(sql: string) {
+    if (!this.answers) return this.down();
+    this.statements.push(sql);
+    if (sql === 'SET GLOBAL super_read_only = ON') [this.readOnly, this.superReadOnly] = [true, true];
+    if (sql === 'SET GLOBAL rpl_semi_sync_source_enabled = OFF') this.semiSync = false;
+    return Promise.resolve();
+  }
+  startedAt() {
+    return this.answers ? Promise.resolve(this.startedAtMs) : this.down();
+  }
+  flags() {
+    return this.answers
+      ? Promise.resolve({ readOnly: this.readOnly, superReadOnly: this.superReadOnly, semiSyncSource: this.semiSync })
+      : this.down();
+  }
+  channel() {
+    return Promise.resolve(this.channelThreads);
+  }
+  stoppedReceiverError() {
+    return Promise.resolve(undefined);
+  }
+  gtidExecuted() {
+    return Promise.resolve('');
+  }
+  gtidSubset() {
+    return Promise.resolve(true);
+  }
+  cloneInProgress() {
+    return Promise.resolve(false);
+  }
+  fencingSession<T>(fn: (sql: FencingSql) => Promise<T>): Promise<T> {
+    return fn({
+      exec: (sql: string) => this.exec(sql),
+      clientSessions: () => Promise.resolve([42]),
+      kill: (id: number) => this.exec(`KILL CONNECTION ${id}`),
+    });
+  }
+}
+
+/** Peers whose look the test sets. */
+function peers(look: () => PeerLook): Peers {
+  const p = new Peers(
+    'shop-headless',
+    [],
+    () => Promise.resolve([]),
+    {
+      answers: () => Promise.resolve(false),
+      forget: () => undefined,
+      close: () => Promise.resolve(),
+    },
+    () => undefined,
+  );
+  p.look = () => Promise.resolve(look());
+  p.refresh = () => Promise.resolve(true);
+  return p;
+}
+
+describe('agent', () => {
+  let now: number;
+  let member: FakeMember;
+  let peerLook: PeerLook;
+  let logins: string[];
+  let loginOk: boolean;
+  let reprovisionLooks: number;
+  let logged: string[];
+  const config = (): AgentConfig => agentConfig(ENV);
+  const agent = (c: AgentConfig = config()) =>
+    new Agent(c, member, {
+      now: () => now,
+      log: (m) => void logged.push(m),
+      peers: peers(() => peerLook),
+      loginWorks: (user) => (logins.push(user), Promise.resolve(loginOk)),
+      reprovisioner: {
+        look: () => (reprovisionLooks++, Promise.resolve('nothing' as const)),
+        forgetPreviousData: () => Promise.resolve(),
+      },
+    });
+
+  beforeEach(() => {
+    now = 2_000_000;
+    member = new FakeMember();
+    peerLook = 'reached';
+    logins = [];
+    loginOk = true;
+    reprovisionLooks = 0;
+    logged = [];
+  });
+
+  it('looks again every second while mysqld does not answer, and does nothing else', async () => {
+    member.answers = false;
+    assert.deepEqual(await agent().step(), { delayMs: 1000 });
+    assert.deepEqual(member.statements, []);
+  });
+
+  it('on the primary: checks the accounts once per mysqld start, writes nothing when they log in, and looks for a partition every second', async () => {
+    const a = agent();
+    assert.deepEqual(await a.step(), { delayMs: 1000 });
+    assert.deepEqual(logins, ['replication', 'recon8s-admin']);
+    await a.step();
+    assert.equal(logins.length, 2, 'not again for the same mysqld');
+    member.startedAtMs += 60_000; // restarted
+    await a.step();
+    assert.equal(logins.length, 4);
+    assert.deepEqual(member.statements, []);
+  });
+
+  it('creates or re-keys the accounts when one cannot log in, the passwords as values only', async () => {
+    loginOk = false;
+    const a = agent();
+    await a.step();
+    assert.ok(member.statements.some((s) => s.startsWith("CREATE USER IF NOT EXISTS 'replication'@'%'")));
+    for (const s of member.statements)
+      assert.ok(!s.includes(ENV.MYSQL_REPLICATION_PASSWORD) && !s.includes(ENV.MYSQL_ADMIN_PASSWORD), s);
+    const writes: { sql: string; values?: unknown[] }[] = [];
+    await ensureAccounts(
+      { exec: (sql: string, values?: unknown[]) => (writes.push({ sql, values }), Promise.resolve()) },
+      { replication: 'r', admin: 'a' },
+      () => Promise.resolve(false),
+    );
+    assert.deepEqual(writes, accountStatements({ replication: 'r', admin: 'a' }));
+    assert.ok(writes.some((w) => w.sql.includes('REQUIRE SSL') && w.values?.[0] === 'a'));
+  });
+
+  it('makes a primary cut off from every member read-only after SELF_FENCE_AFTER_SECONDS, timed from the first look that found none', async () => {
+    const a = agent();
+    await a.step();
+    peerLook = 'unreached';
+    for (let t = 0; t < 7; t++) {
+      now += 1000;
+      await a.step();
+      assert.equal(member.readOnly, false, `still writable ${t + 1} s after the first failed look`);
+    }
+    now += 1000; // 7 s after the first look that reached nobody
+    await a.step();
+    assert.equal(member.superReadOnly, true);
+    assert.deepEqual(logged, [
+      'reached no other member for 7 s: making this member read-only (cut off, its writes could not be acknowledged anyway)',
+    ]);
+    assert.deepEqual(member.statements, [
+      'SET GLOBAL offline_mode = ON',
+      'KILL CONNECTION 42',
+      'SET GLOBAL rpl_semi_sync_source_enabled = OFF',
+      'KILL CONNECTION 42',
+      'SET SESSION lock_wait_timeout = 5',
+      'SET GLOBAL super_read_only = ON',
+      'SET GLOBAL offline_mode = OFF',
+    ]);
+    // Read-only now: no further fencing, re-provisioning is looked at instead (it is a member like the others).
+    const before = member.statements.length;
+    await a.step();
+    assert.equal(member.statements.length, before);
+    assert.ok(reprovisionLooks > 0);
+  });
+
+  it('never fences a primary whose peers answer, nor one without semi-synchronous replication, cut off or not', async () => {
+    const a = agent();
+    peerLook = 'reached';
+    for (let t = 0; t < 20; t++, now += 1000) await a.step();
+    member.semiSync = false;
+    peerLook = 'unknown';
+    for (let t = 0; t < 20; t++, now += 1000) assert.deepEqual(await a.step(), { delayMs: 10_000 });
+    assert.equal(member.readOnly, false);
+    assert.deepEqual(member.statements, []);
+  });
+
+  it('on a replica: no accounts, no fencing, a look at re-provisioning every 10 s', async () => {
+    member.readOnly = member.superReadOnly = true;
+    member.semiSync = false;
+    peerLook = 'unknown';
+    assert.deepEqual(await agent().step(), { delayMs: 10_000 });
+    assert.deepEqual(logins, []);
+    assert.deepEqual(member.statements, []);
+    assert.equal(reprovisionLooks, 1);
+  });
+
+  it('answers the kubelet over HTTP: /livez while mysqld answers, /readyz as the member does its job', async () => {
+    const a = agent();
+    const port = await a.listen();
+    const get = (path: string) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        request({ host: '127.0.0.1', port, path }, (res) => {
+          let body = '';
+          res.on('data', (c: Buffer) => (body += c.toString()));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        })
+          .on('error', reject)
+          .end();
+      });
+    try {
+      assert.deepEqual(await get('/livez'), { status: 200, body: 'mysqld answers\n' });
+      assert.deepEqual(await get('/readyz'), { status: 200, body: 'writable\n' });
+      member.readOnly = true;
+      assert.deepEqual(await get('/readyz'), {
+        status: 503,
+        body: 'read-only and not replicating (waiting for the controller)\n',
+      });
+      member.answers = false;
+      assert.equal((await get('/livez')).status, 503);
+      assert.equal((await get('/nothing')).status, 404);
+    } finally {
+      await a.stop();
+    }
+  });
+
+  describe('health', () => {
+    it('is ready on a writable member, without looking at replication', () => {
+      assert.deepEqual(readiness(false, undefined), { ok: true, message: 'writable' });
+    });
+    it('is ready on a read-only member that applies and receives, or reconnects to, the primary', () => {
+      assert.equal(readiness(true, { receiver: 'ON', applier: 'ON' }).ok, true);
+      assert.equal(readiness(true, { receiver: 'CONNECTING', applier: 'ON' }).ok, true);
+    });
+    it('is not ready on a read-only member that does not replicate, or stopped applying or receiving', () => {
+      assert.match(readiness(true, undefined).message, /not replicating/);
+      assert.match(readiness(true, { receiver: 'ON', applier: 'OFF' }).message, /not applying \(applier: OFF\)/);
+      assert.match(readiness(true, { receiver: 'OFF', applier: 'ON' }).message, /not receiving \(receiver: OFF\)/);
+    });
+    it('counts a refused login as alive (a changed password never gets a healthy server killed), silence as dead', () => {
+      assert.equal(liveness(Object.assign(new Error('Access denied'), { errno: 1045 })).ok, true);
+      assert.equal(liveness(Object.assign(new Error('connect ENOENT'), { code: 'ENOENT' })).ok, false);
+      assert.equal(liveness(undefined).ok, true);
+    });
+  });
+
+  describe('settings', () => {
+    it('names every variable that is missing or wrong, never a password', () => {
+      assert.throws(
+        () => agentConfig({ SELF_FENCE_AFTER_SECONDS: 'soon', MYSQL_ROOT_PASSWORD: 'secret-root' }),
+        (e: Error) =>
+          /PRIMARY_HOST is not set/.test(e.message) &&
+          /MYSQL_REPLICATION_PASSWORD is not set/.test(e.message) &&
+          /SELF_FENCE_AFTER_SECONDS is "soon", expected a whole number of seconds/.test(e.message) &&
+          !e.message.includes('secret-root'),
+      );
+    });
+    it('takes no self-fencing without the headless Service (a single member), and the pod paths by default', () => {
+      const c = agentConfig({ ...ENV, HEADLESS_SERVICE: '' });
+      assert.equal(c.headlessService, undefined);
+      assert.equal(c.socket, '/var/run/mysqld/mysqld.sock');
+      assert.equal(c.caFile, '/etc/mysql/tls/ca.crt');
+      assert.equal(c.selfFenceAfterMs, 7000);
+    });
+  });
+});
