@@ -135,7 +135,7 @@ initialize_primary() {
     printf "GRANT ${ADMIN_GRANTS} ON *.* TO '${ADMIN_USER}'@'%%';\n"
     printf "GRANT SELECT ON performance_schema.* TO '${ADMIN_USER}'@'%%';\n"
     # With spec.monitoring: the metrics sidecar's account, here like the others. Created later by the
-    # primary's replication sidecar instead, it would be a replicated write waiting for an acknowledgement
+    # primary's agent instead, it would be a replicated write waiting for an acknowledgement
     # that no replica can give while it clones.
     if [[ -n \${MYSQL_EXPORTER_PASSWORD-} ]]; then
       exporter=$(sql_quote "$MYSQL_EXPORTER_PASSWORD")
@@ -190,7 +190,7 @@ clone_primary() {
   rm -f -- "$stage/auto.cnf" "$stage/mysqld-auto.cnf"
 }
 
-# A clone the replication sidecar finished before the pod restarted (see reprovision-script.ts).
+# A clone the agent finished before the pod restarted (see reprovision-script.ts).
 adopt_clone
 if [[ -e $datadir/mysql.ibd ]]; then
   log "$datadir holds a data directory; nothing to do"

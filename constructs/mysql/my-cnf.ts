@@ -27,7 +27,7 @@ const MANAGED_OPTIONS: readonly (readonly [string, string])[] = [
   ['enforce_gtid_consistency', 'ON'],
   // A replica that crashed discards its relay log and fetches again from the primary: crash-safe.
   ['relay_log_recovery', 'ON'],
-  // Replication is started deliberately by the replication sidecar once mysqld is up, with the
+  // Replication is started deliberately by the controller once mysqld is up, with the
   // current source and credentials, never implicitly from whatever the data directory remembers.
   ['skip_replica_start', 'ON'],
   // New replicas are provisioned by cloning the primary; donor and recipient both need the plugin.

@@ -40,6 +40,12 @@ export interface MySQLClusterSpec {
    */
   readonly image?: string;
   /**
+   * The image of the agent beside mysqld in every member (`recon8s agent`: probes, self-fencing,
+   * accounts, re-provisioning): the recon8s image of the same release as the controller.
+   * @default "ghcr.io/recon8s/recon8s:0.1.0"
+   */
+  readonly agentImage?: string;
+  /**
    * The PersistentVolumeClaim each member gets for its data directory.
    * @default - 10Gi ReadWriteOnce volumes of the default StorageClass
    */
@@ -156,6 +162,7 @@ export interface ResolvedMySQLClusterSpec {
   readonly failoverAfterSeconds: number;
   readonly version: "8.4" | "9.7";
   readonly image?: string;
+  readonly agentImage: string;
   readonly storage: ResolvedMySQLStorage;
   readonly resources: ResolvedResourceRequirements;
   readonly credentialsSecretName?: string;

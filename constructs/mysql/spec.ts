@@ -1,5 +1,6 @@
 // The one definition of the MySQLCluster kind: its props/spec, status, and CRD facts.
 import * as s from '../schema/schema.js';
+import { DEFAULT_OPERATOR_IMAGE } from '../common/operator-image.js';
 import type { KindDefinition } from '../schema/schema.js';
 import {
   IMAGE_REFERENCE_HINT,
@@ -501,6 +502,17 @@ export const mysqlSpec = s.object({
         pattern: IMAGE_REFERENCE_PATTERN,
         patternHint: IMAGE_REFERENCE_HINT,
         defaultDoc: 'mysql:<version>',
+      }),
+    ),
+    agentImage: s.optional(
+      s.string({
+        description:
+          'The image of the agent beside mysqld in every member (`recon8s agent`: probes, self-fencing, accounts, re-provisioning): the recon8s image of the same release as the controller.',
+        minLength: 1,
+        maxLength: 512,
+        pattern: IMAGE_REFERENCE_PATTERN,
+        patternHint: IMAGE_REFERENCE_HINT,
+        default: DEFAULT_OPERATOR_IMAGE,
       }),
     ),
     storage: s.optional(storage),

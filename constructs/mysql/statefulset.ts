@@ -14,6 +14,9 @@ import {
   MYSQL_PORT,
   MYSQL_PORT_NAME,
   MYSQL_UID,
+  AGENT_HTTP_PATHS,
+  AGENT_PORT,
+  AGENT_PORT_NAME,
   PATHS,
   SECRET_KEYS,
   DATA_VOLUME,
@@ -115,7 +118,7 @@ function podSpec(ctx: MySQLClusterContext, selector: Record<string, string>): k8
       ...(spec.restore ? [rcloneInitContainer(spec.restore.s3, spec.imagePullPolicy)] : []),
       bootstrapContainer(ctx),
     ],
-    containers: [mysqlContainer(ctx), replicationContainer(ctx), ...exporterContainers(ctx)],
+    containers: [mysqlContainer(ctx), agentContainer(ctx), ...exporterContainers(ctx)],
     volumes: [
       { name: VOLUMES.config, configMap: { name: ctx.names.config } },
       { name: VOLUMES.scripts, configMap: { name: ctx.names.scripts } },
@@ -125,7 +128,7 @@ function podSpec(ctx: MySQLClusterContext, selector: Record<string, string>): k8
       // Readable by mysqld's group only (fsGroup); the key is a secret of the members.
       { name: VOLUMES.tls, secret: { secretName: ctx.names.tlsSecret, defaultMode: 0o440 } },
       ...(spec.restore ? [toolsVolume] : []),
-      // The pod's annotations, for the replication sidecar (a re-provisioning request).
+      // The pod's annotations, for the agent (a re-provisioning request).
       {
         name: VOLUMES.podInfo,
         downwardApi: {
@@ -163,8 +166,7 @@ function memberEnv(ctx: MySQLClusterContext): k8s.EnvVar[] {
     secretEnv(ctx, 'MYSQL_REPLICATION_PASSWORD', SECRET_KEYS.replicationPassword),
     secretEnv(ctx, 'MYSQL_ADMIN_PASSWORD', SECRET_KEYS.adminPassword),
     // With monitoring: the bootstrap of a new cluster creates the metrics sidecar's account, and the
-    // primary's replication sidecar makes sure it exists (replication.sh), e.g. when monitoring is
-    // turned on later.
+    // primary's agent makes sure it exists, e.g. when monitoring is turned on later.
     ...(ctx.spec.monitoring.enabled ? [secretEnv(ctx, 'MYSQL_EXPORTER_PASSWORD', SECRET_KEYS.exporterPassword)] : []),
   ];
 }
@@ -215,16 +217,22 @@ function bootstrapContainer(ctx: MySQLClusterContext): k8s.Container {
 }
 
 function mysqlContainer(ctx: MySQLClusterContext): k8s.Container {
-  // Liveness asks only whether mysqld answers (alive.sh: a login that succeeds, or a wrong password
-  // that still counts as an answer, so a credentials problem never gets a healthy server killed). Its
-  // timeout is the whole period: on a node short of CPU, starting bash and a client took over 5 s, and
-  // six such timeouts in a row had the kubelet restart a primary that was answering.
-  const ping: k8s.Probe = { exec: { command: runScript(SCRIPT.alive) }, periodSeconds: 10, timeoutSeconds: 10 };
+  // The agent beside mysqld answers the probes from its pooled session (no process per probe). By
+  // number: the kubelet looks a named port up in the probed container's own ports, and 9080 is the agent's.
+  // Liveness asks only whether mysqld answers (a refusal counts as an answer, so a credentials problem
+  // never gets a healthy server killed). Its timeout is the whole period: a busy node is slow, not
+  // dead, and killing a database for it is the worse outcome.
+  const ping: k8s.Probe = {
+    httpGet: { path: AGENT_HTTP_PATHS.live, port: k8s.IntOrString.fromNumber(AGENT_PORT) },
+    periodSeconds: 10,
+    timeoutSeconds: 10,
+  };
   return {
     ...baseContainer(ctx, 'mysql'),
     // mysqld with our my.cnf only, once a clone waiting to replace the data directory is in place.
     command: runScript(SCRIPT.startMysqld),
     ports: [{ name: MYSQL_PORT_NAME, containerPort: MYSQL_PORT }],
+    // For a person's (and the tests') `kubectl exec … mysql`: the probes no longer need it.
     env: [podNameEnv, secretEnv(ctx, 'MYSQL_ROOT_PASSWORD', SECRET_KEYS.rootPassword)],
     resources: resourceRequirements(ctx.spec.resources),
     volumeMounts: [
@@ -242,7 +250,7 @@ function mysqlContainer(ctx: MySQLClusterContext): k8s.Container {
     livenessProbe: { ...ping, failureThreshold: 6 },
     // Often: a new primary serves writes only once it is ready.
     readinessProbe: {
-      exec: { command: runScript(SCRIPT.ready) },
+      httpGet: { path: AGENT_HTTP_PATHS.ready, port: k8s.IntOrString.fromNumber(AGENT_PORT) },
       periodSeconds: 5,
       timeoutSeconds: 5,
       failureThreshold: 3,
@@ -250,31 +258,43 @@ function mysqlContainer(ctx: MySQLClusterContext): k8s.Container {
   };
 }
 
+/** The agent's memory: Node and mysql2, nothing of cdk8s (measured: docs/mysql-ha.md). */
+const AGENT_RESOURCES: k8s.ResourceRequirements = {
+  requests: { cpu: k8s.Quantity.fromString('10m'), memory: k8s.Quantity.fromString('48Mi') },
+  limits: { memory: k8s.Quantity.fromString('128Mi') },
+};
+
 /**
- * Configures and starts replication whenever mysqld (re)starts, and re-provisions a replica that can
- * no longer catch up: see replication.sh. Its termination message is how it reports that (the
- * controller reads it from the pod status): the kubelet's default path and policy.
+ * `recon8s agent` (lib/agent): the probes, the cluster's accounts on the primary, self-fencing, and
+ * re-provisioning a replica by clone. Its termination message is how it reports a re-provisioning
+ * (the controller reads it from the pod status): the kubelet's default path and policy.
  */
-function replicationContainer(ctx: MySQLClusterContext): k8s.Container {
+function agentContainer(ctx: MySQLClusterContext): k8s.Container {
   return {
-    ...baseContainer(ctx, 'replication'),
-    command: runScript(SCRIPT.replication),
+    name: 'agent',
+    image: ctx.spec.agentImage,
+    imagePullPolicy: ctx.spec.imagePullPolicy,
+    securityContext: containerSecurityContext({ runAsNonRoot: true, readOnlyRootFilesystem: true }),
+    // The image's entrypoint is the recon8s CLI.
+    args: ['agent'],
+    ports: [{ name: AGENT_PORT_NAME, containerPort: AGENT_PORT }],
     env: [
       ...memberEnv(ctx),
       { name: 'POD_IP', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'status.podIP' } } },
       // Every address of the pod (dual-stack: one per family), none of which is a peer.
       { name: 'POD_IPS', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'status.podIPs' } } },
-      // Self-fencing (replication.sh) is done well before a failover could promote another member: a
-      // quarter of the delay, plus a look (at most ~5 s) every 2 s.
+      // Self-fencing is done well before a failover could promote another member: a quarter of the
+      // delay, plus a look (a few seconds at most) every second.
       { name: 'SELF_FENCE_AFTER_SECONDS', value: String(Math.max(2, Math.floor(ctx.spec.failoverAfterSeconds / 4))) },
+      // Memory over speed: the agent runs a few small queries a second, and its memory is paid per
+      // member. Without the JIT, Node with mysql2 and a few TLS sessions keeps ~10 MiB less resident.
+      { name: 'NODE_OPTIONS', value: '--jitless --max-old-space-size=48' },
     ],
-    resources: HELPER_RESOURCES,
+    resources: AGENT_RESOURCES,
     volumeMounts: [
-      mount(VOLUMES.scripts, PATHS.scripts, true),
       // Re-provisioning by clone renames the clone and removes the data it replaced (reprovision-script.ts).
       mount(DATA_VOLUME, PATHS.dataVolume),
       mount(VOLUMES.run, PATHS.run),
-      mount(VOLUMES.tmp, PATHS.tmp),
       mount(VOLUMES.podInfo, PATHS.podInfo, true),
       mount(VOLUMES.tls, PATHS.tls, true),
     ],

@@ -49,8 +49,10 @@ import { KINDS } from '../render.js';
 import type { KindDefinition } from '../schema/schema.js';
 import { QUALIFIED_KEY_PATTERN } from '../schema/schema.js';
 
+import { DEFAULT_OPERATOR_IMAGE } from '../common/operator-image.js';
+
+export { DEFAULT_OPERATOR_IMAGE };
 export const DEFAULT_OPERATOR_NAMESPACE = 'recon8s-system';
-export const DEFAULT_OPERATOR_IMAGE = 'ghcr.io/recon8s/recon8s:0.1.0';
 export const DEFAULT_OPERATOR_REPLICAS = 2;
 
 /** The default install name: the ServiceAccount, ClusterRole(Binding) and Deployment name. */

@@ -286,7 +286,7 @@ export function decide(view: ClusterView): Decision {
     }
     const c = m.sql?.channel;
     // A channel to the primary that stopped on an error is not restarted in a loop: it is reported
-    // (the replication sidecar re-provisions a replica whose primary purged the logs it needs).
+    // (the agent re-provisions a replica whose primary purged the logs it needs).
     if (c && c.sourceHost === primary.host && c.error) {
       broken.push({ reason: 'ReplicationFailed', message: `member ${m.name} stopped replicating: ${c.error}` });
       if (m.role === 'replica') return result({ type: 'label', member: m.name, role: 'none' }, broken);

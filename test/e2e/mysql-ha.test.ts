@@ -17,6 +17,7 @@ import { createConnection } from 'mysql2/promise';
 import { main } from '../../lib/cli/cli.js';
 import type { Controller } from '../../lib/controller/manager.js';
 import { eventually } from '../integration/eventually.js';
+import { podProcesses } from './support/pod-processes.js';
 import { startTestController } from '../integration/support/controller.js';
 import { NODE_HOOK_TIMEOUT_MS, discardNamespace, freshRestrictedNamespace, useSharedNode } from './cluster.js';
 import { localSql, mustSql, mysqlClusterResource } from './support/mysql-members.js';
@@ -258,23 +259,10 @@ describe('MySQLCluster high availability on a real node (MySQL 9.7), its backup 
   }
 
   /** What the pod's processes are doing, for a failure message: pid, state, command line. */
-  function podProcesses(podUid: string): string {
-    const wanted = [podUid, podUid.replace(/-/g, '_')];
-    const lines: string[] = [];
-    for (const entry of readdirSync('/proc')) {
-      if (!/^\d+$/.test(entry)) continue;
-      try {
-        const cgroup = readFileSync(`/proc/${entry}/cgroup`, 'utf8');
-        if (!wanted.some((w) => cgroup.includes(w))) continue;
-        const args = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').join(' ').trim();
-        const state = /^State:\s*(.*)$/m.exec(readFileSync(`/proc/${entry}/status`, 'utf8'))?.[1] ?? '?';
-        lines.push(`${entry} [${state}] ${args}`);
-      } catch {
-        // The process ended meanwhile.
-      }
-    }
-    return lines.join('\n');
-  }
+  const processesOf = (podUid: string): string =>
+    podProcesses(podUid)
+      .map((p) => `${p.pid} [${p.state}] ${p.args}`)
+      .join('\n');
 
   /** Writers still running when a test ends (it failed) are stopped: the next test needs a quiet cluster. */
   const running: Writer[] = [];
@@ -590,13 +578,13 @@ describe('MySQLCluster high availability on a real node (MySQL 9.7), its backup 
       console.log(
         `      a new primary after ${secondsSince(cutAt, promotedAt)}; writes failed for ${secondsSince(cutAt, lastFailure)} after the partition`,
       );
-      // The isolated primary fenced itself; it says so in its sidecar's log.
-      const log = await core.readNamespacedPodLog({ namespace: ns, name: old, container: 'replication' });
+      // The isolated primary fenced itself; it says so in its agent's log.
+      const log = await core.readNamespacedPodLog({ namespace: ns, name: old, container: 'agent' });
       const oldUid = (await pod(old)).metadata?.uid ?? '';
       assert.equal(
         await sql(old, 'SELECT @@GLOBAL.super_read_only'),
         '1',
-        `${old} replication log:\n${log}\nits processes:\n${podProcesses(oldUid)}\nsemi-sync source: ${await sql(old, 'SELECT @@GLOBAL.rpl_semi_sync_source_enabled')}\nsessions:\n${await sql(old, 'SELECT ID, USER, COMMAND, TIME, STATE, LEFT(INFO, 80) FROM information_schema.PROCESSLIST')}`,
+        `${old} agent log:\n${log}\nits processes:\n${processesOf(oldUid)}\nsemi-sync source: ${await sql(old, 'SELECT @@GLOBAL.rpl_semi_sync_source_enabled')}\nsessions:\n${await sql(old, 'SELECT ID, USER, COMMAND, TIME, STATE, LEFT(INFO, 80) FROM information_schema.PROCESSLIST')}`,
       );
       assert.match(log, /reached no other member for \d+ s: making this member read-only/);
       // Clients were refused only while it made itself read-only.

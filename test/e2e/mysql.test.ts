@@ -10,6 +10,8 @@ import { eventually } from '../integration/eventually.js';
 import { EXPORTER_METRICS } from '../../constructs/index.js';
 import { REFUSED_LOGINS_SQL } from '../support/mysql-counters.js';
 import { runCliHere } from '../support/run.js';
+import type { PodProcess } from './support/pod-processes.js';
+import { podProcesses } from './support/pod-processes.js';
 import { startTestController } from '../integration/support/controller.js';
 import { NODE_HOOK_TIMEOUT_MS, discardNamespace, freshRestrictedNamespace, useSharedNode } from './cluster.js';
 import {
@@ -160,7 +162,7 @@ describe('MySQLCluster on a real node (MySQL 9.7)', function () {
 
   /** What a member's metrics sidecar serves, read from inside the pod (its loopback, as a scrape would). */
   const scrape = async (member: string): Promise<Map<string, number>> => {
-    const r = await execIn(kc, ns, member, 'replication', [
+    const r = await execIn(kc, ns, member, 'mysql', [
       'bash',
       '-c',
       'exec 3<>/dev/tcp/127.0.0.1/9104 && printf "GET /metrics HTTP/1.0\\r\\nHost: localhost\\r\\n\\r\\n" >&3 && cat <&3',
@@ -177,7 +179,7 @@ describe('MySQLCluster on a real node (MySQL 9.7)', function () {
     [...series].find(([k]) => k === name || k.startsWith(`${name}{`))?.[1];
 
   it('serves per-member metrics (spec.monitoring): lag on the replicas, semi-sync on the primary, connections and InnoDB everywhere', async () => {
-    // The exporter's account exists with only what it reads (created by the primary's replication sidecar).
+    // The exporter's account exists with only what it reads (created by the primary's agent).
     assert.deepEqual((await sql(PRIMARY, "SHOW GRANTS FOR 'recon8s-exporter'@'127.0.0.1'")).split('\n').sort(), [
       'GRANT PROCESS, REPLICATION CLIENT ON *.* TO `recon8s-exporter`@`127.0.0.1`',
       'GRANT SELECT ON `performance_schema`.* TO `recon8s-exporter`@`127.0.0.1`',
@@ -243,8 +245,35 @@ describe('MySQLCluster on a real node (MySQL 9.7)', function () {
     await rowsOn(PRIMARY, '1');
   });
 
+  it('probes every member through its agent: no process started per probe, one agent per pod (its memory and CPU printed)', async () => {
+    // Ten seconds of samples span two readiness probes and a liveness probe of every member: a probe
+    // that started a process (bash, a mysql client) would show up beside mysqld, the agent and pause.
+    const uids = await Promise.all(MEMBERS.map(async (m) => (await pod(m)).metadata?.uid ?? ''));
+    const seen = new Set<string>();
+    for (let i = 0; i < 40; i++) {
+      for (const uid of uids)
+        for (const p of podProcesses(uid).filter((x) => !x.zombie))
+          seen.add(p.args.split(' ')[0]?.split('/').at(-1) ?? '');
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    // mysqld_exporter: the metrics sidecar (spec.monitoring, on in this cluster).
+    assert.deepEqual(
+      [...seen].sort(),
+      ['mysqld', 'mysqld_exporter', 'node', 'pause'],
+      'the programs running in the members',
+    );
+    for (const [i, uid] of uids.entries()) {
+      const agents = podProcesses(uid).filter((p) => / agent$/.test(p.args));
+      assert.equal(agents.length, 1, `${MEMBERS[i]}: ${agents.map((a) => a.args).join('; ')}`);
+      const a = agents[0] as PodProcess;
+      console.log(
+        `      ${MEMBERS[i]} agent: ${(a.rssKiB / 1024).toFixed(1)} MiB resident, CPU ${a.cpuSeconds.toFixed(2)} s over ${a.ageSeconds.toFixed(0)} s (${((a.cpuSeconds / a.ageSeconds) * 1000).toFixed(1)} millicores on average)`,
+      );
+    }
+  });
+
   it('probes every member without a failed login (no login refused since mysqld started)', async () => {
-    // Every Ready member passed its startup probe (alive.sh) at least once, and its liveness probe
+    // Every Ready member passed its startup probe (the agent's /livez) at least once, and its liveness probe
     // since; `mysqladmin --no-defaults ping` was refused ("Access denied") each time. Aborted_connects
     // is not the measure: it also counts a client that gave up during the handshake, as the
     // controller's connect timeout does on a loaded machine (seen: 1 on a primary, with 3 lanes of
@@ -337,8 +366,8 @@ describe('MySQLCluster on a real node (MySQL 9.7)', function () {
     await rowsOn(victim, '1,2,4,5');
 
     const p = await pod(victim);
-    const replication = p.status?.containerStatuses?.find((c) => c.name === 'replication');
-    assert.match(replication?.lastState?.terminated?.message ?? '', /^ReprovisionedByClone: /);
+    const agent = p.status?.containerStatuses?.find((c) => c.name === 'agent');
+    assert.match(agent?.lastState?.terminated?.message ?? '', /^ReprovisionedByClone: /);
     const events = (
       await core.listNamespacedEvent({
         namespace: ns,
@@ -359,11 +388,10 @@ describe('MySQLCluster on a real node (MySQL 9.7)', function () {
       /the data directory is now a clone of the primary; the previous one is kept in \/var\/lib\/mysql\/data\.previous/,
     );
     await eventually(
-      async () =>
-        assert.match(await log(victim, 'replication'), /the clone replicates; removed the previous data directory/),
+      async () => assert.match(await log(victim, 'agent'), /the clone replicates; removed the previous data directory/),
       { timeoutMs: 30_000, description: 'the previous data removed' },
     );
-    const files = await execIn(kc, ns, victim, 'replication', ['ls', '/var/lib/mysql']);
+    const files = await execIn(kc, ns, victim, 'mysql', ['ls', '/var/lib/mysql']);
     assert.deepEqual(files.stdout.trim().split('\n'), ['data']);
     // The primary was never touched: same server, still writable, every row.
     assert.equal(await sql(PRIMARY, 'SELECT @@GLOBAL.read_only'), '0');

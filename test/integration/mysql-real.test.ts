@@ -6,6 +6,8 @@
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
 import { X509Certificate } from 'node:crypto';
+import type { RowDataPacket } from 'mysql2/promise';
+import { LocalSql } from '../../lib/agent/local-sql.js';
 import { findInListing } from '../../lib/cli/binlog-find.js';
 import { coarseWords, parseBinlogText } from '../../lib/mysql/binlog-text.js';
 import { REFUSED_LOGINS_SQL } from '../support/mysql-counters.js';
@@ -84,25 +86,25 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
       ].join(';\n'),
     );
   const alive = (m: SandboxMember) =>
-    eventually(() => assert.ok(m.script('alive.sh').ok, `member ${m.ordinal} does not answer`), {
+    eventually(() => assert.ok(m.probe('live').ok, `member ${m.ordinal} does not answer`), {
       timeoutMs: 90_000,
       intervalMs: 250,
       maxIntervalMs: 1000,
-      description: `member ${m.ordinal} answers (alive.sh)`,
+      description: `member ${m.ordinal} answers (the agent's /livez)`,
       diagnose: () => m.diagnose(),
     });
-  /** Not ready, and why (ready.sh's message). */
+  /** Not ready, and why (the agent's /readyz message). */
   const unready = (m: SandboxMember): string => {
-    const r = m.script('ready.sh');
+    const r = m.probe('ready');
     assert.equal(r.ok, false, `member ${m.ordinal} is ready`);
     return `${r.stdout}${r.stderr}`;
   };
   const ready = (m: SandboxMember) =>
-    eventually(() => assert.ok(m.script('ready.sh').ok, `member ${m.ordinal} not ready`), {
+    eventually(() => assert.ok(m.probe('ready').ok, `member ${m.ordinal} not ready`), {
       timeoutMs: 90_000,
       intervalMs: 250,
       maxIntervalMs: 1000,
-      description: `member ${m.ordinal} ready (ready.sh)`,
+      description: `member ${m.ordinal} ready (the agent's /readyz)`,
       diagnose: () => m.diagnose(),
     });
   const rows = (m: SandboxMember, expected: string) =>
@@ -456,6 +458,46 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
     sql(primary, `DROP USER '${user}'@'%'; DROP DATABASE rot`);
   });
 
+  it('answers every question the agent asks, from a real mysqld: its start, its flags, its channel, what fencing would end', async () => {
+    const primarySql = await LocalSql.open(primary.socket(), ROOT_PASSWORD);
+    const replicaSql = await LocalSql.open((members[1] as SandboxMember).socket(), ROOT_PASSWORD);
+    const { createConnection } = await import('mysql2/promise');
+    const client = await createConnection({ socketPath: primary.socket(), user: 'root', password: ROOT_PASSWORD });
+    try {
+      const started = await primarySql.startedAt(Date.now());
+      assert.ok(started <= Date.now() && started > Date.now() - 3600_000, new Date(started).toISOString());
+      await new Promise((r) => setTimeout(r, 1100));
+      assert.ok(Math.abs((await primarySql.startedAt(Date.now())) - started) <= 1000, 'the same start a second later');
+      assert.deepEqual(await primarySql.flags(), {
+        readOnly: false,
+        superReadOnly: false,
+        semiSyncSource: sql(primary, 'SELECT @@GLOBAL.rpl_semi_sync_source_enabled') === '1',
+      });
+      assert.equal(await primarySql.channel(), undefined);
+      assert.deepEqual(await replicaSql.flags(), { readOnly: true, superReadOnly: true, semiSyncSource: false });
+      assert.deepEqual(await replicaSql.channel(), { receiver: 'ON', applier: 'ON' });
+      assert.equal(await replicaSql.stoppedReceiverError(), undefined);
+      const executed = await primarySql.gtidExecuted();
+      assert.equal(executed, sql(primary, "SELECT REPLACE(@@GLOBAL.gtid_executed, CHAR(10), '')"));
+      assert.equal(await replicaSql.gtidSubset(await replicaSql.gtidExecuted(), executed), true);
+      assert.equal(await replicaSql.gtidSubset(executed, ''), executed === '');
+      assert.equal(await replicaSql.cloneInProgress(), false);
+      // What fencing would end: a client's session, never the agent's own.
+      const [[row]] = await client.query<RowDataPacket[]>('SELECT CONNECTION_ID() AS id');
+      // Two of the agent's sessions at once (a probe beside the fencing): neither is a client.
+      const [[own], sessions] = await Promise.all([
+        primarySql.rows('SELECT CONNECTION_ID() AS id, SLEEP(0.5)'),
+        primarySql.fencingSession((f) => f.clientSessions(['recon8s-admin', 'replication'])),
+      ]);
+      assert.ok(sessions.includes(Number(row?.id)), `${String(row?.id)} in ${sessions.join(',')}`);
+      assert.ok(!sessions.includes(Number(own?.id)), `the agent's own ${String(own?.id)} in ${sessions.join(',')}`);
+    } finally {
+      client.destroy();
+      await primarySql.close();
+      await replicaSql.close();
+    }
+  });
+
   it('probes liveness without a failed login: neither Aborted_connects nor refused logins move, where the old probe moved both', () => {
     const aborted = (m: SandboxMember) =>
       Number(
@@ -465,9 +507,9 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
     for (const m of members) {
       const before = counts(m);
       for (let i = 0; i < 3; i++) {
-        const r = m.script('alive.sh');
+        const r = m.probe('live');
         assert.ok(r.ok, r.stderr);
-        assert.match(r.stdout, /mysqld is alive/);
+        assert.match(r.stdout, /mysqld answers/);
       }
       assert.deepEqual(counts(m), before, `member ${m.ordinal}`);
     }
@@ -676,14 +718,14 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
         ),
       { timeoutMs: 90_000, intervalMs: 250, description: 'the clone adopted', diagnose: () => replica.diagnose() },
     );
-    const sidecar = replica.log('replication');
+    const agentLog = replica.log('agent');
     assert.match(
-      sidecar,
+      agentLog,
       /the primary no longer has the binary logs this replica needs \(Got fatal error 1236 from source .*purged required binary logs/,
     );
     assert.match(
-      sidecar,
-      /the replication container exited with 0: ReprovisionedByClone: shop-2 was re-provisioned by clone from 127\.0\.0\.1: the primary no longer has the binary logs this replica needs \(Got fatal error 1236[^]*?\)\. Its previous data directory is kept until the clone replicates\./,
+      agentLog,
+      /the agent container exited with 0: ReprovisionedByClone: shop-2 was re-provisioned by clone from 127\.0\.0\.1: the primary no longer has the binary logs this replica needs \(Got fatal error 1236[^]*?\)\. Its previous data directory is kept until the clone replicates\./,
     );
     // Restarted on the clone: read-only and not replicating until the controller points it again.
     await alive(replica);
@@ -691,7 +733,7 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
     await ready(replica);
     await rows(replica, '1,2,3');
     await eventually(
-      () => assert.match(replica.log('replication'), /the clone replicates; removed the previous data directory/),
+      () => assert.match(replica.log('agent'), /the clone replicates; removed the previous data directory/),
       { timeoutMs: 30_000, description: 'the previous data removed', diagnose: () => replica.diagnose() },
     );
     assert.deepEqual(readdirSync(replica.volume), ['data']);
@@ -726,21 +768,21 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
     await eventually(
       () =>
         assert.match(
-          replica.log('replication'),
+          replica.log('agent'),
           /not re-provisioning: this member has transactions the primary does not have/,
         ),
       {
-        // The sidecar looks every 10 s, once the receiver has given up on the purged logs (slow on a loaded machine).
+        // The agent looks every 10 s, once the receiver has given up on the purged logs (slow on a loaded machine).
         timeoutMs: 120_000,
         intervalMs: 250,
         description: 'the refusal',
         diagnose: () => replica.diagnose(),
       },
     );
-    assert.equal(replica.script('ready.sh').ok, false);
+    assert.equal(replica.probe('ready').ok, false);
     assert.deepEqual(readdirSync(replica.volume), ['data']);
     assert.equal(sql(replica, "SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = 'errant'"), '1');
-    assert.doesNotMatch(replica.log('replication'), /ReprovisionedByClone/);
+    assert.doesNotMatch(replica.log('agent'), /ReprovisionedByClone/);
   });
 
   it('re-provisions on request (a new recon8s.dev/reprovision pod annotation) a member holding errant transactions, discarding them, once', async () => {
@@ -757,13 +799,10 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
       { timeoutMs: 90_000, intervalMs: 250, description: 'the clone adopted', diagnose: () => replica.diagnose() },
     );
     assert.match(
-      replica.log('replication'),
+      replica.log('agent'),
       /re-provisioning this member by clone from 127\.0\.0\.1: the pod's recon8s\.dev\/reprovision annotation asks for it \(2026-11-22T21:00:00Z\)/,
     );
-    assert.match(
-      replica.log('replication'),
-      /ReprovisionedByClone: shop-1 was re-provisioned by clone from 127\.0\.0\.1/,
-    );
+    assert.match(replica.log('agent'), /ReprovisionedByClone: shop-1 was re-provisioned by clone from 127\.0\.0\.1/);
     await alive(replica);
     follow(replica);
     await ready(replica);
@@ -788,8 +827,8 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
     follow(replica);
     await ready(replica);
     const restartedUuid = sql(replica, 'SELECT @@server_uuid');
-    await new Promise((r) => setTimeout(r, 12_000)); // longer than the sidecar's 10 s period
+    await new Promise((r) => setTimeout(r, 12_000)); // longer than the agent's 10 s period
     assert.equal(sql(replica, 'SELECT @@server_uuid'), restartedUuid);
-    assert.equal((replica.log('replication').match(/ReprovisionedByClone: shop-1/g) ?? []).length, 1);
+    assert.equal((replica.log('agent').match(/ReprovisionedByClone: shop-1/g) ?? []).length, 1);
   });
 });

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import * as cdk8s from 'cdk8s';
 import { MySQLPodMonitor } from '../../constructs/mysql/exporter.js';
 import { scriptFiles } from '../../constructs/mysql/scripts.js';
+import { accountStatements } from '../../lib/agent/accounts.js';
 import { InvalidSpecError } from '../../constructs/schema/validate.js';
 import { synthMySQL } from './support/mysql-synth.js';
 
@@ -14,7 +15,7 @@ describe('MySQLCluster spec.monitoring', () => {
     const { statefulSet, podSpec } = synthMySQL();
     assert.deepEqual(
       podSpec.containers.map((c) => c.name),
-      ['mysql', 'replication'],
+      ['mysql', 'agent'],
     );
     const template = statefulSet.spec?.template.metadata;
     assert.equal(template?.annotations?.['prometheus.io/scrape'], undefined);
@@ -46,9 +47,9 @@ describe('MySQLCluster spec.monitoring', () => {
       },
     ]);
     assert.ok(!(metrics.args ?? []).some((a) => /password/i.test(a)), metrics.args?.join(' '));
-    // The replication sidecar creates the account on the primary with the same key.
+    // The agent creates the account on the primary with the same key.
     assert.deepEqual(
-      container('replication').env?.find((e) => e.name === 'MYSQL_EXPORTER_PASSWORD')?.valueFrom?.secretKeyRef,
+      container('agent').env?.find((e) => e.name === 'MYSQL_EXPORTER_PASSWORD')?.valueFrom?.secretKeyRef,
       { name: 'shop-credentials', key: 'exporter-password' },
     );
     assert.doesNotMatch(json, /IDENTIFIED BY '[^%$]/);
@@ -97,14 +98,17 @@ describe('MySQLCluster spec.monitoring', () => {
   });
 
   it('the primary creates the exporter account from loopback only, with status and performance_schema reads only', () => {
-    const script = scriptFiles()['replication.sh'] ?? '';
-    assert.match(
-      script,
-      /CREATE USER IF NOT EXISTS 'recon8s-exporter'@'127\.0\.0\.1' IDENTIFIED BY %s WITH MAX_USER_CONNECTIONS 3/,
+    const statements = accountStatements({ replication: 'r', admin: 'a', exporter: 'e' }).map((x) => x.sql);
+    assert.ok(
+      statements.includes(
+        "CREATE USER IF NOT EXISTS 'recon8s-exporter'@'127.0.0.1' IDENTIFIED BY ? WITH MAX_USER_CONNECTIONS 3",
+      ),
+      statements.join('\n'),
     );
-    assert.match(script, /GRANT PROCESS, REPLICATION CLIENT ON \*\.\* TO 'recon8s-exporter'@'127\.0\.0\.1'/);
-    assert.match(script, /GRANT SELECT ON performance_schema\.\* TO 'recon8s-exporter'@'127\.0\.0\.1'/);
-    assert.doesNotMatch(script, /GRANT [^;]*(ALL|SUPER|INSERT|UPDATE|DELETE)[^;]*recon8s-exporter/);
+    assert.ok(statements.includes("GRANT PROCESS, REPLICATION CLIENT ON *.* TO 'recon8s-exporter'@'127.0.0.1'"));
+    assert.ok(statements.includes("GRANT SELECT ON performance_schema.* TO 'recon8s-exporter'@'127.0.0.1'"));
+    assert.ok(!statements.some((x) => /GRANT [^;]*(ALL|SUPER|INSERT|UPDATE|DELETE)[^;]*recon8s-exporter/.test(x)));
+    assert.ok(!accountStatements({ replication: 'r', admin: 'a' }).some((x) => x.sql.includes('recon8s-exporter')));
     // A new cluster's bootstrap creates it unlogged, like the other accounts: a replicated CREATE USER
     // on the first primary would wait for an acknowledgement no replica can give while it clones.
     const bootstrap = scriptFiles()['bootstrap.sh'] ?? '';
@@ -115,8 +119,8 @@ describe('MySQLCluster spec.monitoring', () => {
     );
   });
 
-  it('gives the exporter password to the bootstrap and the replication sidecar only with monitoring on', () => {
-    for (const name of ['bootstrap', 'replication']) {
+  it('gives the exporter password to the bootstrap and the agent only with monitoring on', () => {
+    for (const name of ['bootstrap', 'agent']) {
       const on = synthMySQL(ON).container(name).env ?? [];
       const off = synthMySQL().container(name).env ?? [];
       assert.ok(

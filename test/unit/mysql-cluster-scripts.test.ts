@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import type { ScriptSandbox } from './support/mysql-scripts.js';
-import { SCRIPT_WAIT_MS, eventually, scriptSandbox, shippedScripts } from './support/mysql-scripts.js';
+import { scriptSandbox, shippedScripts } from './support/mysql-scripts.js';
 import { allContainers, synthMySQL } from './support/mysql-synth.js';
 
 // Passwords with every character that could break quoting on the way to mysql.
@@ -38,7 +38,6 @@ describe('MySQLCluster scripts', () => {
   it('ships scripts that bash parses', () => {
     const scripts = shippedScripts();
     assert.deepEqual(Object.keys(scripts).sort(), [
-      'alive.sh',
       'backup.sh',
       'binlog-find.sh',
       'binlog.sh',
@@ -47,8 +46,6 @@ describe('MySQLCluster scripts', () => {
       'find-binlog.sh',
       'init-config.sh',
       'list-backups.sh',
-      'ready.sh',
-      'replication.sh',
       'reprovision.sh',
       'restore.sh',
       'start-mysqld.sh',
@@ -77,8 +74,6 @@ describe('MySQLCluster scripts', () => {
     const byScript: [string, string][] = [
       ['init-config', 'init-config.sh'],
       ['bootstrap', 'bootstrap.sh'],
-      ['replication', 'replication.sh'],
-      ['mysql', 'ready.sh'],
       ['backup', 'backup.sh'],
     ];
     for (const [container, script] of byScript) {
@@ -158,249 +153,6 @@ describe('MySQLCluster scripts', () => {
 
     it('gives the same result when run again', () => {
       assert.equal(member('shop-1'), member('shop-1'));
-    });
-  });
-
-  describe('ready.sh', () => {
-    const ready = (pod: string, fake: Record<string, string>) =>
-      box.run('ready.sh', { POD_NAME: pod, ...PASSWORDS, ...fake });
-
-    it('is ready on a writable member, whatever its ordinal, without looking at replication', () => {
-      for (const pod of ['shop-0', 'shop-2']) {
-        const r = ready(pod, { FAKE_READ_ONLY: '0', FAKE_STATES: '' });
-        assert.equal(r.status, 0, r.stderr);
-      }
-      assert.equal(box.calls().includes('replication_applier_status'), false);
-    });
-
-    it('is ready on a read-only member that applies and receives, or reconnects to, the primary', () => {
-      for (const pod of ['shop-0', 'shop-1']) {
-        assert.equal(ready(pod, { FAKE_READ_ONLY: '1', FAKE_STATES: 'ON\tON' }).status, 0, pod);
-        assert.equal(ready(pod, { FAKE_READ_ONLY: '1', FAKE_STATES: 'CONNECTING\tON' }).status, 0, pod);
-      }
-    });
-
-    it('is not ready on a read-only member that does not replicate, whatever its ordinal', () => {
-      for (const pod of ['shop-0', 'shop-1']) {
-        const r = ready(pod, { FAKE_READ_ONLY: '1', FAKE_STATES: '' });
-        assert.equal(r.status, 1, pod);
-        assert.match(r.stderr, /read-only and not replicating \(waiting for the controller\)/);
-      }
-    });
-
-    it('is not ready on a read-only member that stopped applying or receiving', () => {
-      const applier = ready('shop-1', { FAKE_READ_ONLY: '1', FAKE_STATES: 'ON\tOFF' });
-      assert.equal(applier.status, 1);
-      assert.match(applier.stderr, /not applying \(applier: OFF\)/);
-      const receiver = ready('shop-1', { FAKE_READ_ONLY: '1', FAKE_STATES: 'OFF\tON' });
-      assert.equal(receiver.status, 1);
-      assert.match(receiver.stderr, /not receiving \(receiver: OFF\)/);
-    });
-
-    it('hands the root password to mysql through an option file only', () => {
-      ready('shop-0', {});
-      const calls = box.calls();
-      assert.ok(calls.includes(`password="r00t'\\"\\\\#$ x"`), calls);
-      assertPasswordsOnlyInCredentials(calls);
-    });
-  });
-
-  describe('alive.sh', () => {
-    it('pings mysqld on its socket with the root password from a pipe, so that the login succeeds', () => {
-      const r = box.run('alive.sh', PASSWORDS);
-      assert.equal(r.status, 0, r.stderr);
-      const calls = box.calls();
-      assert.match(
-        calls,
-        /^mysqladmin --defaults-extra-file=\S+ --socket=\/var\/run\/mysqld\/mysqld\.sock --connect-timeout=4 ping$/m,
-      );
-      assert.ok(calls.includes(`[client]\nuser=root\npassword="r00t'\\"\\\\#$ x"`), calls);
-      assertPasswordsOnlyInCredentials(calls);
-    });
-  });
-
-  describe('replication.sh', function () {
-    // Each test waits (up to SCRIPT_WAIT_MS, a few times at most) for the sidecar: generous for a busy machine.
-    this.timeout(4 * SCRIPT_WAIT_MS);
-    async function runSidecar(
-      pod: string,
-      fake: Record<string, string>,
-      until: (calls: string) => boolean,
-    ): Promise<string> {
-      const child = box.start('replication.sh', { POD_NAME: pod, ...MEMBER, ...fake });
-      const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-      try {
-        await eventually(() => until(box.calls()), 'the sidecar to act');
-      } finally {
-        child.kill('SIGTERM');
-      }
-      // It exits cleanly on SIGTERM, well before the pod's 30 s grace period would have killed it.
-      const code = await Promise.race([
-        exited,
-        new Promise<string>((r) => setTimeout(() => r('still running'), 10_000)),
-      ]);
-      assert.equal(code, 0);
-      return box.calls();
-    }
-
-    /** The SQL the fakes read from stdin, statement lines only. */
-    const sqlWritten = (calls: string) =>
-      calls
-        .split(/^STDIN$/m)
-        .slice(1)
-        .map((chunk) => chunk.split(/^(?:mysql|mysqld|mysqladmin) /m)[0] ?? '')
-        .join('');
-    /** How many times the sidecar asked whether the member is writable. */
-    const writableChecks = (calls: string) => calls.split('-e SELECT\\ @@GLOBAL.read_only\n').length - 1;
-
-    for (const [what, fails] of [
-      ['the replication account', 'replication'],
-      ['the admin account', 'recon8s-admin'],
-    ]) {
-      it(`creates or updates both accounts on a writable member when ${what} cannot log in`, async () => {
-        const calls = await runSidecar('shop-2', { FAKE_READ_ONLY: '0', FAKE_LOGIN_FAILS: fails }, (c) =>
-          c.includes('GRANT SELECT ON performance_schema.*'),
-        );
-        assert.ok(
-          sqlWritten(calls).includes(
-            [
-              "SET SESSION sql_mode = '';",
-              "CREATE USER IF NOT EXISTS 'replication'@'%' IDENTIFIED BY 'repl\\'\"\\\\#;--';",
-              "ALTER USER 'replication'@'%' IDENTIFIED BY 'repl\\'\"\\\\#;--';",
-              "GRANT REPLICATION SLAVE, REPLICATION CLIENT, BACKUP_ADMIN ON *.* TO 'replication'@'%';",
-              "CREATE USER IF NOT EXISTS 'recon8s-admin'@'%' IDENTIFIED BY '4dmin\\'\"\\\\#%s' REQUIRE SSL;",
-              "ALTER USER 'recon8s-admin'@'%' IDENTIFIED BY '4dmin\\'\"\\\\#%s' REQUIRE SSL;",
-              "GRANT SYSTEM_VARIABLES_ADMIN, REPLICATION_SLAVE_ADMIN, REPLICATION CLIENT, RELOAD, PROCESS, CONNECTION_ADMIN ON *.* TO 'recon8s-admin'@'%';",
-              "GRANT SELECT ON performance_schema.* TO 'recon8s-admin'@'%';",
-            ].join('\n'),
-          ),
-          calls,
-        );
-        // The accounts are written as root over the socket.
-        assert.match(
-          calls,
-          /^mysql --defaults-extra-file=\S+ --socket=\/var\/run\/mysqld\/mysqld\.sock --batch --skip-column-names\nDEFAULTS\n\[client\]\nuser=root\n/m,
-        );
-        assertPasswordsOnlyInCredentials(calls);
-      });
-    }
-
-    it('checks both logins over TCP, and writes nothing on a writable member when both work', async () => {
-      // Once the logins were checked, the sidecar asks again whether the member is writable.
-      const calls = await runSidecar('shop-0', { FAKE_READ_ONLY: '0' }, (c) => writableChecks(c) >= 2);
-      const logins = calls.split('\n').filter((l) => l.startsWith('mysql ') && l.includes(' --host=127.0.0.1 '));
-      assert.equal(logins.length, 2, calls);
-      for (const login of logins) assert.match(login, / --port=3306 --get-server-public-key .* -e SELECT\\ 1$/);
-      assert.ok(calls.includes(`[client]\nuser=replication\npassword="repl'\\"\\\\#;--"`), calls);
-      assert.ok(calls.includes(`[client]\nuser=recon8s-admin\npassword="4dmin'\\"\\\\#%s"`), calls);
-      assert.equal(calls.includes('STDIN'), false, calls);
-      assertPasswordsOnlyInCredentials(calls);
-    });
-
-    it('checks the accounts as soon as a writable mysqld answers, not a polling period later', async () => {
-      writeFileSync(`${box.fakeDir}/down`, '');
-      const child = box.start('replication.sh', { POD_NAME: 'shop-1', ...MEMBER, FAKE_READ_ONLY: '0' });
-      try {
-        // mysqld is starting: the sidecar keeps asking, and does nothing else yet.
-        await eventually(() => box.calls().split('Uptime').length > 2, 'the sidecar to ask mysqld twice');
-        assert.equal(box.calls().includes('--host=127.0.0.1'), false);
-        rmSync(`${box.fakeDir}/down`);
-        await eventually(() => box.calls().includes('--host=127.0.0.1'), 'the accounts to be checked', 8000); // sooner than its 10 s polling period
-      } finally {
-        child.kill('SIGTERM');
-      }
-    });
-
-    describe('self-fencing', () => {
-      /** The fakes' records without the shell quoting of their argv. */
-      const unquoted = (calls: string) => calls.replace(/\\/g, '');
-      const fenced = (calls: string) => unquoted(calls).includes('SET GLOBAL offline_mode = OFF');
-      // A writable semi-synchronous source, this pod 10.0.0.1, fencing at the first look that fails.
-      const primary = {
-        FAKE_READ_ONLY: '0',
-        FAKE_SEMI: '1',
-        POD_IP: '10.0.0.1',
-        SELF_FENCE_AFTER_SECONDS: '0',
-        FAKE_SESSIONS: '41 42',
-      };
-
-      it('makes a writable member read-only when no other member answers: clients refused and disconnected, semi-synchronous replication off, read-only, then open again, in that order', async () => {
-        const calls = unquoted(
-          await runSidecar('shop-0', { ...primary, FAKE_DNS: '10.0.0.1 10.0.0.2', FAKE_PRIMARY_STATUS: '1' }, fenced),
-        );
-        // It asked the other member, not itself.
-        assert.match(calls, /--host=10\.0\.0\.2 /);
-        assert.doesNotMatch(calls, /--host=10\.0\.0\.1 /);
-        const steps = [
-          'SET GLOBAL offline_mode = ON',
-          'KILL CONNECTION 41',
-          'SET GLOBAL rpl_semi_sync_source_enabled = OFF; SET GLOBAL super_read_only = ON',
-          'SET GLOBAL offline_mode = OFF',
-        ].map((step) => calls.indexOf(step));
-        assert.ok(
-          steps.every((at, i) => at >= 0 && (i === 0 || at > (steps[i - 1] ?? 0))),
-          calls,
-        );
-      });
-
-      it('makes itself read-only when it knows no other member and DNS does not answer (promoted before it ever looked them up)', async () => {
-        const calls = await runSidecar('shop-0', primary, fenced);
-        assert.ok(fenced(calls), calls);
-      });
-
-      it('stays writable when a member answers, even with a refusal, or when DNS names no other member', async () => {
-        const cases: Record<string, string>[] = [
-          { FAKE_DNS: '10.0.0.1 10.0.0.2' },
-          {
-            FAKE_DNS: '10.0.0.1 10.0.0.2',
-            FAKE_PEER_ERROR: "ERROR 1045 (28000): Access denied for user 'replication'",
-          },
-          { FAKE_DNS: '10.0.0.1' },
-        ];
-        for (const env of cases) {
-          box.cleanup();
-          box = scriptSandbox();
-          const calls = await runSidecar('shop-0', { ...primary, ...env }, (c) => writableChecks(c) >= 4);
-          assert.equal(unquoted(calls).includes('offline_mode'), false, calls);
-        }
-      });
-
-      it('finds its peers by IPv6 as well, and never counts an address of its own as a peer (dual-stack)', async () => {
-        // IPv6 only: a peer that answers keeps it writable.
-        const v6 = { ...primary, POD_IP: 'fd00::1', POD_IPS: 'fd00::1', FAKE_DNS: 'fd00::1 fd00::2' };
-        const calls = unquoted(await runSidecar('shop-0', v6, (c) => writableChecks(c) >= 4));
-        assert.match(calls, /--host=fd00::2 /);
-        assert.equal(calls.includes('offline_mode'), false, calls);
-        // Dual-stack and cut off: its own IPv6 address answering is no peer answering.
-        box.cleanup();
-        box = scriptSandbox();
-        const dual = {
-          ...primary,
-          POD_IPS: '10.0.0.1,fd00::1',
-          FAKE_DNS: '10.0.0.1 fd00::1 10.0.0.2 fd00::2',
-          FAKE_PRIMARY_STATUS: '1',
-        };
-        const cut = unquoted(await runSidecar('shop-0', dual, fenced));
-        assert.doesNotMatch(cut, /--host=(10\.0\.0\.1|fd00::1) /);
-        assert.match(cut, /--host=fd00::2 /);
-      });
-
-      it('leaves a member without semi-synchronous replication alone, cut off or not', async () => {
-        // "sleep 10": a whole round ended, and the next is 10 s away (a fencing member looks every second).
-        const calls = await runSidecar('shop-0', { ...primary, FAKE_SEMI: '0' }, (c) => c.includes('sleep 10'));
-        assert.equal(unquoted(calls).includes('offline_mode'), false, calls);
-      });
-    });
-
-    it('leaves replication on a read-only member to the controller: no account, no CHANGE REPLICATION SOURCE, no START REPLICA', async () => {
-      const calls = await runSidecar(
-        'shop-1',
-        { FAKE_READ_ONLY: '1', FAKE_STATES: 'ON\tON', POD_ANNOTATIONS: box.path('annotations') },
-        (c) => c.includes('LAST_ERROR_NUMBER'),
-      );
-      assert.equal(calls.includes('--host=127.0.0.1'), false, calls);
-      assert.equal(calls.includes('STDIN'), false, calls);
-      assert.equal(/CHANGE\\? REPLICATION|START\\? REPLICA/.test(calls), false, calls);
     });
   });
 

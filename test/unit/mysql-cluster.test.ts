@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import type { V1Container } from '@kubernetes/client-node';
 import { allContainers, selects, synthMySQL } from './support/mysql-synth.js';
+import { DEFAULT_OPERATOR_IMAGE } from '../../constructs/index.js';
 
 const SELECTOR = {
   'app.kubernetes.io/name': 'mysql',
@@ -104,16 +105,16 @@ describe('MySQLCluster', () => {
       });
     });
 
-    it('mounts the data volume at /var/lib/mysql in the bootstrap, mysql and replication containers', () => {
+    it('mounts the data volume at /var/lib/mysql in the bootstrap, mysql and agent containers', () => {
       const s = synthMySQL();
-      for (const name of ['bootstrap', 'mysql', 'replication']) {
+      for (const name of ['bootstrap', 'mysql', 'agent']) {
         const m = mountAt(s.container(name), '/var/lib/mysql');
         assert.equal(m?.name, 'data', name);
         assert.notEqual(m?.readOnly, true, name);
       }
     });
 
-    it('runs init-config and bootstrap before mysql, with the replication sidecar beside it', () => {
+    it('runs init-config and bootstrap before mysql, with the agent beside it', () => {
       const { podSpec } = synthMySQL();
       assert.deepEqual(
         podSpec.initContainers?.map((c) => c.name),
@@ -121,7 +122,7 @@ describe('MySQLCluster', () => {
       );
       assert.deepEqual(
         podSpec.containers.map((c) => c.name),
-        ['mysql', 'replication'],
+        ['mysql', 'agent'],
       );
       assert.deepEqual(
         podSpec.initContainers?.map((c) => c.command),
@@ -130,13 +131,11 @@ describe('MySQLCluster', () => {
           ['bash', '/opt/recon8s/bootstrap.sh'],
         ],
       );
-      assert.deepEqual(
-        podSpec.containers.map((c) => c.command),
-        [
-          ['bash', '/opt/recon8s/start-mysqld.sh'],
-          ['bash', '/opt/recon8s/replication.sh'],
-        ],
-      );
+      assert.deepEqual(podSpec.containers[0]?.command, ['bash', '/opt/recon8s/start-mysqld.sh']);
+      // The agent: the recon8s image of the release, whose entrypoint is the CLI.
+      assert.equal(podSpec.containers[1]?.image, DEFAULT_OPERATOR_IMAGE);
+      assert.equal(podSpec.containers[1]?.command, undefined);
+      assert.deepEqual(podSpec.containers[1]?.args, ['agent']);
     });
 
     it('exposes port 3306 named mysql', () => {
@@ -147,12 +146,15 @@ describe('MySQLCluster', () => {
       assert.equal(synthMySQL().podSpec.terminationGracePeriodSeconds, 120);
     });
 
-    it('checks liveness and readiness with scripts (no login without credentials), and allows a long start-up', () => {
-      const mysql = synthMySQL().container('mysql');
-      const ping = ['bash', '/opt/recon8s/alive.sh'];
-      assert.deepEqual(mysql.livenessProbe?.exec?.command, ping);
-      assert.deepEqual(mysql.startupProbe?.exec?.command, ping);
-      assert.deepEqual(mysql.readinessProbe?.exec?.command, ['bash', '/opt/recon8s/ready.sh']);
+    it('asks the agent for liveness and readiness over HTTP (no process per probe), and allows a long start-up', () => {
+      const s = synthMySQL();
+      const mysql = s.container('mysql');
+      assert.deepEqual(s.container('agent').ports, [{ name: 'agent', containerPort: 9080 }]);
+      const ping = { path: '/livez', port: 9080 };
+      assert.deepEqual(mysql.livenessProbe?.httpGet, ping);
+      assert.deepEqual(mysql.startupProbe?.httpGet, ping);
+      assert.deepEqual(mysql.readinessProbe?.httpGet, { path: '/readyz', port: 9080 });
+      for (const p of [mysql.livenessProbe, mysql.startupProbe, mysql.readinessProbe]) assert.equal(p?.exec, undefined);
       const startupSeconds = (mysql.startupProbe?.periodSeconds ?? 0) * (mysql.startupProbe?.failureThreshold ?? 0);
       assert.ok(startupSeconds >= 3600, `start-up allowed ${startupSeconds}s`);
       // Liveness and start-up wait a whole period for an answer (a busy node is slow, not dead).
@@ -164,18 +166,18 @@ describe('MySQLCluster', () => {
       assert.equal(synthMySQL().container('mysql').readinessProbe?.periodSeconds, 5);
     });
 
-    it("gives the replication sidecar, read-only, the pod's annotations through a downward API volume", () => {
+    it("gives the agent, read-only, the pod's annotations through a downward API volume", () => {
       const s = synthMySQL();
       const volume = s.podSpec.volumes?.find((v) => v.name === 'pod-info');
       assert.deepEqual(volume?.downwardAPI, {
         items: [{ path: 'annotations', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.annotations' } }],
       });
-      assert.deepEqual(mountAt(s.container('replication'), '/etc/recon8s/pod'), {
+      assert.deepEqual(mountAt(s.container('agent'), '/etc/recon8s/pod'), {
         name: 'pod-info',
         mountPath: '/etc/recon8s/pod',
         readOnly: true,
       });
-      for (const c of allContainers(s.podSpec).filter((x) => x.name !== 'replication'))
+      for (const c of allContainers(s.podSpec).filter((x) => x.name !== 'agent'))
         assert.equal(mountAt(c, '/etc/recon8s/pod'), undefined, c.name);
     });
 
@@ -218,10 +220,19 @@ describe('MySQLCluster', () => {
 
   describe('image', () => {
     it('runs the official mysql:9.7 image by default (the LTS release the suite proves), pulled if not present, in every container', () => {
-      for (const c of allContainers(synthMySQL().podSpec)) {
+      for (const c of allContainers(synthMySQL().podSpec).filter((x) => x.name !== 'agent')) {
         assert.equal(c.image, 'mysql:9.7', c.name);
         assert.equal(c.imagePullPolicy, 'IfNotPresent', c.name);
       }
+    });
+
+    it('runs the agent from spec.agentImage, pulled as spec.imagePullPolicy says', () => {
+      const agent = synthMySQL({
+        agentImage: 'registry.example.com/recon8s:0.1.0',
+        imagePullPolicy: 'Always',
+      }).container('agent');
+      assert.equal(agent.image, 'registry.example.com/recon8s:0.1.0');
+      assert.equal(agent.imagePullPolicy, 'Always');
     });
 
     it('follows spec.version', () => {
@@ -231,7 +242,7 @@ describe('MySQLCluster', () => {
     it('takes spec.image and spec.imagePullPolicy everywhere, the backup job included', () => {
       const s = synthMySQL({ image: 'registry.example.com/mysql:8.4.7', imagePullPolicy: 'Always', backup: BACKUP });
       const backup = s.cronJob?.spec?.jobTemplate.spec?.template.spec?.containers ?? [];
-      for (const c of [...allContainers(s.podSpec), ...backup]) {
+      for (const c of [...allContainers(s.podSpec).filter((x) => x.name !== 'agent'), ...backup]) {
         assert.equal(c.image, 'registry.example.com/mysql:8.4.7', c.name);
         assert.equal(c.imagePullPolicy, 'Always', c.name);
       }
@@ -317,7 +328,7 @@ describe('MySQLCluster', () => {
 
     it('maps the root, replication and admin passwords to the root-password, replication-password and admin-password keys', () => {
       const s = synthMySQL();
-      for (const name of ['bootstrap', 'replication']) {
+      for (const name of ['bootstrap', 'agent']) {
         const c = s.container(name);
         assert.deepEqual(env(c, 'MYSQL_ROOT_PASSWORD')?.valueFrom, {
           secretKeyRef: { name: 'shop-credentials', key: 'root-password' },
@@ -470,9 +481,9 @@ describe('MySQLCluster', () => {
       }
     });
 
-    it('tells bootstrap and the sidecar the primary by its Service, which follows the role label', () => {
+    it('tells bootstrap and the agent the primary by its Service, which follows the role label', () => {
       const s = synthMySQL();
-      for (const name of ['bootstrap', 'replication'])
+      for (const name of ['bootstrap', 'agent'])
         assert.equal(env(s.container(name), 'PRIMARY_HOST')?.value, 'shop-primary');
     });
   });

@@ -1,6 +1,6 @@
 // What a MySQL member (or a backup, binary-log or restore run) reports about itself, turned into Events on
 // its MySQLCluster. The pods have no API credentials: a container says what it did in its termination message (e.g. the
-// replication sidecar after re-provisioning a replica by clone), the kubelet keeps it in the pod
+// agent after re-provisioning a replica by clone), the kubelet keeps it in the pod
 // status, and the controller, which watches the database pods, records it.
 import type { V1Pod } from '@kubernetes/client-node';
 import { MYSQL_MEMBER_REPORTS, MYSQL_STORE_REPORTS } from '../../../constructs/index.js';

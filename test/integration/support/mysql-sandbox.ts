@@ -13,6 +13,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { spawn, spawnSync } from 'node:child_process';
 import {
+  chmodSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -27,6 +28,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { renderMyCnf } from '../../../constructs/mysql/my-cnf.js';
 import { scriptFiles } from '../../../constructs/mysql/scripts.js';
+import { AGENT_HTTP_PATHS, AGENT_PORT } from '../../../constructs/mysql/layout.js';
+import { REPO_ROOT } from '../../support/run.js';
 import { mysqlRootfs } from '../../images/index.js';
 import { issueCa, issueServerCertificate } from '../../../lib/mysql/certificate-issuer.js';
 import type { CertificateAndKey } from '../../../lib/mysql/certificates.js';
@@ -59,10 +62,15 @@ export const address = (ordinal: number): string => (ordinal === 0 ? PRIMARY_ADD
 const hosts = (ordinal: number): string =>
   `127.0.0.1 localhost\n${address(ordinal)} shop-headless\n${address(0)} ${SANDBOX_NAMES.members[0]}`;
 
-// One member ("pod"): its root, then init-config and bootstrap, then the mysql and replication
-// containers, each started again when it exits. Runs as PID 1 of the member's PID namespace.
+// One member ("pod"): its root, then init-config and bootstrap, then mysqld and the agent, each
+// started again when it exits. Runs as PID 1 of the member's PID namespace. The agent (Node, which the
+// MySQL image does not have) runs outside the member's root, as uid 999, with the paths of the member's
+// socket, volume, certificate and annotations; the volume is also mounted in the member's root at that
+// same path, so that a clone directory the agent names is the one mysqld writes. No HEADLESS_SERVICE:
+// the sandbox models no cluster DNS, and a primary here must stay writable while a test stops its
+// replicas (self-fencing is proven on the real node, test/e2e/mysql-ha.test.ts).
 const POD_SH = String.raw`set -u
-dir=$1 root=$2 address=$3 hosts=$4
+dir=$1 root=$2 address=$3 hosts=$4 node=$5 repo=$6
 m=$dir/merged
 mkdir -p "$dir/upper" "$dir/work" "$m"
 mount -t overlay overlay -o "lowerdir=$root,upperdir=$dir/upper,workdir=$dir/work" "$m"
@@ -70,8 +78,9 @@ mount -t overlay overlay -o "lowerdir=$root,upperdir=$dir/upper,workdir=$dir/wor
 printf '%s\n' "$hosts" >"$m/etc/hosts"
 mount -t proc proc "$m/proc"
 mount --rbind /dev "$m/dev"
-mkdir -p "$m/var/lib/mysql" "$m/var/run/mysqld" "$m/etc/mysql/recon8s" "$m/etc/mysql/recon8s.d" "$m/opt/recon8s"
+mkdir -p "$m/var/lib/mysql" "$m/run/mysqld" "$m/etc/mysql/recon8s" "$m/etc/mysql/recon8s.d" "$m/opt/recon8s"
 mount --bind "$dir/volume" "$m/var/lib/mysql"
+mkdir -p "$m$dir/volume" && mount --bind "$dir/volume" "$m$dir/volume"
 # The pod's annotations, as the downward API volume shows them (written by annotate()).
 mkdir -p "$m/etc/recon8s/pod"
 mount --bind "$dir/pod-info" "$m/etc/recon8s/pod"
@@ -81,7 +90,7 @@ cp "$dir/files/scripts/"* "$m/opt/recon8s/" && cp "$dir/files/my.cnf" "$m/etc/my
 [[ -e $dir/tls/ca.crt ]] || cp "$dir/files/tls/"* "$dir/tls/"
 chown root:999 "$dir/tls/"* && chmod 0440 "$dir/tls/"*
 mkdir -p "$m/etc/mysql/tls" && mount --bind "$dir/tls" "$m/etc/mysql/tls"
-chown 999:999 "$m/var/run/mysqld" "$m/etc/mysql/recon8s.d" "$m/tmp"
+chown 999:999 "$m/run/mysqld" "$m/etc/mysql/recon8s.d" "$m/tmp"
 # The environment (the member's, passwords included) is inherited: never on a command line.
 run() { chroot --userspec=999:999 "$m" bash "/opt/recon8s/$1"; }
 run init-config.sh >>"$dir/init-config.log" 2>&1 || exit 1
@@ -97,8 +106,19 @@ container() {
     sleep 1
   done
 }
+agent() {
+  while [[ ! -e $dir/stopping ]]; do
+    rm -f "$m/tmp/termination-log.agent"
+    (cd "$repo" && HEADLESS_SERVICE= MYSQL_SOCKET=$m/run/mysqld/mysqld.sock TLS_CA_FILE=$dir/tls/ca.crt \
+      DATA_VOLUME=$dir/volume POD_ANNOTATIONS=$dir/pod-info/annotations TERMINATION_LOG=$m/tmp/termination-log.agent \
+      AGENT_ADDRESS=$address MYSQL_LOCAL_ADDRESS=$address \
+      exec setpriv --reuid=999 --regid=999 --clear-groups "$node" --import tsx lib/cli/main.ts agent) >>"$dir/agent.log" 2>&1
+    echo "recon8s-sandbox: the agent container exited with $?: $(cat "$m/tmp/termination-log.agent" 2>/dev/null)" >>"$dir/agent.log"
+    sleep 1
+  done
+}
 container mysql start-mysqld.sh &
-container replication replication.sh &
+agent &
 wait
 `;
 
@@ -112,12 +132,14 @@ export interface SandboxMember {
   readonly ordinal: number;
   /** The member's data volume, as the host sees it. */
   readonly volume: string;
+  /** mysqld's socket, as this process can reach it (through the member's mount namespace). */
+  socket(): string;
   /** Starts the "pod": init containers, then the containers. */
   start(): void;
   /** Stops mysqld cleanly, then everything of the pod. The volume stays. */
   stop(): Promise<void>;
-  /** Runs a shipped script as a probe would (e.g. alive.sh, ready.sh). */
-  script(name: string): SqlResult;
+  /** Asks the member's agent as the kubelet's probe would: ok on HTTP 200, the body as stdout. */
+  probe(kind: 'live' | 'ready'): SqlResult;
   /** Runs a command in the member, as uid 999. */
   exec(argv: readonly string[], stdin?: string): SqlResult;
   /** SQL as root over the member's socket, rows tab-separated. */
@@ -132,7 +154,7 @@ export interface SandboxMember {
   /** Replaces the member's certificate files, as the kubelet updates a Secret's volume. */
   replaceTls(tls: { readonly certPem: string; readonly keyPem: string; readonly caPem: string }): void;
   /** What a container or init container wrote. */
-  log(name: 'mysql' | 'replication' | 'bootstrap'): string;
+  log(name: 'mysql' | 'agent' | 'bootstrap'): string;
   /**
    * For a failure message: the member's processes (state, kernel wait channel, command line), its
    * replication channel as mysqld reports it, and the last lines of its containers' logs.
@@ -217,6 +239,8 @@ export async function startMySQLSandbox(): Promise<MySQLSandbox> {
     throw new Error('the MySQL sandbox needs root (namespaces, overlay mounts, chroot): run the tests as root');
   const root = await mysqlRootfs();
   const dir = mkdtempSync(join(tmpdir(), 'recon8s-mysql-sandbox-'));
+  // The agent runs as uid 999 outside the members' roots: it must reach their directories.
+  chmodSync(dir, 0o755);
   const files = join(dir, 'files');
   mkdirSync(join(files, 'scripts'), { recursive: true });
   for (const [name, text] of Object.entries(scriptFiles())) writeFileSync(join(files, 'scripts', name), text);
@@ -314,6 +338,8 @@ export async function startMySQLSandbox(): Promise<MySQLSandbox> {
     return {
       ordinal,
       volume,
+      // The member's root is mounted in its own mount namespace only: reached through its PID 1's.
+      socket: () => `/proc/${podPid()}/root${join(home, 'merged', 'run', 'mysqld', 'mysqld.sock')}`,
       start: () => {
         if (pods.has(ordinal)) throw new Error(`member ${ordinal} is already running`);
         rmSync(join(home, 'stopping'), { force: true });
@@ -343,6 +369,8 @@ export async function startMySQLSandbox(): Promise<MySQLSandbox> {
               root,
               address(ordinal),
               hosts(ordinal),
+              process.execPath,
+              REPO_ROOT,
             ],
             { stdio: 'ignore', env: ENV(ordinal) },
           ),
@@ -364,7 +392,21 @@ export async function startMySQLSandbox(): Promise<MySQLSandbox> {
         await exited;
         pods.delete(ordinal);
       },
-      script: (name) => exec(['bash', `/opt/recon8s/${name}`]),
+      probe: (kind) => {
+        const url = `http://${address(ordinal)}:${AGENT_PORT}${kind === 'live' ? AGENT_HTTP_PATHS.live : AGENT_HTTP_PATHS.ready}`;
+        const r = spawnSync(
+          'nsenter',
+          [
+            `--net=/proc/${netPid}/ns/net`,
+            '--',
+            process.execPath,
+            '-e',
+            `fetch(${JSON.stringify(url)}, { signal: AbortSignal.timeout(10000) }).then(async (r) => { process.stdout.write(await r.text()); process.exitCode = r.ok ? 0 : 1; }, (e) => { process.stderr.write(String(e)); process.exitCode = 2; })`,
+          ],
+          { encoding: 'utf8', timeout: 30_000 },
+        );
+        return { ok: r.status === 0, stdout: r.stdout, stderr: r.stderr };
+      },
       exec,
       sql,
       adminSql,
@@ -398,12 +440,12 @@ export async function startMySQLSandbox(): Promise<MySQLSandbox> {
             : sql(
                 'SELECT c.SERVICE_STATE, c.LAST_ERROR_NUMBER, c.LAST_ERROR_MESSAGE, a.SERVICE_STATE FROM performance_schema.replication_connection_status c JOIN performance_schema.replication_applier_status a USING (CHANNEL_NAME)',
               );
-        const tail = (name: 'mysql' | 'replication'): string => logOf(name).split('\n').slice(-15).join('\n');
+        const tail = (name: 'mysql' | 'agent'): string => logOf(name).split('\n').slice(-15).join('\n');
         return [
           `member ${ordinal}'s processes:`,
           member === undefined ? '(not running)' : processesInPidNamespaceOf(member),
           `its replication channel (receiver state, error, applier state): ${channel === undefined ? '(not running)' : channel.ok ? channel.stdout.trim() || '(none)' : channel.stderr.trim()}`,
-          `the last lines of its replication log:\n${tail('replication')}`,
+          `the last lines of its agent's log:\n${tail('agent')}`,
           `the last lines of its mysql log:\n${tail('mysql')}`,
         ].join('\n');
       },
