@@ -133,7 +133,7 @@ describe('controller status that tells the truth (real API server)', function ()
         (await apps.readNamespacedStatefulSet({ namespace: ns, name: 'nosecret' })).spec?.template.spec?.containers ??
         []
       ).map((c) => c.name);
-    assert.deepEqual(await containers(), ['mysql', 'replication'], 'the StatefulSet kept as it was');
+    assert.deepEqual(await containers(), ['mysql', 'agent'], 'the StatefulSet kept as it was');
     await core.patchNamespacedSecret(
       {
         namespace: ns,
@@ -145,7 +145,7 @@ describe('controller status that tells the truth (real API server)', function ()
     await patchSpec('mysqlclusters', 'nosecret', { mysqlConf: { max_connections: '300' } });
     await eventually(
       async () => {
-        assert.deepEqual(await containers(), ['mysql', 'replication', 'metrics']);
+        assert.deepEqual(await containers(), ['mysql', 'agent', 'metrics']);
         assert.equal(condition(await getCr('mysqlclusters', 'nosecret'), 'Degraded')?.status, 'False');
       },
       { description: 'the metrics sidecar once the Secret has its key' },

@@ -158,7 +158,7 @@ describe('test images, built locally and cached by content', function () {
         rmSync(data, { recursive: true, force: true });
       }
     });
-    it('runs the first member of a rendered MySQLCluster (spec.image) unchanged: init containers, mysqld, liveness and readiness commands (read-only until made the primary), the backup script', async function () {
+    it('runs the first member of a rendered MySQLCluster (spec.image) unchanged: init containers, mysqld, the agent answering liveness and readiness (read-only until made the primary), the backup script', async function () {
       this.timeout(240_000);
       assert.ok(containerd);
       const synth = synthMySQL({ version: MYSQL_SERIES, image: MYSQL_REF, replicas: 1 }, 'shop');
@@ -204,11 +204,17 @@ describe('test images, built locally and cached by content', function () {
         }
         volumes.set(v.name, dir);
       }
-      const runArgs = (c: V1Container): string[] => {
-        assert.equal(c.image, MYSQL_REF);
+      // The agent runs the recon8s image's entrypoint with the container's args, as the kubelet does
+      // (ctr replaces the entrypoint with whatever it is given).
+      const entrypoint = JSON.parse(
+        /^ENTRYPOINT (\[.*\])$/m.exec(readFileSync(join(REPO_ROOT, 'Dockerfile'), 'utf8'))?.[1] ?? '[]',
+      ) as string[];
+      const runArgs = (c: V1Container, extra: readonly string[] = []): string[] => {
+        assert.equal(c.image, c.name === 'agent' ? DEFAULT_OPERATOR_IMAGE : MYSQL_REF);
         const env = (c.env ?? []).map((e) => {
           if (e.value !== undefined) return `${e.name}=${e.value}`;
           if (e.valueFrom?.fieldRef?.fieldPath === 'metadata.name') return `${e.name}=shop-0`;
+          if (e.valueFrom?.fieldRef?.fieldPath?.startsWith('status.podIP')) return `${e.name}=127.0.0.1`;
           const key = e.valueFrom?.secretKeyRef?.key ?? '';
           assert.ok(key in secrets, `${c.name}: unexpected env source for ${e.name}`);
           return `${e.name}=${secrets[key]}`;
@@ -220,35 +226,61 @@ describe('test images, built locally and cached by content', function () {
         return [
           'run',
           '--rm',
+          ...extra,
           ...(c.securityContext?.readOnlyRootFilesystem ? ['--read-only'] : []),
           ...env.flatMap((e) => ['--env', e]),
           ...mounts.flatMap((m) => ['--mount', m]),
-          MYSQL_REF,
+          c.image ?? '',
           `${id}-${c.name}`,
-          ...(c.command ?? []),
+          ...(c.command ?? (c.args ? entrypoint : [])),
           ...(c.args ?? []),
         ];
       };
       let server: ReturnType<PrivateContainerd['spawnCtr']> | undefined;
+      let agentTask: ReturnType<PrivateContainerd['spawnCtr']> | undefined;
       try {
         for (const init of pod.initContainers ?? []) ctr(runArgs(init), 120_000);
         const mysql = synth.container('mysql');
         server = containerd.spawnCtr(runArgs(mysql));
-        const probe = (p: V1Probe | undefined, execId: string): CtrResult => {
-          const command = p?.exec?.command;
-          assert.ok(command && containerd);
-          return containerd.ctr(['task', 'exec', '--exec-id', execId, `${id}-mysql`, ...command], {
-            timeoutMs: 30_000,
-          });
+        // The agent joins the mysql container's network, as containers of a pod share one. (ctr has no
+        // --user: it runs as the image's own uid, 65532, not the pod's 999; that is proven on the node.)
+        let mysqlPid = 0;
+        for (let i = 0; i < 60 && !mysqlPid; i++) {
+          await new Promise((r) => setTimeout(r, 500));
+          const task = /^\S+-mysql\s+(\d+)\s+RUNNING/m.exec(containerd.ctr(['task', 'ls']).stdout);
+          mysqlPid = Number(task?.[1] ?? 0);
+        }
+        assert.ok(mysqlPid, `the mysql container never ran:\n${server.output()}`);
+        const agent = synth.container('agent');
+        agentTask = containerd.spawnCtr(runArgs(agent, ['--with-ns', `network:/proc/${mysqlPid}/ns/net`]));
+        /** An HTTP GET of a probe, from the pod's network, as the kubelet sends it. */
+        const probe = (p: V1Probe | undefined): CtrResult => {
+          const url = `http://127.0.0.1:${String(p?.httpGet?.port)}${p?.httpGet?.path ?? ''}`;
+          const r = spawnSync(
+            'nsenter',
+            [
+              `--net=/proc/${mysqlPid}/ns/net`,
+              '--',
+              process.execPath,
+              '-e',
+              `fetch(${JSON.stringify(url)}, { signal: AbortSignal.timeout(10000) }).then(async (r) => { process.stdout.write(await r.text()); process.exitCode = r.ok ? 0 : 1; }, (e) => { process.stderr.write(String(e)); process.exitCode = 2; })`,
+            ],
+            { encoding: 'utf8', timeout: 30_000 },
+          );
+          return { status: r.status, stdout: r.stdout, stderr: r.stderr };
         };
         let live: CtrResult = { status: null, stdout: '', stderr: 'never probed' };
         for (let i = 0; i < 120 && live.status !== 0; i++) {
           await new Promise((r) => setTimeout(r, 1000));
-          live = probe(mysql.livenessProbe, `live-${i}`);
+          live = probe(mysql.livenessProbe);
         }
-        assert.equal(live.status, 0, `liveness never passed: ${live.stdout}${live.stderr}\n${server.output()}`);
+        assert.equal(
+          live.status,
+          0,
+          `liveness never passed: ${live.stdout}${live.stderr}\n${server.output()}\nagent:\n${agentTask.output()}`,
+        );
         // Every member starts read-only, the first one too: not ready until the controller makes it the primary.
-        const waiting = probe(mysql.readinessProbe, 'ready-read-only');
+        const waiting = probe(mysql.readinessProbe);
         assert.notEqual(waiting.status, 0, 'ready while read-only and not replicating');
         assert.match(
           `${waiting.stdout}${waiting.stderr}`,
@@ -275,7 +307,7 @@ describe('test images, built locally and cached by content', function () {
         let ready: CtrResult = { status: null, stdout: '', stderr: 'never probed' };
         for (let i = 0; i < 30 && ready.status !== 0; i++) {
           if (i > 0) await new Promise((r) => setTimeout(r, 1000));
-          ready = probe(mysql.readinessProbe, `ready-${i}`);
+          ready = probe(mysql.readinessProbe);
         }
         assert.equal(ready.status, 0, `readiness never passed: ${ready.stdout}${ready.stderr}\n${server.output()}`);
         // The backup job's script (same image, same scripts ConfigMap) dumps it with the image's mysql
@@ -309,6 +341,10 @@ describe('test images, built locally and cached by content', function () {
         ctr(['task', 'kill', '--signal', 'SIGTERM', `${id}-mysql`]);
         assert.equal(await server.exited, 0, `mysqld did not shut down cleanly on SIGTERM:\n${server.output()}`);
       } finally {
+        if (agentTask && agentTask.child.exitCode === null) {
+          containerd.ctr(['task', 'kill', '--signal', 'SIGKILL', `${id}-agent`]);
+          await agentTask.exited;
+        }
         if (server && server.child.exitCode === null) {
           containerd.ctr(['task', 'kill', '--signal', 'SIGKILL', `${id}-mysql`]);
           await server.exited;

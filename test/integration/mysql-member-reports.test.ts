@@ -55,7 +55,7 @@ describe('MySQL member reports (real API server)', function () {
           securityContext: { runAsNonRoot: true, runAsUser: 999, seccompProfile: { type: 'RuntimeDefault' } },
           containers: [
             {
-              name: 'replication',
+              name: 'agent',
               image: 'mysql:8.4',
               securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
             },
@@ -68,7 +68,7 @@ describe('MySQL member reports (real API server)', function () {
     await controller?.stop();
   });
 
-  /** What the kubelet writes once the replication container exited with `message` and was started again. */
+  /** What the kubelet writes once the agent container exited with `message` and was started again. */
   const terminated = (message: string, containerId: string, restartCount: number) =>
     core.patchNamespacedPodStatus(
       {
@@ -78,7 +78,7 @@ describe('MySQL member reports (real API server)', function () {
           status: {
             containerStatuses: [
               {
-                name: 'replication',
+                name: 'agent',
                 image: 'mysql:8.4',
                 imageID: '',
                 ready: false,
