@@ -308,7 +308,10 @@ describe('MySQLCluster on a real node (MySQL 9.7)', function () {
     const ready = at(/^(\S+) 0 \[System\] \[MY-010931\] .*ready for connections.*port: 3306/m);
     const configured = at(/^(\S+) \d+ \[System\] \[MY-010597\] \[Repl\] 'CHANGE REPLICATION SOURCE TO/m);
     console.log(`      replication configured ${((configured - ready) / 1000).toFixed(1)} s after mysqld was ready`);
-    assert.ok(configured - ready < 5000, `configured ${configured - ready} ms after mysqld was ready`);
+    // A bound on behaviour, not a speed: the controller acts on its own looks at a member that does not
+    // serve, not on a resync (minutes) or on readiness (which only replication brings). 0.7 s in a run
+    // of this file alone, 5.2 s in a whole run on this VM (466011f): 5 s was a figure, not a behaviour.
+    assert.ok(configured - ready < 20_000, `configured ${configured - ready} ms after mysqld was ready`);
   });
 
   it('brings a deleted replica pod back, and it catches up', async () => {
