@@ -263,6 +263,7 @@ export class Agent {
   async stop(): Promise<void> {
     this.stopping = true;
     this.wake?.();
+    await this.peers?.close();
     await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
   }
 }

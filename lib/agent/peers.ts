@@ -70,6 +70,11 @@ export class Peers {
     return this.known;
   }
 
+  /** Ends the sessions kept to the peers. */
+  close(): Promise<void> {
+    return this.probe.close();
+  }
+
   /** Looks the members up again; false (the last known kept) when DNS did not answer. */
   async refresh(): Promise<boolean> {
     this.pending ??= this.resolve(this.service).finally(() => {

@@ -12,7 +12,10 @@ for (const stream of [process.stdout, process.stderr])
 const args = process.argv.slice(2);
 if (args[0] === 'agent') {
   const { agentCommand } = await import('../agent/main.js');
-  process.exitCode = await agentCommand(args.slice(1), process.env);
+  // Exits when it returns, whatever is still open (a peer's session, a probe's connection): the pod
+  // restarts it, and an agent that stopped serving must never linger (the kubelet's probes of mysqld
+  // go to it).
+  process.exit(await agentCommand(args.slice(1), process.env));
 } else {
   const { main } = await import('./cli.js');
   process.exitCode = await main(args);

@@ -244,6 +244,21 @@ describe('agent', () => {
     }
   });
 
+  it('ends its kept sessions to the peers when it stops (a session left open kept the process alive, not serving, after a clone)', async () => {
+    let closed = 0;
+    const p = new Peers(
+      'shop-headless',
+      [],
+      () => Promise.resolve([]),
+      { answers: () => Promise.resolve(true), forget: () => undefined, close: () => (closed++, Promise.resolve()) },
+      () => undefined,
+    );
+    const a = new Agent(config(), member, { now: () => now, peers: p, log: () => undefined });
+    await a.listen();
+    await a.stop();
+    assert.equal(closed, 1);
+  });
+
   describe('health', () => {
     it('is ready on a writable member, without looking at replication', () => {
       assert.deepEqual(readiness(false, undefined), { ok: true, message: 'writable' });
