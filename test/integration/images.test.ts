@@ -17,6 +17,7 @@ import type { BuiltImage, ImageName } from '../images/index.js';
 import { MYSQL_REF, MYSQL_SERIES, OPERATOR_REF, WEB_REFS, ensureImages, mysqlRootfs } from '../images/index.js';
 import type { InspectedArchive } from '../images/oci.js';
 import { inspectArchive } from '../images/oci.js';
+import { httpGetInNetns } from '../support/http-in-netns.js';
 import { REPO_ROOT } from '../support/run.js';
 import { synthMySQL } from '../unit/support/mysql-synth.js';
 import type { CtrResult, PrivateContainerd } from './support/private-containerd.js';
@@ -256,18 +257,7 @@ describe('test images, built locally and cached by content', function () {
         /** An HTTP GET of a probe, from the pod's network, as the kubelet sends it. */
         const probe = (p: V1Probe | undefined): CtrResult => {
           const url = `http://127.0.0.1:${String(p?.httpGet?.port)}${p?.httpGet?.path ?? ''}`;
-          const r = spawnSync(
-            'nsenter',
-            [
-              `--net=/proc/${mysqlPid}/ns/net`,
-              '--',
-              process.execPath,
-              '-e',
-              `fetch(${JSON.stringify(url)}, { signal: AbortSignal.timeout(10000) }).then(async (r) => { process.stdout.write(await r.text()); process.exitCode = r.ok ? 0 : 1; }, (e) => { process.stderr.write(String(e)); process.exitCode = 2; })`,
-            ],
-            { encoding: 'utf8', timeout: 30_000 },
-          );
-          return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+          return httpGetInNetns(`/proc/${mysqlPid}/ns/net`, url);
         };
         let live: CtrResult = { status: null, stdout: '', stderr: 'never probed' };
         for (let i = 0; i < 120 && live.status !== 0; i++) {

@@ -29,6 +29,7 @@ import { join } from 'node:path';
 import { renderMyCnf } from '../../../constructs/mysql/my-cnf.js';
 import { scriptFiles } from '../../../constructs/mysql/scripts.js';
 import { AGENT_HTTP_PATHS, AGENT_PORT } from '../../../constructs/mysql/layout.js';
+import { httpGetInNetns } from '../../support/http-in-netns.js';
 import { REPO_ROOT } from '../../support/run.js';
 import { mysqlRootfs } from '../../images/index.js';
 import { issueCa, issueServerCertificate } from '../../../lib/mysql/certificate-issuer.js';
@@ -394,17 +395,7 @@ export async function startMySQLSandbox(): Promise<MySQLSandbox> {
       },
       probe: (kind) => {
         const url = `http://${address(ordinal)}:${AGENT_PORT}${kind === 'live' ? AGENT_HTTP_PATHS.live : AGENT_HTTP_PATHS.ready}`;
-        const r = spawnSync(
-          'nsenter',
-          [
-            `--net=/proc/${netPid}/ns/net`,
-            '--',
-            process.execPath,
-            '-e',
-            `fetch(${JSON.stringify(url)}, { signal: AbortSignal.timeout(10000) }).then(async (r) => { process.stdout.write(await r.text()); process.exitCode = r.ok ? 0 : 1; }, (e) => { process.stderr.write(String(e)); process.exitCode = 2; })`,
-          ],
-          { encoding: 'utf8', timeout: 30_000 },
-        );
+        const r = httpGetInNetns(`/proc/${netPid}/ns/net`, url);
         return { ok: r.status === 0, stdout: r.stdout, stderr: r.stderr };
       },
       exec,
