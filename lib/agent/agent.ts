@@ -21,7 +21,7 @@ import {
   REPLICATION_USER,
 } from '../../constructs/mysql-member.js';
 import { fence } from '../mysql/fencing.js';
-import type { ClusterPasswords, LoginCheck } from './accounts.js';
+import type { LoginCheck } from './accounts.js';
 import { ensureAccounts } from './accounts.js';
 import type { AgentConfig } from './config.js';
 import type { Health } from './health.js';
@@ -29,6 +29,7 @@ import { liveness, messageOf, readiness } from './health.js';
 import type { IsolationState } from './isolation.js';
 import { NOT_ISOLATED, fenced, isolationApplies, judgeIsolation } from './isolation.js';
 import type { LocalSqlApi } from './local-sql.js';
+import { connectVerified } from './local-sql.js';
 import { Peers, isServerError, mysqlPeerProbe, resolveWithSystem } from './peers.js';
 import { Reprovisioner, dataPaths } from './reprovision.js';
 
@@ -36,7 +37,7 @@ export function log(message: string): void {
   process.stderr.write(`${new Date().toISOString()} recon8s agent: ${message}\n`);
 }
 
-/** A session over TCP with the cluster's CA checked (chain, not name: members are reached by address), for one query. */
+/** One query over a verified session (connectVerified), closed after. */
 async function tcpQuery(
   config: AgentConfig,
   host: string,
@@ -44,15 +45,8 @@ async function tcpQuery(
   password: string,
   sql: string,
 ): Promise<Record<string, unknown> | undefined> {
-  const { createConnection } = await import('mysql2/promise');
-  const c = await createConnection({
-    host,
-    port: MYSQL_PORT,
-    user,
-    password,
-    connectTimeout: 5000,
-    ssl: { ca: readFileSync(config.caFile, 'utf8'), rejectUnauthorized: true },
-  });
+  const ca = readFileSync(config.caFile, 'utf8');
+  const c = await connectVerified({ host, port: MYSQL_PORT, user, password, ca, timeoutMs: 5000 });
   try {
     const [rows] = await c.query<RowDataPacket[]>({ sql, timeout: 5000 });
     return rows[0];
@@ -139,8 +133,6 @@ export class Agent {
     );
   }
 
-  private readonly passwords = (): ClusterPasswords => this.config.passwords;
-
   /** One look at the member; returns the delay until the next, or an exit code when the pod must restart. */
   async step(): Promise<{ delayMs: number } | { exit: number }> {
     let startedAt: number;
@@ -156,7 +148,7 @@ export class Agent {
     let flags = await this.sql.flags();
     if (!flags.readOnly && (this.configuredFor === undefined || Math.abs(startedAt - this.configuredFor) > 2000)) {
       try {
-        if (await ensureAccounts(this.sql, this.passwords(), this.loginWorks))
+        if (await ensureAccounts(this.sql, this.config.passwords, this.loginWorks))
           this.log('created or updated the replication, administrative and (with monitoring) metrics accounts');
         this.configuredFor = startedAt;
       } catch (e) {

@@ -1,6 +1,6 @@
 // The agent's SQL to its own member: over the pod's socket, as root (the password from the pod's
 // environment, never logged), through a small pool so that a probe never waits behind the loop.
-import type { Pool, PoolOptions, RowDataPacket } from 'mysql2/promise';
+import type { Connection, Pool, PoolOptions, RowDataPacket } from 'mysql2/promise';
 import type { FencingSql } from '../mysql/fencing.js';
 import { clientSessionsQuery, killStatement } from '../mysql/fencing.js';
 
@@ -143,3 +143,28 @@ export class LocalSql {
 
 /** What the agent asks of its member's session: LocalSql, or a fake in unit tests. */
 export type LocalSqlApi = Omit<LocalSql, 'close'>;
+
+/**
+ * A session over TCP to a member (this one, a peer, the primary) that sends the password only to a
+ * server whose certificate the cluster's CA signed. The chain is checked, not the name (as
+ * ssl-mode=VERIFY_CA): members are reached by address, which no certificate names.
+ */
+export async function connectVerified(o: {
+  readonly host: string;
+  readonly port: number;
+  readonly user: string;
+  readonly password: string;
+  /** The cluster's CA (PEM). */
+  readonly ca: string;
+  readonly timeoutMs: number;
+}): Promise<Connection> {
+  const { createConnection } = await import('mysql2/promise');
+  return createConnection({
+    host: o.host,
+    port: o.port,
+    user: o.user,
+    password: o.password,
+    connectTimeout: o.timeoutMs,
+    ssl: { ca: o.ca, rejectUnauthorized: true },
+  });
+}

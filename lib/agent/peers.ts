@@ -3,6 +3,7 @@
 import { lookup } from 'node:dns/promises';
 import type { Connection } from 'mysql2/promise';
 import type { PeerLook } from './isolation.js';
+import { connectVerified } from './local-sql.js';
 
 /** A MySQL error the server sent (1xxx): the peer is up and reachable, whatever it refused. Client errors are 2xxx, or a code without a number. */
 export function isServerError(e: unknown): boolean {
@@ -148,17 +149,15 @@ export function mysqlPeerProbe(o: MysqlPeerProbeOptions): PeerProbe {
     sessions.delete(address);
     void s?.then((c) => c.destroy()).catch(() => undefined);
   };
-  const open = async (address: string): Promise<Connection> => {
-    const { createConnection } = await import('mysql2/promise');
-    return createConnection({
+  const open = (address: string): Promise<Connection> =>
+    connectVerified({
       host: address,
       port: o.port,
       user: o.user,
       password: o.password,
-      connectTimeout: deadline,
-      ssl: { ca: o.ca(), rejectUnauthorized: true },
+      ca: o.ca(),
+      timeoutMs: deadline,
     });
-  };
   return {
     async answers(address) {
       let session = sessions.get(address);
