@@ -236,7 +236,7 @@ if [[ -n $to_store ]]; then
   extra=$(printf ',"dataBytes":%d,"tableCount":%d' "$data_bytes" "$table_count")
   [[ -z $checks_skipped ]] || extra+=$(printf ',"checksumsSkipped":"%s"' "$(json_escape "$checks_skipped")")
   store_rclone rcat "$(store_path "base/$stamp/manifest.json")" <<<"$manifest$extra,\\"tables\\":[$checks]}"
-  manifest+=$extra}
+  manifest+="$extra}"
 else
   manifest+='}'
   mv -f -- "$partial" "$final"
@@ -698,6 +698,7 @@ member_ordinal() {
 
 # An option-file value, double-quoted and escaped the way mysys/my_default.cc reads it back.
 cnf_quote() {
+  # shellcheck disable=SC1003 # bs is one backslash, as meant: no quote is being escaped
   local s=$1 bs='\\' dq='"'
   s=\${s//"$bs"/"$bs$bs"}
   s=\${s//"$dq"/"$bs$dq"}
@@ -710,6 +711,7 @@ cnf_quote() {
 # A SQL string literal. Sessions that use it run SET SESSION sql_mode = '' first, so that backslash
 # escapes are on whatever the server's sql_mode (NO_BACKSLASH_ESCAPES) says.
 sql_quote() {
+  # shellcheck disable=SC1003 # bs is one backslash, as meant: no quote is being escaped
   local s=$1 bs='\\' sq="'"
   s=\${s//"$bs"/"$bs$bs"}
   s=\${s//"$sq"/"$bs$sq"}
@@ -968,7 +970,7 @@ restore_from_store() {
   # shellcheck source=store.sh
   . "\${BASH_SOURCE[0]%/*}/store.sh"
   local point=\${RESTORE_POINT_IN_TIME:-} target=\${RESTORE_GTID_SET:-} before=\${RESTORE_BEFORE_GTID:-}
-  local name= manifest ended gtids backups candidate
+  local name='' manifest ended gtids backups candidate
   mapfile -t backups < <(restore_backups)
   ((\${#backups[@]})) || restore_fail "no complete backup in $(store_url base/)"
   if [[ $RESTORE_BACKUP != latest ]]; then
@@ -1030,7 +1032,8 @@ gtid_event_position() {
 
 # Replays the archived binary logs up to the point or GTID set (sets replayed).
 restore_replay() {
-  local state covered segments segment meta segment_gtids previous missing executed stop= work=$volume/restore-binlog
+  # shellcheck disable=SC2154 # volume is the sourcing script's (bootstrap.sh, verify-backup.sh): see the top
+  local state covered segments segment meta segment_gtids previous missing executed stop='' work=$volume/restore-binlog
   local options=()
   if [[ -n $point ]]; then
     # Listed first: rclone cat of a key that does not exist prints nothing and succeeds.
@@ -1136,7 +1139,7 @@ export RCLONE_CONFIG_STORE_TYPE=s3 RCLONE_CONFIG_STORE_PROVIDER=Other RCLONE_CON
 # The bucket is the user's: never try to create it (a missing bucket is an error to report).
 export RCLONE_CONFIG_STORE_NO_CHECK_BUCKET=true
 # No config file (the environment is the configuration), caches in the writable scratch volume.
-export RCLONE_CONFIG= RCLONE_CACHE_DIR=$RECON8S_TMP/rclone XDG_CACHE_HOME=$RECON8S_TMP
+export RCLONE_CONFIG='' RCLONE_CACHE_DIR=$RECON8S_TMP/rclone XDG_CACHE_HOME=$RECON8S_TMP
 
 # store_url [PATH]: what a user would call the location (no credentials in it).
 store_url() {
@@ -1213,7 +1216,7 @@ json_escape() {
 }
 # Peak memory and CPU time as JSON fields: the container's (cgroup v2), or where the container cannot
 # see its cgroup, the scratch mysqld's own (its peak resident set, its CPU), read while it runs.
-server_peak= server_cpu=
+server_peak='' server_cpu=''
 sample_server() {
   [[ -n $server_pid ]] || return 0
   local hwm stat
@@ -1227,20 +1230,13 @@ sample_server() {
   server_cpu=$(((stat[13] + stat[14]) * 1000 / tck))
 }
 usage_fields() {
-  local peak= cpu=
+  local peak='' cpu=''
   peak=$(cat /sys/fs/cgroup/memory.peak 2>/dev/null) || peak=
   cpu=$(sed -n 's/^usage_usec \\([0-9]*\\)$/\\1/p' /sys/fs/cgroup/cpu.stat 2>/dev/null) || cpu=
   [[ $cpu =~ ^[0-9]+$ ]] && cpu=$((cpu / 1000)) || cpu=$server_cpu
   [[ $peak =~ ^[0-9]+$ ]] || peak=$server_peak
   [[ -z $peak ]] || printf ',"peakMemoryBytes":%d' "$peak"
   [[ -z $cpu ]] || printf ',"cpuMilliseconds":%d' "$cpu"
-}
-fields() {
-  local peak= cpu=
-  peak=$(cat /sys/fs/cgroup/memory.peak 2>/dev/null) || peak=
-  cpu=$(sed -n 's/^usage_usec \\([0-9]*\\)$/\\1/p' /sys/fs/cgroup/cpu.stat 2>/dev/null) || cpu=
-  [[ ! $peak =~ ^[0-9]+$ ]] || printf ',"peakMemoryBytes":%d' "$peak"
-  [[ ! $cpu =~ ^[0-9]+$ ]] || printf ',"cpuMilliseconds":%d' "$((cpu / 1000))"
 }
 fields() {
   printf '"backup":"%s","durationSeconds":%d%s' "$name" "$((EPOCHSECONDS - started))" "$(usage_fields)"
@@ -1261,7 +1257,7 @@ finish() {
     [[ -n $failure ]] || failure="verifying backup \${name:-?} failed: $(last_line "$(cat -- "$errors" 2>/dev/null)")"
     report "$RECON8S_REPORT_BACKUP_VERIFICATION_FAILED" "{$(fields),\\"message\\":\\"$(json_escape "$failure")\\"}"
   fi
-  rm -rf -- "$scratch"/*
+  rm -rf -- "\${scratch:?}"/*
 }
 trap finish EXIT
 
@@ -1341,7 +1337,7 @@ log "$checked"
 
 # 3. Every archived transaction after it, then CHECK TABLE everywhere.
 replayed=0
-point= before= target=
+point='' before='' target=''
 volume=$scratch
 if [[ -n $(store_list binlog --files-only --include /state.json) ]]; then
   target=$(json_field "$(store_rclone cat "$(store_path binlog/state.json)")" archivedGtids) || target=

@@ -216,7 +216,7 @@ if [[ -n $to_store ]]; then
   extra=$(printf ',"dataBytes":%d,"tableCount":%d' "$data_bytes" "$table_count")
   [[ -z $checks_skipped ]] || extra+=$(printf ',"checksumsSkipped":"%s"' "$(json_escape "$checks_skipped")")
   store_rclone rcat "$(store_path "base/$stamp/manifest.json")" <<<"$manifest$extra,\"tables\":[$checks]}"
-  manifest+=$extra}
+  manifest+="$extra}"
 else
   manifest+='}'
   mv -f -- "$partial" "$final"

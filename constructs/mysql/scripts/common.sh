@@ -49,6 +49,7 @@ member_ordinal() {
 
 # An option-file value, double-quoted and escaped the way mysys/my_default.cc reads it back.
 cnf_quote() {
+  # shellcheck disable=SC1003 # bs is one backslash, as meant: no quote is being escaped
   local s=$1 bs='\' dq='"'
   s=${s//"$bs"/"$bs$bs"}
   s=${s//"$dq"/"$bs$dq"}
@@ -61,6 +62,7 @@ cnf_quote() {
 # A SQL string literal. Sessions that use it run SET SESSION sql_mode = '' first, so that backslash
 # escapes are on whatever the server's sql_mode (NO_BACKSLASH_ESCAPES) says.
 sql_quote() {
+  # shellcheck disable=SC1003 # bs is one backslash, as meant: no quote is being escaped
   local s=$1 bs='\' sq="'"
   s=${s//"$bs"/"$bs$bs"}
   s=${s//"$sq"/"$bs$sq"}

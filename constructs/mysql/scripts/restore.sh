@@ -40,7 +40,7 @@ restore_from_store() {
   # shellcheck source=store.sh
   . "${BASH_SOURCE[0]%/*}/store.sh"
   local point=${RESTORE_POINT_IN_TIME:-} target=${RESTORE_GTID_SET:-} before=${RESTORE_BEFORE_GTID:-}
-  local name= manifest ended gtids backups candidate
+  local name='' manifest ended gtids backups candidate
   mapfile -t backups < <(restore_backups)
   ((${#backups[@]})) || restore_fail "no complete backup in $(store_url base/)"
   if [[ $RESTORE_BACKUP != latest ]]; then
@@ -102,7 +102,8 @@ gtid_event_position() {
 
 # Replays the archived binary logs up to the point or GTID set (sets replayed).
 restore_replay() {
-  local state covered segments segment meta segment_gtids previous missing executed stop= work=$volume/restore-binlog
+  # shellcheck disable=SC2154 # volume is the sourcing script's (bootstrap.sh, verify-backup.sh): see the top
+  local state covered segments segment meta segment_gtids previous missing executed stop='' work=$volume/restore-binlog
   local options=()
   if [[ -n $point ]]; then
     # Listed first: rclone cat of a key that does not exist prints nothing and succeeds.

@@ -24,7 +24,7 @@ export RCLONE_CONFIG_STORE_TYPE=s3 RCLONE_CONFIG_STORE_PROVIDER=Other RCLONE_CON
 # The bucket is the user's: never try to create it (a missing bucket is an error to report).
 export RCLONE_CONFIG_STORE_NO_CHECK_BUCKET=true
 # No config file (the environment is the configuration), caches in the writable scratch volume.
-export RCLONE_CONFIG= RCLONE_CACHE_DIR=$RECON8S_TMP/rclone XDG_CACHE_HOME=$RECON8S_TMP
+export RCLONE_CONFIG='' RCLONE_CACHE_DIR=$RECON8S_TMP/rclone XDG_CACHE_HOME=$RECON8S_TMP
 
 # store_url [PATH]: what a user would call the location (no credentials in it).
 store_url() {

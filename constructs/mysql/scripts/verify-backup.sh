@@ -44,7 +44,7 @@ json_escape() {
 }
 # Peak memory and CPU time as JSON fields: the container's (cgroup v2), or where the container cannot
 # see its cgroup, the scratch mysqld's own (its peak resident set, its CPU), read while it runs.
-server_peak= server_cpu=
+server_peak='' server_cpu=''
 sample_server() {
   [[ -n $server_pid ]] || return 0
   local hwm stat
@@ -58,20 +58,13 @@ sample_server() {
   server_cpu=$(((stat[13] + stat[14]) * 1000 / tck))
 }
 usage_fields() {
-  local peak= cpu=
+  local peak='' cpu=''
   peak=$(cat /sys/fs/cgroup/memory.peak 2>/dev/null) || peak=
   cpu=$(sed -n 's/^usage_usec \([0-9]*\)$/\1/p' /sys/fs/cgroup/cpu.stat 2>/dev/null) || cpu=
   [[ $cpu =~ ^[0-9]+$ ]] && cpu=$((cpu / 1000)) || cpu=$server_cpu
   [[ $peak =~ ^[0-9]+$ ]] || peak=$server_peak
   [[ -z $peak ]] || printf ',"peakMemoryBytes":%d' "$peak"
   [[ -z $cpu ]] || printf ',"cpuMilliseconds":%d' "$cpu"
-}
-fields() {
-  local peak= cpu=
-  peak=$(cat /sys/fs/cgroup/memory.peak 2>/dev/null) || peak=
-  cpu=$(sed -n 's/^usage_usec \([0-9]*\)$/\1/p' /sys/fs/cgroup/cpu.stat 2>/dev/null) || cpu=
-  [[ ! $peak =~ ^[0-9]+$ ]] || printf ',"peakMemoryBytes":%d' "$peak"
-  [[ ! $cpu =~ ^[0-9]+$ ]] || printf ',"cpuMilliseconds":%d' "$((cpu / 1000))"
 }
 fields() {
   printf '"backup":"%s","durationSeconds":%d%s' "$name" "$((EPOCHSECONDS - started))" "$(usage_fields)"
@@ -92,7 +85,7 @@ finish() {
     [[ -n $failure ]] || failure="verifying backup ${name:-?} failed: $(last_line "$(cat -- "$errors" 2>/dev/null)")"
     report "$RECON8S_REPORT_BACKUP_VERIFICATION_FAILED" "{$(fields),\"message\":\"$(json_escape "$failure")\"}"
   fi
-  rm -rf -- "$scratch"/*
+  rm -rf -- "${scratch:?}"/*
 }
 trap finish EXIT
 
@@ -172,7 +165,7 @@ log "$checked"
 
 # 3. Every archived transaction after it, then CHECK TABLE everywhere.
 replayed=0
-point= before= target=
+point='' before='' target=''
 volume=$scratch
 if [[ -n $(store_list binlog --files-only --include /state.json) ]]; then
   target=$(json_field "$(store_rclone cat "$(store_path binlog/state.json)")" archivedGtids) || target=
