@@ -185,7 +185,7 @@ function initConfigContainer(ctx: MySQLClusterContext): k8s.Container {
   };
 }
 
-/** With spec.restore: what the first member of a new cluster restores (restore-script.ts). */
+/** With spec.restore: what the first member of a new cluster restores (scripts/restore.sh). */
 function restoreEnv(restore: ResolvedMySQLRestore): k8s.EnvVar[] {
   return [
     { name: 'RESTORE_BACKUP', value: restore.backup },
@@ -296,7 +296,7 @@ function agentContainer(ctx: MySQLClusterContext): k8s.Container {
     ],
     resources: AGENT_RESOURCES,
     volumeMounts: [
-      // Re-provisioning by clone renames the clone and removes the data it replaced (reprovision-script.ts).
+      // Re-provisioning by clone renames the clone and removes the data it replaced (scripts/reprovision.sh).
       mount(DATA_VOLUME, PATHS.dataVolume),
       mount(VOLUMES.run, PATHS.run),
       mount(VOLUMES.podInfo, PATHS.podInfo, true),
