@@ -311,33 +311,62 @@ EOF
 alive() { [ -r "/proc/$1/stat" ] && [ "$(sed 's/.*) //' "/proc/$1/stat" | cut -c1)" != Z ]; }
 # What a provisioner's Delete policy does for its volumes: a volume of the pool whose claim is gone
 # (Released) is emptied and made Available again, so that any number of clusters can come and go in
-# one run. Only the pool's own volumes, only once released: a bound volume is never touched.
+# one run. Only the pool's own volumes, only once released and no longer mounted: a volume in use is
+# never touched.
 recycle_volumes() {
-  local pv phase dir
-  # stop() signals this shell alone: take its children (kubectl) with it.
+  local pv phase claim
+  # stop() signals this shell alone: take its children (kubectl, the volumes being recycled) with it.
   trap 'trap - TERM; kill 0 2>/dev/null; exit 0' TERM
+  mkdir -p "$RUN_DIR/recycling"
   # A watch, not a poll: a kubectl every few seconds cost ~0.2 s of CPU each, ~5 % of a core for the
   # whole run. The watch lists every volume first, so one that was released while it was down is seen
   # when it restarts (the API server ends a watch after 30-60 minutes).
   while :; do
-    while read -r pv phase; do
-      [[ $phase == Released && $pv =~ ^recon8s-node-pv-([0-9]+)$ ]] || continue
-      dir=$RUN_DIR/volumes/pv-${BASH_REMATCH[1]}
-      [ -d "$dir" ] || continue
-      find "$dir" -mindepth 1 -delete 2>/dev/null
-      chmod 0755 "$dir"
-      # No later event would bring this volume back: try again a few times before leaving it Released.
-      for _ in 1 2 3 4 5; do
-        if $KC patch pv "$pv" --type json -p '[{"op":"remove","path":"/spec/claimRef"}]' >/dev/null 2>&1; then
-          echo "$(date -u +%FT%TZ) recycled $pv"
-          break
-        fi
-        sleep 1
-      done
-    done < <($KC get pv --watch -o jsonpath='{.metadata.name} {.status.phase}{"\n"}' 2>/dev/null)
+    while read -r pv phase claim; do
+      # Released with its claim still named: recycling removes the name (and that update is seen
+      # Released too, until the volume controller makes it Available).
+      [[ $phase == Released && -n $claim && $pv =~ ^recon8s-node-pv-([0-9]+)$ ]] || continue
+      # One recycling per volume at a time: the watch can say Released more than once.
+      mkdir "$RUN_DIR/recycling/$pv" 2>/dev/null || continue
+      recycle_volume "$pv" "$RUN_DIR/volumes/pv-${BASH_REMATCH[1]}" &
+    done < <($KC get pv --watch -o jsonpath='{.metadata.name} {.status.phase} {.spec.claimRef.uid}{"\n"}' 2>/dev/null)
     sleep 1 &
     wait $!
   done
+}
+
+# recycle_volume PV DIR
+recycle_volume() {
+  local pv=$1 dir=$2 i
+  # A claim goes when no pod object uses it, but a force-deleted pod's containers can outlive their
+  # object: the kubelet keeps the volume bind-mounted in the pod's directory until they have stopped.
+  # Emptied earlier, a running mysqld would write new files beside the hole (a data directory without
+  # its data dictionary, which the next member's bootstrap refuses).
+  for ((i = 0; ; i++)); do
+    grep -qF "/kubernetes.io~local-volume/$pv " /proc/self/mountinfo || break
+    ((i % 60 == 0)) && echo "$(date -u +%FT%TZ) $pv is released but still mounted by a pod; waiting"
+    sleep 1
+  done
+  # A watch event can be stale (seen after this volume was recycled and bound to a new claim, which then
+  # lost files under a running member): only what the API server says now counts. Nothing but this
+  # recycler takes a Released volume's claim away, so it cannot be bound again before the patch below,
+  # which applies only to the claim checked here.
+  local now claim
+  now=$($KC get pv "$pv" -o jsonpath='{.status.phase} {.spec.claimRef.uid}' 2>/dev/null)
+  claim=${now#Released }
+  if [[ -d $dir && $now == "Released "* && -n $claim ]]; then
+    find "$dir" -mindepth 1 -delete 2>/dev/null
+    chmod 0755 "$dir"
+    # No later event would bring this volume back: try again a few times before leaving it Released.
+    for _ in 1 2 3 4 5; do
+      if $KC patch pv "$pv" --type json -p "[{\"op\":\"test\",\"path\":\"/spec/claimRef/uid\",\"value\":\"$claim\"},{\"op\":\"remove\",\"path\":\"/spec/claimRef\"}]" >/dev/null 2>&1; then
+        echo "$(date -u +%FT%TZ) recycled $pv"
+        break
+      fi
+      sleep 1
+    done
+  fi
+  rmdir "$RUN_DIR/recycling/$pv"
 }
 
 stop() { # stop NAME: SIGTERM, SIGKILL after 10 s
