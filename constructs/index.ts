@@ -34,7 +34,11 @@ export {
   OBJECT_STORE_SECRET_KEYS as MYSQL_OBJECT_STORE_SECRET_KEYS,
 } from './mysql/spec.js';
 export { resolveMySQLClusterSpec, semiSyncWaitCount } from './mysql/settings.js';
-export { MEMBER_REPORTS as MYSQL_MEMBER_REPORTS, STORE_REPORTS as MYSQL_STORE_REPORTS } from './mysql/layout.js';
+export {
+  GAVE_UP_PREFIX as MYSQL_GAVE_UP_PREFIX,
+  MEMBER_REPORTS as MYSQL_MEMBER_REPORTS,
+  STORE_REPORTS as MYSQL_STORE_REPORTS,
+} from './mysql/layout.js';
 export { InvalidSpecError, formatProblem } from './schema/validate.js';
 export type { Problem } from './schema/validate.js';
 export type { KindDefinition, ResourceType } from './schema/schema.js';

@@ -124,6 +124,12 @@ export const STORE_REPORTS = {
   restoreFailed: 'RestoreFailed',
 } as const;
 
+/**
+ * What starts the termination message of a script that gave up (common.sh's die): the controller shows
+ * such a line in the member's condition. Only marked lines: other output of a container may hold anything.
+ */
+export const GAVE_UP_PREFIX = 'recon8s gave up: ';
+
 /** The prefix of the termination message that says why the agent exited (re-provisioning by clone: see
  * scripts/reprovision.sh); lib/controller reads it. */
 export const MEMBER_REPORTS = { reprovisioned: 'ReprovisionedByClone', failed: 'ReprovisionFailed' } as const;

@@ -10,6 +10,7 @@ import {
   EXPORTER_HOST,
   EXPORTER_MAX_CONNECTIONS,
   EXPORTER_USER,
+  GAVE_UP_PREFIX,
   MYSQL_PORT,
   PATHS,
   REPLICATION_USER,
@@ -42,6 +43,7 @@ export function scriptVariables(): Readonly<Record<string, string | number>> {
     RECON8S_EXPORTER_HOST: EXPORTER_HOST,
     RECON8S_EXPORTER_GRANTS: EXPORTER_GRANTS,
     RECON8S_EXPORTER_MAX_CONNECTIONS: EXPORTER_MAX_CONNECTIONS,
+    RECON8S_GAVE_UP_PREFIX: GAVE_UP_PREFIX,
     // The reasons of the jobs' and the restore's reports: RECON8S_REPORT_BACKUP_COMPLETED for backupCompleted...
     ...Object.fromEntries(
       Object.entries(STORE_REPORTS).map(([key, reason]) => [`RECON8S_REPORT_${constantCase(key)}`, reason]),

@@ -22,6 +22,7 @@
 // - Pods being deleted and pods that finished (Succeeded, Failed: a Deployment replaces an evicted pod,
 //   a backup job's failure is reported by its own status) are not looked at.
 import type { V1Container, V1ContainerStateTerminated, V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
+import { MYSQL_GAVE_UP_PREFIX } from '../../constructs/index.js';
 
 /** Degraded reasons, most fundamental first: the first is the one a condition names. */
 export const POD_PROBLEM_REASONS = [
@@ -145,7 +146,7 @@ function initProblem(s: V1ContainerStatus, spec: V1Container | undefined): Found
     reason: 'InitContainerFailed',
     status: s.restartCount > 0 || s.state?.waiting ? 'CrashLoopBackOff' : 'Error',
     container: s.name,
-    detail: exitDetail(failed.exitCode, failed.reason),
+    detail: exitDetail(failed),
   };
 }
 
@@ -160,14 +161,14 @@ function containerProblem(s: V1ContainerStatus, spec: V1Container | undefined, n
       reason: 'CrashLoopBackOff',
       status,
       container: s.name,
-      detail: last ? exitDetail(last.exitCode, last.reason) : 'it keeps exiting',
+      detail: last ? exitDetail(last) : 'it keeps exiting',
     };
   if (state?.terminated && state.terminated.exitCode !== 0 && shortRun(state.terminated))
     return {
       reason: 'CrashLoopBackOff',
       status,
       container: s.name,
-      detail: exitDetail(state.terminated.exitCode, state.terminated.reason),
+      detail: exitDetail(state.terminated),
     };
   const startedAt = state?.running?.startedAt;
   if (last && last.exitCode !== 0 && shortRun(last) && s.restartCount >= 2 && startedAt) {
@@ -177,7 +178,7 @@ function containerProblem(s: V1ContainerStatus, spec: V1Container | undefined, n
         reason: 'CrashLoopBackOff',
         status,
         container: s.name,
-        detail: exitDetail(last.exitCode, last.reason),
+        detail: exitDetail(last),
         recheckInMs: Math.max(CRASH_WINDOW_MS - runningMs, 1_000),
       };
   }
@@ -303,8 +304,17 @@ function shortRun(t: V1ContainerStateTerminated): boolean {
   return new Date(t.finishedAt).getTime() - new Date(t.startedAt).getTime() < CRASH_WINDOW_MS;
 }
 
-function exitDetail(code: number, reason: string | undefined): string {
-  return `exited with code ${code}${reason ? ` (${reason})` : ''}`;
+/**
+ * How a container ended, with why, when recon8s's own scripts said it in the termination message
+ * ("... is not empty but holds no MySQL data dictionary"): that saves a user the `kubectl logs
+ * --previous` of a container already restarted. Only their marked line: a container's own output may
+ * hold anything, and is never repeated.
+ */
+function exitDetail(t: V1ContainerStateTerminated): string {
+  const said = t.message?.startsWith(MYSQL_GAVE_UP_PREFIX)
+    ? t.message.slice(MYSQL_GAVE_UP_PREFIX.length).replace(/\s+/g, ' ').trim()
+    : undefined;
+  return cut(`exited with code ${t.exitCode}${t.reason ? ` (${t.reason})` : ''}${said ? `: ${said}` : ''}`);
 }
 
 /** The scheduler's verdict without its preemption postscript: "0/1 nodes are available: 1 Insufficient cpu." */

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
+import { MYSQL_GAVE_UP_PREFIX } from '../../constructs/index.js';
 import { generatedScriptLayout, generatedScriptSources } from '../../constructs/generated-sources.js';
 import { readScriptSources } from '../../scripts/script-sources.js';
 import type { ScriptSandbox } from './support/mysql-scripts.js';
@@ -198,13 +199,28 @@ describe('MySQLCluster scripts', () => {
       assert.equal(argvLines(box.calls()).length, 0);
     });
 
-    it('refuses a non-empty data directory without a data dictionary', () => {
+    it('refuses a non-empty data directory without a data dictionary, and says why in its termination message', () => {
       mkdirSync(volume('data'));
       writeFileSync(volume('data', 'stray-file'), 'x');
-      const r = bootstrap('shop-1');
+      const r = bootstrap('shop-1', { TERMINATION_LOG: box.path('termination-log') });
       assert.equal(r.status, 1);
       assert.match(r.stderr, /not empty but holds no MySQL data dictionary/);
       assert.deepEqual(readdirSync(volume('data')), ['stray-file']);
+      // What the controller shows in the member's condition (lib/reconcile/pod-problems.ts).
+      assert.equal(
+        readFileSync(box.path('termination-log'), 'utf8'),
+        `${MYSQL_GAVE_UP_PREFIX}${volume('data')} is not empty but holds no MySQL data dictionary (mysql.ibd); refusing to overwrite it`,
+      );
+    });
+
+    it('keeps a report already in the termination message when it then gives up', () => {
+      writeFileSync(box.path('termination-log'), 'RestoreFailed: no backup named x');
+      const r = spawnSync('bash', ['-c', `. "${box.scripts}/common.sh"; die "it went wrong"`], {
+        encoding: 'utf8',
+        env: { ...process.env, TERMINATION_LOG: box.path('termination-log') },
+      });
+      assert.equal(r.status, 1);
+      assert.equal(readFileSync(box.path('termination-log'), 'utf8'), 'RestoreFailed: no backup named x');
     });
 
     it('initializes ordinal 0 of a new cluster, sets the passwords and creates the accounts without binary-logging them', () => {

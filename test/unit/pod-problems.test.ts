@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import type { V1ContainerStatus, V1Pod, V1PodSpec, V1PodStatus } from '@kubernetes/client-node';
+import { MYSQL_GAVE_UP_PREFIX } from '../../constructs/index.js';
 import type { PodProblem } from '../../lib/reconcile/pod-problems.js';
 import {
   CRASH_WINDOW_MS,
@@ -208,6 +209,22 @@ describe('pod problems: what the kubelet and the scheduler report, decided', () 
         container: 'web',
         detail: 'configmap "x" not found',
       });
+    });
+
+    it('says why a recon8s script gave up (its marked termination message), cut; nothing of any other message', () => {
+      const p = real('Init-CrashLoopBackOff');
+      const init = p.status?.initContainerStatuses?.[0];
+      const ended = (message: string) => {
+        if (init) init.lastState = { terminated: { exitCode: 1, reason: 'Error', message } };
+        return problem(p)?.detail ?? '';
+      };
+      assert.equal(
+        ended(`${MYSQL_GAVE_UP_PREFIX}/var/lib/mysql/data is not empty but holds no MySQL data dictionary (mysql.ibd)`),
+        'exited with code 1 (Error): /var/lib/mysql/data is not empty but holds no MySQL data dictionary (mysql.ibd)',
+      );
+      const long = ended(`${MYSQL_GAVE_UP_PREFIX}${'x'.repeat(1000)}`);
+      assert.ok(long.length === 300 && long.endsWith('x…'), long);
+      assert.equal(ended('password=hunter2\nsomething went wrong'), 'exited with code 1 (Error)');
     });
 
     it('judges a sidecar (restartPolicy Always) like a container: no Init: prefix', () => {

@@ -22,6 +22,12 @@ log() {
 
 die() {
   log "$*"
+  # Also in the termination message (unless a report is there already): the controller shows it in
+  # the member's condition, where a user sees why this container gave up without reading its logs.
+  local to=${TERMINATION_LOG:-/dev/termination-log}
+  if [[ -n ${TERMINATION_LOG-} || -e $to ]] && [[ ! -s $to ]]; then
+    printf '%s%s' "$RECON8S_GAVE_UP_PREFIX" "$*" >"$to" 2>/dev/null || true
+  fi
   exit 1
 }
 
