@@ -327,6 +327,41 @@ const cases: FailCase[] = [
     value: 'My Secret',
     expected: /a DNS subdomain name/,
   },
+  // tls.issuerRef
+  {
+    name: 'fails when tlsSecretName and tls.issuerRef are both given',
+    props: { tlsSecretName: 'mine', tls: { issuerRef: { name: 'shop-ca' } } },
+    field: 'spec.tls.issuerRef',
+    value: { name: 'shop-ca', kind: 'Issuer', group: 'cert-manager.io' },
+    expected: /tlsSecretName and tls.issuerRef exclude each other/,
+  },
+  {
+    name: 'fails on a tls.issuerRef without a name',
+    props: { tls: { issuerRef: { kind: 'Issuer' } } },
+    field: 'spec.tls.issuerRef.name',
+    expected: /required/,
+  },
+  {
+    name: 'fails on a tls.issuerRef.name that is not a DNS subdomain',
+    props: { tls: { issuerRef: { name: 'Shop CA' } } },
+    field: 'spec.tls.issuerRef.name',
+    value: 'Shop CA',
+    expected: /a DNS subdomain name/,
+  },
+  {
+    name: 'fails on a tls.issuerRef.kind other than Issuer or ClusterIssuer',
+    props: { tls: { issuerRef: { name: 'shop-ca', kind: 'CertificateAuthority' } } },
+    field: 'spec.tls.issuerRef.kind',
+    value: 'CertificateAuthority',
+    expected: /one of "Issuer", "ClusterIssuer"/,
+  },
+  {
+    name: 'fails on a tls.issuerRef.group that is not a DNS subdomain',
+    props: { tls: { issuerRef: { name: 'shop-ca', group: 'Cert Manager' } } },
+    field: 'spec.tls.issuerRef.group',
+    value: 'Cert Manager',
+    expected: /a DNS subdomain name/,
+  },
   // mysqlConf
   {
     name: 'fails on the managed my.cnf key server-id',
