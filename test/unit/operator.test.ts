@@ -124,6 +124,8 @@ describe('OperatorChart (the operator install construct)', () => {
         { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get', 'patch'] },
         { apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch', 'patch', 'delete'] },
         { apiGroups: [''], resources: ['events'], verbs: ['create'] },
+        // spec.tls.issuerRef: the cluster's cert-manager Certificate, never listed, watched or deleted.
+        { apiGroups: ['cert-manager.io'], resources: ['certificates'], verbs: ['get', 'create', 'patch'] },
       ]);
       assert.deepEqual(find(objects, 'ClusterRoleBinding', 'recon8s').roleRef, {
         apiGroup: 'rbac.authorization.k8s.io',
@@ -143,7 +145,7 @@ describe('OperatorChart (the operator install construct)', () => {
         ),
       ].sort();
       assert.deepEqual(
-        grants(rules, 'create').filter((g) => g !== '/events'),
+        grants(rules, 'create').filter((g) => g !== '/events' && g !== 'cert-manager.io/certificates'),
         children,
         'create',
       );

@@ -37,6 +37,16 @@ const CREDENTIALS_REASONS = {
   invalid: 'CredentialsInvalid',
 } as const;
 
+const TLS_REASONS = {
+  missing: 'TlsSecretMissing',
+  foreign: 'TlsSecretForeign',
+  pending: 'CertificatePending',
+  invalid: 'CertificateInvalid',
+  noCertManager: 'CertManagerMissing',
+  certificateForeign: 'CertificateForeign',
+  certificateForbidden: 'CertificateForbidden',
+} as const;
+
 async function prepare(
   client: KubeClient,
   cr: CustomResource,
@@ -51,7 +61,7 @@ async function prepare(
     problems.push({ reason: CREDENTIALS_REASONS[credentials.state], message: credentials.message });
   // Forbidden Secrets are the credentials' problem already (one grant fixes both).
   if ('message' in tls && tls.state !== 'forbidden')
-    problems.push({ reason: tls.state === 'missing' ? 'TlsSecretMissing' : 'TlsSecretForeign', message: tls.message });
+    problems.push({ reason: TLS_REASONS[tls.state], message: tls.message });
   const backupVolume = await backupVolumeProblem(client, cr);
   if (backupVolume) problems.push(backupVolume);
   problems.push(...(await storeCredentialsProblems(read, cr)));
@@ -73,6 +83,7 @@ async function prepare(
             },
           ]
         : []),
+      ...(tls.requested ? [{ reason: 'CertificateRequested', message: tls.requested }] : []),
       ...(tls.state === 'issued' || tls.state === 'renewed'
         ? [
             {
