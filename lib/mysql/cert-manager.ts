@@ -2,6 +2,7 @@
 // controller asks cert-manager for, and what it makes of the Secret cert-manager writes. Both pure: the
 // controller's I/O around them is lib/controller/mysql-cluster/tls.ts.
 import { X509Certificate, createPrivateKey } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import { SERVER_VALIDITY_DAYS, certificateNotAfter } from './certificates.js';
 
 /** cert-manager's Certificate, as the controller writes and reads it. */
@@ -111,10 +112,13 @@ export function certificateFor(o: {
   };
 }
 
-/** Whether the live Certificate's spec holds every field the controller sets, with its value. */
+/**
+ * Whether the live Certificate's spec holds every field the controller sets, with its value (whatever
+ * the order of an object's keys: the API server sorts them).
+ */
 export function certificateSpecMatches(desired: CertificateSpec, live: Record<string, unknown> | undefined): boolean {
   if (!live) return false;
-  return Object.entries(desired).every(([k, v]) => JSON.stringify(live[k]) === JSON.stringify(v));
+  return Object.entries(desired).every(([k, v]) => isDeepStrictEqual(live[k], v));
 }
 
 /** The Secret's keys, decoded (absent keys are empty). */
