@@ -174,6 +174,8 @@ const LANES: Readonly<Record<string, readonly Lane[]>> = {
  */
 const BACKGROUND_BUILDS: readonly (readonly string[])[] = [
   ['nice', '-n', '15', 'bash', join(ROOT, 'test/s3/build-versitygw.sh'), VERSITYGW_VERSION],
+  // cert-manager's controllers and CRDs (test/integration/mysql-cert-manager.test.ts, mid-lane).
+  ['nice', '-n', '15', 'bash', join(ROOT, 'test/cert-manager/build-cert-manager.sh')],
   ['nice', '-n', '15', 'bash', join(ROOT, 'test/prometheus/build-prometheus.sh')],
   ['nice', '-n', '15', 'bash', join(ROOT, 'test/prometheus/build-promtool.sh')],
   ['nice', '-n', '15', 'bash', join(ROOT, 'test/helm/build-helm.sh')],
