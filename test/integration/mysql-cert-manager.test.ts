@@ -226,6 +226,7 @@ describe(`MySQLCluster certificates from a cert-manager issuer (real API server,
     // What the controller verifies members with, and what the members reload to.
     const state = await ensureTls(client, await liveCr('db'), new Date());
     assert.equal(state.state, 'ready');
+    assert.equal(state.requested, undefined, 'the Certificate as cert-manager left it was written again');
     assert.equal('caPem' in state ? state.caPem : '', pem(tls, 'ca.crt'));
     assert.equal('notAfter' in state ? state.notAfter : '', new Date(member.validTo).toISOString());
     const sts = await statefulSet('db');
@@ -239,6 +240,15 @@ describe(`MySQLCluster certificates from a cert-manager issuer (real API server,
     this.timeout(120_000);
     const before = await ensureTls(client, await liveCr('db'), new Date());
     const beforeCert = pem(await secret('db-tls'), 'tls.crt');
+    // Expiry is to the second: a renewal in the second of the issue would expire at the same time (in
+    // life it comes months later). Wait for the next second.
+    const issuedAt = Date.parse(new X509Certificate(beforeCert).validFrom);
+    await eventually(
+      () => assert.ok(Date.now() >= issuedAt + 1_000, 'still the second the certificate was issued in'),
+      {
+        description: 'the second after the issue',
+      },
+    );
     const c = await certificate('db-tls');
     // What `cmctl renew` does: the Issuing condition, set by hand.
     await client.request({
