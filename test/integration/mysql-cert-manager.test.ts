@@ -30,7 +30,11 @@ import type { ResourceHelpers } from './support/resources.js';
 import { conditionOf, resourceHelpers } from './support/resources.js';
 
 interface Certificate {
-  metadata: { resourceVersion?: string; ownerReferences?: { kind: string; name: string; controller?: boolean }[] };
+  metadata: {
+    resourceVersion?: string;
+    ownerReferences?: { kind: string; name: string; controller?: boolean }[];
+    managedFields?: { manager?: string }[];
+  };
   spec: { secretName: string; dnsNames: string[]; usages: string[]; issuerRef: Record<string, string> };
   status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[] };
 }
@@ -307,5 +311,36 @@ describe(`MySQLCluster certificates from a cert-manager issuer (real API server,
         diagnose: certManagerLog,
       },
     );
+  });
+
+  it("never touches a Certificate of that name that is not the cluster's: CertificateForeign, held back", async function () {
+    this.timeout(60_000);
+    await apply({
+      apiVersion: 'cert-manager.io/v1',
+      kind: 'Certificate',
+      metadata: { name: 'other-tls', namespace: ns },
+      spec: { secretName: 'someone-else', dnsNames: ['x.example'], issuerRef: { name: 'shop-ca' } },
+    });
+    const before = await certificate('other-tls');
+    await resources.create('mysqlclusters', 'MySQLCluster', 'other', {
+      replicas: 1,
+      tls: { issuerRef: { name: 'shop-ca' } },
+    });
+    await eventually(
+      async () => {
+        const d = await degraded('other');
+        assert.deepEqual([d?.status, d?.reason], ['True', 'CertificateForeign']);
+        assert.match(d?.message ?? '', new RegExp(`Certificate ${ns}/other-tls exists and is not this cluster's`));
+      },
+      { description: 'CertificateForeign' },
+    );
+    // Its spec as its owner wrote it, and no field of it recon8s's (cert-manager writes its status meanwhile).
+    const after = await certificate('other-tls');
+    assert.deepEqual(after?.spec, before?.spec);
+    assert.deepEqual(
+      (after?.metadata.managedFields ?? []).map((f) => f.manager).filter((m) => m === 'recon8s'),
+      [],
+    );
+    assert.equal(await statefulSet('other'), undefined);
   });
 });
