@@ -239,6 +239,27 @@ describe('CRDs and manifests on a real API server', function () {
       assert.equal(ok.status, 0, ok.stderr);
     });
 
+    it('fails on tlsSecretName beside tls.issuerRef, and on an issuer kind cert-manager has not; defaults kind and group', () => {
+      const both = create(mysql('both-tls', { tlsSecretName: 'mine', tls: { issuerRef: { name: 'shop-ca' } } }));
+      assert.notEqual(both.status, 0);
+      assert.match(both.stderr, /spec\.tls\.issuerRef: .*tlsSecretName and tls\.issuerRef exclude each other/);
+      const kind = create(mysql('bad-issuer-kind', { tls: { issuerRef: { name: 'shop-ca', kind: 'Vault' } } }));
+      assert.notEqual(kind.status, 0);
+      assert.match(kind.stderr, /spec\.tls\.issuerRef\.kind: Unsupported value: "Vault"/);
+      const ok = create(mysql('issuer', { tls: { issuerRef: { name: 'shop-ca' } } }));
+      assert.equal(ok.status, 0, ok.stderr);
+      const got = kubectl(controlPlane(), [
+        'get',
+        'mysqlcluster',
+        'issuer',
+        '-n',
+        ns,
+        '-o',
+        'jsonpath={.spec.tls.issuerRef.kind} {.spec.tls.issuerRef.group}',
+      ]);
+      assert.equal(got.stdout, 'Issuer cert-manager.io');
+    });
+
     it('fails on a wrong type', () => {
       const r = create(app('wrong-type', { image: 'nginx', replicas: 'two' }));
       assert.notEqual(r.status, 0);
