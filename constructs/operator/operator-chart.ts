@@ -334,10 +334,14 @@ export class OperatorChart extends Chart {
         { apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch', 'patch', 'delete'] },
         // Core v1 Events, created only: repeats are deduplicated in memory (lib/controller/events.ts), never patched.
         { apiGroups: [''], resources: ['events'], verbs: ['create'] },
-        // A MySQLCluster with spec.tls.issuerRef: its cert-manager Certificate, read, and created or changed by
-        // server-side apply (lib/controller/mysql-cluster/tls.ts). Not watched (the Secret it fills is), never
+        // A MySQLCluster with spec.tls.issuerRef: its cert-manager Certificate, created or changed by server-side
+        // apply (lib/controller/mysql-cluster/tls.ts) and watched by name once it exists (secret-cache.ts), never
         // deleted (it goes with the cluster, by its ownerReference). Harmless where cert-manager is absent.
-        { apiGroups: ['cert-manager.io'], resources: ['certificates'], verbs: ['get', 'create', 'patch'] },
+        {
+          apiGroups: ['cert-manager.io'],
+          resources: ['certificates'],
+          verbs: ['get', 'list', 'watch', 'create', 'patch'],
+        },
       ],
     });
     new k8s.KubeClusterRoleBinding(this, 'cluster-role-binding', {

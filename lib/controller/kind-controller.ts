@@ -78,6 +78,19 @@ export type SecretReader = (
 export type SecretLookup = (namespace: string, name: string) => Promise<V1Secret | undefined>;
 
 /**
+ * A cert-manager Certificate of the resource being reconciled (spec.tls.issuerRef), from a watch of it
+ * once it exists (a type that may not be served: it throws as a live read does, e.g. 404).
+ */
+export type CertificateLookup = (namespace: string, name: string) => Promise<LiveObject | undefined>;
+
+/** Reads a resource's Certificate (`owner`: that resource), as SecretReader reads Secrets. */
+export type CertificateReader = (
+  owner: { readonly uid: string; readonly kind: string; readonly name: string },
+  namespace: string,
+  name: string,
+) => Promise<LiveObject | undefined>;
+
+/**
  * The recon8s resources in the controller's cache (its informers): what one kind reads of another (an
  * App's binding reads its MySQLCluster; the cluster lists the Apps bound to it).
  */
@@ -163,6 +176,7 @@ export interface KindController {
     install: InstallFacts,
     secrets?: SecretLookup,
     resources?: ResourceLookup,
+    certificates?: CertificateLookup,
   ): Promise<Preparation>;
   /**
    * A resource of another kind this one refers to (an App to the MySQLCluster its database is on): a

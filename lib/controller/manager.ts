@@ -1,7 +1,7 @@
 import type { KubeConfig, KubernetesObject as LiveObject, V1Pod } from '@kubernetes/client-node';
 import type { Informer } from '../informer/index.js';
 import type { KubeClient } from '../kube/index.js';
-import { createKubeClient } from '../kube/index.js';
+import { createKubeClient, getObject } from '../kube/index.js';
 import { createLeaderElector } from '../leader/index.js';
 import type { LeaderElector } from '../leader/index.js';
 import type { ControllerMetrics } from '../observability/controller-metrics.js';
@@ -18,7 +18,8 @@ import { createEventRecorder } from './events.js';
 import type { KindController } from './kind-controller.js';
 import { KIND_CONTROLLERS, OWNER_KINDS, queueKey } from './kinds.js';
 import { MemberReportLog } from './mysql-cluster/member-reports.js';
-import { createSecretCache } from './mysql-cluster/secret-cache.js';
+import { createNamedObjectCache, createSecretCache } from './mysql-cluster/secret-cache.js';
+import { CERTIFICATE_API_VERSION, CERTIFICATE_PLURAL } from '../mysql/cert-manager.js';
 import { Reconciler } from './reconciler.js';
 import { watchOwnersAndChildren, watchPods } from './watches.js';
 
@@ -116,6 +117,7 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     onDeleted: (uid) => {
       reconciler.forget(uid);
       secrets.release(uid);
+      certificates.release(uid);
     },
   });
   const allInformers: Informer<LiveObject>[] = [...informers];
@@ -155,6 +157,23 @@ export async function startController(opts: ControllerOptions): Promise<Controll
       if (pool) enqueue(queueKey(owner.kind, owner.namespace, owner.name));
     },
   });
+  // A MySQLCluster's cert-manager Certificate (spec.tls.issuerRef), watched by name once it exists: never
+  // before, so a controller where cert-manager is not installed watches nothing of it.
+  const certificates = createNamedObjectCache<LiveObject>({
+    client,
+    logger,
+    hooks: watchHooks(CERTIFICATE_PLURAL),
+    type: { apiVersion: CERTIFICATE_API_VERSION, kind: 'Certificate', plural: CERTIFICATE_PLURAL },
+    readLive: (namespace, name) =>
+      getObject<LiveObject>(
+        client,
+        `/apis/${CERTIFICATE_API_VERSION}/namespaces/${namespace}/${CERTIFICATE_PLURAL}/${encodeURIComponent(name)}`,
+      ),
+    watchMissing: false,
+    onChange: (owner) => {
+      if (pool) enqueue(queueKey(owner.kind, owner.namespace, owner.name));
+    },
+  });
   const reconciler = new Reconciler({
     client,
     owners,
@@ -166,6 +185,7 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     pods: (kind, namespace) => (pods.byKind.get(kind) ?? []).flatMap((i) => i.list(namespace)),
     install: { credentialsClusterRole: opts.credentialsClusterRole },
     secrets: secrets.read,
+    certificates: certificates.read,
   });
 
   let pool: ReturnType<typeof runWorkers> | undefined;
@@ -248,7 +268,7 @@ export async function startController(opts: ControllerOptions): Promise<Controll
       stopping ??= (async () => {
         await elector?.stop({ release: true });
         await stopWorkers();
-        await Promise.all([...allInformers.map((i) => i.stop()), secrets.stop()]);
+        await Promise.all([...allInformers.map((i) => i.stop()), secrets.stop(), certificates.stop()]);
         await health?.close();
         await client.close();
       })();

@@ -37,6 +37,8 @@ import type {
   Manager,
   Preparation,
   ResourceLookup,
+  CertificateLookup,
+  CertificateReader,
   SecretLookup,
   SecretReader,
 } from './kind-controller.js';
@@ -68,6 +70,8 @@ export interface ReconcilerOptions {
   readonly manage?: boolean;
   /** Secrets from watches (the controller's); absent: kinds read them live. */
   readonly secrets?: SecretReader;
+  /** cert-manager Certificates from watches, once they exist (the controller's); absent: read live. */
+  readonly certificates?: CertificateReader;
 }
 
 /**
@@ -255,12 +259,18 @@ export class Reconciler {
     const secrets: SecretLookup | undefined = reader
       ? (ns, secretName) => reader({ uid: cr.metadata.uid ?? '', kind: kindName, name }, ns, secretName)
       : undefined;
+    const certificateReader = this.o.certificates;
+    const certificates: CertificateLookup | undefined = certificateReader
+      ? (ns, certificateName) =>
+          certificateReader({ uid: cr.metadata.uid ?? '', kind: kindName, name }, ns, certificateName)
+      : undefined;
     const prepared: Preparation = (await controller.prepare?.(
       this.o.client,
       cr,
       this.o.install ?? {},
       secrets,
       this.resources,
+      certificates,
     )) ?? { problems: [] };
     for (const e of prepared.events ?? []) this.o.events.record(cr, 'Normal', e.reason, e.message);
     const problems = prepared.problems;

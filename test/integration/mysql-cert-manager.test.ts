@@ -240,6 +240,30 @@ describe(`MySQLCluster certificates from a cert-manager issuer (real API server,
     );
   });
 
+  it('issued and steady: reconciles (a resync every 2 s) send no request, the Certificate and the Secret read from watches', async function () {
+    this.timeout(60_000);
+    const metrics = (controller as Controller).metrics;
+    const sum = async (c: { get(): Promise<{ values: { value: number }[] }> }): Promise<number> =>
+      (await c.get()).values.reduce((n, v) => n + v.value, 0);
+    // Settled first: cert-manager's last writes (its status, the CertificateRequest it cleans up) have been seen.
+    let requests = -1;
+    await eventually(
+      async () => {
+        const [r0, c0] = [await sum(metrics.restClientRequests), await sum(metrics.reconcileTotal)];
+        await eventually(
+          async () => assert.ok((await sum(metrics.reconcileTotal)) >= c0 + 3, 'fewer than 3 reconciles'),
+          {
+            timeoutMs: 20_000,
+            description: 'three reconciles',
+          },
+        );
+        requests = (await sum(metrics.restClientRequests)) - r0;
+        assert.equal(requests, 0, `${requests} requests over three reconciles of a steady cluster`);
+      },
+      { timeoutMs: 45_000, description: 'three reconciles without a request' },
+    );
+  });
+
   it('renewed by cert-manager: a new certificate from the same CA in the same Secret, read as a new expiry', async function () {
     this.timeout(120_000);
     const before = await ensureTls(client, await liveCr('db'), new Date());

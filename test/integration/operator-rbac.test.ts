@@ -424,8 +424,8 @@ describe('operator install and least-privilege RBAC (own control plane, OwnerRef
       // The role label the Services select by, and the one-at-a-time re-creation of a rolling update.
       for (const verb of ['patch', 'delete']) out.push({ verb, group: '', resource: 'pods', namespace: FORBIDDEN });
       out.push({ verb: 'create', group: '', resource: 'events', namespace: FORBIDDEN });
-      // A MySQLCluster's cert-manager Certificate (spec.tls.issuerRef), in any namespace.
-      for (const verb of ['get', 'create', 'patch'])
+      // A MySQLCluster's cert-manager Certificate (spec.tls.issuerRef), in any namespace, watched by name.
+      for (const verb of ['get', 'list', 'watch', 'create', 'patch'])
         out.push({ verb, group: 'cert-manager.io', resource: 'certificates', namespace: FORBIDDEN });
       // list and watch: the Secrets MySQLClusters name are watched by name.
       for (const verb of ['get', 'list', 'watch', 'create', 'patch'])
@@ -510,8 +510,8 @@ describe('operator install and least-privilege RBAC (own control plane, OwnerRef
       })),
       { verb: 'update', group: 'apps', resource: 'deployments', subresource: 'scale', namespace: GRANTED },
       ...['list', 'patch', 'delete'].map((verb) => ({ verb, group: '', resource: 'events', namespace: GRANTED })),
-      // cert-manager (spec.tls.issuerRef): its Certificate read, created and patched, nothing else of cert-manager's.
-      ...['list', 'watch', 'update', 'delete'].map((verb) => ({
+      // cert-manager (spec.tls.issuerRef): its Certificate read, watched, created and patched, nothing else of cert-manager's.
+      ...['update', 'delete', 'deletecollection'].map((verb) => ({
         verb,
         group: 'cert-manager.io',
         resource: 'certificates',

@@ -124,8 +124,12 @@ describe('OperatorChart (the operator install construct)', () => {
         { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get', 'patch'] },
         { apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch', 'patch', 'delete'] },
         { apiGroups: [''], resources: ['events'], verbs: ['create'] },
-        // spec.tls.issuerRef: the cluster's cert-manager Certificate, never listed, watched or deleted.
-        { apiGroups: ['cert-manager.io'], resources: ['certificates'], verbs: ['get', 'create', 'patch'] },
+        // spec.tls.issuerRef: the cluster's cert-manager Certificate, watched by name, never deleted.
+        {
+          apiGroups: ['cert-manager.io'],
+          resources: ['certificates'],
+          verbs: ['get', 'list', 'watch', 'create', 'patch'],
+        },
       ]);
       assert.deepEqual(find(objects, 'ClusterRoleBinding', 'recon8s').roleRef, {
         apiGroup: 'rbac.authorization.k8s.io',
@@ -154,7 +158,12 @@ describe('OperatorChart (the operator install construct)', () => {
       // Pods: watched (the MySQL members' reports and readiness).
       assert.deepEqual(
         grants(rules, 'watch'),
-        [...children, '/pods', ...OWNER_KINDS.map((k) => `${k.group}/${k.plural}`)].sort(),
+        [
+          ...children,
+          '/pods',
+          'cert-manager.io/certificates',
+          ...OWNER_KINDS.map((k) => `${k.group}/${k.plural}`),
+        ].sort(),
       );
       assert.deepEqual(grants(rules, 'update'), OWNER_KINDS.map((k) => `${k.group}/${k.plural}/finalizers`).sort());
     });

@@ -8,12 +8,14 @@ import type { KubeClient } from '../../kube/index.js';
 import { isNotFound } from '../../kube/index.js';
 import { workloadConditions, workloadFigures } from '../../reconcile/status.js';
 import type {
+  CertificateLookup,
   InstallFacts,
   KindController,
   Management,
   Manager,
   Preparation,
   Problem,
+  ResourceLookup,
   SecretLookup,
 } from '../kind-controller.js';
 import type { CustomResource, LiveLookup, ObservedState } from '../status.js';
@@ -52,10 +54,12 @@ async function prepare(
   cr: CustomResource,
   install: InstallFacts,
   secrets?: SecretLookup,
+  _resources?: ResourceLookup,
+  certificates?: CertificateLookup,
 ): Promise<Preparation> {
   const read = secrets ?? ((namespace: string, name: string) => readSecret(client, namespace, name));
   const credentials = await ensureCredentials(client, cr, install.credentialsClusterRole, read);
-  const tls = await ensureTls(client, cr, new Date(realClock.now()), read);
+  const tls = await ensureTls(client, cr, new Date(realClock.now()), read, certificates);
   const problems: Problem[] = [];
   if ('message' in credentials)
     problems.push({ reason: CREDENTIALS_REASONS[credentials.state], message: credentials.message });

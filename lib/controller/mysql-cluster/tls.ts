@@ -15,7 +15,7 @@ import { GENERATED_BY_LABEL } from '../../reconcile/credentials.js';
 import { mysqlClusterNames } from '../../../constructs/index.js';
 import type { CustomResource } from '../status.js';
 import { controllerReference } from '../status.js';
-import type { SecretLookup } from '../kind-controller.js';
+import type { CertificateLookup, SecretLookup } from '../kind-controller.js';
 import { readSecret } from './credentials.js';
 
 /** The keys of a TLS Secret, as Kubernetes (kubernetes.io/tls) and cert-manager name them. */
@@ -75,15 +75,16 @@ export async function ensureTls(
   cr: CustomResource,
   now: Date,
   read: SecretLookup = (namespace, name) => readSecret(client, namespace, name),
+  readCertificate: CertificateLookup = (namespace, name) => getObject(client, certificatePath(namespace, name)),
 ): Promise<TlsState> {
   try {
     try {
-      return await ensure(client, cr, now, read);
+      return await ensure(client, cr, now, read, readCertificate);
     } catch (e) {
       // What the cache showed was already out of date (a Secret just written): decide again from the
       // API server's own copy, once.
       if (!(e instanceof TlsWriteRaceError)) throw e;
-      return await ensure(client, cr, now, (namespace, name) => readSecret(client, namespace, name));
+      return await ensure(client, cr, now, (namespace, name) => readSecret(client, namespace, name), readCertificate);
     }
   } catch (e) {
     // Secrets access is granted per namespace: the credentials check names the grant to make.
@@ -116,13 +117,23 @@ function clusterDnsNames(cr: CustomResource): string[] {
   });
 }
 
-async function ensure(client: KubeClient, cr: CustomResource, now: Date, read: SecretLookup): Promise<TlsState> {
+const certificatePath = (namespace: string, name: string): string =>
+  `/apis/${CERTIFICATE_API_VERSION}/namespaces/${namespace}/${CERTIFICATE_PLURAL}/${encodeURIComponent(name)}`;
+
+async function ensure(
+  client: KubeClient,
+  cr: CustomResource,
+  now: Date,
+  read: SecretLookup,
+  readCertificate: CertificateLookup,
+): Promise<TlsState> {
   const spec = (cr.spec ?? {}) as TlsSpec;
   const namespace = cr.metadata.namespace ?? 'default';
   const name = cr.metadata.name;
   const names = mysqlClusterNames(name, spec.credentialsSecretName, spec.tlsSecretName);
   const secretName = names.tlsSecret;
-  if (spec.tls?.issuerRef) return ensureIssuedByCertManager(client, cr, spec.tls.issuerRef, secretName, read);
+  if (spec.tls?.issuerRef)
+    return ensureIssuedByCertManager(client, cr, spec.tls.issuerRef, secretName, read, readCertificate);
   const tlsSecret = await read(namespace, secretName);
   if (spec.tlsSecretName !== undefined) {
     const missing = tlsSecret ? Object.values(TLS_KEYS).filter((k) => !tlsSecret.data?.[k]) : [];
@@ -196,8 +207,9 @@ async function ensure(client: KubeClient, cr: CustomResource, now: Date, read: S
  * by cert-manager into the cluster's TLS Secret, which the controller then uses as its own (issuedTls
  * decides). The Certificate is written only when it lacks what the controller sets (server-side apply),
  * so a steady cluster sends no write; a Certificate of that name controlled by anything else is never
- * touched. The Secret is watched by name (the secret cache), so its issue and each renewal wake the
- * cluster; until then the reconcile comes back every 30 s to report cert-manager's word on it.
+ * touched. The Secret and, once it exists, the Certificate are watched by name (the controller's caches),
+ * so cert-manager's word on it, the issue and each renewal wake the cluster; a steady cluster sends no
+ * request. While it is not usable the reconcile also comes back every 30 s.
  */
 async function ensureIssuedByCertManager(
   client: KubeClient,
@@ -205,6 +217,7 @@ async function ensureIssuedByCertManager(
   issuerRef: IssuerRef,
   secretName: string,
   read: SecretLookup,
+  readCertificate: CertificateLookup,
 ): Promise<TlsState> {
   const namespace = cr.metadata.namespace ?? 'default';
   const dnsNames = clusterDnsNames(cr);
@@ -217,12 +230,12 @@ async function ensureIssuedByCertManager(
     labels: { 'app.kubernetes.io/managed-by': 'recon8s', 'app.kubernetes.io/instance': cr.metadata.name },
     ...(cr.metadata.uid ? { ownerReference: controllerReference(cr) } : {}),
   });
-  const path = `/apis/${CERTIFICATE_API_VERSION}/namespaces/${namespace}/${CERTIFICATE_PLURAL}/${encodeURIComponent(secretName)}`;
+  const path = certificatePath(namespace, secretName);
   const certificateName = `${namespace}/${secretName}`;
   let requested: string | undefined;
   let live: LiveCertificate | undefined;
   try {
-    live = await getObject<LiveCertificate>(client, path);
+    live = (await readCertificate(namespace, secretName)) as LiveCertificate | undefined;
     const controller = live?.metadata?.ownerReferences?.find((r) => r.controller === true);
     if (live && controller?.uid !== cr.metadata.uid)
       return {
