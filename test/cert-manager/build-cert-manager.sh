@@ -13,7 +13,8 @@ set -euo pipefail
 version="${1:-${RECON8S_CERT_MANAGER_VERSION:-v1.21.2}}"
 here="$(cd "$(dirname "$0")" && pwd)"
 cache_root="${XDG_CACHE_HOME:-$HOME/.cache}/recon8s"
-out="$cache_root/cert-manager-$version"
+# The main is this repository's: a change to it is a new build.
+out="$cache_root/cert-manager-$version-$(sha256sum "$here/main.go" | cut -c1-12)"
 
 have_all() { [ -x "$out/cert-manager-controllers" ] && [ -f "$out/crds/cert-manager.io_certificates.yaml" ]; }
 if have_all; then echo "$out"; exit 0; fi

@@ -86,12 +86,12 @@ export interface RunningCertManager {
 /** Runs cert-manager's controllers on the host against the API server of `kubeconfigPath`. */
 export function startCertManager(binary: string, kubeconfigPath: string, logPath: string): RunningCertManager {
   const log = createWriteStream(logPath);
+  // stdin stays open while this process lives: the program stops when it closes (main.go), so it never
+  // outlives a test process that was killed.
   const child: ChildProcess = spawn(
     binary,
     ['--kubeconfig', kubeconfigPath, '--cluster-resource-namespace', 'default'],
-    {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
+    { stdio: ['pipe', 'pipe', 'pipe'] },
   );
   child.stdout?.pipe(log);
   child.stderr?.pipe(log);

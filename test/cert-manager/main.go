@@ -12,6 +12,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"sort"
@@ -62,6 +63,12 @@ func main() {
 func run(kubeconfig, clusterNS string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// The test that started it holds the other end of stdin: when that process dies, however it dies,
+	// stdin closes and this stops too, instead of retrying against an API server that is gone.
+	go func() {
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		stop()
+	}()
 	opts := controllerpkg.ContextOptions{
 		Kubeconfig:         kubeconfig,
 		KubernetesAPIQPS:   50,
