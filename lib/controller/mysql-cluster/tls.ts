@@ -267,7 +267,7 @@ async function ensureIssuedByCertManager(
       return {
         state: 'certificateForbidden',
         secretName,
-        message: `recon8s may not read or write cert-manager Certificates in namespace ${namespace} (it needs get, create and patch on certificates.cert-manager.io): grant them, as the install manifests do`,
+        message: `recon8s may not read or write cert-manager Certificates in namespace ${namespace} (it needs get, list, watch, create and patch on certificates.cert-manager.io): grant them, as the install manifests do`,
       };
     throw e;
   }
