@@ -459,8 +459,8 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
   });
 
   it('answers every question the agent asks, from a real mysqld: its start, its flags, its channel, what fencing would end', async () => {
-    const primarySql = await LocalSql.open(primary.socket(), ROOT_PASSWORD);
-    const replicaSql = await LocalSql.open((members[1] as SandboxMember).socket(), ROOT_PASSWORD);
+    const primarySql = await LocalSql.open(primary.socket(), () => ROOT_PASSWORD);
+    const replicaSql = await LocalSql.open((members[1] as SandboxMember).socket(), () => ROOT_PASSWORD);
     const { createConnection } = await import('mysql2/promise');
     const client = await createConnection({ socketPath: primary.socket(), user: 'root', password: ROOT_PASSWORD });
     try {
