@@ -227,32 +227,22 @@ export type ClusterRotationPhase =
   | 'Repairing'
   | 'WaitingForAccount';
 
+const PHASES: Readonly<Record<Exclude<ClusterRotationStep['kind'], 'idle'>, ClusterRotationPhase>> = {
+  refuse: 'Refused',
+  stage: 'Staging',
+  retain: 'Retaining',
+  restore: 'Retaining',
+  switch: 'Switching',
+  repoint: 'Repointing',
+  await: 'WaitingForClients',
+  discard: 'Discarding',
+  complete: 'Completing',
+  repair: 'Repairing',
+  awaitAccount: 'WaitingForAccount',
+};
+
 export function clusterRotationPhase(step: ClusterRotationStep): ClusterRotationPhase | undefined {
-  switch (step.kind) {
-    case 'idle':
-      return undefined;
-    case 'refuse':
-      return 'Refused';
-    case 'stage':
-      return 'Staging';
-    case 'retain':
-    case 'restore':
-      return 'Retaining';
-    case 'switch':
-      return 'Switching';
-    case 'repoint':
-      return 'Repointing';
-    case 'await':
-      return 'WaitingForClients';
-    case 'discard':
-      return 'Discarding';
-    case 'complete':
-      return 'Completing';
-    case 'repair':
-      return 'Repairing';
-    case 'awaitAccount':
-      return 'WaitingForAccount';
-  }
+  return step.kind === 'idle' ? undefined : PHASES[step.kind];
 }
 
 const list = (accounts: readonly ClusterAccount[]): string => accounts.join(', ');
