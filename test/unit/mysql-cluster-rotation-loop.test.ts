@@ -167,6 +167,21 @@ describe('MySQLCluster: the rotation of its own accounts, as the manager runs it
     }
   });
 
+  it('says nothing more once the request of a refused rotation is removed (the Degraded reason clears)', async () => {
+    const api = fakeApi('someone-else');
+    const rotation = createClusterRotation({ open: fakeMembers().open, agentRevision: () => Promise.resolve('0') });
+    const refused = await rotation.sync(ctx(cluster('T1'), api.client, pods), pods, 'db-0', () => false);
+    assert.equal(refused.status?.phase, 'Refused');
+    const after = await rotation.sync(
+      ctx(cluster(undefined, {}, { credentialRotation: refused.status }), api.client, pods),
+      pods,
+      'db-0',
+      () => false,
+    );
+    assert.equal(after.status, undefined);
+    assert.deepEqual(after.problems, []);
+  });
+
   it('sends no password to a member before the cluster’s CA is known', async () => {
     const api = fakeApi();
     const members = fakeMembers();

@@ -192,7 +192,9 @@ export function createClusterRotation(opts: ClusterRotationOptions = {}) {
       clearTimeout(timer);
       const found = reported.get(uid);
       reported.set(uid, { ...(found?.outcome ? { outcome: found.outcome } : {}), events: [] });
-      const status = found?.outcome?.status ?? last;
+      // Until a pass has reported, what the status says; after, what the last pass found (nothing, once
+      // the request is gone and no rotation was ever completed).
+      const status = found?.outcome ? found.outcome.status : last;
       return {
         ...(status ? { status } : {}),
         events: found?.events ?? [],
