@@ -161,6 +161,13 @@ export interface SandboxMember {
   replaceCredentials(data: Readonly<Record<string, string>>): void;
   /** The credentials Secret as this member's volume shows it now. */
   credentials(): Readonly<Record<string, string>>;
+  /** Where the member's copy of the credentials Secret is (the kubelet's volume). */
+  readonly credentialsDir: string;
+  /**
+   * Stops the member's agent (SIGTERM, by its process id), as a container restart does: the pod starts
+   * it again a second later. The number of processes signalled.
+   */
+  restartAgent(): number;
   /** Replaces the member's certificate files, as the kubelet updates a Secret's volume. */
   replaceTls(tls: { readonly certPem: string; readonly keyPem: string; readonly caPem: string }): void;
   /** What a container or init container wrote. */
@@ -174,8 +181,8 @@ export interface SandboxMember {
 
 export interface MySQLSandbox {
   member(ordinal: number): SandboxMember;
-  /** Runs a host program in the members' network (so it reaches them over TCP at address(i)). */
-  inNetwork(argv: readonly string[], stdin?: string): SqlResult;
+  /** Runs a host program in the members' network (so it reaches them over TCP at address(i)); 60 s at most by default. */
+  inNetwork(argv: readonly string[], stdin?: string, timeoutMs?: number): SqlResult;
   stop(): Promise<void>;
   /** The sandbox cluster's CA (the members' certificate is signed by it). */
   readonly ca: CertificateAndKey;
@@ -204,9 +211,10 @@ const ENV = (ordinal: number, secret: Readonly<Record<string, string>>): Record<
 
 /**
  * Writes a Secret's volume as the kubelet does: the data in a new version directory, `..data` swapped to
- * it at once (a rename), a link per key through it; the previous version removed after.
+ * it at once (a rename), a link per key through it (and none for a key it no longer has); the previous
+ * version removed after.
  */
-function writeSecretVolume(dir: string, data: Readonly<Record<string, string>>): void {
+export function writeSecretVolume(dir: string, data: Readonly<Record<string, string>>): void {
   const previous = existsSync(join(dir, '..data')) ? readlinkSync(join(dir, '..data')) : undefined;
   const version = `..${Date.now()}_${Math.random().toString(36).slice(2, 8)}`;
   mkdirSync(join(dir, version));
@@ -215,6 +223,9 @@ function writeSecretVolume(dir: string, data: Readonly<Record<string, string>>):
   symlinkSync(version, join(dir, '..data_tmp'));
   renameSync(join(dir, '..data_tmp'), join(dir, '..data'));
   for (const key of Object.keys(data)) if (!existsSync(join(dir, key))) symlinkSync(`..data/${key}`, join(dir, key));
+  // A key the Secret no longer has loses its link, as the kubelet removes it.
+  for (const entry of readdirSync(dir))
+    if (!entry.startsWith('..') && !(entry in data)) rmSync(join(dir, entry), { force: true });
   if (previous) rmSync(join(dir, previous), { recursive: true, force: true });
 }
 
@@ -228,8 +239,8 @@ function childOf(pid: number): number | undefined {
   }
 }
 
-/** Every process in the PID namespace of `pid`: pid, state, kernel wait channel, age and command line. */
-function processesInPidNamespaceOf(pid: number): string {
+/** The processes (as the host numbers them) in the PID namespace of `pid`. */
+function pidsInPidNamespaceOf(pid: number): string[] {
   const namespace = (p: string): string | undefined => {
     try {
       return readlinkSync(`/proc/${p}/ns/pid`);
@@ -238,11 +249,15 @@ function processesInPidNamespaceOf(pid: number): string {
     }
   };
   const wanted = namespace(String(pid));
+  return readdirSync('/proc').filter((e) => /^\d+$/.test(e) && namespace(e) === wanted);
+}
+
+/** Every process in the PID namespace of `pid`: pid, state, kernel wait channel, age and command line. */
+function processesInPidNamespaceOf(pid: number): string {
   const ticks = 100; // USER_HZ
   const uptime = Number(readFileSync('/proc/uptime', 'utf8').split(' ')[0]);
   const lines: string[] = [];
-  for (const p of readdirSync('/proc').filter((e) => /^\d+$/.test(e))) {
-    if (namespace(p) !== wanted) continue;
+  for (const p of pidsInPidNamespaceOf(pid)) {
     try {
       const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
@@ -451,7 +466,20 @@ export async function startMySQLSandbox(): Promise<MySQLSandbox> {
         writeFileSync(join(home, 'pod-info', 'annotations.tmp'), text);
         renameSync(join(home, 'pod-info', 'annotations.tmp'), join(home, 'pod-info', 'annotations'));
       },
+      credentialsDir: join(home, 'credentials'),
       replaceCredentials: (data) => writeSecretVolume(join(home, 'credentials'), data),
+      restartAgent: () => {
+        const agents = pidsInPidNamespaceOf(podPid()).filter((p) => {
+          try {
+            const args = readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0');
+            return args.includes('lib/cli/main.ts') && args.includes('agent');
+          } catch {
+            return false;
+          }
+        });
+        for (const p of agents) process.kill(Number(p), 'SIGTERM');
+        return agents.length;
+      },
       credentials: secret,
       replaceTls: (next) => {
         for (const [file, text] of [
@@ -491,11 +519,11 @@ export async function startMySQLSandbox(): Promise<MySQLSandbox> {
     member,
     ca,
     netns: `/proc/${netPid}/ns/net`,
-    inNetwork: (argv, stdin) => {
+    inNetwork: (argv, stdin, timeoutMs = 60_000) => {
       const r = spawnSync('nsenter', [`--net=/proc/${netPid}/ns/net`, '--', ...argv], {
         input: stdin,
         encoding: 'utf8',
-        timeout: 60_000,
+        timeout: timeoutMs,
       });
       return { ok: r.status === 0, stdout: r.stdout, stderr: r.stderr };
     },
