@@ -199,6 +199,7 @@ describe('MySQLCluster accounts rotated on a real MySQL 9.7', function () {
     const completed = primary.credentials()['credentials-revision'];
     const out = rotate('T2', ['root', 'admin'], {
       ...(completed ? { completed } : {}),
+      // The job runs 4 s, and on until a pass has discarded the old passwords of admin (the client's Input.logins).
       logins: { intervalMs: 20, jobMs: 4000 },
     });
     assert.ok(out.completed, JSON.stringify(out.phases));
