@@ -127,6 +127,7 @@ const NODE_TEARDOWN: Lane = e2e('e2e-teardown', 'teardown/node-teardown');
 const HOST_FILES = [
   'images',
   'mysql-real',
+  'mysql-rotation',
   'package-cdk8s-template',
   'package-controller',
   'package-crd-import',

@@ -639,6 +639,13 @@ export interface MySQLClusterStatus {
    */
   readonly accounts?: readonly MySQLAccountStatus[];
   /**
+   * The rotation of the cluster's own accounts: root, replication and recon8s-admin (`recon8s
+   * rotate-credentials mysqlcluster`, the recon8s.dev/rotate-credentials annotation). Never holds a
+   * password.
+   * @default - none
+   */
+  readonly credentialRotation?: MySQLCredentialRotationStatus;
+  /**
    * The backups and the binary-log archive, as their jobs last reported.
    * @default - none
    */
@@ -675,6 +682,7 @@ export interface ResolvedMySQLClusterStatus {
   readonly currentPrimary?: string;
   readonly members?: readonly ResolvedMySQLMemberStatus[];
   readonly accounts?: readonly ResolvedMySQLAccountStatus[];
+  readonly credentialRotation?: ResolvedMySQLCredentialRotationStatus;
   readonly backup?: ResolvedMySQLBackupStatus;
   readonly restore?: ResolvedMySQLRestoreStatus;
   readonly restoreFailure?: ResolvedMySQLRestoreFailureStatus;
@@ -831,6 +839,50 @@ export interface ResolvedMySQLAccountStatus {
   readonly message?: string;
   readonly passwordRevision?: string;
   readonly retainsPassword?: boolean;
+}
+
+/**
+ * The rotation of the cluster's own accounts: root, replication and recon8s-admin (`recon8s
+ * rotate-credentials mysqlcluster`, the recon8s.dev/rotate-credentials annotation). Never holds a
+ * password.
+ */
+export interface MySQLCredentialRotationStatus {
+  /**
+   * The token of the rotation asked for.
+   * @default - none
+   */
+  readonly requested?: string;
+  /**
+   * The accounts it rotates.
+   * @default - none
+   */
+  readonly accounts?: ReadonlyArray<"root" | "replication" | "admin">;
+  /**
+   * The token of the last rotation completed (the old passwords refused).
+   * @default - none
+   */
+  readonly completed?: string;
+  /**
+   * The phase of the rotation under way: Staging, Retaining, Switching, Repointing,
+   * WaitingForClients, Discarding, Completing, Repairing, WaitingForAccount or Refused; absent when
+   * none is.
+   * @default - none
+   */
+  readonly phase?: string;
+  /**
+   * What is being done, or waited for.
+   * @default - none
+   */
+  readonly message?: string;
+}
+
+/** {@link MySQLCredentialRotationStatus} with every default applied. */
+export interface ResolvedMySQLCredentialRotationStatus {
+  readonly requested?: string;
+  readonly accounts?: ReadonlyArray<"root" | "replication" | "admin">;
+  readonly completed?: string;
+  readonly phase?: string;
+  readonly message?: string;
 }
 
 /**

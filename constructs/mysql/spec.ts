@@ -656,6 +656,33 @@ export const mysqlStatus = s.object({
         }),
       }),
     ),
+    credentialRotation: s.optional(
+      s.object({
+        typeName: 'MySQLCredentialRotationStatus',
+        description:
+          "The rotation of the cluster's own accounts: root, replication and recon8s-admin (`recon8s rotate-credentials mysqlcluster`, the recon8s.dev/rotate-credentials annotation). Never holds a password.",
+        properties: {
+          requested: s.optional(s.string({ description: 'The token of the rotation asked for.' })),
+          accounts: s.optional(
+            s.array({
+              description: 'The accounts it rotates.',
+              maxItems: 3,
+              items: s.string({ description: 'root, replication or admin.', enum: ['root', 'replication', 'admin'] }),
+            }),
+          ),
+          completed: s.optional(
+            s.string({ description: 'The token of the last rotation completed (the old passwords refused).' }),
+          ),
+          phase: s.optional(
+            s.string({
+              description:
+                'The phase of the rotation under way: Staging, Retaining, Switching, Repointing, WaitingForClients, Discarding, Completing, Repairing, WaitingForAccount or Refused; absent when none is.',
+            }),
+          ),
+          message: s.optional(s.string({ description: 'What is being done, or waited for.' })),
+        },
+      }),
+    ),
     backup: s.optional(
       s.object({
         typeName: 'MySQLBackupStatus',

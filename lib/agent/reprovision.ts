@@ -103,7 +103,8 @@ export interface ReprovisionContext {
   readonly sql: LocalSqlApi;
   readonly paths: DataPaths;
   readonly primaryHost: string;
-  readonly replicationPassword: string;
+  /** Read when it is used (the mounted Secret: a rotation changes it). */
+  readonly replicationPassword: () => string;
   readonly memberName: string;
   /** Asks the primary (as the replication account, its certificate verified) for read_only and gtid_executed. */
   readonly askDonor: () => Promise<DonorAnswer>;
@@ -170,7 +171,7 @@ export class Reprovisioner {
       await sql.exec('SET GLOBAL clone_valid_donor_list = ?', [`${primaryHost}:${MYSQL_PORT}`]);
       await sql.exec(
         `CLONE INSTANCE FROM ?@?:${MYSQL_PORT} IDENTIFIED BY ? DATA DIRECTORY = ?`,
-        [REPLICATION_USER, primaryHost, this.c.replicationPassword, paths.clone],
+        [REPLICATION_USER, primaryHost, this.c.replicationPassword(), paths.clone],
         // A clone copies the whole data set: no statement deadline of the usual few seconds.
         24 * 3600_000,
       );

@@ -37,9 +37,7 @@ interface SessionOutcome {
 }
 import type { AccountRequest } from '../../lib/mysql/accounts.js';
 import { accountName } from '../../lib/mysql/accounts.js';
-
-/** A string literal, as mysql2 quotes it (the session's sql_mode is '', so backslashes escape). */
-const literal = (v: string): string => `'${v.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+import { alive, controllerSql, follow, makePrimary, ready, sql } from './support/sandbox-cluster.js';
 
 describe('MySQLCluster members on a real MySQL 9.7', function () {
   // Most tests drive mysqld synchronously (spawnSync), so mocha can only report an overrun once the test
@@ -50,63 +48,12 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
   let members: SandboxMember[];
   let primary: SandboxMember;
 
-  const sql = (m: SandboxMember, text: string): string => {
-    const r = m.sql(text);
-    assert.ok(r.ok, `SQL on member ${m.ordinal} failed: ${r.stderr}`);
-    return r.stdout.trim();
-  };
-  /** What the controller sends, as its account, over TCP. */
-  const controllerSql = (m: SandboxMember, text: string): string => {
-    const r = m.adminSql(`SET SESSION sql_mode = '';\n${text}`);
-    assert.ok(r.ok, `the controller's SQL on member ${m.ordinal} failed: ${r.stderr}`);
-    return r.stdout.trim();
-  };
-  /** The controller's enableWrites: semi-synchronous replication with one acknowledgement (3 members), then writable. */
-  const makePrimary = (m: SandboxMember) =>
-    controllerSql(
-      m,
-      [
-        'SET GLOBAL rpl_semi_sync_source_wait_for_replica_count = 1',
-        'SET GLOBAL rpl_semi_sync_source_enabled = ON',
-        'SET GLOBAL super_read_only = OFF',
-        'SET GLOBAL read_only = OFF;',
-      ].join(';\n'),
-    );
-  /** The controller's replicateFrom: the member follows the primary (member 0) by GTID, over TLS that verifies it by name. */
-  const follow = (m: SandboxMember) =>
-    controllerSql(
-      m,
-      [
-        'STOP REPLICA',
-        `CHANGE REPLICATION SOURCE TO SOURCE_HOST = ${literal(SANDBOX_NAMES.members[0])}, SOURCE_PORT = 3306, SOURCE_USER = 'replication', ` +
-          `SOURCE_PASSWORD = ${literal(REPLICATION_PASSWORD)}, SOURCE_AUTO_POSITION = 1, SOURCE_SSL = 1, ` +
-          `SOURCE_SSL_CA = '${MYSQL_TLS_CA_PATH}', SOURCE_SSL_VERIFY_SERVER_CERT = 1, GET_SOURCE_PUBLIC_KEY = 1, ` +
-          'SOURCE_CONNECT_RETRY = 10, SOURCE_RETRY_COUNT = 86400',
-        'START REPLICA;',
-      ].join(';\n'),
-    );
-  const alive = (m: SandboxMember) =>
-    eventually(() => assert.ok(m.probe('live').ok, `member ${m.ordinal} does not answer`), {
-      timeoutMs: 90_000,
-      intervalMs: 250,
-      maxIntervalMs: 1000,
-      description: `member ${m.ordinal} answers (the agent's /livez)`,
-      diagnose: () => m.diagnose(),
-    });
   /** Not ready, and why (the agent's /readyz message). */
   const unready = (m: SandboxMember): string => {
     const r = m.probe('ready');
     assert.equal(r.ok, false, `member ${m.ordinal} is ready`);
     return `${r.stdout}${r.stderr}`;
   };
-  const ready = (m: SandboxMember) =>
-    eventually(() => assert.ok(m.probe('ready').ok, `member ${m.ordinal} not ready`), {
-      timeoutMs: 90_000,
-      intervalMs: 250,
-      maxIntervalMs: 1000,
-      description: `member ${m.ordinal} ready (the agent's /readyz)`,
-      diagnose: () => m.diagnose(),
-    });
   const rows = (m: SandboxMember, expected: string) =>
     eventually(() => assert.equal(sql(m, 'SELECT GROUP_CONCAT(id ORDER BY id) FROM t.r'), expected), {
       timeoutMs: 30_000,
@@ -425,6 +372,7 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
     );
     assert.ok(r.ok, `rotation-client failed: ${r.stdout} ${r.stderr}`);
     const out = JSON.parse(r.stdout) as {
+      refusedBeforeTheAccountReplicated: number;
       tally: { logins: number; queries: number; failedLogins: number; failedQueries: number; errors: object };
       rotations: {
         token: string;
@@ -453,14 +401,18 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
         assert.equal(outcome, 'ER_ACCESS_DENIED_ERROR', `the old password on ${member}`);
       assert.equal(rotation.newPasswordOnPrimary, 'ok');
     }
-    // The only logins the members refused are the checks of the old passwords (one per member per rotation).
-    assert.equal(refusedAfter - refusedBefore, serving.length * out.rotations.length);
+    // The only logins the members refused are the checks of the old passwords (one per member per
+    // rotation), and those of the client's wait for the new account to be applied on the replicas.
+    assert.equal(
+      refusedAfter - refusedBefore,
+      serving.length * out.rotations.length + out.refusedBeforeTheAccountReplicated,
+    );
     sql(primary, `DROP USER '${user}'@'%'; DROP DATABASE rot`);
   });
 
   it('answers every question the agent asks, from a real mysqld: its start, its flags, its channel, what fencing would end', async () => {
-    const primarySql = await LocalSql.open(primary.socket(), ROOT_PASSWORD);
-    const replicaSql = await LocalSql.open((members[1] as SandboxMember).socket(), ROOT_PASSWORD);
+    const primarySql = await LocalSql.open(primary.socket(), () => ROOT_PASSWORD);
+    const replicaSql = await LocalSql.open((members[1] as SandboxMember).socket(), () => ROOT_PASSWORD);
     const { createConnection } = await import('mysql2/promise');
     const client = await createConnection({ socketPath: primary.socket(), user: 'root', password: ROOT_PASSWORD });
     try {

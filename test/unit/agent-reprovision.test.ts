@@ -78,7 +78,7 @@ describe('agent: re-provisioning a replica by clone', () => {
       sql: sql(),
       paths: dataPaths(volume(), 'data', join(dir, 'annotations')),
       primaryHost: 'shop-primary',
-      replicationPassword: REPLICATION_PASSWORD,
+      replicationPassword: () => REPLICATION_PASSWORD,
       memberName: 'shop-1',
       askDonor: () => (donor instanceof Error ? Promise.reject(donor) : Promise.resolve(donor)),
       report: (reason, message) => (reports.push(`${MEMBER_REPORTS[reason]}: ${message}`), Promise.resolve()),

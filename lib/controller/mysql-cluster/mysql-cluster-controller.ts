@@ -23,6 +23,7 @@ import { backupFindings } from './backup-status.js';
 import { BackupIntervalSeries } from './backup-schedule.js';
 import { createAppAccounts, primaryView } from './app-accounts.js';
 import { createMySQLClusterManager } from './cluster-manager.js';
+import { createClusterRotation } from './cluster-rotation-loop.js';
 import { ensureCredentials, readSecret } from './credentials.js';
 import { MYSQL_MEMBER_SELECTOR, memberReports } from './member-reports.js';
 import { growClaims, withLiveClaimTemplates } from './statefulset-storage.js';
@@ -147,11 +148,13 @@ async function storeCredentialsProblems(read: SecretLookup, cr: CustomResource):
 function createManager(): Manager {
   const ha = createMySQLClusterManager();
   const appAccounts = createAppAccounts();
+  const rotation = createClusterRotation();
   const backupIntervals = new BackupIntervalSeries();
   return {
     forget: (uid) => {
       ha.forget(uid);
       appAccounts.forget(uid);
+      rotation.forget(uid);
       backupIntervals.forget(uid);
     },
     async manage(ctx): Promise<Management> {
@@ -161,6 +164,15 @@ function createManager(): Manager {
       const accounts = await appAccounts.sync(
         ctx,
         primaryView(managed.fields, database, managed.unavailable !== undefined),
+      );
+      // The cluster's own accounts (`recon8s rotate-credentials mysqlcluster`), on the primary the HA step left.
+      const uid = ctx.cr.metadata.uid ?? '';
+      const currentPrimary = managed.fields.currentPrimary;
+      const rotated = await rotation.sync(
+        ctx,
+        database,
+        typeof currentPrimary === 'string' ? currentPrimary : undefined,
+        () => appAccounts.busy(uid),
       );
       const status = (ctx.cr.status ?? {}) as {
         backup?: BackupStatus;
@@ -191,10 +203,14 @@ function createManager(): Manager {
       }
       return {
         ...managed,
-        events: [...managed.events, ...accounts.events],
+        events: [...managed.events, ...accounts.events, ...rotated.events],
+        problems: [...managed.problems, ...rotated.problems],
+        // While a rotation is under way its next step is looked for every second.
+        ...(rotated.busy ? { requeueAfterMs: Math.min(managed.requeueAfterMs ?? 1000, 1000) } : {}),
         fields: {
           ...managed.fields,
           ...(accounts.accounts ? { accounts: accounts.accounts } : {}),
+          ...(rotated.status ? { credentialRotation: rotated.status } : {}),
           ...(found.backup ? { backup: found.backup } : {}),
           ...(found.restore ? { restore: found.restore } : {}),
           ...(found.restoreFailure ? { restoreFailure: found.restoreFailure } : {}),
