@@ -123,6 +123,8 @@ export type {
   MySQLMemberStatus,
   MySQLAccountStatus,
   MySQLSwitchoverStatus,
+  MySQLPrimaryTermStatus,
+  MySQLFailoverStatus,
   MySQLBackupStatus,
   MySQLRestoreStatus,
   MySQLRestoreFailureStatus,
