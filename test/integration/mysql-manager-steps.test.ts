@@ -537,29 +537,11 @@ describe('MySQLCluster manager steps (real API server, fake members)', function 
       primaryTerm?: Record<string, unknown>;
       lastFailover?: Record<string, unknown>;
     }> => (await read()).status as never;
-    /** A healthy cluster: ha-0 the writable primary, ha-1 and ha-2 replicating from it. */
-    const healthy = (): FakeMembers => {
-      const members = new FakeMembers();
-      (members.state.get(`${NAME}-0`) as Member).up = true;
-      for (const m of MEMBERS.slice(1))
-        (members.state.get(m) as Member).channel = {
-          sourceHost: names.memberHost(`${NAME}-0`),
-          receiver: 'ON',
-          applier: 'ON',
-        };
-      return members;
-    };
 
     it('a former primary back with a commit no replica received: asked once to rejoin by clone, with an Event naming it, across a controller restart; then it rejoins', async () => {
-      const members = healthy();
-      const recorder = createEventRecorder(client, silentLogger);
+      const members = healthyMembers();
       let ctl = controller('ctl', members);
-      const look = async (): Promise<Management> => {
-        const cr = await read();
-        const m = (await ctl.manage(context(cr))) as Management;
-        recordManaged(recorder, cr, m.events);
-        return m;
-      };
+      const look = looker(() => ctl);
       // The first look records ha-0's term (it was chosen before terms were recorded): what it holds so
       // far counts as from before it.
       await look();
@@ -642,7 +624,7 @@ describe('MySQLCluster manager steps (real API server, fake members)', function 
     });
 
     it("a person's write on a replica stays for a person to judge: no request, no Event, and the condition says why", async () => {
-      const members = healthy();
+      const members = healthyMembers();
       const ctl = controller('ctl', members);
       // Someone turned super_read_only off on ha-2 and wrote: its own transaction, received from no one.
       const written = members.state.get(`${NAME}-2`) as Member;
@@ -680,31 +662,13 @@ describe('MySQLCluster manager steps (real API server, fake members)', function 
     const noPassword = (text: string): void => {
       for (const password of Object.values(PASSWORDS)) assert.ok(!text.includes(password), `a password in: ${text}`);
     };
-    /** A healthy cluster: ha-0 the writable primary, ha-1 and ha-2 replicating from it. */
-    const healthyMembers = (): FakeMembers => {
-      const members = new FakeMembers();
-      (members.state.get(`${NAME}-0`) as Member).up = true;
-      for (const m of MEMBERS.slice(1))
-        (members.state.get(m) as Member).channel = {
-          sourceHost: names.memberHost(`${NAME}-0`),
-          receiver: 'ON',
-          applier: 'ON',
-        };
-      return members;
-    };
 
     it('is reported in status, in Degraded and by one Warning Event per pod and reason, and nothing is done to it', async () => {
       const members = healthyMembers();
       const refused = members.state.get(`${NAME}-2`) as Member;
       refused.certificate = UNSIGNED;
-      const recorder = createEventRecorder(client, silentLogger);
       let ctl = controller('ctl', members);
-      const look = async (): Promise<Management> => {
-        const cr = await read();
-        const m = (await ctl.manage(context(cr))) as Management;
-        recordManaged(recorder, cr, m.events);
-        return m;
-      };
+      const look = looker(() => ctl);
 
       let management = await look();
       assert.deepEqual(reportedOf(management, `${NAME}-2`), {
@@ -854,6 +818,30 @@ describe('MySQLCluster manager steps (real API server, fake members)', function 
       });
     });
   });
+
+  /** A look by the controller `ctl()` names at that moment (it may restart), its Events recorded by the real recorder. */
+  function looker(ctl: () => { manage: (ctx: ManageContext) => Promise<unknown> }): () => Promise<Management> {
+    const recorder = createEventRecorder(client, silentLogger);
+    return async () => {
+      const cr = await read();
+      const m = (await ctl().manage(context(cr))) as Management;
+      recordManaged(recorder, cr, m.events);
+      return m;
+    };
+  }
+
+  /** A healthy cluster: ha-0 the writable primary, ha-1 and ha-2 replicating from it. */
+  function healthyMembers(): FakeMembers {
+    const members = new FakeMembers();
+    (members.state.get(`${NAME}-0`) as Member).up = true;
+    for (const m of MEMBERS.slice(1))
+      (members.state.get(m) as Member).channel = {
+        sourceHost: names.memberHost(`${NAME}-0`),
+        receiver: 'ON',
+        applier: 'ON',
+      };
+    return members;
+  }
 
   /** The role label of every member's pod, as the API server has it. */
   async function podRoles(): Promise<Record<string, string | undefined>> {
