@@ -276,7 +276,7 @@ export class PrimaryRecords {
         return next ? { lastFailover: failoverToStatus(next) } : {};
       },
     );
-    this.o.memory.failover = failoverFromStatus(written.lastFailover) ?? failover;
+    this.o.memory.failover = failoverFromStatus(written.lastFailover) ?? failoverAfterLook(failover, former, time);
   }
 
   /** Before `member`, the primary, is made writable waiting for `waitCount` acknowledgements: a lower wait is recorded first. */
@@ -351,7 +351,8 @@ export class PrimaryRecords {
             : {};
         },
       );
-      this.o.memory.failover = failoverFromStatus(written.lastFailover) ?? this.failover;
+      // Asked: not again from this process, whatever the API server had (a record another hand changed).
+      this.o.memory.failover = failoverFromStatus(written.lastFailover) ?? { ...failover, discardRequested: v.surplus };
       const term = failover.term;
       events.push({
         type: 'Warning',
