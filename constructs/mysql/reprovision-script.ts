@@ -33,13 +33,7 @@ export const REPORT_REASONS = { reprovisioned: 'ReprovisionedByClone', failed: '
  * The same mechanism re-provisions a member on request: a new value of the pod annotation
  * recon8s.dev/reprovision (read from a downward API volume) asks for it, even when the member holds
  * transactions the primary lacks (errant ones: a person decided to discard them). The value handled
- * last is kept on the data volume, so a request is done once. The controller makes such a request
- * itself for a former primary whose surplus it proved never acknowledged (lib/mysql/rejoin.ts): its
- * value, `discard-unacknowledged:<GTID set>`, bounds what the clone may discard, and a clone that would
- * discard more (or was made while the primary changed) is not used.
- * Whatever a clone discards is recorded beside the data first, in `discarded-<time>/` (the set and the
- * binary logs holding it), and those logs are moved there from `data.previous` before it is removed,
- * bounded (lib/agent/discarded.ts): they stay readable with mysqlbinlog.
+ * last is kept on the data volume, so a request is done once.
  */
 export const REPROVISION_SH = sh`# recon8s: puts a finished clone in place before mysqld starts, sourced after common.sh (see
 # constructs/mysql/reprovision-script.ts for the design; the agent makes the clone).

@@ -2,6 +2,13 @@
 // adopt_clone puts a finished clone in place before mysqld starts). The agent's part: see that a
 // replica can never catch up (or that a person asked), check that replacing it loses nothing, clone
 // the primary beside the running data, report, and stop mysqld so that the pod's containers restart.
+//
+// The controller asks too, for a former primary whose surplus it proved never acknowledged
+// (lib/mysql/rejoin.ts): its request, `discard-unacknowledged:<GTID set>`, bounds what the clone may
+// discard, and a clone that would discard more (or was made while the primary changed) is not used.
+// Whatever a clone discards, by any request, is recorded beside the data first, in
+// `discarded-<time>/` (the set and the binary logs holding it), and those logs are moved there from
+// the previous data directory before it is removed, bounded (discarded.ts): mysqlbinlog reads them.
 import { readFile, rename, rm, stat, writeFile, open } from 'node:fs/promises';
 import { MYSQL_PORT, REPLICATION_USER, REPROVISION_ANNOTATION } from '../../constructs/mysql-member.js';
 import { DISCARD_REQUEST_PREFIX } from '../mysql/rejoin.js';
