@@ -34,8 +34,7 @@ export {
   OBJECT_STORE_SECRET_KEYS as MYSQL_OBJECT_STORE_SECRET_KEYS,
 } from './mysql/spec.js';
 export { resolveMySQLClusterSpec, semiSyncWaitCount } from './mysql/settings.js';
-export { REPORT_REASONS as MYSQL_MEMBER_REPORTS } from './mysql/reprovision-script.js';
-export { STORE_REPORTS as MYSQL_STORE_REPORTS } from './mysql/object-store-script.js';
+export { MEMBER_REPORTS as MYSQL_MEMBER_REPORTS, STORE_REPORTS as MYSQL_STORE_REPORTS } from './mysql/layout.js';
 export { InvalidSpecError, formatProblem } from './schema/validate.js';
 export type { Problem } from './schema/validate.js';
 export type { KindDefinition, ResourceType } from './schema/schema.js';

@@ -11,9 +11,9 @@ export {
   EXPORTER_HOST,
   EXPORTER_MAX_CONNECTIONS,
   EXPORTER_USER,
+  MEMBER_REPORTS,
   MYSQL_PORT,
   PATHS as MYSQL_PATHS,
   REPLICATION_USER,
   REPROVISION_ANNOTATION,
 } from './mysql/layout.js';
-export { REPORT_REASONS as MEMBER_REPORTS } from './mysql/reprovision-script.js';

@@ -14,6 +14,7 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
+import { EventEmitter } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -62,26 +63,58 @@ const E2E_LANES: readonly Lane[] = [
 
 /**
  * How many end-to-end lanes run on the node at once; the next starts when one ends, in E2E_LANES's order.
- * Every member's probes, sidecars and the tests' `kubectl exec` start processes (runc, bash, mysql). On
- * this machine kind's current VMs (2 slower shared cores) five lanes at once, then three, beside the
- * integration lanes kept the CPU saturated (pressure ~95 %, load 30-50): members took minutes to
- * bootstrap and the clusters of three runs missed their waits. One at a time until the per-process
- * checks are gone (an agent serving the probes over HTTP, writers on a direct connection): slower, green.
+ * Measured on this machine kind (2 slower shared cores): one e2e lane alone keeps the CPU ~55 % busy
+ * (mysqld, the control plane, the kubelet and runtime), the unit and integration lanes beside it
+ * saturate it, and a second e2e lane then made clusters of three miss their waits (26-27 Nov 2026). So
+ * one at a time while the other lanes run, two once they have ended: the e2e lanes are the longer
+ * chain, and two of them alone fit the two cores.
  */
-const E2E_AT_ONCE = 1;
+const E2E_AT_ONCE = { besideOtherLanes: 1, alone: 2 } as const;
 
-/** Runs `work` over `items`, at most `limit` at a time, starting them in order; results in input order. */
-async function inPool<T, R>(limit: number, items: readonly T[], work: (item: T) => Promise<R>): Promise<R[]> {
+/**
+ * Runs `work` over `items`, starting them in order while fewer than `limit()` run; `limit` is asked
+ * again whenever an item ends and whenever `changed` fires. Results in input order.
+ */
+function inPool<T, R>(
+  items: readonly T[],
+  limit: () => number,
+  work: (item: T) => Promise<R>,
+  changed: EventEmitter,
+): Promise<R[]> {
   const results: R[] = new Array<R>(items.length);
   let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const i = next++;
-      results[i] = await work(items[i] as T);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return results;
+  let running = 0;
+  return new Promise((resolve, reject) => {
+    const fill = (): void => {
+      while (next < items.length && running < limit()) {
+        const i = next++;
+        running++;
+        work(items[i] as T).then((r) => {
+          results[i] = r;
+          running--;
+          fill();
+        }, reject);
+      }
+      if (next === items.length && running === 0) {
+        changed.off('change', fill);
+        resolve(results);
+      }
+    };
+    changed.on('change', fill);
+    fill();
+  });
+}
+
+/** Whether lanes off the node are still running, and an event each time that changes. */
+class OtherLanes extends EventEmitter {
+  running = 0;
+  track<T>(lane: Promise<T>): Promise<T> {
+    this.running++;
+    return lane.finally(() => {
+      this.running--;
+      this.emit('change');
+    });
+  }
 }
 
 /** The node's own teardown: it stops the node, so it runs once every other end-to-end lane is done. */
@@ -245,7 +278,7 @@ async function runLane(lane: Lane, prefixed: boolean, env: NodeJS.ProcessEnv = p
  * Starts the node, runs the end-to-end lanes on it together, then its teardown test, and stops it
  * whatever happened. The node's watchdog takes it down should this process die.
  */
-async function runOnNode(lanes: readonly Lane[], prefixed: boolean): Promise<Outcome[]> {
+async function runOnNode(lanes: readonly Lane[], prefixed: boolean, others: OtherLanes): Promise<Outcome[]> {
   // The developer's opt-out (the lanes report their tests pending, or fail in CI): no node to start.
   if (E2E_OPT_OUT) return Promise.all(lanes.map((lane) => runLane(lane, prefixed)));
   const started = performance.now();
@@ -275,7 +308,12 @@ async function runOnNode(lanes: readonly Lane[], prefixed: boolean): Promise<Out
     const handleFile = join(dir, 'node.json');
     writeFileSync(handleFile, JSON.stringify(nodeHandle(node)));
     const env = { ...process.env, [NODE_HANDLE_ENV]: handleFile };
-    const outcomes = await inPool(E2E_AT_ONCE, lanes, (lane) => runLane(lane, prefixed, env));
+    const outcomes = await inPool(
+      lanes,
+      () => (others.running > 0 ? E2E_AT_ONCE.besideOtherLanes : E2E_AT_ONCE.alone),
+      (lane) => runLane(lane, prefixed, env),
+      others,
+    );
     outcomes.push(await runLane(NODE_TEARDOWN, prefixed, env));
     return outcomes;
   } finally {
@@ -306,11 +344,14 @@ async function main(): Promise<number> {
     void (async () => {
       for (const build of BACKGROUND_BUILDS) await runCommand(build, 'builds │ ', () => undefined, true);
     })();
-  const [nodeOutcomes, ...others] = await Promise.all([
-    onNode.length > 0 ? runOnNode(onNode, prefixed) : Promise.resolve([]),
-    ...lanes.filter((l) => !l.node).map((lane) => runLane(lane, prefixed)),
+  const otherLanes = new OtherLanes();
+  // Counted before the node's lanes are scheduled: they run one at a time until these have ended.
+  const others = lanes.filter((l) => !l.node).map((lane) => otherLanes.track(runLane(lane, prefixed)));
+  const [nodeOutcomes, ...otherOutcomes] = await Promise.all([
+    onNode.length > 0 ? runOnNode(onNode, prefixed, otherLanes) : Promise.resolve([]),
+    ...others,
   ]);
-  const outcomes = [...(others as Outcome[]), ...(nodeOutcomes as Outcome[])];
+  const outcomes = [...(otherOutcomes as Outcome[]), ...(nodeOutcomes as Outcome[])];
 
   if (prefixed) {
     process.stdout.write(`\nlanes (wall ${duration((performance.now() - started) / 1000)}):\n`);

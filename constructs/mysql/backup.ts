@@ -1,5 +1,5 @@
 // Scheduled logical backups into a volume the user owns or an object store, and the binary-log archive
-// beside them in the store (see backup-script.ts and binlog-script.ts for what they are).
+// beside them in the store (see scripts/backup.sh and scripts/binlog.sh for what they are).
 import { k8s } from 'cdk8s-plus-28';
 import type { Construct } from 'constructs';
 import { containerSecurityContext, podSecurityContext } from '../common/security.js';
@@ -9,8 +9,7 @@ import type { ResolvedMySQLBackup } from './spec.generated.js';
 import { BACKUP_COMPONENT, MYSQL_UID, PATHS, SECRET_KEYS } from './layout.js';
 import { rcloneInitContainer, storeEnv, toolsMount, toolsVolume } from './object-store.js';
 import { SCRIPT } from './scripts.js';
-import { VERIFY_SCRATCH_PATH, quantityBytes } from './verify-script.js';
-import { quantity, resourceRequirements } from '../common/resources.js';
+import { quantity, quantityBytes, resourceRequirements } from '../common/resources.js';
 
 /** How often the binary logs are archived when the spec does not say. */
 export const DEFAULT_BINLOG_INTERVAL_MINUTES = 5;
@@ -40,7 +39,7 @@ export function backupCronJob(
 }
 
 /**
- * The backup, then its verification (verify-script.ts): the backup becomes the last init container,
+ * The backup, then its verification (scripts/verify-backup.sh): the backup becomes the last init container,
  * so that the verification starts only once it has succeeded, and runs in a container of its own
  * with its own resources and scratch volume. It gets no credential of the cluster's, only the store's.
  */
@@ -68,7 +67,7 @@ function withVerification(ctx: MySQLClusterContext, backup: ResolvedMySQLBackup,
           { name: 'scripts', mountPath: PATHS.scripts, readOnly: true },
           toolsMount,
           { name: 'tmp', mountPath: PATHS.tmp },
-          { name: 'verify-scratch', mountPath: VERIFY_SCRATCH_PATH },
+          { name: 'verify-scratch', mountPath: PATHS.verifyScratch },
         ],
       },
     ],

@@ -7,11 +7,12 @@ import { objectMeta } from './context.js';
 import { DATABASE_COMPONENT } from './layout.js';
 import { renderMyCnf } from './my-cnf.js';
 import { SCRIPT, scriptFiles } from './scripts.js';
+import type { ScriptName } from './scripts.generated.js';
 
 export const MY_CNF_KEY = 'my.cnf';
 
 /** Scripts only jobs run (backup, archive, listing, search, verification): never the database pods'. */
-const JOB_SCRIPTS: ReadonlySet<string> = new Set([
+const JOB_SCRIPTS: ReadonlySet<string> = new Set<ScriptName>([
   SCRIPT.backup,
   SCRIPT.binlog,
   SCRIPT.listBackups,

@@ -104,7 +104,29 @@ export const PATHS = {
   tlsKey: '/etc/mysql/tls/tls.key',
   /** Programs copied into the pod by an init container (rclone, for the object store); an emptyDir. */
   tools: '/opt/recon8s-tools',
+  /** Where the backup verification's scratch volume (an emptyDir with a size limit) is mounted. */
+  verifyScratch: '/var/lib/recon8s-verify',
 } as const;
+
+/** Termination-message reasons of the backup and binary-log jobs and of a restore; lib/controller reads them. */
+export const STORE_REPORTS = {
+  backupCompleted: 'BackupCompleted',
+  backupFailed: 'BackupFailed',
+  binlogsArchived: 'BinlogsArchived',
+  binlogArchiveFailed: 'BinlogArchiveFailed',
+  /** The run archived what there was, but logs expired before any run copied them: see scripts/binlog.sh. */
+  binlogArchiveGap: 'BinlogArchiveGap',
+  binlogsSearched: 'BinlogsSearched',
+  backupVerified: 'BackupVerified',
+  backupVerificationFailed: 'BackupVerificationFailed',
+  backupVerificationSkipped: 'BackupVerificationSkipped',
+  restored: 'Restored',
+  restoreFailed: 'RestoreFailed',
+} as const;
+
+/** The prefix of the termination message that says why the agent exited (re-provisioning by clone: see
+ * scripts/reprovision.sh); lib/controller reads it. */
+export const MEMBER_REPORTS = { reprovisioned: 'ReprovisionedByClone', failed: 'ReprovisionFailed' } as const;
 
 /** Where every member's and job's pod finds the CA certificate that verifies the members. */
 export const TLS_CA_PATH = PATHS.tlsCa;

@@ -20,7 +20,7 @@ import { statefulSet } from './statefulset.js';
  * `recon8s.dev/role=primary`), the others read-only replicas that follow it by semi-synchronous GTID
  * replication. New replicas are provisioned by cloning the primary, and so is a replica that can no
  * longer catch up because the primary purged binary logs it needs (its previous data is kept until
- * the clone replicates; see reprovision-script.ts).
+ * the clone replicates; see scripts/reprovision.sh).
  *
  * The construct id is the cluster's name, from which every object's name is derived: the
  * StatefulSet `<name>`, the Services `<name>-headless` (members are `<name>-N.<name>-headless`),

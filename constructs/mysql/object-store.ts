@@ -1,5 +1,5 @@
 // What a pod needs to use an object store: the rclone client, and its configuration from the spec and
-// the credentials Secret (see object-store-script.ts for the store's layout).
+// the credentials Secret (see scripts/store.sh for the store's layout).
 import { k8s } from 'cdk8s-plus-28';
 import { containerSecurityContext } from '../common/security.js';
 import { PATHS } from './layout.js';

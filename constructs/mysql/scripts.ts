@@ -2,173 +2,18 @@
 // image's bash: only what must run inside the MySQL image before or beside mysqld's own files
 // (init-config, bootstrap, start-mysqld) and the backup, archive and restore jobs. What runs for the
 // pod's life beside mysqld (probes, accounts, self-fencing, re-provisioning) is the agent, in
-// TypeScript (lib/agent). Rules for all of them: never `set -x` (it would print passwords); passwords reach
-// mysql clients through --defaults-extra-file, from a pipe (never argv, which ps shows, and never a
-// file on disk) and SQL text through stdin; what runs in the mysql container (the probes, and whatever
-// kubectl exec runs there) takes the pipe from a here-string, never a process substitution: mysqld is
-// PID 1 there and reaps nothing, so a substitution's subshell that outlives its script stays a zombie
-// (one per probe, until the pod's PID limit is reached); every script is idempotent, since any of them may be
-// run again after a restart at any point.
-import { BOOTSTRAP_SH } from './bootstrap-script.js';
-import { BACKUP_SH, LIST_BACKUPS_SH } from './backup-script.js';
-import { BINLOG_FIND_FUNCTIONS_SH, FIND_BINLOG_SH } from './binlog-find-script.js';
-import { VERIFY_BACKUP_SH } from './verify-script.js';
-import { BINLOG_SH } from './binlog-script.js';
-import { STORE_SH } from './object-store-script.js';
-import { RESTORE_SH } from './restore-script.js';
-import { PATHS, SERVER_ID_OFFSET } from './layout.js';
-import { REPROVISION_SH, START_MYSQLD_SH } from './reprovision-script.js';
-import { sh } from './shell.js';
+// TypeScript (lib/agent).
+//
+// Their source is constructs/mysql/scripts/*.sh, checked by shellcheck in npm run lint; the rules every
+// one of them follows are at the top of scripts/common.sh. The constructs read no file, so npm run
+// codegen copies the scripts' text into scripts.generated.ts (a unit test fails while it is stale),
+// and what they take from the TypeScript (paths, ports, accounts, report reasons) reaches them as the
+// shell variables of layout.sh (script-layout.ts).
+import { LAYOUT_SH, layoutSh } from './script-layout.js';
+import type { ScriptName } from './scripts.generated.js';
+import { SCRIPT_SOURCES } from './scripts.generated.js';
 
-/** Functions the other scripts source. */
-export const COMMON_SH = sh`# recon8s: functions sourced by the other scripts. Never enable xtrace: it would print passwords.
-export LC_ALL=C TZ=UTC
-readonly RECON8S_SOCKET=${PATHS.socket}
-readonly RECON8S_TLS_CA=${PATHS.tlsCa}
-
-log() {
-  printf '%(%Y-%m-%dT%H:%M:%SZ)T recon8s %s: %s\n' -1 "\${0##*/}" "$*" >&2
-}
-
-die() {
-  log "$*"
-  exit 1
-}
-
-# Fails unless every variable named is set and not empty.
-require_env() {
-  local name
-  for name in "$@"; do
-    [[ -n \${!name:-} ]] || die "the environment variable $name is not set"
-  done
-}
-
-# This pod's name: the StatefulSet names its pods (and their host names) <cluster>-<ordinal>.
-member_name() {
-  printf '%s' "\${POD_NAME:-\${HOSTNAME:-}}"
-}
-
-# The StatefulSet ordinal of this pod (its server_id; ordinal 0 initializes a new cluster).
-member_ordinal() {
-  local pod ordinal
-  pod=$(member_name)
-  ordinal=\${pod##*-}
-  [[ $pod == *-* && $ordinal =~ ^[0-9]+$ ]] || die "cannot derive a StatefulSet ordinal from the pod name '$pod'"
-  printf '%d' "$((10#$ordinal))"
-}
-
-# An option-file value, double-quoted and escaped the way mysys/my_default.cc reads it back.
-cnf_quote() {
-  local s=$1 bs='\' dq='"'
-  s=\${s//"$bs"/"$bs$bs"}
-  s=\${s//"$dq"/"$bs$dq"}
-  s=\${s//$'\n'/"\${bs}n"}
-  s=\${s//$'\r'/"\${bs}r"}
-  s=\${s//$'\t'/"\${bs}t"}
-  printf '"%s"' "$s"
-}
-
-# A SQL string literal. Sessions that use it run SET SESSION sql_mode = '' first, so that backslash
-# escapes are on whatever the server's sql_mode (NO_BACKSLASH_ESCAPES) says.
-sql_quote() {
-  local s=$1 bs='\' sq="'"
-  s=\${s//"$bs"/"$bs$bs"}
-  s=\${s//"$sq"/"$bs$sq"}
-  printf "'%s'" "$s"
-}
-
-# Tells the controller what happened, as "<Reason>: <message>": the kubelet keeps a container's
-# termination message in the pod status, and the controller turns it into an Event (and status).
-report() {
-  printf '%s: %s' "$1" "$2" >"\${TERMINATION_LOG:-/dev/termination-log}" || log "could not write the termination message"
-}
-
-# The last non-empty line of a message, for a report.
-last_line() {
-  local line last=
-  while IFS= read -r line; do [[ -z \${line// /} ]] || last=$line; done <<<"$1"
-  printf '%s' "$last"
-}
-
-# last_words COUNT WORD...: the last COUNT words, space-separated, however few there are (bash's
-# \${a[*]: -COUNT} gives nothing when there are fewer than COUNT).
-last_words() {
-  local count=$1
-  shift
-  (($# <= count)) || shift $(($# - count))
-  printf '%s' "$*"
-}
-
-# json_field JSON NAME: a string or number field of a flat JSON object written by these scripts.
-json_field() {
-  local re='"'"$2"'":[[:space:]]*("([^"]*)"|([0-9]+))'
-  [[ $1 =~ $re ]] || return 1
-  printf '%s' "\${BASH_REMATCH[2]}\${BASH_REMATCH[3]}"
-}
-
-# The GTID set of a mysqldump --set-gtid-purged=COMMENTED header (FILE holds its lines, in 8.x's or 9.x's
-# form), one line, no spaces.
-dump_gtid_set() {
-  local text
-  text=$(sed -e 's/^-- //' "$1" | tr -d '\n')
-  text=\${text#*GTID_PURGED=}
-  text=\${text#*\'+\'\*/}
-  text=\${text#*\'}
-  text=\${text%%\'*}
-  text=\${text//[[:space:]]/}
-  text=\${text#+}
-  [[ $text =~ ^[0-9A-Fa-f:,_a-z-]*$ ]] || die "cannot read the GTID set from the dump header: '$text'"
-  printf '%s' "$text"
-}
-
-# Client credentials, for --defaults-extra-file=<(client_cnf USER PASSWORD).
-client_cnf() {
-  printf '%s\n' '[client]' "user=$1" "password=$(cnf_quote "$2")"
-}
-
-# The same for a connection over the network: the server must present a certificate the cluster's CA
-# signed, or the client gives up before it sends the password (ssl-mode=VERIFY_CA: members are also
-# reached by address, which no certificate names; replication, by name, verifies the name too).
-verified_cnf() {
-  client_cnf "$1" "$2"
-  printf '%s\n' 'ssl-mode=VERIFY_CA' "ssl-ca=$RECON8S_TLS_CA"
-}
-
-# Runs SQL (from -e or stdin) as root over the local socket and prints bare tab-separated rows. The
-# credentials come on fd 3 from a here-string: no process that could outlive the call (see above).
-local_sql() {
-  mysql --defaults-extra-file=/dev/fd/3 --socket="$RECON8S_SOCKET" --batch --skip-column-names "$@" \
-    3<<<"$(client_cnf root "$MYSQL_ROOT_PASSWORD")"
-}
-`;
-
-/** Init container 1: writes this member's identity, since one pod template serves every ordinal. */
-export const INIT_CONFIG_SH = sh`#!/bin/bash
-# recon8s init-config: writes the settings that differ per member into the directory my.cnf includes.
-# Every member starts read-only, even for accounts with SUPER, whatever it was before it stopped: only
-# the controller makes the primary writable, so a member that restarts can never take writes by itself.
-set -euo pipefail
-. "\${BASH_SOURCE[0]%/*}/common.sh"
-require_env HEADLESS_SERVICE
-
-dir=\${MEMBER_CONFIG_DIR:-${PATHS.memberConfig}} # overridden by unit tests only
-pod=$(member_name)
-ordinal=$(member_ordinal)
-server_id=$((${SERVER_ID_OFFSET} + ordinal))
-
-{
-  printf '# Written by recon8s init-config for %s.\n' "$pod"
-  printf '[mysqld]\n'
-  printf 'server_id=%d\n' "$server_id"
-  printf 'report_host=%s.%s\n' "$pod" "$HEADLESS_SERVICE"
-  printf 'read_only=ON\n'
-  printf 'super_read_only=ON\n'
-} >"$dir/member.cnf.tmp"
-mv -f -- "$dir/member.cnf.tmp" "$dir/member.cnf"
-log "member $ordinal of \${pod%-*}: server_id=$server_id, read-only until the controller says otherwise"
-`;
-
-/** File names of the scripts, as the containers run them. */
+/** File names of the scripts the containers run. */
 export const SCRIPT = {
   backup: 'backup.sh',
   binlog: 'binlog.sh',
@@ -178,23 +23,9 @@ export const SCRIPT = {
   listBackups: 'list-backups.sh',
   startMysqld: 'start-mysqld.sh',
   verifyBackup: 'verify-backup.sh',
-} as const;
+} as const satisfies Record<string, ScriptName>;
 
 /** Every script, by file name, as the scripts ConfigMap ships them. */
 export function scriptFiles(): Record<string, string> {
-  return {
-    [SCRIPT.backup]: BACKUP_SH,
-    [SCRIPT.binlog]: BINLOG_SH,
-    'binlog-find.sh': BINLOG_FIND_FUNCTIONS_SH,
-    [SCRIPT.bootstrap]: BOOTSTRAP_SH,
-    'common.sh': COMMON_SH,
-    [SCRIPT.findBinlog]: FIND_BINLOG_SH,
-    [SCRIPT.initConfig]: INIT_CONFIG_SH,
-    [SCRIPT.listBackups]: LIST_BACKUPS_SH,
-    'reprovision.sh': REPROVISION_SH,
-    'restore.sh': RESTORE_SH,
-    [SCRIPT.startMysqld]: START_MYSQLD_SH,
-    'store.sh': STORE_SH,
-    [SCRIPT.verifyBackup]: VERIFY_BACKUP_SH,
-  };
+  return { ...SCRIPT_SOURCES, [LAYOUT_SH]: layoutSh() };
 }

@@ -185,7 +185,7 @@ function initConfigContainer(ctx: MySQLClusterContext): k8s.Container {
   };
 }
 
-/** With spec.restore: what the first member of a new cluster restores (restore-script.ts). */
+/** With spec.restore: what the first member of a new cluster restores (scripts/restore.sh). */
 function restoreEnv(restore: ResolvedMySQLRestore): k8s.EnvVar[] {
   return [
     { name: 'RESTORE_BACKUP', value: restore.backup },
@@ -245,15 +245,19 @@ function mysqlContainer(ctx: MySQLClusterContext): k8s.Container {
       mount(VOLUMES.tls, PATHS.tls, true),
     ],
     // Crash recovery of a large instance can take long; until the first ping succeeds, liveness
-    // waits (up to an hour) instead of killing a server that is recovering.
-    startupProbe: { ...ping, failureThreshold: 360 },
+    // waits (up to an hour) instead of killing a server that is recovering. Asked every 2 s: readiness
+    // is not asked before start-up succeeds, so this period is added to every start of mysqld (a
+    // member's first, a restart, a failed-over primary's return); an HTTP request to the agent costs
+    // next to nothing.
+    startupProbe: { ...ping, periodSeconds: 2, failureThreshold: 1800 },
     livenessProbe: { ...ping, failureThreshold: 6 },
-    // Often: a new primary serves writes only once it is ready.
+    // Often: a new primary serves writes only once it is ready, and the agent answers from a pooled
+    // session. Five failures in a row (10 s) before a member leaves its Service: a busy node is slow.
     readinessProbe: {
       httpGet: { path: AGENT_HTTP_PATHS.ready, port: k8s.IntOrString.fromNumber(AGENT_PORT) },
-      periodSeconds: 5,
+      periodSeconds: 2,
       timeoutSeconds: 5,
-      failureThreshold: 3,
+      failureThreshold: 5,
     },
   };
 }
@@ -292,7 +296,7 @@ function agentContainer(ctx: MySQLClusterContext): k8s.Container {
     ],
     resources: AGENT_RESOURCES,
     volumeMounts: [
-      // Re-provisioning by clone renames the clone and removes the data it replaced (reprovision-script.ts).
+      // Re-provisioning by clone renames the clone and removes the data it replaced (scripts/reprovision.sh).
       mount(DATA_VOLUME, PATHS.dataVolume),
       mount(VOLUMES.run, PATHS.run),
       mount(VOLUMES.podInfo, PATHS.podInfo, true),

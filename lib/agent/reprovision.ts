@@ -1,4 +1,4 @@
-// Re-provisioning a replica by clone (the design: constructs/mysql/reprovision-script.ts, whose
+// Re-provisioning a replica by clone (the design: constructs/mysql/scripts/reprovision.sh, whose
 // adopt_clone puts a finished clone in place before mysqld starts). The agent's part: see that a
 // replica can never catch up (or that a person asked), check that replacing it loses nothing, clone
 // the primary beside the running data, report, and stop mysqld so that the pod's containers restart.

@@ -1,6 +1,6 @@
 // `recon8s binlog find NAME --statement TEXT`: which archived transactions hold a statement, with the
 // GTID spec.restore.beforeGtid takes. The search runs in a Job from the backup CronJob's template (it
-// reaches the store with the pods' own credentials; constructs/mysql/binlog-find-script.ts), and its
+// reaches the store with the pods' own credentials; constructs/mysql/scripts/find-binlog.sh), and its
 // output (mysqlbinlog's text, filtered) is parsed here.
 import { MYSQL_STORE_REPORTS } from '../../constructs/index.js';
 import type { BinlogTransaction } from '../mysql/binlog-text.js';
@@ -60,7 +60,7 @@ function micros(iso: string): bigint {
   return whole + BigInt((m?.[2] ?? '').padEnd(6, '0') || '0');
 }
 
-/** The search Job's output (see binlog-find-script.ts) searched for a statement. */
+/** The search Job's output (see constructs/mysql/scripts/find-binlog.sh) searched for a statement. */
 export function findInListing(listing: string, o: FindOptions): FindResult {
   let coveredUntil: string | undefined;
   let logs = 0;

@@ -1,4 +1,4 @@
-// The binary-log archive job's gap detection (constructs/mysql/binlog-script.ts), on a real MySQL 9.7
+// The binary-log archive job's gap detection (constructs/mysql/scripts/binlog.sh), on a real MySQL 9.7
 // (the test image's root file system) and a real S3 server (versitygw), with the shipped binlog.sh run
 // as the job runs it. Everything lives in fresh mount, PID and network namespaces (unshare): an
 // overlay over the shared root, mysqld and versitygw on that namespace's own loopback, gone with it

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { V1Container, V1CronJob } from '@kubernetes/client-node';
-import { quantityBytes } from '../../constructs/mysql/verify-script.js';
+import { quantityBytes } from '../../constructs/common/resources.js';
 import { selects, synthMySQL } from './support/mysql-synth.js';
 
 const BACKUP = { schedule: '0 3 * * *', persistentVolumeClaimName: 'shop-backups' };

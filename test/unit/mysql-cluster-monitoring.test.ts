@@ -1,11 +1,12 @@
 // spec.monitoring of MySQLCluster: the mysqld_exporter sidecar, its account, its scrape annotations,
 // and the PodMonitor construct. What the exporter serves on a real member is test/e2e/mysql.test.ts.
 import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
 import * as cdk8s from 'cdk8s';
 import { MySQLPodMonitor } from '../../constructs/mysql/exporter.js';
-import { scriptFiles } from '../../constructs/mysql/scripts.js';
 import { accountStatements } from '../../lib/agent/accounts.js';
 import { InvalidSpecError } from '../../constructs/schema/validate.js';
+import { scriptSandbox } from './support/mysql-scripts.js';
 import { synthMySQL } from './support/mysql-synth.js';
 
 const ON = { monitoring: { enabled: true } } as const;
@@ -111,12 +112,40 @@ describe('MySQLCluster spec.monitoring', () => {
     assert.ok(!accountStatements({ replication: 'r', admin: 'a' }).some((x) => x.sql.includes('recon8s-exporter')));
     // A new cluster's bootstrap creates it unlogged, like the other accounts: a replicated CREATE USER
     // on the first primary would wait for an acknowledgement no replica can give while it clones.
-    const bootstrap = scriptFiles()['bootstrap.sh'] ?? '';
-    assert.match(bootstrap, /CREATE USER IF NOT EXISTS 'recon8s-exporter'@'127\.0\.0\.1'/);
-    assert.ok(
-      bootstrap.indexOf('recon8s-exporter') > bootstrap.lastIndexOf('sql_log_bin = 0'),
-      'created after binary logging is off',
-    );
+    const box = scriptSandbox();
+    try {
+      mkdirSync(box.path('volume'));
+      const r = box.run('bootstrap.sh', {
+        POD_NAME: 'shop-0',
+        DATA_VOLUME: box.path('volume'),
+        HEADLESS_SERVICE: 'shop-headless',
+        PRIMARY_HOST: 'shop-primary',
+        MYSQL_ROOT_PASSWORD: 'r',
+        MYSQL_REPLICATION_PASSWORD: 'r',
+        MYSQL_ADMIN_PASSWORD: 'a',
+        MYSQL_EXPORTER_PASSWORD: 'e',
+        FAKE_PRIMARY_STATUS: '1', // no primary answers: a new cluster
+      });
+      assert.equal(r.status, 0, r.stderr);
+      const sql = box.calls();
+      assert.ok(
+        sql.includes(
+          [
+            "CREATE USER IF NOT EXISTS 'recon8s-exporter'@'127.0.0.1' IDENTIFIED BY 'e' WITH MAX_USER_CONNECTIONS 3;",
+            "ALTER USER 'recon8s-exporter'@'127.0.0.1' IDENTIFIED BY 'e' WITH MAX_USER_CONNECTIONS 3;",
+            "GRANT PROCESS, REPLICATION CLIENT ON *.* TO 'recon8s-exporter'@'127.0.0.1';",
+            "GRANT SELECT ON performance_schema.* TO 'recon8s-exporter'@'127.0.0.1';",
+          ].join('\n'),
+        ),
+        sql,
+      );
+      assert.ok(
+        sql.indexOf('recon8s-exporter') > sql.lastIndexOf('sql_log_bin = 0'),
+        'created after binary logging is off',
+      );
+    } finally {
+      box.cleanup();
+    }
   });
 
   it('gives the exporter password to the bootstrap and the agent only with monitoring on', () => {

@@ -1,4 +1,4 @@
-// Re-provisioning a replica by clone: the part that runs before mysqld (constructs/mysql/reprovision-script.ts),
+// Re-provisioning a replica by clone: the part that runs before mysqld (constructs/mysql/scripts/reprovision.sh),
 // run with bash against the fake mysql programs. The agent's part (deciding, cloning, reporting) is
 // test/unit/agent-reprovision.test.ts.
 import assert from 'node:assert/strict';

@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
+import { generatedScriptLayout, generatedScriptSources } from '../../constructs/generated-sources.js';
+import { readScriptSources } from '../../scripts/script-sources.js';
 import type { ScriptSandbox } from './support/mysql-scripts.js';
 import { scriptSandbox, shippedScripts } from './support/mysql-scripts.js';
 import { allContainers, synthMySQL } from './support/mysql-synth.js';
@@ -45,6 +47,7 @@ describe('MySQLCluster scripts', () => {
       'common.sh',
       'find-binlog.sh',
       'init-config.sh',
+      'layout.sh',
       'list-backups.sh',
       'reprovision.sh',
       'restore.sh',
@@ -56,6 +59,25 @@ describe('MySQLCluster scripts', () => {
       const r = spawnSync('bash', ['-n'], { input: text, encoding: 'utf8' });
       assert.equal(r.status, 0, `${name}: ${r.stderr}`);
     }
+  });
+
+  describe('their source, constructs/mysql/scripts/ (run npm run codegen after changing a script)', () => {
+    for (const { path, text } of [generatedScriptLayout(), generatedScriptSources(readScriptSources())]) {
+      it(`${path} is up to date`, () => {
+        assert.equal(
+          readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8'),
+          text,
+          `${path} is stale: run npm run codegen`,
+        );
+      });
+    }
+
+    it('is what the ConfigMap ships, byte for byte', () => {
+      const shipped = shippedScripts();
+      const sources = readScriptSources();
+      assert.deepEqual(Object.keys(sources).sort(), Object.keys(shipped).sort());
+      for (const [name, text] of Object.entries(sources)) assert.equal(shipped[name], text, name);
+    });
   });
 
   it('never enables xtrace and contains nothing that looks like a literal password', () => {

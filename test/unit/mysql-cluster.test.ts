@@ -162,8 +162,11 @@ describe('MySQLCluster', () => {
       assert.equal(mysql.readinessProbe?.timeoutSeconds, 5);
     });
 
-    it('checks readiness every 5 seconds, so that a new primary serves writes soon', () => {
-      assert.equal(synthMySQL().container('mysql').readinessProbe?.periodSeconds, 5);
+    it('checks start-up and readiness every 2 seconds, so that a new primary serves writes soon', () => {
+      const mysql = synthMySQL().container('mysql');
+      assert.equal(mysql.startupProbe?.periodSeconds, 2);
+      assert.equal(mysql.readinessProbe?.periodSeconds, 2);
+      assert.equal(mysql.readinessProbe?.failureThreshold, 5);
     });
 
     it("gives the agent, read-only, the pod's annotations through a downward API volume", () => {

@@ -1,16 +1,19 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { shippedScripts } from './support/mysql-scripts.js';
 
-/** Runs a function of common.sh in bash; its stdout, or throws with its stderr. */
+/** Runs a function of common.sh in bash, in a directory holding `files`; its stdout, or throws with its stderr. */
 function common(call: string, files: Record<string, string> = {}): string {
   const dir = mkdtempSync(join(tmpdir(), 'recon8s-store-scripts-'));
   try {
+    const scripts = join(dir, 'scripts');
+    mkdirSync(scripts);
+    for (const [name, text] of Object.entries(shippedScripts())) writeFileSync(join(scripts, name), text);
     for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
-    const r = spawnSync('bash', ['-c', `${shippedScripts()['common.sh'] ?? ''}\ncd "$1" && ${call}`, 'test', dir], {
+    const r = spawnSync('bash', ['-c', `. "$2/common.sh"\ncd "$1" && ${call}`, 'test', dir, scripts], {
       encoding: 'utf8',
     });
     if (r.status !== 0) throw new Error(r.stderr);

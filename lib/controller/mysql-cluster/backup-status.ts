@@ -1,5 +1,5 @@
 // What the backup and binary-log jobs and a restore reported (their termination messages; see
-// constructs/mysql/object-store-script.ts), turned into status.backup, status.restore and problems.
+// constructs/mysql/scripts/store.sh), turned into status.backup, status.restore and problems.
 // Pure: the pods in the cache and the status last written go in, the findings come out. Job pods are
 // kept only a few runs (the CronJobs' history limits), so what was last seen is carried forward.
 import type { V1ContainerStateTerminated, V1Pod } from '@kubernetes/client-node';

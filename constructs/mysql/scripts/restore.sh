@@ -1,31 +1,28 @@
-// A new cluster's first member, created from a backup in an object store (spec.restore): sourced by
-// bootstrap.sh, run against its temporary server.
-import { STORE_REPORTS } from './object-store-script.js';
-import { sh } from './shell.js';
-
-/**
- * The design (the store's layout is in object-store-script.ts):
- * - It runs inside the bootstrap of ordinal 0, in the staging data directory, before mysqld ever
- *   starts for real: the member is not ready, so nothing is served, until the restore is complete; a
- *   restore that fails leaves nothing behind (the staging directory is discarded) and the init
- *   container says why in its termination message, which the controller reports as Degraded
- *   (RestoreFailed) and an Event. The kubelet retries it with its back-off.
- * - The backup: the one named, or the latest (with a point in time, the latest that ended before it).
- *   Its dump is streamed from the store into the temporary server; then the server's GTID history is
- *   the backup's (RESET BINARY LOGS AND GTIDS, SET GLOBAL gtid_purged).
- * - The binary logs archived after it are replayed in the order they were archived, each through
- *   mysqlbinlog (--stop-datetime for a point in time, --include-gtids for a GTID set) into the
- *   temporary server with their own GTIDs, leaving out (--exclude-gtids) every transaction already
- *   there (in the backup, or in an earlier log of another primary). A log whose Previous_gtids names a
- *   transaction that is neither restored nor archived is a gap: the restore fails rather than
- *   continue past it. A point in time after the archive's coveredUntil fails too.
- * - Everything bootstrap does afterwards (the new cluster's own accounts and passwords) runs after
- *   the replay, so that nothing in the source's history can change them.
- */
-export const RESTORE_SH = sh`# recon8s restore: functions bootstrap.sh runs on its temporary server when RESTORE_BACKUP is set.
+# recon8s restore: functions bootstrap.sh runs on its temporary server when RESTORE_BACKUP is set (a new
+# cluster's first member, created from a backup in an object store: spec.restore), and verify-backup.sh
+# on its scratch server. Both set `volume` (where the replayed logs are staged) and temporary_sql.
+# shellcheck shell=bash
+#
+# The design (the store's layout is in store.sh):
+# - It runs inside the bootstrap of ordinal 0, in the staging data directory, before mysqld ever
+#   starts for real: the member is not ready, so nothing is served, until the restore is complete; a
+#   restore that fails leaves nothing behind (the staging directory is discarded) and the init
+#   container says why in its termination message, which the controller reports as Degraded
+#   (RestoreFailed) and an Event. The kubelet retries it with its back-off.
+# - The backup: the one named, or the latest (with a point in time, the latest that ended before it).
+#   Its dump is streamed from the store into the temporary server; then the server's GTID history is
+#   the backup's (RESET BINARY LOGS AND GTIDS, SET GLOBAL gtid_purged).
+# - The binary logs archived after it are replayed in the order they were archived, each through
+#   mysqlbinlog (--stop-datetime for a point in time, --include-gtids for a GTID set) into the
+#   temporary server with their own GTIDs, leaving out (--exclude-gtids) every transaction already
+#   there (in the backup, or in an earlier log of another primary). A log whose Previous_gtids names a
+#   transaction that is neither restored nor archived is a gap: the restore fails rather than
+#   continue past it. A point in time after the archive's coveredUntil fails too.
+# - Everything bootstrap does afterwards (the new cluster's own accounts and passwords) runs after
+#   the replay, so that nothing in the source's history can change them.
 
 restore_fail() {
-  report ${STORE_REPORTS.restoreFailed} "$1"
+  report "$RECON8S_REPORT_RESTORE_FAILED" "$1"
   die "$1"
 }
 
@@ -40,30 +37,31 @@ restore_backups() {
 }
 
 restore_from_store() {
-  . "\${BASH_SOURCE[0]%/*}/store.sh"
-  local point=\${RESTORE_POINT_IN_TIME:-} target=\${RESTORE_GTID_SET:-} before=\${RESTORE_BEFORE_GTID:-}
-  local name= manifest ended gtids backups candidate
+  # shellcheck source=store.sh
+  . "${BASH_SOURCE[0]%/*}/store.sh"
+  local point=${RESTORE_POINT_IN_TIME:-} target=${RESTORE_GTID_SET:-} before=${RESTORE_BEFORE_GTID:-}
+  local name='' manifest ended gtids backups candidate
   mapfile -t backups < <(restore_backups)
-  ((\${#backups[@]})) || restore_fail "no complete backup in $(store_url base/)"
+  ((${#backups[@]})) || restore_fail "no complete backup in $(store_url base/)"
   if [[ $RESTORE_BACKUP != latest ]]; then
-    for candidate in "\${backups[@]}"; do [[ $candidate != "$RESTORE_BACKUP" ]] || name=$candidate; done
-    [[ -n $name ]] || restore_fail "backup $RESTORE_BACKUP is not in $(store_url base/); the newest there: $(last_words 5 "\${backups[@]}")"
+    for candidate in "${backups[@]}"; do [[ $candidate != "$RESTORE_BACKUP" ]] || name=$candidate; done
+    [[ -n $name ]] || restore_fail "backup $RESTORE_BACKUP is not in $(store_url base/); the newest there: $(last_words 5 "${backups[@]}")"
   elif [[ -n $point ]]; then
-    for ((i = \${#backups[@]} - 1; i >= 0; i--)); do
-      manifest=$(store_rclone cat "$(store_path "base/\${backups[i]}/manifest.json")")
+    for ((i = ${#backups[@]} - 1; i >= 0; i--)); do
+      manifest=$(store_rclone cat "$(store_path "base/${backups[i]}/manifest.json")")
       ended=$(json_field "$manifest" endTime) || continue
-      if [[ ! $ended > $point ]]; then name=\${backups[i]}; break; fi
+      if [[ ! $ended > $point ]]; then name=${backups[i]}; break; fi
     done
-    [[ -n $name ]] || restore_fail "no backup in $(store_url base/) ended before $point; the oldest is \${backups[0]}"
+    [[ -n $name ]] || restore_fail "no backup in $(store_url base/) ended before $point; the oldest is ${backups[0]}"
   elif [[ -n $before ]]; then
-    for ((i = \${#backups[@]} - 1; i >= 0; i--)); do
-      manifest=$(store_rclone cat "$(store_path "base/\${backups[i]}/manifest.json")")
+    for ((i = ${#backups[@]} - 1; i >= 0; i--)); do
+      manifest=$(store_rclone cat "$(store_path "base/${backups[i]}/manifest.json")")
       gtids=$(json_field "$manifest" gtidSet) || continue
-      if [[ $(temporary_value "SELECT GTID_SUBSET('$before', '$gtids')") != 1 ]]; then name=\${backups[i]}; break; fi
+      if [[ $(temporary_value "SELECT GTID_SUBSET('$before', '$gtids')") != 1 ]]; then name=${backups[i]}; break; fi
     done
-    [[ -n $name ]] || restore_fail "every backup in $(store_url base/) holds transaction $before already; the oldest is \${backups[0]}"
+    [[ -n $name ]] || restore_fail "every backup in $(store_url base/) holds transaction $before already; the oldest is ${backups[0]}"
   else
-    name=\${backups[-1]}
+    name=${backups[-1]}
   fi
   manifest=$(store_rclone cat "$(store_path "base/$name/manifest.json")")
   gtids=$(json_field "$manifest" gtidSet) || gtids=
@@ -97,14 +95,15 @@ gtid_event_position() {
     mysqlbinlog "$1" | grep -E "^# at [0-9]+$|^SET @@SESSION\.GTID_NEXT= " |
       grep -m1 -B1 -F "SET @@SESSION.GTID_NEXT= '$2'"
   )
-  at=\${found%%$'\n'*}
+  at=${found%%$'\n'*}
   [[ $found == *$'\n'* && $at =~ ^\#\ at\ ([0-9]+)$ ]] || return 1
-  printf '%s' "\${BASH_REMATCH[1]}"
+  printf '%s' "${BASH_REMATCH[1]}"
 }
 
 # Replays the archived binary logs up to the point or GTID set (sets replayed).
 restore_replay() {
-  local state covered segments segment meta segment_gtids previous missing executed stop= work=$volume/restore-binlog
+  # shellcheck disable=SC2154 # volume is the sourcing script's (bootstrap.sh, verify-backup.sh): see the top
+  local state covered segments segment meta segment_gtids previous missing executed stop='' work=$volume/restore-binlog
   local options=()
   if [[ -n $point ]]; then
     # Listed first: rclone cat of a key that does not exist prints nothing and succeeds.
@@ -114,8 +113,8 @@ restore_replay() {
     covered=$(json_field "$state" coveredUntil) || covered=
     [[ ! $point > $covered ]] ||
       restore_fail "the archived binary logs reach $covered, before the point in time asked for ($point): restore to an earlier point, or to this one once the next archive run has passed it"
-    options+=(--stop-datetime="\${point/T/ }")
-    options[-1]=\${options[-1]%Z}
+    options+=(--stop-datetime="${point/T/ }")
+    options[-1]=${options[-1]%Z}
   elif [[ -n $before ]]; then
     options+=(--exclude-gtids=)
   else
@@ -124,7 +123,7 @@ restore_replay() {
   mapfile -t segments < <(store_list binlog --files-only --include '*.json' | grep -E '^[0-9]{8}T[0-9]{6}Z-.*\.json$' | sort)
   rm -rf -- "$work"
   mkdir -p -- "$work"
-  for segment in "\${segments[@]}"; do
+  for segment in "${segments[@]}"; do
     meta=$(store_rclone cat "$(store_path "binlog/$segment")")
     segment_gtids=$(json_field "$meta" gtidSet) || continue
     [[ $(temporary_value "SELECT GTID_SUBSET('$segment_gtids', @@gtid_executed)") != 1 ]] || continue
@@ -134,8 +133,8 @@ restore_replay() {
       [[ -z $missing ]] ||
         restore_fail "the archive has a gap before $segment: transactions $missing are in no archived binary log after the backup"
     fi
-    store_rclone cat "$(store_path "binlog/\${segment%.json}.gz")" | gunzip -c >"$work/segment" ||
-      restore_fail "cannot read $(store_url "binlog/\${segment%.json}.gz")"
+    store_rclone cat "$(store_path "binlog/${segment%.json}.gz")" | gunzip -c >"$work/segment" ||
+      restore_fail "cannot read $(store_url "binlog/${segment%.json}.gz")"
     # What the server holds already is left out by mysqlbinlog itself: GTID auto-skip alone would still
     # send each such transaction whole (a bulk load before the backup is one huge row event).
     if [[ -n $target ]]; then
@@ -144,16 +143,16 @@ restore_replay() {
       options=(--include-gtids="$missing")
     else
       executed=$(temporary_value "SELECT REPLACE(@@gtid_executed, '\n', '')")
-      options=(\${point:+"\${options[0]}"} \${executed:+--exclude-gtids="$executed"})
+      options=(${point:+"${options[0]}"} ${executed:+--exclude-gtids="$executed"})
       # The log that holds the transaction is replayed up to its start, and is the last one.
       if [[ -n $before && $(temporary_value "SELECT GTID_SUBSET('$before', '$segment_gtids')") == 1 ]]; then
         stop=$(gtid_event_position "$work/segment" "$before") ||
-          restore_fail "transaction $before is not in $(store_url "binlog/\${segment%.json}.gz"), although its GTIDs say so"
+          restore_fail "transaction $before is not in $(store_url "binlog/${segment%.json}.gz"), although its GTIDs say so"
         options+=(--stop-position="$stop")
       fi
     fi
-    mysqlbinlog "\${options[@]}" "$work/segment" | temporary_sql --binary-mode ||
-      restore_fail "replaying $(store_url "binlog/\${segment%.json}.gz") failed (see the bootstrap container's log)"
+    mysqlbinlog "${options[@]}" "$work/segment" | temporary_sql --binary-mode ||
+      restore_fail "replaying $(store_url "binlog/${segment%.json}.gz") failed (see the bootstrap container's log)"
     rm -f -- "$work/segment"
     replayed=$((replayed + 1))
     # A log not applied whole reached the point: what follows is after it.
@@ -170,4 +169,3 @@ restore_replay() {
   fi
   log "replayed $replayed archived binary logs"
 }
-`;

@@ -1,49 +1,45 @@
-// The backup job's script: one logical backup, then retention.
-import { ADMIN_USER, MYSQL_PORT, PATHS, REPLICATION_USER } from './layout.js';
-import { STORE_REPORTS } from './object-store-script.js';
-import { sh } from './shell.js';
-
-/**
- * What makes the dump restorable into a new MySQLCluster (pipe it into the new primary as root):
- * - One member answers everything: the Service picks one, and the rest of the run talks to that pod by
- *   the name it reports (report_host, its own DNS name), so the schema list, the data and the accounts
- *   all come from the same server. Where that name cannot be reached, every query goes through the
- *   Service (and says so).
- * - The application's schemas only, never the mysql schema: restoring its tables would overwrite the
- *   new cluster's own accounts and replication metadata (a replica then stops on "DROP TABLE
- *   slave_worker_info", seen on MySQL 9.7), and the new cluster has its own credentials Secret.
- * - --single-transaction: one consistent InnoDB snapshot of all of them, without locking writers out.
- *   --routines --events --triggers: the schemas' code too. --hex-blob: binary columns survive any
- *   client character set.
- * - The application's accounts (everyone but root, the replication account, the controller's account and
- *   MySQL's own mysql.* accounts) follow as CREATE USER IF NOT EXISTS with their password hashes (hex), then their grants.
- *   Locked accounts first: roles are usually locked, and a user's DEFAULT ROLE must exist before it.
- * - --set-gtid-purged=COMMENTED records the snapshot's GTID point as a comment. mysqldump still writes
- *   SET @@SESSION.SQL_LOG_BIN= 0 before the data, which would keep the restored rows on the new primary
- *   alone (seen on MySQL 9.7: its replica then stops on the first later write); that one line is
- *   dropped, so a restore runs as new transactions of the new cluster and reaches its replicas.
- * On a volume the file is written as <name>-<UTC time>.sql.gz.partial and renamed only once complete;
- * in an object store (STORE_BUCKET set, see object-store-script.ts) it streams to base/<UTC time>/dump.sql.gz
- * and manifest.json follows last. Either way a failed or interrupted run never leaves something that
- * looks like a backup, and retention (run only after a success) never counts one. Only what is named
- * exactly like this cluster's backups is ever removed: the volume or bucket may be shared.
- * The job's termination message says what happened (BackupCompleted with the backup's facts as JSON,
- * or BackupFailed and why): the controller turns it into status.backup, an Event and metrics.
- */
-export const BACKUP_SH = sh`#!/bin/bash
+#!/bin/bash
 # recon8s backup: dumps the cluster into the backup volume or object store and keeps the newest BACKUP_RETAIN.
+#
+# What makes the dump restorable into a new MySQLCluster (pipe it into the new primary as root):
+# - One member answers everything: the Service picks one, and the rest of the run talks to that pod by
+#   the name it reports (report_host, its own DNS name), so the schema list, the data and the accounts
+#   all come from the same server. Where that name cannot be reached, every query goes through the
+#   Service (and says so).
+# - The application's schemas only, never the mysql schema: restoring its tables would overwrite the
+#   new cluster's own accounts and replication metadata (a replica then stops on "DROP TABLE
+#   slave_worker_info", seen on MySQL 9.7), and the new cluster has its own credentials Secret.
+# - --single-transaction: one consistent InnoDB snapshot of all of them, without locking writers out.
+#   --routines --events --triggers: the schemas' code too. --hex-blob: binary columns survive any
+#   client character set.
+# - The application's accounts (everyone but root, the replication account, the controller's account and
+#   MySQL's own mysql.* accounts) follow as CREATE USER IF NOT EXISTS with their password hashes (hex), then their grants.
+#   Locked accounts first: roles are usually locked, and a user's DEFAULT ROLE must exist before it.
+# - --set-gtid-purged=COMMENTED records the snapshot's GTID point as a comment. mysqldump still writes
+#   SET @@SESSION.SQL_LOG_BIN= 0 before the data, which would keep the restored rows on the new primary
+#   alone (seen on MySQL 9.7: its replica then stops on the first later write); that one line is
+#   dropped, so a restore runs as new transactions of the new cluster and reaches its replicas.
+# On a volume the file is written as <name>-<UTC time>.sql.gz.partial and renamed only once complete;
+# in an object store (STORE_BUCKET set, see store.sh) it streams to base/<UTC time>/dump.sql.gz
+# and manifest.json follows last. Either way a failed or interrupted run never leaves something that
+# looks like a backup, and retention (run only after a success) never counts one. Only what is named
+# exactly like this cluster's backups is ever removed: the volume or bucket may be shared.
+# The job's termination message says what happened (BackupCompleted with the backup's facts as JSON,
+# or BackupFailed and why): the controller turns it into status.backup, an Event and metrics.
 set -euo pipefail
-. "\${BASH_SOURCE[0]%/*}/common.sh"
+# shellcheck source=common.sh
+. "${BASH_SOURCE[0]%/*}/common.sh"
 require_env CLUSTER_NAME BACKUP_HOST BACKUP_RETAIN MYSQL_ROOT_PASSWORD
 [[ $BACKUP_RETAIN =~ ^[1-9][0-9]*$ ]] || die "BACKUP_RETAIN must be a positive integer, got '$BACKUP_RETAIN'"
 to_store=
-if [[ -n \${STORE_BUCKET:-} ]]; then
-  . "\${BASH_SOURCE[0]%/*}/store.sh"
+if [[ -n ${STORE_BUCKET:-} ]]; then
+  # shellcheck source=store.sh
+  . "${BASH_SOURCE[0]%/*}/store.sh"
   to_store=1
 fi
 
-scratch=\${BACKUP_SCRATCH:-${PATHS.tmp}} # overridden by unit tests only
-dir=\${BACKUP_DIR:-${PATHS.backup}}
+scratch=${BACKUP_SCRATCH:-$RECON8S_TMP} # overridden by unit tests only
+dir=${BACKUP_DIR:-$RECON8S_BACKUP_DIR}
 started=$EPOCHSECONDS
 printf -v stamp '%(%Y%m%dT%H%M%SZ)T' "$started"
 printf -v started_at '%(%Y-%m-%dT%H:%M:%SZ)T' "$started"
@@ -60,17 +56,17 @@ fi
 exec 2> >(tee -a "$errors" >&2)
 finish() {
   local rc=$?
-  [[ -z \${partial:-} ]] || rm -f -- "$partial"
+  [[ -z ${partial:-} ]] || rm -f -- "$partial"
   if ((rc != 0)); then
     sleep 0.2 # the tee above may still be writing the last line
-    report ${STORE_REPORTS.backupFailed} "backup $stamp into $location failed: $(last_line "$(cat -- "$errors" 2>/dev/null)")"
+    report "$RECON8S_REPORT_BACKUP_FAILED" "backup $stamp into $location failed: $(last_line "$(cat -- "$errors" 2>/dev/null)")"
   fi
   rm -f -- "$gtid_header" "$errors"
 }
 trap finish EXIT
 
 source_sql() { # HOST SQL: one result per line, unescaped
-  mysql --defaults-extra-file=<(verified_cnf root "$MYSQL_ROOT_PASSWORD") --host="$1" --port=${MYSQL_PORT} \
+  mysql --defaults-extra-file=<(verified_cnf root "$MYSQL_ROOT_PASSWORD") --host="$1" --port="$RECON8S_MYSQL_PORT" \
     --get-server-public-key --connect-timeout=10 --batch --skip-column-names --raw -e "$2"
 }
 
@@ -83,15 +79,15 @@ else
 fi
 schemas=$(source_sql "$host" "SELECT schema_name FROM information_schema.schemata WHERE schema_name NOT IN ('mysql', 'sys', 'information_schema', 'performance_schema') ORDER BY schema_name")
 mapfile -t schemas <<<"$schemas"
-[[ -n \${schemas[0]:-} ]] || schemas=()
-accounts=$(source_sql "$host" "SELECT CONCAT(QUOTE(user), '@', QUOTE(host)) FROM mysql.user WHERE user NOT IN ('root', '${REPLICATION_USER}', '${ADMIN_USER}') AND user NOT LIKE 'mysql.%' ORDER BY account_locked = 'Y' DESC, user, host")
+[[ -n ${schemas[0]:-} ]] || schemas=()
+accounts=$(source_sql "$host" "SELECT CONCAT(QUOTE(user), '@', QUOTE(host)) FROM mysql.user WHERE user NOT IN ('root', '$RECON8S_REPLICATION_USER', '$RECON8S_ADMIN_USER') AND user NOT LIKE 'mysql.%' ORDER BY account_locked = 'Y' DESC, user, host")
 mapfile -t accounts <<<"$accounts"
-[[ -n \${accounts[0]:-} ]] || accounts=()
+[[ -n ${accounts[0]:-} ]] || accounts=()
 
 dump_accounts() {
   local account creates='SET SESSION print_identified_with_as_hex = ON;' grants=''
-  ((\${#accounts[@]})) || return 0
-  for account in "\${accounts[@]}"; do
+  ((${#accounts[@]})) || return 0
+  for account in "${accounts[@]}"; do
     creates+="SHOW CREATE USER $account;"
     grants+="SHOW GRANTS FOR $account;"
   done
@@ -105,10 +101,10 @@ dump_accounts() {
 # further lines when it names several servers) is copied aside as it streams past.
 dump() {
   {
-    if ((\${#schemas[@]})); then
-      mysqldump --defaults-extra-file=<(verified_cnf root "$MYSQL_ROOT_PASSWORD") --host="$host" --port=${MYSQL_PORT} \
+    if ((${#schemas[@]})); then
+      mysqldump --defaults-extra-file=<(verified_cnf root "$MYSQL_ROOT_PASSWORD") --host="$host" --port="$RECON8S_MYSQL_PORT" \
         --get-server-public-key --single-transaction --routines --events --triggers --hex-blob \
-        --set-gtid-purged=COMMENTED --databases "\${schemas[@]}" |
+        --set-gtid-purged=COMMENTED --databases "${schemas[@]}" |
         sed -e '/^SET @@SESSION\.SQL_LOG_BIN= 0;$/d' -e '/^\(-- \|\/\* \)SET @@GLOBAL\.GTID_PURGED=/{' -e ':more' \
           -e "/';/!{N;b more" -e '}' -e "w $gtid_header" -e '}'
     fi
@@ -128,12 +124,12 @@ checks_skipped=
 snapshot_gtids=
 table_count=0
 json_escape() {
-  local v=\${1//\\/\\\\}
-  printf '%s' "\${v//\"/\\\"}"
+  local v=${1//\\/\\\\}
+  printf '%s' "${v//\"/\\\"}"
 }
 snapshot_begin() {
   coproc SNAPSHOT {
-    mysql --defaults-extra-file=<(verified_cnf root "$MYSQL_ROOT_PASSWORD") --host="$host" --port=${MYSQL_PORT} \
+    mysql --defaults-extra-file=<(verified_cnf root "$MYSQL_ROOT_PASSWORD") --host="$host" --port="$RECON8S_MYSQL_PORT" \
       --get-server-public-key --connect-timeout=10 --batch --skip-column-names --raw --unbuffered 2>&1
   }
   if snapshot_sql "SET SESSION sql_mode = ''; SET SESSION lock_wait_timeout = 10; FLUSH TABLES WITH READ LOCK; SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ; START TRANSACTION WITH CONSISTENT SNAPSHOT; SELECT REPLACE(@@GLOBAL.gtid_executed, '\n', '')"; then
@@ -147,11 +143,11 @@ snapshot_begin() {
 snapshot_sql() {
   local line
   snapshot_out=
-  [[ -n \${SNAPSHOT_PID:-} ]] || return 1
-  printf '%s;\nSELECT 0x7265636f6e38732d656e64;\n' "$1" >&"\${SNAPSHOT[1]}"
-  while IFS= read -r -t 600 line <&"\${SNAPSHOT[0]}"; do
+  [[ -n ${SNAPSHOT_PID:-} ]] || return 1
+  printf '%s;\nSELECT 0x7265636f6e38732d656e64;\n' "$1" >&"${SNAPSHOT[1]}"
+  while IFS= read -r -t 600 line <&"${SNAPSHOT[0]}"; do
     [[ $line != recon8s-end ]] || return 0
-    snapshot_out+=\${snapshot_out:+$'\n'}$line
+    snapshot_out+=${snapshot_out:+$'\n'}$line
   done
   return 1
 }
@@ -168,29 +164,29 @@ snapshot_checks() {
     checks_skipped="mysqldump's snapshot did not open within 5 s of the checksums' own"
     return 0
   }
-  ((\${#schemas[@]})) || return 0
-  local list schema name quoted bt='\`'
-  list=$(printf "'%s'," "\${schemas[@]//\'/\'\'}")
+  ((${#schemas[@]})) || return 0
+  local list schema name quoted bt='`'
+  list=$(printf "'%s'," "${schemas[@]//\'/\'\'}")
   while IFS=$'\t' read -r schema name; do
     [[ -n $name ]] || continue
-    quoted="$bt\${schema//$bt/$bt$bt}$bt.$bt\${name//$bt/$bt$bt}$bt"
+    quoted="$bt${schema//$bt/$bt$bt}$bt.$bt${name//$bt/$bt$bt}$bt"
     snapshot_sql "SELECT COUNT(*) FROM $quoted" || return 1
     rows=$snapshot_out
     snapshot_sql "CHECKSUM TABLE $quoted" || return 1
-    sum=\${snapshot_out##*$'\t'}
+    sum=${snapshot_out##*$'\t'}
     [[ $rows =~ ^[0-9]+$ && $sum =~ ^[0-9]+$ ]] || return 1
-    checks+="\${checks:+,}[\"$(json_escape "$schema.$name")\",$rows,$sum]"
+    checks+="${checks:+,}[\"$(json_escape "$schema.$name")\",$rows,$sum]"
     table_count=$((table_count + 1))
-  done < <(source_sql "$host" "SELECT table_schema, table_name FROM information_schema.TABLES WHERE table_type = 'BASE TABLE' AND table_schema IN (\${list%,}) ORDER BY table_schema, table_name")
+  done < <(source_sql "$host" "SELECT table_schema, table_name FROM information_schema.TABLES WHERE table_type = 'BASE TABLE' AND table_schema IN (${list%,}) ORDER BY table_schema, table_name")
 }
 snapshot_end() {
-  [[ -z \${SNAPSHOT_PID:-} ]] || { snapshot_sql 'COMMIT' >/dev/null || true; }
-  local fd=\${SNAPSHOT[1]:-}
+  [[ -z ${SNAPSHOT_PID:-} ]] || { snapshot_sql 'COMMIT' >/dev/null || true; }
+  local fd=${SNAPSHOT[1]:-}
   [[ -z $fd ]] || exec {fd}>&-
   [[ -z $checks_skipped ]] || { checks=; table_count=0; }
 }
 
-log "backing up $host:${MYSQL_PORT} (\${#schemas[@]} schemas, \${#accounts[@]} accounts) into $location"
+log "backing up $host:$RECON8S_MYSQL_PORT (${#schemas[@]} schemas, ${#accounts[@]} accounts) into $location"
 : >"$gtid_header"
 if [[ -n $to_store ]]; then
   snapshot_begin
@@ -220,7 +216,7 @@ if [[ -n $to_store ]]; then
   extra=$(printf ',"dataBytes":%d,"tableCount":%d' "$data_bytes" "$table_count")
   [[ -z $checks_skipped ]] || extra+=$(printf ',"checksumsSkipped":"%s"' "$(json_escape "$checks_skipped")")
   store_rclone rcat "$(store_path "base/$stamp/manifest.json")" <<<"$manifest$extra,\"tables\":[$checks]}"
-  manifest+=$extra}
+  manifest+="$extra}"
 else
   manifest+='}'
   mv -f -- "$partial" "$final"
@@ -231,52 +227,25 @@ log "backup complete: $location ($size bytes, GTID set '$gtids')"
 # Retention: the newest BACKUP_RETAIN complete backups stay. Names sort by time: the oldest come first.
 if [[ -n $to_store ]]; then
   mapfile -t complete < <(store_list base -R --files-only --include '/*/manifest.json' | sed -n 's|^\([0-9]\{8\}T[0-9]\{6\}Z\)/manifest\.json$|\1|p' | sort)
-  for ((i = 0; i < \${#complete[@]} - BACKUP_RETAIN; i++)); do
-    store_rclone purge "$(store_path "base/\${complete[i]}")"
-    log "removed the old backup $(store_url "base/\${complete[i]}/")"
+  for ((i = 0; i < ${#complete[@]} - BACKUP_RETAIN; i++)); do
+    store_rclone purge "$(store_path "base/${complete[i]}")"
+    log "removed the old backup $(store_url "base/${complete[i]}/")"
   done
   # What failed runs left (a dump without a manifest) once a day has passed: never one still being written.
   printf -v day_ago '%(%Y%m%dT%H%M%SZ)T' "$((started - 86400))"
   while IFS= read -r name; do
-    name=\${name%/}
+    name=${name%/}
     [[ $name =~ ^[0-9]{8}T[0-9]{6}Z$ && $name < $day_ago ]] || continue
-    printf '%s\n' "\${complete[@]}" | grep -qx -- "$name" && continue
+    printf '%s\n' "${complete[@]}" | grep -qx -- "$name" && continue
     store_rclone purge "$(store_path "base/$name")"
     log "removed the incomplete backup $(store_url "base/$name/")"
   done < <(store_list base --dirs-only)
 else
   shopt -s nullglob
   backups=("$dir/$CLUSTER_NAME"-[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]T[0-9][0-9][0-9][0-9][0-9][0-9]Z.sql.gz)
-  for ((i = 0; i < \${#backups[@]} - BACKUP_RETAIN; i++)); do
-    rm -f -- "\${backups[i]}"
-    log "removed the old backup \${backups[i]}"
+  for ((i = 0; i < ${#backups[@]} - BACKUP_RETAIN; i++)); do
+    rm -f -- "${backups[i]}"
+    log "removed the old backup ${backups[i]}"
   done
 fi
-report ${STORE_REPORTS.backupCompleted} "$manifest"
-`;
-
-/**
- * What `recon8s backups NAME` runs (a Job from the backup CronJob's template, so that it reaches the
- * store or volume exactly as the backups do): one line per backup, oldest first, then the archive's
- * reach. Lines are `backup<TAB>{manifest}`, `binlog<TAB>{state}` and, on a volume, `file<TAB>name<TAB>bytes`.
- */
-export const LIST_BACKUPS_SH = sh`#!/bin/bash
-# recon8s list-backups: prints what the backup destination holds, for recon8s backups.
-set -euo pipefail
-. "\${BASH_SOURCE[0]%/*}/common.sh"
-require_env CLUSTER_NAME
-if [[ -n \${STORE_BUCKET:-} ]]; then
-  . "\${BASH_SOURCE[0]%/*}/store.sh"
-  while IFS= read -r name; do
-    printf 'backup\t%s\n' "$(store_rclone cat "$(store_path "base/$name/manifest.json")")"
-  done < <(store_list base -R --files-only --include '/*/manifest.json' | sed -n 's|^\([0-9]\{8\}T[0-9]\{6\}Z\)/manifest\.json$|\1|p' | sort)
-  if [[ -n $(store_list binlog --files-only --include /state.json) ]]; then
-    printf 'binlog\t%s\n' "$(store_rclone cat "$(store_path binlog/state.json)")"
-  fi
-else
-  shopt -s nullglob
-  for f in "\${BACKUP_DIR:-${PATHS.backup}}/$CLUSTER_NAME"-[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]T[0-9][0-9][0-9][0-9][0-9][0-9]Z.sql.gz; do
-    printf 'file\t%s\t%s\n' "\${f##*/}" "$(stat -c %s -- "$f")"
-  done
-fi
-`;
+report "$RECON8S_REPORT_BACKUP_COMPLETED" "$manifest"
