@@ -133,6 +133,8 @@ export type {
   MySQLAccountStatus,
   MySQLCredentialRotationStatus,
   MySQLSwitchoverStatus,
+  MySQLPrimaryTermStatus,
+  MySQLFailoverStatus,
   MySQLBackupStatus,
   MySQLRestoreStatus,
   MySQLRestoreFailureStatus,

@@ -662,6 +662,19 @@ export interface MySQLClusterStatus {
    */
   readonly restoreFailure?: MySQLRestoreFailureStatus;
   /**
+   * A primary’s term, recorded before it took a write: what a failover from it can later prove about
+   * what it holds.
+   * @default - none
+   */
+  readonly primaryTerm?: MySQLPrimaryTermStatus;
+  /**
+   * The last failover: what the controller knew when it promoted a replica, so that the former
+   * primary may rejoin by clone on its own when what it holds beyond the new primary provably was
+   * never acknowledged.
+   * @default - none
+   */
+  readonly lastFailover?: MySQLFailoverStatus;
+  /**
    * The last switchover request (annotation recon8s.dev/switchover) and how it ended.
    * @default - none
    */
@@ -686,6 +699,8 @@ export interface ResolvedMySQLClusterStatus {
   readonly backup?: ResolvedMySQLBackupStatus;
   readonly restore?: ResolvedMySQLRestoreStatus;
   readonly restoreFailure?: ResolvedMySQLRestoreFailureStatus;
+  readonly primaryTerm?: ResolvedMySQLPrimaryTermStatus;
+  readonly lastFailover?: ResolvedMySQLFailoverStatus;
   readonly switchover?: ResolvedMySQLSwitchoverStatus;
 }
 
@@ -1069,6 +1084,100 @@ export interface MySQLRestoreFailureStatus {
 export interface ResolvedMySQLRestoreFailureStatus {
   readonly message: string;
   readonly generation: number;
+}
+
+/**
+ * A primary’s term, recorded before it took a write: what a failover from it can later prove about
+ * what it holds.
+ */
+export interface MySQLPrimaryTermStatus {
+  /**
+   * The member (pod) that was the primary.
+   */
+  readonly member: string;
+  /**
+   * Its server_uuid during the term.
+   */
+  readonly serverUuid: string;
+  /**
+   * Its own transactions (of its server_uuid) when the term began, a GTID set: any of that uuid
+   * beyond them was committed during the term or after.
+   */
+  readonly ownGtidsAtStart: string;
+  /**
+   * The fewest semi-synchronous acknowledgements its commits waited for during the term (0: at some
+   * point none).
+   */
+  readonly semiSyncReplicas: number;
+}
+
+/** {@link MySQLPrimaryTermStatus} with every default applied. */
+export interface ResolvedMySQLPrimaryTermStatus {
+  readonly member: string;
+  readonly serverUuid: string;
+  readonly ownGtidsAtStart: string;
+  readonly semiSyncReplicas: number;
+}
+
+/**
+ * The last failover: what the controller knew when it promoted a replica, so that the former
+ * primary may rejoin by clone on its own when what it holds beyond the new primary provably was
+ * never acknowledged.
+ */
+export interface MySQLFailoverStatus {
+  /**
+   * The primary that was lost.
+   */
+  readonly from: string;
+  /**
+   * The replica promoted.
+   */
+  readonly to: string;
+  /**
+   * When.
+   */
+  readonly time: string;
+  /**
+   * Replicas of the lost primary that were not candidates (out of reach, errant, or following
+   * another source).
+   */
+  readonly outOfReach: number;
+  /**
+   * A primary’s term, recorded before it took a write: what a failover from it can later prove about
+   * what it holds.
+   * @default - none
+   */
+  readonly term?: MySQLPrimaryTermStatus;
+  /**
+   * The lost primary’s own transactions when it was replaced, when it answered then (it had
+   * restarted).
+   * @default - none
+   */
+  readonly ownGtidsAtFailover?: string;
+  /**
+   * Why what the former primary holds can no longer be proven unacknowledged (seen since the
+   * failover).
+   * @default - none
+   */
+  readonly unprovable?: string;
+  /**
+   * The transactions of the former primary its agent was asked to discard by re-provisioning it by
+   * clone (asked once).
+   * @default - none
+   */
+  readonly discardRequested?: string;
+}
+
+/** {@link MySQLFailoverStatus} with every default applied. */
+export interface ResolvedMySQLFailoverStatus {
+  readonly from: string;
+  readonly to: string;
+  readonly time: string;
+  readonly outOfReach: number;
+  readonly term?: ResolvedMySQLPrimaryTermStatus;
+  readonly ownGtidsAtFailover?: string;
+  readonly unprovable?: string;
+  readonly discardRequested?: string;
 }
 
 /**

@@ -125,9 +125,13 @@ export class Agent {
             config.primaryHost,
             REPLICATION_USER,
             replicationPassword(),
-            "SELECT @@GLOBAL.read_only AS ro, REPLACE(@@GLOBAL.gtid_executed, CHAR(10), '') AS executed",
+            "SELECT @@GLOBAL.read_only AS ro, REPLACE(@@GLOBAL.gtid_executed, CHAR(10), '') AS executed, @@GLOBAL.server_uuid AS uuid",
           );
-          return { writable: Number(row?.ro) === 0, executed: String(row?.executed ?? '') };
+          return {
+            writable: Number(row?.ro) === 0,
+            executed: String(row?.executed ?? ''),
+            serverUuid: String(row?.uuid ?? ''),
+          };
         },
         report: (reason, message) => this.report(MEMBER_REPORTS[reason], message),
         log: this.log,

@@ -164,6 +164,23 @@ export class LocalSql {
     return Number(row?.v) === 1;
   }
 
+  async gtidSubtract(set: string, minus: string): Promise<string> {
+    const [row] = await this.rows("SELECT REPLACE(GTID_SUBTRACT(?, ?), CHAR(10), '') AS v", [set, minus]);
+    return String(row?.v ?? '');
+  }
+
+  /** The binary logs, oldest first (SHOW BINARY LOGS). */
+  async binaryLogs(): Promise<{ name: string; bytes: number }[]> {
+    return (await this.rows('SHOW BINARY LOGS')).map((r) => ({ name: String(r.Log_name), bytes: Number(r.File_size) }));
+  }
+
+  /** The GTID set executed before `log` began: its Previous_gtids event, the second of every log. */
+  async previousGtids(log: string): Promise<string> {
+    const rows = await this.rows('SHOW BINLOG EVENTS IN ? LIMIT 3', [log]);
+    const event = rows.find((r) => r.Event_type === 'Previous_gtids');
+    return String(event?.Info ?? '').replace(/\s+/g, '');
+  }
+
   async cloneInProgress(): Promise<boolean> {
     const [row] = await this.rows('SELECT STATE AS v FROM performance_schema.clone_status');
     return row?.v === 'In Progress';

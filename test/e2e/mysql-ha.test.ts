@@ -350,8 +350,9 @@ describe('MySQLCluster high availability on a real node (MySQL 9.7), its backup 
 
   /**
    * The old primary comes back read-only and follows the new one, or, when it holds a transaction no
-   * replica had received (never acknowledged), is excluded until re-provisioned by clone; then every
-   * member holds the new primary's rows.
+   * replica had received (never acknowledged), is excluded until re-provisioned by clone: by the
+   * controller on its own when it can prove that (lib/mysql/rejoin.ts), else by hand here, saying why;
+   * then every member holds the new primary's rows.
    */
   async function rejoins(old: string, promoted: string, after: string): Promise<void> {
     await eventually(
@@ -362,9 +363,29 @@ describe('MySQLCluster high availability on a real node (MySQL 9.7), its backup 
       { timeoutMs: RECOVERY_MS, intervalMs: 1000, description: `${old} back` },
     );
     const back = (await cluster()).status?.members?.find((x) => x.name === old);
-    if (back?.errantTransactions) {
+    // What the controller says of it: re-provisioned on its own, or why not (or it rejoined meanwhile).
+    const manual = back?.errantTransactions
+      ? await eventually(
+          async () => {
+            const status = (await cluster()).status;
+            if (!status?.members?.find((x) => x.name === old)?.errantTransactions) return undefined;
+            const message = status.conditions?.find((c) => c.type === 'Degraded')?.message ?? '';
+            const said = new RegExp(
+              `member ${old} holds [^;]*; (?:they were never acknowledged|not discarded automatically: ([^;]*))`,
+            ).exec(message);
+            assert.ok(said, message);
+            return said[1] ?? undefined;
+          },
+          { timeoutMs: 30_000, intervalMs: 1000, description: `what the controller says of ${old}` },
+        )
+      : undefined;
+    if (back?.errantTransactions && manual === undefined)
       console.log(
-        `      ${old} came back with unacknowledged transactions (${back.errantTransactions}): re-provisioning it`,
+        `      ${old} came back with unacknowledged transactions (${back.errantTransactions}): the controller re-provisions it on its own`,
+      );
+    if (manual !== undefined) {
+      console.log(
+        `      ${old} came back with transactions the primary lacks (${back?.errantTransactions ?? ''}), not discarded automatically (${manual}): re-provisioning it by hand`,
       );
       await core.patchNamespacedPod(
         {

@@ -76,6 +76,15 @@ class FakeMember implements LocalSqlApi {
   gtidSubset() {
     return Promise.resolve(true);
   }
+  gtidSubtract() {
+    return Promise.resolve('');
+  }
+  binaryLogs() {
+    return Promise.resolve([]);
+  }
+  previousGtids() {
+    return Promise.resolve('');
+  }
   cloneInProgress() {
     return Promise.resolve(false);
   }
