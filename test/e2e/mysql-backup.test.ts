@@ -693,7 +693,7 @@ describe('MySQLCluster backups to S3 and restores on a real node (MySQL 9.7, ver
       assert.ok((await prom().query(`${name}{${sel}}`)).length > 0, `${name}{${sel}}: no data in Prometheus`);
     const failing = await prom().query(`recon8s_mysql_backup_failing{${sel}}`);
     assert.deepEqual(
-      failing.map((x) => [x.metric.job, x.value[1]]).sort(),
+      failing.map((x) => [x.metric.task, x.value[1]]).sort(),
       [
         ['backup', '0'],
         ['binlog', '0'],
