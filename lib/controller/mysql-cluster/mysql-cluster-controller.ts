@@ -197,9 +197,9 @@ function createManager(): Manager {
         ctx.metrics?.mysqlBackupVerified.set(labels, Date.parse(found.verification.passedAt) / 1000);
       if (found.verification?.failed !== undefined)
         ctx.metrics?.mysqlBackupVerificationFailed.set(labels, found.verification.failed ? 1 : 0);
-      for (const job of ['backup', 'binlog'] as const) {
-        const failing = found.failing[job];
-        if (failing !== undefined) ctx.metrics?.mysqlBackupFailing.set({ ...labels, job }, failing ? 1 : 0);
+      for (const task of ['backup', 'binlog'] as const) {
+        const failing = found.failing[task];
+        if (failing !== undefined) ctx.metrics?.mysqlBackupFailing.set({ ...labels, task }, failing ? 1 : 0);
       }
       return {
         ...managed,
