@@ -6,46 +6,11 @@
 import type { Connection, RowDataPacket } from 'mysql2/promise';
 import type { AccountStatement, HeldPrivilege, ObservedAccount, ObservedServer } from './accounts.js';
 import { quoteIdentifier, statementSql } from './accounts.js';
-import { asCertificateError } from './member-sql.js';
+import type { VerifiedLogin } from './member-sql.js';
+import { QUERY_TIMEOUT_MS, openVerified } from './member-sql.js';
 
-export const QUERY_TIMEOUT_MS = 10_000;
-
-export interface AccountAdminOptions {
-  readonly host: string;
-  readonly port: number;
-  readonly user: string;
-  readonly password: string;
-  /** The cluster's CA certificate (PEM): the member must present a certificate it signed. */
-  readonly ca: string;
-  /** @default 3000 */
-  readonly connectTimeoutMs?: number;
-}
-
-/**
- * A session to a member as `o.user` over TLS that verified the member's certificate before the password
- * was sent (member-sql.ts says how), with the session's sql_mode as mysql2's quoting needs it.
- */
-export async function openVerified(o: AccountAdminOptions): Promise<Connection> {
-  // Loaded on the first connection (member-sql.ts says why).
-  const { createConnection } = await import('mysql2/promise');
-  let c: Connection;
-  try {
-    c = await createConnection({
-      host: o.host,
-      port: o.port,
-      user: o.user,
-      password: o.password,
-      connectTimeout: o.connectTimeoutMs ?? 3000,
-      ssl: { ca: o.ca, rejectUnauthorized: true },
-      multipleStatements: false,
-    });
-  } catch (e) {
-    throw asCertificateError(e);
-  }
-  // Backslash escapes in the literals mysql2 quotes, whatever the server's sql_mode.
-  await c.query({ sql: "SET SESSION sql_mode = ''", timeout: QUERY_TIMEOUT_MS });
-  return c;
-}
+/** root's login to the primary (see above). */
+export type AccountAdminOptions = VerifiedLogin;
 
 /** Ends a session; a member that no longer answers does not hold it up. */
 export async function closeSession(c: Connection): Promise<void> {

@@ -1,13 +1,14 @@
 // The SQL of a rotation of the cluster's own accounts (cluster-rotation.ts decides): what the primary
 // holds of root, replication and recon8s-admin, what a replica's channel holds, and the statements.
-// Thin on purpose. As root, over TLS that verified the member (account-sql.ts openVerified): setting
+// Thin on purpose. As root, over TLS that verified the member (member-sql.ts openVerified): setting
 // another account's password and reading a replica's connection metadata take it. Passwords are values
 // (mysql2 quotes them), never in the SQL text; the server writes them to no log in clear (ALTER USER
 // and CHANGE REPLICATION SOURCE are rewritten there).
 import type { Connection, RowDataPacket } from 'mysql2/promise';
 import { MYSQL_ADMIN_USER, MYSQL_REPLICATION_USER } from '../../constructs/index.js';
 import type { AccountAdminOptions } from './account-sql.js';
-import { QUERY_TIMEOUT_MS, closeSession, openVerified, takesWrites } from './account-sql.js';
+import { closeSession, takesWrites } from './account-sql.js';
+import { QUERY_TIMEOUT_MS, openVerified } from './member-sql.js';
 import { passwordFingerprint } from './accounts.js';
 import type { ClusterAccount, ReplicaChannel } from './cluster-rotation.js';
 import { CLUSTER_ACCOUNTS } from './cluster-rotation.js';
