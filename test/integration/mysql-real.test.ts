@@ -903,16 +903,22 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
     follow(former);
     await ready(former);
     await rows(former, '1,2,3,4,5,6');
+    // The agent writes `kept`, then removes the previous data directory: both, in that order.
     await eventually(
-      () =>
+      () => {
         assert.ok(
           readdirSync(former.volume)
             .filter((e) => e.startsWith('discarded-'))
             .some((e) => readdirSync(join(former.volume, e)).includes('kept')),
-        ),
-      { timeoutMs: 30_000, description: 'the discarded binary log kept', diagnose: () => former.diagnose() },
+        );
+        assert.ok(!readdirSync(former.volume).includes('data.previous'));
+      },
+      {
+        timeoutMs: 30_000,
+        description: 'the discarded binary log kept, the previous data directory removed',
+        diagnose: () => former.diagnose(),
+      },
     );
-    assert.ok(!readdirSync(former.volume).includes('data.previous'));
     const record = readdirSync(former.volume)
       .filter((e) => e.startsWith('discarded-'))
       .find((e) => readFileSync(join(former.volume, e, 'gtids'), 'utf8').trim() === surplus.toString());
