@@ -53,6 +53,12 @@ export {
   ROLES as MYSQL_ROLES,
   SWITCHOVER_ANNOTATION as MYSQL_SWITCHOVER_ANNOTATION,
   REPROVISION_ANNOTATION as MYSQL_REPROVISION_ANNOTATION,
+  NEXT_PASSWORD_SUFFIX as MYSQL_NEXT_PASSWORD_SUFFIX,
+  CREDENTIALS_REVISION_KEY as MYSQL_CREDENTIALS_REVISION_KEY,
+  INITIAL_CREDENTIALS_REVISION as MYSQL_INITIAL_CREDENTIALS_REVISION,
+  ROTATED_ACCOUNTS_ANNOTATION as MYSQL_ROTATED_ACCOUNTS_ANNOTATION,
+  AGENT_HTTP_PATHS as MYSQL_AGENT_HTTP_PATHS,
+  AGENT_PORT as MYSQL_AGENT_PORT,
 } from './mysql/layout.js';
 export type { MySQLClusterNames } from './mysql/layout.js';
 export { MANAGED_BY } from './common/metadata.js';
@@ -125,7 +131,10 @@ export type {
   MySQLClusterStatus,
   MySQLMemberStatus,
   MySQLAccountStatus,
+  MySQLCredentialRotationStatus,
   MySQLSwitchoverStatus,
+  MySQLPrimaryTermStatus,
+  MySQLFailoverStatus,
   MySQLBackupStatus,
   MySQLRestoreStatus,
   MySQLRestoreFailureStatus,

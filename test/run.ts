@@ -127,6 +127,7 @@ const NODE_TEARDOWN: Lane = e2e('e2e-teardown', 'teardown/node-teardown');
 const HOST_FILES = [
   'images',
   'mysql-real',
+  'mysql-rotation',
   'package-cdk8s-template',
   'package-controller',
   'package-crd-import',
@@ -168,9 +169,10 @@ const LANES: Readonly<Record<string, readonly Lane[]>> = {
  * Binaries only some tests need, built once per machine (flock'd scripts: a test that needs one
  * meanwhile waits for this build instead of starting its own). At low CPU priority: the control plane
  * and the node, which every later test waits on, build first. In the order they are needed: the
- * end-to-end lanes start first with the S3 server (backups) and Prometheus (HA); promtool shares
- * Prometheus's module graph (most of its packages are compiled by then), and it and helm serve the
- * integration files that run last in their lane and the last end-to-end file (install-helm).
+ * end-to-end lanes start first with the S3 server (backups) and Prometheus (HA, and the backup lane's
+ * last test); promtool shares Prometheus's module graph (most of its packages are compiled by then),
+ * and it and helm serve the integration files that run last in their lane and the last end-to-end
+ * file (install-helm).
  */
 const BACKGROUND_BUILDS: readonly (readonly string[])[] = [
   ['nice', '-n', '15', 'bash', join(ROOT, 'test/s3/build-versitygw.sh'), VERSITYGW_VERSION],

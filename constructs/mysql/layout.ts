@@ -26,6 +26,21 @@ export const SECRET_KEYS = {
   exporterPassword: 'exporter-password',
 } as const;
 
+/**
+ * The credentials Secret during a rotation of the cluster's own accounts (`recon8s rotate-credentials
+ * mysqlcluster`): the staged new password of an account is `<its key>-next` (generated there before
+ * MySQL is told, so that no crash loses a password an account holds; gone once switched in), and
+ * `credentials-revision` names the rotation whose passwords the Secret holds (absent before the first).
+ * The revision is a key, not an annotation: the members' agents read the Secret as files, and say which
+ * revision they read, so that the old passwords are discarded only once every agent reads the new ones.
+ */
+export const NEXT_PASSWORD_SUFFIX = '-next';
+export const CREDENTIALS_REVISION_KEY = 'credentials-revision';
+/** The revision the agents report while the Secret has no credentials-revision (its first passwords). */
+export const INITIAL_CREDENTIALS_REVISION = '0';
+/** On the credentials Secret: the accounts the last rotation switched ("root,replication,admin"). */
+export const ROTATED_ACCOUNTS_ANNOTATION = 'recon8s.dev/rotated-accounts';
+
 /** The account replicas (and clones) connect to the primary as. */
 export const REPLICATION_USER = 'replication';
 
@@ -97,6 +112,12 @@ export const PATHS = {
   scripts: '/opt/recon8s',
   /** Where the backup job mounts the backup volume. */
   backup: '/backup',
+  /**
+   * The credentials Secret, read-only, as files: the agent reads the passwords from here each time it
+   * uses one (the kubelet updates the files when the Secret changes; an environment variable would
+   * keep the value of the container's start). Also in mysqld's container, for a person's `mysql`.
+   */
+  credentials: '/etc/recon8s/credentials',
   /** The tls Secret (tls.crt, tls.key, ca.crt), read-only; files, not subPaths, so that a renewed certificate reaches running pods. */
   tls: '/etc/mysql/tls',
   tlsCa: '/etc/mysql/tls/ca.crt',
@@ -202,4 +223,9 @@ export function databaseSelector(cluster: string): Record<string, string> {
 export const AGENT_PORT = 9080;
 export const AGENT_PORT_NAME = 'agent';
 /** What the agent serves: liveness (mysqld answers) and readiness (the member does its job). */
-export const AGENT_HTTP_PATHS = { live: '/livez', ready: '/readyz' } as const;
+export const AGENT_HTTP_PATHS = {
+  live: '/livez',
+  ready: '/readyz',
+  /** The credentials revision the agent reads in the mounted Secret now (a token, never a password). */
+  credentials: '/credentials-revision',
+} as const;

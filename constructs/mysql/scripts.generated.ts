@@ -889,7 +889,7 @@ fi
 # can never catch up by replication (the receiver stops with error 13114 wrapping 1236): it needs a
 # new copy of the primary's data. That copy is made without ever losing what the replica had:
 # - The agent (lib/agent/reprovision.ts) sees that exact error, and nothing else: a replica with transactions the
-#   primary lacks (errant ones) is never re-cloned automatically, since a clone would discard them.
+#   primary lacks (errant ones) is never re-cloned for it, since a clone would discard them.
 #   Before cloning it checks that the member is read-only (so never the writable primary), that the
 #   donor is writable (the primary), and that every transaction of the member is in the donor's
 #   gtid_executed.
@@ -912,7 +912,9 @@ fi
 # The same mechanism re-provisions a member on request: a new value of the pod annotation
 # recon8s.dev/reprovision (read from a downward API volume) asks for it, even when the member holds
 # transactions the primary lacks (errant ones: a person decided to discard them). The value handled
-# last is kept on the data volume, so a request is done once.
+# last is kept on the data volume, so a request is done once. The controller makes such a request
+# itself for a former primary whose surplus it proved never acknowledged, bounded to that surplus, and
+# what a clone discards is kept beside the data: lib/agent/reprovision.ts says how.
 recon8s_volume=\${DATA_VOLUME:-$RECON8S_DATA_VOLUME} # overridden by unit tests only
 recon8s_datadir=$recon8s_volume/$RECON8S_DATA_DIR_NAME
 recon8s_cloned=$recon8s_datadir.cloned

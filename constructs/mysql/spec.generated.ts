@@ -698,6 +698,13 @@ export interface MySQLClusterStatus {
    */
   readonly accounts?: readonly MySQLAccountStatus[];
   /**
+   * The rotation of the cluster's own accounts: root, replication and recon8s-admin (`recon8s
+   * rotate-credentials mysqlcluster`, the recon8s.dev/rotate-credentials annotation). Never holds a
+   * password.
+   * @default - none
+   */
+  readonly credentialRotation?: MySQLCredentialRotationStatus;
+  /**
    * The backups and the binary-log archive, as their jobs last reported.
    * @default - none
    */
@@ -713,6 +720,19 @@ export interface MySQLClusterStatus {
    * @default - none
    */
   readonly restoreFailure?: MySQLRestoreFailureStatus;
+  /**
+   * A primary’s term, recorded before it took a write: what a failover from it can later prove about
+   * what it holds.
+   * @default - none
+   */
+  readonly primaryTerm?: MySQLPrimaryTermStatus;
+  /**
+   * The last failover: what the controller knew when it promoted a replica, so that the former
+   * primary may rejoin by clone on its own when what it holds beyond the new primary provably was
+   * never acknowledged.
+   * @default - none
+   */
+  readonly lastFailover?: MySQLFailoverStatus;
   /**
    * The last switchover request (annotation recon8s.dev/switchover) and how it ended.
    * @default - none
@@ -734,9 +754,12 @@ export interface ResolvedMySQLClusterStatus {
   readonly currentPrimary?: string;
   readonly members?: readonly ResolvedMySQLMemberStatus[];
   readonly accounts?: readonly ResolvedMySQLAccountStatus[];
+  readonly credentialRotation?: ResolvedMySQLCredentialRotationStatus;
   readonly backup?: ResolvedMySQLBackupStatus;
   readonly restore?: ResolvedMySQLRestoreStatus;
   readonly restoreFailure?: ResolvedMySQLRestoreFailureStatus;
+  readonly primaryTerm?: ResolvedMySQLPrimaryTermStatus;
+  readonly lastFailover?: ResolvedMySQLFailoverStatus;
   readonly switchover?: ResolvedMySQLSwitchoverStatus;
 }
 
@@ -890,6 +913,50 @@ export interface ResolvedMySQLAccountStatus {
   readonly message?: string;
   readonly passwordRevision?: string;
   readonly retainsPassword?: boolean;
+}
+
+/**
+ * The rotation of the cluster's own accounts: root, replication and recon8s-admin (`recon8s
+ * rotate-credentials mysqlcluster`, the recon8s.dev/rotate-credentials annotation). Never holds a
+ * password.
+ */
+export interface MySQLCredentialRotationStatus {
+  /**
+   * The token of the rotation asked for.
+   * @default - none
+   */
+  readonly requested?: string;
+  /**
+   * The accounts it rotates.
+   * @default - none
+   */
+  readonly accounts?: ReadonlyArray<"root" | "replication" | "admin">;
+  /**
+   * The token of the last rotation completed (the old passwords refused).
+   * @default - none
+   */
+  readonly completed?: string;
+  /**
+   * The phase of the rotation under way: Staging, Retaining, Switching, Repointing,
+   * WaitingForClients, Discarding, Completing, Repairing, WaitingForAccount or Refused; absent when
+   * none is.
+   * @default - none
+   */
+  readonly phase?: string;
+  /**
+   * What is being done, or waited for.
+   * @default - none
+   */
+  readonly message?: string;
+}
+
+/** {@link MySQLCredentialRotationStatus} with every default applied. */
+export interface ResolvedMySQLCredentialRotationStatus {
+  readonly requested?: string;
+  readonly accounts?: ReadonlyArray<"root" | "replication" | "admin">;
+  readonly completed?: string;
+  readonly phase?: string;
+  readonly message?: string;
 }
 
 /**
@@ -1076,6 +1143,100 @@ export interface MySQLRestoreFailureStatus {
 export interface ResolvedMySQLRestoreFailureStatus {
   readonly message: string;
   readonly generation: number;
+}
+
+/**
+ * A primary’s term, recorded before it took a write: what a failover from it can later prove about
+ * what it holds.
+ */
+export interface MySQLPrimaryTermStatus {
+  /**
+   * The member (pod) that was the primary.
+   */
+  readonly member: string;
+  /**
+   * Its server_uuid during the term.
+   */
+  readonly serverUuid: string;
+  /**
+   * Its own transactions (of its server_uuid) when the term began, a GTID set: any of that uuid
+   * beyond them was committed during the term or after.
+   */
+  readonly ownGtidsAtStart: string;
+  /**
+   * The fewest semi-synchronous acknowledgements its commits waited for during the term (0: at some
+   * point none).
+   */
+  readonly semiSyncReplicas: number;
+}
+
+/** {@link MySQLPrimaryTermStatus} with every default applied. */
+export interface ResolvedMySQLPrimaryTermStatus {
+  readonly member: string;
+  readonly serverUuid: string;
+  readonly ownGtidsAtStart: string;
+  readonly semiSyncReplicas: number;
+}
+
+/**
+ * The last failover: what the controller knew when it promoted a replica, so that the former
+ * primary may rejoin by clone on its own when what it holds beyond the new primary provably was
+ * never acknowledged.
+ */
+export interface MySQLFailoverStatus {
+  /**
+   * The primary that was lost.
+   */
+  readonly from: string;
+  /**
+   * The replica promoted.
+   */
+  readonly to: string;
+  /**
+   * When.
+   */
+  readonly time: string;
+  /**
+   * Replicas of the lost primary that were not candidates (out of reach, errant, or following
+   * another source).
+   */
+  readonly outOfReach: number;
+  /**
+   * A primary’s term, recorded before it took a write: what a failover from it can later prove about
+   * what it holds.
+   * @default - none
+   */
+  readonly term?: MySQLPrimaryTermStatus;
+  /**
+   * The lost primary’s own transactions when it was replaced, when it answered then (it had
+   * restarted).
+   * @default - none
+   */
+  readonly ownGtidsAtFailover?: string;
+  /**
+   * Why what the former primary holds can no longer be proven unacknowledged (seen since the
+   * failover).
+   * @default - none
+   */
+  readonly unprovable?: string;
+  /**
+   * The transactions of the former primary its agent was asked to discard by re-provisioning it by
+   * clone (asked once).
+   * @default - none
+   */
+  readonly discardRequested?: string;
+}
+
+/** {@link MySQLFailoverStatus} with every default applied. */
+export interface ResolvedMySQLFailoverStatus {
+  readonly from: string;
+  readonly to: string;
+  readonly time: string;
+  readonly outOfReach: number;
+  readonly term?: ResolvedMySQLPrimaryTermStatus;
+  readonly ownGtidsAtFailover?: string;
+  readonly unprovable?: string;
+  readonly discardRequested?: string;
 }
 
 /**

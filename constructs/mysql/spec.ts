@@ -633,6 +633,30 @@ export const mysqlSpec = s.object({
   },
 });
 
+/** A primary's term, as the controller records it (lib/mysql/rejoin.ts: what it proves and why). */
+const primaryTermStatus = s.object({
+  typeName: 'MySQLPrimaryTermStatus',
+  description:
+    'A primary\u2019s term, recorded before it took a write: what a failover from it can later prove about what it holds.',
+  properties: {
+    member: s.required(s.string({ description: 'The member (pod) that was the primary.' })),
+    serverUuid: s.required(s.string({ description: 'Its server_uuid during the term.' })),
+    ownGtidsAtStart: s.required(
+      s.string({
+        description:
+          'Its own transactions (of its server_uuid) when the term began, a GTID set: any of that uuid beyond them was committed during the term or after.',
+      }),
+    ),
+    semiSyncReplicas: s.required(
+      s.integer({
+        description:
+          'The fewest semi-synchronous acknowledgements its commits waited for during the term (0: at some point none).',
+        minimum: 0,
+      }),
+    ),
+  },
+});
+
 export const mysqlStatus = s.object({
   typeName: 'MySQLClusterStatus',
   description: 'What the controller last observed.',
@@ -709,6 +733,33 @@ export const mysqlStatus = s.object({
         }),
       }),
     ),
+    credentialRotation: s.optional(
+      s.object({
+        typeName: 'MySQLCredentialRotationStatus',
+        description:
+          "The rotation of the cluster's own accounts: root, replication and recon8s-admin (`recon8s rotate-credentials mysqlcluster`, the recon8s.dev/rotate-credentials annotation). Never holds a password.",
+        properties: {
+          requested: s.optional(s.string({ description: 'The token of the rotation asked for.' })),
+          accounts: s.optional(
+            s.array({
+              description: 'The accounts it rotates.',
+              maxItems: 3,
+              items: s.string({ description: 'root, replication or admin.', enum: ['root', 'replication', 'admin'] }),
+            }),
+          ),
+          completed: s.optional(
+            s.string({ description: 'The token of the last rotation completed (the old passwords refused).' }),
+          ),
+          phase: s.optional(
+            s.string({
+              description:
+                'The phase of the rotation under way: Staging, Retaining, Switching, Repointing, WaitingForClients, Discarding, Completing, Repairing, WaitingForAccount or Refused; absent when none is.',
+            }),
+          ),
+          message: s.optional(s.string({ description: 'What is being done, or waited for.' })),
+        },
+      }),
+    ),
     backup: s.optional(
       s.object({
         typeName: 'MySQLBackupStatus',
@@ -778,6 +829,45 @@ export const mysqlStatus = s.object({
           message: s.required(s.string({ description: 'Why it failed, as the first member reported.' })),
           generation: s.required(
             s.integer({ description: 'The resource generation it failed at (a later one clears it).', minimum: 0 }),
+          ),
+        },
+      }),
+    ),
+    primaryTerm: s.optional(primaryTermStatus),
+    lastFailover: s.optional(
+      s.object({
+        typeName: 'MySQLFailoverStatus',
+        description:
+          'The last failover: what the controller knew when it promoted a replica, so that the former primary may rejoin by clone on its own when what it holds beyond the new primary provably was never acknowledged.',
+        properties: {
+          from: s.required(s.string({ description: 'The primary that was lost.' })),
+          to: s.required(s.string({ description: 'The replica promoted.' })),
+          time: s.required(s.string({ description: 'When.' })),
+          outOfReach: s.required(
+            s.integer({
+              description:
+                'Replicas of the lost primary that were not candidates (out of reach, errant, or following another source).',
+              minimum: 0,
+            }),
+          ),
+          term: s.optional(primaryTermStatus),
+          ownGtidsAtFailover: s.optional(
+            s.string({
+              description:
+                'The lost primary\u2019s own transactions when it was replaced, when it answered then (it had restarted).',
+            }),
+          ),
+          unprovable: s.optional(
+            s.string({
+              description:
+                'Why what the former primary holds can no longer be proven unacknowledged (seen since the failover).',
+            }),
+          ),
+          discardRequested: s.optional(
+            s.string({
+              description:
+                'The transactions of the former primary its agent was asked to discard by re-provisioning it by clone (asked once).',
+            }),
           ),
         },
       }),

@@ -35,6 +35,7 @@ const VOLUMES = {
   run: 'run',
   tmp: 'tmp',
   tls: 'tls',
+  credentials: 'credentials',
 } as const;
 
 /** mysqld flushes its buffer pool on shutdown; a kill instead means crash recovery at the next start. */
@@ -127,6 +128,8 @@ function podSpec(ctx: MySQLClusterContext, selector: Record<string, string>): k8
       { name: VOLUMES.tmp, emptyDir: {} },
       // Readable by mysqld's group only (fsGroup); the key is a secret of the members.
       { name: VOLUMES.tls, secret: { secretName: ctx.names.tlsSecret, defaultMode: 0o440 } },
+      // The passwords, for the agent, which reads them when it uses them (layout.ts PATHS.credentials).
+      { name: VOLUMES.credentials, secret: { secretName: ctx.names.credentialsSecret, defaultMode: 0o440 } },
       ...(spec.restore ? [toolsVolume] : []),
       // The pod's annotations, for the agent (a re-provisioning request).
       {
@@ -157,11 +160,19 @@ const podNameEnv: k8s.EnvVar = {
   valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.name' } },
 };
 
-function memberEnv(ctx: MySQLClusterContext): k8s.EnvVar[] {
+/** What the bootstrap and the agent both know of the member: its name, the other members, the primary. */
+function memberPlaceEnv(ctx: MySQLClusterContext): k8s.EnvVar[] {
   return [
     podNameEnv,
     { name: 'HEADLESS_SERVICE', value: ctx.names.headlessService },
     { name: 'PRIMARY_HOST', value: ctx.names.primaryHost },
+  ];
+}
+
+/** The bootstrap's: the passwords of the pod's start (it runs once, before mysqld, and sets or uses them then). */
+function memberEnv(ctx: MySQLClusterContext): k8s.EnvVar[] {
+  return [
+    ...memberPlaceEnv(ctx),
     secretEnv(ctx, 'MYSQL_ROOT_PASSWORD', SECRET_KEYS.rootPassword),
     secretEnv(ctx, 'MYSQL_REPLICATION_PASSWORD', SECRET_KEYS.replicationPassword),
     secretEnv(ctx, 'MYSQL_ADMIN_PASSWORD', SECRET_KEYS.adminPassword),
@@ -243,6 +254,7 @@ function mysqlContainer(ctx: MySQLClusterContext): k8s.Container {
       mount(VOLUMES.run, PATHS.run),
       mount(VOLUMES.tmp, PATHS.tmp),
       mount(VOLUMES.tls, PATHS.tls, true),
+      mount(VOLUMES.credentials, PATHS.credentials, true),
     ],
     // Crash recovery of a large instance can take long; until the first ping succeeds, liveness
     // waits (up to an hour) instead of killing a server that is recovering. Asked every 2 s: readiness
@@ -282,8 +294,11 @@ function agentContainer(ctx: MySQLClusterContext): k8s.Container {
     // The image's entrypoint is the recon8s CLI.
     args: ['agent'],
     ports: [{ name: AGENT_PORT_NAME, containerPort: AGENT_PORT }],
+    // No password in its environment: it reads them from the mounted Secret each time it uses one, so
+    // that a rotated password reaches it without a restart, and it never sets an older one again.
     env: [
-      ...memberEnv(ctx),
+      ...memberPlaceEnv(ctx),
+      ...(ctx.spec.monitoring.enabled ? [{ name: 'EXPORTER_ACCOUNT', value: 'true' }] : []),
       { name: 'POD_IP', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'status.podIP' } } },
       // Every address of the pod (dual-stack: one per family), none of which is a peer.
       { name: 'POD_IPS', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'status.podIPs' } } },
@@ -301,6 +316,7 @@ function agentContainer(ctx: MySQLClusterContext): k8s.Container {
       mount(VOLUMES.run, PATHS.run),
       mount(VOLUMES.podInfo, PATHS.podInfo, true),
       mount(VOLUMES.tls, PATHS.tls, true),
+      mount(VOLUMES.credentials, PATHS.credentials, true),
     ],
   };
 }

@@ -185,8 +185,8 @@ export function alertRules(props: AlertRulesProps = {}): AlertRule[] {
       'warning',
       'recon8s_mysql_backup_failing == 1',
       undefined,
-      `The {{ $labels.job }} job of MySQLCluster ${cluster} fails`,
-      `The last run of the {{ $labels.job }} job of ${cluster} failed (job="backup": the backup; job="binlog": the binary-log archive).`,
+      `The {{ $labels.task }} job of MySQLCluster ${cluster} fails`,
+      `The last run of the {{ $labels.task }} job of ${cluster} failed (task="backup": the backup; task="binlog": the binary-log archive).`,
     ),
     // Per cluster, against its own schedule: both series come from the controller with the same labels.
     // A cluster with no interval exported (no backup, suspended, a schedule that never fires or that the

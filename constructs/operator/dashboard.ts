@@ -268,7 +268,7 @@ const ROWS: readonly { readonly title: string; readonly panels: readonly Panel[]
           'The last run of the backup job and of the binary-log archive job: 1 failed. Archive gap 1: binary logs expired unarchived, and no point-in-time restore reaches past them until a new backup.',
         type: 'stat',
         targets: [
-          { expr: `recon8s_mysql_backup_failing{${SEL}}`, legendFormat: '{{job}} failing' },
+          { expr: `recon8s_mysql_backup_failing{${SEL}}`, legendFormat: '{{task}} failing' },
           { expr: `recon8s_mysql_binlog_archive_gap{${SEL}}`, legendFormat: 'archive gap' },
         ],
       },

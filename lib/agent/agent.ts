@@ -24,6 +24,8 @@ import { fence } from '../mysql/fencing.js';
 import type { LoginCheck } from './accounts.js';
 import { ensureAccounts } from './accounts.js';
 import type { AgentConfig } from './config.js';
+import type { ClusterCredentials } from './credentials.js';
+import { readCredentials } from './credentials.js';
 import type { Health } from './health.js';
 import { liveness, messageOf, readiness } from './health.js';
 import type { IsolationState } from './isolation.js';
@@ -55,13 +57,14 @@ async function tcpQuery(
   }
 }
 
-/** What a test replaces: the clock, the peers, the login check, re-provisioning. */
+/** What a test replaces: the clock, the peers, the login check, re-provisioning, the mounted Secret. */
 export interface AgentDependencies {
   readonly now?: () => number;
   readonly log?: (message: string) => void;
   readonly peers?: Peers;
   readonly loginWorks?: LoginCheck;
   readonly reprovisioner?: Pick<Reprovisioner, 'look' | 'forgetPreviousData'>;
+  readonly credentials?: () => ClusterCredentials;
 }
 
 export class Agent {
@@ -70,6 +73,8 @@ export class Agent {
   private readonly peers: Peers | undefined;
   private readonly loginWorks: LoginCheck;
   private readonly reprovisioner: Pick<Reprovisioner, 'look' | 'forgetPreviousData'>;
+  /** The passwords as the mounted Secret says now (read at each use: a rotation changes them). */
+  private readonly credentials: () => ClusterCredentials;
   private isolation: IsolationState = NOT_ISOLATED;
   /** When the mysqld whose accounts were made sure of started. */
   private configuredFor: number | undefined;
@@ -84,6 +89,9 @@ export class Agent {
   ) {
     this.now = deps.now ?? Date.now;
     this.log = deps.log ?? log;
+    this.credentials =
+      deps.credentials ?? ((): ClusterCredentials => readCredentials(config.credentialsDir, config.exporterAccount));
+    const replicationPassword = (): string => this.credentials().replication;
     const ca = (): string => readFileSync(config.caFile, 'utf8');
     this.peers =
       deps.peers ??
@@ -92,7 +100,7 @@ export class Agent {
             config.headlessService,
             config.podAddresses,
             resolveWithSystem,
-            mysqlPeerProbe({ port: MYSQL_PORT, user: REPLICATION_USER, password: config.passwords.replication, ca }),
+            mysqlPeerProbe({ port: MYSQL_PORT, user: REPLICATION_USER, password: replicationPassword, ca }),
             this.log,
           )
         : undefined);
@@ -109,17 +117,21 @@ export class Agent {
         sql,
         paths: dataPaths(config.dataVolume, config.dataDirName, config.podAnnotations),
         primaryHost: config.primaryHost,
-        replicationPassword: config.passwords.replication,
+        replicationPassword,
         memberName: config.podName,
         askDonor: async () => {
           const row = await tcpQuery(
             config,
             config.primaryHost,
             REPLICATION_USER,
-            config.passwords.replication,
-            "SELECT @@GLOBAL.read_only AS ro, REPLACE(@@GLOBAL.gtid_executed, CHAR(10), '') AS executed",
+            replicationPassword(),
+            "SELECT @@GLOBAL.read_only AS ro, REPLACE(@@GLOBAL.gtid_executed, CHAR(10), '') AS executed, @@GLOBAL.server_uuid AS uuid",
           );
-          return { writable: Number(row?.ro) === 0, executed: String(row?.executed ?? '') };
+          return {
+            writable: Number(row?.ro) === 0,
+            executed: String(row?.executed ?? ''),
+            serverUuid: String(row?.uuid ?? ''),
+          };
         },
         report: (reason, message) => this.report(MEMBER_REPORTS[reason], message),
         log: this.log,
@@ -148,8 +160,12 @@ export class Agent {
     let flags = await this.sql.flags();
     if (!flags.readOnly && (this.configuredFor === undefined || Math.abs(startedAt - this.configuredFor) > 2000)) {
       try {
-        if (await ensureAccounts(this.sql, this.config.passwords, this.loginWorks))
-          this.log('created or updated the replication, administrative and (with monitoring) metrics accounts');
+        const done = await ensureAccounts(this.sql, this.credentials(), this.loginWorks);
+        if (done.updated.length > 0) this.log(`created or updated the accounts ${done.updated.join(', ')}`);
+        for (const k of done.kept)
+          this.log(
+            `left account ${k.user} as it is: a rotation set it to the passwords of revision ${k.revision}, and this member reads revision ${k.reads} (the kubelet has not updated the mounted Secret yet): never an older password`,
+          );
         this.configuredFor = startedAt;
       } catch (e) {
         this.log(`creating the accounts failed; retrying: ${messageOf(e)}`);
@@ -205,6 +221,19 @@ export class Agent {
   }
 
   private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (req.url === AGENT_HTTP_PATHS.credentials && req.method === 'GET') {
+      // Which passwords the agent uses now (the rotation discards the old ones once every agent says
+      // the new revision): a token, never a password.
+      let revision: string;
+      try {
+        revision = this.credentials().revision;
+      } catch (e) {
+        res.writeHead(503, { 'content-type': 'text/plain' }).end(`${messageOf(e)}\n`);
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'text/plain' }).end(`${revision}\n`);
+      return;
+    }
     const kind = req.url === AGENT_HTTP_PATHS.live ? 'live' : req.url === AGENT_HTTP_PATHS.ready ? 'ready' : undefined;
     if (!kind || req.method !== 'GET') {
       res

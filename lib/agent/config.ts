@@ -1,5 +1,5 @@
 // The agent's settings: the pod's environment, as the StatefulSet (constructs/mysql/statefulset.ts)
-// gives it. Paths default to where the pod mounts things; the environment overrides them only where a
+// gives it (no password: those are files, read when used: credentials.ts). Paths default to where the pod mounts things; the environment overrides them only where a
 // test runs the agent outside a pod (test/integration/support/mysql-sandbox.ts).
 import { AGENT_PORT, DATA_DIR_NAME, MYSQL_PATHS } from '../../constructs/mysql-member.js';
 import { podAddresses } from './peers.js';
@@ -11,12 +11,10 @@ export interface AgentConfig {
   /** The headless Service that names every member; without it there is no self-fencing (a single member). */
   readonly headlessService?: string;
   readonly primaryHost: string;
-  readonly passwords: {
-    readonly root: string;
-    readonly replication: string;
-    readonly admin: string;
-    readonly exporter?: string;
-  };
+  /** The credentials Secret, mounted as files: read each time a password is used (credentials.ts). */
+  readonly credentialsDir: string;
+  /** The metrics sidecar's account is made sure of too (spec.monitoring). */
+  readonly exporterAccount: boolean;
   readonly selfFenceAfterMs: number;
   readonly socket: string;
   readonly caFile: string;
@@ -55,12 +53,8 @@ export function agentConfig(env: NodeJS.ProcessEnv): AgentConfig {
     podAddresses: podAddresses(env.POD_IP, env.POD_IPS),
     ...(env.HEADLESS_SERVICE ? { headlessService: env.HEADLESS_SERVICE } : {}),
     primaryHost: required('PRIMARY_HOST'),
-    passwords: {
-      root: required('MYSQL_ROOT_PASSWORD'),
-      replication: required('MYSQL_REPLICATION_PASSWORD'),
-      admin: required('MYSQL_ADMIN_PASSWORD'),
-      ...(env.MYSQL_EXPORTER_PASSWORD ? { exporter: env.MYSQL_EXPORTER_PASSWORD } : {}),
-    },
+    credentialsDir: env.CREDENTIALS_DIR || MYSQL_PATHS.credentials,
+    exporterAccount: env.EXPORTER_ACCOUNT === 'true',
     selfFenceAfterMs: seconds('SELF_FENCE_AFTER_SECONDS', 7) * 1000,
     socket: env.MYSQL_SOCKET || MYSQL_PATHS.socket,
     caFile: env.TLS_CA_FILE || MYSQL_PATHS.tlsCa,

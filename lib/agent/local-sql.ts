@@ -1,35 +1,60 @@
-// The agent's SQL to its own member: over the pod's socket, as root (the password from the pod's
-// environment, never logged), through a small pool so that a probe never waits behind the loop.
+// The agent's SQL to its own member: over the pod's socket, as root (the password read from the mounted
+// credentials Secret whenever a session is opened, never logged), through a small pool so that a probe
+// never waits behind the loop. A rotated root password (cluster-rotation.ts) reaches the pool without a
+// restart: when the file says another password, new sessions come from a new pool, and the old pool is
+// ended once its statements are done (a clone may run for hours on one of its sessions).
 import type { Connection, Pool, PoolOptions, RowDataPacket } from 'mysql2/promise';
 import type { FencingSql } from '../mysql/fencing.js';
 import { clientSessionsQuery, killStatement } from '../mysql/fencing.js';
 
 /** The deadline of one statement: a probe answers within the kubelet's timeout. */
 const STATEMENT_MS = 4000;
+/** MySQL's "Access denied for user": the password was refused. */
+const ACCESS_DENIED = 1045;
 
 export type ThreadState = 'ON' | 'OFF' | 'CONNECTING';
 const state = (v: unknown): ThreadState => (v === 'ON' || v === 'CONNECTING' ? v : 'OFF');
 
-/** The replication channel's threads, or undefined when the member has none configured. */
+/** The channel's threads, or undefined when the member has none configured. */
 export interface ChannelThreads {
   readonly receiver: ThreadState;
   readonly applier: ThreadState;
 }
 
-export class LocalSql {
-  /** The thread ids of this pool's sessions (MySQL never reuses one while the server runs). */
-  private readonly own = new Set<number>();
+/** The sessions opened with one password, and how many statements are running on them. */
+interface Generation {
+  readonly pool: Pool;
+  readonly password: string;
+  running: number;
+  retired: boolean;
+}
 
-  private constructor(private readonly pool: Pool) {
-    pool.pool.on('connection', (c) => {
-      if (c.threadId !== null) this.own.add(c.threadId);
-    });
+type CreatePool = (options: PoolOptions) => Pool;
+
+export class LocalSql {
+  /** The thread ids of this agent's sessions (MySQL never reuses one while the server runs). */
+  private readonly own = new Set<number>();
+  private current: Generation;
+
+  private constructor(
+    private readonly socketPath: string,
+    private readonly password: () => string,
+    private readonly createPool: CreatePool,
+  ) {
+    this.current = this.generation(password());
   }
 
-  static async open(socketPath: string, password: string): Promise<LocalSql> {
-    const { createPool } = await import('mysql2/promise');
+  /**
+   * `password`: read each time a session may be opened (the mounted Secret's file). `createPool`: mysql2's,
+   * or a fake in unit tests.
+   */
+  static async open(socketPath: string, password: () => string, createPool?: CreatePool): Promise<LocalSql> {
+    return new LocalSql(socketPath, password, createPool ?? (await import('mysql2/promise')).createPool);
+  }
+
+  private generation(password: string): Generation {
     const options: PoolOptions = {
-      socketPath,
+      socketPath: this.socketPath,
       user: 'root',
       password,
       connectionLimit: 3,
@@ -39,19 +64,55 @@ export class LocalSql {
       supportBigNumbers: true,
       bigNumberStrings: true,
     };
-    const pool = createPool(options);
-    // Backslash escapes in the literals mysql2 quotes, whatever the server's sql_mode.
-    pool.pool.on('connection', (c) => c.query("SET SESSION sql_mode = ''"));
-    return new LocalSql(pool);
+    const pool = this.createPool(options);
+    pool.pool.on('connection', (c) => {
+      if (c.threadId !== null) this.own.add(c.threadId);
+      // Backslash escapes in the literals mysql2 quotes, whatever the server's sql_mode.
+      void c.query("SET SESSION sql_mode = ''");
+    });
+    return { pool, password, running: 0, retired: false };
+  }
+
+  /** The pool of the password the Secret says now; an older one is ended once nothing runs on it. */
+  private pool(): Generation {
+    let password: string;
+    try {
+      password = this.password();
+    } catch {
+      return this.current; // the file cannot be read this moment: the last password it said
+    }
+    if (password === this.current.password) return this.current;
+    const old = this.current;
+    this.current = this.generation(password);
+    old.retired = true;
+    if (old.running === 0) void old.pool.end().catch(() => undefined);
+    return this.current;
+  }
+
+  /**
+   * Runs `fn` on the pool of the current password. A login refused with the password read a moment
+   * before is tried once more if the file changed meanwhile (a rotation switched it in between).
+   */
+  private async use<T>(fn: (pool: Pool) => Promise<T>, retry = true): Promise<T> {
+    const g = this.pool();
+    g.running++;
+    try {
+      return await fn(g.pool);
+    } catch (e) {
+      if (retry && (e as { errno?: number }).errno === ACCESS_DENIED && this.pool() !== g) return this.use(fn, false);
+      throw e;
+    } finally {
+      g.running--;
+      if (g.retired && g.running === 0) void g.pool.end().catch(() => undefined);
+    }
   }
 
   async rows(sql: string, values?: unknown[], timeout = STATEMENT_MS): Promise<RowDataPacket[]> {
-    const [rows] = await this.pool.query<RowDataPacket[]>({ sql, values, timeout });
-    return rows;
+    return this.use(async (pool) => (await pool.query<RowDataPacket[]>({ sql, values, timeout }))[0]);
   }
 
   async exec(sql: string, values?: unknown[], timeout = STATEMENT_MS): Promise<void> {
-    await this.pool.query({ sql, values, timeout });
+    await this.use((pool) => pool.query({ sql, values, timeout }));
   }
 
   /** When mysqld started (ms since the epoch, whole seconds): a restart, however quick, changes it. */
@@ -103,6 +164,23 @@ export class LocalSql {
     return Number(row?.v) === 1;
   }
 
+  async gtidSubtract(set: string, minus: string): Promise<string> {
+    const [row] = await this.rows("SELECT REPLACE(GTID_SUBTRACT(?, ?), CHAR(10), '') AS v", [set, minus]);
+    return String(row?.v ?? '');
+  }
+
+  /** The binary logs, oldest first (SHOW BINARY LOGS). */
+  async binaryLogs(): Promise<{ name: string; bytes: number }[]> {
+    return (await this.rows('SHOW BINARY LOGS')).map((r) => ({ name: String(r.Log_name), bytes: Number(r.File_size) }));
+  }
+
+  /** The GTID set executed before `log` began: its Previous_gtids event, the second of every log. */
+  async previousGtids(log: string): Promise<string> {
+    const rows = await this.rows('SHOW BINLOG EVENTS IN ? LIMIT 3', [log]);
+    const event = rows.find((r) => r.Event_type === 'Previous_gtids');
+    return String(event?.Info ?? '').replace(/\s+/g, '');
+  }
+
   async cloneInProgress(): Promise<boolean> {
     const [row] = await this.rows('SELECT STATE AS v FROM performance_schema.clone_status');
     return row?.v === 'In Progress';
@@ -114,7 +192,13 @@ export class LocalSql {
    * agent's pool: they are the agent's own, not clients'.
    */
   async fencingSession<T>(fn: (sql: FencingSql) => Promise<T>): Promise<T> {
-    const c = await this.pool.getConnection();
+    return this.use(async (pool) => this.onOneSession(await pool.getConnection(), fn));
+  }
+
+  private async onOneSession<T>(
+    c: Awaited<ReturnType<Pool['getConnection']>>,
+    fn: (sql: FencingSql) => Promise<T>,
+  ): Promise<T> {
     try {
       return await fn({
         exec: async (sql) => {
@@ -137,7 +221,8 @@ export class LocalSql {
   }
 
   async close(): Promise<void> {
-    await this.pool.end().catch(() => undefined);
+    this.current.retired = true;
+    await this.current.pool.end().catch(() => undefined);
   }
 }
 

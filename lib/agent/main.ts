@@ -2,6 +2,7 @@
 // database pod, and what it does not load (cdk8s, the client, the controller) costs no memory there.
 import { Agent, log } from './agent.js';
 import { AgentConfigError, agentConfig } from './config.js';
+import { readCredentials } from './credentials.js';
 import { LocalSql } from './local-sql.js';
 
 export const AGENT_USAGE = `Usage: recon8s agent
@@ -9,7 +10,9 @@ export const AGENT_USAGE = `Usage: recon8s agent
 Runs beside mysqld in every MySQLCluster pod (the StatefulSet starts it; it is not meant to be run by
 hand): serves the kubelet's probes on :9080 (/livez, /readyz), makes sure of the cluster's accounts on
 the primary, makes a primary cut off from every other member read-only, and re-provisions a replica by
-clone when it can never catch up. Its settings come from the pod's environment.
+clone when it can never catch up. Its settings come from the pod's environment, the passwords from the
+credentials Secret mounted at /etc/recon8s/credentials (read each time one is used); GET
+/credentials-revision says which rotation's passwords it reads.
 `;
 
 export async function agentCommand(args: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
@@ -27,7 +30,7 @@ export async function agentCommand(args: readonly string[], env: NodeJS.ProcessE
     }
     throw e;
   }
-  const sql = await LocalSql.open(config.socket, config.passwords.root);
+  const sql = await LocalSql.open(config.socket, () => readCredentials(config.credentialsDir).root);
   const agent = new Agent(config, sql);
   const port = await agent.listen();
   log(`serving probes on :${port}; member ${config.podName}`);

@@ -127,7 +127,8 @@ export function firstTrue(ps: readonly Promise<boolean>[]): Promise<boolean> {
 export interface MysqlPeerProbeOptions {
   readonly port: number;
   readonly user: string;
-  readonly password: string;
+  /** Read each time a session is opened (the mounted Secret: a rotation changes it). */
+  readonly password: () => string;
   /** The cluster's CA (PEM): a peer must present a certificate it signed before the password is sent. */
   readonly ca: () => string;
   /** @default 2000 */
@@ -154,7 +155,7 @@ export function mysqlPeerProbe(o: MysqlPeerProbeOptions): PeerProbe {
       host: address,
       port: o.port,
       user: o.user,
-      password: o.password,
+      password: o.password(),
       ca: o.ca(),
       timeoutMs: deadline,
     });

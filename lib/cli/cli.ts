@@ -46,7 +46,8 @@ Commands:
   switchover   move the primary of a MySQLCluster (the controller performs it)
   status       print the topology of a MySQLCluster
   rotate-credentials
-               rotate an App's database password without downtime (the controller performs it)
+               rotate an App's database password, or a MySQLCluster's own accounts, without
+               downtime (the controller performs it)
   backup       back a MySQLCluster up now (as its schedule would) and wait for it, or verify a
                backup by a restore (backup verify NAME [BACKUP])
   backups      list a MySQLCluster's backups and how far its binary-log archive reaches
@@ -211,7 +212,7 @@ export async function main(
         }
         const [kind, name, ...extra] = positionals;
         if (!kind || !name || extra.length > 0)
-          throw new UsageError('rotate-credentials needs "app NAME"', ROTATE_USAGE);
+          throw new UsageError('rotate-credentials needs "app NAME" or "mysqlcluster NAME"', ROTATE_USAGE);
         return await rotateCredentialsCommand({ kind, name, ...values }, out, err);
       }
       case 'backup':

@@ -42,8 +42,8 @@ import type {
   SecretLookup,
   SecretReader,
 } from './kind-controller.js';
-import type { CustomResource, LiveLookup } from './status.js';
-import { nextStatus, pausedConditions, withProblems, withUnavailable } from './status.js';
+import type { CustomResource, LiveLookup, StatusWrite } from './status.js';
+import { judgedAgainst, nextStatus, pausedConditions, statusWrite, withProblems, withUnavailable } from './status.js';
 
 /** How long to wait before looking again for a Secret the user must create. */
 const CREDENTIALS_RECHECK_MS = 30_000;
@@ -91,8 +91,8 @@ export interface ReconcilerOptions {
  */
 export class Reconciler {
   private readonly applier: ChildApplier;
-  /** The last status written per resource uid, and the resourceVersion of the resource it was computed from. */
-  private readonly statusWritten = new Map<string, { readonly text: string; readonly basedOn: string | undefined }>();
+  /** The last status written per resource uid, and the versions of the resource older than it (see StatusWrite). */
+  private readonly statusWritten = new Map<string, StatusWrite>();
   private readonly now: () => Date;
   /** What render() made of each resource, and those children stamped for applying (see RenderMemo). */
   private readonly renders = new RenderMemo<{
@@ -635,16 +635,16 @@ export class Reconciler {
     keepFields: boolean,
   ): Promise<void> {
     this.reportDegraded(cr, conditions);
-    const base = keepFields ? { ...withoutConditions(cr.status), ...fields } : fields;
-    const status = nextStatus(cr, base, conditions, this.now());
-    if (!status) return;
-    // The cache may not have our last status write yet: the same status again would be a no-op write.
+    // The cache may not have our last status write yet: then judged against what that write said, so
+    // that the same status is not written again (see judgedAgainst).
     const uid = cr.metadata.uid ?? '';
-    const text = JSON.stringify(status);
     const last = this.statusWritten.get(uid);
-    if (last && last.text === text && last.basedOn === cr.metadata.resourceVersion) return;
+    const judged = judgedAgainst(cr, last);
+    const base = keepFields ? { ...withoutConditions(judged.status), ...fields } : fields;
+    const status = nextStatus(judged, base, conditions, this.now());
+    if (!status) return;
     const owner = this.o.owners.get(cr.kind);
-    await this.writesInFlight.track(
+    const result = await this.writesInFlight.track(
       identityKey(cr),
       this.o.client
         .applyStatus({
@@ -654,9 +654,13 @@ export class Reconciler {
           metadata: { name: cr.metadata.name, namespace: cr.metadata.namespace },
           status,
         })
-        .then((r) => this.rememberOwnWrite(cr, r)),
+        .then((r) => {
+          this.rememberOwnWrite(cr, r);
+          return r;
+        }),
     );
-    this.statusWritten.set(uid, { text, basedOn: cr.metadata.resourceVersion });
+    const wrote = (result as LiveObject | undefined)?.metadata?.resourceVersion;
+    this.statusWritten.set(uid, statusWrite(last, cr, status, wrote, this.ownWrites.get(uid) ?? []));
   }
 
   /** Whether the API server still has this very resource (same uid), not being deleted. */

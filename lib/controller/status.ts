@@ -62,6 +62,48 @@ export function serviceEndpoint(service: KubernetesObject | undefined, namespace
   return service && port !== undefined ? `${service.metadata.name}.${namespace}.svc:${port}` : undefined;
 }
 
+/** How many of the versions older than a status write are remembered with it. */
+const BEHIND_KEPT = 16;
+
+/**
+ * A status this controller wrote to a resource: what it said, the resourceVersion it got back, and
+ * versions of the resource known to be older than that write: those the cache was at when it judged
+ * (this write and earlier ones) and those its own writes got back before (the ApplySet metadata,
+ * earlier statuses). The cache moves forward only, so whatever it was at, or was told, before a write
+ * is older than that write.
+ */
+export interface StatusWrite {
+  readonly status: Record<string, unknown>;
+  readonly wrote: string | undefined;
+  readonly behind: readonly string[];
+}
+
+/** `status`, just written from `cr` (got back as version `wrote`), after `last`; `ownVersions`: what this controller's writes to it got back. */
+export function statusWrite(
+  last: StatusWrite | undefined,
+  cr: CustomResource,
+  status: Record<string, unknown>,
+  wrote: string | undefined,
+  ownVersions: readonly string[],
+): StatusWrite {
+  const older = [...(last?.behind ?? []), last?.wrote, cr.metadata.resourceVersion, ...ownVersions];
+  const behind = [...new Set(older)].filter((v): v is string => v !== undefined && v !== wrote);
+  return { status, wrote, behind: behind.slice(-BEHIND_KEPT) };
+}
+
+/**
+ * The resource a status is judged against: as the cache has it, or with the status `last` wrote when
+ * the cache is at a version older than that write (its watch event not in yet). Judged against the
+ * older status, the same status would be written again at each look until the watch caught up (on a
+ * loaded machine, seconds: requests at steady state), and a changed condition again with a newer
+ * lastTransitionTime. The API server's status since `last` is what `last` wrote unless someone else
+ * wrote after it, and that write's own watch event looks at the resource again.
+ */
+export function judgedAgainst(cr: CustomResource, last: StatusWrite | undefined): CustomResource {
+  const rv = cr.metadata.resourceVersion;
+  return last && rv !== undefined && last.behind.includes(rv) ? { ...cr, status: last.status } : cr;
+}
+
 /**
  * The status to write, or undefined when the live status already says exactly this (so a quiet
  * cluster sees no status writes).

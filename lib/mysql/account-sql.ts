@@ -6,19 +6,34 @@
 import type { Connection, RowDataPacket } from 'mysql2/promise';
 import type { AccountStatement, HeldPrivilege, ObservedAccount, ObservedServer } from './accounts.js';
 import { quoteIdentifier, statementSql } from './accounts.js';
-import { asCertificateError } from './member-sql.js';
+import type { VerifiedLogin } from './member-sql.js';
+import { QUERY_TIMEOUT_MS, openVerified } from './member-sql.js';
 
-const QUERY_TIMEOUT_MS = 10_000;
+/** root's login to the primary (see above). */
+export type AccountAdminOptions = VerifiedLogin;
 
-export interface AccountAdminOptions {
-  readonly host: string;
-  readonly port: number;
-  readonly user: string;
-  readonly password: string;
-  /** The cluster's CA certificate (PEM): the member must present a certificate it signed. */
-  readonly ca: string;
-  /** @default 3000 */
-  readonly connectTimeoutMs?: number;
+/** Ends a session; a member that no longer answers does not hold it up. */
+export async function closeSession(c: Connection): Promise<void> {
+  await c.end().catch(() => undefined);
+  c.destroy();
+}
+
+/**
+ * Whether this member takes writes now: read_only and super_read_only off (only a primary is changed),
+ * and, with semi-synchronous replication on, as many replicas attached as a commit waits for. Without
+ * them a statement would wait for an acknowledgement with its locks held, and a client timeout does
+ * not end that wait (the session is killed, the commit keeps waiting).
+ */
+export async function takesWrites(c: Connection): Promise<boolean> {
+  const [[row]] = await c.query<RowDataPacket[]>({
+    sql:
+      'SELECT @@read_only AS ro, @@super_read_only AS sro, @@rpl_semi_sync_source_enabled AS semi, ' +
+      '@@rpl_semi_sync_source_wait_for_replica_count AS waitCount, ' +
+      "(SELECT VARIABLE_VALUE FROM performance_schema.global_status WHERE VARIABLE_NAME = 'Rpl_semi_sync_source_clients') AS clients",
+    timeout: QUERY_TIMEOUT_MS,
+  });
+  if (Number(row?.ro) !== 0 || Number(row?.sro) !== 0) return false;
+  return Number(row?.semi) !== 1 || Number(row?.clients ?? 0) >= Number(row?.waitCount);
 }
 
 /** A session that manages the Apps' accounts on one member. */
@@ -26,31 +41,11 @@ export class AccountSession {
   private constructor(private readonly c: Connection) {}
 
   static async open(o: AccountAdminOptions): Promise<AccountSession> {
-    // Loaded on the first connection (member-sql.ts says why).
-    const { createConnection } = await import('mysql2/promise');
-    let c: Connection;
-    try {
-      c = await createConnection({
-        host: o.host,
-        port: o.port,
-        user: o.user,
-        password: o.password,
-        connectTimeout: o.connectTimeoutMs ?? 3000,
-        // Verified before the root password is sent (member-sql.ts says how).
-        ssl: { ca: o.ca, rejectUnauthorized: true },
-        multipleStatements: false,
-      });
-    } catch (e) {
-      throw asCertificateError(e);
-    }
-    // Backslash escapes in the literals mysql2 quotes, whatever the server's sql_mode.
-    await c.query({ sql: "SET SESSION sql_mode = ''", timeout: QUERY_TIMEOUT_MS });
-    return new AccountSession(c);
+    return new AccountSession(await openVerified(o));
   }
 
   async close(): Promise<void> {
-    await this.c.end().catch(() => undefined);
-    this.c.destroy();
+    await closeSession(this.c);
   }
 
   private async rows(sql: string, values?: unknown[]): Promise<RowDataPacket[]> {
@@ -58,20 +53,9 @@ export class AccountSession {
     return rows;
   }
 
-  /**
-   * Whether this member takes writes now: read_only and super_read_only off (only a primary is changed),
-   * and, with semi-synchronous replication on, as many replicas attached as a commit waits for. Without
-   * them a statement would wait for an acknowledgement with its locks held, and a client timeout does
-   * not end that wait (the session is killed, the commit keeps waiting).
-   */
+  /** Whether this member takes writes now (takesWrites). */
   async writable(): Promise<boolean> {
-    const [row] = await this.rows(
-      'SELECT @@read_only AS ro, @@super_read_only AS sro, @@rpl_semi_sync_source_enabled AS semi, ' +
-        '@@rpl_semi_sync_source_wait_for_replica_count AS waitCount, ' +
-        "(SELECT VARIABLE_VALUE FROM performance_schema.global_status WHERE VARIABLE_NAME = 'Rpl_semi_sync_source_clients') AS clients",
-    );
-    if (Number(row?.ro) !== 0 || Number(row?.sro) !== 0) return false;
-    return Number(row?.semi) !== 1 || Number(row?.clients ?? 0) >= Number(row?.waitCount);
+    return takesWrites(this.c);
   }
 
   /**

@@ -94,6 +94,11 @@ export interface ClusterView {
   /** Members found with errant transactions while the primary could be compared with (status). */
   readonly knownErrant: ReadonlySet<string>;
   /**
+   * What becomes of an errant member's transactions, by member (rejoin.ts's verdict for a former
+   * primary): said in its ErrantTransactions message instead of asking a person to re-provision it.
+   */
+  readonly errantNotes?: ReadonlyMap<string, string>;
+  /**
    * A switchover request not yet handled, and how long it has waited for a healthy candidate (a
    * replica that is restarting or catching up becomes one within moments: it is refused only after
    * SWITCHOVER_PATIENCE_MS).
@@ -122,8 +127,19 @@ export type Step =
   | { readonly type: 'stopReplication'; readonly member: string }
   /** Failover, first half: the candidates stop receiving from the lost primary. */
   | { readonly type: 'stopReceivers'; readonly members: readonly string[] }
-  /** Failover, second half: `to` applies `mustApply`, leaves replication and becomes the recorded primary. */
-  | { readonly type: 'promote'; readonly from: string; readonly to: string; readonly mustApply: GtidSet }
+  /**
+   * Failover, second half: `to` applies `mustApply`, leaves replication and becomes the recorded primary.
+   * `outOfReach`: replicas of `from` that were not candidates; `fromExecuted`: what `from` held, when it
+   * answered (it had restarted). Both are recorded (status.lastFailover, rejoin.ts).
+   */
+  | {
+      readonly type: 'promote';
+      readonly from: string;
+      readonly to: string;
+      readonly mustApply: GtidSet;
+      readonly outOfReach: number;
+      readonly fromExecuted?: GtidSet;
+    }
   | { readonly type: 'switchover'; readonly from: string; readonly to: string; readonly requestId?: string }
   /** A switchover request that cannot be done: recorded as handled, with why. `retryable`: it may be possible soon. */
   | {
@@ -187,7 +203,7 @@ export function decide(view: ClusterView): Decision {
     const extra = m?.sql && primary?.sql ? m.sql.executed.subtract(primary.sql.executed).toString() : 'unknown';
     problems.push({
       reason: 'ErrantTransactions',
-      message: `member ${name} holds transactions the primary lacks (${extra}): it is excluded from both Services and never promoted; re-provision it by clone (kubectl annotate pod ${name} recon8s.dev/reprovision=<any new value>) to discard them`,
+      message: `member ${name} holds transactions the primary lacks (${extra}): it is excluded from both Services and never promoted; ${view.errantNotes?.get(name) ?? `re-provision it by clone (kubectl annotate pod ${name} recon8s.dev/reprovision=<any new value>) to discard them`}`,
     });
   }
   const writesWait = writesWaitFor(members, primary, errant);
@@ -461,7 +477,14 @@ function failoverStep(
   // A restarted primary's own history bounds what it acknowledged: without the guarantee above, the
   // candidate must hold all of it (or the primary takes writes again itself).
   if (!covered && restartedPrimary?.sql && !restartedPrimary.sql.executed.isSubsetOf(history(best))) return undefined;
-  return { type: 'promote', from: name, to: best.name, mustApply: history(best) };
+  return {
+    type: 'promote',
+    from: name,
+    to: best.name,
+    mustApply: history(best),
+    outOfReach: others,
+    ...(restartedPrimary?.sql ? { fromExecuted: restartedPrimary.sql.executed } : {}),
+  };
 }
 
 /** The healthy replica that is furthest ahead (then lowest ordinal), among those `accept` allows. */

@@ -89,6 +89,17 @@ export class GtidSet {
     return new GtidSet(out);
   }
 
+  /** The transactions of this set that `other` holds too. */
+  intersect(other: GtidSet): GtidSet {
+    return this.subtract(this.subtract(other));
+  }
+
+  /** The transactions of this set that the server `uuid` originated (tagged ones included). */
+  ofServer(uuid: string): GtidSet {
+    const own = normalizeUuid(uuid);
+    return new GtidSet(new Map([...this.sources].filter(([key]) => key.split(':')[0] === own)));
+  }
+
   /** The text form MySQL prints: sources sorted, untagged intervals before tagged ones. */
   toString(): string {
     const byUuid = new Map<string, string[]>();

@@ -32,6 +32,34 @@ export interface MemberConnectOptions {
  * chain, not the name: every member of the cluster, and nothing else, holds a certificate that CA signed.
  */
 export async function connectMember(o: MemberConnectOptions): Promise<MemberSession> {
+  const connection = await openVerified(
+    { ...o, user: o.credentials.adminUser, password: o.credentials.adminPassword },
+    { bigNumbers: true },
+  );
+  return new MemberSession(connection, o.credentials);
+}
+
+/** Who logs in to a member, and the CA its certificate must chain to. */
+export interface VerifiedLogin {
+  readonly host: string;
+  readonly port: number;
+  readonly user: string;
+  readonly password: string;
+  /** The cluster's CA certificate (PEM): the member must present a certificate it signed. */
+  readonly ca: string;
+  /** @default 3000 */
+  readonly connectTimeoutMs?: number;
+}
+
+/**
+ * A session to a member as `o.user` over TLS that verified the member's certificate before the password
+ * was sent (connectMember says how), with the session's sql_mode as mysql2's quoting needs it.
+ * `bigNumbers`: BIGINT values as strings (GTID numbers and counters past 2^53).
+ */
+export async function openVerified(
+  o: VerifiedLogin,
+  opts: { readonly bigNumbers?: boolean } = {},
+): Promise<Connection> {
   // Loaded on the first connection, not at start: a controller that has no MySQLCluster to manage
   // never needs mysql2 (~6 MiB of resident memory).
   const { createConnection } = await import('mysql2/promise');
@@ -40,13 +68,12 @@ export async function connectMember(o: MemberConnectOptions): Promise<MemberSess
     connection = await createConnection({
       host: o.host,
       port: o.port,
-      user: o.credentials.adminUser,
-      password: o.credentials.adminPassword,
+      user: o.user,
+      password: o.password,
       connectTimeout: o.connectTimeoutMs ?? 3000,
       ssl: { ca: o.ca, rejectUnauthorized: true },
       multipleStatements: false,
-      supportBigNumbers: true,
-      bigNumberStrings: true,
+      ...(opts.bigNumbers ? { supportBigNumbers: true, bigNumberStrings: true } : {}),
     });
   } catch (e) {
     // mysql2 sends the credentials only once the TLS handshake succeeded.
@@ -54,7 +81,7 @@ export async function connectMember(o: MemberConnectOptions): Promise<MemberSess
   }
   // Backslash escapes in the literals mysql2 quotes, whatever the server's sql_mode.
   await connection.query({ sql: "SET SESSION sql_mode = ''", timeout: QUERY_TIMEOUT_MS });
-  return new MemberSession(connection, o.credentials);
+  return connection;
 }
 
 /**
@@ -99,7 +126,7 @@ export function asCertificateError(e: unknown): unknown {
 }
 
 /** The deadline of one statement to a member. */
-const QUERY_TIMEOUT_MS = 10_000;
+export const QUERY_TIMEOUT_MS = 10_000;
 /** STOP REPLICA waits for the applier to finish the transaction it is applying. */
 const STOP_REPLICA_TIMEOUT_MS = 60_000;
 

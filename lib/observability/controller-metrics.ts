@@ -49,8 +49,12 @@ export interface ControllerMetrics {
    * spec.backup.schedule (none while suspended, or for a schedule that does not parse or never fires).
    */
   readonly mysqlBackupScheduleMaxInterval: Gauge<'namespace' | 'cluster'>;
-  /** recon8s_mysql_backup_failing{namespace,cluster,job}: 1 when the last run of the backup or binlog job failed. */
-  readonly mysqlBackupFailing: Gauge<'namespace' | 'cluster' | 'job'>;
+  /**
+   * recon8s_mysql_backup_failing{namespace,cluster,task}: 1 when the last run of the backup or binlog job failed.
+   * Not `job`: Prometheus sets that label on every series it scrapes (the scrape job's name), and moves a
+   * series' own `job` aside to `exported_job`.
+   */
+  readonly mysqlBackupFailing: Gauge<'namespace' | 'cluster' | 'task'>;
   /** recon8s_mysql_backup_verified_timestamp_seconds{namespace,cluster}: when the last verification of a backup by a restore passed. */
   readonly mysqlBackupVerified: Gauge<'namespace' | 'cluster'>;
   /** recon8s_mysql_backup_verification_failed{namespace,cluster}: 1 when the last verification failed. */
@@ -214,8 +218,8 @@ export function createControllerMetrics(registry: Registry): ControllerMetrics {
     }),
     mysqlBackupFailing: registry.gauge({
       name: 'recon8s_mysql_backup_failing',
-      help: '1 when the last run of the MySQLCluster backup job (job="backup") or binary-log archive job (job="binlog") failed, else 0.',
-      labelNames: ['namespace', 'cluster', 'job'],
+      help: '1 when the last run of the MySQLCluster backup job (task="backup") or binary-log archive job (task="binlog") failed, else 0.',
+      labelNames: ['namespace', 'cluster', 'task'],
     }),
     mysqlBackupVerified: registry.gauge({
       name: 'recon8s_mysql_backup_verified_timestamp_seconds',

@@ -14,7 +14,8 @@ import type { Controller } from '../../lib/controller/manager.js';
 import { accountName } from '../../lib/mysql/accounts.js';
 import { eventually } from '../integration/eventually.js';
 import { startTestController } from '../integration/support/controller.js';
-import { runSynth } from '../support/run.js';
+import { REFUSED_LOGINS_SQL } from '../support/mysql-counters.js';
+import { runCliHere, runSynth } from '../support/run.js';
 import { NODE_HOOK_TIMEOUT_MS, discardNamespace, useSharedNode } from './cluster.js';
 
 /** The example's own namespace (apps/main.ts): the file is applied as written, namespace included. */
@@ -249,6 +250,113 @@ describe('the example (docs/controller.md) on the real node: synthesized, applie
     const mysqlSchema = await inPod('SELECT COUNT(*) FROM mysql.user');
     assert.equal(mysqlSchema.ok, false);
     assert.match(mysqlSchema.out, /denied/);
+  });
+
+  it("rotates the sql-client App's password while each of its pods logs in afresh and writes twice a second: no failed login or write, every pod replaced, the old password refused after", async function () {
+    this.timeout(6 * 60_000);
+    const user = accountName(NS, 'sql-client');
+    await throughPrimary('CREATE TABLE shop.ticks (pod VARCHAR(253) NOT NULL, n INT NOT NULL, PRIMARY KEY (pod, n))');
+    // A client as an application runs one: a new login per write, with the password its pod started with
+    // (DB_PASSWORD), verified TLS; a write that fails leaves a hole in its pod's sequence of n. It ends on
+    // SIGTERM between two writes, as a well-behaved application does.
+    const loop = [
+      "trap 'exit 0' TERM",
+      'printf "[client]\\nuser=%s\\npassword=%s\\n" "$DB_USER" "$DB_PASSWORD" > /tmp/client.cnf',
+      'n=0',
+      'while :; do',
+      '  n=$((n + 1))',
+      '  mysql --defaults-extra-file=/tmp/client.cnf --host="$DB_HOST" --port="$DB_PORT" --ssl-mode=VERIFY_IDENTITY --ssl-ca="$DB_SSL_CA" "$DB_NAME" -e "INSERT INTO ticks VALUES (\'$HOSTNAME\', $n)" || echo "write $n failed" >&2',
+      '  sleep 0.5 & wait $!',
+      'done',
+    ].join('\n');
+    await node().kubectl([
+      'patch',
+      'apps.recon8s.dev',
+      'sql-client',
+      '-n',
+      NS,
+      '--type',
+      'merge',
+      '-p',
+      JSON.stringify({ spec: { command: ['bash', '-c', loop] } }),
+    ]);
+    const ticks = async (): Promise<{ pod: string; n: number }[]> =>
+      (await throughPrimary('SELECT pod, n FROM shop.ticks ORDER BY pod, n')) as { pod: string; n: number }[];
+    // Writing from a pod of the new template: its rows keep coming.
+    const before = await eventually(
+      async () => {
+        const rows = await ticks();
+        assert.ok(rows.length >= 5, `${rows.length} writes so far`);
+        return new Set(rows.map((r) => r.pod));
+      },
+      { timeoutMs: 120_000, intervalMs: 2000, description: 'the sql-client pods writing' },
+    );
+    const binding = async () => {
+      const secret = await core.readNamespacedSecret({ namespace: NS, name: 'sql-client-db' });
+      return Buffer.from(secret.data?.password ?? '', 'base64').toString('utf8');
+    };
+    const oldPassword = await binding();
+    // Refused logins as the primary counts them: a login a pod tried with a discarded password is one,
+    // even at the end of the pod's life, where it leaves no hole in the sequence.
+    const refused = async () =>
+      Number(((await throughPrimary(REFUSED_LOGINS_SQL)) as Record<string, unknown>[])[0]?.SUM_ERROR_RAISED ?? 0);
+    const refusedBefore = await refused();
+    const started = performance.now();
+    const rotated = await runCliHere([
+      'rotate-credentials',
+      'app',
+      'sql-client',
+      '-n',
+      NS,
+      '--kubeconfig',
+      node().kubeconfigPath,
+      '--wait',
+      '--timeout',
+      '4m',
+    ]);
+    const seconds = (performance.now() - started) / 1000;
+    assert.equal(rotated.code, 0, `${rotated.out}${rotated.err}`);
+    assert.notEqual(await binding(), oldPassword);
+    // A few more writes from the pods with the new password, then every pod's sequence is looked at.
+    await new Promise((r) => setTimeout(r, 3000));
+    const rows = await ticks();
+    const byPod = new Map<string, number[]>();
+    for (const r of rows) byPod.set(r.pod, [...(byPod.get(r.pod) ?? []), r.n]);
+    const holes = [...byPod].flatMap(([pod, ns]) =>
+      ns.flatMap((n, i) => (n === i + 1 ? [] : [`${pod}: write ${i + 1} missing`])).slice(0, 1),
+    );
+    assert.deepEqual(holes, [], "a write failed (a hole in a pod's sequence)");
+    assert.equal(await refused(), refusedBefore, 'logins refused during the rotation');
+    const after = [...byPod.keys()].filter((p) => !before.has(p));
+    assert.ok(after.length > 0, `no pod of the new password wrote (${[...byPod.keys()].join(', ')})`);
+    const pods = await core.listNamespacedPod({
+      namespace: NS,
+      labelSelector: 'app.kubernetes.io/instance=sql-client',
+    });
+    assert.deepEqual(
+      pods.items.map((p) => p.metadata?.name).filter((name) => name && before.has(name)),
+      [],
+      'a pod that started with the old password is still there',
+    );
+    console.log(
+      `      rotation: ${seconds.toFixed(1)} s; ${rows.length} writes from ${byPod.size} pods, each a new login, none failed`,
+    );
+    // The old password is refused on the primary; the new one logs in.
+    const service = await core.readNamespacedService({ namespace: NS, name: 'db-primary' });
+    const login = async (pw: string) => {
+      const c = await createConnection({
+        host: service.spec?.clusterIP,
+        port: 3306,
+        user,
+        password: pw,
+        ssl: { ca: await clusterCa(), rejectUnauthorized: true },
+        connectTimeout: 3000,
+      });
+      c.destroy();
+    };
+    await assert.rejects(login(oldPassword), /Access denied/);
+    assert.equal(await refused(), refusedBefore + 1, 'the counter sees a refused login');
+    await login(await binding());
   });
 
   it('drops the account when its App is deleted, and keeps its data', async () => {

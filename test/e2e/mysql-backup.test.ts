@@ -1,7 +1,9 @@
 // Backups to a real S3-compatible store (versitygw, started by the test on the node's address) and
 // restores from it on the real node: a backup under a running writer, a restore into a new cluster
-// with the same rows, a point-in-time restore to just before a destructive statement, and a broken
-// store reported, not retried hot, and recovered from.
+// with the same rows, a point-in-time restore to just before a destructive statement, a broken
+// store reported, not retried hot, and recovered from, and, last, binary logs that expire before the
+// archive copied them: the gap reported as a condition, an Event and a metric, and the shipped alert
+// firing in a real Prometheus that scrapes the controller.
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -17,6 +19,8 @@ import { eventually } from '../integration/eventually.js';
 import { startTestController } from '../integration/support/controller.js';
 import { NODE_HOOK_TIMEOUT_MS, discardNamespace, freshRestrictedNamespace, useSharedNode } from './cluster.js';
 import { mustSql, mysqlClusterResource } from './support/mysql-members.js';
+import type { PrometheusServer } from './support/prometheus.js';
+import { ONLY_AFTER_BACKUP_RUNS, buildPrometheus, startWithShippedRules } from './support/prometheus.js';
 
 const SOURCE = 'src';
 const BUCKET = 'backups';
@@ -61,6 +65,13 @@ describe('MySQLCluster backups to S3 and restores on a real node (MySQL 9.7, ver
   let controller: Controller | undefined;
   let s3: S3Server | undefined;
   let jobs = 0;
+  /** Built (or found) while the cluster starts; started by the last test. */
+  let prometheusBinary: Promise<string> | undefined;
+  let prometheus: PrometheusServer | undefined;
+  const prom = (): PrometheusServer => {
+    if (!prometheus) throw new Error('Prometheus did not start');
+    return prometheus;
+  };
 
   const sql = (pod: string, text: string) => mustSql(kc, ns, pod, text);
   const cluster = async (name: string) =>
@@ -163,6 +174,9 @@ describe('MySQLCluster backups to S3 and restores on a real node (MySQL 9.7, ver
     core = kc.makeApiClient(CoreV1Api);
     batch = kc.makeApiClient(BatchV1Api);
     custom = kc.makeApiClient(CustomObjectsApi);
+    // A rejection is reported by the test that waits for it.
+    prometheusBinary = buildPrometheus();
+    prometheusBinary.catch(() => undefined);
     ns = await freshRestrictedNamespace(node(), 'mysql-backup');
     // Pods reach the node's address; the store listens there.
     s3 = await startS3Server({ host: NODE_IP });
@@ -197,6 +211,7 @@ describe('MySQLCluster backups to S3 and restores on a real node (MySQL 9.7, ver
     );
   });
   after(async () => {
+    await prometheus?.stop();
     await controller?.stop();
     await discardNamespace(node(), ns);
     await s3?.stop();
@@ -579,6 +594,123 @@ describe('MySQLCluster backups to S3 and restores on a real node (MySQL 9.7, ver
         assert.notEqual((await cluster(SOURCE)).status?.backup?.name, backupName);
       },
       { timeoutMs: 60_000, intervalMs: 1000, description: 'a new backup, and no longer Degraded' },
+    );
+  });
+
+  // Last: the gap stands (Degraded, the metric, the alert) until a newer backup holds the lost
+  // transactions and the archive runs again, so it would fail the recovery the test above ends with.
+  it('reports binary logs that expired before the archive copied them: Degraded and an Event BinlogArchiveGap naming the lost transactions, and Recon8sMySQLBinlogArchiveGap firing in a real Prometheus with the shipped rules, where every series of backup and archive runs has data', async function () {
+    // A first run on a machine builds Prometheus (test/run.ts starts that build beside the tests).
+    this.timeout(30 * 60_000);
+    const binary = await (prometheusBinary ?? buildPrometheus());
+    const metricsAddress = controller?.health?.metricsAddress;
+    assert.ok(metricsAddress, 'the controller serves /metrics');
+    const started = Date.now();
+    prometheus = await startWithShippedRules(binary, metricsAddress);
+    const sel = `namespace="${ns}", cluster="${SOURCE}"`;
+    const values = async (expr: string) => (await prom().query(expr)).map((x) => x.value[1]);
+    const gapAlerts = async () =>
+      (await prom().alerts()).filter(
+        (a) => a.labels.alertname === 'Recon8sMySQLBinlogArchiveGap' && a.labels.namespace === ns,
+      );
+    const diagnose = async () =>
+      `${JSON.stringify(await prom().targets())}\n${JSON.stringify(await prom().alerts())}\n${prom().log()}`;
+    // Before: the archive's last run (recon8s binlog archive, above) found no gap.
+    await eventually(
+      async () => {
+        assert.deepEqual(await values(`recon8s_mysql_binlog_archive_gap{${sel}}`), ['0']);
+        assert.deepEqual(await gapAlerts(), []);
+      },
+      { timeoutMs: 30_000, intervalMs: 500, description: 'the controller scraped, no gap', diagnose },
+    );
+    console.log(`      Prometheus up, the controller scraped, after ${((Date.now() - started) / 1000).toFixed(1)} s`);
+
+    // The archive does not run: its schedule is suspended, as a user's CronJob may be left.
+    const archiveJob = await batch.readNamespacedCronJob({ namespace: ns, name: `${SOURCE}-binlog` });
+    assert.equal(archiveJob.spec?.suspend, true);
+    // Two transactions after the newest backup, whose binary log then expires: mysqld itself removes
+    // closed logs older than binlog_expire_logs_seconds (30 days by default; 1 s here for a moment)
+    // when it rotates its log.
+    const primary = `${SOURCE}-0`;
+    const executed = () => sql(primary, "SELECT REPLACE(@@GLOBAL.gtid_executed, '\\n', '')");
+    const before = await executed();
+    await sql(
+      primary,
+      "INSERT INTO e2e.t VALUES (6000, 'never archived'); INSERT INTO e2e.t VALUES (6001, 'never archived')",
+    );
+    const lost = await sql(primary, `SELECT GTID_SUBTRACT('${await executed()}', '${before}')`);
+    assert.match(lost, /^[0-9a-f-]{36}:\d+-\d+$/, 'two transactions');
+    const expiry = await sql(primary, 'SELECT @@GLOBAL.binlog_expire_logs_seconds');
+    try {
+      await sql(primary, 'SET GLOBAL binlog_expire_logs_seconds = 1');
+      await eventually(
+        async () => {
+          await sql(primary, 'FLUSH BINARY LOGS');
+          assert.equal(await sql(primary, `SELECT GTID_SUBSET('${lost}', @@GLOBAL.gtid_purged)`), '1');
+        },
+        { timeoutMs: 30_000, intervalMs: 1000, description: `${lost} expired from the binary logs of ${primary}` },
+      );
+    } finally {
+      await sql(primary, `SET GLOBAL binlog_expire_logs_seconds = ${Number(expiry)}`);
+    }
+
+    // The archive's next run (here the one a user starts): it archives what is left and reports the gap.
+    const archivedAt = Date.now();
+    const archive = await cli(['binlog', 'archive', SOURCE]);
+    console.log(`      ${archive.err.trim()}`);
+    assert.equal(archive.code, 1, `${archive.out}${archive.err}`);
+    assert.equal(/transactions '([^']*)' are in no archived log/.exec(archive.err)?.[1], lost, archive.err);
+    await eventually(
+      async () => {
+        const c = await degraded();
+        assert.equal(c?.status, 'True', JSON.stringify(c));
+        assert.match(c.reason ?? '', /BinlogArchiveGap/);
+        assert.ok(c.message?.includes(`'${lost}'`), c.message);
+        const gapEvents = await events('BinlogArchiveGap');
+        assert.equal(gapEvents.length, 1);
+        assert.equal(gapEvents[0]?.type, 'Warning');
+        assert.ok(gapEvents[0]?.message?.includes(`'${lost}'`), gapEvents[0]?.message);
+      },
+      { timeoutMs: 60_000, intervalMs: 1000, description: 'Degraded BinlogArchiveGap and its Event' },
+    );
+    // No `for:`: it fires at the first evaluation that sees the metric at 1.
+    await eventually(
+      async () => {
+        assert.deepEqual(await values(`recon8s_mysql_binlog_archive_gap{${sel}}`), ['1']);
+        assert.deepEqual(
+          (await gapAlerts()).map((a) => [a.state, a.labels.cluster, a.labels.severity]),
+          [['firing', SOURCE, 'critical']],
+        );
+      },
+      { timeoutMs: 60_000, intervalMs: 500, description: 'Recon8sMySQLBinlogArchiveGap firing', diagnose },
+    );
+    console.log(
+      `      Recon8sMySQLBinlogArchiveGap firing ${((Date.now() - archivedAt) / 1000).toFixed(1)} s after the archive run started`,
+    );
+
+    // The series only backup and archive runs set, as this file's runs left them.
+    for (const name of ONLY_AFTER_BACKUP_RUNS)
+      assert.ok((await prom().query(`${name}{${sel}}`)).length > 0, `${name}{${sel}}: no data in Prometheus`);
+    const failing = await prom().query(`recon8s_mysql_backup_failing{${sel}}`);
+    assert.deepEqual(
+      failing.map((x) => [x.metric.task, x.value[1]]).sort(),
+      [
+        ['backup', '0'],
+        ['binlog', '0'],
+      ],
+      'the last backup and the last archive run succeeded (a gap is not a failed run)',
+    );
+    const lastSuccess = (await cluster(SOURCE)).status?.backup?.lastSuccessfulTime ?? '';
+    assert.deepEqual(await values(`recon8s_mysql_backup_last_success_timestamp_seconds{${sel}}`), [
+      String(Date.parse(lastSuccess) / 1000),
+    ]);
+    const archivedUntil = Number((await values(`recon8s_mysql_binlog_archived_until_timestamp_seconds{${sel}}`))[0]);
+    assert.ok(
+      archivedUntil >= Math.floor(archivedAt / 1000) - 1,
+      `archived until ${archivedUntil}: the gap run's reach`,
+    );
+    console.log(
+      `      Prometheus used ${prom().cpuSeconds().toFixed(1)} s of CPU; this test took ${((Date.now() - started) / 1000).toFixed(1)} s after the binary was found`,
     );
   });
 });

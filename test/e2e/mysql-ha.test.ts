@@ -23,11 +23,12 @@ import { NODE_HOOK_TIMEOUT_MS, discardNamespace, freshRestrictedNamespace, useSh
 import { localSql, mustSql, mysqlClusterResource } from './support/mysql-members.js';
 import type { PrometheusServer } from './support/prometheus.js';
 import {
+  CONTROLLER_JOB,
+  ONLY_AFTER_BACKUP_RUNS,
   buildPrometheus,
   documentedPodScrapeJob,
   shippedQueries,
-  shippedRuleFile,
-  startPrometheus,
+  startWithShippedRules,
 } from './support/prometheus.js';
 
 const NAME = 'ha';
@@ -44,17 +45,6 @@ const MISSING_CLAIM = 'ha-backups-never-created';
  * show in the alerts.
  */
 const SCRAPE_INTERVAL = '5s';
-/**
- * The series only a backup or a binary-log archive run sets (its outcome, its time, the archive's
- * reach): this cluster's backups never run (their volume is missing) and it archives no binary logs.
- * test/e2e/mysql-backup.test.ts runs both; the controller's registry has each (dashboard.test.ts).
- */
-const ONLY_AFTER_BACKUP_RUNS = [
-  'recon8s_mysql_backup_last_success_timestamp_seconds',
-  'recon8s_mysql_backup_failing',
-  'recon8s_mysql_binlog_archived_until_timestamp_seconds',
-  'recon8s_mysql_binlog_archive_gap',
-];
 
 /** "12.3 s": from one monotonic time to another. */
 const secondsSince = (from: number, to: number): string => `${((to - from) / 1000).toFixed(1)} s`;
@@ -350,8 +340,9 @@ describe('MySQLCluster high availability on a real node (MySQL 9.7), its backup 
 
   /**
    * The old primary comes back read-only and follows the new one, or, when it holds a transaction no
-   * replica had received (never acknowledged), is excluded until re-provisioned by clone; then every
-   * member holds the new primary's rows.
+   * replica had received (never acknowledged), is excluded until re-provisioned by clone: by the
+   * controller on its own when it can prove that (lib/mysql/rejoin.ts), else by hand here, saying why;
+   * then every member holds the new primary's rows.
    */
   async function rejoins(old: string, promoted: string, after: string): Promise<void> {
     await eventually(
@@ -362,9 +353,29 @@ describe('MySQLCluster high availability on a real node (MySQL 9.7), its backup 
       { timeoutMs: RECOVERY_MS, intervalMs: 1000, description: `${old} back` },
     );
     const back = (await cluster()).status?.members?.find((x) => x.name === old);
-    if (back?.errantTransactions) {
+    // What the controller says of it: re-provisioned on its own, or why not (or it rejoined meanwhile).
+    const manual = back?.errantTransactions
+      ? await eventually(
+          async () => {
+            const status = (await cluster()).status;
+            if (!status?.members?.find((x) => x.name === old)?.errantTransactions) return undefined;
+            const message = status.conditions?.find((c) => c.type === 'Degraded')?.message ?? '';
+            const said = new RegExp(
+              `member ${old} holds [^;]*; (?:they were never acknowledged|not discarded automatically: ([^;]*))`,
+            ).exec(message);
+            assert.ok(said, message);
+            return said[1] ?? undefined;
+          },
+          { timeoutMs: 30_000, intervalMs: 1000, description: `what the controller says of ${old}` },
+        )
+      : undefined;
+    if (back?.errantTransactions && manual === undefined)
       console.log(
-        `      ${old} came back with unacknowledged transactions (${back.errantTransactions}): re-provisioning it`,
+        `      ${old} came back with unacknowledged transactions (${back.errantTransactions}): the controller re-provisions it on its own`,
+      );
+    if (manual !== undefined) {
+      console.log(
+        `      ${old} came back with transactions the primary lacks (${back?.errantTransactions ?? ''}), not discarded automatically (${manual}): re-provisioning it by hand`,
       );
       await core.patchNamespacedPod(
         {
@@ -424,28 +435,10 @@ describe('MySQLCluster high availability on a real node (MySQL 9.7), its backup 
     const binary = await (prometheusBinary ?? buildPrometheus());
     const metricsAddress = controller?.health?.metricsAddress;
     assert.ok(metricsAddress, 'the controller serves /metrics');
-    prometheus = await startPrometheus(
-      binary,
-      {
-        global: {
-          scrape_interval: SCRAPE_INTERVAL,
-          scrape_timeout: SCRAPE_INTERVAL,
-          evaluation_interval: '1s',
-        },
-        rule_files: ['recon8s-alerts.yaml'],
-        scrape_configs: [
-          // The controller runs in this process (on loopback), so no pod to discover: a static target.
-          {
-            job_name: 'recon8s-controller',
-            scrape_interval: '1s',
-            scrape_timeout: '1s',
-            static_configs: [{ targets: [metricsAddress] }],
-          },
-          documentedPodScrapeJob(node().kubeconfigPath, [ns]),
-        ],
-      },
-      { 'recon8s-alerts.yaml': shippedRuleFile() },
-    );
+    prometheus = await startWithShippedRules(binary, metricsAddress, {
+      scrapeInterval: SCRAPE_INTERVAL,
+      scrapeConfigs: [documentedPodScrapeJob(node().kubeconfigPath, [ns])],
+    });
     const ips = new Map<string, string>();
     for (const m of MEMBERS) ips.set(m, (await pod(m)).status?.podIP ?? '');
     await eventually(
@@ -456,7 +449,7 @@ describe('MySQLCluster high availability on a real node (MySQL 9.7), its backup 
           members.map((t) => [t.labels.pod, t.labels.namespace, t.labels.cluster, t.scrapeUrl]).sort(),
           MEMBERS.map((m) => [m, ns, NAME, `http://${ips.get(m)}:9104/metrics`]),
         );
-        const controllerTargets = targets.filter((t) => t.scrapePool === 'recon8s-controller');
+        const controllerTargets = targets.filter((t) => t.scrapePool === CONTROLLER_JOB);
         assert.equal(controllerTargets.length, 1);
         for (const t of targets) assert.equal(t.health, 'up', `${t.scrapeUrl}: ${t.health} ${t.lastError}`);
         // Each member's sidecar logged in to its mysqld.
@@ -501,7 +494,7 @@ describe('MySQLCluster high availability on a real node (MySQL 9.7), its backup 
       );
     }
     console.log(
-      `      controller: scrape ${((await scalarOf('scrape_duration_seconds{job="recon8s-controller"}')) * 1000).toFixed(0)} ms, ${await scalarOf('scrape_samples_scraped{job="recon8s-controller"}')} samples`,
+      `      controller: scrape ${((await scalarOf(`scrape_duration_seconds{job="${CONTROLLER_JOB}"}`)) * 1000).toFixed(0)} ms, ${await scalarOf(`scrape_samples_scraped{job="${CONTROLLER_JOB}"}`)} samples`,
     );
   });
 
@@ -734,14 +727,16 @@ describe('MySQLCluster high availability on a real node (MySQL 9.7), its backup 
     }
     const missing: string[] = [];
     for (const n of [...names].sort()) if ((await scalarOf(`count({__name__="${n}"})`)) === 0) missing.push(n);
-    // Exactly those only a backup or archive run sets: every other one is served.
+    // Exactly those only a backup or archive run sets: every other one is served. This cluster's backups
+    // never run (their volume is missing) and it archives no binary logs; test/e2e/mysql-backup.test.ts
+    // runs both and finds these four in its Prometheus.
     assert.deepEqual(missing, ONLY_AFTER_BACKUP_RUNS.filter((n) => names.has(n)).sort());
     assert.ok(names.size > 25, `${names.size} metric names`);
     console.log(
       `      ${names.size - missing.length} of the ${names.size} metrics the dashboard and the alerts name have data`,
     );
     // What the scrapes cost over the file (printed, not asserted).
-    for (const job of ['kubernetes-pods', 'recon8s-controller']) {
+    for (const job of ['kubernetes-pods', CONTROLLER_JOB]) {
       const over = (f: 'avg' | 'max', metric: string) => scalarOf(`${f}(${f}_over_time(${metric}{job="${job}"}[30m]))`);
       const ms = async (f: 'avg' | 'max') => ((await over(f, 'scrape_duration_seconds')) * 1000).toFixed(0);
       console.log(

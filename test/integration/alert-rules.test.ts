@@ -118,12 +118,12 @@ const CASES: readonly Case[] = [
   {
     alert: 'Recon8sMySQLBackupFailing',
     series: [
-      [db('recon8s_mysql_backup_failing', { job: 'backup' }), '0 1 1 0'],
-      [db('recon8s_mysql_backup_failing', { job: 'binlog' }), '0x3'],
+      [db('recon8s_mysql_backup_failing', { task: 'backup' }), '0 1 1 0'],
+      [db('recon8s_mysql_backup_failing', { task: 'binlog' }), '0x3'],
     ],
     at: [
       { time: '0m', fires: [] },
-      { time: '2m', fires: [{ ...DB, job: 'backup' }] },
+      { time: '2m', fires: [{ ...DB, task: 'backup' }] },
       { time: '3m', fires: [] },
     ],
   },

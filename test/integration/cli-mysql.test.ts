@@ -1,6 +1,7 @@
 // The MySQLCluster commands of the CLI against a real API server, with no controller running: what they
 // say about a resource that does not exist, a switchover that cannot happen (refused at once, never
-// asked for), and one nobody answers (withdrawn when the command gives up).
+// asked for), one nobody answers (withdrawn when the command gives up), and the request of a rotation
+// of the cluster's own accounts.
 import assert from 'node:assert/strict';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { runCliHere } from '../support/run.js';
@@ -10,7 +11,7 @@ import { installCrds } from './support/controller.js';
 const GROUP = { group: 'recon8s.dev', version: 'v1alpha1', plural: 'mysqlclusters' };
 const SWITCHOVER_ANNOTATION = 'recon8s.dev/switchover';
 
-describe('recon8s switchover, status, backup and backups (real API server, no controller)', function () {
+describe('recon8s switchover, status, backup, backups and rotate-credentials (real API server, no controller)', function () {
   this.timeout(60_000);
   const controlPlane = useSharedControlPlane();
   let ns: string;
@@ -18,11 +19,16 @@ describe('recon8s switchover, status, backup and backups (real API server, no co
 
   const run = (args: readonly string[]) =>
     runCliHere([...args, '-n', ns, '--kubeconfig', controlPlane().kubeconfigPath]);
-  const create = (name: string, replicas: number) =>
+  const create = (name: string, replicas: number, spec: Record<string, unknown> = {}) =>
     custom.createNamespacedCustomObject({
       ...GROUP,
       namespace: ns,
-      body: { apiVersion: 'recon8s.dev/v1alpha1', kind: 'MySQLCluster', metadata: { name }, spec: { replicas } },
+      body: {
+        apiVersion: 'recon8s.dev/v1alpha1',
+        kind: 'MySQLCluster',
+        metadata: { name },
+        spec: { replicas, ...spec },
+      },
     });
   const annotations = async (name: string) =>
     (
@@ -66,5 +72,37 @@ describe('recon8s switchover, status, backup and backups (real API server, no co
     assert.match(r.out, /^requested a switchover of MySQLCluster .*\/unanswered/);
     assert.equal(r.err, 'no outcome within 2s: is the recon8s controller running? The request was withdrawn.\n');
     assert.equal((await annotations('unanswered'))[SWITCHOVER_ANNOTATION], undefined);
+  });
+
+  it("records a rotation of the cluster's own accounts as an annotation with a fresh token, the accounts named when not all", async () => {
+    await create('rotating', 3);
+    const all = await run(['rotate-credentials', 'mysqlcluster', 'rotating']);
+    assert.equal(all.code, 0, `${all.out}${all.err}`);
+    const token = /\((\S+)\)\n$/.exec(all.out)?.[1] ?? '';
+    assert.match(
+      all.out,
+      /^requested a rotation of the accounts of MySQLCluster .*\/rotating \(root, replication, admin\)/,
+    );
+    assert.equal((await annotations('rotating'))['recon8s.dev/rotate-credentials'], token);
+    const some = await run([
+      'rotate-credentials',
+      'mysqlcluster',
+      'rotating',
+      '--account',
+      'replication',
+      '--account',
+      'admin',
+    ]);
+    assert.equal(some.code, 0, `${some.out}${some.err}`);
+    assert.match((await annotations('rotating'))['recon8s.dev/rotate-credentials'] ?? '', /^replication,admin@\S+$/);
+    assert.notEqual((await annotations('rotating'))['recon8s.dev/rotate-credentials'], `replication,admin@${token}`);
+  });
+
+  it('refuses to rotate the passwords of a Secret the spec names (recon8s only reads it), and asks for nothing', async () => {
+    await create('byo', 3, { credentialsSecretName: 'vault-synced' });
+    const r = await run(['rotate-credentials', 'mysqlcluster', 'byo']);
+    assert.equal(r.code, 1, `${r.out}${r.err}`);
+    assert.match(r.err, /^Refused: MySQLCluster .*\/byo takes its passwords from Secret vault-synced/);
+    assert.equal((await annotations('byo'))['recon8s.dev/rotate-credentials'], undefined);
   });
 });

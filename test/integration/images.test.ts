@@ -200,6 +200,10 @@ describe('test images, built locally and cached by content', function () {
             writeFileSync(join(dir, file), text, { mode: 0o440 });
             chownSync(join(dir, file), 0, 999);
           }
+        } else if (v.secret?.secretName === 'shop-credentials') {
+          // The passwords, as the kubelet mounts the Secret (the agent reads them there). Readable by all
+          // here: the agent runs as the image's own uid under ctr, not the pod's group 999.
+          for (const [key, value] of Object.entries(secrets)) writeFileSync(join(dir, key), value, { mode: 0o444 });
         } else {
           chownSync(dir, 999, 999); // what fsGroup 999 gives an emptyDir or a volume
         }

@@ -7,6 +7,9 @@
 // - failure detection: the failover delay runs from the last look that found the primary answering;
 // - a member found silent (a partition) is never waited on again by the steps of a failover;
 // - a replica keeps its role label through a look that could not read it or read it ahead of the primary;
+// - a former primary back with a commit no replica received is asked once (its pod's reprovision
+//   annotation, status, one Event) to rejoin by clone, across a controller restart, and rejoins; a
+//   person's write on a replica is left for a person to judge;
 // - a member whose certificate is refused (MemberCertificateError) is reported in status, in Degraded and
 //   by one Warning Event per pod and reason (recorded through the real Event recorder), and is failed
 //   over from exactly as a member that does not answer.
@@ -34,7 +37,11 @@ import { installCrds } from './support/controller.js';
 
 const NAME = 'ha';
 const MEMBERS = [0, 1, 2].map((i) => `${NAME}-${i}`);
+/** ha-0's server_uuid: the cluster's writes, ha-0 being the first primary. */
 const SOURCE = 'a0a0a0a0-0000-0000-0000-000000000000';
+/** Each member's server_uuid. */
+const serverUuid = (member: string): string =>
+  member === `${NAME}-0` ? SOURCE : `b0b0b0b0-0000-0000-0000-00000000000${member.slice(-1)}`;
 const names = mysqlClusterNames(NAME);
 /** The fake members verify nothing: any CA will do, as long as the manager has one (it never connects without). */
 const FAKE_CA = '-----BEGIN CERTIFICATE-----\n(fake)\n-----END CERTIFICATE-----\n';
@@ -120,7 +127,7 @@ class FakeMembers {
             throw Object.assign(new Error(failure), { code: 'PROTOCOL_CONNECTION_LOST' });
           }
           return {
-            serverUuid: `uuid-${name}`,
+            serverUuid: serverUuid(name),
             writable: member.writable,
             executed: GtidSet.parse(member.executed),
             received: member.channel ? GtidSet.parse(member.received ?? member.executed) : GtidSet.EMPTY,
@@ -515,6 +522,131 @@ describe('MySQLCluster manager steps (real API server, fake members)', function 
     assert.deepEqual(polls, [1_000, 2_000, 4_000, 5_000, 5_000, 1_000]);
   });
 
+  describe('a member holding transactions the primary lacks', () => {
+    /** The cluster's Events of `reason`, as the API server has them. */
+    const eventsOf = async (reason: string): Promise<{ type?: string; message?: string; count?: number }[]> =>
+      (
+        await client.requestJson<{ items: { type?: string; message?: string; count?: number }[] }>({
+          path: `/api/v1/namespaces/${namespace}/events?fieldSelector=${encodeURIComponent(`reason=${reason}`)}`,
+        })
+      ).items;
+    const pod = (name: string): Promise<V1Pod> =>
+      client.requestJson<V1Pod>({ path: `/api/v1/namespaces/${namespace}/pods/${name}` });
+    const statusOf = async (): Promise<{
+      currentPrimary?: string;
+      primaryTerm?: Record<string, unknown>;
+      lastFailover?: Record<string, unknown>;
+    }> => (await read()).status as never;
+
+    it('a former primary back with a commit no replica received: asked once to rejoin by clone, with an Event naming it, across a controller restart; then it rejoins', async () => {
+      const members = healthyMembers();
+      let ctl = controller('ctl', members);
+      const look = looker(() => ctl);
+      // The first look records ha-0's term (it was chosen before terms were recorded): what it holds so
+      // far counts as from before it.
+      await look();
+      assert.deepEqual((await statusOf()).primaryTerm, {
+        member: 'ha-0',
+        serverUuid: SOURCE,
+        ownGtidsAtStart: `${SOURCE}:1-10`,
+        semiSyncReplicas: 1,
+      });
+
+      // ha-0 commits SOURCE:11, which no replica receives (the commit waits for its acknowledgement), and is killed.
+      const old = members.state.get(`${NAME}-0`) as Member;
+      old.executed = `${SOURCE}:1-11`;
+      old.up = false;
+      ctl.clock.t = 4_000;
+      await look();
+      ctl.clock.t = 11_000;
+      await look();
+      const failedOver = await statusOf();
+      assert.equal(failedOver.currentPrimary, 'ha-1');
+      assert.deepEqual(failedOver.lastFailover && { ...failedOver.lastFailover, time: '' }, {
+        from: 'ha-0',
+        to: 'ha-1',
+        time: '',
+        outOfReach: 0,
+        term: { member: 'ha-0', serverUuid: SOURCE, ownGtidsAtStart: `${SOURCE}:1-10`, semiSyncReplicas: 1 },
+      });
+
+      // The controller restarts (nothing in memory), then ha-0 comes back read-only, holding SOURCE:11.
+      ctl = controller('restarted', members);
+      old.up = true;
+      old.writable = false;
+      let management = await look();
+      const request = `discard-unacknowledged:${SOURCE}:11`;
+      assert.equal((await pod('ha-0')).metadata?.annotations?.['recon8s.dev/reprovision'], request);
+      assert.equal((await statusOf()).lastFailover?.discardRequested, `${SOURCE}:11`);
+      const errant = management.problems.find((p) => p.reason === 'ErrantTransactions');
+      assert.match(
+        errant?.message ?? '',
+        new RegExp(
+          `^member ha-0 holds transactions the primary lacks \\(${SOURCE}:11\\): it is excluded from both Services and never promoted; they were never acknowledged \\(it was the primary until the failover to ha-1 at [^)]+\\): its agent is asked to re-provision it by clone, discarding them`,
+        ),
+      );
+      assert.ok(!members.by('restarted').some((c) => c.startsWith('ha-0 replicateFrom')), 'never replicates meanwhile');
+
+      // Looked at again (and again by another controller): nothing asked twice, one Event.
+      await look();
+      const asked = (await pod('ha-0')).metadata?.resourceVersion;
+      await look();
+      ctl = controller('another', members);
+      management = await look();
+      assert.equal((await pod('ha-0')).metadata?.resourceVersion, asked, 'the pod was not annotated again');
+      assert.match(
+        management.problems.find((p) => p.reason === 'ErrantTransactions')?.message ?? '',
+        /its agent was asked to re-provision it by clone/,
+      );
+      const events = await eventually(async () => {
+        const found = await eventsOf('DiscardingUnacknowledged');
+        assert.equal(found.length, 1);
+        return found;
+      });
+      assert.equal(events[0]?.type, 'Warning');
+      assert.equal(events[0]?.count, 1);
+      assert.match(
+        events[0]?.message ?? '',
+        new RegExp(
+          `^ha-0, the primary until the failover to ha-1 at .*, came back holding 1 transaction\\(s\\) no client was told committed \\(${SOURCE}:11\\): its commits waited for 1 semi-synchronous acknowledgement\\(s\\) and 0 of its replicas were out of the failover's reach\\. Its agent re-provisions it by clone of the primary, discarding them`,
+        ),
+      );
+
+      // Its agent clones the primary (lib/agent/reprovision.ts): it holds what ha-1 holds, and rejoins.
+      old.executed = (members.state.get(`${NAME}-1`) as Member).executed;
+      for (let i = 0; i < 3; i++) management = await look();
+      assert.ok(members.by('another').includes(`ha-0 replicateFrom ${names.memberHost('ha-1')}`));
+      assert.deepEqual(
+        management.problems.map((p) => p.reason),
+        [],
+      );
+      assert.equal((await podRoles())['ha-0'], 'replica');
+    });
+
+    it("a person's write on a replica stays for a person to judge: no request, no Event, and the condition says why", async () => {
+      const members = healthyMembers();
+      const ctl = controller('ctl', members);
+      // Someone turned super_read_only off on ha-2 and wrote: its own transaction, received from no one.
+      const written = members.state.get(`${NAME}-2`) as Member;
+      written.executed = `${SOURCE}:1-10,${serverUuid(`${NAME}-2`)}:1`;
+      written.received = `${SOURCE}:1-10`;
+      let management: Management | undefined;
+      for (let i = 0; i < 3; i++) management = (await ctl.manage(context(await read()))) as Management;
+      assert.deepEqual(
+        management?.problems.map((p) => p.reason),
+        ['ErrantTransactions'],
+      );
+      assert.match(
+        management?.problems[0]?.message ?? '',
+        /never promoted; not discarded automatically: no failover from it is recorded: what it holds was not committed as the primary, so it may have been acknowledged; re-provision it by clone \(kubectl annotate pod ha-2 recon8s\.dev\/reprovision=<any new value>\) to discard them$/,
+      );
+      assert.ok(!management?.events.some((e) => e.reason === 'DiscardingUnacknowledged'));
+      assert.equal((await pod('ha-2')).metadata?.annotations?.['recon8s.dev/reprovision'], undefined);
+      assert.equal((await statusOf()).lastFailover, undefined);
+      assert.deepEqual(members.by('ctl'), ['ha-2 stopReplication'], 'it stops replicating, and nothing more');
+    });
+  });
+
   describe('a member whose certificate is refused', () => {
     const UNSIGNED = 'unable to verify the first certificate';
     type Reported = { name: string; role: string; reachable: boolean; message?: string };
@@ -530,31 +662,13 @@ describe('MySQLCluster manager steps (real API server, fake members)', function 
     const noPassword = (text: string): void => {
       for (const password of Object.values(PASSWORDS)) assert.ok(!text.includes(password), `a password in: ${text}`);
     };
-    /** A healthy cluster: ha-0 the writable primary, ha-1 and ha-2 replicating from it. */
-    const healthyMembers = (): FakeMembers => {
-      const members = new FakeMembers();
-      (members.state.get(`${NAME}-0`) as Member).up = true;
-      for (const m of MEMBERS.slice(1))
-        (members.state.get(m) as Member).channel = {
-          sourceHost: names.memberHost(`${NAME}-0`),
-          receiver: 'ON',
-          applier: 'ON',
-        };
-      return members;
-    };
 
     it('is reported in status, in Degraded and by one Warning Event per pod and reason, and nothing is done to it', async () => {
       const members = healthyMembers();
       const refused = members.state.get(`${NAME}-2`) as Member;
       refused.certificate = UNSIGNED;
-      const recorder = createEventRecorder(client, silentLogger);
       let ctl = controller('ctl', members);
-      const look = async (): Promise<Management> => {
-        const cr = await read();
-        const m = (await ctl.manage(context(cr))) as Management;
-        recordManaged(recorder, cr, m.events);
-        return m;
-      };
+      const look = looker(() => ctl);
 
       let management = await look();
       assert.deepEqual(reportedOf(management, `${NAME}-2`), {
@@ -704,6 +818,30 @@ describe('MySQLCluster manager steps (real API server, fake members)', function 
       });
     });
   });
+
+  /** A look by the controller `ctl()` names at that moment (it may restart), its Events recorded by the real recorder. */
+  function looker(ctl: () => { manage: (ctx: ManageContext) => Promise<unknown> }): () => Promise<Management> {
+    const recorder = createEventRecorder(client, silentLogger);
+    return async () => {
+      const cr = await read();
+      const m = (await ctl().manage(context(cr))) as Management;
+      recordManaged(recorder, cr, m.events);
+      return m;
+    };
+  }
+
+  /** A healthy cluster: ha-0 the writable primary, ha-1 and ha-2 replicating from it. */
+  function healthyMembers(): FakeMembers {
+    const members = new FakeMembers();
+    (members.state.get(`${NAME}-0`) as Member).up = true;
+    for (const m of MEMBERS.slice(1))
+      (members.state.get(m) as Member).channel = {
+        sourceHost: names.memberHost(`${NAME}-0`),
+        receiver: 'ON',
+        applier: 'ON',
+      };
+    return members;
+  }
 
   /** The role label of every member's pod, as the API server has it. */
   async function podRoles(): Promise<Record<string, string | undefined>> {

@@ -4,10 +4,14 @@
 // member 0 the primary, point the others at it) with the SQL it sends (lib/mysql/member-sql.ts), as
 // the administrative account the members carry.
 import assert from 'node:assert/strict';
-import { readdirSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { X509Certificate } from 'node:crypto';
 import type { RowDataPacket } from 'mysql2/promise';
 import { LocalSql } from '../../lib/agent/local-sql.js';
+import { GtidSet } from '../../lib/mysql/gtid-set.js';
+import type { FailoverRecord } from '../../lib/mysql/rejoin.js';
+import { discardRequest, rejoinVerdict } from '../../lib/mysql/rejoin.js';
 import { findInListing } from '../../lib/cli/binlog-find.js';
 import { coarseWords, parseBinlogText } from '../../lib/mysql/binlog-text.js';
 import { REFUSED_LOGINS_SQL } from '../support/mysql-counters.js';
@@ -37,9 +41,10 @@ interface SessionOutcome {
 }
 import type { AccountRequest } from '../../lib/mysql/accounts.js';
 import { accountName } from '../../lib/mysql/accounts.js';
+import { alive, controllerSql, follow, literal, makePrimary, ready, sql } from './support/sandbox-cluster.js';
 
-/** A string literal, as mysql2 quotes it (the session's sql_mode is '', so backslashes escape). */
-const literal = (v: string): string => `'${v.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+/** gtid_executed on one line (the mysql client prints the newlines MySQL wraps long sets with as \\n). */
+const GTID_EXECUTED = "SELECT REPLACE(@@GLOBAL.gtid_executed, CHAR(10), '')";
 
 describe('MySQLCluster members on a real MySQL 9.7', function () {
   // Most tests drive mysqld synchronously (spawnSync), so mocha can only report an overrun once the test
@@ -50,63 +55,12 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
   let members: SandboxMember[];
   let primary: SandboxMember;
 
-  const sql = (m: SandboxMember, text: string): string => {
-    const r = m.sql(text);
-    assert.ok(r.ok, `SQL on member ${m.ordinal} failed: ${r.stderr}`);
-    return r.stdout.trim();
-  };
-  /** What the controller sends, as its account, over TCP. */
-  const controllerSql = (m: SandboxMember, text: string): string => {
-    const r = m.adminSql(`SET SESSION sql_mode = '';\n${text}`);
-    assert.ok(r.ok, `the controller's SQL on member ${m.ordinal} failed: ${r.stderr}`);
-    return r.stdout.trim();
-  };
-  /** The controller's enableWrites: semi-synchronous replication with one acknowledgement (3 members), then writable. */
-  const makePrimary = (m: SandboxMember) =>
-    controllerSql(
-      m,
-      [
-        'SET GLOBAL rpl_semi_sync_source_wait_for_replica_count = 1',
-        'SET GLOBAL rpl_semi_sync_source_enabled = ON',
-        'SET GLOBAL super_read_only = OFF',
-        'SET GLOBAL read_only = OFF;',
-      ].join(';\n'),
-    );
-  /** The controller's replicateFrom: the member follows the primary (member 0) by GTID, over TLS that verifies it by name. */
-  const follow = (m: SandboxMember) =>
-    controllerSql(
-      m,
-      [
-        'STOP REPLICA',
-        `CHANGE REPLICATION SOURCE TO SOURCE_HOST = ${literal(SANDBOX_NAMES.members[0])}, SOURCE_PORT = 3306, SOURCE_USER = 'replication', ` +
-          `SOURCE_PASSWORD = ${literal(REPLICATION_PASSWORD)}, SOURCE_AUTO_POSITION = 1, SOURCE_SSL = 1, ` +
-          `SOURCE_SSL_CA = '${MYSQL_TLS_CA_PATH}', SOURCE_SSL_VERIFY_SERVER_CERT = 1, GET_SOURCE_PUBLIC_KEY = 1, ` +
-          'SOURCE_CONNECT_RETRY = 10, SOURCE_RETRY_COUNT = 86400',
-        'START REPLICA;',
-      ].join(';\n'),
-    );
-  const alive = (m: SandboxMember) =>
-    eventually(() => assert.ok(m.probe('live').ok, `member ${m.ordinal} does not answer`), {
-      timeoutMs: 90_000,
-      intervalMs: 250,
-      maxIntervalMs: 1000,
-      description: `member ${m.ordinal} answers (the agent's /livez)`,
-      diagnose: () => m.diagnose(),
-    });
   /** Not ready, and why (the agent's /readyz message). */
   const unready = (m: SandboxMember): string => {
     const r = m.probe('ready');
     assert.equal(r.ok, false, `member ${m.ordinal} is ready`);
     return `${r.stdout}${r.stderr}`;
   };
-  const ready = (m: SandboxMember) =>
-    eventually(() => assert.ok(m.probe('ready').ok, `member ${m.ordinal} not ready`), {
-      timeoutMs: 90_000,
-      intervalMs: 250,
-      maxIntervalMs: 1000,
-      description: `member ${m.ordinal} ready (the agent's /readyz)`,
-      diagnose: () => m.diagnose(),
-    });
   const rows = (m: SandboxMember, expected: string) =>
     eventually(() => assert.equal(sql(m, 'SELECT GROUP_CONCAT(id ORDER BY id) FROM t.r'), expected), {
       timeoutMs: 30_000,
@@ -425,6 +379,7 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
     );
     assert.ok(r.ok, `rotation-client failed: ${r.stdout} ${r.stderr}`);
     const out = JSON.parse(r.stdout) as {
+      refusedBeforeTheAccountReplicated: number;
       tally: { logins: number; queries: number; failedLogins: number; failedQueries: number; errors: object };
       rotations: {
         token: string;
@@ -453,14 +408,18 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
         assert.equal(outcome, 'ER_ACCESS_DENIED_ERROR', `the old password on ${member}`);
       assert.equal(rotation.newPasswordOnPrimary, 'ok');
     }
-    // The only logins the members refused are the checks of the old passwords (one per member per rotation).
-    assert.equal(refusedAfter - refusedBefore, serving.length * out.rotations.length);
+    // The only logins the members refused are the checks of the old passwords (one per member per
+    // rotation), and those of the client's wait for the new account to be applied on the replicas.
+    assert.equal(
+      refusedAfter - refusedBefore,
+      serving.length * out.rotations.length + out.refusedBeforeTheAccountReplicated,
+    );
     sql(primary, `DROP USER '${user}'@'%'; DROP DATABASE rot`);
   });
 
   it('answers every question the agent asks, from a real mysqld: its start, its flags, its channel, what fencing would end', async () => {
-    const primarySql = await LocalSql.open(primary.socket(), ROOT_PASSWORD);
-    const replicaSql = await LocalSql.open((members[1] as SandboxMember).socket(), ROOT_PASSWORD);
+    const primarySql = await LocalSql.open(primary.socket(), () => ROOT_PASSWORD);
+    const replicaSql = await LocalSql.open((members[1] as SandboxMember).socket(), () => ROOT_PASSWORD);
     const { createConnection } = await import('mysql2/promise');
     const client = await createConnection({ socketPath: primary.socket(), user: 'root', password: ROOT_PASSWORD });
     try {
@@ -481,7 +440,21 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
       assert.equal(executed, sql(primary, "SELECT REPLACE(@@GLOBAL.gtid_executed, CHAR(10), '')"));
       assert.equal(await replicaSql.gtidSubset(await replicaSql.gtidExecuted(), executed), true);
       assert.equal(await replicaSql.gtidSubset(executed, ''), executed === '');
+      assert.equal(await replicaSql.gtidSubtract(executed, executed), '');
+      assert.equal(await replicaSql.gtidSubtract(executed, ''), executed);
       assert.equal(await replicaSql.cloneInProgress(), false);
+      // The binary logs, and what each began with: the last one's beginning is within gtid_executed.
+      const logs = await primarySql.binaryLogs();
+      assert.deepEqual(
+        logs.map((l) => l.name),
+        sql(primary, 'SHOW BINARY LOGS')
+          .split('\n')
+          .map((l) => l.split('\t')[0]),
+      );
+      assert.ok(logs.every((l) => l.bytes > 0));
+      const last = await primarySql.previousGtids(logs.at(-1)?.name ?? '');
+      assert.ok(GtidSet.parse(last).isSubsetOf(GtidSet.parse(executed)), `${last} within ${executed}`);
+      assert.equal(await primarySql.previousGtids(logs[0]?.name ?? ''), '', 'the first log began with nothing');
       // What fencing would end: a client's session, never the agent's own.
       const [[row]] = await client.query<RowDataPacket[]>('SELECT CONNECTION_ID() AS id');
       // Two of the agent's sessions at once (a probe beside the fencing): neither is a client.
@@ -788,6 +761,11 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
   it('re-provisions on request (a new recon8s.dev/reprovision pod annotation) a member holding errant transactions, discarding them, once', async () => {
     const replica = members[1] as SandboxMember;
     const uuid = sql(replica, 'SELECT @@server_uuid');
+    const errant = sql(
+      replica,
+      `SELECT REPLACE(GTID_SUBTRACT(@@GLOBAL.gtid_executed, ${literal(sql(primary, GTID_EXECUTED))}), CHAR(10), '')`,
+    );
+    assert.match(errant, new RegExp(`^${uuid}:\\d+$`));
     // A person decided to discard the errant transactions: the controller's annotation, seen in the downward API volume.
     replica.annotate({ 'recon8s.dev/reprovision': '2026-11-22T21:00:00Z' });
     await eventually(
@@ -814,12 +792,29 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
     await eventually(
       () =>
         assert.deepEqual(
-          readdirSync(replica.volume).sort(),
-          ['data', 'reprovision-request.done'],
-          'the previous data removed',
+          readdirSync(replica.volume)
+            .sort()
+            .map((e) => e.replace(/^discarded-.*/, 'discarded-<time>')),
+          ['data', 'discarded-<time>', 'reprovision-request.done'],
+          'the previous data removed, what was discarded kept',
         ),
       { timeoutMs: 30_000, description: 'the previous data removed', diagnose: () => replica.diagnose() },
     );
+    // What it discarded, and the binary log holding it, kept on the volume: mysqlbinlog reads it there.
+    const [record] = readdirSync(replica.volume).filter((e) => e.startsWith('discarded-'));
+    assert.equal(readFileSync(join(replica.volume, record ?? '', 'gtids'), 'utf8'), `${errant}\n`);
+    const kept = readFileSync(join(replica.volume, record ?? '', 'kept'), 'utf8')
+      .trim()
+      .split('\n');
+    assert.equal(kept.length, 1, kept.join(','));
+    const shown = replica.exec([
+      'mysqlbinlog',
+      '--verbose',
+      `--include-gtids=${errant}`,
+      `/var/lib/mysql/${record ?? ''}/${kept[0] ?? ''}`,
+    ]);
+    assert.ok(shown.ok, shown.stderr);
+    assert.match(shown.stdout, /CREATE DATABASE errant/);
     // The request is done once: the member restarts and keeps its data.
     await replica.stop();
     replica.start();
@@ -830,5 +825,114 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
     await new Promise((r) => setTimeout(r, 12_000)); // longer than the agent's 10 s period
     assert.equal(sql(replica, 'SELECT @@server_uuid'), restartedUuid);
     assert.equal((replica.log('agent').match(/ReprovisionedByClone: shop-1/g) ?? []).length, 1);
+  });
+  it('discards a real unacknowledged commit of a former primary (AFTER_SYNC wrote it to the binary log, then mysqld was killed): the verdict, the bounded request, its binary log kept', async function () {
+    this.timeout(300_000);
+    // Member 2 plays a primary whose replicas do not receive: it leaves replication, waits for one
+    // semi-synchronous acknowledgement (as the controller's enableWrites), and takes a write. The commit is
+    // in its binary log and waits for an acknowledgement no replica can send; then mysqld is killed.
+    const former = members[2] as SandboxMember;
+    const ownUuid = sql(former, 'SELECT @@server_uuid');
+    const ownAtStart = GtidSet.parse(sql(former, GTID_EXECUTED)).ofServer(ownUuid);
+    controllerSql(former, 'STOP REPLICA');
+    makePrimary(former);
+    const { createConnection } = await import('mysql2/promise');
+    const client = await createConnection({ socketPath: former.socket(), user: 'root', password: ROOT_PASSWORD });
+    const commit = client.query('INSERT INTO t.r VALUES (100)').then(
+      () => 'acknowledged',
+      () => 'never acknowledged',
+    );
+    await eventually(
+      () =>
+        assert.equal(
+          sql(former, "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE STATE LIKE '%semi-sync ACK%'"),
+          '1',
+        ),
+      { timeoutMs: 30_000, intervalMs: 100, description: 'the commit waiting for its acknowledgement' },
+    );
+    const killed = former.exec(['bash', '-c', 'kill -KILL "$(cat /var/run/mysqld/mysqld.pid)"']);
+    assert.ok(killed.ok, killed.stderr);
+    assert.equal(await commit, 'never acknowledged');
+    client.destroy();
+    // Back (the container restarts it), read-only, holding the commit no replica received.
+    await alive(former);
+    await eventually(() => assert.equal(sql(former, 'SELECT @@GLOBAL.super_read_only'), '1'), {
+      timeoutMs: 60_000,
+      description: 'the restarted member read-only',
+    });
+    const primaryExecuted = GtidSet.parse(sql(primary, GTID_EXECUTED));
+    const executed = GtidSet.parse(sql(former, GTID_EXECUTED));
+    const surplus = executed.subtract(primaryExecuted);
+    assert.equal(surplus.count(), 1, surplus.toString());
+    assert.ok(surplus.isSubsetOf(executed.ofServer(ownUuid)), 'its own commit');
+    assert.equal(sql(former, 'SELECT COUNT(*) FROM t.r WHERE id = 100'), '1');
+    assert.equal(sql(primary, 'SELECT COUNT(*) FROM t.r WHERE id = 100'), '0');
+
+    // The records the controller keeps for such a term and failover (member 0 took over, every replica
+    // in reach), and the verdict on what the members answer: it may be discarded, exactly that.
+    const failover: FailoverRecord = {
+      from: 'shop-2',
+      to: 'shop-0',
+      time: new Date().toISOString(),
+      outOfReach: 0,
+      term: { member: 'shop-2', serverUuid: ownUuid, ownGtidsAtStart: ownAtStart, semiSyncReplicas: 1 },
+    };
+    const verdict = rejoinVerdict({
+      member: { name: 'shop-2', sql: { serverUuid: ownUuid, writable: false, executed } },
+      primary: { name: 'shop-0', executed: primaryExecuted },
+      failover,
+    });
+    assert.equal(verdict?.kind, 'discard');
+    assert.equal(verdict.surplus.toString(), surplus.toString());
+
+    // The controller's request: the agent clones member 0, discarding exactly that, and keeps its binary log.
+    former.annotate({ 'recon8s.dev/reprovision': discardRequest(verdict.surplus) });
+    await eventually(
+      () =>
+        assert.match(
+          former.log('agent'),
+          /ReprovisionedByClone: shop-2 was re-provisioned by clone from 127\.0\.0\.1: the controller asks for it/,
+        ),
+      { timeoutMs: 120_000, intervalMs: 250, description: 'the clone', diagnose: () => former.diagnose() },
+    );
+    assert.match(
+      former.log('agent'),
+      new RegExp(`It discarded ${surplus.toString()}; the binary logs holding them \\(binlog\\.\\d+\\) are kept in`),
+    );
+    await alive(former);
+    follow(former);
+    await ready(former);
+    await rows(former, '1,2,3,4,5,6');
+    // The agent writes `kept`, then removes the previous data directory: both, in that order.
+    await eventually(
+      () => {
+        assert.ok(
+          readdirSync(former.volume)
+            .filter((e) => e.startsWith('discarded-'))
+            .some((e) => readdirSync(join(former.volume, e)).includes('kept')),
+        );
+        assert.ok(!readdirSync(former.volume).includes('data.previous'));
+      },
+      {
+        timeoutMs: 30_000,
+        description: 'the discarded binary log kept, the previous data directory removed',
+        diagnose: () => former.diagnose(),
+      },
+    );
+    const record = readdirSync(former.volume)
+      .filter((e) => e.startsWith('discarded-'))
+      .find((e) => readFileSync(join(former.volume, e, 'gtids'), 'utf8').trim() === surplus.toString());
+    const [log] = readFileSync(join(former.volume, record ?? '', 'kept'), 'utf8')
+      .trim()
+      .split('\n');
+    const shown = former.exec([
+      'mysqlbinlog',
+      '--verbose',
+      `--include-gtids=${surplus.toString()}`,
+      `/var/lib/mysql/${record ?? ''}/${log ?? ''}`,
+    ]);
+    assert.ok(shown.ok, shown.stderr);
+    assert.match(shown.stdout, /INSERT INTO `t`\.`r`/);
+    assert.match(shown.stdout, /@1=100/);
   });
 });

@@ -1,20 +1,33 @@
 // The agent's part of re-provisioning a replica by clone (lib/agent/reprovision.ts), on a real file
 // system with a fake member session: what is decided, what is cloned where, what is kept, what is reported.
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MEMBER_REPORTS } from '../../constructs/mysql-member.js';
+import type { BinlogFile } from '../../lib/agent/discarded.js';
+import { DISCARDS_KEPT, binlogsHolding, keepDiscardedBinlogs } from '../../lib/agent/discarded.js';
 import type { LocalSql } from '../../lib/agent/local-sql.js';
 import type { ReprovisionFacts } from '../../lib/agent/reprovision.js';
 import {
   Reprovisioner,
   dataPaths,
+  discardBound,
   errorSummary,
   isPurgedLogsError,
   pendingRequest,
   reprovisionRefusal,
 } from '../../lib/agent/reprovision.js';
+import { GtidSet } from '../../lib/mysql/gtid-set.js';
 
 // What a MySQL 9.7 receiver reports when the primary purged binary logs it still needs.
 const PURGED = {
@@ -23,20 +36,32 @@ const PURGED = {
     "Got fatal error 1236 from source when reading data from binary log: 'Cannot replicate because the source purged required binary logs. Replicate the missing transactions from elsewhere, or provision a new replica from backup.'",
 };
 const REPLICATION_PASSWORD = `repl'"\\#;--`;
+/** The primary's server_uuid (the cluster's writes). */
+const P = '3e11fa47-71ca-11e1-9e33-c80aa9429562';
+/** This member's own: what it holds of it, the primary lacks. */
+const OWN = '9f11fa47-71ca-11e1-9e33-c80aa9429562';
+const g = (text: string): GtidSet => GtidSet.parse(text);
+const NOW = new Date('2026-11-22T21:00:00.000Z');
+const RECORD = 'discarded-2026-11-22T21-00-00-000Z';
 
 interface FakeMemberState {
   superReadOnly: boolean;
   receiverError?: { errno: number; message: string };
   channel?: { receiver: 'ON' | 'OFF' | 'CONNECTING'; applier: 'ON' | 'OFF' | 'CONNECTING' };
-  subset: boolean;
+  /** gtid_executed. */
+  executed: string;
+  /** Its binary logs, oldest first (files of those names are in its data directory). */
+  binlogs: BinlogFile[];
   cloneInProgress: boolean;
   cloneError?: string;
+  /** What happens meanwhile on a successful clone. */
+  onClone?: () => void;
 }
 
 describe('agent: re-provisioning a replica by clone', () => {
   let dir: string;
   let member: FakeMemberState;
-  let donor: { writable: boolean; executed: string } | Error;
+  let donor: { writable: boolean; executed: string; serverUuid?: string } | Error;
   let statements: { sql: string; values?: unknown[] }[];
   let reports: string[];
   let logs: string[];
@@ -57,8 +82,11 @@ describe('agent: re-provisioning a replica by clone', () => {
       flags: () => Promise.resolve({ readOnly: true, superReadOnly: member.superReadOnly, semiSyncSource: false }),
       stoppedReceiverError: () => Promise.resolve(member.receiverError),
       channel: () => Promise.resolve(member.channel),
-      gtidExecuted: () => Promise.resolve('aaaa:1-5'),
-      gtidSubset: () => Promise.resolve(member.subset),
+      gtidExecuted: () => Promise.resolve(member.executed),
+      gtidSubset: (a: string, b: string) => Promise.resolve(g(a).isSubsetOf(g(b))),
+      gtidSubtract: (a: string, b: string) => Promise.resolve(g(a).subtract(g(b)).toString()),
+      binaryLogs: () => Promise.resolve(member.binlogs.map((b) => ({ name: b.name, bytes: b.bytes }))),
+      previousGtids: (log: string) => Promise.resolve(member.binlogs.find((b) => b.name === log)?.previousGtids ?? ''),
       cloneInProgress: () => Promise.resolve(member.cloneInProgress),
       exec: (text: string, values?: unknown[]) => {
         statements.push({ sql: text, values });
@@ -68,6 +96,7 @@ describe('agent: re-provisioning a replica by clone', () => {
           const target = String(values?.[3]);
           mkdirSync(target);
           writeFileSync(join(target, 'mysql.ibd'), 'cloned');
+          member.onClone?.();
         }
         return Promise.resolve();
       },
@@ -78,19 +107,20 @@ describe('agent: re-provisioning a replica by clone', () => {
       sql: sql(),
       paths: dataPaths(volume(), 'data', join(dir, 'annotations')),
       primaryHost: 'shop-primary',
-      replicationPassword: REPLICATION_PASSWORD,
+      replicationPassword: () => REPLICATION_PASSWORD,
       memberName: 'shop-1',
       askDonor: () => (donor instanceof Error ? Promise.reject(donor) : Promise.resolve(donor)),
       report: (reason, message) => (reports.push(`${MEMBER_REPORTS[reason]}: ${message}`), Promise.resolve()),
       log: (m) => void logs.push(m),
+      now: () => NOW,
     });
 
   beforeEach(() => {
     dir = mkdtempSync(join(tmpdir(), 'recon8s-agent-reprovision-'));
     mkdirSync(volume('data'), { recursive: true });
     writeFileSync(volume('data', 'mysql.ibd'), 'own');
-    member = { superReadOnly: true, subset: true, cloneInProgress: false };
-    donor = { writable: true, executed: 'aaaa:1-9' };
+    member = { superReadOnly: true, executed: `${P}:1-5`, binlogs: [], cloneInProgress: false };
+    donor = { writable: true, executed: `${P}:1-9` };
     statements = [];
     reports = [];
     logs = [];
@@ -154,7 +184,7 @@ describe('agent: re-provisioning a replica by clone', () => {
     ['a member that is not super-read-only', () => (member.superReadOnly = false), /this member is writable/],
     [
       'a member with transactions the primary does not have',
-      () => (member.subset = false),
+      () => (member.executed = `${P}:1-5,${OWN}:1`),
       /transactions the primary does not have/,
     ],
     [
@@ -207,7 +237,7 @@ describe('agent: re-provisioning a replica by clone', () => {
 
   describe('on request (the recon8s.dev/reprovision pod annotation)', () => {
     it('re-provisions a replicating member, even with transactions the primary lacks, and records the request', async () => {
-      member.subset = false;
+      member.executed = `${P}:1-5,${OWN}:1`;
       annotate('2026-11-22T21:00:00Z');
       assert.equal(await reprovisioner().look(), 'restarting');
       assert.equal(readFileSync(volume('reprovision-request.done'), 'utf8'), '2026-11-22T21:00:00Z');
@@ -215,6 +245,9 @@ describe('agent: re-provisioning a replica by clone', () => {
         reports[0] ?? '',
         /the pod's recon8s\.dev\/reprovision annotation asks for it \(2026-11-22T21:00:00Z\)/,
       );
+      // What it discarded is recorded, as for the controller's request (below).
+      assert.match(reports[0] ?? '', new RegExp(`It discarded ${OWN}:1; no binary log holding them was found`));
+      assert.equal(readFileSync(volume(RECORD, 'gtids'), 'utf8'), `${OWN}:1\n`);
     });
 
     it('does not re-provision again for a request it already handled, and does again for a new value', async () => {
@@ -250,11 +283,143 @@ describe('agent: re-provisioning a replica by clone', () => {
     });
   });
 
+  describe("on the controller's request: a former primary's surplus, never acknowledged", () => {
+    /** db-0 was the primary: its last two commits (OWN:11-12) reached no replica; binlog.000003 holds them. */
+    const formerPrimary = (): void => {
+      member.executed = `${P}:1-5,${OWN}:1-12`;
+      donor = { writable: true, executed: `${P}:1-9,${OWN}:1-10` };
+      member.binlogs = [
+        { name: 'binlog.000001', bytes: 100, previousGtids: '' },
+        { name: 'binlog.000002', bytes: 200, previousGtids: `${P}:1-5,${OWN}:1-4` },
+        { name: 'binlog.000003', bytes: 300, previousGtids: `${P}:1-5,${OWN}:1-10` },
+      ];
+      for (const b of member.binlogs) writeFileSync(volume('data', b.name), b.name);
+    };
+    /** What start-mysqld.sh does before mysqld starts on the clone (adopt_clone). */
+    const restartOnClone = (): void => {
+      renameSync(volume('data'), volume('data.previous'));
+      renameSync(volume('data.cloned'), volume('data'));
+    };
+
+    it('discards exactly the set the annotation carries, recording it and the binary logs that hold it first, and keeps those logs once the clone replicates', async () => {
+      formerPrimary();
+      annotate(`discard-unacknowledged:${OWN}:11-12`);
+      assert.equal(discardBound(`discard-unacknowledged:${OWN}:11-12`), `${OWN}:11-12`);
+      assert.equal(await reprovisioner().look(), 'restarting');
+      assert.deepEqual(readdirSync(volume()).sort(), ['data', 'data.cloned', RECORD, 'reprovision-request.done']);
+      assert.equal(readFileSync(volume(RECORD, 'gtids'), 'utf8'), `${OWN}:11-12\n`);
+      assert.equal(readFileSync(volume(RECORD, 'binlogs'), 'utf8'), 'binlog.000003\n');
+      assert.match(readFileSync(volume(RECORD, 'README'), 'utf8'), /mysqlbinlog --verbose --include-gtids=/);
+      assert.match(
+        reports[0] ?? '',
+        new RegExp(
+          `^ReprovisionedByClone: shop-1 was re-provisioned by clone from shop-primary: the controller asks for it .*never acknowledged to a client\\. It discarded ${OWN}:11-12; the binary logs holding them \\(binlog\\.000003\\) are kept in .*${RECORD}\\. Its previous data directory is kept until the clone replicates\\.$`,
+        ),
+      );
+
+      restartOnClone();
+      member.channel = { receiver: 'ON', applier: 'ON' };
+      await reprovisioner().forgetPreviousData();
+      assert.deepEqual(readdirSync(volume()).sort(), ['data', RECORD, 'reprovision-request.done']);
+      assert.deepEqual(readdirSync(volume(RECORD)).sort(), ['README', 'binlog.000003', 'binlogs', 'gtids', 'kept']);
+      assert.equal(readFileSync(volume(RECORD, 'binlog.000003'), 'utf8'), 'binlog.000003');
+      assert.match(logs.join('\n'), new RegExp(`kept binlog\\.000003 in .*${RECORD}`));
+    });
+
+    it('refuses a clone that would discard more than the set the annotation carries (the primary changed since), and says why once', async () => {
+      formerPrimary();
+      annotate(`discard-unacknowledged:${OWN}:12`);
+      const r = reprovisioner();
+      assert.equal(await r.look(), 'nothing');
+      assert.equal(await r.look(), 'nothing');
+      assert.deepEqual(statements, []);
+      assert.deepEqual(readdirSync(volume()), ['data']);
+      assert.deepEqual(logs, [
+        `not re-provisioning: a clone would discard ${OWN}:11-12, beyond the transactions the controller found never acknowledged (${OWN}:12); a new value of the recon8s.dev/reprovision annotation, from a person, discards them all`,
+      ]);
+    });
+
+    it('does not use a clone made while the primary changed (another member may have been the donor), and tries again', async () => {
+      formerPrimary();
+      annotate(`discard-unacknowledged:${OWN}:11-12`);
+      donor = { writable: true, executed: `${P}:1-9,${OWN}:1-10`, serverUuid: P };
+      const afterFailover = { writable: true, executed: `${P}:1-4,${OWN}:1-10`, serverUuid: OWN };
+      member.onClone = () => (donor = afterFailover);
+      assert.equal(await reprovisioner().look(), 'nothing');
+      assert.deepEqual(readdirSync(volume()), ['data']);
+      assert.match(
+        logs.at(-1) ?? '',
+        new RegExp(
+          `^not using the clone: the primary answering now \\(${OWN}\\) is not the one it was checked against \\(${P}\\)`,
+        ),
+      );
+      // Checked against the new primary, the clone would discard more than the request allows.
+      assert.equal(await reprovisioner().look(), 'nothing');
+      assert.match(logs.at(-1) ?? '', /beyond the transactions the controller found never acknowledged/);
+      assert.deepEqual(reports, []);
+    });
+
+    it('removes the record of a clone that failed, and what an interrupted attempt left', async () => {
+      formerPrimary();
+      mkdirSync(volume('discarded-2026-01-01T00-00-00-000Z.pending'));
+      annotate(`discard-unacknowledged:${OWN}:11-12`);
+      member.cloneError = 'Clone Donor Error: 3862';
+      assert.equal(await reprovisioner().look(), 'failed');
+      assert.deepEqual(readdirSync(volume()), ['data']);
+    });
+  });
+
+  describe('the binary logs a discard keeps', () => {
+    const logs3: BinlogFile[] = [
+      { name: 'b.1', bytes: 100, previousGtids: '' },
+      { name: 'b.2', bytes: 200, previousGtids: `${P}:1-5` },
+      { name: 'b.3', bytes: 300, previousGtids: `${P}:1-9,${OWN}:1-2` },
+    ];
+
+    it('are those holding any discarded transaction: a log holds what the next one adds, the last one what gtid_executed adds', () => {
+      const executed = `${P}:1-12,${OWN}:1-3`;
+      assert.deepEqual(binlogsHolding(logs3, executed, `${OWN}:3`, 1e9), { keep: ['b.3'], left: [] });
+      assert.deepEqual(binlogsHolding(logs3, executed, `${OWN}:2-3`, 1e9), { keep: ['b.2', 'b.3'], left: [] });
+      assert.deepEqual(binlogsHolding(logs3, executed, `${P}:1`, 1e9), { keep: ['b.1'], left: [] });
+      assert.deepEqual(binlogsHolding(logs3, executed, `${OWN}:9`, 1e9), { keep: [], left: [] });
+    });
+
+    it('are kept up to the bound, the newest first, the others named as not kept', () => {
+      const executed = `${P}:1-12,${OWN}:1-3`;
+      const all = `${P}:1-12,${OWN}:1-3`;
+      assert.deepEqual(binlogsHolding(logs3, executed, all, 500), { keep: ['b.2', 'b.3'], left: ['b.1'] });
+      assert.deepEqual(binlogsHolding(logs3, executed, all, 299), { keep: [], left: ['b.1', 'b.2', 'b.3'] });
+    });
+
+    it(`are kept for the last ${DISCARDS_KEPT} discards only, the oldest removed first, each moved once`, async () => {
+      mkdirSync(volume('data.previous'));
+      for (let i = 1; i <= DISCARDS_KEPT + 1; i++) {
+        mkdirSync(volume(`discarded-2026-0${i}`));
+        writeFileSync(volume(`discarded-2026-0${i}`, 'binlogs'), `binlog.00000${i}\n../escape\n`);
+        if (i < DISCARDS_KEPT + 1) writeFileSync(volume(`discarded-2026-0${i}`, 'kept'), '');
+      }
+      writeFileSync(volume('data.previous', `binlog.00000${DISCARDS_KEPT + 1}`), 'the surplus');
+      const done = await keepDiscardedBinlogs(volume(), volume('data.previous'));
+      assert.deepEqual(readdirSync(volume()).sort(), [
+        'data',
+        'data.previous',
+        ...[2, 3, 4].map((i) => `discarded-2026-0${i}`),
+      ]);
+      assert.equal(
+        readFileSync(volume('discarded-2026-04', `binlog.00000${DISCARDS_KEPT + 1}`), 'utf8'),
+        'the surplus',
+      );
+      assert.equal(done.length, 2);
+      assert.deepEqual(await keepDiscardedBinlogs(volume(), volume('data.previous')), [], 'once');
+    });
+  });
+
   it('decides from the facts alone: a person may discard errant transactions, nobody may clone over a writable member', () => {
     const facts = (f: Partial<ReprovisionFacts>): ReprovisionFacts => ({
       memberSuperReadOnly: true,
       donor: { writable: true, executed: '' },
       subsetOfDonor: true,
+      discards: '',
       cloneInProgress: false,
       ...f,
     });

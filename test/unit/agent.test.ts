@@ -3,7 +3,8 @@
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { Agent } from '../../lib/agent/agent.js';
-import { accountStatements, ensureAccounts } from '../../lib/agent/accounts.js';
+import { ROTATED_REVISIONS_SQL, accountStatements, ensureAccounts } from '../../lib/agent/accounts.js';
+import type { ClusterCredentials } from '../../lib/agent/credentials.js';
 import type { AgentConfig } from '../../lib/agent/config.js';
 import { agentConfig } from '../../lib/agent/config.js';
 import { liveness, readiness } from '../../lib/agent/health.js';
@@ -17,12 +18,17 @@ const ENV = {
   POD_IP: '10.1.0.10',
   HEADLESS_SERVICE: 'shop-headless',
   PRIMARY_HOST: 'shop-primary',
-  MYSQL_ROOT_PASSWORD: `r00t'"\\#$ x`,
-  MYSQL_REPLICATION_PASSWORD: `repl'"\\#;--`,
-  MYSQL_ADMIN_PASSWORD: `4dmin'"\\#%s`,
   SELF_FENCE_AFTER_SECONDS: '7',
   AGENT_PORT: '0',
   AGENT_ADDRESS: '127.0.0.1',
+};
+
+/** The mounted credentials Secret, as the agent reads it (credentials.ts). */
+const SECRET: ClusterCredentials = {
+  revision: '0',
+  root: `r00t'"\\#$ x`,
+  replication: `repl'"\\#;--`,
+  admin: `4dmin'"\\#%s`,
 };
 
 /** A member: writable or not, semi-sync on or not, answering or not; records every statement. */
@@ -34,11 +40,14 @@ class FakeMember implements LocalSqlApi {
   startedAtMs = 1_000_000;
   channelThreads: ChannelThreads | undefined;
   readonly statements: string[] = [];
+  /** What information_schema.USER_ATTRIBUTES says a rotation set (user, host, revision). */
+  rotated: { user: string; host: string; revision: string }[] = [];
   private down(): Promise<never> {
     return Promise.reject(Object.assign(new Error('connect ENOENT /var/run/mysqld/mysqld.sock'), { code: 'ENOENT' }));
   }
-  rows() {
-    return this.answers ? Promise.resolve([] as never[]) : this.down();
+  rows(sql: string) {
+    if (!this.answers) return this.down();
+    return Promise.resolve((sql === ROTATED_REVISIONS_SQL ? this.rotated : []) as never[]);
   }
   exec(sql: string) {
     if (!this.answers) return this.down();
@@ -66,6 +75,15 @@ class FakeMember implements LocalSqlApi {
   }
   gtidSubset() {
     return Promise.resolve(true);
+  }
+  gtidSubtract() {
+    return Promise.resolve('');
+  }
+  binaryLogs() {
+    return Promise.resolve([]);
+  }
+  previousGtids() {
+    return Promise.resolve('');
   }
   cloneInProgress() {
     return Promise.resolve(false);
@@ -105,12 +123,14 @@ describe('agent', () => {
   let loginOk: boolean;
   let reprovisionLooks: number;
   let logged: string[];
+  let secret: ClusterCredentials;
   const config = (): AgentConfig => agentConfig(ENV);
   const agent = (c: AgentConfig = config()) =>
     new Agent(c, member, {
       now: () => now,
       log: (m) => void logged.push(m),
       peers: peers(() => peerLook),
+      credentials: () => secret,
       loginWorks: (user) => (logins.push(user), Promise.resolve(loginOk)),
       reprovisioner: {
         look: () => (reprovisionLooks++, Promise.resolve('nothing' as const)),
@@ -126,6 +146,7 @@ describe('agent', () => {
     loginOk = true;
     reprovisionLooks = 0;
     logged = [];
+    secret = SECRET;
   });
 
   it('looks again every second while mysqld does not answer, and does nothing else', async () => {
@@ -151,16 +172,75 @@ describe('agent', () => {
     const a = agent();
     await a.step();
     assert.ok(member.statements.some((s) => s.startsWith("CREATE USER IF NOT EXISTS 'replication'@'%'")));
-    for (const s of member.statements)
-      assert.ok(!s.includes(ENV.MYSQL_REPLICATION_PASSWORD) && !s.includes(ENV.MYSQL_ADMIN_PASSWORD), s);
+    for (const s of member.statements) assert.ok(!s.includes(SECRET.replication) && !s.includes(SECRET.admin), s);
     const writes: { sql: string; values?: unknown[] }[] = [];
     await ensureAccounts(
-      { exec: (sql: string, values?: unknown[]) => (writes.push({ sql, values }), Promise.resolve()) },
+      {
+        exec: (sql: string, values?: unknown[]) => (writes.push({ sql, values }), Promise.resolve()),
+        rows: () => Promise.resolve([]),
+      },
       { replication: 'r', admin: 'a' },
       () => Promise.resolve(false),
     );
     assert.deepEqual(writes, accountStatements({ replication: 'r', admin: 'a' }));
     assert.ok(writes.some((w) => w.sql.includes('REQUIRE SSL') && w.values?.[0] === 'a'));
+  });
+
+  it('re-keys only the account that cannot log in', async () => {
+    const writes: string[] = [];
+    const done = await ensureAccounts(
+      { exec: (sql: string) => (writes.push(sql), Promise.resolve()), rows: () => Promise.resolve([]) },
+      { replication: 'r', admin: 'a' },
+      (user) => Promise.resolve(user !== 'recon8s-admin'),
+    );
+    assert.deepEqual(done, { updated: ['recon8s-admin'], kept: [] });
+    assert.ok(writes.length > 0 && writes.every((w) => w.includes("'recon8s-admin'@'%'")), writes.join('\n'));
+  });
+
+  it('never sets a password older than the Secret’s: an account a rotation set to another revision than the mounted Secret says is left as it is, and said so', async () => {
+    loginOk = false;
+    // A rotation set both accounts to the passwords of T2; the kubelet has not updated this member's files yet.
+    member.rotated = [
+      { user: 'replication', host: '%', revision: 'T2' },
+      { user: 'recon8s-admin', host: '%', revision: 'T2' },
+    ];
+    secret = { ...SECRET, revision: 'T1' };
+    await agent().step();
+    assert.equal(member.statements.length, 0, member.statements.join('\n'));
+    assert.deepEqual(
+      logged.map((l) => l.replace(/ \(.*/, '')),
+      [
+        'left account replication as it is: a rotation set it to the passwords of revision T2, and this member reads revision T1',
+        'left account recon8s-admin as it is: a rotation set it to the passwords of revision T2, and this member reads revision T1',
+      ],
+    );
+    // The same revision (the Secret changed by hand since): its password is the Secret's, re-keyed.
+    const a = agent();
+    secret = { ...SECRET, revision: 'T2' };
+    await a.step();
+    assert.ok(member.statements.some((s) => s.startsWith("ALTER USER 'replication'@'%'")));
+  });
+
+  it('reads the passwords from the mounted Secret at each use: a rotated one is the one it checks next', async () => {
+    const checked: string[] = [];
+    const a = new Agent(config(), member, {
+      now: () => now,
+      log: () => undefined,
+      peers: peers(() => 'reached'),
+      credentials: () => secret,
+      loginWorks: (user, password) => (checked.push(`${user}:${password}`), Promise.resolve(true)),
+      reprovisioner: { look: () => Promise.resolve('nothing'), forgetPreviousData: () => Promise.resolve() },
+    });
+    await a.step();
+    secret = { ...SECRET, revision: 'T1', replication: 'repl-T1', admin: 'admin-T1' };
+    member.startedAtMs += 60_000;
+    await a.step();
+    assert.deepEqual(checked, [
+      `replication:${SECRET.replication}`,
+      `recon8s-admin:${SECRET.admin}`,
+      'replication:repl-T1',
+      'recon8s-admin:admin-T1',
+    ]);
   });
 
   it('makes a primary cut off from every member read-only after SELF_FENCE_AFTER_SECONDS, timed from the first look that found none', async () => {
@@ -236,6 +316,10 @@ describe('agent', () => {
         status: 503,
         body: 'read-only and not replicating (waiting for the controller)\n',
       });
+      // The revision of the passwords it reads now, for the rotation: a token, never a password.
+      assert.deepEqual(await get('/credentials-revision'), { status: 200, body: '0\n' });
+      secret = { ...SECRET, revision: 'T1' };
+      assert.deepEqual(await get('/credentials-revision'), { status: 200, body: 'T1\n' });
       member.answers = false;
       assert.equal((await get('/livez')).status, 503);
       assert.equal((await get('/nothing')).status, 404);
@@ -282,12 +366,11 @@ describe('agent', () => {
   describe('settings', () => {
     it('names every variable that is missing or wrong, never a password', () => {
       assert.throws(
-        () => agentConfig({ SELF_FENCE_AFTER_SECONDS: 'soon', MYSQL_ROOT_PASSWORD: 'secret-root' }),
+        () => agentConfig({ SELF_FENCE_AFTER_SECONDS: 'soon', AGENT_PORT: '99999' }),
         (e: Error) =>
           /PRIMARY_HOST is not set/.test(e.message) &&
-          /MYSQL_REPLICATION_PASSWORD is not set/.test(e.message) &&
-          /SELF_FENCE_AFTER_SECONDS is "soon", expected a whole number of seconds/.test(e.message) &&
-          !e.message.includes('secret-root'),
+          /AGENT_PORT is "99999"/.test(e.message) &&
+          /SELF_FENCE_AFTER_SECONDS is "soon", expected a whole number of seconds/.test(e.message),
       );
     });
     it('takes no self-fencing without the headless Service (a single member), and the pod paths by default', () => {
@@ -296,6 +379,8 @@ describe('agent', () => {
       assert.equal(c.socket, '/var/run/mysqld/mysqld.sock');
       assert.equal(c.caFile, '/etc/mysql/tls/ca.crt');
       assert.equal(c.selfFenceAfterMs, 7000);
+      assert.equal(c.credentialsDir, '/etc/recon8s/credentials');
+      assert.equal(c.exporterAccount, false);
     });
   });
 });

@@ -48,10 +48,10 @@ describe('MySQLCluster spec.monitoring', () => {
       },
     ]);
     assert.ok(!(metrics.args ?? []).some((a) => /password/i.test(a)), metrics.args?.join(' '));
-    // The agent creates the account on the primary with the same key.
+    // The agent creates the account on the primary with the same key, which it reads from the mounted Secret.
     assert.deepEqual(
-      container('agent').env?.find((e) => e.name === 'MYSQL_EXPORTER_PASSWORD')?.valueFrom?.secretKeyRef,
-      { name: 'shop-credentials', key: 'exporter-password' },
+      container('agent').env?.find((e) => e.name === 'EXPORTER_ACCOUNT'),
+      { name: 'EXPORTER_ACCOUNT', value: 'true' },
     );
     assert.doesNotMatch(json, /IDENTIFIED BY '[^%$]/);
   });
@@ -148,15 +148,18 @@ describe('MySQLCluster spec.monitoring', () => {
     }
   });
 
-  it('gives the exporter password to the bootstrap and the agent only with monitoring on', () => {
-    for (const name of ['bootstrap', 'agent']) {
+  it('gives the exporter password to the bootstrap, and the exporter account to the agent, only with monitoring on', () => {
+    for (const [name, variable] of [
+      ['bootstrap', 'MYSQL_EXPORTER_PASSWORD'],
+      ['agent', 'EXPORTER_ACCOUNT'],
+    ] as const) {
       const on = synthMySQL(ON).container(name).env ?? [];
       const off = synthMySQL().container(name).env ?? [];
       assert.ok(
-        on.some((e) => e.name === 'MYSQL_EXPORTER_PASSWORD'),
+        on.some((e) => e.name === variable),
         name,
       );
-      assert.ok(!off.some((e) => e.name === 'MYSQL_EXPORTER_PASSWORD'), name);
+      assert.ok(!off.some((e) => e.name === variable), name);
     }
   });
 });

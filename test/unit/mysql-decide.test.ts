@@ -425,6 +425,20 @@ describe('decide (MySQL cluster manager)', () => {
       assert.deepEqual(step(view(errantMembers('none'))), { type: 'stopReplication', member: 'db-1' });
     });
 
+    it('asks a person to re-provision an errant member, unless a note says what becomes of its transactions', () => {
+      const [asked] = decide(view(errantMembers('none'))).problems;
+      assert.match(
+        asked?.message ?? '',
+        /never promoted; re-provision it by clone \(kubectl annotate pod db-1 recon8s\.dev\/reprovision=<any new value>\) to discard them$/,
+      );
+      const note = 'they were never acknowledged: its agent re-provisions it';
+      const [noted] = decide(view(errantMembers('none'), { errantNotes: new Map([['db-1', note]]) })).problems;
+      assert.equal(
+        noted?.message,
+        `member db-1 holds transactions the primary lacks (${X}:1-2): it is excluded from both Services and never promoted; ${note}`,
+      );
+    });
+
     it('keeps a replica that applied commits the primary made after it was read (received from the primary): no relabel', () => {
       // The looks read members in parallel: db-2 applied A:11 after the primary was read without it.
       const members = [
@@ -511,7 +525,8 @@ describe('decide (MySQL cluster manager)', () => {
         replica(4, `${A}:1-9`, { channel: { receiver: 'OFF' } }),
       ];
       const s5 = step(view(five, { replicas: 5, waitCount: 2, knownErrant: new Set(['db-1']), primaryDownMs: 60_000 }));
-      assert.deepEqual(s5, { type: 'promote', from: 'db-0', to: 'db-2', mustApply: g(`${A}:1-9`) });
+      // db-1, errant, is the one replica that is not a candidate: recorded for rejoin.ts's proof.
+      assert.deepEqual(s5, { type: 'promote', from: 'db-0', to: 'db-2', mustApply: g(`${A}:1-9`), outOfReach: 1 });
     });
 
     it('waits while a replica that may hold the only copy of an acknowledged write does not answer', () => {
@@ -667,6 +682,9 @@ describe('decide (MySQL cluster manager)', () => {
         assert.equal(s.type, 'promote');
         assert.equal(s.type === 'promote' && s.to, 'db-1');
         assert.equal(s.type === 'promote' && s.from, 'db-0');
+        // What the restarted primary held when it was replaced, and that no replica was out of reach.
+        assert.equal(s.type === 'promote' && s.fromExecuted?.toString(), `${A}:1-10`);
+        assert.equal(s.type === 'promote' && s.outOfReach, 0);
       });
 
       it('takes writes again itself when no replica can', () => {
@@ -1052,6 +1070,15 @@ describe('decide (MySQL cluster manager)', () => {
           for (const m of v.members)
             if (m.sql && m.name !== v.primary && !errant.has(m.name) && m.sql.channel?.sourceHost === v.primaryHost)
               assert.ok(m.sql.executed.union(m.sql.received).isSubsetOf(s.mustApply), `loses ${m.name}'s: ${where()}`);
+          // What it records for the proof of rejoin.ts: the replicas out of reach, and what a primary
+          // that answered held (a silent one, nothing).
+          const candidates = v.members.filter(
+            (m) => m.sql && m.name !== v.primary && !errant.has(m.name) && m.sql.channel?.sourceHost === v.primaryHost,
+          ).length;
+          assert.equal(s.outOfReach, Math.max(v.replicas - 1, candidates) - candidates, where());
+          assert.equal(s.fromExecuted?.toString(), p?.sql?.executed.toString(), where());
+          if (!restarted)
+            assert.ok(s.outOfReach < Math.max(v.waitCount, 1), `promoted with too many out of reach: ${where()}`);
         }
         if (s.type === 'stopReceivers') for (const m of s.members) assert.ok(!errant.has(m), where());
 

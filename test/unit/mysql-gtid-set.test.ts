@@ -224,12 +224,23 @@ describe('GtidSet', () => {
         for (const y of sets) {
           const union = new Set([...x.numbers, ...y.numbers]);
           const minus = new Set([...x.numbers].filter((n) => !y.numbers.has(n)));
+          const both = new Set([...x.numbers].filter((n) => y.numbers.has(n)));
+          assert.equal(x.set.intersect(y.set).toString(), text(both));
           assert.equal(x.set.union(y.set).toString(), text(union));
           assert.equal(x.set.subtract(y.set).toString(), text(minus));
           assert.equal(x.set.isSubsetOf(y.set), minus.size === 0);
           assert.equal(x.set.equals(y.set), text(x.numbers) === text(y.numbers));
         }
       }
+    });
+  });
+  describe('ofServer', () => {
+    it("keeps one server's transactions, tagged ones included, whatever the uuid's spelling", () => {
+      const set = g(`${A}:1-5:tag:1,${B}:1-3`);
+      assert.equal(set.ofServer(A).toString(), `${A}:1-5:tag:1`);
+      assert.equal(set.ofServer(A.toUpperCase().replace(/-/g, '')).toString(), `${A}:1-5:tag:1`);
+      assert.equal(set.ofServer(B).toString(), `${B}:1-3`);
+      assert.ok(set.ofServer('00000000-0000-0000-0000-000000000000').isEmpty());
     });
   });
 });

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { CREATE_ONLY, ChildApplier } from '../../lib/controller/apply-children.js';
 import { RenderMemo } from '../../lib/controller/render-memo.js';
-import type { CustomResource } from '../../lib/controller/status.js';
+import type { CustomResource, StatusWrite } from '../../lib/controller/status.js';
+import { judgedAgainst, nextStatus, statusWrite } from '../../lib/controller/status.js';
 import type { KubeClient } from '../../lib/kube/index.js';
 import { applySetId, groupKind } from '../../lib/reconcile/applyset.js';
 import { containsDesired, firstDifference } from '../../lib/reconcile/compare.js';
@@ -466,6 +467,91 @@ describe('recognising an echo that overtakes the response of its write', () => {
     await applied;
     assert.equal(await echo, true);
     assert.equal(await other, false, "someone else's version");
+  });
+});
+
+describe('judging a status while the cache is behind our own status writes', () => {
+  const at = (resourceVersion: string, members: string[]): CustomResource => ({
+    apiVersion: 'recon8s.dev/v1alpha1',
+    kind: 'MySQLCluster',
+    metadata: { name: 'db', namespace: 'ns', uid: 'u1', generation: 1, resourceVersion },
+    status: {
+      observedGeneration: 1,
+      members,
+      conditions: [
+        {
+          type: 'Ready',
+          status: 'False',
+          reason: 'Unavailable',
+          message: 'm',
+          lastTransitionTime: '2026-01-01T00:00:00Z',
+        },
+      ],
+    },
+  });
+  const ready = [{ type: 'Ready' as const, status: 'False' as const, reason: 'Unavailable', message: 'm' }];
+  const t = (s: number): Date => new Date(`2026-01-01T00:00:0${s}Z`);
+  /** Looks at `cr` with `members` as a reconcile does: the status written, if any, and what is remembered. */
+  const look = (
+    last: StatusWrite | undefined,
+    cr: CustomResource,
+    members: string[],
+    wrote: string,
+    own: string[],
+    now = t(5),
+  ): { written: Record<string, unknown> | undefined; last: StatusWrite | undefined } => {
+    const status = nextStatus(judgedAgainst(cr, last), { members }, ready, now);
+    return { written: status, last: status ? statusWrite(last, cr, status, wrote, own) : last };
+  };
+
+  it('writes each change once while the cache stays behind, however many versions it is behind', () => {
+    // The ApplySet metadata got 2 back; then one status write per member, the cache still at 1.
+    let last: StatusWrite | undefined;
+    const own = ['2'];
+    const members: string[] = [];
+    for (const [i, name] of ['a', 'b', 'c', 'd', 'e', 'f'].entries()) {
+      members.push(name);
+      const r = look(last, at('1', []), [...members], String(10 + i), [...own]);
+      assert.ok(r.written, `${name} is written`);
+      own.push(String(10 + i));
+      last = r.last;
+      assert.equal(look(last, at('1', []), [...members], '99', own).written, undefined, `${name} once, from 1`);
+    }
+    // The watch catches up one version at a time: nothing is written again from any of them.
+    for (const rv of ['1', '2', '10', '11', '12', '13', '14'])
+      assert.equal(look(last, at(rv, ['a']), members, '99', own).written, undefined, `from ${rv}`);
+  });
+
+  it('keeps the lastTransitionTime it wrote when a condition changed, instead of writing a newer one', () => {
+    const changed = [{ type: 'Ready' as const, status: 'True' as const, reason: 'Available', message: 'ok' }];
+    const first = nextStatus(at('10', ['a']), {}, changed, t(5)) as Record<string, unknown>;
+    const last = statusWrite(undefined, at('10', ['a']), first, '11', ['11']);
+    assert.ok(nextStatus(at('10', ['a']), {}, changed, t(9)), 'judged from the cache, a newer lastTransitionTime');
+    assert.equal(nextStatus(judgedAgainst(at('10', ['a']), last), {}, changed, t(9)), undefined);
+  });
+
+  it("judges from the cache once it holds our write, someone else's, or a version it does not know", () => {
+    const written = nextStatus(at('10', ['a']), { members: ['a', 'b'] }, ready, t(5)) as Record<string, unknown>;
+    const last = statusWrite(undefined, at('10', ['a']), written, '21', ['15', '21']);
+    assert.deepEqual(last.behind, ['10', '15']);
+    for (const rv of ['21', '30', '3']) {
+      const cr = at(rv, ['a']);
+      assert.equal(judgedAgainst(cr, last), cr, rv);
+    }
+    const cr = at('10', ['a']);
+    assert.equal(judgedAgainst(cr, undefined), cr, 'nothing written yet');
+    assert.deepEqual(
+      (nextStatus(judgedAgainst(cr, last), { members: ['a', 'b', 'c'] }, ready, t(5)) as { members: string[] }).members,
+      ['a', 'b', 'c'],
+      'what changed since the last write is written',
+    );
+  });
+
+  it('remembers a bounded number of older versions', () => {
+    let last: StatusWrite | undefined;
+    for (let i = 0; i < 100; i++) last = statusWrite(last, at(String(2 * i), []), {}, String(2 * i + 1), []);
+    assert.ok((last?.behind.length ?? 0) <= 16);
+    assert.ok(last?.behind.includes('198') && last.behind.includes('197'));
   });
 });
 

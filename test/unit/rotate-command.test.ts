@@ -1,18 +1,23 @@
-// `recon8s rotate-credentials app NAME` (lib/cli/rotate-command.ts): what it refuses before any request,
-// the token it records, and what --wait prints of the App's status (never a password: it has none).
+// `recon8s rotate-credentials app|mysqlcluster NAME` (lib/cli/rotate-command.ts): what it refuses before any
+// request, the token it records, and what --wait prints of the status (never a password: it has none).
+// Against an API server: test/integration/cli-mysql.test.ts.
 import assert from 'node:assert/strict';
 import { main } from '../../lib/cli/cli.js';
-import { rotationProgress, rotationRefusal, rotationToken } from '../../lib/cli/rotate-command.js';
+import { accountsOf, rotationProgress, rotationRefusal, rotationToken } from '../../lib/cli/rotate-command.js';
 import { sink } from './support/sink.js';
 
-describe('recon8s rotate-credentials (App)', () => {
-  it('refuses a command line that is not "app NAME", and the cluster accounts (not yet), before any request', async () => {
+describe('recon8s rotate-credentials', () => {
+  it('refuses a command line that is not "app NAME" or "mysqlcluster NAME", or an account that is not one of the cluster’s, before any request', async () => {
     for (const [args, message] of [
-      [['rotate-credentials'], /needs "app NAME"/],
+      [['rotate-credentials'], /needs "app NAME" or "mysqlcluster NAME"/],
       [['rotate-credentials', 'app'], /needs "app NAME"/],
       [['rotate-credentials', 'app', 'a', 'b'], /needs "app NAME"/],
-      [['rotate-credentials', 'secret', 'web'], /takes "app NAME", got "secret"/],
-      [['rotate-credentials', 'mysqlcluster', 'db'], /not rotated yet: only an App's/],
+      [['rotate-credentials', 'secret', 'web'], /takes "app NAME" or "mysqlcluster NAME", got "secret"/],
+      [
+        ['rotate-credentials', 'mysqlcluster', 'db', '--account', 'exporter'],
+        /--account takes root, replication, admin; got "exporter"/,
+      ],
+      [['rotate-credentials', 'app', 'web', '--account', 'root'], /--account is for a MySQLCluster/],
       [['rotate-credentials', 'app', 'web', '--timeout', 'soon'], /timeout|duration/i],
     ] as const) {
       const out = sink();
@@ -64,5 +69,19 @@ describe('recon8s rotate-credentials (App)', () => {
     const done = rotationProgress('T2', { requested: 'T2', completed: 'T2' }, 'Discarding');
     assert.equal(done.done, true);
     assert.match(done.line ?? '', /^Completed/);
+  });
+
+  it('--wait stops at a refused rotation of the cluster accounts', () => {
+    const refused = rotationProgress(
+      'T1',
+      { requested: 'T1', phase: 'Refused', message: 'the Secret is yours' },
+      undefined,
+    );
+    assert.deepEqual(refused, { line: 'Refused: the Secret is yours', phase: 'Refused', done: false, refused: true });
+  });
+
+  it('--account: all three accounts when none is named, in their order otherwise', () => {
+    assert.deepEqual(accountsOf(undefined), ['root', 'replication', 'admin']);
+    assert.deepEqual(accountsOf(['admin', 'root']), ['root', 'admin']);
   });
 });

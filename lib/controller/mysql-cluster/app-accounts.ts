@@ -83,6 +83,10 @@ export function createAppAccounts(opts: AppAccountsOptions = {}) {
       memo.delete(uid);
       reported.delete(uid);
     },
+    /** A pass is under way (it logs in as root with the Secret it read when it began). */
+    busy(uid: string): boolean {
+      return running.has(uid);
+    },
     /**
      * Starts a pass (unless one is under way) and waits for it a moment at most: a primary that stops
      * answering in the middle of a pass must not delay the failover step of the next manage().

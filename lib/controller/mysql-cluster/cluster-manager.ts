@@ -9,11 +9,13 @@
 // observation (it "does not answer"), never a thrown error; an API error is thrown and retried. A
 // member whose certificate the cluster's CA does not vouch for is one that does not answer too (it
 // was sent no credential), and is reported: in status.members, in Degraded (MemberCertificateRejected)
-// and by one Warning Event per pod and reason.
+// and by one Warning Event per pod and reason. What a failover must be able to prove later (each
+// primary's term, the failover itself) is recorded in status at once, before what it guards
+// (primary-records.ts); a former primary whose surplus rejoin.ts proves never acknowledged is asked to
+// rejoin by clone (its pod's reprovision annotation, once) with a DiscardingUnacknowledged Event.
 import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import type { MySQLClusterNames, MySQLClusterStatus, ResolvedMySQLClusterSpec } from '../../../constructs/index.js';
 import {
-  MYSQL_CLUSTER,
   MYSQL_ADMIN_USER,
   MYSQL_PORT,
   MYSQL_REPLICATION_USER,
@@ -25,16 +27,19 @@ import {
   semiSyncWaitCount,
 } from '../../../constructs/index.js';
 import type { KubeClient } from '../../kube/index.js';
-import { HttpMethod, PatchStrategy, isConflict } from '../../kube/index.js';
-import { PollAgainError } from '../../reconcile/contract.js';
+import { HttpMethod, PatchStrategy } from '../../kube/index.js';
 import type { ClusterView, MemberStatus, MemberView, Role, Step } from '../../mysql/decide.js';
 import { decide } from '../../mysql/decide.js';
+import type { RejoinVerdict } from '../../mysql/rejoin.js';
+import { rejoinNote } from '../../mysql/rejoin.js';
 import { podNote } from '../../reconcile/pod-problems.js';
 import type { MemberCredentials, MemberSession } from '../../mysql/member-sql.js';
 import { MemberCertificateError, connectMember } from '../../mysql/member-sql.js';
 import type { ManageContext, ManagedEvent, Management, Manager, Problem, SecretLookup } from '../kind-controller.js';
 import { readSecret } from './credentials.js';
 import { TLS_CA_FACT, TLS_NOT_AFTER_FACT } from './facts.js';
+import type { RecordsMemory } from './primary-records.js';
+import { PrimaryRecords } from './primary-records.js';
 import { reloadRenewedCertificates } from './tls-reload.js';
 
 const MEMBER_ROLES: readonly Role[] = ['primary', 'replica', 'none'];
@@ -82,7 +87,7 @@ function resolvedSpec(cr: ManageContext['cr']): ResolvedMySQLClusterSpec {
   return spec;
 }
 
-type Status = Pick<MySQLClusterStatus, 'currentPrimary' | 'members' | 'switchover'>;
+type Status = Pick<MySQLClusterStatus, 'currentPrimary' | 'members' | 'switchover' | 'primaryTerm' | 'lastFailover'>;
 
 /** The members' DNS names and the StatefulSet revision, from the pods in the cache. */
 function memberViews(
@@ -133,6 +138,8 @@ export interface ClusterManagerOptions {
   readonly connect?: ConnectMember;
   /** Monotonic milliseconds (how long a primary has been down). Default: performance.now. */
   readonly now?: () => number;
+  /** Wall-clock time, for the times status records. Default: new Date(). */
+  readonly wallClock?: () => Date;
 }
 
 /**
@@ -163,6 +170,8 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
    * the old one. What this process wrote itself is never older than what its cache says.
    */
   const decided = new Map<string, { primary?: string; switchover?: Status['switchover'] }>();
+  /** Per cluster uid: the primary's term and the last failover as this process recorded them (primary-records.ts), for the same reason. */
+  const recorded = new Map<string, RecordsMemory>();
   /** Per cluster uid: the switchover request waiting for a healthy candidate, and since when (monotonic ms). */
   const waiting = new Map<string, { id: string; since: number }>();
   /**
@@ -184,6 +193,7 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
       down.delete(uid);
       answered.delete(uid);
       decided.delete(uid);
+      recorded.delete(uid);
       waiting.delete(uid);
       silent.delete(uid);
       unsettled.delete(uid);
@@ -225,16 +235,30 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
       )
         switchover = undefined;
       const leading = (): void => ctx.signal?.throwIfAborted();
+      const recordsMemory = recorded.get(uid) ?? {};
+      recorded.set(uid, recordsMemory);
+      const records = new PrimaryRecords({
+        client,
+        namespace,
+        name: cr.metadata.name,
+        status,
+        memory: recordsMemory,
+        leading,
+        ...(opts.wallClock ? { now: opts.wallClock } : {}),
+      });
       /**
-       * Records a new primary durably before it takes a single write: a restarted controller must find
-       * it. Refused when the recorded primary is no longer the one this manager's steps were judged
-       * from (another controller acted): then nothing is promoted, and the next look starts from what
-       * the API server has.
+       * Records a new primary durably, with its term (and a failover's record), before it takes a
+       * single write: a restarted controller must find it. Refused when the recorded primary is no
+       * longer the one this manager's steps were judged from (another controller acted): then nothing is
+       * promoted, and the next look starts from what the API server has.
        */
-      const choosePrimary = async (member: string): Promise<void> => {
-        leading();
-        await recordPrimary(client, namespace, cr.metadata.name, member, primary);
-        leading();
+      const choosePrimary = async (
+        member: string,
+        observed: readonly MemberView[],
+        promote?: Step & { type: 'promote' },
+      ): Promise<void> => {
+        const sql = observed.find((m) => m.name === member)?.sql;
+        await records.elect(member, primary, { sql, waitCount, ...(promote ? { promote } : {}) });
         primary = member;
         decided.set(uid, { ...decided.get(uid), primary: member });
       };
@@ -255,6 +279,9 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
       let members: readonly MemberStatus[] = status.members ?? [];
       let lastStep: Step = { type: 'steady' };
       let writesWait: string | undefined;
+      /** The last look's verdicts on members holding what the primary lacks, and its errant members. */
+      let verdicts: readonly RejoinVerdict[] = [];
+      let errantNow: ReadonlySet<string> = new Set();
       /** The last look's MemberCertificateRejected problems (after every other: decide.ts says why). */
       let rejected: readonly Problem[] = [];
       /** Pods whose certificate a look refused, by `<pod uid>/<reason>`: one Event each. */
@@ -349,6 +376,10 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
             down.set(uid, { primary, since: Math.max(lastGood, now() - STEADY_POLL_MS) });
           }
           const downSince = down.get(uid);
+          // What the look found that the proof of rejoin.ts rests on is recorded before any step.
+          await records.afterLook(observed, primary, waitCount);
+          verdicts = records.verdicts(observed, primary);
+          const notes = new Map(verdicts.map((v) => [v.member, rejoinNote(v)]));
           const view: ClusterView = {
             members: observed,
             replicas,
@@ -357,9 +388,11 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
             failoverAfterMs,
             waitCount,
             knownErrant,
+            ...(notes.size > 0 ? { errantNotes: notes } : {}),
             ...(switchover ? { switchover: { ...switchover, waitedMs: waitedMs(switchover.id) } } : {}),
           };
           const decision = decide(view);
+          errantNow = decision.errant;
           members = decision.members;
           problems = [...decision.problems];
           rejected = decision.rejected;
@@ -416,7 +449,7 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
           };
           switch (step.type) {
             case 'bootstrap':
-              await choosePrimary(step.member);
+              await choosePrimary(step.member, observed);
               events.push({ type: 'Normal', reason: 'PrimaryElected', message: `${step.member} is the first primary` });
               break;
             case 'fence':
@@ -432,6 +465,7 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
               await label(step.member, step.role);
               break;
             case 'enableWrites':
+              await records.beforeEnableWrites(step.member, step.waitCount);
               await session(step.member).enableWrites(step.waitCount);
               down.delete(uid);
               if (!observed.find((m) => m.name === step.member)?.sql?.writable)
@@ -460,7 +494,7 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
               }
               await session(step.to).leaveReplication();
               const downMs = down.get(uid)?.primary === step.from ? now() - (down.get(uid)?.since ?? now()) : 0;
-              await choosePrimary(step.to);
+              await choosePrimary(step.to, observed, step);
               down.delete(uid);
               if (silentNow.has(step.from)) fenceInBackground(step.from);
               ctx.metrics?.mysqlFailovers.inc({ namespace, cluster: cr.metadata.name });
@@ -479,6 +513,7 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
               if (!(await session(step.to).waitForApplied(executed, APPLY_TIMEOUT_S))) {
                 // Writable again as enableWrites does it: semi-synchronous replication first (fence()
                 // turned it off), so that no commit is acknowledged before a replica has it.
+                await records.beforeEnableWrites(step.from, waitCount);
                 await session(step.from).enableWrites(waitCount);
                 await label(step.from, 'primary');
                 const message = `${step.to} did not catch up with ${step.from} within ${APPLY_TIMEOUT_S} s; ${step.from} stays the primary`;
@@ -489,7 +524,7 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
                 break;
               }
               await session(step.to).leaveReplication();
-              await choosePrimary(step.to);
+              await choosePrimary(step.to, observed);
               down.delete(uid);
               const message = `${step.to} is the primary instead of ${step.from}${step.requestId ? ' (requested)' : ''}; ${step.from} stopped taking writes ${Math.round(now() - started)} ms before ${step.to} had applied all of them`;
               events.push({ type: 'Normal', reason: 'SwitchedOver', message });
@@ -523,6 +558,8 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
         }
       }
 
+      // A former primary whose surplus is proven never acknowledged rejoins by clone (its agent does it).
+      events.push(...(await records.rejoin(verdicts, errantNow)));
       problems.push(...rejected);
       for (const [key, { member, reason }] of refusedPods)
         events.push({
@@ -559,6 +596,7 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
           ...(primary !== undefined ? { currentPrimary: primary } : {}),
           members: members.map(({ behind: _behind, ...rest }) => rest),
           ...(switchoverStatus ? { switchover: switchoverStatus } : {}),
+          ...records.fields(),
         },
         problems,
         events,
@@ -608,53 +646,6 @@ function describeStep(step: Step): Record<string, unknown> {
       return {};
     default:
       return { member: step.member };
-  }
-}
-
-/**
- * status.currentPrimary alone, at once (a merge patch of the status subresource), on the condition
- * that the recorded primary is still `judgedFrom`: read live (the cache may be a write behind), then
- * patched with that version as a precondition (the API server answers 409 Conflict to anything written
- * in between). Any other write to the resource (its status, by this controller) does not stand in the
- * way: only a primary recorded by someone else does.
- */
-async function recordPrimary(
-  client: KubeClient,
-  namespace: string,
-  name: string,
-  primary: string,
-  judgedFrom: string | undefined,
-): Promise<void> {
-  const path = `/apis/${MYSQL_CLUSTER.group}/${MYSQL_CLUSTER.version}/namespaces/${namespace}/${MYSQL_CLUSTER.plural}/${encodeURIComponent(name)}`;
-  const refused = (why: string): PollAgainError =>
-    // Looked at again at once, from the resource as it is now: never a promotion judged from the past.
-    new PollAgainError(
-      BUSY_POLL_MS,
-      new Error(
-        `MySQLCluster ${namespace}/${name} ${why}: ${primary} was not recorded as the primary, and is not promoted`,
-      ),
-    );
-  const live = await client.requestJson<{
-    metadata?: { resourceVersion?: string };
-    status?: { currentPrimary?: string };
-  }>({ path });
-  if (live.status?.currentPrimary !== judgedFrom)
-    throw refused(
-      `records ${live.status?.currentPrimary ?? 'no'} primary now, not ${judgedFrom ?? 'none'} as judged (another controller acted)`,
-    );
-  try {
-    await client.request({
-      method: HttpMethod.PATCH,
-      path: `${path}/status`,
-      body: JSON.stringify({
-        metadata: { resourceVersion: live.metadata?.resourceVersion },
-        status: { currentPrimary: primary },
-      }),
-      headers: { 'Content-Type': PatchStrategy.MergePatch },
-    });
-  } catch (e) {
-    if (!isConflict(e)) throw e;
-    throw refused('changed while its primary was being recorded (another controller may have acted)');
   }
 }
 

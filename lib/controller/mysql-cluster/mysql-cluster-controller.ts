@@ -25,6 +25,7 @@ import { backupFindings } from './backup-status.js';
 import { BackupIntervalSeries } from './backup-schedule.js';
 import { createAppAccounts, primaryView } from './app-accounts.js';
 import { createMySQLClusterManager } from './cluster-manager.js';
+import { createClusterRotation } from './cluster-rotation-loop.js';
 import { ensureCredentials, readSecret } from './credentials.js';
 import { MYSQL_MEMBER_SELECTOR, memberReports } from './member-reports.js';
 import { growClaims, withLiveClaimTemplates } from './statefulset-storage.js';
@@ -162,11 +163,13 @@ async function storeCredentialsProblems(read: SecretLookup, cr: CustomResource):
 function createManager(): Manager {
   const ha = createMySQLClusterManager();
   const appAccounts = createAppAccounts();
+  const rotation = createClusterRotation();
   const backupIntervals = new BackupIntervalSeries();
   return {
     forget: (uid) => {
       ha.forget(uid);
       appAccounts.forget(uid);
+      rotation.forget(uid);
       backupIntervals.forget(uid);
     },
     async manage(ctx): Promise<Management> {
@@ -176,6 +179,15 @@ function createManager(): Manager {
       const accounts = await appAccounts.sync(
         ctx,
         primaryView(managed.fields, database, managed.unavailable !== undefined),
+      );
+      // The cluster's own accounts (`recon8s rotate-credentials mysqlcluster`), on the primary the HA step left.
+      const uid = ctx.cr.metadata.uid ?? '';
+      const currentPrimary = managed.fields.currentPrimary;
+      const rotated = await rotation.sync(
+        ctx,
+        database,
+        typeof currentPrimary === 'string' ? currentPrimary : undefined,
+        () => appAccounts.busy(uid),
       );
       const status = (ctx.cr.status ?? {}) as {
         backup?: BackupStatus;
@@ -200,16 +212,20 @@ function createManager(): Manager {
         ctx.metrics?.mysqlBackupVerified.set(labels, Date.parse(found.verification.passedAt) / 1000);
       if (found.verification?.failed !== undefined)
         ctx.metrics?.mysqlBackupVerificationFailed.set(labels, found.verification.failed ? 1 : 0);
-      for (const job of ['backup', 'binlog'] as const) {
-        const failing = found.failing[job];
-        if (failing !== undefined) ctx.metrics?.mysqlBackupFailing.set({ ...labels, job }, failing ? 1 : 0);
+      for (const task of ['backup', 'binlog'] as const) {
+        const failing = found.failing[task];
+        if (failing !== undefined) ctx.metrics?.mysqlBackupFailing.set({ ...labels, task }, failing ? 1 : 0);
       }
       return {
         ...managed,
-        events: [...managed.events, ...accounts.events],
+        events: [...managed.events, ...accounts.events, ...rotated.events],
+        problems: [...managed.problems, ...rotated.problems],
+        // While a rotation is under way its next step is looked for every second.
+        ...(rotated.busy ? { requeueAfterMs: Math.min(managed.requeueAfterMs ?? 1000, 1000) } : {}),
         fields: {
           ...managed.fields,
           ...(accounts.accounts ? { accounts: accounts.accounts } : {}),
+          ...(rotated.status ? { credentialRotation: rotated.status } : {}),
           ...(found.backup ? { backup: found.backup } : {}),
           ...(found.restore ? { restore: found.restore } : {}),
           ...(found.restoreFailure ? { restoreFailure: found.restoreFailure } : {}),

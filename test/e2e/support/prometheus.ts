@@ -1,7 +1,9 @@
 // A real Prometheus server (test/prometheus/build-prometheus.sh, the release promtool is pinned to) on
 // the host, for the end-to-end proof of the shipped alerts and dashboard: it scrapes what a user's
 // Prometheus would (the members' metrics sidecars through Kubernetes service discovery, the
-// controller's /metrics), evaluates the shipped rules, and is asked through its HTTP API.
+// controller's /metrics), evaluates the shipped rules, and is asked through its HTTP API. Used by
+// test/e2e/mysql-ha.test.ts (failovers, the members' series) and test/e2e/mysql-backup.test.ts (the
+// series of backup and archive runs, the archive gap).
 import type { ChildProcess } from 'node:child_process';
 import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -42,6 +44,18 @@ export function shippedRuleFile(props: AlertRulesProps = {}): { groups: { name: 
 }
 
 /**
+ * The series only a backup or a binary-log archive run sets (its outcome, its time, the archive's
+ * reach, a gap): a cluster whose backups never run has none of them (the HA e2e's), one whose backups
+ * and archive run has all four (the backup e2e's). The controller's registry has each (dashboard.test.ts).
+ */
+export const ONLY_AFTER_BACKUP_RUNS: readonly string[] = [
+  'recon8s_mysql_backup_last_success_timestamp_seconds',
+  'recon8s_mysql_backup_failing',
+  'recon8s_mysql_binlog_archived_until_timestamp_seconds',
+  'recon8s_mysql_binlog_archive_gap',
+];
+
+/**
  * The "Plain Prometheus" scrape job of docs/monitoring.md, read from the page as a user copies it (so
  * the page's YAML is what is proven), with the service discovery pointed at `kubeconfig` and
  * `namespaces`.
@@ -62,6 +76,39 @@ export function documentedPodScrapeJob(kubeconfig: string, namespaces: readonly 
     ...job,
     kubernetes_sd_configs: sd.map((c) => ({ ...c, kubeconfig_file: kubeconfig, namespaces: { names: namespaces } })),
   };
+}
+
+/** The job name the controller's target has in Prometheus (`job="..."`). */
+export const CONTROLLER_JOB = 'recon8s-controller';
+
+/**
+ * Starts Prometheus with the shipped rules exactly as the PrometheusRule carries them, evaluated every
+ * second, scraping the controller's /metrics every second (it runs in the test process, on loopback: a
+ * static target, no pod to discover) and `scrapeConfigs` besides (every `scrapeInterval`).
+ */
+export function startWithShippedRules(
+  binary: string,
+  controllerMetricsAddress: string,
+  options: { readonly scrapeInterval?: string; readonly scrapeConfigs?: readonly Record<string, unknown>[] } = {},
+): Promise<PrometheusServer> {
+  const interval = options.scrapeInterval ?? '5s';
+  return startPrometheus(
+    binary,
+    {
+      global: { scrape_interval: interval, scrape_timeout: interval, evaluation_interval: '1s' },
+      rule_files: ['recon8s-alerts.yaml'],
+      scrape_configs: [
+        {
+          job_name: CONTROLLER_JOB,
+          scrape_interval: '1s',
+          scrape_timeout: '1s',
+          static_configs: [{ targets: [controllerMetricsAddress] }],
+        },
+        ...(options.scrapeConfigs ?? []),
+      ],
+    },
+    { 'recon8s-alerts.yaml': shippedRuleFile() },
+  );
 }
 
 /** Every query the dashboard and the shipped rules evaluate, with Grafana's variables as Grafana fills them. */

@@ -22,6 +22,7 @@ import {
   readlinkSync,
   renameSync,
   rmSync,
+  symlinkSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -110,7 +111,7 @@ container() {
 agent() {
   while [[ ! -e $dir/stopping ]]; do
     rm -f "$m/tmp/termination-log.agent"
-    (cd "$repo" && HEADLESS_SERVICE= MYSQL_SOCKET=$m/run/mysqld/mysqld.sock TLS_CA_FILE=$dir/tls/ca.crt \
+    (cd "$repo" && HEADLESS_SERVICE= MYSQL_SOCKET=$m/run/mysqld/mysqld.sock TLS_CA_FILE=$dir/tls/ca.crt CREDENTIALS_DIR=$dir/credentials \
       DATA_VOLUME=$dir/volume POD_ANNOTATIONS=$dir/pod-info/annotations TERMINATION_LOG=$m/tmp/termination-log.agent \
       AGENT_ADDRESS=$address MYSQL_LOCAL_ADDRESS=$address \
       exec setpriv --reuid=999 --regid=999 --clear-groups "$node" --import tsx lib/cli/main.ts agent) >>"$dir/agent.log" 2>&1
@@ -152,6 +153,21 @@ export interface SandboxMember {
   adminSql(text: string): SqlResult;
   /** Replaces the pod's annotations (what its downward API volume shows). */
   annotate(annotations: Readonly<Record<string, string>>): void;
+  /**
+   * Replaces the credentials Secret as this member's volume shows it (the agent reads it; the kubelet
+   * updates each pod's copy in its own time), and as its containers' environment has it from then on
+   * (the passwords `sql` and `adminSql` log in with, and the bootstrap's at the member's next start).
+   */
+  replaceCredentials(data: Readonly<Record<string, string>>): void;
+  /** The credentials Secret as this member's volume shows it now. */
+  credentials(): Readonly<Record<string, string>>;
+  /** Where the member's copy of the credentials Secret is (the kubelet's volume). */
+  readonly credentialsDir: string;
+  /**
+   * Stops the member's agent (SIGTERM, by its process id), as a container restart does: the pod starts
+   * it again a second later. The number of processes signalled.
+   */
+  restartAgent(): number;
   /** Replaces the member's certificate files, as the kubelet updates a Secret's volume. */
   replaceTls(tls: { readonly certPem: string; readonly keyPem: string; readonly caPem: string }): void;
   /** What a container or init container wrote. */
@@ -165,8 +181,8 @@ export interface SandboxMember {
 
 export interface MySQLSandbox {
   member(ordinal: number): SandboxMember;
-  /** Runs a host program in the members' network (so it reaches them over TCP at address(i)). */
-  inNetwork(argv: readonly string[], stdin?: string): SqlResult;
+  /** Runs a host program in the members' network (so it reaches them over TCP at address(i)); 60 s at most by default. */
+  inNetwork(argv: readonly string[], stdin?: string, timeoutMs?: number): SqlResult;
   stop(): Promise<void>;
   /** The sandbox cluster's CA (the members' certificate is signed by it). */
   readonly ca: CertificateAndKey;
@@ -174,17 +190,44 @@ export interface MySQLSandbox {
   readonly netns: string;
 }
 
+/** The credentials Secret every member starts with. */
+export const INITIAL_CREDENTIALS: Readonly<Record<string, string>> = {
+  'root-password': ROOT_PASSWORD,
+  'replication-password': REPLICATION_PASSWORD,
+  'admin-password': ADMIN_PASSWORD,
+};
+
 /** A member's environment, as its pod template gives it (passwords from the Secret). */
-const ENV = (ordinal: number): Record<string, string> => ({
+const ENV = (ordinal: number, secret: Readonly<Record<string, string>>): Record<string, string> => ({
   PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
   POD_NAME: `shop-${ordinal}`,
   POD_IP: address(ordinal),
   HEADLESS_SERVICE: 'shop-headless',
   PRIMARY_HOST: PRIMARY_ADDRESS,
-  MYSQL_ROOT_PASSWORD: ROOT_PASSWORD,
-  MYSQL_REPLICATION_PASSWORD: REPLICATION_PASSWORD,
-  MYSQL_ADMIN_PASSWORD: ADMIN_PASSWORD,
+  MYSQL_ROOT_PASSWORD: secret['root-password'] ?? '',
+  MYSQL_REPLICATION_PASSWORD: secret['replication-password'] ?? '',
+  MYSQL_ADMIN_PASSWORD: secret['admin-password'] ?? '',
 });
+
+/**
+ * Writes a Secret's volume as the kubelet does: the data in a new version directory, `..data` swapped to
+ * it at once (a rename), a link per key through it (and none for a key it no longer has); the previous
+ * version removed after.
+ */
+export function writeSecretVolume(dir: string, data: Readonly<Record<string, string>>): void {
+  const previous = existsSync(join(dir, '..data')) ? readlinkSync(join(dir, '..data')) : undefined;
+  const version = `..${Date.now()}_${Math.random().toString(36).slice(2, 8)}`;
+  mkdirSync(join(dir, version));
+  for (const [key, value] of Object.entries(data)) writeFileSync(join(dir, version, key), value, { mode: 0o440 });
+  spawnSync('chown', ['-R', '0:999', join(dir, version)]);
+  symlinkSync(version, join(dir, '..data_tmp'));
+  renameSync(join(dir, '..data_tmp'), join(dir, '..data'));
+  for (const key of Object.keys(data)) if (!existsSync(join(dir, key))) symlinkSync(`..data/${key}`, join(dir, key));
+  // A key the Secret no longer has loses its link, as the kubelet removes it.
+  for (const entry of readdirSync(dir))
+    if (!entry.startsWith('..') && !(entry in data)) rmSync(join(dir, entry), { force: true });
+  if (previous) rmSync(join(dir, previous), { recursive: true, force: true });
+}
 
 /** The PID (as the host sees it) of the first child of `pid`: what unshare --fork started. */
 function childOf(pid: number): number | undefined {
@@ -196,8 +239,8 @@ function childOf(pid: number): number | undefined {
   }
 }
 
-/** Every process in the PID namespace of `pid`: pid, state, kernel wait channel, age and command line. */
-function processesInPidNamespaceOf(pid: number): string {
+/** The processes (as the host numbers them) in the PID namespace of `pid`. */
+function pidsInPidNamespaceOf(pid: number): string[] {
   const namespace = (p: string): string | undefined => {
     try {
       return readlinkSync(`/proc/${p}/ns/pid`);
@@ -206,11 +249,15 @@ function processesInPidNamespaceOf(pid: number): string {
     }
   };
   const wanted = namespace(String(pid));
+  return readdirSync('/proc').filter((e) => /^\d+$/.test(e) && namespace(e) === wanted);
+}
+
+/** Every process in the PID namespace of `pid`: pid, state, kernel wait channel, age and command line. */
+function processesInPidNamespaceOf(pid: number): string {
   const ticks = 100; // USER_HZ
   const uptime = Number(readFileSync('/proc/uptime', 'utf8').split(' ')[0]);
   const lines: string[] = [];
-  for (const p of readdirSync('/proc').filter((e) => /^\d+$/.test(e))) {
-    if (namespace(p) !== wanted) continue;
+  for (const p of pidsInPidNamespaceOf(pid)) {
     try {
       const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
@@ -289,7 +336,17 @@ export async function startMySQLSandbox(): Promise<MySQLSandbox> {
       spawnSync('ln', ['-s', files, join(home, 'files')]);
       mkdirSync(join(home, 'pod-info'));
       mkdirSync(join(home, 'tls'));
+      mkdirSync(join(home, 'credentials'));
+      writeSecretVolume(join(home, 'credentials'), INITIAL_CREDENTIALS);
     }
+    const secret = (): Record<string, string> => {
+      const dir = join(home, 'credentials');
+      return Object.fromEntries(
+        readdirSync(dir)
+          .filter((k) => !k.startsWith('..'))
+          .map((k) => [k, readFileSync(join(dir, k), 'utf8')]),
+      );
+    };
     const podPid = (): number => {
       const pod = pods.get(ordinal);
       const pid = pod?.pid === undefined ? undefined : childOf(pod.pid);
@@ -319,7 +376,7 @@ export async function startMySQLSandbox(): Promise<MySQLSandbox> {
           encoding: 'utf8',
           // Generous: a busy two-core machine runs the scripts' many short mysql clients slowly.
           timeout: 300_000,
-          env: ENV(ordinal),
+          env: ENV(ordinal, secret()),
         },
       );
       return { ok: r.status === 0, stdout: r.stdout, stderr: r.stderr };
@@ -373,7 +430,7 @@ export async function startMySQLSandbox(): Promise<MySQLSandbox> {
               process.execPath,
               REPO_ROOT,
             ],
-            { stdio: 'ignore', env: ENV(ordinal) },
+            { stdio: 'ignore', env: ENV(ordinal, secret()) },
           ),
         );
       },
@@ -409,6 +466,21 @@ export async function startMySQLSandbox(): Promise<MySQLSandbox> {
         writeFileSync(join(home, 'pod-info', 'annotations.tmp'), text);
         renameSync(join(home, 'pod-info', 'annotations.tmp'), join(home, 'pod-info', 'annotations'));
       },
+      credentialsDir: join(home, 'credentials'),
+      replaceCredentials: (data) => writeSecretVolume(join(home, 'credentials'), data),
+      restartAgent: () => {
+        const agents = pidsInPidNamespaceOf(podPid()).filter((p) => {
+          try {
+            const args = readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0');
+            return args.includes('lib/cli/main.ts') && args.includes('agent');
+          } catch {
+            return false;
+          }
+        });
+        for (const p of agents) process.kill(Number(p), 'SIGTERM');
+        return agents.length;
+      },
+      credentials: secret,
       replaceTls: (next) => {
         for (const [file, text] of [
           ['ca.crt', next.caPem],
@@ -447,11 +519,11 @@ export async function startMySQLSandbox(): Promise<MySQLSandbox> {
     member,
     ca,
     netns: `/proc/${netPid}/ns/net`,
-    inNetwork: (argv, stdin) => {
+    inNetwork: (argv, stdin, timeoutMs = 60_000) => {
       const r = spawnSync('nsenter', [`--net=/proc/${netPid}/ns/net`, '--', ...argv], {
         input: stdin,
         encoding: 'utf8',
-        timeout: 60_000,
+        timeout: timeoutMs,
       });
       return { ok: r.status === 0, stdout: r.stdout, stderr: r.stderr };
     },

@@ -98,8 +98,12 @@ async function main(input: Input): Promise<unknown> {
 
   // The account, as the cluster makes it for a new binding, and on the replicas by replication.
   await clusterPass();
+  // A replica that has received the account but not applied it yet refuses the login: counted, so that
+  // the test can tell these refusals from any other.
+  let refusedBeforeTheAccountReplicated = 0;
   for (const host of input.replicas)
     for (let i = 0; (await tryLogin(host, kube.password, false)) !== 'ok'; i++) {
+      refusedBeforeTheAccountReplicated++;
       if (i > 100) throw new Error(`the account never reached ${host}`);
       await sleep(100);
     }
@@ -248,7 +252,7 @@ async function main(input: Input): Promise<unknown> {
   await sleep(500);
   running = false;
   await Promise.all(loops);
-  return { tally, rotations, pods: pods.length };
+  return { tally, rotations, pods: pods.length, refusedBeforeTheAccountReplicated };
 
   /** 'ok' or the error code; `settle`: a replica that lets it in may not have applied a change yet, look again. */
   async function tryLogin(host: string, password: string, settle = true): Promise<string> {

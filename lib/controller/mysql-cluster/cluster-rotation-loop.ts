@@ -1,0 +1,206 @@
+// The rotation of a MySQLCluster's own accounts, as its manager runs it (cluster-rotation.ts is a pass):
+// the environment of a pass built from the manager's context, and the pass run beside the HA step
+// without holding it up (a member that stops answering in the middle of a pass must not delay the
+// failover step of the next manage()).
+//
+// Contract: called on every manage() of a cluster, after the HA step and the Apps' accounts. It starts a
+// pass (unless one is under way) and waits a moment for it; what a pass found is reported by the next
+// manage() when it took longer. status.credentialRotation always says what was last found (a status
+// without it would lose `completed`). Any failure is reported (an Event, the status' message) and tried
+// again at the next poll, never thrown, but leadership lost.
+import { request } from 'node:http';
+import type { V1ContainerStatus, V1Pod, V1Secret } from '@kubernetes/client-node';
+import type { MySQLCredentialRotationStatus } from '../../../constructs/index.js';
+import {
+  MYSQL_AGENT_HTTP_PATHS,
+  MYSQL_AGENT_PORT,
+  MYSQL_PORT,
+  ROTATE_CREDENTIALS_ANNOTATION,
+  mysqlClusterNames,
+} from '../../../constructs/index.js';
+import { HttpMethod, PatchStrategy, apiError } from '../../kube/index.js';
+import type { KubeClient } from '../../kube/index.js';
+import type { ClusterAccountActions } from '../../mysql/cluster-account-sql.js';
+import { ClusterAccountSession } from '../../mysql/cluster-account-sql.js';
+import { parseRotationRequest } from '../../mysql/cluster-rotation.js';
+import { GENERATED_BY_LABEL } from '../../reconcile/credentials.js';
+import type { ManageContext, ManagedEvent, Problem } from '../kind-controller.js';
+import type { RotationEnvironment, RotationOutcome, SecretPatch } from './cluster-rotation.js';
+import { rotateClusterCredentials } from './cluster-rotation.js';
+import { readSecret } from './credentials.js';
+import { SECRET_FACT, TLS_CA_FACT } from './facts.js';
+
+/** How long manage() waits for a pass before it reports what it has (the pass goes on). */
+const WAIT_MS = 2_000;
+/** An agent that does not answer its revision within this is one that has not moved yet. */
+const AGENT_DEADLINE_MS = 2_000;
+
+export interface ClusterRotationOptions {
+  /** A session as root to a member (default: ClusterAccountSession over verified TLS). */
+  readonly open?: (o: { host: string; password: string; ca: string }) => Promise<ClusterAccountActions>;
+  /** GET /credentials-revision of a member's agent (default: HTTP to the pod's address). */
+  readonly agentRevision?: (ip: string) => Promise<string | undefined>;
+}
+
+export interface ClusterRotationReport {
+  /** status.credentialRotation (undefined: say nothing, no rotation was ever asked for). */
+  readonly status?: MySQLCredentialRotationStatus;
+  readonly events: readonly ManagedEvent[];
+  readonly problems: readonly Problem[];
+  /** A rotation is under way: look again soon. */
+  readonly busy: boolean;
+}
+
+/** The revision a member's agent reads (its /credentials-revision), or undefined when it does not say. */
+export function fetchAgentRevision(ip: string): Promise<string | undefined> {
+  const host = ip.includes(':') ? `[${ip}]` : ip;
+  return new Promise((resolve) => {
+    const req = request(
+      `http://${host}:${MYSQL_AGENT_PORT}${MYSQL_AGENT_HTTP_PATHS.credentials}`,
+      { timeout: AGENT_DEADLINE_MS },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (body += c.slice(0, 200)));
+        res.on('end', () => resolve(res.statusCode === 200 ? body.trim() || undefined : undefined));
+      },
+    );
+    req.on('timeout', () => req.destroy());
+    req.on('error', () => resolve(undefined));
+    req.end();
+  });
+}
+
+/** A container of these runs (not waiting to start, not ended). */
+const runs = (statuses: readonly V1ContainerStatus[] | undefined): boolean =>
+  (statuses ?? []).some((c) => c.state?.running !== undefined);
+
+/** Member pods whose bootstrap init container runs now (started with the passwords of its start). */
+export function bootstrappingMembers(pods: readonly V1Pod[]): string[] {
+  return pods.filter((p) => runs(p.status?.initContainerStatuses)).map((p) => p.metadata?.name ?? '');
+}
+
+/** The cluster's job pods (backup component) with a container running. */
+export function runningJobs(pods: readonly V1Pod[]): string[] {
+  return pods
+    .filter(
+      (p) => p.metadata?.labels?.['app.kubernetes.io/component'] === 'backup' && runs(p.status?.containerStatuses),
+    )
+    .map((p) => p.metadata?.name ?? '');
+}
+
+/** A merge patch of a Secret, with the resourceVersion it was read at: undefined when it changed since. */
+async function patchSecret(client: KubeClient, secret: V1Secret, patch: SecretPatch): Promise<V1Secret | undefined> {
+  try {
+    return await client.requestJson<V1Secret>({
+      method: HttpMethod.PATCH,
+      path: `/api/v1/namespaces/${secret.metadata?.namespace ?? ''}/secrets/${encodeURIComponent(secret.metadata?.name ?? '')}`,
+      body: JSON.stringify({
+        ...patch,
+        metadata: { ...(patch.metadata ?? {}), resourceVersion: secret.metadata?.resourceVersion },
+      }),
+      headers: { 'Content-Type': PatchStrategy.MergePatch },
+    });
+  } catch (e) {
+    if (apiError(e).code === 409) return undefined;
+    throw e;
+  }
+}
+
+export function createClusterRotation(opts: ClusterRotationOptions = {}) {
+  const open =
+    opts.open ??
+    ((o: { host: string; password: string; ca: string }) =>
+      ClusterAccountSession.open({ host: o.host, port: MYSQL_PORT, user: 'root', password: o.password, ca: o.ca }));
+  const agentRevision = opts.agentRevision ?? fetchAgentRevision;
+  /** Per cluster uid: the pass under way, and what finished passes found that manage() has not reported. */
+  const running = new Map<string, Promise<void>>();
+  const reported = new Map<string, { outcome?: RotationOutcome; events: ManagedEvent[] }>();
+
+  return {
+    forget(uid: string): void {
+      reported.delete(uid);
+    },
+    /**
+     * `database`: the member pods; `primary`: status.currentPrimary as the HA step left it;
+     * `controllerBusy`: whether the Apps' accounts' pass (as root, with the Secret it read) is under way.
+     */
+    async sync(
+      ctx: ManageContext,
+      database: readonly V1Pod[],
+      primary: string | undefined,
+      controllerBusy: () => boolean,
+    ): Promise<ClusterRotationReport> {
+      const { cr, client } = ctx;
+      const uid = cr.metadata.uid ?? '';
+      const last = (cr.status?.credentialRotation ?? undefined) as MySQLCredentialRotationStatus | undefined;
+      const ca = ctx.prepared.facts?.[TLS_CA_FACT];
+      let run = running.get(uid);
+      // No credential goes to a member that could not be verified (the TLS Secret's problem is reported).
+      if (!run && ca) {
+        const namespace = cr.metadata.namespace ?? '';
+        const names = mysqlClusterNames(cr.metadata.name, ctx.prepared.facts?.[SECRET_FACT]);
+        const read = ctx.secrets ?? ((ns: string, n: string) => readSecret(client, ns, n));
+        const ipOf = (name: string) => database.find((p) => p.metadata?.name === name)?.status?.podIP;
+        const members = database.map((p) => {
+          const ip = p.status?.podIP;
+          return { name: p.metadata?.name ?? '', ...(ip ? { ip } : {}) };
+        });
+        const primaryIp = primary !== undefined ? ipOf(primary) : undefined;
+        const env: RotationEnvironment = {
+          readSecret: () => read(namespace, names.credentialsSecret),
+          patchSecret: (secret, patch) => patchSecret(client, secret, patch),
+          ...(primary !== undefined ? { primary: { name: primary, ...(primaryIp ? { ip: primaryIp } : {}) } } : {}),
+          members,
+          bootstrapping: bootstrappingMembers(database),
+          jobs: runningJobs(ctx.pods),
+          agentRevision,
+          open: (ip, password) => open({ host: ip, password, ca }),
+          controllerBusy,
+          checkLeading: () => ctx.signal?.throwIfAborted(),
+        };
+        const spec = (cr.spec ?? {}) as { credentialsSecretName?: string };
+        run = rotateClusterCredentials(
+          {
+            ...(() => {
+              const requested = parseRotationRequest(cr.metadata.annotations?.[ROTATE_CREDENTIALS_ANNOTATION]);
+              return requested ? { requested } : {};
+            })(),
+            ...(last?.completed !== undefined ? { completed: last.completed } : {}),
+            secretWritable: (secret) =>
+              spec.credentialsSecretName === undefined &&
+              secret.metadata?.labels?.[GENERATED_BY_LABEL] === cr.metadata.name,
+          },
+          env,
+        )
+          .then((outcome) => {
+            const before = reported.get(uid)?.events ?? [];
+            reported.set(uid, { outcome, events: [...before, ...outcome.events] });
+            for (const e of outcome.events)
+              if (e.type === 'Warning') ctx.log.warn('cluster accounts rotation', { error: e.message });
+              else ctx.log.info('cluster accounts rotation', { did: e.message });
+          })
+          .catch((e: unknown) => {
+            if ((e as { name?: string }).name === 'AbortError') return;
+            ctx.log.warn('cluster accounts rotation', { error: `a pass failed: ${String((e as Error).message ?? e)}` });
+          })
+          .finally(() => running.delete(uid));
+        running.set(uid, run);
+      }
+      let timer: NodeJS.Timeout | undefined;
+      if (run) await Promise.race([run, new Promise<void>((resolve) => (timer = setTimeout(resolve, WAIT_MS)))]);
+      clearTimeout(timer);
+      const found = reported.get(uid);
+      reported.set(uid, { ...(found?.outcome ? { outcome: found.outcome } : {}), events: [] });
+      // Until a pass has reported, what the status says; after, what the last pass found (nothing, once
+      // the request is gone and no rotation was ever completed).
+      const status = found?.outcome ? found.outcome.status : last;
+      return {
+        ...(status ? { status } : {}),
+        events: found?.events ?? [],
+        problems: found?.outcome?.problems ?? [],
+        busy: running.has(uid) || found?.outcome?.busy === true,
+      };
+    },
+  };
+}
