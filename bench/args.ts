@@ -19,6 +19,11 @@ export interface BenchArgs {
   readonly controllerLogLevel: 'debug' | 'info' | 'warn' | 'error';
   /** After the resync pass, restart the controller (cold cache) and count the writes of its first full pass. */
   readonly restartCheck: boolean;
+  /**
+   * After convergence, a window of this many seconds with nothing changing: what converged resources cost
+   * at rest (requests, CPU). 0: not measured.
+   */
+  readonly idleSeconds: number;
   /** Run the controller from a tsc build (as it ships) or through the tsx loader. */
   readonly controllerRuntime: 'compiled' | 'tsx';
   /** Rounds (with a peer, in alternating order: recon8s first in odd rounds); figures are median and min–max. */
@@ -55,6 +60,10 @@ Options:
   --timeout-minutes T      stop everything and print what was measured after T minutes (default 15)
   --controller-log-level L debug|info|warn|error (default info, as in production)
   --no-restart-check       skip the cold-cache pass after a controller restart
+  --idle-seconds S         after convergence, measure S seconds in which nothing changes: the controller's
+                           requests and CPU at rest (default 0: not measured; keep S below --resync-seconds,
+                           or the window holds a resync). With --apps 0 --mysql 50: what idle MySQLClusters
+                           cost (on this control plane no pod ever runs: each is a cluster that cannot start)
   --rounds N               rounds; each runs recon8s (and, with --peer, the peer: after recon8s in odd
                            rounds, before it in even ones) in a fresh namespace,
                            emptied and deleted after each pass; figures are the median and min–max over rounds (default 1)
@@ -96,6 +105,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs | undefined {
       'timeout-minutes': { type: 'string' },
       'controller-log-level': { type: 'string' },
       'no-restart-check': { type: 'boolean' },
+      'idle-seconds': { type: 'string' },
       tsx: { type: 'boolean' },
       rounds: { type: 'string' },
       peer: { type: 'string' },
@@ -137,6 +147,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs | undefined {
     timeoutMinutes,
     controllerLogLevel: level,
     restartCheck: values['no-restart-check'] !== true,
+    idleSeconds: int('idle-seconds', values['idle-seconds'], 0, 0),
     controllerRuntime: values.tsx ? 'tsx' : 'compiled',
     rounds: int('rounds', values.rounds, 1, 1),
     ...(peer !== undefined ? { peerDir: resolve(peer) } : {}),

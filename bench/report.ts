@@ -110,6 +110,16 @@ function roundDetail(r: BenchResults, x: RoundResult): string[] {
     out.push(...phaseLines(c));
   } else out.push('  not converged');
 
+  if (x.idle) {
+    const i = x.idle;
+    const perMinute = (n: number): number => Math.round((n / Math.max(i.seconds, 1)) * 60 * 100) / 100;
+    out.push('', `2b. At rest: ${i.seconds} s in which nothing changed (--idle-seconds)`);
+    out.push(
+      `  CONTROLLER REQUESTS: ${i.controllerRequestsTotal} (${perMinute(i.controllerRequestsTotal)}/min); reconciles ${i.reconciles}; controller CPU ${i.cpuSeconds.controller ?? '?'} s (${perMinute(i.cpuSeconds.controller ?? 0)} s/min)${i.resyncsInWindow > 0 ? `; the window held ${i.resyncsInWindow} resync period(s): not at rest` : ''}`,
+    );
+    out.push(...phaseLines(i));
+  }
+
   out.push('', '3. Writes during one steady-state resync');
   if (x.resync) {
     out.push(

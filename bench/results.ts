@@ -56,6 +56,11 @@ export interface RoundResult {
     readonly quietSeconds: number;
     readonly reconcilesPerResource: number;
   };
+  /** --idle-seconds: a window after convergence in which nothing changes (no create, no resync due). */
+  idle?: PhaseFigures & {
+    /** Resyncs the controller's period put inside the window (then the window is not at rest). */
+    readonly resyncsInWindow: number;
+  };
   /** Undefined for the peer: its SyncPeriod is 10 h, so it does not resync within a run. */
   resync?: PhaseFigures & { readonly expectedReconciles: number };
   latency?: {

@@ -279,6 +279,20 @@ async function phases(
   }
   result.memory = memory();
 
+  // ---- 2b: at rest: what converged resources cost while nothing changes ---------------------------
+  if (args.idleSeconds > 0) {
+    beginPhase('idle');
+    say(`at rest: ${args.idleSeconds} s in which nothing changes`);
+    const i0 = await snap();
+    await sleep(args.idleSeconds * 1000);
+    const i1 = await snap();
+    const figures = comparePhase(i0, i1);
+    const sinceStart = (i1.at - i0.at) / 1000;
+    result.idle = { ...figures, resyncsInWindow: Math.floor(sinceStart / args.resyncSeconds) };
+    say(
+      `at rest: ${figures.controllerRequestsTotal} controller requests, ${figures.reconciles} reconciles, ${figures.cpuSeconds.controller ?? '?'} s controller CPU in ${figures.seconds} s`,
+    );
+  }
   // ---- 3: one steady-state resync --------------------------------------------------------------
   if (spec.resync) {
     beginPhase('resync');

@@ -20,6 +20,12 @@ describe('bench arguments', () => {
     assert.equal(a?.peerDir, resolve('../shared/peers/cr-app'));
   });
 
+  it('measures no window at rest unless --idle-seconds asks for one, and rejects a negative one', () => {
+    assert.equal(parseBenchArgs([])?.idleSeconds, 0);
+    assert.equal(parseBenchArgs(['--apps', '0', '--mysql', '50', '--idle-seconds', '120'])?.idleSeconds, 120);
+    assert.throws(() => parseBenchArgs(['--idle-seconds=-1']), /--idle-seconds must be a whole number >= 0, got "-1"/);
+  });
+
   it('rejects --rounds that is not a whole number >= 1, naming the flag and the value', () => {
     assert.throws(() => parseBenchArgs(['--rounds', '0']), /--rounds must be a whole number >= 1, got "0"/);
     assert.throws(() => parseBenchArgs(['--rounds', '1.5']), /--rounds must be a whole number >= 1, got "1.5"/);
