@@ -12,7 +12,7 @@ import {
   issuedTls,
 } from '../../mysql/cert-manager.js';
 import { GENERATED_BY_LABEL } from '../../reconcile/credentials.js';
-import { mysqlClusterNames } from '../../../constructs/index.js';
+import { mysqlClusterNames, resolveMySQLClusterSpec } from '../../../constructs/index.js';
 import type { CustomResource } from '../status.js';
 import { controllerReference } from '../status.js';
 import type { CertificateLookup, SecretLookup } from '../kind-controller.js';
@@ -102,7 +102,6 @@ export async function ensureTls(
 type TlsSpec = {
   credentialsSecretName?: string;
   tlsSecretName?: string;
-  replicas?: number;
   tls?: { issuerRef?: IssuerRef };
 };
 
@@ -112,7 +111,10 @@ function clusterDnsNames(cr: CustomResource): string[] {
   const names = mysqlClusterNames(cr.metadata.name, spec.credentialsSecretName, spec.tlsSecretName);
   return memberDnsNames({
     namespace: cr.metadata.namespace ?? 'default',
-    members: Array.from({ length: spec.replicas ?? 3 }, (_, i) => names.memberHost(`${names.statefulSet}-${i}`)),
+    // The defaults come from the construct (render has validated the spec before this runs).
+    members: Array.from({ length: resolveMySQLClusterSpec(cr.metadata.name, spec).replicas }, (_, i) =>
+      names.memberHost(`${names.statefulSet}-${i}`),
+    ),
     services: [names.primaryService, names.replicasService],
   });
 }
