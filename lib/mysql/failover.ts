@@ -95,14 +95,20 @@ export function cutOffStep(
   const sql = primary.sql;
   if (!sql) return undefined;
   const why = `no replica has heard from the primary ${primary.name} for ${seconds(cutOffMs)} though it answers (a partition between them)`;
-  if (cutOffMs < view.failoverAfterMs)
-    return sql.writable
-      ? undefined
-      : {
-          type: 'wait',
-          reason: 'PrimaryIsolated',
-          message: `${why}: it stays read-only; failover after ${seconds(view.failoverAfterMs)}`,
-        };
+  if (cutOffMs < view.failoverAfterMs) {
+    if (sql.writable) return undefined;
+    // A receiver someone stopped hears nothing either: started again, it shows whether it hears the primary.
+    const stopped = members.find((m) => {
+      const c = m.sql?.channel;
+      return !errant.has(m.name) && c?.sourceHost === primary.host && c.receiver === 'OFF' && !c.error;
+    });
+    if (stopped) return { type: 'replicate', member: stopped.name, source: primary.name, sourceHost: primary.host };
+    return {
+      type: 'wait',
+      reason: 'PrimaryIsolated',
+      message: `${why}: it stays read-only; failover after ${seconds(view.failoverAfterMs)}`,
+    };
+  }
   const failover = failoverStep(view, members, { member: primary, cutOffMs }, errant);
   if (failover?.type === 'wait') return { ...failover, message: `${why}; ${failover.message}` };
   if (!failover) return undefined;
@@ -161,17 +167,21 @@ export function failoverStep(
       'FailoverWaiting',
       `the primary ${name} is down and ${others} of its ${followers} replicas cannot be compared: an acknowledged write may be only there (semiSyncReplicas=${view.waitCount}); waiting for them`,
     );
-  const receiving = candidates.filter((m) => m.sql?.channel?.receiver !== 'OFF');
-  if (receiving.length > 0) return { type: 'stopReceivers', members: receiving.map((m) => m.name) };
   // Every candidate received from the same primary in the same order: the most advanced holds what every other one does.
   const best = [...candidates]
     .sort((a, b) => Number(a.outdated) - Number(b.outdated) || a.ordinal - b.ordinal)
     .find((c) => candidates.every((o) => history(o).isSubsetOf(history(c))));
-  if (!best)
-    return wait(
+  const diverged = (): Step | undefined =>
+    wait(
       'FailoverWaiting',
       `the primary ${name} is down and no replica holds every transaction the others received: promoting any would lose some`,
     );
+  // Replicas that hear nothing receive nothing: judged before their receivers stop, which they would
+  // stay until a failover (a heartbeat never comes to a stopped receiver, and the primary stays fenced).
+  if (!best && answered?.cutOffMs !== undefined) return diverged();
+  const receiving = candidates.filter((m) => m.sql?.channel?.receiver !== 'OFF');
+  if (receiving.length > 0) return { type: 'stopReceivers', members: receiving.map((m) => m.name) };
+  if (!best) return diverged();
   // A restarted primary's own history bounds what it acknowledged: without the guarantee above, the
   // candidate must hold all of it (or the primary takes writes again itself).
   if (!covered && restartedPrimary?.sql && !restartedPrimary.sql.executed.isSubsetOf(history(best))) return undefined;
