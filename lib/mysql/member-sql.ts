@@ -180,7 +180,7 @@ export class MemberSession {
     const [channel] = await this.rows(
       `SELECT cfg.HOST AS host, c.SERVICE_STATE AS receiver, a.SERVICE_STATE AS applier,
               c.RECEIVED_TRANSACTION_SET AS received, c.LAST_ERROR_NUMBER AS receiverErrno, c.LAST_ERROR_MESSAGE AS receiverError,
-              cfg.HEARTBEAT_INTERVAL AS heartbeat, UNIX_TIMESTAMP(NOW(6)) AS now,
+              cfg.HEARTBEAT_INTERVAL AS heartbeat, UNIX_TIMESTAMP(NOW(6)) AS nowAt,
               GREATEST(UNIX_TIMESTAMP(c.LAST_HEARTBEAT_TIMESTAMP),
                        UNIX_TIMESTAMP(c.LAST_QUEUED_TRANSACTION_END_QUEUE_TIMESTAMP)) AS heardAt,
               (SELECT w.LAST_ERROR_MESSAGE FROM performance_schema.replication_applier_status_by_worker w
@@ -203,7 +203,7 @@ export class MemberSession {
     // since mysqld started) is 0 here, which says nothing about the source.
     const heardAt = Number(channel?.heardAt ?? 0);
     const silence =
-      heardAt > 0 ? { sourceSilentMs: Math.max(0, Math.round((Number(channel?.now) - heardAt) * 1000)) } : {};
+      heardAt > 0 ? { sourceSilentMs: Math.max(0, Math.round((Number(channel?.nowAt) - heardAt) * 1000)) } : {};
     const heartbeat = Number(channel?.heartbeat);
     const timing = { ...silence, ...(Number.isFinite(heartbeat) ? { heartbeatMs: Math.round(heartbeat * 1000) } : {}) };
     return {

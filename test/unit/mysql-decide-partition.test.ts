@@ -159,6 +159,16 @@ describe('decide: a primary that answers but that none of its replicas hears (pa
     assert.equal(reason(step(view(diverged))), 'FailoverWaiting');
   });
 
+  it('starts a receiver someone stopped again rather than counting its silence, while no failover is due', () => {
+    const stopped = replica(2, 20_000, { channel: { receiver: 'OFF', applier: 'OFF' } });
+    assert.deepEqual(step(view([primary(), replica(1, 20_000), stopped])), {
+      type: 'replicate',
+      member: 'db-2',
+      source: 'db-0',
+      sourceHost: host(0),
+    });
+  });
+
   describe('never a failover in the ordinary cases', () => {
     const fresh = 400;
     it('a replica that is merely lagging (it hears the primary, applies behind)', () => {
@@ -252,7 +262,7 @@ describe('decide: a primary that answers but that none of its replicas hears (pa
               n++;
               const p = primary({ writable, semi });
               const members = [p, replicaOf(1, s1), replicaOf(2, s2)];
-              const errant = new Set(members.filter((m, i) => i > 0 && [s1, s2][i - 1]?.errant).map((m) => m.name));
+              const errant = new Set([s1, s2].flatMap((r, i) => (r.errant ? [name(i + 1)] : [])));
               const v = view(members, { knownErrant: errant });
               const s = step(v);
               const where = `${JSON.stringify(s)} for primary ${writable ? 'rw' : 'ro'}${semi ? '+semi' : ''}, db-1 ${JSON.stringify(s1)}, db-2 ${JSON.stringify(s2)}`;
