@@ -22,7 +22,7 @@
 // A member whose certificate the controller refused counts as one that does not answer, in all of them.
 import type { MySQLMemberStatus } from '../../constructs/index.js';
 import type { GtidSet } from './gtid-set.js';
-import { cutOffStep, failoverStep, history, notAnswering, primaryCutOffMs, unreachable } from './failover.js';
+import { cutOffStep, failoverStep, history, notAnswering, primaryCutOffMs, seconds, unreachable } from './failover.js';
 
 export type Role = 'primary' | 'replica' | 'none';
 
@@ -285,7 +285,7 @@ export function decide(view: ClusterView): Decision {
     if (step) return result(step);
     problems.push({
       reason: 'PrimaryIsolated',
-      message: `no replica has heard from the primary ${primary.name} for ${Math.round(cutOffMs / 1000)} s though it answers; failover after ${Math.round(view.failoverAfterMs / 1000)} s`,
+      message: `no replica has heard from the primary ${primary.name} for ${seconds(cutOffMs)} though it answers; failover after ${seconds(view.failoverAfterMs)}`,
     });
   }
 
