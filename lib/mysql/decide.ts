@@ -44,6 +44,8 @@ export interface ReplicationChannel {
   readonly sourceSilentMs?: number;
   /** The channel's heartbeat period (the longest a source that is heard stays silent); undefined when not known. */
   readonly heartbeatMs?: number;
+  /** The receiver's last error number (MySQL's, whatever its state: it retries), when it has one. */
+  readonly receiverErrno?: number;
 }
 
 /** What a member answered over SQL. */

@@ -24,6 +24,15 @@ export const seconds = (ms: number): string => `${Math.round(ms / 1000)} s`;
 export const HEARTBEAT_GRACE_MS = 2_000;
 /** MySQL's heartbeat period when none is set (replica_net_timeout / 2), for a channel that does not say. */
 const DEFAULT_HEARTBEAT_MS = 30_000;
+/**
+ * Receiver errors that mean the source answered and refused the replica (its account, its password, its
+ * TLS): a replica that hears nothing for one of these reaches the primary, so its silence never says the
+ * primary is cut off, and a failover would not cure it (the same refusal would meet the new primary).
+ * 1040 too many connections, 1045 access denied, 1129 host blocked, 1130 host not allowed, 1226 a user
+ * limit, 1862 password expired, 2026 TLS handshake, 2061 authentication needs TLS, 3118 account locked,
+ * 3159 secure transport required.
+ */
+const REFUSED_BY_SOURCE = new Set([1040, 1045, 1129, 1130, 1226, 1862, 2026, 2061, 3118, 3159]);
 
 /** The transactions a member has or will have applied: executed plus received. */
 export const history = (m: MemberView): GtidSet => (m.sql ? m.sql.executed.union(m.sql.received) : GtidSet.EMPTY);
@@ -47,6 +56,7 @@ export function unreachable(view: ClusterView): Step {
 function unheardMs(m: MemberView, host: string): number | undefined {
   const c = m.sql?.channel;
   if (c?.sourceHost !== host || c.sourceSilentMs === undefined) return undefined;
+  if (c.receiverErrno !== undefined && REFUSED_BY_SOURCE.has(c.receiverErrno)) return undefined;
   const overdue = c.sourceSilentMs > (c.heartbeatMs ?? DEFAULT_HEARTBEAT_MS) + HEARTBEAT_GRACE_MS;
   return overdue ? c.sourceSilentMs : undefined;
 }

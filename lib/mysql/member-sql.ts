@@ -205,7 +205,12 @@ export class MemberSession {
     const silence =
       heardAt > 0 ? { sourceSilentMs: Math.max(0, Math.round((Number(channel?.nowAt) - heardAt) * 1000)) } : {};
     const heartbeat = Number(channel?.heartbeat);
-    const timing = { ...silence, ...(Number.isFinite(heartbeat) ? { heartbeatMs: Math.round(heartbeat * 1000) } : {}) };
+    const receiverErrno = Number(channel?.receiverErrno ?? 0);
+    const timing = {
+      ...silence,
+      ...(Number.isFinite(heartbeat) ? { heartbeatMs: Math.round(heartbeat * 1000) } : {}),
+      ...(receiverErrno !== 0 ? { receiverErrno } : {}),
+    };
     return {
       serverUuid: String(vars.uuid),
       writable: Number(vars.ro) === 0,

@@ -189,6 +189,28 @@ describe('decide: a primary that answers but that none of its replicas hears (pa
       assert.equal(step(view([primary({ writable: true }), replica(1, undefined), replica(2, 90_000)])).type, 'steady');
     });
 
+    it('replicas the primary refuses (their password, their TLS): they reach it, and a new primary would refuse them too', () => {
+      for (const receiverErrno of [1045, 2026, 2061, 3159]) {
+        const refused = { channel: { receiverErrno } };
+        const members = [primary({ writable: true }), replica(1, 90_000, refused), replica(2, 90_000, refused)];
+        assert.equal(step(view(members)).type, 'steady', `errno ${receiverErrno}`);
+        // One refused, one cut off (errno 2003, cannot connect): one replica still reaches the primary.
+        const mixed = [
+          primary(),
+          replica(1, 90_000, refused),
+          replica(2, 90_000, { channel: { receiverErrno: 2003 } }),
+        ];
+        assert.notEqual(step(view(mixed)).type, 'fence', `errno ${receiverErrno} beside 2003`);
+      }
+      // Both cannot connect (2003) or lost the connection (2013): cut off, fenced first.
+      const cut = [
+        primary({ writable: true }),
+        replica(1, 90_000, { channel: { receiverErrno: 2003 } }),
+        replica(2, 90_000, { channel: { receiverErrno: 2013 } }),
+      ];
+      assert.equal(step(view(cut)).type, 'fence');
+    });
+
     it('a replica whose receiver is reconnecting for a moment (heartbeat overdue by less than failoverAfterMs)', () => {
       const s = step(view([primary({ writable: true }), replica(1, 5_000), replica(2, 5_000)]));
       assert.equal(s.type, 'steady');
