@@ -1,6 +1,6 @@
 import type { KubeConfig, KubernetesObject as LiveObject, V1Pod } from '@kubernetes/client-node';
 import type { Informer } from '../informer/index.js';
-import type { KubeClient } from '../kube/index.js';
+import type { KubeClient, RequestEvent } from '../kube/index.js';
 import { createKubeClient, getObject } from '../kube/index.js';
 import { createLeaderElector } from '../leader/index.js';
 import type { LeaderElector } from '../leader/index.js';
@@ -56,6 +56,11 @@ export interface ControllerOptions {
   /** The ClusterRole that grants Secrets, named by a CredentialsForbidden condition. @default "recon8s-credentials" */
   readonly credentialsClusterRole?: string;
   readonly logger?: Logger;
+  /**
+   * Every request the controller's client sends, as it is answered (beside the metrics, which cannot
+   * tell a GET of one object from a list or a watch): how tests count what a reconcile asks.
+   */
+  readonly onRequest?: (event: RequestEvent) => void;
 }
 
 export interface Controller {
@@ -91,6 +96,7 @@ export async function startController(opts: ControllerOptions): Promise<Controll
       onRequest: (e) => {
         metrics.restClientRequests.inc({ code: e.code, method: e.method, host: e.host });
         metrics.restClientRequestDuration.observe({ verb: e.method }, e.durationMs / 1000);
+        opts.onRequest?.(e);
       },
     },
   });

@@ -7,6 +7,11 @@ import type { ClusterConfig } from './kubeconfig.js';
 /** One HTTP request as counted for `rest_client_requests_total{code,method,host}`. */
 export interface RequestEvent {
   readonly method: string;
+  /**
+   * Path and query as asked (`/api/v1/namespaces/ns/services/web`), without the server's base path: what
+   * tells a GET of one object from a list or a watch. Not a metric label (one series per object).
+   */
+  readonly path: string;
   /** The HTTP status as a string, or `'<error>'` when no response arrived (client-go's convention). */
   readonly code: string;
   /** host:port of the API server. */
@@ -113,6 +118,7 @@ export class Transport {
       reported = true;
       const event: RequestEvent = {
         method: req.method,
+        path: req.path,
         code,
         host: this.url.host,
         durationMs: performance.now() - start,

@@ -95,7 +95,7 @@ describe('kube client (real API server)', function () {
     assert.ok(stats.opened >= 1);
   });
 
-  it('reports every request with method, status code and host; "<error>" when no response came', async () => {
+  it('reports every request with method, path, status code and host; "<error>" when no response came', async () => {
     requests.length = 0;
     const host = new URL(controlPlane().server).host;
     const configMaps = `/api/v1/namespaces/${namespace}/configmaps`;
@@ -112,8 +112,14 @@ describe('kube client (real API server)', function () {
     await create().catch(() => undefined);
     await client.request({ method: HttpMethod.DELETE, path: `${configMaps}/counted` });
     assert.deepEqual(
-      requests.map((r) => `${r.method} ${r.code}`),
-      ['GET 200', 'GET 404', 'POST 201', 'POST 409', 'DELETE 200'],
+      requests.map((r) => `${r.method} ${r.path} ${r.code}`),
+      [
+        `GET /api/v1/namespaces/${namespace} 200`,
+        `GET ${configMaps}/absent 404`,
+        `POST ${configMaps} 201`,
+        `POST ${configMaps} 409`,
+        `DELETE ${configMaps}/counted 200`,
+      ],
     );
     assert.ok(requests.every((r) => r.host === host && r.durationMs >= 0));
 
