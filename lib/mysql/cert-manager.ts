@@ -1,9 +1,9 @@
 // The cert-manager path of a MySQLCluster's certificates (spec.tls.issuerRef): the Certificate the
 // controller asks cert-manager for, and what it makes of the Secret cert-manager writes. Both pure: the
 // controller's I/O around them is lib/controller/mysql-cluster/tls.ts.
-import { X509Certificate, createPrivateKey } from 'node:crypto';
+import { X509Certificate } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
-import { SERVER_VALIDITY_DAYS, certificateNotAfter } from './certificates.js';
+import { SERVER_VALIDITY_DAYS, certificateNotAfter, keyMatches, subjectAltNames } from './certificates.js';
 
 /** cert-manager's Certificate, as the controller writes and reads it. */
 export const CERTIFICATE_API_VERSION = 'cert-manager.io/v1';
@@ -217,19 +217,4 @@ function signedBy(chain: readonly X509Certificate[], ca: readonly X509Certificat
     if (!next || !cert.checkIssued(next) || !cert.verify(next.publicKey)) return false;
   }
   return false;
-}
-
-function keyMatches(cert: X509Certificate, keyPem: string): boolean {
-  try {
-    return cert.checkPrivateKey(createPrivateKey(keyPem));
-  } catch {
-    return false;
-  }
-}
-
-function subjectAltNames(cert: X509Certificate): string[] {
-  return (cert.subjectAltName ?? '')
-    .split(', ')
-    .filter((n) => n.startsWith('DNS:'))
-    .map((n) => n.slice(4));
 }

@@ -99,7 +99,8 @@ function parse(pem: string | undefined): X509Certificate | undefined {
   }
 }
 
-function keyMatches(cert: X509Certificate, keyPem: string): boolean {
+/** Whether `keyPem` is the private key of `cert` (false for a key that cannot be read). */
+export function keyMatches(cert: X509Certificate, keyPem: string): boolean {
   try {
     return cert.checkPrivateKey(createPrivateKey(keyPem));
   } catch {
@@ -107,7 +108,8 @@ function keyMatches(cert: X509Certificate, keyPem: string): boolean {
   }
 }
 
-function subjectAltNames(cert: X509Certificate): string[] {
+/** The DNS names a certificate is for. */
+export function subjectAltNames(cert: X509Certificate): string[] {
   return (cert.subjectAltName ?? '')
     .split(', ')
     .filter((n) => n.startsWith('DNS:'))
