@@ -5,7 +5,7 @@
 // ended once its statements are done (a clone may run for hours on one of its sessions).
 import type { Connection, Pool, PoolOptions, RowDataPacket } from 'mysql2/promise';
 import type { FencingSql } from '../mysql/fencing.js';
-import { clientSessionsQuery, killStatement } from '../mysql/fencing.js';
+import { SESSION_STATE_SQL, clientSessionsQuery, killStatement } from '../mysql/fencing.js';
 
 /** The deadline of one statement: a probe answers within the kubelet's timeout. */
 const STATEMENT_MS = 4000;
@@ -192,10 +192,11 @@ export class LocalSql {
    * agent's pool: they are the agent's own, not clients'.
    */
   async fencingSession<T>(fn: (sql: FencingSql) => Promise<T>): Promise<T> {
-    return this.use(async (pool) => this.onOneSession(await pool.getConnection(), fn));
+    return this.use(async (pool) => this.onOneSession(pool, await pool.getConnection(), fn));
   }
 
   private async onOneSession<T>(
+    pool: Pool,
     c: Awaited<ReturnType<Pool['getConnection']>>,
     fn: (sql: FencingSql) => Promise<T>,
   ): Promise<T> {
@@ -214,6 +215,33 @@ export class LocalSql {
             () => undefined,
             () => undefined,
           ),
+        aside: async (statements) => {
+          const other = await pool.getConnection();
+          const done = (async () => {
+            try {
+              for (const sql of statements) await other.query(sql);
+            } finally {
+              // Never back to the pool: it may hold a lock (fencing's global read lock) if one failed.
+              other.destroy();
+            }
+          })();
+          return { id: Number(other.threadId), done };
+        },
+        sessionState: async (id) => {
+          const [[row]] = await c.query<RowDataPacket[]>({
+            sql: SESSION_STATE_SQL,
+            values: [id],
+            timeout: STATEMENT_MS,
+          });
+          return row ? String(row.state ?? '') : undefined;
+        },
+        semiSyncSourceEnabled: async () => {
+          const [[row]] = await c.query<RowDataPacket[]>({
+            sql: 'SELECT @@GLOBAL.rpl_semi_sync_source_enabled AS v',
+            timeout: STATEMENT_MS,
+          });
+          return Number(row?.v) === 1;
+        },
       });
     } finally {
       c.release();

@@ -3,17 +3,34 @@
 // cut off from every other member (self-fencing, lib/agent/isolation.ts). Both once had their own copy
 // (a bash one in the pod, this one in the controller), and the two had drifted apart.
 
+/** A statement sent on a session of its own, still running while the fencing goes on. */
+export interface AsideStatement {
+  /** Its session's id (PROCESSLIST ID). */
+  readonly id: number;
+  /** Settles when the last statement ends: rejects with its error. */
+  readonly done: Promise<void>;
+}
+
 /** What fencing needs of a session to the member: thin, so that tests can play every interleaving. */
 export interface FencingSql {
   /** One statement; rejects on an error or when its deadline passes. */
   exec(sql: string): Promise<void>;
   /**
    * The ids of the sessions that could write: not this one, not MySQL's own threads, not the binary-log
-   * dump threads of replicas, not those of the `spare` accounts.
+   * dump threads of replicas, not those of the `spare` accounts, not a fencing's own read-only request.
    */
   clientSessions(spare: readonly string[]): Promise<number[]>;
   /** Ends one session; one that ended meanwhile is no error. */
   kill(id: number): Promise<void>;
+  /**
+   * Sends `statements`, in order, on a new session of their own and without a deadline (the session is
+   * closed once the last has ended); resolves as soon as they are sent.
+   */
+  aside(statements: readonly string[]): Promise<AsideStatement>;
+  /** PROCESSLIST's STATE of session `id` ('' when it has none); undefined once the session has ended. */
+  sessionState(id: number): Promise<string | undefined>;
+  /** @@GLOBAL.rpl_semi_sync_source_enabled. */
+  semiSyncSourceEnabled(): Promise<boolean>;
 }
 
 export interface FenceOptions {
@@ -25,10 +42,42 @@ export interface FenceOptions {
    * an agent whose member is cut off does not (no commit of it can be acknowledged: 0).
    */
   readonly waitForCommitsSeconds: number;
+  /**
+   * How long the read-only request may wait, once queued, for what holds it up (a commit in flight, a
+   * long statement's rollback) before this fencing gives up and the caller tries again.
+   * @default 20
+   */
+  readonly readOnlyWithinSeconds?: number;
 }
 
 /** The statement that ends one session: a client of it is never told that a commit in flight succeeded. */
 export const killStatement = (id: number): string => `KILL CONNECTION ${Math.trunc(id)}`;
+
+/** The statement that makes a member read-only. */
+export const READ_ONLY = 'SET GLOBAL super_read_only = ON';
+
+/**
+ * MySQL's global read lock, held by the session that sets read-only. `SET GLOBAL super_read_only = ON` on
+ * a writable member takes that lock twice (read_only, then super_read_only) and lets writes through in
+ * between, which read_only does not refuse to accounts with CONNECTION_ADMIN: seen on MySQL 9.7, a root
+ * write acknowledged between them. Holding the lock across both leaves no such gap.
+ */
+export const READ_LOCK = 'FLUSH TABLES WITH READ LOCK';
+
+/** What the read-only request sends, on a session of its own. */
+export const READ_ONLY_REQUEST: readonly string[] = [
+  // At its maximum (a year): the request is withdrawn only by fence(), never by a timeout.
+  'SET SESSION lock_wait_timeout = 31536000',
+  READ_LOCK,
+  READ_ONLY,
+  'UNLOCK TABLES',
+];
+
+/**
+ * The states of a session waiting to take the global read lock, or holding it and waiting for the
+ * tables or the commits in flight: while it is in one, every write and commit that begins waits for it.
+ */
+export const READ_ONLY_QUEUED = /^Waiting for (global read lock|table flush|commit lock)$/;
 
 /** The query behind FencingSql.clientSessions, for mysql2 (`spare` as placeholders). */
 export function clientSessionsQuery(spare: readonly string[]): { sql: string; values: string[] } {
@@ -36,13 +85,26 @@ export function clientSessionsQuery(spare: readonly string[]): { sql: string; va
   return {
     sql: `SELECT ID AS id FROM information_schema.PROCESSLIST
            WHERE ID <> CONNECTION_ID() AND USER NOT IN (${placeholders})
-             AND COMMAND NOT IN ('Binlog Dump', 'Binlog Dump GTID', 'Daemon')`,
-    values: ['system user', 'event_scheduler', ...spare],
+             AND COMMAND NOT IN ('Binlog Dump', 'Binlog Dump GTID', 'Daemon')
+             AND COALESCE(INFO, '') NOT IN (?, ?)`,
+    values: ['system user', 'event_scheduler', ...spare, READ_LOCK, READ_ONLY],
   };
 }
 
-async function killClients(sql: FencingSql, spare: readonly string[]): Promise<void> {
-  for (const id of await sql.clientSessions(spare)) await sql.kill(id);
+/** The query behind FencingSql.sessionState. */
+export const SESSION_STATE_SQL = 'SELECT STATE AS state FROM information_schema.PROCESSLIST WHERE ID = ?';
+
+async function killClients(sql: FencingSql, spare: readonly string[], keep: number): Promise<void> {
+  for (const id of await sql.clientSessions(spare)) if (id !== keep) await sql.kill(id);
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Waits for `settled`, at most `ms`; the timer does not outlive it. */
+async function settledWithin(settled: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([settled, new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.max(0, ms))))]);
+  clearTimeout(timer);
 }
 
 /**
@@ -52,34 +114,79 @@ async function killClients(sql: FencingSql, spare: readonly string[]): Promise<v
  *
  * A commit waiting for an acknowledgement holds the commit lock read-only needs, and MySQL (9.7) does
  * not end that wait when its session is killed: with no replica able to acknowledge it (the member is
- * cut off), super_read_only would wait for ever. So, when read-only did not come within
- * `waitForCommitsSeconds` (or at once for a member known to be cut off): offline_mode ends the sessions
- * of accounts without CONNECTION_ADMIN and refuses new ones, the remaining client sessions are killed
- * (KILL shuts their sockets: no client is told a commit succeeded), the source side is turned off, which
- * lets such a commit complete here, unacknowledged, and only then is the member made read-only and
- * offline_mode turned off again. No client can commit, and be told so, between the source side turning
- * off and read-only. Safe to run again from any point: it rejects on the first statement that fails,
- * and the caller tries again.
+ * cut off), read-only would wait for ever, and only turning the source side off releases it. But with
+ * the source side off, any commit is acknowledged to its client at once, by no replica: an account with
+ * CONNECTION_ADMIN (root) passes offline_mode and a kill round, logs in again and would commit writes a
+ * failover then loses. So the source side is turned off only while a read-only request is queued on a
+ * session of its own (READ_ONLY_REQUEST: the global read lock, read-only under it): from then on no
+ * write and no commit can begin before read-only holds, and each one that does after fails on it. (The
+ * first, quick try of the controller sets read-only alone: the source side is still on then, so a write
+ * slipping through its gap still needs a replica's acknowledgement.) In order, when read-only did not come within `waitForCommitsSeconds`
+ * (or at once for a member known to be cut off): offline_mode (sessions of accounts without
+ * CONNECTION_ADMIN end, new ones are refused); every client session killed (KILL shuts its socket: no
+ * client is told that a commit in flight succeeded); read-only requested aside, and seen queued; the
+ * sessions that logged in meanwhile killed; the source side off (the stranded commits complete here,
+ * unacknowledged, to clients already gone); read-only holds; offline_mode off.
+ *
+ * Safe to stop at any point: it rejects on the first statement that fails and the caller tries again.
+ * If read-only does not come, the source side is turned on again before the request is withdrawn; if
+ * even that fails, the request stays queued (no write gets through it), never the other way round.
  */
 export async function fence(sql: FencingSql, o: FenceOptions): Promise<void> {
   if (o.waitForCommitsSeconds > 0) {
     await sql.exec(`SET SESSION lock_wait_timeout = ${Math.ceil(o.waitForCommitsSeconds)}`);
-    const readOnly = await sql.exec('SET GLOBAL super_read_only = ON').then(
+    const readOnly = await sql.exec(READ_ONLY).then(
       () => true,
       () => false,
     );
     if (readOnly) {
-      await killClients(sql, o.spare);
+      await killClients(sql, o.spare, -1);
       await sql.exec('SET GLOBAL rpl_semi_sync_source_enabled = OFF');
+      // A fencing interrupted before its end may have left the member offline.
+      await sql.exec('SET GLOBAL offline_mode = OFF');
       return;
     }
   }
+  const semiSyncWasOn = await sql.semiSyncSourceEnabled();
   await sql.exec('SET GLOBAL offline_mode = ON');
-  await killClients(sql, o.spare);
+  await killClients(sql, o.spare, -1);
+  const request = await sql.aside(READ_ONLY_REQUEST);
+  const readOnly: { outcome: 'waiting' | 'done' | Error } = { outcome: 'waiting' };
+  const settled = request.done.then(
+    () => {
+      readOnly.outcome = 'done';
+    },
+    (e: unknown) => {
+      readOnly.outcome = e instanceof Error ? e : new Error(String(e));
+    },
+  );
+  const withinSeconds = o.readOnlyWithinSeconds ?? 20;
+  const deadline = Date.now() + withinSeconds * 1000;
+  let sourceSideOff = false;
+  try {
+    // Until read-only holds, or is queued (what every later write then waits behind).
+    while (readOnly.outcome === 'waiting') {
+      const state = await sql.sessionState(request.id);
+      if (state !== undefined && READ_ONLY_QUEUED.test(state)) break;
+      if (Date.now() > deadline) throw new Error(`read-only was neither set nor queued within ${withinSeconds} s`);
+      await sleep(20);
+    }
+    if (readOnly.outcome === 'waiting') {
+      await killClients(sql, o.spare, request.id);
+      sourceSideOff = semiSyncWasOn;
+      if (semiSyncWasOn) await sql.exec('SET GLOBAL rpl_semi_sync_source_enabled = OFF');
+      await settledWithin(settled, deadline - Date.now());
+    }
+    if (readOnly.outcome instanceof Error) throw readOnly.outcome;
+    if (readOnly.outcome === 'waiting') throw new Error(`read-only did not come within ${withinSeconds} s`);
+  } catch (e) {
+    // The acknowledgement writes need comes back first, and only then is the request withdrawn (while it
+    // waits, writes queue behind it); if turning the source side on fails, the request stays.
+    if (sourceSideOff && readOnly.outcome !== 'done') await sql.exec('SET GLOBAL rpl_semi_sync_source_enabled = ON');
+    if (readOnly.outcome === 'waiting') await sql.kill(request.id);
+    throw e;
+  }
+  await killClients(sql, o.spare, -1);
   await sql.exec('SET GLOBAL rpl_semi_sync_source_enabled = OFF');
-  // A session that logged in between the first round and offline_mode (CONNECTION_ADMIN accounts).
-  await killClients(sql, o.spare);
-  await sql.exec('SET SESSION lock_wait_timeout = 5');
-  await sql.exec('SET GLOBAL super_read_only = ON');
   await sql.exec('SET GLOBAL offline_mode = OFF');
 }

@@ -4,7 +4,7 @@
 import type { Connection, RowDataPacket } from 'mysql2/promise';
 import { GtidSet } from './gtid-set.js';
 import type { FencingSql } from './fencing.js';
-import { clientSessionsQuery, fence, killStatement } from './fencing.js';
+import { SESSION_STATE_SQL, clientSessionsQuery, fence, killStatement } from './fencing.js';
 import { MYSQL_TLS_CA_PATH } from '../../constructs/index.js';
 import type { MemberSql, ThreadState } from './decide.js';
 
@@ -36,7 +36,9 @@ export async function connectMember(o: MemberConnectOptions): Promise<MemberSess
     { ...o, user: o.credentials.adminUser, password: o.credentials.adminPassword },
     { bigNumbers: true },
   );
-  return new MemberSession(connection, o.credentials);
+  const another = () =>
+    openVerified({ ...o, user: o.credentials.adminUser, password: o.credentials.adminPassword }, { bigNumbers: true });
+  return new MemberSession(connection, o.credentials, another);
 }
 
 /** Who logs in to a member, and the CA its certificate must chain to. */
@@ -136,6 +138,8 @@ export class MemberSession {
   constructor(
     private readonly c: Connection,
     private readonly credentials: MemberCredentials,
+    /** A second session to the same member (fencing's read-only request waits on one of its own). */
+    private readonly another: () => Promise<Connection>,
   ) {}
 
   /** Ends the session; a member that no longer answers (partitioned) does not hold it up. */
@@ -223,6 +227,25 @@ export class MemberSession {
         return (await this.rows(q.sql, q.values)).map((r) => Number(r.id));
       },
       kill: (id) => this.exec(killStatement(id)).catch(() => undefined),
+      aside: async (statements) => {
+        const c = await this.another();
+        const done = (async () => {
+          try {
+            for (const sql of statements) await c.query(sql);
+          } finally {
+            c.destroy();
+          }
+        })();
+        return { id: c.threadId, done };
+      },
+      sessionState: async (id) => {
+        const [row] = await this.rows(SESSION_STATE_SQL, [id]);
+        return row ? String(row.state ?? '') : undefined;
+      },
+      semiSyncSourceEnabled: async () => {
+        const [row] = await this.rows('SELECT @@GLOBAL.rpl_semi_sync_source_enabled AS v');
+        return Number(row?.v) === 1;
+      },
     };
   }
 

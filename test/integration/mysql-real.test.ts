@@ -9,6 +9,8 @@ import { join } from 'node:path';
 import { X509Certificate } from 'node:crypto';
 import type { RowDataPacket } from 'mysql2/promise';
 import { LocalSql } from '../../lib/agent/local-sql.js';
+import type { FencingSql } from '../../lib/mysql/fencing.js';
+import { fence } from '../../lib/mysql/fencing.js';
 import { GtidSet } from '../../lib/mysql/gtid-set.js';
 import type { FailoverRecord } from '../../lib/mysql/rejoin.js';
 import { discardRequest, rejoinVerdict } from '../../lib/mysql/rejoin.js';
@@ -45,6 +47,38 @@ import { alive, controllerSql, follow, literal, makePrimary, ready, sql } from '
 
 /** gtid_executed on one line (the mysql client prints the newlines MySQL wraps long sets with as \\n). */
 const GTID_EXECUTED = "SELECT REPLACE(@@GLOBAL.gtid_executed, CHAR(10), '')";
+
+/** `f`, telling `log` each call it gets and how it ended. */
+function tracing(f: FencingSql, log: (line: string) => void): FencingSql {
+  const traced =
+    <A extends unknown[], R>(name: string, fn: (...args: A) => Promise<R>) =>
+    async (...args: A): Promise<R> => {
+      log(`fencing: ${name} ${JSON.stringify(args)}`);
+      try {
+        const r = await fn(...args);
+        log(`fencing: ${name} -> ${JSON.stringify(r)}`);
+        return r;
+      } catch (e) {
+        log(`fencing: ${name} failed: ${String(e)}`);
+        throw e;
+      }
+    };
+  return {
+    exec: traced('exec', (sql: string) => f.exec(sql)),
+    clientSessions: traced('clientSessions', (spare: readonly string[]) => f.clientSessions(spare)),
+    kill: traced('kill', (id: number) => f.kill(id)),
+    aside: traced('aside', async (statements: readonly string[]) => {
+      const r = await f.aside(statements);
+      r.done.then(
+        () => log(`fencing: aside ${r.id} done`),
+        (e: unknown) => log(`fencing: aside ${r.id} failed: ${String(e)}`),
+      );
+      return r;
+    }),
+    sessionState: traced('sessionState', (id: number) => f.sessionState(id)),
+    semiSyncSourceEnabled: traced('semiSyncSourceEnabled', () => f.semiSyncSourceEnabled()),
+  };
+}
 
 describe('MySQLCluster members on a real MySQL 9.7', function () {
   // Most tests drive mysqld synchronously (spawnSync), so mocha can only report an overrun once the test
@@ -470,6 +504,145 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
       await replicaSql.close();
     }
   });
+
+  for (const [who, waitForCommitsSeconds] of [
+    ['its agent (cut off: at once)', 0],
+    ['the controller (after waiting 1 s for commits in flight)', 1],
+  ] as const) {
+    it(`fences, as ${who}, a primary no replica acknowledges while root clients keep logging in and writing: not one write acknowledged, then read-only`, async function () {
+      this.timeout(120_000);
+      const answers = (() => {
+        try {
+          return primary.sql('SELECT 1').ok;
+        } catch {
+          return false; // not started (run alone, with --grep)
+        }
+      })();
+      if (!answers) {
+        primary.start();
+        await alive(primary);
+      }
+      const acking = Number(
+        sql(
+          primary,
+          "SELECT VARIABLE_VALUE FROM performance_schema.global_status WHERE VARIABLE_NAME = 'Rpl_semi_sync_source_clients'",
+        ),
+      );
+      makePrimary(primary, 0);
+      sql(primary, 'CREATE DATABASE IF NOT EXISTS fencing; CREATE TABLE IF NOT EXISTS fencing.w (id INT PRIMARY KEY)');
+      // Three rounds: the gaps are a few milliseconds wide, and root logs in again within one.
+      for (let round = 1; round <= 3; round++) {
+        const rowsBefore = Number(sql(primary, 'SELECT COUNT(*) FROM fencing.w'));
+        // Three acknowledgements, from at most two replicas: no commit from now on can be acknowledged, as
+        // on a primary cut off from its replicas. Every write a client is told succeeded would be lost.
+        makePrimary(primary, 3);
+        const { createConnection } = await import('mysql2/promise');
+        const tally = {
+          acknowledged: [] as number[],
+          attempts: 0,
+          logins: 0,
+          loginsWhileFencing: 0,
+          errors: {} as Record<string, number>,
+        };
+        const sessions = new Set<number>();
+        // Who did what when, printed when the test fails: the writers' logins and commits, the fencing's steps.
+        const trace: string[] = [];
+        const t0 = Date.now();
+        let fencing = false;
+        let stop = false;
+        let next = Number(sql(primary, 'SELECT COALESCE(MAX(id), 0) FROM fencing.w')) + 1;
+        // Root (CONNECTION_ADMIN: offline_mode does not refuse it) logs in again the moment its session ends.
+        const writer = async (): Promise<void> => {
+          while (!stop) {
+            let client: Awaited<ReturnType<typeof createConnection>> | undefined;
+            try {
+              client = await createConnection({ socketPath: primary.socket(), user: 'root', password: ROOT_PASSWORD });
+              if (client.threadId !== null) sessions.add(client.threadId);
+              trace.push(`${Date.now() - t0} session ${client.threadId} logged in`);
+              tally.logins++;
+              if (fencing) tally.loginsWhileFencing++;
+              while (!stop) {
+                const id = next++;
+                tally.attempts++;
+                trace.push(`${Date.now() - t0} session ${client.threadId} inserts ${id}`);
+                await client.query('INSERT INTO fencing.w VALUES (?)', [id]);
+                trace.push(`${Date.now() - t0} session ${client.threadId}: ${id} acknowledged`);
+                tally.acknowledged.push(id);
+              }
+            } catch (e) {
+              const code = (e as { code?: string }).code ?? 'other';
+              trace.push(`${Date.now() - t0} session ${client?.threadId}: ${code}`);
+              tally.errors[code] = (tally.errors[code] ?? 0) + 1;
+              await new Promise((r) => setTimeout(r, 2));
+            } finally {
+              if (client?.threadId) sessions.delete(client.threadId);
+              client?.destroy();
+            }
+          }
+        };
+        const writers = Array.from({ length: 4 }, writer);
+        await eventually(
+          () =>
+            // One waits for the acknowledgement, the others queue behind it in the group commit.
+            assert.equal(
+              sql(
+                primary,
+                `SELECT SUM(STATE LIKE '%semi-sync ACK%'), COUNT(*) FROM information_schema.PROCESSLIST
+                  WHERE INFO LIKE 'INSERT INTO fencing.w %'`,
+              ),
+              '1\t4',
+            ),
+          {
+            timeoutMs: 30_000,
+            intervalMs: 50,
+            description: "every writer's commit waiting for an acknowledgement",
+            diagnose: () =>
+              `${JSON.stringify(tally)}; ${sql(primary, "SELECT VARIABLE_NAME, VARIABLE_VALUE FROM performance_schema.global_status WHERE VARIABLE_NAME LIKE 'Rpl_semi_sync_source%'")}; ${sql(primary, 'SELECT ID, USER, COMMAND, STATE, INFO FROM information_schema.PROCESSLIST')}`,
+          },
+        );
+        const agentSql = await LocalSql.open(primary.socket(), () => ROOT_PASSWORD);
+        const began = Date.now();
+        fencing = true;
+        try {
+          await agentSql.fencingSession((f) =>
+            fence(
+              tracing(f, (line) => trace.push(`${Date.now() - t0} ${line}`)),
+              {
+                spare: [MYSQL_ADMIN_USER, MYSQL_REPLICATION_USER],
+                waitForCommitsSeconds,
+              },
+            ),
+          );
+        } finally {
+          await agentSql.close();
+        }
+        const fencedInMs = Date.now() - began;
+        // The writers go on a while against the fenced member.
+        await new Promise((r) => setTimeout(r, 1500));
+        stop = true;
+        // A writer whose commit is stranded behind no acknowledgement would wait for ever: end them.
+        for (const id of sessions) primary.sql(`KILL ${id}`);
+        await Promise.all(writers);
+        const stranded = Number(sql(primary, 'SELECT COUNT(*) FROM fencing.w')) - rowsBefore;
+        console.log(
+          `      fencing as ${who}, round ${round}: read-only in ${fencedInMs} ms; ${JSON.stringify({ ...tally, acknowledged: tally.acknowledged.length, rowsCommittedUnacknowledged: stranded })}`,
+        );
+        assert.deepEqual(
+          tally.acknowledged,
+          [],
+          `writes acknowledged though no replica could acknowledge them:\n${trace.join('\n')}`,
+        );
+        assert.ok(tally.loginsWhileFencing > 0, 'root logged in again while the member was being fenced');
+        assert.equal(
+          sql(primary, 'SELECT @@GLOBAL.super_read_only, @@GLOBAL.offline_mode, @@GLOBAL.rpl_semi_sync_source_enabled'),
+          '1\t0\t0',
+        );
+      }
+      // Back as the other tests expect it: the primary, each commit acknowledged by one replica.
+      makePrimary(primary, acking > 0 ? 1 : 0);
+      sql(primary, 'DROP DATABASE fencing');
+    });
+  }
 
   it('probes liveness without a failed login: neither Aborted_connects nor refused logins move, where the old probe moved both', () => {
     const aborted = (m: SandboxMember) =>

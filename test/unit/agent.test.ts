@@ -93,6 +93,13 @@ class FakeMember implements LocalSqlApi {
       exec: (sql: string) => this.exec(sql),
       clientSessions: () => Promise.resolve([42]),
       kill: (id: number) => this.exec(`KILL CONNECTION ${id}`),
+      // Nothing holds read-only up here: the request is done at once.
+      aside: async (statements: readonly string[]) => {
+        for (const sql of statements) await this.exec(sql);
+        return { id: 7, done: Promise.resolve() };
+      },
+      sessionState: () => Promise.resolve(undefined),
+      semiSyncSourceEnabled: () => Promise.resolve(this.semiSync),
     });
   }
 }
@@ -261,10 +268,12 @@ describe('agent', () => {
     assert.deepEqual(member.statements, [
       'SET GLOBAL offline_mode = ON',
       'KILL CONNECTION 42',
-      'SET GLOBAL rpl_semi_sync_source_enabled = OFF',
-      'KILL CONNECTION 42',
-      'SET SESSION lock_wait_timeout = 5',
+      'SET SESSION lock_wait_timeout = 31536000',
+      'FLUSH TABLES WITH READ LOCK',
       'SET GLOBAL super_read_only = ON',
+      'UNLOCK TABLES',
+      'KILL CONNECTION 42',
+      'SET GLOBAL rpl_semi_sync_source_enabled = OFF',
       'SET GLOBAL offline_mode = OFF',
     ]);
     // Read-only now: no further fencing, re-provisioning is looked at instead (it is a member like the others).

@@ -1,128 +1,265 @@
-// One fencing (lib/mysql/fencing.ts), as the controller and the agent run it, against a fake member
-// that records what it is told and can hold read-only behind a commit waiting for an acknowledgement.
+// One fencing (lib/mysql/fencing.ts), as the controller and the agent run it, against a fake member that
+// plays what MySQL decides (checked on a real mysqld in test/integration/mysql-real.test.ts): a commit
+// waits for an acknowledgement while the source side is on, and holds read-only up meanwhile; a queued
+// read-only request holds every new write and commit until it is done; KILL shuts a client's socket.
+// Between every two statements of the fencing, a root client (CONNECTION_ADMIN: offline_mode lets it in)
+// logs in and commits, and no replica can acknowledge anything: it must never be told a commit succeeded.
 import assert from 'node:assert/strict';
-import type { FencingSql } from '../../lib/mysql/fencing.js';
-import { clientSessionsQuery, fence } from '../../lib/mysql/fencing.js';
+import type { AsideStatement, FencingSql } from '../../lib/mysql/fencing.js';
+import { READ_ONLY, READ_ONLY_QUEUED, clientSessionsQuery, fence } from '../../lib/mysql/fencing.js';
 
-interface FakeMember extends FencingSql {
-  readonly log: string[];
-  readOnly: boolean;
-  offline: boolean;
+interface Session {
+  readonly id: number;
+  /** Its commit waits for an acknowledgement (it holds read-only up). */
+  stranded: boolean;
+  killed: boolean;
+}
+
+interface Options {
+  /** Client commits are waiting for an acknowledgement when the fencing begins. */
+  readonly strandedCommits?: boolean;
+  /** The call (0-based, every FencingSql call counts) that fails once, as a connection lost half-way. */
+  readonly failCall?: number;
+  /** A statement that fails every time it is sent. */
+  readonly alwaysFails?: string;
+  /** Something other than a commit (a long rollback) holds read-only up, for ever. */
+  readonly heldUp?: boolean;
+  /** The source side is off to begin with (a cluster without semi-synchronous replication). */
+  readonly semiSyncOff?: boolean;
+  /** No client writes during the fencing. */
+  readonly quiet?: boolean;
+}
+
+class FakeMember implements FencingSql {
+  readonly log: string[] = [];
+  readOnly = false;
+  offline = false;
   semiSync: boolean;
-}
+  /** Commits a client was told succeeded: each is lost by a failover, since no replica has it. */
+  readonly acknowledged: number[] = [];
+  private sessions: Session[] = [];
+  private nextId = 100;
+  private calls = 0;
+  private request: { id: number; reject: (e: Error) => void; resolve: () => void } | undefined;
 
-/**
- * A member with client sessions 11 and 12. `strandedCommit`: a commit waits for an acknowledgement no
- * replica can give, so read-only times out until the semi-synchronous source side is off.
- * `failOn`: a statement that fails once (a connection lost half-way).
- */
-function member(o: { strandedCommit?: boolean; failOn?: string } = {}): FakeMember {
-  let failOn = o.failOn;
-  let sessions = [11, 12];
-  const m: FakeMember = {
-    log: [],
-    readOnly: false,
-    offline: false,
-    semiSync: true,
-    exec(sql) {
-      m.log.push(sql);
-      if (sql === failOn) {
-        failOn = undefined;
-        return Promise.reject(new Error('Lost connection to MySQL server during query'));
+  constructor(private readonly o: Options = {}) {
+    this.semiSync = !o.semiSyncOff;
+    if (o.strandedCommits) for (let i = 0; i < 2; i++) this.clientCommits();
+  }
+
+  /** Writes are held: read-only is on, or a request for it waits. */
+  get writesHeld(): boolean {
+    return this.readOnly || this.request !== undefined;
+  }
+
+  /** A root client logs in and commits (nothing refuses root's login). */
+  private clientCommits(): void {
+    const s: Session = { id: this.nextId++, stranded: false, killed: false };
+    this.sessions.push(s);
+    if (this.writesHeld) return; // refused now, or queued behind the request and refused by read-only once it holds
+    if (this.semiSync) s.stranded = true;
+    else this.acknowledged.push(s.id);
+  }
+
+  private readOnlyHeldUp(): boolean {
+    return Boolean(this.o.heldUp) || this.sessions.some((s) => s.stranded);
+  }
+
+  /** Every call: maybe the injected failure, then (after the statement) a client commits. */
+  private async call<T>(what: string, fn: () => T): Promise<T> {
+    this.log.push(what);
+    const n = this.calls++;
+    if (n === this.o.failCall || what === this.o.alwaysFails)
+      throw new Error(`Lost connection to MySQL server during query (${what})`);
+    const result = fn();
+    if (!this.o.quiet) this.clientCommits();
+    return result;
+  }
+
+  private setSemiSync(on: boolean): void {
+    this.semiSync = on;
+    if (on) return;
+    for (const s of this.sessions.filter((x) => x.stranded)) {
+      s.stranded = false;
+      // Completes here; acknowledged to its client unless KILL shut the client's socket first.
+      if (!s.killed) this.acknowledged.push(s.id);
+    }
+    if (this.request && !this.readOnlyHeldUp()) {
+      this.readOnly = true;
+      this.request.resolve();
+      this.request = undefined;
+    }
+  }
+
+  exec(sql: string): Promise<void> {
+    return this.call(sql, () => {
+      if (sql === READ_ONLY) {
+        if (this.readOnlyHeldUp()) throw new Error('Lock wait timeout exceeded; try restarting transaction');
+        this.readOnly = true;
       }
-      if (sql === 'SET GLOBAL super_read_only = ON') {
-        if (o.strandedCommit && m.semiSync) return Promise.reject(new Error('Lock wait timeout exceeded'));
-        m.readOnly = true;
-      }
-      if (sql === 'SET GLOBAL offline_mode = ON') m.offline = true;
-      if (sql === 'SET GLOBAL offline_mode = OFF') m.offline = false;
-      if (sql === 'SET GLOBAL rpl_semi_sync_source_enabled = OFF') m.semiSync = false;
-      return Promise.resolve();
-    },
-    clientSessions(spare) {
-      m.log.push(`list sessions sparing ${spare.join(',')}`);
-      return Promise.resolve(sessions);
-    },
-    kill(id) {
-      m.log.push(`kill ${id}`);
-      sessions = sessions.filter((s) => s !== id);
-      return Promise.resolve();
-    },
-  };
-  return m;
-}
-
-const SPARE = ['recon8s-admin', 'replication'];
-
-describe('fencing (one procedure for the controller and the agent)', () => {
-  it('as the controller: read-only first, waiting for commits in flight, then every client ended and the source side off', async () => {
-    const m = member();
-    await fence(m, { spare: SPARE, waitForCommitsSeconds: 5 });
-    assert.deepEqual(m.log, [
-      'SET SESSION lock_wait_timeout = 5',
-      'SET GLOBAL super_read_only = ON',
-      'list sessions sparing recon8s-admin,replication',
-      'kill 11',
-      'kill 12',
-      'SET GLOBAL rpl_semi_sync_source_enabled = OFF',
-    ]);
-    assert.equal(m.readOnly, true);
-    assert.equal(m.semiSync, false);
-  });
-
-  it('with a stranded commit: clients refused and ended, the source side off, then read-only, then open again, in that order', async () => {
-    const m = member({ strandedCommit: true });
-    await fence(m, { spare: SPARE, waitForCommitsSeconds: 5 });
-    assert.deepEqual(m.log, [
-      'SET SESSION lock_wait_timeout = 5',
-      'SET GLOBAL super_read_only = ON',
-      'SET GLOBAL offline_mode = ON',
-      'list sessions sparing recon8s-admin,replication',
-      'kill 11',
-      'kill 12',
-      'SET GLOBAL rpl_semi_sync_source_enabled = OFF',
-      'list sessions sparing recon8s-admin,replication',
-      'SET SESSION lock_wait_timeout = 5',
-      'SET GLOBAL super_read_only = ON',
-      'SET GLOBAL offline_mode = OFF',
-    ]);
-    assert.deepEqual([m.readOnly, m.offline, m.semiSync], [true, false, false]);
-    // No client could commit, and be told so, between the source side turning off and read-only:
-    // every session was ended before, and offline_mode refused new ones until after.
-    const semiOff = m.log.indexOf('SET GLOBAL rpl_semi_sync_source_enabled = OFF');
-    assert.ok(m.log.indexOf('SET GLOBAL offline_mode = ON') < m.log.indexOf('kill 11'));
-    assert.ok(m.log.lastIndexOf('kill 12') < semiOff);
-    assert.ok(semiOff < m.log.lastIndexOf('SET GLOBAL super_read_only = ON'));
-    assert.ok(m.log.lastIndexOf('SET GLOBAL super_read_only = ON') < m.log.indexOf('SET GLOBAL offline_mode = OFF'));
-  });
-
-  it('as the agent of a member cut off: ends the clients at once, without waiting on a commit no replica can acknowledge', async () => {
-    const m = member({ strandedCommit: true });
-    await fence(m, { spare: SPARE, waitForCommitsSeconds: 0 });
-    assert.equal(m.log[0], 'SET GLOBAL offline_mode = ON');
-    assert.equal(m.log.filter((s) => s === 'SET GLOBAL super_read_only = ON').length, 1);
-    assert.deepEqual([m.readOnly, m.offline, m.semiSync], [true, false, false]);
-  });
-
-  for (const failing of [
-    'SET GLOBAL offline_mode = ON',
-    'SET GLOBAL rpl_semi_sync_source_enabled = OFF',
-    'SET GLOBAL super_read_only = ON',
-  ]) {
-    it(`stops at a statement that fails (${failing}) and completes when run again`, async () => {
-      const m = member({ strandedCommit: true, failOn: failing });
-      await assert.rejects(fence(m, { spare: SPARE, waitForCommitsSeconds: 0 }), /Lost connection/);
-      assert.equal(m.readOnly, false);
-      await fence(m, { spare: SPARE, waitForCommitsSeconds: 0 });
-      assert.deepEqual([m.readOnly, m.offline, m.semiSync], [true, false, false]);
+      if (sql === 'SET GLOBAL offline_mode = ON') this.offline = true;
+      if (sql === 'SET GLOBAL offline_mode = OFF') this.offline = false;
+      if (sql === 'SET GLOBAL rpl_semi_sync_source_enabled = OFF') this.setSemiSync(false);
+      if (sql === 'SET GLOBAL rpl_semi_sync_source_enabled = ON') this.setSemiSync(true);
     });
   }
 
-  it("lists only sessions that could write: not its own, not MySQL's threads or replicas' dump threads, not the spared accounts", () => {
+  clientSessions(spare: readonly string[]): Promise<number[]> {
+    return this.call(`list sessions sparing ${spare.join(',')}`, () =>
+      this.sessions.filter((s) => !s.killed).map((s) => s.id),
+    );
+  }
+
+  kill(id: number): Promise<void> {
+    return this.call(`kill ${id}`, () => {
+      if (this.request?.id === id) {
+        this.request.reject(new Error('Query execution was interrupted'));
+        this.request = undefined;
+      }
+      const s = this.sessions.find((x) => x.id === id);
+      if (s) s.killed = true; // a stranded commit stays stranded: MySQL does not end that wait
+    });
+  }
+
+  aside(statements: readonly string[]): Promise<AsideStatement> {
+    return this.call(`aside: ${statements.join('; ')}`, () => {
+      const id = this.nextId++;
+      if (!this.readOnlyHeldUp()) {
+        this.readOnly = true;
+        return { id, done: Promise.resolve() };
+      }
+      let settle: Pick<NonNullable<FakeMember['request']>, 'resolve' | 'reject'> | undefined;
+      const done = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
+      if (settle) this.request = { id, ...settle };
+      return { id, done };
+    });
+  }
+
+  sessionState(id: number): Promise<string | undefined> {
+    return this.call(`state of ${id}`, () => (this.request?.id === id ? 'Waiting for commit lock' : undefined));
+  }
+
+  semiSyncSourceEnabled(): Promise<boolean> {
+    return this.call('semi-sync source?', () => this.semiSync);
+  }
+}
+
+const SPARE = ['recon8s-admin', 'replication'];
+const AS_AGENT = { spare: SPARE, waitForCommitsSeconds: 0, readOnlyWithinSeconds: 0.3 };
+const AS_CONTROLLER = { spare: SPARE, waitForCommitsSeconds: 5, readOnlyWithinSeconds: 0.3 };
+const done = (m: FakeMember) => [m.readOnly, m.offline, m.semiSync];
+
+describe('fencing (one procedure for the controller and the agent)', () => {
+  it('as the controller, with no commit waiting: read-only at once, then every client ended and the source side off', async () => {
+    const m = new FakeMember({ quiet: true });
+    await fence(m, AS_CONTROLLER);
+    assert.deepEqual(m.log.slice(0, 3), [
+      'SET SESSION lock_wait_timeout = 5',
+      READ_ONLY,
+      'list sessions sparing recon8s-admin,replication',
+    ]);
+    assert.deepEqual(m.log.slice(-2), [
+      'SET GLOBAL rpl_semi_sync_source_enabled = OFF',
+      'SET GLOBAL offline_mode = OFF',
+    ]);
+    assert.deepEqual(done(m), [true, false, false]);
+    assert.deepEqual(m.acknowledged, []);
+  });
+
+  it('with commits stranded: the source side goes off only while read-only waits queued, after every client was ended', async () => {
+    const m = new FakeMember({ strandedCommits: true });
+    await fence(m, AS_AGENT);
+    assert.deepEqual(done(m), [true, false, false]);
+    assert.deepEqual(m.acknowledged, [], 'commits acknowledged though no replica acknowledged them');
+    const off = m.log.indexOf('SET GLOBAL rpl_semi_sync_source_enabled = OFF');
+    const queued = m.log.findIndex((s) => s.startsWith('state of'));
+    assert.ok(m.log.indexOf('SET GLOBAL offline_mode = ON') < m.log.findIndex((s) => s.startsWith('kill')));
+    assert.ok(m.log[0] === 'semi-sync source?' && queued > 0 && queued < off, m.log.join('\n'));
+    assert.ok(
+      m.log.slice(queued, off).some((s) => s.startsWith('kill')),
+      'the clients that logged in meanwhile ended',
+    );
+  });
+
+  for (const [who, options] of [
+    ['the agent', AS_AGENT],
+    ['the controller', AS_CONTROLLER],
+  ] as const) {
+    // How many calls a complete fencing makes, to fail each of them in turn.
+    const calls = async () => {
+      const m = new FakeMember({ strandedCommits: true });
+      await fence(m, options);
+      return m.log.length;
+    };
+    it(`as ${who}: whichever call fails, no write is ever acknowledged, writes stay held or acknowledged by a replica, and the next try completes`, async () => {
+      const n = await calls();
+      assert.ok(n > 10, `${n} calls`);
+      for (let failCall = 0; failCall < n; failCall++) {
+        const m = new FakeMember({ strandedCommits: true, failCall });
+        // A failed first try at read-only (the controller's) is no failure: it goes on as when it times out.
+        const outcome = await fence(m, options).then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        if (outcome !== undefined) assert.match(String(outcome), /Lost connection/, `call ${failCall} failing`);
+        assert.deepEqual(m.acknowledged, [], `call ${failCall} failing: ${m.log.join(' | ')}`);
+        // Left writable, the member needs a replica's acknowledgement for every commit again.
+        assert.ok(m.writesHeld || m.semiSync, `call ${failCall} failing left it open: ${m.log.join(' | ')}`);
+        await fence(m, options);
+        assert.deepEqual(done(m), [true, false, false], `call ${failCall} failing, then again: ${m.log.join(' | ')}`);
+        assert.deepEqual(m.acknowledged, [], `call ${failCall} failing, then again`);
+      }
+    });
+  }
+
+  it('when read-only does not come after the source side is off: the source side on again, then the request withdrawn', async () => {
+    const m = new FakeMember({ strandedCommits: true, heldUp: true });
+    await assert.rejects(fence(m, AS_AGENT), /read-only did not come within 0.3 s/);
+    assert.deepEqual([m.readOnly, m.writesHeld, m.semiSync], [false, false, true]);
+    const on = m.log.indexOf('SET GLOBAL rpl_semi_sync_source_enabled = ON');
+    const withdrawn = m.log.findLastIndex((s) => s.startsWith('kill'));
+    assert.ok(on > 0 && on < withdrawn, m.log.join('\n'));
+    assert.deepEqual(m.acknowledged, []);
+  });
+
+  it('when the source side cannot be turned on again, the request stays queued: writes held, never let through', async () => {
+    const m = new FakeMember({
+      strandedCommits: true,
+      heldUp: true,
+      alwaysFails: 'SET GLOBAL rpl_semi_sync_source_enabled = ON',
+    });
+    await assert.rejects(fence(m, AS_AGENT), /Lost connection/);
+    assert.deepEqual([m.readOnly, m.writesHeld, m.semiSync], [false, true, false]);
+    assert.deepEqual(m.acknowledged, []);
+  });
+
+  it('a member without semi-synchronous replication: the source side is never turned on by a fencing that gives up', async () => {
+    const m = new FakeMember({ semiSyncOff: true, heldUp: true });
+    await assert.rejects(fence(m, AS_AGENT), /did not come/);
+    assert.equal(m.semiSync, false);
+    assert.ok(!m.log.includes('SET GLOBAL rpl_semi_sync_source_enabled = ON'));
+  });
+
+  it("lists only sessions that could write: not its own, not MySQL's threads or replicas' dump threads, not the spared accounts, not a fencing's read-only request", () => {
     const q = clientSessionsQuery(SPARE);
     assert.match(q.sql, /ID <> CONNECTION_ID\(\)/);
     assert.match(q.sql, /COMMAND NOT IN \('Binlog Dump', 'Binlog Dump GTID', 'Daemon'\)/);
     assert.match(q.sql, /USER NOT IN \(\?, \?, \?, \?\)/);
-    assert.deepEqual(q.values, ['system user', 'event_scheduler', 'recon8s-admin', 'replication']);
+    assert.match(q.sql, /COALESCE\(INFO, ''\) NOT IN \(\?, \?\)/);
+    assert.deepEqual(q.values, [
+      'system user',
+      'event_scheduler',
+      'recon8s-admin',
+      'replication',
+      'FLUSH TABLES WITH READ LOCK',
+      READ_ONLY,
+    ]);
+  });
+
+  it("knows MySQL's states of a queued read-only request, and nothing else", () => {
+    for (const s of ['Waiting for global read lock', 'Waiting for table flush', 'Waiting for commit lock'])
+      assert.match(s, READ_ONLY_QUEUED);
+    for (const s of ['', 'starting', 'Waiting for table metadata lock', 'executing'])
+      assert.doesNotMatch(s, READ_ONLY_QUEUED);
   });
 });
