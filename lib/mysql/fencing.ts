@@ -17,7 +17,7 @@ export interface FencingSql {
   exec(sql: string): Promise<void>;
   /**
    * The ids of the sessions that could write: not this one, not MySQL's own threads, not the binary-log
-   * dump threads of replicas, not those of the `spare` accounts, not a fencing's own read-only request.
+   * dump threads of replicas, not those of the `spare` accounts, not one that holds or awaits the global read lock.
    */
   clientSessions(spare: readonly string[]): Promise<number[]>;
   /** Ends one session; one that ended meanwhile is no error. */
@@ -83,11 +83,15 @@ export const READ_ONLY_QUEUED = /^Waiting for (global read lock|table flush|comm
 export function clientSessionsQuery(spare: readonly string[]): { sql: string; values: string[] } {
   const placeholders = ['system user', 'event_scheduler', ...spare].map(() => '?').join(', ');
   return {
-    sql: `SELECT ID AS id FROM information_schema.PROCESSLIST
-           WHERE ID <> CONNECTION_ID() AND USER NOT IN (${placeholders})
-             AND COMMAND NOT IN ('Binlog Dump', 'Binlog Dump GTID', 'Daemon')
-             AND COALESCE(INFO, '') NOT IN (?, ?)`,
-    values: ['system user', 'event_scheduler', ...spare, READ_LOCK, READ_ONLY],
+    // A session that holds the global read lock, or waits for it, cannot write: another fencing's
+    // request, whose end would let writes through (between its statements it shows no query).
+    sql: `SELECT p.ID AS id FROM information_schema.PROCESSLIST p
+           WHERE p.ID <> CONNECTION_ID() AND p.USER NOT IN (${placeholders})
+             AND p.COMMAND NOT IN ('Binlog Dump', 'Binlog Dump GTID', 'Daemon')
+             AND NOT EXISTS (SELECT 1 FROM performance_schema.metadata_locks l
+                              WHERE l.OWNER_THREAD_ID = PS_THREAD_ID(p.ID)
+                                AND l.OBJECT_TYPE = 'GLOBAL' AND l.LOCK_TYPE = 'SHARED')`,
+    values: ['system user', 'event_scheduler', ...spare],
   };
 }
 

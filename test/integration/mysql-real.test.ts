@@ -10,7 +10,7 @@ import { X509Certificate } from 'node:crypto';
 import type { RowDataPacket } from 'mysql2/promise';
 import { LocalSql } from '../../lib/agent/local-sql.js';
 import type { FencingSql } from '../../lib/mysql/fencing.js';
-import { fence } from '../../lib/mysql/fencing.js';
+import { clientSessionsQuery, fence } from '../../lib/mysql/fencing.js';
 import { GtidSet } from '../../lib/mysql/gtid-set.js';
 import type { FailoverRecord } from '../../lib/mysql/rejoin.js';
 import { discardRequest, rejoinVerdict } from '../../lib/mysql/rejoin.js';
@@ -502,6 +502,41 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
       client.destroy();
       await primarySql.close();
       await replicaSql.close();
+    }
+  });
+
+  it("never counts as a client a session that holds or awaits the global read lock (another fencing's request: ending it would let writes through), for the agent's account and the controller's", async () => {
+    try {
+      assert.ok(primary.sql('SELECT 1').ok);
+    } catch {
+      primary.start(); // run alone, with --grep
+      await alive(primary);
+    }
+    const { createConnection } = await import('mysql2/promise');
+    const connect = () => createConnection({ socketPath: primary.socket(), user: 'root', password: ROOT_PASSWORD });
+    const [locking, idle] = await Promise.all([connect(), connect()]);
+    const agentSql = await LocalSql.open(primary.socket(), () => ROOT_PASSWORD);
+    try {
+      await locking.query('FLUSH TABLES WITH READ LOCK');
+      const spare = [MYSQL_ADMIN_USER, MYSQL_REPLICATION_USER];
+      const asAgent = await agentSql.fencingSession((f) => f.clientSessions(spare));
+      const q = clientSessionsQuery(spare);
+      let i = 0;
+      const asController = controllerSql(
+        primary,
+        q.sql.replace(/\?/g, () => literal(q.values[i++] ?? '')),
+      )
+        .split('\n')
+        .map(Number);
+      for (const ids of [asAgent, asController]) {
+        assert.ok(ids.includes(Number(idle.threadId)), `the idle client ${idle.threadId} in ${ids.join(',')}`);
+        assert.ok(!ids.includes(Number(locking.threadId)), `the lock's holder ${locking.threadId} in ${ids.join(',')}`);
+      }
+    } finally {
+      await locking.query('UNLOCK TABLES').catch(() => undefined);
+      locking.destroy();
+      idle.destroy();
+      await agentSql.close();
     }
   });
 

@@ -240,20 +240,13 @@ describe('fencing (one procedure for the controller and the agent)', () => {
     assert.ok(!m.log.includes('SET GLOBAL rpl_semi_sync_source_enabled = ON'));
   });
 
-  it("lists only sessions that could write: not its own, not MySQL's threads or replicas' dump threads, not the spared accounts, not a fencing's read-only request", () => {
+  it("lists only sessions that could write: not its own, not MySQL's threads or replicas' dump threads, not the spared accounts, not a session holding or awaiting the global read lock", () => {
     const q = clientSessionsQuery(SPARE);
-    assert.match(q.sql, /ID <> CONNECTION_ID\(\)/);
+    assert.match(q.sql, /p\.ID <> CONNECTION_ID\(\)/);
     assert.match(q.sql, /COMMAND NOT IN \('Binlog Dump', 'Binlog Dump GTID', 'Daemon'\)/);
-    assert.match(q.sql, /USER NOT IN \(\?, \?, \?, \?\)/);
-    assert.match(q.sql, /COALESCE\(INFO, ''\) NOT IN \(\?, \?\)/);
-    assert.deepEqual(q.values, [
-      'system user',
-      'event_scheduler',
-      'recon8s-admin',
-      'replication',
-      'FLUSH TABLES WITH READ LOCK',
-      READ_ONLY,
-    ]);
+    assert.match(q.sql, /p\.USER NOT IN \(\?, \?, \?, \?\)/);
+    assert.match(q.sql, /OBJECT_TYPE = 'GLOBAL' AND l\.LOCK_TYPE = 'SHARED'/);
+    assert.deepEqual(q.values, ['system user', 'event_scheduler', 'recon8s-admin', 'replication']);
   });
 
   it("knows MySQL's states of a queued read-only request, and nothing else", () => {
