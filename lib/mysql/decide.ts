@@ -15,12 +15,14 @@
 // 4. The primary is made writable only with semi-synchronous replication configured, so that every
 //    acknowledged commit exists on `waitCount` replicas.
 // 5. Failover promotes a replica only when the primary has been unreachable for `failoverAfterMs` (or
-//    came back after a restart), a majority of the members answers, every candidate's receiver has
-//    stopped (the old primary can get no more acknowledgements), and the chosen candidate holds every
-//    transaction any candidate received.
+//    came back after a restart, or answers but none of its replicas has heard from it for
+//    `failoverAfterMs`, and the controller fenced it), a majority of the members answers, every
+//    candidate's receiver has stopped (the old primary can get no more acknowledgements), and the
+//    chosen candidate holds every transaction any candidate received (failover.ts).
 // A member whose certificate the controller refused counts as one that does not answer, in all of them.
 import type { MySQLMemberStatus } from '../../constructs/index.js';
-import { GtidSet } from './gtid-set.js';
+import type { GtidSet } from './gtid-set.js';
+import { cutOffStep, failoverStep, history, notAnswering, primaryCutOffMs, seconds, unreachable } from './failover.js';
 
 export type Role = 'primary' | 'replica' | 'none';
 
@@ -34,6 +36,16 @@ export interface ReplicationChannel {
   readonly applier: ThreadState;
   /** The last receiver or applier error, when one of them stopped on it. */
   readonly error?: string;
+  /**
+   * How long ago, by the member's own clock, its receiver last heard from the source (an event or a
+   * heartbeat), whatever the receiver's state; undefined when it has not heard from it since mysqld
+   * started. What tells a primary its replicas cannot reach from one that answers nobody (failover.ts).
+   */
+  readonly sourceSilentMs?: number;
+  /** The channel's heartbeat period (the longest a source that is heard stays silent); undefined when not known. */
+  readonly heartbeatMs?: number;
+  /** The receiver's last error number (MySQL's, whatever its state: it retries), when it has one. */
+  readonly receiverErrno?: number;
 }
 
 /** What a member answered over SQL. */
@@ -115,9 +127,16 @@ export type Step =
   /**
    * super_read_only, client sessions ended, semi-synchronous source side off, on a member that is not
    * the primary: `writable` when it took writes, else it was only still waiting for acknowledgements
-   * as a former primary (its applier would wait for them for ever).
+   * as a former primary (its applier would wait for them for ever). On the primary itself only when
+   * `cutOffMs` says why: the first step of failing over from a primary its replicas do not hear.
    */
-  | { readonly type: 'fence'; readonly member: string; readonly writable: boolean }
+  | {
+      readonly type: 'fence';
+      readonly member: string;
+      readonly writable: boolean;
+      /** The member is the recorded primary, heard by none of its replicas for this long: fenced to fail over. */
+      readonly cutOffMs?: number;
+    }
   | { readonly type: 'label'; readonly member: string; readonly role: Role }
   /** Semi-synchronous replication with this wait count, then writable. */
   | { readonly type: 'enableWrites'; readonly member: string; readonly waitCount: number }
@@ -139,6 +158,8 @@ export type Step =
       readonly mustApply: GtidSet;
       readonly outOfReach: number;
       readonly fromExecuted?: GtidSet;
+      /** `from` answered, but none of its replicas had heard from it for this long (failover.ts). */
+      readonly cutOffMs?: number;
     }
   | { readonly type: 'switchover'; readonly from: string; readonly to: string; readonly requestId?: string }
   /** A switchover request that cannot be done: recorded as handled, with why. `retryable`: it may be possible soon. */
@@ -178,8 +199,6 @@ export interface Decision {
   readonly writesWait?: string;
 }
 
-const seconds = (ms: number): string => `${Math.round(ms / 1000)} s`;
-
 /** How long a switchover request waits for its candidate to be a healthy replica before it is refused. */
 export const SWITCHOVER_PATIENCE_MS = 60_000;
 
@@ -188,9 +207,6 @@ function replicatesFrom(m: MemberView, host: string): boolean {
   const c = m.sql?.channel;
   return c !== undefined && c.sourceHost === host && c.applier === 'ON' && c.receiver !== 'OFF';
 }
-
-/** The transactions a member has or will have applied: executed plus received. */
-const history = (m: MemberView): GtidSet => (m.sql ? m.sql.executed.union(m.sql.received) : GtidSet.EMPTY);
 
 export function decide(view: ClusterView): Decision {
   const members = [...view.members].sort((a, b) => a.ordinal - b.ordinal);
@@ -260,8 +276,19 @@ export function decide(view: ClusterView): Decision {
   // Back read-only after being down (it restarted): a replica takes over if one safely can, or else it
   // takes writes again itself.
   if (down && !primary.sql.writable) {
-    const failover = failoverStep(view, members, primary, errant);
+    const failover = failoverStep(view, members, { member: primary }, errant);
     if (failover) return result(failover);
+  }
+  // Answering, but heard by none of its replicas (failover.ts): it fails over once that lasted
+  // failoverAfterMs, and is not made writable again meanwhile (its agent fenced it, and it would).
+  const cutOffMs = primaryCutOffMs(view, members, primary, errant);
+  if (cutOffMs !== undefined) {
+    const step = cutOffStep(view, members, primary, errant, cutOffMs);
+    if (step) return result(step);
+    problems.push({
+      reason: 'PrimaryIsolated',
+      message: `no replica has heard from the primary ${primary.name} for ${seconds(cutOffMs)} though it answers; failover after ${seconds(view.failoverAfterMs)}`,
+    });
   }
 
   // 4. The primary takes writes, with semi-synchronous replication as configured.
@@ -413,80 +440,6 @@ function writesWaitFor(
   return `writes wait until a replica acknowledges them: the primary ${primary.name} waits for ${wanted} and ${connected === 0 ? 'none is' : `${connected} ${connected > 1 ? 'are' : 'is'}`} connected (until then commits block, and clients see timeouts or "Lost connection")`;
 }
 
-function unreachable(view: ClusterView): Step {
-  return { type: 'wait', reason: 'PrimaryUnreachable', message: `the primary ${view.primary ?? ''} does not answer` };
-}
-
-/**
- * The failover step while the recorded primary is down; undefined when there is none to take (for a
- * primary that answers again, read-only after a restart: it is then made writable again instead).
- */
-function failoverStep(
-  view: ClusterView,
-  members: readonly MemberView[],
-  restartedPrimary: MemberView | undefined,
-  errant: ReadonlySet<string>,
-): Step | undefined {
-  const name = view.primary ?? '';
-  const host = view.primaryHost ?? '';
-  const downMs = view.primaryDownMs ?? 0;
-  const restarted = restartedPrimary !== undefined;
-  if (!restarted && downMs < view.failoverAfterMs) {
-    const lost = members.find((m) => m.name === name);
-    const why = lost && notAnswering(lost);
-    const message = `the primary ${name} has not answered for ${seconds(downMs)}${why ? ` (${why})` : ''}; failover after ${seconds(view.failoverAfterMs)}`;
-    return { type: 'wait', reason: 'PrimaryUnreachable', message };
-  }
-  const answering = members.filter((m) => m.sql && m.name !== name);
-  const reachable = answering.length + (restarted ? 1 : 0);
-  const wait = (reason: string, message: string): Step | undefined =>
-    restarted ? undefined : { type: 'wait', reason, message };
-  if (reachable * 2 <= view.replicas)
-    return wait(
-      'NoQuorum',
-      `the primary ${name} is down and only ${reachable} of ${view.replicas} members answer: no failover without a majority`,
-    );
-  const candidates = answering.filter((m) => !errant.has(m.name) && m.sql?.channel?.sourceHost === host);
-  if (candidates.length === 0)
-    return wait(
-      'FailoverWaiting',
-      `the primary ${name} is down and no replica that followed it answers (errant: ${[...errant].join(', ') || 'none'})`,
-    );
-  // Every acknowledged commit reached waitCount replicas: when fewer than that are not candidates
-  // (they do not answer, hold errant transactions, or followed someone else), each acknowledged commit
-  // is on a candidate. Without semi-synchronous replication, only when every replica is a candidate.
-  const followers = Math.max(view.replicas - 1, candidates.length);
-  const others = followers - candidates.length;
-  const covered = view.waitCount > 0 ? others < view.waitCount : others === 0;
-  if (!covered && !restarted)
-    return wait(
-      'FailoverWaiting',
-      `the primary ${name} is down and ${others} of its ${followers} replicas cannot be compared: an acknowledged write may be only there (semiSyncReplicas=${view.waitCount}); waiting for them`,
-    );
-  const receiving = candidates.filter((m) => m.sql?.channel?.receiver !== 'OFF');
-  if (receiving.length > 0) return { type: 'stopReceivers', members: receiving.map((m) => m.name) };
-  // Every candidate received from the same primary in the same order: the most advanced holds what every other one does.
-  const best = [...candidates]
-    .sort((a, b) => Number(a.outdated) - Number(b.outdated) || a.ordinal - b.ordinal)
-    .find((c) => candidates.every((o) => history(o).isSubsetOf(history(c))));
-  if (!best)
-    return wait(
-      'FailoverWaiting',
-      `the primary ${name} is down and no replica holds every transaction the others received: promoting any would lose some`,
-    );
-  // A restarted primary's own history bounds what it acknowledged: without the guarantee above, the
-  // candidate must hold all of it (or the primary takes writes again itself).
-  if (!covered && restartedPrimary?.sql && !restartedPrimary.sql.executed.isSubsetOf(history(best))) return undefined;
-  return {
-    type: 'promote',
-    from: name,
-    to: best.name,
-    mustApply: history(best),
-    outOfReach: others,
-    ...(restartedPrimary?.sql ? { fromExecuted: restartedPrimary.sql.executed } : {}),
-  };
-}
-
 /** The healthy replica that is furthest ahead (then lowest ordinal), among those `accept` allows. */
 function bestReplica(
   members: readonly MemberView[],
@@ -577,13 +530,6 @@ function memberStatuses(
       ...(notAnswering(m) ? { message: notAnswering(m) } : c?.error ? { message: c.error } : {}),
     };
   });
-}
-
-/** Why a member did not answer, as status.members says it: a refused certificate before anything its pod says. */
-function notAnswering(m: MemberView): string | undefined {
-  return m.certificateRejected !== undefined
-    ? `certificate rejected: ${m.certificateRejected}; no credential was sent`
-    : m.error;
 }
 
 /** MemberCertificateRejected, one problem per distinct reason (a CA that changed refuses every member alike). */

@@ -129,6 +129,12 @@ export function asCertificateError(e: unknown): unknown {
 
 /** The deadline of one statement to a member. */
 export const QUERY_TIMEOUT_MS = 10_000;
+/**
+ * The source sends a heartbeat after this long with nothing else to send (MySQL's default is 30 s): a
+ * replica that has heard nothing for a few seconds more is cut off from it, which is how the controller
+ * tells a primary that its replicas cannot reach from one that is only quiet (decide.ts, failover.ts).
+ */
+const HEARTBEAT_PERIOD_S = 1;
 /** STOP REPLICA waits for the applier to finish the transaction it is applying. */
 const STOP_REPLICA_TIMEOUT_MS = 60_000;
 
@@ -178,6 +184,9 @@ export class MemberSession {
     const [channel] = await this.rows(
       `SELECT cfg.HOST AS host, c.SERVICE_STATE AS receiver, a.SERVICE_STATE AS applier,
               c.RECEIVED_TRANSACTION_SET AS received, c.LAST_ERROR_NUMBER AS receiverErrno, c.LAST_ERROR_MESSAGE AS receiverError,
+              cfg.HEARTBEAT_INTERVAL AS heartbeat, UNIX_TIMESTAMP(NOW(6)) AS nowAt,
+              GREATEST(UNIX_TIMESTAMP(c.LAST_HEARTBEAT_TIMESTAMP),
+                       UNIX_TIMESTAMP(c.LAST_QUEUED_TRANSACTION_END_QUEUE_TIMESTAMP)) AS heardAt,
               (SELECT w.LAST_ERROR_MESSAGE FROM performance_schema.replication_applier_status_by_worker w
                 WHERE w.CHANNEL_NAME = '' AND w.LAST_ERROR_NUMBER <> 0 LIMIT 1) AS applierError,
               (SELECT co.LAST_ERROR_MESSAGE FROM performance_schema.replication_applier_status_by_coordinator co
@@ -194,13 +203,27 @@ export class MemberSession {
     const error =
       (applier === 'OFF' ? String(channel?.applierError ?? channel?.coordinatorError ?? '') : '') ||
       (receiver === 'OFF' && Number(channel?.receiverErrno ?? 0) !== 0 ? String(channel?.receiverError ?? '') : '');
+    // Both times are the member's (no clock skew with the controller); a zero timestamp (never heard
+    // since mysqld started) is 0 here, which says nothing about the source.
+    const heardAt = Number(channel?.heardAt ?? 0);
+    const silence =
+      heardAt > 0 ? { sourceSilentMs: Math.max(0, Math.round((Number(channel?.nowAt) - heardAt) * 1000)) } : {};
+    const heartbeat = Number(channel?.heartbeat);
+    const receiverErrno = Number(channel?.receiverErrno ?? 0);
+    const timing = {
+      ...silence,
+      ...(Number.isFinite(heartbeat) ? { heartbeatMs: Math.round(heartbeat * 1000) } : {}),
+      ...(receiverErrno !== 0 ? { receiverErrno } : {}),
+    };
     return {
       serverUuid: String(vars.uuid),
       writable: Number(vars.ro) === 0,
       executed: GtidSet.parse(String(vars.executed ?? '')),
       received: channel ? GtidSet.parse(String(channel.received ?? '')) : GtidSet.EMPTY,
       ...(channel?.host
-        ? { channel: { sourceHost: String(channel.host), receiver, applier, ...(error ? { error } : {}) } }
+        ? {
+            channel: { sourceHost: String(channel.host), receiver, applier, ...(error ? { error } : {}), ...timing },
+          }
         : {}),
       semiSync: {
         enabled: Number(vars.semi) === 1,
@@ -210,12 +233,15 @@ export class MemberSession {
     };
   }
 
-  /** No more writes, and no client session left that could write (fencing.ts says how). */
-  async fence(): Promise<void> {
+  /**
+   * No more writes, and no client session left that could write (fencing.ts says how). `cutOff`: none of
+   * its replicas hears it, so no commit in flight can be acknowledged: not waited for.
+   */
+  async fence(o: { readonly cutOff?: boolean } = {}): Promise<void> {
     await fence(this.fencingSql(), {
       spare: [this.credentials.adminUser, this.credentials.replicationUser],
       // The member may still reach its replicas: commits in flight get their acknowledgement first.
-      waitForCommitsSeconds: 5,
+      waitForCommitsSeconds: o.cutOff ? 0 : 5,
     });
   }
 
@@ -272,7 +298,8 @@ export class MemberSession {
     await this.exec(
       `CHANGE REPLICATION SOURCE TO SOURCE_HOST = ?, SOURCE_PORT = ?, SOURCE_USER = ?, SOURCE_PASSWORD = ?,
        SOURCE_AUTO_POSITION = 1, SOURCE_SSL = 1, SOURCE_SSL_CA = ?, SOURCE_SSL_VERIFY_SERVER_CERT = 1,
-       GET_SOURCE_PUBLIC_KEY = 1, SOURCE_CONNECT_RETRY = 10, SOURCE_RETRY_COUNT = 86400`,
+       GET_SOURCE_PUBLIC_KEY = 1, SOURCE_CONNECT_RETRY = 10, SOURCE_RETRY_COUNT = 86400,
+       SOURCE_HEARTBEAT_PERIOD = ${HEARTBEAT_PERIOD_S}`,
       [sourceHost, port, this.credentials.replicationUser, this.credentials.replicationPassword, MYSQL_TLS_CA_PATH],
     );
     await this.exec('START REPLICA');

@@ -6,6 +6,8 @@
 //   resource another controller has changed since (the API server refuses it);
 // - failure detection: the failover delay runs from the last look that found the primary answering;
 // - a member found silent (a partition) is never waited on again by the steps of a failover;
+// - a primary that answers but that none of its replicas hears (a partial partition) is fenced, without
+//   waiting for its commits, then failed over from, and never made writable again meanwhile;
 // - a replica keeps its role label through a look that could not read it or read it ahead of the primary;
 // - a former primary back with a commit no replica received is asked once (its pod's reprovision
 //   annotation, status, one Event) to rejoin by clone, across a controller restart, and rejoins; a
@@ -71,7 +73,13 @@ interface Member {
    * fails in the TLS handshake with MemberCertificateError, and no session (nor credential) reaches it.
    */
   certificate?: string;
-  channel?: { sourceHost: string; receiver: ThreadState; applier: ThreadState };
+  channel?: {
+    sourceHost: string;
+    receiver: ThreadState;
+    applier: ThreadState;
+    sourceSilentMs?: number;
+    heartbeatMs?: number;
+  };
 }
 
 /** The members, what each controller did to them, and a gate that can hold a controller's promotion. */
@@ -135,8 +143,8 @@ class FakeMembers {
             semiSync: { enabled: member.writable, waitCount: member.writable ? 1 : 0 },
           };
         },
-        fence: async () => {
-          did('fence');
+        fence: async (o) => {
+          did(o?.cutOff ? 'fence (cut off)' : 'fence');
           member.writable = false;
         },
         enableWrites: async () => {
@@ -376,6 +384,56 @@ describe('MySQLCluster manager steps (real API server, fake members)', function 
     await ctl.manage({ ...context(await read()), metrics });
     assert.equal(((await read()).status as { currentPrimary?: string }).currentPrimary, 'ha-1');
     assert.equal(await valueOf(metrics.mysqlFailovers, labels), 1);
+  });
+
+  it('fails over from a primary that answers but that none of its replicas hears, fencing it first, without making it writable again meanwhile', async () => {
+    const members = new FakeMembers();
+    const primary = members.state.get(`${NAME}-0`) as Member;
+    primary.up = true;
+    /** Every replica last heard from ha-0 `ms` ago (heartbeat every second). */
+    const unheardFor = (ms: number): void => {
+      for (const m of MEMBERS.slice(1)) {
+        const s = members.state.get(m) as Member;
+        s.channel = {
+          sourceHost: names.memberHost(`${NAME}-0`),
+          receiver: 'ON',
+          applier: 'ON',
+          sourceSilentMs: ms,
+          heartbeatMs: 1000,
+        };
+      }
+    };
+    const ctl = controller('ctl', members);
+    unheardFor(4_000);
+    await ctl.manage(context(await read()));
+    assert.deepEqual(members.by('ctl'), [], 'a writable primary carries on until failoverAfterSeconds');
+    // Its agent fences it (it reaches no other member): the controller leaves it so.
+    primary.writable = false;
+    unheardFor(6_000);
+    const waiting = (await ctl.manage(context(await read()))) as Management;
+    assert.deepEqual(members.by('ctl'), [], 'never made writable again');
+    assert.deepEqual(
+      waiting.problems.map((p) => p.reason),
+      ['PrimaryIsolated'],
+    );
+    // failoverAfterSeconds (10) since a replica last heard it; say its fencing did not hold (writable).
+    primary.writable = true;
+    unheardFor(10_000);
+    const done = (await ctl.manage(context(await read()))) as Management;
+    assert.equal(((await read()).status as { currentPrimary?: string }).currentPrimary, 'ha-1');
+    assert.deepEqual(members.by('ctl').slice(0, 4), [
+      'ha-0 fence (cut off)',
+      'ha-1 stopReceiver',
+      'ha-2 stopReceiver',
+      'ha-1 waitForApplied',
+    ]);
+    assert.deepEqual(members.writable(), ['ha-1']);
+    const reasons = done.events.map((e) => e.reason);
+    assert.ok(reasons.includes('PrimaryIsolated'), reasons.join(', '));
+    assert.match(
+      done.events.find((e) => e.reason === 'FailedOver')?.message ?? '',
+      /ha-0 was lost \(heard by none of its replicas for 10 s\)/,
+    );
   });
 
   it('never fails over on one failed look after a long silence of its own (a delayed poll)', async () => {

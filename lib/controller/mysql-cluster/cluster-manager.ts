@@ -453,8 +453,14 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
               events.push({ type: 'Normal', reason: 'PrimaryElected', message: `${step.member} is the first primary` });
               break;
             case 'fence':
-              await session(step.member).fence();
-              if (step.writable)
+              await session(step.member).fence({ cutOff: step.cutOffMs !== undefined });
+              if (step.cutOffMs !== undefined)
+                events.push({
+                  type: 'Warning',
+                  reason: 'PrimaryIsolated',
+                  message: `none of the replicas of the primary ${step.member} has heard from it for ${Math.round(step.cutOffMs / 1000)} s though it answers (a partition between them): made it read-only and ended its client sessions, to fail over`,
+                });
+              else if (step.writable)
                 events.push({
                   type: 'Warning',
                   reason: 'Fenced',
@@ -501,7 +507,7 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
               events.push({
                 type: 'Warning',
                 reason: 'FailedOver',
-                message: `promoted ${step.to}: the primary ${step.from} was lost (down ${Math.round(downMs / 1000)} s); ${step.to} holds every transaction the replicas received (${step.mustApply.count()} in all)`,
+                message: `promoted ${step.to}: the primary ${step.from} was lost (${step.cutOffMs !== undefined ? `heard by none of its replicas for ${Math.round(step.cutOffMs / 1000)} s` : `down ${Math.round(downMs / 1000)} s`}); ${step.to} holds every transaction the replicas received (${step.mustApply.count()} in all)`,
               });
               break;
             }
