@@ -46,11 +46,12 @@ export const REPLICATION_USER = 'replication';
 
 /**
  * The account the controller manages the members as (fencing, promotion, pointing replicas): only the
- * privileges that needs, never data access.
+ * privileges that needs, never data access. SYSTEM_USER: fencing must end every client's session, and
+ * MySQL lets only an account with it end those of one with it (root has it).
  */
 export const ADMIN_USER = 'recon8s-admin';
 export const ADMIN_GRANTS =
-  'SYSTEM_VARIABLES_ADMIN, REPLICATION_SLAVE_ADMIN, REPLICATION CLIENT, RELOAD, PROCESS, CONNECTION_ADMIN';
+  'SYSTEM_VARIABLES_ADMIN, REPLICATION_SLAVE_ADMIN, REPLICATION CLIENT, RELOAD, PROCESS, CONNECTION_ADMIN, SYSTEM_USER';
 
 /**
  * The account the metrics sidecar (spec.monitoring) reads the member's figures as: from the pod's own

@@ -171,6 +171,20 @@ export class Agent {
         this.log(`creating the accounts failed; retrying: ${messageOf(e)}`);
       }
     }
+    if (flags.offline && !flags.superReadOnly) {
+      // Only a fencing turns offline_mode on, and one that ends, done or given up, turns it off: this
+      // one's process went away half-way, perhaps with the source side off. Finish it.
+      this.log('offline and writable: a fencing of this member did not end; making it read-only');
+      try {
+        await this.sql.fencingSession((f) =>
+          fence(f, { spare: [ADMIN_USER, REPLICATION_USER], waitForCommitsSeconds: 0 }),
+        );
+      } catch (e) {
+        this.log(`could not make this member read-only yet (${messageOf(e)}); trying again`);
+      }
+      flags = await this.sql.flags();
+      delayMs = 1000;
+    }
     const guardsWrites = !flags.readOnly && flags.semiSyncSource;
     if (this.peers && isolationApplies(this.isolation, guardsWrites)) {
       // The primary looks for a partition every second (a look takes up to a few seconds more).

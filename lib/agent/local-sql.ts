@@ -5,7 +5,7 @@
 // ended once its statements are done (a clone may run for hours on one of its sessions).
 import type { Connection, Pool, PoolOptions, RowDataPacket } from 'mysql2/promise';
 import type { FencingSql } from '../mysql/fencing.js';
-import { SESSION_STATE_SQL, clientSessionsQuery, killStatement } from '../mysql/fencing.js';
+import { LOCK_SQL, SESSION_STATE_SQL, clientSessionsQuery, killStatement, killedOrGone } from '../mysql/fencing.js';
 
 /** The deadline of one statement: a probe answers within the kubelet's timeout. */
 const STATEMENT_MS = 4000;
@@ -52,8 +52,8 @@ export class LocalSql {
     return new LocalSql(socketPath, password, createPool ?? (await import('mysql2/promise')).createPool);
   }
 
-  private generation(password: string): Generation {
-    const options: PoolOptions = {
+  private poolOptions(password: string): PoolOptions {
+    return {
       socketPath: this.socketPath,
       user: 'root',
       password,
@@ -64,7 +64,10 @@ export class LocalSql {
       supportBigNumbers: true,
       bigNumberStrings: true,
     };
-    const pool = this.createPool(options);
+  }
+
+  private generation(password: string): Generation {
+    const pool = this.createPool(this.poolOptions(password));
     pool.pool.on('connection', (c) => {
       if (c.threadId !== null) this.own.add(c.threadId);
       // Backslash escapes in the literals mysql2 quotes, whatever the server's sql_mode.
@@ -125,14 +128,16 @@ export class LocalSql {
     return Math.round(now / 1000 - uptime) * 1000;
   }
 
-  async flags(): Promise<{ readOnly: boolean; superReadOnly: boolean; semiSyncSource: boolean }> {
+  async flags(): Promise<{ readOnly: boolean; superReadOnly: boolean; semiSyncSource: boolean; offline: boolean }> {
     const [row] = await this.rows(
-      'SELECT @@GLOBAL.read_only AS ro, @@GLOBAL.super_read_only AS sro, @@GLOBAL.rpl_semi_sync_source_enabled AS semi',
+      `SELECT @@GLOBAL.read_only AS ro, @@GLOBAL.super_read_only AS sro, @@GLOBAL.rpl_semi_sync_source_enabled AS semi,
+              @@GLOBAL.offline_mode AS offline`,
     );
     return {
       readOnly: Number(row?.ro) === 1,
       superReadOnly: Number(row?.sro) === 1,
       semiSyncSource: Number(row?.semi) === 1,
+      offline: Number(row?.offline) === 1,
     };
   }
 
@@ -192,11 +197,10 @@ export class LocalSql {
    * agent's pool: they are the agent's own, not clients'.
    */
   async fencingSession<T>(fn: (sql: FencingSql) => Promise<T>): Promise<T> {
-    return this.use(async (pool) => this.onOneSession(pool, await pool.getConnection(), fn));
+    return this.use(async (pool) => this.onOneSession(await pool.getConnection(), fn));
   }
 
   private async onOneSession<T>(
-    pool: Pool,
     c: Awaited<ReturnType<Pool['getConnection']>>,
     fn: (sql: FencingSql) => Promise<T>,
   ): Promise<T> {
@@ -210,22 +214,40 @@ export class LocalSql {
           const [rows] = await c.query<RowDataPacket[]>({ sql: q.sql, values: q.values, timeout: STATEMENT_MS });
           return rows.map((r) => Number(r.id)).filter((id) => !this.own.has(id));
         },
-        kill: (id) =>
-          c.query({ sql: killStatement(id), timeout: STATEMENT_MS }).then(
-            () => undefined,
-            () => undefined,
-          ),
+        kill: async (id) => {
+          await c.query({ sql: killStatement(id), timeout: STATEMENT_MS }).catch(killedOrGone);
+        },
+        // A session of its own, outside the pool (never returned to it holding a lock, never taking one
+        // of the probes' places), that takes multi-statement queries.
         aside: async (statements) => {
-          const other = await pool.getConnection();
+          const single = this.createPool({
+            ...this.poolOptions(this.password()),
+            connectionLimit: 1,
+            maxIdle: 0,
+            multipleStatements: true,
+          });
+          const other = await single.getConnection().catch(async (e: unknown) => {
+            await single.end().catch(() => undefined);
+            throw e;
+          });
+          if (other.threadId !== null) this.own.add(other.threadId);
           const done = (async () => {
             try {
-              for (const sql of statements) await other.query(sql);
+              await other.query(statements.join(';\n'));
             } finally {
-              // Never back to the pool: it may hold a lock (fencing's global read lock) if one failed.
               other.destroy();
+              await single.end().catch(() => undefined);
             }
           })();
           return { id: Number(other.threadId), done };
+        },
+        lock: async (name, seconds) => {
+          const [[row]] = await c.query<RowDataPacket[]>({
+            sql: LOCK_SQL,
+            values: [name, seconds],
+            timeout: (seconds + 5) * 1000,
+          });
+          return Number(row?.got) === 1;
         },
         sessionState: async (id) => {
           const [[row]] = await c.query<RowDataPacket[]>({

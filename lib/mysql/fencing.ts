@@ -20,13 +20,19 @@ export interface FencingSql {
    * dump threads of replicas, not those of the `spare` accounts, not one that holds or awaits the global read lock.
    */
   clientSessions(spare: readonly string[]): Promise<number[]>;
-  /** Ends one session; one that ended meanwhile is no error. */
+  /**
+   * Ends one session; one that ended meanwhile is no error. Rejects when MySQL refuses (an account
+   * without SYSTEM_USER may not end root's sessions): a client left running could commit.
+   */
   kill(id: number): Promise<void>;
   /**
-   * Sends `statements`, in order, on a new session of their own and without a deadline (the session is
-   * closed once the last has ended); resolves as soon as they are sent.
+   * Sends `statements` as one request (a multi-statement query) on a new session of their own, without
+   * a deadline (the session is closed once the last has ended); resolves as soon as they are sent. One
+   * request, so that MySQL runs them all even if this process goes away after sending it.
    */
   aside(statements: readonly string[]): Promise<AsideStatement>;
+  /** GET_LOCK(name, seconds) on this session: whether it got the lock. */
+  lock(name: string, seconds: number): Promise<boolean>;
   /** PROCESSLIST's STATE of session `id` ('' when it has none); undefined once the session has ended. */
   sessionState(id: number): Promise<string | undefined>;
   /** @@GLOBAL.rpl_semi_sync_source_enabled. */
@@ -95,11 +101,27 @@ export function clientSessionsQuery(spare: readonly string[]): { sql: string; va
   };
 }
 
+/** KILL of a session that has ended meanwhile: MySQL's ER_NO_SUCH_THREAD, no error for fencing. */
+export const killedOrGone = (e: unknown): void => {
+  if ((e as { errno?: number } | null)?.errno !== 1094) throw e;
+};
+
+/** The query behind FencingSql.lock. */
+export const LOCK_SQL = 'SELECT GET_LOCK(?, ?) AS got';
+
 /** The query behind FencingSql.sessionState. */
 export const SESSION_STATE_SQL = 'SELECT STATE AS state FROM information_schema.PROCESSLIST WHERE ID = ?';
 
-async function killClients(sql: FencingSql, spare: readonly string[], keep: number): Promise<void> {
-  for (const id of await sql.clientSessions(spare)) if (id !== keep) await sql.kill(id);
+/** MySQL's user-level lock that lets one fencing of a member run at a time (the agent's or the controller's). */
+export const FENCING_LOCK = 'recon8s.fencing';
+
+/**
+ * Ends every client session but `keep`. `strict`: a KILL MySQL refuses stops the fencing (before the
+ * source side is off, a client left running could commit); once read-only holds, none can.
+ */
+async function killClients(sql: FencingSql, spare: readonly string[], keep: number, strict: boolean): Promise<void> {
+  for (const id of await sql.clientSessions(spare))
+    if (id !== keep) await (strict ? sql.kill(id) : sql.kill(id).catch(() => undefined));
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -122,38 +144,60 @@ async function settledWithin(settled: Promise<void>, ms: number): Promise<void> 
  * the source side off, any commit is acknowledged to its client at once, by no replica: an account with
  * CONNECTION_ADMIN (root) passes offline_mode and a kill round, logs in again and would commit writes a
  * failover then loses. So the source side is turned off only while a read-only request is queued on a
- * session of its own (READ_ONLY_REQUEST: the global read lock, read-only under it): from then on no
- * write and no commit can begin before read-only holds, and each one that does after fails on it. (The
- * first, quick try of the controller sets read-only alone: the source side is still on then, so a write
- * slipping through its gap still needs a replica's acknowledgement.) In order, when read-only did not come within `waitForCommitsSeconds`
- * (or at once for a member known to be cut off): offline_mode (sessions of accounts without
- * CONNECTION_ADMIN end, new ones are refused); every client session killed (KILL shuts its socket: no
- * client is told that a commit in flight succeeded); read-only requested aside, and seen queued; the
- * sessions that logged in meanwhile killed; the source side off (the stranded commits complete here,
- * unacknowledged, to clients already gone); read-only holds; offline_mode off.
+ * session of its own (READ_ONLY_REQUEST: the global read lock, read-only under it, in one request that
+ * MySQL runs to its end even if the fencing process dies): from then on no write can begin before
+ * read-only holds, and every session that could have begun one before has been ended (a KILL MySQL
+ * refuses stops the fencing first). (The first, quick try of the controller sets read-only alone: the
+ * source side is still on then, so a write slipping through its gap still needs a replica's
+ * acknowledgement.) In order, when read-only did not come within `waitForCommitsSeconds` (or at once
+ * for a member known to be cut off), one fencing of the member at a time (FENCING_LOCK: the agent's and
+ * the controller's may overlap): offline_mode (sessions of accounts without CONNECTION_ADMIN end, new
+ * ones are refused); every client session killed (KILL shuts its socket: no client is told that a
+ * commit in flight succeeded); read-only requested aside, and seen queued; the sessions that logged in
+ * meanwhile killed; the source side off (the stranded commits complete here, unacknowledged, to
+ * clients already gone); read-only holds; offline_mode off.
  *
  * Safe to stop at any point: it rejects on the first statement that fails and the caller tries again.
  * If read-only does not come, the source side is turned on again before the request is withdrawn; if
  * even that fails, the request stays queued (no write gets through it), never the other way round.
+ * offline_mode left on a writable member is the mark of a fencing that did not end: the agent finishes
+ * it (lib/agent/agent.ts).
  */
 export async function fence(sql: FencingSql, o: FenceOptions): Promise<void> {
   if (o.waitForCommitsSeconds > 0) {
-    await sql.exec(`SET SESSION lock_wait_timeout = ${Math.ceil(o.waitForCommitsSeconds)}`);
+    // read-only takes the global read lock twice (read_only, then super_read_only): half each.
+    await sql.exec(`SET SESSION lock_wait_timeout = ${Math.ceil(o.waitForCommitsSeconds / 2)}`);
     const readOnly = await sql.exec(READ_ONLY).then(
       () => true,
       () => false,
     );
     if (readOnly) {
-      await killClients(sql, o.spare, -1);
+      await killClients(sql, o.spare, -1, false);
       await sql.exec('SET GLOBAL rpl_semi_sync_source_enabled = OFF');
       // A fencing interrupted before its end may have left the member offline.
       await sql.exec('SET GLOBAL offline_mode = OFF');
       return;
     }
   }
+  if (!(await sql.lock(FENCING_LOCK, 10))) throw new Error('another fencing of this member did not end within 10 s');
+  try {
+    await fenceHoldingWrites(sql, o);
+  } finally {
+    await sql.exec(`DO RELEASE_LOCK('${FENCING_LOCK}')`).catch(() => undefined);
+  }
+}
+
+/** fence()'s procedure for a member whose read-only does not come at once (fence() says why and how). */
+async function fenceHoldingWrites(sql: FencingSql, o: FenceOptions): Promise<void> {
   const semiSyncWasOn = await sql.semiSyncSourceEnabled();
   await sql.exec('SET GLOBAL offline_mode = ON');
-  await killClients(sql, o.spare, -1);
+  try {
+    await killClients(sql, o.spare, -1, true);
+  } catch (e) {
+    // Nothing released: clients may come back (offline_mode is the mark of a fencing that did not end).
+    await sql.exec('SET GLOBAL offline_mode = OFF').catch(() => undefined);
+    throw e;
+  }
   const request = await sql.aside(READ_ONLY_REQUEST);
   const readOnly: { outcome: 'waiting' | 'done' | Error } = { outcome: 'waiting' };
   const settled = request.done.then(
@@ -176,7 +220,8 @@ export async function fence(sql: FencingSql, o: FenceOptions): Promise<void> {
       await sleep(20);
     }
     if (readOnly.outcome === 'waiting') {
-      await killClients(sql, o.spare, request.id);
+      // Every session that could have begun a write before the request was queued, ended.
+      await killClients(sql, o.spare, request.id, true);
       sourceSideOff = semiSyncWasOn;
       if (semiSyncWasOn) await sql.exec('SET GLOBAL rpl_semi_sync_source_enabled = OFF');
       await settledWithin(settled, deadline - Date.now());
@@ -187,10 +232,12 @@ export async function fence(sql: FencingSql, o: FenceOptions): Promise<void> {
     // The acknowledgement writes need comes back first, and only then is the request withdrawn (while it
     // waits, writes queue behind it); if turning the source side on fails, the request stays.
     if (sourceSideOff && readOnly.outcome !== 'done') await sql.exec('SET GLOBAL rpl_semi_sync_source_enabled = ON');
-    if (readOnly.outcome === 'waiting') await sql.kill(request.id);
+    if (readOnly.outcome === 'waiting') await sql.kill(request.id).catch(() => undefined);
+    // Every commit needs its acknowledgement again (or read-only holds): clients may come back.
+    await sql.exec('SET GLOBAL offline_mode = OFF').catch(() => undefined);
     throw e;
   }
-  await killClients(sql, o.spare, -1);
+  await killClients(sql, o.spare, -1, false);
   await sql.exec('SET GLOBAL rpl_semi_sync_source_enabled = OFF');
   await sql.exec('SET GLOBAL offline_mode = OFF');
 }

@@ -4,7 +4,7 @@
 import type { Connection, RowDataPacket } from 'mysql2/promise';
 import { GtidSet } from './gtid-set.js';
 import type { FencingSql } from './fencing.js';
-import { SESSION_STATE_SQL, clientSessionsQuery, fence, killStatement } from './fencing.js';
+import { LOCK_SQL, SESSION_STATE_SQL, clientSessionsQuery, fence, killStatement, killedOrGone } from './fencing.js';
 import { MYSQL_TLS_CA_PATH } from '../../constructs/index.js';
 import type { MemberSql, ThreadState } from './decide.js';
 
@@ -37,7 +37,10 @@ export async function connectMember(o: MemberConnectOptions): Promise<MemberSess
     { bigNumbers: true },
   );
   const another = () =>
-    openVerified({ ...o, user: o.credentials.adminUser, password: o.credentials.adminPassword }, { bigNumbers: true });
+    openVerified(
+      { ...o, user: o.credentials.adminUser, password: o.credentials.adminPassword },
+      { multipleStatements: true },
+    );
   return new MemberSession(connection, o.credentials, another);
 }
 
@@ -60,7 +63,7 @@ export interface VerifiedLogin {
  */
 export async function openVerified(
   o: VerifiedLogin,
-  opts: { readonly bigNumbers?: boolean } = {},
+  opts: { readonly bigNumbers?: boolean; readonly multipleStatements?: boolean } = {},
 ): Promise<Connection> {
   // Loaded on the first connection, not at start: a controller that has no MySQLCluster to manage
   // never needs mysql2 (~6 MiB of resident memory).
@@ -74,7 +77,7 @@ export async function openVerified(
       password: o.password,
       connectTimeout: o.connectTimeoutMs ?? 3000,
       ssl: { ca: o.ca, rejectUnauthorized: true },
-      multipleStatements: false,
+      multipleStatements: opts.multipleStatements ?? false,
       ...(opts.bigNumbers ? { supportBigNumbers: true, bigNumberStrings: true } : {}),
     });
   } catch (e) {
@@ -144,7 +147,7 @@ export class MemberSession {
   constructor(
     private readonly c: Connection,
     private readonly credentials: MemberCredentials,
-    /** A second session to the same member (fencing's read-only request waits on one of its own). */
+    /** A second session to the same member, taking multi-statement queries (fencing's read-only request). */
     private readonly another: () => Promise<Connection>,
   ) {}
 
@@ -252,17 +255,21 @@ export class MemberSession {
         const q = clientSessionsQuery(spare);
         return (await this.rows(q.sql, q.values)).map((r) => Number(r.id));
       },
-      kill: (id) => this.exec(killStatement(id)).catch(() => undefined),
+      kill: (id) => this.exec(killStatement(id)).catch(killedOrGone),
       aside: async (statements) => {
         const c = await this.another();
         const done = (async () => {
           try {
-            for (const sql of statements) await c.query(sql);
+            await c.query(statements.join(';\n'));
           } finally {
             c.destroy();
           }
         })();
         return { id: c.threadId, done };
+      },
+      lock: async (name, seconds) => {
+        const [row] = await this.rows(LOCK_SQL, [name, seconds], (seconds + 5) * 1000);
+        return Number(row?.got) === 1;
       },
       sessionState: async (id) => {
         const [row] = await this.rows(SESSION_STATE_SQL, [id]);

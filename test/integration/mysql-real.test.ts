@@ -10,7 +10,7 @@ import { X509Certificate } from 'node:crypto';
 import type { RowDataPacket } from 'mysql2/promise';
 import { LocalSql } from '../../lib/agent/local-sql.js';
 import type { FencingSql } from '../../lib/mysql/fencing.js';
-import { clientSessionsQuery, fence } from '../../lib/mysql/fencing.js';
+import { READ_ONLY_QUEUED, READ_ONLY_REQUEST, clientSessionsQuery, fence } from '../../lib/mysql/fencing.js';
 import { GtidSet } from '../../lib/mysql/gtid-set.js';
 import type { FailoverRecord } from '../../lib/mysql/rejoin.js';
 import { discardRequest, rejoinVerdict } from '../../lib/mysql/rejoin.js';
@@ -18,7 +18,7 @@ import { findInListing } from '../../lib/cli/binlog-find.js';
 import { coarseWords, parseBinlogText } from '../../lib/mysql/binlog-text.js';
 import { REFUSED_LOGINS_SQL } from '../support/mysql-counters.js';
 import { eventually } from './eventually.js';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { MYSQL_ADMIN_USER, MYSQL_REPLICATION_USER, MYSQL_TLS_CA_PATH } from '../../constructs/index.js';
 import { issueCa, issueServerCertificate } from '../../lib/mysql/certificate-issuer.js';
 import { memberDnsNames } from '../../lib/mysql/certificates.js';
@@ -76,6 +76,7 @@ function tracing(f: FencingSql, log: (line: string) => void): FencingSql {
       return r;
     }),
     sessionState: traced('sessionState', (id: number) => f.sessionState(id)),
+    lock: traced('lock', (name: string, seconds: number) => f.lock(name, seconds)),
     semiSyncSourceEnabled: traced('semiSyncSourceEnabled', () => f.semiSyncSourceEnabled()),
   };
 }
@@ -465,9 +466,15 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
         readOnly: false,
         superReadOnly: false,
         semiSyncSource: sql(primary, 'SELECT @@GLOBAL.rpl_semi_sync_source_enabled') === '1',
+        offline: false,
       });
       assert.equal(await primarySql.channel(), undefined);
-      assert.deepEqual(await replicaSql.flags(), { readOnly: true, superReadOnly: true, semiSyncSource: false });
+      assert.deepEqual(await replicaSql.flags(), {
+        readOnly: true,
+        superReadOnly: true,
+        semiSyncSource: false,
+        offline: false,
+      });
       assert.deepEqual(await replicaSql.channel(), { receiver: 'ON', applier: 'ON' });
       assert.equal(await replicaSql.stoppedReceiverError(), undefined);
       const executed = await primarySql.gtidExecuted();
@@ -540,9 +547,52 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
     }
   });
 
-  for (const [who, waitForCommitsSeconds] of [
-    ['its agent (cut off: at once)', 0],
-    ['the controller (after waiting 1 s for commits in flight)', 1],
+  /**
+   * The controller's fencing of member `m` (MemberSession.fence: read-only tried for 5 s first), as the
+   * controller runs it: its client, as recon8s-admin over TLS, in the members' network namespace. Not
+   * spawnSync: the test's writers go on meanwhile.
+   */
+  const controllerFence = (m: SandboxMember): Promise<SessionOutcome> =>
+    new Promise((resolve, reject) => {
+      const child = spawn(
+        'nsenter',
+        [
+          `--net=${sandbox.netns}`,
+          process.execPath,
+          '--import',
+          'tsx',
+          'test/integration/support/member-session-main.ts',
+        ],
+        { stdio: ['pipe', 'pipe', 'pipe'] },
+      );
+      let out = '';
+      let err = '';
+      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+      child.on('error', reject);
+      child.on('close', (code) =>
+        code === 0
+          ? resolve(JSON.parse(out.trim().split('\n').pop() ?? '{}') as SessionOutcome)
+          : reject(new Error(`the controller's client exited with ${code}: ${err}`)),
+      );
+      child.stdin.end(
+        JSON.stringify({
+          host: address(m.ordinal),
+          ca: sandbox.ca.certPem,
+          fence: true,
+          credentials: {
+            adminUser: MYSQL_ADMIN_USER,
+            adminPassword: ADMIN_PASSWORD,
+            replicationUser: MYSQL_REPLICATION_USER,
+            replicationPassword: REPLICATION_PASSWORD,
+          },
+        }),
+      );
+    });
+
+  for (const [who, fencer] of [
+    ['its agent (root over the socket, at once: it reaches no replica)', 'agent'],
+    ['the controller (recon8s-admin over TLS, read-only tried for 5 s first)', 'controller'],
   ] as const) {
     it(`fences, as ${who}, a primary no replica acknowledges while root clients keep logging in and writing: not one write acknowledged, then read-only`, async function () {
       this.timeout(120_000);
@@ -635,21 +685,23 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
               `${JSON.stringify(tally)}; ${sql(primary, "SELECT VARIABLE_NAME, VARIABLE_VALUE FROM performance_schema.global_status WHERE VARIABLE_NAME LIKE 'Rpl_semi_sync_source%'")}; ${sql(primary, 'SELECT ID, USER, COMMAND, STATE, INFO FROM information_schema.PROCESSLIST')}`,
           },
         );
-        const agentSql = await LocalSql.open(primary.socket(), () => ROOT_PASSWORD);
         const began = Date.now();
         fencing = true;
-        try {
-          await agentSql.fencingSession((f) =>
-            fence(
-              tracing(f, (line) => trace.push(`${Date.now() - t0} ${line}`)),
-              {
-                spare: [MYSQL_ADMIN_USER, MYSQL_REPLICATION_USER],
-                waitForCommitsSeconds,
-              },
-            ),
-          );
-        } finally {
-          await agentSql.close();
+        if (fencer === 'agent') {
+          const agentSql = await LocalSql.open(primary.socket(), () => ROOT_PASSWORD);
+          try {
+            await agentSql.fencingSession((f) =>
+              fence(
+                tracing(f, (line) => trace.push(`${Date.now() - t0} ${line}`)),
+                { spare: [MYSQL_ADMIN_USER, MYSQL_REPLICATION_USER], waitForCommitsSeconds: 0 },
+              ),
+            );
+          } finally {
+            await agentSql.close();
+          }
+        } else {
+          const outcome = await controllerFence(primary);
+          assert.ok(outcome.ok, `the controller's fencing failed: ${outcome.message}`);
         }
         const fencedInMs = Date.now() - began;
         // The writers go on a while against the fenced member.
@@ -678,6 +730,72 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
       sql(primary, 'DROP DATABASE fencing');
     });
   }
+
+  it("makes the member read-only though the fencing's process goes away once its read-only request is queued: MySQL runs the whole request, and the agent finishes a fencing left half-way", async function () {
+    this.timeout(120_000);
+    try {
+      assert.ok(primary.sql('SELECT 1').ok);
+    } catch {
+      primary.start(); // run alone, with --grep
+      await alive(primary);
+    }
+    const acking = Number(
+      sql(
+        primary,
+        "SELECT VARIABLE_VALUE FROM performance_schema.global_status WHERE VARIABLE_NAME = 'Rpl_semi_sync_source_clients'",
+      ),
+    );
+    makePrimary(primary, 0);
+    sql(primary, 'CREATE DATABASE IF NOT EXISTS fencing; CREATE TABLE IF NOT EXISTS fencing.d (id INT PRIMARY KEY)');
+    makePrimary(primary, 3); // no commit can be acknowledged
+    const { createConnection } = await import('mysql2/promise');
+    const connect = (multipleStatements = false) =>
+      createConnection({ socketPath: primary.socket(), user: 'root', password: ROOT_PASSWORD, multipleStatements });
+    const writer = await connect();
+    const stranded = writer.query('INSERT INTO fencing.d VALUES (1)').catch(() => undefined);
+    const request = await connect(true);
+    try {
+      void request.query(READ_ONLY_REQUEST.join(';\n')).catch(() => undefined);
+      await eventually(
+        () =>
+          assert.match(
+            sql(primary, `SELECT STATE FROM information_schema.PROCESSLIST WHERE ID = ${request.threadId}`),
+            READ_ONLY_QUEUED,
+          ),
+        { timeoutMs: 30_000, intervalMs: 50, description: 'the read-only request queued behind the stranded commit' },
+      );
+      // The fencing process dies: its session's socket closes with the request still waiting.
+      request.destroy();
+      // Released (offline_mode stays off: the agent, which finishes a fencing that left it on, keeps out).
+      sql(primary, 'SET GLOBAL rpl_semi_sync_source_enabled = OFF');
+      await stranded;
+      await eventually(() => assert.equal(sql(primary, 'SELECT @@GLOBAL.super_read_only'), '1'), {
+        timeoutMs: 30_000,
+        intervalMs: 100,
+        description: 'read-only, set by the request of a client that went away',
+      });
+      // And when it did not get that far (read-only never came), the member's agent finishes the fencing.
+      sql(primary, 'SET GLOBAL super_read_only = OFF; SET GLOBAL read_only = OFF; SET GLOBAL offline_mode = ON');
+      await eventually(
+        () => assert.equal(sql(primary, 'SELECT @@GLOBAL.super_read_only, @@GLOBAL.offline_mode'), '1\t0'),
+        {
+          timeoutMs: 30_000,
+          intervalMs: 200,
+          description: 'the agent finishing the fencing: read-only, clients let in again',
+        },
+      );
+      assert.match(
+        primary.log('agent'),
+        /offline and writable: a fencing of this member did not end; making it read-only/,
+      );
+    } finally {
+      writer.destroy();
+      request.destroy();
+      sql(primary, 'SET GLOBAL offline_mode = OFF');
+      makePrimary(primary, acking > 0 ? 1 : 0);
+      sql(primary, 'DROP DATABASE fencing');
+    }
+  });
 
   it('probes liveness without a failed login: neither Aborted_connects nor refused logins move, where the old probe moved both', () => {
     const aborted = (m: SandboxMember) =>

@@ -36,6 +36,7 @@ class FakeMember implements LocalSqlApi {
   readOnly = false;
   superReadOnly = false;
   semiSync = true;
+  offline = false;
   answers = true;
   startedAtMs = 1_000_000;
   channelThreads: ChannelThreads | undefined;
@@ -54,6 +55,7 @@ class FakeMember implements LocalSqlApi {
     this.statements.push(sql);
     if (sql === 'SET GLOBAL super_read_only = ON') [this.readOnly, this.superReadOnly] = [true, true];
     if (sql === 'SET GLOBAL rpl_semi_sync_source_enabled = OFF') this.semiSync = false;
+    if (sql.startsWith('SET GLOBAL offline_mode = ')) this.offline = sql.endsWith('ON');
     return Promise.resolve();
   }
   startedAt() {
@@ -61,7 +63,12 @@ class FakeMember implements LocalSqlApi {
   }
   flags() {
     return this.answers
-      ? Promise.resolve({ readOnly: this.readOnly, superReadOnly: this.superReadOnly, semiSyncSource: this.semiSync })
+      ? Promise.resolve({
+          readOnly: this.readOnly,
+          superReadOnly: this.superReadOnly,
+          semiSyncSource: this.semiSync,
+          offline: this.offline,
+        })
       : this.down();
   }
   channel() {
@@ -99,6 +106,7 @@ class FakeMember implements LocalSqlApi {
         return { id: 7, done: Promise.resolve() };
       },
       sessionState: () => Promise.resolve(undefined),
+      lock: () => Promise.resolve(true),
       semiSyncSourceEnabled: () => Promise.resolve(this.semiSync),
     });
   }
@@ -275,12 +283,27 @@ describe('agent', () => {
       'KILL CONNECTION 42',
       'SET GLOBAL rpl_semi_sync_source_enabled = OFF',
       'SET GLOBAL offline_mode = OFF',
+      "DO RELEASE_LOCK('recon8s.fencing')",
     ]);
     // Read-only now: no further fencing, re-provisioning is looked at instead (it is a member like the others).
     const before = member.statements.length;
     await a.step();
     assert.equal(member.statements.length, before);
     assert.ok(reprovisionLooks > 0);
+  });
+
+  it('finishes a fencing that did not end (its process went away with the member offline and writable): read-only, said so, whether or not it reaches its peers', async () => {
+    const a = agent();
+    peerLook = 'reached';
+    member.offline = true;
+    member.semiSync = false; // the fencing turned the source side off before it went away
+    await a.step();
+    assert.deepEqual([member.superReadOnly, member.offline], [true, false]);
+    assert.deepEqual(logged, ['offline and writable: a fencing of this member did not end; making it read-only']);
+    // Once read-only, nothing more.
+    const before = member.statements.length;
+    await a.step();
+    assert.equal(member.statements.length, before);
   });
 
   it('never fences a primary whose peers answer, nor one without semi-synchronous replication, cut off or not', async () => {

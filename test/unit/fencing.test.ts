@@ -28,6 +28,10 @@ interface Options {
   readonly semiSyncOff?: boolean;
   /** No client writes during the fencing. */
   readonly quiet?: boolean;
+  /** MySQL refuses to end client sessions (an account without SYSTEM_USER, root's sessions). */
+  readonly killRefused?: boolean;
+  /** Another fencing holds the fencing lock throughout. */
+  readonly lockHeld?: boolean;
 }
 
 class FakeMember implements FencingSql {
@@ -112,6 +116,8 @@ class FakeMember implements FencingSql {
 
   kill(id: number): Promise<void> {
     return this.call(`kill ${id}`, () => {
+      if (this.o.killRefused && this.sessions.some((x) => x.id === id))
+        throw Object.assign(new Error(`You are not owner of thread ${id}`), { errno: 1095 });
       if (this.request?.id === id) {
         this.request.reject(new Error('Query execution was interrupted'));
         this.request = undefined;
@@ -135,6 +141,10 @@ class FakeMember implements FencingSql {
     });
   }
 
+  lock(name: string, seconds: number): Promise<boolean> {
+    return this.call(`lock ${name} ${seconds}`, () => !this.o.lockHeld);
+  }
+
   sessionState(id: number): Promise<string | undefined> {
     return this.call(`state of ${id}`, () => (this.request?.id === id ? 'Waiting for commit lock' : undefined));
   }
@@ -154,7 +164,7 @@ describe('fencing (one procedure for the controller and the agent)', () => {
     const m = new FakeMember({ quiet: true });
     await fence(m, AS_CONTROLLER);
     assert.deepEqual(m.log.slice(0, 3), [
-      'SET SESSION lock_wait_timeout = 5',
+      'SET SESSION lock_wait_timeout = 3',
       READ_ONLY,
       'list sessions sparing recon8s-admin,replication',
     ]);
@@ -174,7 +184,9 @@ describe('fencing (one procedure for the controller and the agent)', () => {
     const off = m.log.indexOf('SET GLOBAL rpl_semi_sync_source_enabled = OFF');
     const queued = m.log.findIndex((s) => s.startsWith('state of'));
     assert.ok(m.log.indexOf('SET GLOBAL offline_mode = ON') < m.log.findIndex((s) => s.startsWith('kill')));
-    assert.ok(m.log[0] === 'semi-sync source?' && queued > 0 && queued < off, m.log.join('\n'));
+    assert.deepEqual(m.log.slice(0, 2), ['lock recon8s.fencing 10', 'semi-sync source?']);
+    assert.ok(queued > 0 && queued < off, m.log.join('\n'));
+    assert.equal(m.log.at(-1), "DO RELEASE_LOCK('recon8s.fencing')");
     assert.ok(
       m.log.slice(queued, off).some((s) => s.startsWith('kill')),
       'the clients that logged in meanwhile ended',
@@ -211,6 +223,23 @@ describe('fencing (one procedure for the controller and the agent)', () => {
       }
     });
   }
+
+  it('stops before the source side goes off when MySQL refuses to end a client (the account lacks SYSTEM_USER): nothing acknowledged, nothing released', async () => {
+    const m = new FakeMember({ strandedCommits: true, killRefused: true });
+    await assert.rejects(fence(m, AS_AGENT), /not owner of thread/);
+    assert.deepEqual(m.acknowledged, []);
+    assert.equal(m.semiSync, true);
+    assert.ok(!m.log.includes('SET GLOBAL rpl_semi_sync_source_enabled = OFF'), m.log.join('\n'));
+  });
+
+  it('one fencing of a member at a time: while another holds the fencing lock, nothing is done', async () => {
+    const m = new FakeMember({ strandedCommits: true, lockHeld: true });
+    await assert.rejects(fence(m, AS_AGENT), /another fencing of this member/);
+    assert.deepEqual(
+      m.log.filter((s) => !s.startsWith('lock') && !s.startsWith('DO RELEASE_LOCK')),
+      [],
+    );
+  });
 
   it('when read-only does not come after the source side is off: the source side on again, then the request withdrawn', async () => {
     const m = new FakeMember({ strandedCommits: true, heldUp: true });

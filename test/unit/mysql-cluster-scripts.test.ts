@@ -257,7 +257,7 @@ describe('MySQLCluster scripts', () => {
           [
             "CREATE USER IF NOT EXISTS 'recon8s-admin'@'%' IDENTIFIED BY '4dmin\\'\"\\\\#%s' REQUIRE SSL;",
             "ALTER USER 'recon8s-admin'@'%' IDENTIFIED BY '4dmin\\'\"\\\\#%s' REQUIRE SSL;",
-            "GRANT SYSTEM_VARIABLES_ADMIN, REPLICATION_SLAVE_ADMIN, REPLICATION CLIENT, RELOAD, PROCESS, CONNECTION_ADMIN ON *.* TO 'recon8s-admin'@'%';",
+            "GRANT SYSTEM_VARIABLES_ADMIN, REPLICATION_SLAVE_ADMIN, REPLICATION CLIENT, RELOAD, PROCESS, CONNECTION_ADMIN, SYSTEM_USER ON *.* TO 'recon8s-admin'@'%';",
             "GRANT SELECT ON performance_schema.* TO 'recon8s-admin'@'%';",
             'SHUTDOWN;',
           ].join('\n'),

@@ -9,6 +9,8 @@ interface Request {
   readonly ca: string;
   readonly credentials: MemberCredentials;
   readonly reloadTls?: boolean;
+  /** Fence the member as the controller does (MemberSession.fence), and say only how that went. */
+  readonly fence?: boolean;
 }
 
 const chunks: Buffer[] = [];
@@ -17,6 +19,11 @@ const req = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Request;
 try {
   const session = await connectMember({ host: req.host, port: 3306, credentials: req.credentials, ca: req.ca });
   try {
+    if (req.fence) {
+      await session.fence();
+      console.log(JSON.stringify({ ok: true }));
+      process.exit(0);
+    }
     const before = await session.servedCertificateNotAfter();
     if (req.reloadTls) await session.reloadTls();
     const after = await session.servedCertificateNotAfter();
