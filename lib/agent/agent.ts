@@ -174,10 +174,20 @@ export class Agent {
     if (flags.offline && !flags.superReadOnly) {
       // Only a fencing turns offline_mode on, and one that ends, done or given up, turns it off: this
       // one's process went away half-way, perhaps with the source side off. Finish it.
-      this.log('offline and writable: a fencing of this member did not end; making it read-only');
+      this.log(
+        'offline and writable: a fencing of this member did not end, or is under way; making it read-only unless it ends first',
+      );
       try {
         await this.sql.fencingSession((f) =>
-          fence(f, { spare: [ADMIN_USER, REPLICATION_USER], waitForCommitsSeconds: 0 }),
+          fence(f, {
+            spare: [ADMIN_USER, REPLICATION_USER],
+            waitForCommitsSeconds: 0,
+            // The fencing seen may have been under way, and have ended (or given up) by now.
+            stillNeeded: async () => {
+              const now = await this.sql.flags();
+              return now.offline && !now.superReadOnly;
+            },
+          }),
         );
       } catch (e) {
         this.log(`could not make this member read-only yet (${messageOf(e)}); trying again`);

@@ -54,6 +54,11 @@ export interface FenceOptions {
    * @default 20
    */
   readonly readOnlyWithinSeconds?: number;
+  /**
+   * Asked once this fencing holds the fencing lock (another may just have ended): false, and it does
+   * nothing. Default: always fence.
+   */
+  readonly stillNeeded?: () => Promise<boolean>;
 }
 
 /** The statement that ends one session: a client of it is never told that a commit in flight succeeded. */
@@ -181,6 +186,7 @@ export async function fence(sql: FencingSql, o: FenceOptions): Promise<void> {
   }
   if (!(await sql.lock(FENCING_LOCK, 10))) throw new Error('another fencing of this member did not end within 10 s');
   try {
+    if (o.stillNeeded && !(await o.stillNeeded())) return;
     await fenceHoldingWrites(sql, o);
   } finally {
     await sql.exec(`DO RELEASE_LOCK('${FENCING_LOCK}')`).catch(() => undefined);

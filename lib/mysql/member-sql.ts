@@ -4,7 +4,15 @@
 import type { Connection, RowDataPacket } from 'mysql2/promise';
 import { GtidSet } from './gtid-set.js';
 import type { FencingSql } from './fencing.js';
-import { LOCK_SQL, SESSION_STATE_SQL, clientSessionsQuery, fence, killStatement, killedOrGone } from './fencing.js';
+import {
+  FENCING_LOCK,
+  LOCK_SQL,
+  SESSION_STATE_SQL,
+  clientSessionsQuery,
+  fence,
+  killStatement,
+  killedOrGone,
+} from './fencing.js';
 import { MYSQL_TLS_CA_PATH } from '../../constructs/index.js';
 import type { MemberSql, ThreadState } from './decide.js';
 
@@ -36,6 +44,9 @@ export async function connectMember(o: MemberConnectOptions): Promise<MemberSess
     { ...o, user: o.credentials.adminUser, password: o.credentials.adminPassword },
     { bigNumbers: true },
   );
+  // A session the controller lost (a partition) ends within 2 minutes rather than MySQL's 8 hours: it
+  // may hold the fencing lock (fencing.ts), which every later fencing of the member waits for.
+  await connection.query({ sql: 'SET SESSION wait_timeout = 120', timeout: QUERY_TIMEOUT_MS });
   const another = () =>
     openVerified(
       { ...o, user: o.credentials.adminUser, password: o.credentials.adminPassword },
@@ -282,18 +293,28 @@ export class MemberSession {
     };
   }
 
-  /** Semi-synchronous replication as told, then writable (super_read_only first off, then read_only). */
+  /**
+   * Semi-synchronous replication as told, then writable (super_read_only first off, then read_only).
+   * Never beside a fencing (its lock): interleaved with one's last steps (the source side off), it
+   * would leave the member writable with no acknowledgement asked.
+   */
   async enableWrites(waitCount: number): Promise<void> {
-    if (waitCount > 0) {
-      await this.exec('SET GLOBAL rpl_semi_sync_source_wait_for_replica_count = ?', [waitCount]);
-      await this.exec('SET GLOBAL rpl_semi_sync_source_enabled = ON');
-    } else {
-      await this.exec('SET GLOBAL rpl_semi_sync_source_enabled = OFF');
+    const [got] = await this.rows(LOCK_SQL, [FENCING_LOCK, 10], 15_000);
+    if (Number(got?.got) !== 1) throw new Error('a fencing of this member did not end within 10 s');
+    try {
+      if (waitCount > 0) {
+        await this.exec('SET GLOBAL rpl_semi_sync_source_wait_for_replica_count = ?', [waitCount]);
+        await this.exec('SET GLOBAL rpl_semi_sync_source_enabled = ON');
+      } else {
+        await this.exec('SET GLOBAL rpl_semi_sync_source_enabled = OFF');
+      }
+      // A fencing interrupted half-way may have left it offline (fence()).
+      await this.exec('SET GLOBAL offline_mode = OFF');
+      await this.exec('SET GLOBAL super_read_only = OFF');
+      await this.exec('SET GLOBAL read_only = OFF');
+    } finally {
+      await this.exec('DO RELEASE_LOCK(?)', [FENCING_LOCK]).catch(() => undefined);
     }
-    // A fencing interrupted half-way may have left it offline (fence()).
-    await this.exec('SET GLOBAL offline_mode = OFF');
-    await this.exec('SET GLOBAL super_read_only = OFF');
-    await this.exec('SET GLOBAL read_only = OFF');
   }
 
   /**

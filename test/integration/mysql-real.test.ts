@@ -786,7 +786,7 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
       );
       assert.match(
         primary.log('agent'),
-        /offline and writable: a fencing of this member did not end; making it read-only/,
+        /offline and writable: a fencing of this member did not end, or is under way; making it read-only/,
       );
     } finally {
       writer.destroy();

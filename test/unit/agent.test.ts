@@ -95,7 +95,10 @@ class FakeMember implements LocalSqlApi {
   cloneInProgress() {
     return Promise.resolve(false);
   }
+  /** What happens on the member while the agent waits for the fencing lock (another fencing ending). */
+  meanwhile: (() => void) | undefined;
   fencingSession<T>(fn: (sql: FencingSql) => Promise<T>): Promise<T> {
+    this.meanwhile?.();
     return fn({
       exec: (sql: string) => this.exec(sql),
       clientSessions: () => Promise.resolve([42]),
@@ -299,11 +302,25 @@ describe('agent', () => {
     member.semiSync = false; // the fencing turned the source side off before it went away
     await a.step();
     assert.deepEqual([member.superReadOnly, member.offline], [true, false]);
-    assert.deepEqual(logged, ['offline and writable: a fencing of this member did not end; making it read-only']);
+    assert.deepEqual(logged, [
+      'offline and writable: a fencing of this member did not end, or is under way; making it read-only unless it ends first',
+    ]);
     // Once read-only, nothing more.
     const before = member.statements.length;
     await a.step();
     assert.equal(member.statements.length, before);
+  });
+
+  it('leaves alone a fencing that ends while it waits for the fencing lock (the controller gave up, or finished)', async () => {
+    const a = agent();
+    peerLook = 'reached';
+    member.offline = true;
+    member.meanwhile = () => {
+      member.offline = false; // the controller's fencing gave up: clients let in again, still writable
+    };
+    await a.step();
+    assert.deepEqual([member.superReadOnly, member.offline], [false, false]);
+    assert.deepEqual(member.statements, ["DO RELEASE_LOCK('recon8s.fencing')"]);
   });
 
   it('never fences a primary whose peers answer, nor one without semi-synchronous replication, cut off or not', async () => {

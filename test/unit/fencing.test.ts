@@ -232,6 +232,13 @@ describe('fencing (one procedure for the controller and the agent)', () => {
     assert.ok(!m.log.includes('SET GLOBAL rpl_semi_sync_source_enabled = OFF'), m.log.join('\n'));
   });
 
+  it('does nothing when, once it holds the fencing lock, it is no longer needed (another fencing ended meanwhile)', async () => {
+    const m = new FakeMember({ strandedCommits: true, quiet: true });
+    await fence(m, { ...AS_AGENT, stillNeeded: () => Promise.resolve(false) });
+    assert.deepEqual(m.log, ['lock recon8s.fencing 10', "DO RELEASE_LOCK('recon8s.fencing')"]);
+    assert.equal(m.readOnly, false);
+  });
+
   it('one fencing of a member at a time: while another holds the fencing lock, nothing is done', async () => {
     const m = new FakeMember({ strandedCommits: true, lockHeld: true });
     await assert.rejects(fence(m, AS_AGENT), /another fencing of this member/);
