@@ -428,14 +428,25 @@ describe('MySQLCluster high availability on a real node (MySQL 9.7), its backup 
     console.log(
       `      a new primary after ${secondsSince(killedAt, promotedAt)}; writes failed for ${secondsSince(killedAt, firstWriteAfter)} after ${what} (${writer.failures.length} failed attempts, ${ackedBefore} acknowledged before recovery)`,
     );
+    await failedOverSafely(old, writer, watch, what);
+  }
+
+  /**
+   * After a failover from `old` under `writer` and `watch`: never two members writable, a new primary
+   * holding every acknowledged write, and `old` back as its replica.
+   */
+  async function failedOverSafely(
+    old: string,
+    writer: Writer,
+    watch: { stop: () => Promise<string[]> },
+    after: string,
+  ): Promise<void> {
     await writer.stop();
-    const violations = await watch.stop();
-    assert.deepEqual(violations, []);
+    assert.deepEqual(await watch.stop(), []);
     const promoted = await primary();
     assert.ok(MEMBERS.includes(promoted) && promoted !== old);
     await noneLost(promoted, writer.acknowledged);
-
-    await rejoins(old, promoted, what);
+    await rejoins(old, promoted, after);
   }
 
   /** The active alerts of this file's cluster named `alertname`. */
@@ -608,11 +619,7 @@ describe('MySQLCluster high availability on a real node (MySQL 9.7), its backup 
     } finally {
       for (const r of rules) execFileSync('nsenter', [...netns, '-D', ...r]);
     }
-    await writer.stop();
-    assert.deepEqual(await watch.stop(), []);
-    const promoted = await primary();
-    await noneLost(promoted, writer.acknowledged);
-    await rejoins(old, promoted, 'the partition');
+    await failedOverSafely(old, writer, watch, 'the partition');
   });
 
   it('promotes a replica when only the primary and its replicas are cut apart (the controller and the kubelet still reach it): it is fenced, never two writable, no acknowledged write lost, and it rejoins once healed', async function () {
@@ -669,11 +676,7 @@ describe('MySQLCluster high availability on a real node (MySQL 9.7), its backup 
     } finally {
       for (const r of rules) execFileSync('nsenter', [...netns, '-D', ...r]);
     }
-    await writer.stop();
-    assert.deepEqual(await watch.stop(), []);
-    const promoted = await primary();
-    await noneLost(promoted, writer.acknowledged);
-    await rejoins(old, promoted, 'the partial partition');
+    await failedOverSafely(old, writer, watch, 'the partial partition');
   });
 
   it('keeps taking writes while a replica is killed (SIGKILL), and the replica catches up', async () => {

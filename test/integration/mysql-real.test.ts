@@ -181,33 +181,35 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
     }
   });
 
-  /** The controller's client (connectMember, mysql2), run in the members' network namespace. */
-  const controllerSession = (m: SandboxMember, ca: string, reloadTls = false): SessionOutcome => {
-    const r = spawnSync(
-      'nsenter',
-      [
-        `--net=${sandbox.netns}`,
-        process.execPath,
-        '--import',
-        'tsx',
-        'test/integration/support/member-session-main.ts',
-      ],
-      {
-        input: JSON.stringify({
-          host: address(m.ordinal),
-          ca,
-          reloadTls,
-          credentials: {
-            adminUser: MYSQL_ADMIN_USER,
-            adminPassword: ADMIN_PASSWORD,
-            replicationUser: MYSQL_REPLICATION_USER,
-            replicationPassword: REPLICATION_PASSWORD,
-          },
-        }),
-        encoding: 'utf8',
-        timeout: 60_000,
+  /** nsenter's arguments that run the controller's client (connectMember, mysql2) in the members' network. */
+  const controllerClient = (): string[] => [
+    `--net=${sandbox.netns}`,
+    process.execPath,
+    '--import',
+    'tsx',
+    'test/integration/support/member-session-main.ts',
+  ];
+  /** Its request (support/member-session-main.ts) for member `m`, as recon8s-admin. */
+  const controllerRequest = (m: SandboxMember, ca: string, what: { reloadTls?: boolean; fence?: boolean }): string =>
+    JSON.stringify({
+      host: address(m.ordinal),
+      ca,
+      ...what,
+      credentials: {
+        adminUser: MYSQL_ADMIN_USER,
+        adminPassword: ADMIN_PASSWORD,
+        replicationUser: MYSQL_REPLICATION_USER,
+        replicationPassword: REPLICATION_PASSWORD,
       },
-    );
+    });
+
+  /** The controller's client, run in the members' network namespace. */
+  const controllerSession = (m: SandboxMember, ca: string, reloadTls = false): SessionOutcome => {
+    const r = spawnSync('nsenter', controllerClient(), {
+      input: controllerRequest(m, ca, { reloadTls }),
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     assert.equal(r.status, 0, `the controller's client did not run: ${r.stderr}`);
     return JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as SessionOutcome;
   };
@@ -512,13 +514,38 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
     }
   });
 
-  it("never counts as a client a session that holds or awaits the global read lock (another fencing's request: ending it would let writes through), for the agent's account and the controller's", async () => {
+  /** The primary's mysqld running (started first when this file runs alone, with --grep). */
+  const primaryStarted = async (): Promise<void> => {
     try {
       assert.ok(primary.sql('SELECT 1').ok);
     } catch {
-      primary.start(); // run alone, with --grep
+      primary.start();
       await alive(primary);
     }
+  };
+
+  /**
+   * The primary writable with no acknowledgement asked (started first when this file runs alone, with
+   * --grep), holding table `fencing.<table>`; how many replicas acknowledged its commits before.
+   */
+  const fencingPrimary = async (table: string): Promise<number> => {
+    await primaryStarted();
+    const acking = Number(
+      sql(
+        primary,
+        "SELECT VARIABLE_VALUE FROM performance_schema.global_status WHERE VARIABLE_NAME = 'Rpl_semi_sync_source_clients'",
+      ),
+    );
+    makePrimary(primary, 0);
+    sql(
+      primary,
+      `CREATE DATABASE IF NOT EXISTS fencing; CREATE TABLE IF NOT EXISTS fencing.${table} (id INT PRIMARY KEY)`,
+    );
+    return acking;
+  };
+
+  it("never counts as a client a session that holds or awaits the global read lock (another fencing's request: ending it would let writes through), for the agent's account and the controller's", async () => {
+    await primaryStarted();
     const { createConnection } = await import('mysql2/promise');
     const connect = () => createConnection({ socketPath: primary.socket(), user: 'root', password: ROOT_PASSWORD });
     const [locking, idle] = await Promise.all([connect(), connect()]);
@@ -554,17 +581,7 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
    */
   const controllerFence = (m: SandboxMember): Promise<SessionOutcome> =>
     new Promise((resolve, reject) => {
-      const child = spawn(
-        'nsenter',
-        [
-          `--net=${sandbox.netns}`,
-          process.execPath,
-          '--import',
-          'tsx',
-          'test/integration/support/member-session-main.ts',
-        ],
-        { stdio: ['pipe', 'pipe', 'pipe'] },
-      );
+      const child = spawn('nsenter', controllerClient(), { stdio: ['pipe', 'pipe', 'pipe'] });
       let out = '';
       let err = '';
       child.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -575,19 +592,7 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
           ? resolve(JSON.parse(out.trim().split('\n').pop() ?? '{}') as SessionOutcome)
           : reject(new Error(`the controller's client exited with ${code}: ${err}`)),
       );
-      child.stdin.end(
-        JSON.stringify({
-          host: address(m.ordinal),
-          ca: sandbox.ca.certPem,
-          fence: true,
-          credentials: {
-            adminUser: MYSQL_ADMIN_USER,
-            adminPassword: ADMIN_PASSWORD,
-            replicationUser: MYSQL_REPLICATION_USER,
-            replicationPassword: REPLICATION_PASSWORD,
-          },
-        }),
-      );
+      child.stdin.end(controllerRequest(m, sandbox.ca.certPem, { fence: true }));
     });
 
   for (const [who, fencer] of [
@@ -596,25 +601,7 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
   ] as const) {
     it(`fences, as ${who}, a primary no replica acknowledges while root clients keep logging in and writing: not one write acknowledged, then read-only`, async function () {
       this.timeout(120_000);
-      const answers = (() => {
-        try {
-          return primary.sql('SELECT 1').ok;
-        } catch {
-          return false; // not started (run alone, with --grep)
-        }
-      })();
-      if (!answers) {
-        primary.start();
-        await alive(primary);
-      }
-      const acking = Number(
-        sql(
-          primary,
-          "SELECT VARIABLE_VALUE FROM performance_schema.global_status WHERE VARIABLE_NAME = 'Rpl_semi_sync_source_clients'",
-        ),
-      );
-      makePrimary(primary, 0);
-      sql(primary, 'CREATE DATABASE IF NOT EXISTS fencing; CREATE TABLE IF NOT EXISTS fencing.w (id INT PRIMARY KEY)');
+      const acking = await fencingPrimary('w');
       // Three rounds: the gaps are a few milliseconds wide, and root logs in again within one.
       for (let round = 1; round <= 3; round++) {
         const rowsBefore = Number(sql(primary, 'SELECT COUNT(*) FROM fencing.w'));
@@ -733,20 +720,7 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
 
   it("makes the member read-only though the fencing's process goes away once its read-only request is queued: MySQL runs the whole request, and the agent finishes a fencing left half-way", async function () {
     this.timeout(120_000);
-    try {
-      assert.ok(primary.sql('SELECT 1').ok);
-    } catch {
-      primary.start(); // run alone, with --grep
-      await alive(primary);
-    }
-    const acking = Number(
-      sql(
-        primary,
-        "SELECT VARIABLE_VALUE FROM performance_schema.global_status WHERE VARIABLE_NAME = 'Rpl_semi_sync_source_clients'",
-      ),
-    );
-    makePrimary(primary, 0);
-    sql(primary, 'CREATE DATABASE IF NOT EXISTS fencing; CREATE TABLE IF NOT EXISTS fencing.d (id INT PRIMARY KEY)');
+    const acking = await fencingPrimary('d');
     makePrimary(primary, 3); // no commit can be acknowledged
     const { createConnection } = await import('mysql2/promise');
     const connect = (multipleStatements = false) =>
@@ -755,6 +729,14 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
     const stranded = writer.query('INSERT INTO fencing.d VALUES (1)').catch(() => undefined);
     const request = await connect(true);
     try {
+      await eventually(
+        () =>
+          assert.equal(
+            sql(primary, "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE STATE LIKE '%semi-sync ACK%'"),
+            '1',
+          ),
+        { timeoutMs: 30_000, intervalMs: 50, description: 'the commit waiting for its acknowledgement' },
+      );
       void request.query(READ_ONLY_REQUEST.join(';\n')).catch(() => undefined);
       await eventually(
         () =>
