@@ -145,6 +145,26 @@ export class Agent {
     );
   }
 
+  /**
+   * Makes this member read-only at once (fencing.ts; no replica could acknowledge a commit in flight),
+   * unless `stillNeeded` says otherwise once no other fencing runs; a failure is logged, and the next
+   * look tries again. The member's flags after.
+   */
+  private async fenceSelf(stillNeeded?: () => Promise<boolean>): ReturnType<LocalSqlApi['flags']> {
+    try {
+      await this.sql.fencingSession((f) =>
+        fence(f, {
+          spare: [ADMIN_USER, REPLICATION_USER],
+          waitForCommitsSeconds: 0,
+          ...(stillNeeded ? { stillNeeded } : {}),
+        }),
+      );
+    } catch (e) {
+      this.log(`could not make this member read-only yet (${messageOf(e)}); trying again`);
+    }
+    return this.sql.flags();
+  }
+
   /** One look at the member; returns the delay until the next, or an exit code when the pod must restart. */
   async step(): Promise<{ delayMs: number } | { exit: number }> {
     let startedAt: number;
@@ -177,22 +197,11 @@ export class Agent {
       this.log(
         'offline and writable: a fencing of this member did not end, or is under way; making it read-only unless it ends first',
       );
-      try {
-        await this.sql.fencingSession((f) =>
-          fence(f, {
-            spare: [ADMIN_USER, REPLICATION_USER],
-            waitForCommitsSeconds: 0,
-            // The fencing seen may have been under way, and have ended (or given up) by now.
-            stillNeeded: async () => {
-              const now = await this.sql.flags();
-              return now.offline && !now.superReadOnly;
-            },
-          }),
-        );
-      } catch (e) {
-        this.log(`could not make this member read-only yet (${messageOf(e)}); trying again`);
-      }
-      flags = await this.sql.flags();
+      // The fencing seen may have been under way, and have ended (or given up) by now.
+      flags = await this.fenceSelf(async () => {
+        const now = await this.sql.flags();
+        return now.offline && !now.superReadOnly;
+      });
       delayMs = 1000;
     }
     const guardsWrites = !flags.readOnly && flags.semiSyncSource;
@@ -211,14 +220,7 @@ export class Agent {
           this.log(
             `reached no other member for ${this.config.selfFenceAfterMs / 1000} s: making this member read-only (cut off, its writes could not be acknowledged anyway)`,
           );
-        try {
-          await this.sql.fencingSession((f) =>
-            fence(f, { spare: [ADMIN_USER, REPLICATION_USER], waitForCommitsSeconds: 0 }),
-          );
-        } catch (e) {
-          this.log(`could not make this member read-only yet (${messageOf(e)}); trying again`);
-        }
-        flags = await this.sql.flags();
+        flags = await this.fenceSelf();
         this.isolation = fenced(flags.superReadOnly);
       }
     } else if (this.peers) {

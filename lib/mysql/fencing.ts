@@ -184,10 +184,21 @@ export async function fence(sql: FencingSql, o: FenceOptions): Promise<void> {
       return;
     }
   }
-  if (!(await sql.lock(FENCING_LOCK, 10))) throw new Error('another fencing of this member did not end within 10 s');
-  try {
+  await underFencingLock(sql, async () => {
     if (o.stillNeeded && !(await o.stillNeeded())) return;
     await fenceHoldingWrites(sql, o);
+  });
+}
+
+/**
+ * Runs `fn` holding FENCING_LOCK on this session: no fencing of the member runs meanwhile (fencing, and
+ * making the member writable, which interleaved with a fencing's last steps would leave it writable
+ * with no acknowledgement asked).
+ */
+export async function underFencingLock<T>(sql: Pick<FencingSql, 'lock' | 'exec'>, fn: () => Promise<T>): Promise<T> {
+  if (!(await sql.lock(FENCING_LOCK, 10))) throw new Error('another fencing of this member did not end within 10 s');
+  try {
+    return await fn();
   } finally {
     await sql.exec(`DO RELEASE_LOCK('${FENCING_LOCK}')`).catch(() => undefined);
   }

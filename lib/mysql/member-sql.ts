@@ -5,13 +5,13 @@ import type { Connection, RowDataPacket } from 'mysql2/promise';
 import { GtidSet } from './gtid-set.js';
 import type { FencingSql } from './fencing.js';
 import {
-  FENCING_LOCK,
   LOCK_SQL,
   SESSION_STATE_SQL,
   clientSessionsQuery,
   fence,
   killStatement,
   killedOrGone,
+  underFencingLock,
 } from './fencing.js';
 import { MYSQL_TLS_CA_PATH } from '../../constructs/index.js';
 import type { MemberSql, ThreadState } from './decide.js';
@@ -295,13 +295,10 @@ export class MemberSession {
 
   /**
    * Semi-synchronous replication as told, then writable (super_read_only first off, then read_only).
-   * Never beside a fencing (its lock): interleaved with one's last steps (the source side off), it
-   * would leave the member writable with no acknowledgement asked.
+   * Never beside a fencing (underFencingLock).
    */
   async enableWrites(waitCount: number): Promise<void> {
-    const [got] = await this.rows(LOCK_SQL, [FENCING_LOCK, 10], 15_000);
-    if (Number(got?.got) !== 1) throw new Error('a fencing of this member did not end within 10 s');
-    try {
+    await underFencingLock(this.fencingSql(), async () => {
       if (waitCount > 0) {
         await this.exec('SET GLOBAL rpl_semi_sync_source_wait_for_replica_count = ?', [waitCount]);
         await this.exec('SET GLOBAL rpl_semi_sync_source_enabled = ON');
@@ -312,9 +309,7 @@ export class MemberSession {
       await this.exec('SET GLOBAL offline_mode = OFF');
       await this.exec('SET GLOBAL super_read_only = OFF');
       await this.exec('SET GLOBAL read_only = OFF');
-    } finally {
-      await this.exec('DO RELEASE_LOCK(?)', [FENCING_LOCK]).catch(() => undefined);
-    }
+    });
   }
 
   /**

@@ -181,6 +181,21 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
     }
   });
 
+  /** Until one commit on `m` waits for a semi-synchronous acknowledgement. */
+  const commitWaitingForAcknowledgement = (m: SandboxMember) =>
+    eventually(
+      () =>
+        assert.equal(
+          sql(m, "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE STATE LIKE '%semi-sync ACK%'"),
+          '1',
+        ),
+      {
+        timeoutMs: 30_000,
+        intervalMs: 50,
+        description: `a commit on member ${m.ordinal} waiting for its acknowledgement`,
+      },
+    );
+
   /** nsenter's arguments that run the controller's client (connectMember, mysql2) in the members' network. */
   const controllerClient = (): string[] => [
     `--net=${sandbox.netns}`,
@@ -729,14 +744,7 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
     const stranded = writer.query('INSERT INTO fencing.d VALUES (1)').catch(() => undefined);
     const request = await connect(true);
     try {
-      await eventually(
-        () =>
-          assert.equal(
-            sql(primary, "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE STATE LIKE '%semi-sync ACK%'"),
-            '1',
-          ),
-        { timeoutMs: 30_000, intervalMs: 50, description: 'the commit waiting for its acknowledgement' },
-      );
+      await commitWaitingForAcknowledgement(primary);
       void request.query(READ_ONLY_REQUEST.join(';\n')).catch(() => undefined);
       await eventually(
         () =>
@@ -1150,14 +1158,7 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
       () => 'acknowledged',
       () => 'never acknowledged',
     );
-    await eventually(
-      () =>
-        assert.equal(
-          sql(former, "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE STATE LIKE '%semi-sync ACK%'"),
-          '1',
-        ),
-      { timeoutMs: 30_000, intervalMs: 100, description: 'the commit waiting for its acknowledgement' },
-    );
+    await commitWaitingForAcknowledgement(former);
     const killed = former.exec(['bash', '-c', 'kill -KILL "$(cat /var/run/mysqld/mysqld.pid)"']);
     assert.ok(killed.ok, killed.stderr);
     assert.equal(await commit, 'never acknowledged');
