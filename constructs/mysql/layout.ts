@@ -9,6 +9,8 @@ export const DATABASE_COMPONENT = 'database';
 export const BACKUP_COMPONENT = 'backup';
 
 export const MYSQL_PORT = 3306;
+/** The container that runs mysqld (its restarts and state tell the controller mysqld stopped). */
+export const MYSQL_CONTAINER = 'mysql';
 export const MYSQL_PORT_NAME = 'mysql';
 
 /** The mysql user and group of the official image: the data files on existing volumes belong to them. */

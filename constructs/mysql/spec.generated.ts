@@ -21,10 +21,12 @@ export interface MySQLClusterSpec {
    */
   readonly semiSyncReplicas?: number;
   /**
-   * How long the primary may be unreachable before a replica is promoted (when a majority of members
+   * How long the primary may be silent before a replica is promoted (when a majority of members
    * answers and a replica holds every acknowledged transaction). A primary that comes back after a
-   * restart is replaced at once. A primary cut off from every other member makes itself read-only
-   * after a quarter of this.
+   * restart is replaced at once, and so, with semi-synchronous replication, is one known not to run
+   * (its pod deleted or replaced, its mysql container restarted or not running, its port refusing
+   * connections). A primary cut off from every other member makes itself read-only after a quarter
+   * of this.
    * @default 30
    */
   readonly failoverAfterSeconds?: number;

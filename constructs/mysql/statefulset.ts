@@ -12,6 +12,7 @@ import {
   CONFIG_HASH_ANNOTATION,
   DATABASE_COMPONENT,
   MYSQL_PORT,
+  MYSQL_CONTAINER,
   MYSQL_PORT_NAME,
   MYSQL_UID,
   AGENT_HTTP_PATHS,
@@ -239,7 +240,7 @@ function mysqlContainer(ctx: MySQLClusterContext): k8s.Container {
     timeoutSeconds: 10,
   };
   return {
-    ...baseContainer(ctx, 'mysql'),
+    ...baseContainer(ctx, MYSQL_CONTAINER),
     // mysqld with our my.cnf only, once a clone waiting to replace the data directory is in place.
     command: runScript(SCRIPT.startMysqld),
     ports: [{ name: MYSQL_PORT_NAME, containerPort: MYSQL_PORT }],

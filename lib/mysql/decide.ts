@@ -15,7 +15,7 @@
 // 4. The primary is made writable only with semi-synchronous replication configured, so that every
 //    acknowledged commit exists on `waitCount` replicas.
 // 5. Failover promotes a replica only when the primary has been unreachable for `failoverAfterMs` (or
-//    came back after a restart, or answers but none of its replicas has heard from it for
+//    is known not to run, with semi-synchronous replication; or came back after a restart, or answers but none of its replicas has heard from it for
 //    `failoverAfterMs`, and the controller fenced it), a majority of the members answers, every
 //    candidate's receiver has stopped (the old primary can get no more acknowledgements), and the
 //    chosen candidate holds every transaction any candidate received (failover.ts).
@@ -101,6 +101,12 @@ export interface ClusterView {
   /** How long the recorded primary has been down (unreachable, or back read-only after a restart); undefined while it is up. */
   readonly primaryDownMs?: number;
   readonly failoverAfterMs: number;
+  /**
+   * Why the recorded primary's mysqld is known not to run, when the caller knows it (its pod deleted or
+   * replaced, its mysql container restarted or not running, its port refusing connections): with
+   * semi-synchronous replication, failover does not wait `failoverAfterMs` (failover.ts says why).
+   */
+  readonly primaryStopped?: string;
   /** Semi-synchronous acknowledgements the primary waits for. */
   readonly waitCount: number;
   /** Members found with errant transactions while the primary could be compared with (status). */
@@ -160,6 +166,8 @@ export type Step =
       readonly fromExecuted?: GtidSet;
       /** `from` answered, but none of its replicas had heard from it for this long (failover.ts). */
       readonly cutOffMs?: number;
+      /** Promoted before `failoverAfterMs` because `from` was known not to run, and why (ClusterView.primaryStopped). */
+      readonly stopped?: string;
     }
   | { readonly type: 'switchover'; readonly from: string; readonly to: string; readonly requestId?: string }
   /** A switchover request that cannot be done: recorded as handled, with why. `retryable`: it may be possible soon. */

@@ -2,9 +2,15 @@
 // primary is lost, and which replica takes over. Pure, like decide.ts, and tested with it
 // (test/unit/mysql-decide.test.ts, test/unit/mysql-decide-partition.test.ts).
 //
-// A primary is lost in one of three ways:
+// A primary is lost in one of four ways:
 // - it does not answer the controller for `failoverAfterMs` (counted by the caller from the last look
 //   that found it answering: ClusterView.primaryDownMs);
+// - it does not answer and its mysqld is known not to run (ClusterView.primaryStopped: its pod gone or
+//   replaced, its container restarted, its port refusing connections): replaced at once, without waiting
+//   `failoverAfterMs`, but only with semi-synchronous replication. The wait exists for a primary that is
+//   silent but may still take writes (a partition); one that is not running takes none, and every
+//   commit it acknowledged is on `waitCount` replicas, whose receivers stop before any is promoted.
+//   Without semi-synchronous replication, only the wait (or its restart) bounds what it acknowledged;
 // - it answers again read-only after being down (it restarted): replaced at once when a replica safely can;
 // - it answers the controller, but none of its replicas has heard from it for `failoverAfterMs` (a
 //   partition between the primary and its replicas only: its agent fences it, isolation.ts, and making
@@ -145,7 +151,8 @@ export function failoverStep(
   const restartedPrimary = answered?.member;
   // A restarted primary that cannot be replaced takes writes again; a cut-off one could not take any.
   const restarted = answered !== undefined && answered.cutOffMs === undefined;
-  if (answered === undefined && downMs < view.failoverAfterMs) {
+  const stoppedNow = answered === undefined && view.waitCount > 0 ? view.primaryStopped : undefined;
+  if (answered === undefined && downMs < view.failoverAfterMs && stoppedNow === undefined) {
     const lost = members.find((m) => m.name === name);
     const why = lost && notAnswering(lost);
     const message = `the primary ${name} has not answered for ${seconds(downMs)}${why ? ` (${why})` : ''}; failover after ${seconds(view.failoverAfterMs)}`;
@@ -203,5 +210,6 @@ export function failoverStep(
     outOfReach: others,
     ...(restartedPrimary?.sql ? { fromExecuted: restartedPrimary.sql.executed } : {}),
     ...(answered?.cutOffMs !== undefined ? { cutOffMs: answered.cutOffMs } : {}),
+    ...(stoppedNow !== undefined && downMs < view.failoverAfterMs ? { stopped: stoppedNow } : {}),
   };
 }

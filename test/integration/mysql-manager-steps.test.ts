@@ -16,7 +16,7 @@
 //   by one Warning Event per pod and reason (recorded through the real Event recorder), and is failed
 //   over from exactly as a member that does not answer.
 import assert from 'node:assert/strict';
-import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
+import type { V1ContainerStatus, V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import { MYSQL_CLUSTER, mysqlClusterNames } from '../../constructs/index.js';
 import type { ClusterManagerOptions, MemberActions } from '../../lib/controller/mysql-cluster/cluster-manager.js';
 import { createMySQLClusterManager } from '../../lib/controller/mysql-cluster/cluster-manager.js';
@@ -56,7 +56,12 @@ const PASSWORDS = {
 
 /** One fake member's state, shared by every controller's sessions to it. */
 interface Member {
+  /**
+   * It answers. When not, a connection is reset (ECONNRESET: no answer that says why), or, with
+   * `refuses`, refused (ECONNREFUSED: its pod is there and nothing listens on MySQL's port).
+   */
   up: boolean;
+  refuses?: boolean;
   /**
    * Cut off: a connection attempt fails with ETIMEDOUT (the deadline passed), or hangs until
    * `release()` (a look that waited on it would never end).
@@ -121,7 +126,10 @@ class FakeMembers {
       if (member?.partition === 'timesOut') throw timedOut();
       if (member?.partition === 'hangs')
         await new Promise<void>((_resolve, reject) => this.hanging.push(() => reject(timedOut())));
-      if (!member?.up) throw Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+      if (!member?.up)
+        throw member?.refuses
+          ? Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' })
+          : Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
       if (member.certificate !== undefined) throw new MemberCertificateError(member.certificate);
       const did = (what: string): void => {
         this.calls.push(`${who} ${name} ${what}`);
@@ -262,16 +270,36 @@ describe('MySQLCluster manager steps (real API server, fake members)', function 
   });
 
   /** What the reconcile hands the manager: the resource, its pods as the cache has them, its StatefulSet. */
-  function context(cr: CustomResource, signal?: AbortSignal): ManageContext {
-    const pods: V1Pod[] = MEMBERS.map((m, i) => ({
-      metadata: {
-        name: m,
-        namespace,
-        uid: `uid-${m}`,
-        labels: { 'app.kubernetes.io/instance': NAME, 'recon8s.dev/role': i ? 'replica' : 'primary' },
-      },
-      status: { podIP: `10.9.9.${i + 1}`, conditions: [{ type: 'Ready', status: i ? 'True' : 'False' }] },
-    }));
+  function context(
+    cr: CustomResource,
+    signal?: AbortSignal,
+    podOf = (pod: V1Pod): V1Pod | undefined => pod,
+  ): ManageContext {
+    const pods: V1Pod[] = MEMBERS.flatMap((m, i) => {
+      const pod = podOf({
+        metadata: {
+          name: m,
+          namespace,
+          uid: `uid-${m}`,
+          labels: { 'app.kubernetes.io/instance': NAME, 'recon8s.dev/role': i ? 'replica' : 'primary' },
+        },
+        status: {
+          podIP: `10.9.9.${i + 1}`,
+          conditions: [{ type: 'Ready', status: i ? 'True' : 'False' }],
+          containerStatuses: [
+            {
+              name: 'mysql',
+              image: 'mysql:9.7',
+              imageID: '',
+              ready: i > 0,
+              restartCount: 0,
+              state: { running: { startedAt: new Date(0) } },
+            },
+          ],
+        },
+      });
+      return pod ? [pod] : [];
+    });
     const sts: V1StatefulSet = {
       metadata: {
         name: NAME,
@@ -354,6 +382,107 @@ describe('MySQLCluster manager steps (real API server, fake members)', function 
     await ctl.manage(context(await read()));
     assert.equal(((await read()).status as { currentPrimary?: string }).currentPrimary, 'ha-1');
     assert.deepEqual(members.writable(), ['ha-1']);
+  });
+
+  describe('a primary whose mysqld is known not to run', () => {
+    const primaryPod = (change: (pod: V1Pod) => V1Pod | undefined) => (pod: V1Pod) =>
+      pod.metadata?.name === `${NAME}-0` ? change(pod) : pod;
+    const mysqlContainer = (pod: V1Pod, c: Partial<V1ContainerStatus>) => ({
+      ...pod,
+      status: {
+        ...pod.status,
+        containerStatuses: (pod.status?.containerStatuses ?? []).map((s) => ({ ...s, ...c })),
+      },
+    });
+    const cases: readonly {
+      readonly what: string;
+      readonly podOf: (pod: V1Pod) => V1Pod | undefined;
+      readonly refuses?: boolean;
+      readonly why: RegExp;
+    }[] = [
+      { what: 'its pod refuses the connection', podOf: (p) => p, refuses: true, why: /mysqld is not listening/ },
+      {
+        what: 'its mysql container restarted',
+        podOf: primaryPod((p) => mysqlContainer(p, { restartCount: 1 })),
+        why: /its mysql container restarted/,
+      },
+      {
+        what: 'its mysql container exited',
+        podOf: primaryPod((p) =>
+          mysqlContainer(p, { state: { terminated: { exitCode: 137, reason: 'Error' } }, restartCount: 0 }),
+        ),
+        why: /its mysql container exited \(Error\)/,
+      },
+      { what: 'its pod was deleted', podOf: primaryPod(() => undefined), why: /its pod was deleted/ },
+      {
+        what: 'its pod was replaced',
+        podOf: primaryPod((p) => ({ ...p, metadata: { ...p.metadata, uid: 'uid-new' }, status: {} })),
+        why: /its pod was replaced/,
+      },
+    ];
+    for (const c of cases)
+      it(`fails over at once, not after failoverAfterSeconds, with semi-synchronous replication: ${c.what}`, async () => {
+        const members = new FakeMembers();
+        const primary = members.state.get(`${NAME}-0`) as Member;
+        primary.up = true;
+        const ctl = controller('ctl', members);
+        await ctl.manage(context(await read()));
+        assert.deepEqual(members.by('ctl'), [], 'a healthy cluster: nothing to do');
+        primary.up = false;
+        primary.refuses = c.refuses ?? false;
+        ctl.clock.t = 1_000;
+        const done = (await ctl.manage(context(await read(), undefined, c.podOf))) as Management;
+        assert.equal(((await read()).status as { currentPrimary?: string }).currentPrimary, 'ha-1');
+        assert.deepEqual(members.by('ctl').slice(0, 3), [
+          'ha-1 stopReceiver',
+          'ha-2 stopReceiver',
+          'ha-1 waitForApplied',
+        ]);
+        assert.deepEqual(members.writable(), ['ha-1']);
+        const message = done.events.find((e) => e.reason === 'FailedOver')?.message ?? '';
+        assert.match(message, /the primary ha-0 was lost \(down 1\.0 s: /);
+        assert.match(message, c.why);
+      });
+
+    it('waits failoverAfterSeconds all the same without semi-synchronous replication (nothing else bounds what it acknowledged)', async () => {
+      await client.request({
+        method: HttpMethod.PATCH,
+        path: path(),
+        body: JSON.stringify({ spec: { semiSyncReplicas: 0 } }),
+        headers: { 'Content-Type': PatchStrategy.MergePatch },
+      });
+      const members = new FakeMembers();
+      const primary = members.state.get(`${NAME}-0`) as Member;
+      primary.up = true;
+      const ctl = controller('ctl', members);
+      await ctl.manage(context(await read()));
+      primary.up = false;
+      primary.refuses = true;
+      ctl.clock.t = 1_000;
+      const waiting = (await ctl.manage(context(await read()))) as Management;
+      assert.equal(((await read()).status as { currentPrimary?: string }).currentPrimary, 'ha-0');
+      assert.deepEqual(
+        waiting.problems.map((p) => p.reason),
+        ['PrimaryUnreachable'],
+      );
+      ctl.clock.t = 10_000;
+      await ctl.manage(context(await read()));
+      assert.equal(((await read()).status as { currentPrimary?: string }).currentPrimary, 'ha-1');
+    });
+
+    it('waits failoverAfterSeconds for a primary whose pod shuts down gracefully and no longer answers: it may still commit', async () => {
+      const members = new FakeMembers();
+      const primary = members.state.get(`${NAME}-0`) as Member;
+      primary.up = true;
+      const ctl = controller('ctl', members);
+      await ctl.manage(context(await read()));
+      primary.up = false;
+      ctl.clock.t = 1_000;
+      const terminating = primaryPod((p) => ({ ...p, metadata: { ...p.metadata, deletionTimestamp: new Date() } }));
+      await ctl.manage(context(await read(), undefined, terminating));
+      assert.equal(((await read()).status as { currentPrimary?: string }).currentPrimary, 'ha-0');
+      assert.deepEqual(members.by('ctl'), []);
+    });
   });
 
   it('exports the failover and switchover counters at 0 from its first look, so that the first failover is an increase Prometheus sees', async () => {

@@ -560,6 +560,48 @@ describe('decide (MySQL cluster manager)', () => {
       assert.match(s.type === 'wait' ? s.message : '', /db-0.*29 s.*ETIMEDOUT.*30 s/);
     });
 
+    describe('a primary known not to run (ClusterView.primaryStopped)', () => {
+      const stopped = 'its mysql container restarted';
+      it('is failed over at once with semi-synchronous replication: receivers stopped, then the promotion, saying why', () => {
+        assert.deepEqual(step(view(lost(), { primaryDownMs: 0, primaryStopped: stopped })), {
+          type: 'stopReceivers',
+          members: ['db-1', 'db-2'],
+        });
+        const s = step(
+          view(lost({ receiver: 'OFF' }, { receiver: 'OFF' }), { primaryDownMs: 1_000, primaryStopped: stopped }),
+        );
+        assert.equal(s.type === 'promote' && s.to, 'db-1');
+        assert.equal(s.type === 'promote' && s.stopped, stopped);
+      });
+
+      it('waits failoverAfterMs all the same without semi-synchronous replication', () => {
+        const s = step(view(lost(), { primaryDownMs: 1_000, primaryStopped: stopped, waitCount: 0 }));
+        assert.equal(s.type === 'wait' && s.reason, 'PrimaryUnreachable');
+      });
+
+      it('still needs a majority, and every acknowledged commit covered', () => {
+        const two = [silent(0, { role: 'primary' }), silent(1), replica(2, `${A}:1-10`)];
+        const s = step(view(two, { primaryDownMs: 0, primaryStopped: stopped }));
+        assert.equal(s.type === 'wait' && s.reason, 'NoQuorum');
+        const five = [
+          silent(0, { role: 'primary' }),
+          replica(1, `${A}:1-10`),
+          replica(2, `${A}:1-10`),
+          replica(3, `${A}:1-10`),
+          silent(4),
+        ];
+        const f = step(view(five, { replicas: 5, waitCount: 1, primaryDownMs: 0, primaryStopped: stopped }));
+        assert.equal(f.type === 'wait' && f.reason, 'FailoverWaiting');
+      });
+
+      it('names no reason once failoverAfterMs passed anyway', () => {
+        const s = step(
+          view(lost({ receiver: 'OFF' }, { receiver: 'OFF' }), { primaryDownMs: 30_000, primaryStopped: stopped }),
+        );
+        assert.equal(s.type === 'promote' && s.stopped, undefined);
+      });
+    });
+
     it('stops the receivers of the candidates that still receive, first', () => {
       assert.deepEqual(step(view(lost(), { primaryDownMs: 30_000 })), {
         type: 'stopReceivers',
@@ -996,7 +1038,12 @@ describe('decide (MySQL cluster manager)', () => {
         for (const s0 of states)
           for (const s1 of states)
             for (const s2 of states)
-              for (const primaryDownMs of [undefined, 1_000, 60_000]) {
+              for (const [primaryDownMs, primaryStopped] of [
+                [undefined, undefined],
+                [1_000, undefined],
+                [1_000, 'its pod was deleted'],
+                [60_000, undefined],
+              ] as const) {
                 if (recorded === undefined && primaryDownMs !== undefined) continue;
                 const sourceHost = host(recorded ?? 0);
                 const errant = new Set<string>();
@@ -1025,6 +1072,7 @@ describe('decide (MySQL cluster manager)', () => {
                     replicas: 3,
                     ...(recorded !== undefined ? { primary: name(recorded), primaryHost: host(recorded) } : {}),
                     ...(primaryDownMs !== undefined ? { primaryDownMs } : {}),
+                    ...(primaryStopped !== undefined ? { primaryStopped } : {}),
                     failoverAfterMs: 30_000,
                     waitCount: 1,
                     knownErrant: errant,
@@ -1065,7 +1113,12 @@ describe('decide (MySQL cluster manager)', () => {
           assert.ok(answering * 2 > v.replicas, `promoted without a majority: ${where()}`);
           const p = v.members.find((m) => m.name === v.primary);
           const restarted = p?.sql !== undefined && !p.sql.writable && v.primaryDownMs !== undefined;
-          assert.ok(restarted || (v.primaryDownMs ?? 0) >= v.failoverAfterMs, `promoted too early: ${where()}`);
+          // Known not to run, with semi-synchronous replication: nothing it acknowledged is lost by not waiting.
+          const stopped = p?.sql === undefined && v.primaryStopped !== undefined && v.waitCount > 0;
+          assert.ok(
+            restarted || stopped || (v.primaryDownMs ?? 0) >= v.failoverAfterMs,
+            `promoted too early: ${where()}`,
+          );
           // The promoted member holds every transaction any candidate received.
           for (const m of v.members)
             if (m.sql && m.name !== v.primary && !errant.has(m.name) && m.sql.channel?.sourceHost === v.primaryHost)

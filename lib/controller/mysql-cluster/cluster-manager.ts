@@ -41,6 +41,8 @@ import { TLS_CA_FACT, TLS_NOT_AFTER_FACT } from './facts.js';
 import type { RecordsMemory } from './primary-records.js';
 import { PrimaryRecords } from './primary-records.js';
 import { reloadRenewedCertificates } from './tls-reload.js';
+import type { AnsweringPod } from './primary-stopped.js';
+import { mysqlRestarts, primaryStopped } from './primary-stopped.js';
 
 const MEMBER_ROLES: readonly Role[] = ['primary', 'replica', 'none'];
 /** The outcome label of recon8s_mysql_switchovers_total. */
@@ -161,8 +163,8 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
    * turn one failed look into a failover).
    */
   const down = new Map<string, { primary: string; since: number }>();
-  /** Per cluster uid: when its recorded primary last answered. */
-  const answered = new Map<string, { primary: string; at: number }>();
+  /** Per cluster uid: when its recorded primary last answered, and its pod then. */
+  const answered = new Map<string, { primary: string; at: number; pod: AnsweringPod }>();
   /**
    * Per cluster uid: the primary this process chose last and the switchover requests it handled. The
    * cache may still hold the status from before that choice (the status write has not come back
@@ -333,6 +335,8 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
       for (let i = 0; i < MAX_STEPS; i++) {
         const views = memberViews(podsNow, names, sts?.status?.updateRevision);
         const sessions = new Map<string, MemberActions>();
+        /** Members whose pod refused the connection (nothing listens on MySQL's port). */
+        const refused = new Set<string>();
         try {
           const observed = await Promise.all(
             views.map(async (v): Promise<MemberView> => {
@@ -360,7 +364,9 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
                   });
                   return { ...v, error: describe(e), certificateRejected: e.verifyError };
                 }
-                if (SILENT_CODES.has((e as { code?: string }).code ?? ''))
+                const code = (e as { code?: string }).code ?? '';
+                if (code === 'ECONNREFUSED') refused.add(v.name);
+                if (SILENT_CODES.has(code))
                   silentNow.set(v.name, { pod: podIdentity(pod), error: describe(e), probing: false });
                 return { ...v, error: note() ?? describe(e) };
               }
@@ -368,7 +374,13 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
           );
           const current = primary !== undefined ? observed.find((m) => m.name === primary) : undefined;
           const downEntry = primary !== undefined ? down.get(uid) : undefined;
-          if (primary !== undefined && current?.sql) answered.set(uid, { primary, at: now() });
+          const primaryPod = podsNow.find((p) => p.metadata?.name === primary);
+          if (primary !== undefined && current?.sql)
+            answered.set(uid, {
+              primary,
+              at: now(),
+              pod: { uid: primaryPod?.metadata?.uid ?? '', restarts: mysqlRestarts(primaryPod) },
+            });
           if (primary === undefined || current?.sql?.writable) down.delete(uid);
           else if (!current?.sql && downEntry?.primary !== primary) {
             const last = answered.get(uid);
@@ -376,6 +388,15 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
             down.set(uid, { primary, since: Math.max(lastGood, now() - STEADY_POLL_MS) });
           }
           const downSince = down.get(uid);
+          const lastAnswer = answered.get(uid);
+          const stopped =
+            primary !== undefined && !current?.sql && !current?.certificateRejected
+              ? primaryStopped(
+                  primaryPod,
+                  lastAnswer?.primary === primary ? lastAnswer.pod : undefined,
+                  refused.has(primary),
+                )
+              : undefined;
           // What the look found that the proof of rejoin.ts rests on is recorded before any step.
           await records.afterLook(observed, primary, waitCount);
           verdicts = records.verdicts(observed, primary);
@@ -386,6 +407,7 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
             ...(primary !== undefined ? { primary, primaryHost: names.memberHost(primary) } : {}),
             ...(downSince && downSince.primary === primary ? { primaryDownMs: now() - downSince.since } : {}),
             failoverAfterMs,
+            ...(stopped ? { primaryStopped: stopped } : {}),
             waitCount,
             knownErrant,
             ...(notes.size > 0 ? { errantNotes: notes } : {}),
@@ -507,7 +529,7 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
               events.push({
                 type: 'Warning',
                 reason: 'FailedOver',
-                message: `promoted ${step.to}: the primary ${step.from} was lost (${step.cutOffMs !== undefined ? `heard by none of its replicas for ${Math.round(step.cutOffMs / 1000)} s` : `down ${Math.round(downMs / 1000)} s`}); ${step.to} holds every transaction the replicas received (${step.mustApply.count()} in all)`,
+                message: `promoted ${step.to}: the primary ${step.from} was lost (${lostHow(step, downMs)}); ${step.to} holds every transaction the replicas received (${step.mustApply.count()} in all)`,
               });
               break;
             }
@@ -636,10 +658,17 @@ function nextPoll(
   return pollMs;
 }
 
+/** How a failover's primary was lost, as its Event says it. */
+function lostHow(step: Step & { type: 'promote' }, downMs: number): string {
+  if (step.cutOffMs !== undefined) return `heard by none of its replicas for ${Math.round(step.cutOffMs / 1000)} s`;
+  const down = `down ${(downMs / 1000).toFixed(1)} s`;
+  return step.stopped !== undefined ? `${down}: ${step.stopped}` : down;
+}
+
 function describeStep(step: Step): Record<string, unknown> {
   switch (step.type) {
     case 'promote':
-      return { from: step.from, to: step.to };
+      return { from: step.from, to: step.to, ...(step.stopped !== undefined ? { stopped: step.stopped } : {}) };
     case 'switchover':
       return { from: step.from, to: step.to };
     case 'stopReceivers':
