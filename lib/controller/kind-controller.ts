@@ -119,6 +119,11 @@ export interface ManageContext {
    * write, once it is (another leader may be acting already).
    */
   readonly signal?: AbortSignal;
+  /**
+   * Queues this resource to be reconciled (and so managed) again at once: for what the manager learns
+   * between reconciles (a session it keeps open to a member ended). Absent: nothing to call.
+   */
+  readonly wake?: () => void;
 }
 
 /** An Event a manager asks for. */
@@ -159,6 +164,8 @@ export interface Management {
 export interface Manager {
   manage(ctx: ManageContext): Promise<Management>;
   forget(uid: string): void;
+  /** Ends what it keeps open between looks (sessions to members): at the end of a term of leadership, and at shutdown. */
+  close?(): Promise<void>;
 }
 
 /** What the install tells the controller about itself (its flags). */

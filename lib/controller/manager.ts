@@ -192,6 +192,9 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     install: { credentialsClusterRole: opts.credentialsClusterRole },
     secrets: secrets.read,
     certificates: certificates.read,
+    wake: (key) => {
+      if (pool) enqueue(key);
+    },
   });
 
   let pool: ReturnType<typeof runWorkers> | undefined;
@@ -219,6 +222,7 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     pool = undefined;
     queue = undefined;
     await p?.stop();
+    await reconciler.endTerm();
   };
 
   const synced = Promise.all(allInformers.map((i) => i.start())).then(() => undefined);

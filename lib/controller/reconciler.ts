@@ -68,6 +68,8 @@ export interface ReconcilerOptions {
    * `recon8s apply`, which converges the children and reports, and leaves the topology to the controller.
    */
   readonly manage?: boolean;
+  /** Queues a resource's key again at once (the controller's work queue); absent: managers cannot ask to be woken. */
+  readonly wake?: (key: string) => void;
   /** Secrets from watches (the controller's); absent: kinds read them live. */
   readonly secrets?: SecretReader;
   /** cert-manager Certificates from watches, once they exist (the controller's); absent: read live. */
@@ -131,11 +133,18 @@ export class Reconciler {
    * leader since; only the API server's record is trusted at the start of a term.
    */
   startTerm(): void {
-    this.managers.clear();
+    void this.endTerm();
     for (const kc of KIND_CONTROLLERS) {
       const manager = kc.createManager?.();
       if (manager) this.managers.set(kc.definition.kind, manager);
     }
+  }
+
+  /** Drops the managers of the term that ends, closing what they kept open (leadership lost, shutdown). */
+  async endTerm(): Promise<void> {
+    const ending = [...this.managers.values()];
+    this.managers.clear();
+    await Promise.all(ending.map((m) => m.close?.()));
   }
 
   /** The recon8s resources in the cache, for what one kind reads of another. */
@@ -307,6 +316,7 @@ export class Reconciler {
             resources: this.resources,
             signal,
             ...(secrets ? { secrets } : {}),
+            ...(this.o.wake ? { wake: () => this.o.wake?.(key) } : {}),
           })
         : undefined;
     // Leadership lost while managing: what this reconcile saw is no longer its to report (the status

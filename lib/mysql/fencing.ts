@@ -176,6 +176,9 @@ export async function fence(sql: FencingSql, o: FenceOptions): Promise<void> {
       () => true,
       () => false,
     );
+    // The session outlives the fencing (the controller keeps its sessions between looks, the agent its
+    // pool's): what comes next on it waits for locks as MySQL's default says.
+    await sql.exec('SET SESSION lock_wait_timeout = DEFAULT');
     if (readOnly) {
       await killClients(sql, o.spare, -1, false);
       await sql.exec('SET GLOBAL rpl_semi_sync_source_enabled = OFF');
@@ -197,11 +200,18 @@ export async function fence(sql: FencingSql, o: FenceOptions): Promise<void> {
  */
 export async function underFencingLock<T>(sql: Pick<FencingSql, 'lock' | 'exec'>, fn: () => Promise<T>): Promise<T> {
   if (!(await sql.lock(FENCING_LOCK, 10))) throw new Error('another fencing of this member did not end within 10 s');
+  const release = (): Promise<void> => sql.exec(`DO RELEASE_LOCK('${FENCING_LOCK}')`);
+  let result: T;
   try {
-    return await fn();
-  } finally {
-    await sql.exec(`DO RELEASE_LOCK('${FENCING_LOCK}')`).catch(() => undefined);
+    result = await fn();
+  } catch (e) {
+    await release().catch(() => undefined);
+    throw e;
   }
+  // Not released: the session still holds the lock, and whoever holds the session must end it (the
+  // controller keeps its sessions between looks) rather than block every later fencing of the member.
+  await release();
+  return result;
 }
 
 /** fence()'s procedure for a member whose read-only does not come at once (fence() says why and how). */

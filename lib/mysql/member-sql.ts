@@ -31,6 +31,11 @@ export interface MemberConnectOptions {
   readonly ca: string;
   /** @default 3000 */
   readonly connectTimeoutMs?: number;
+  /**
+   * Called once if the session ends other than by close() (the member closed it, its mysqld died, the
+   * network reset it): a session kept between looks tells its owner at once, not at its next use.
+   */
+  readonly onLost?: () => void;
 }
 
 /**
@@ -52,7 +57,7 @@ export async function connectMember(o: MemberConnectOptions): Promise<MemberSess
       { ...o, user: o.credentials.adminUser, password: o.credentials.adminPassword },
       { multipleStatements: true },
     );
-  return new MemberSession(connection, o.credentials, another);
+  return new MemberSession(connection, o.credentials, another, o.onLost);
 }
 
 /** Who logs in to a member, and the CA its certificate must chain to. */
@@ -86,7 +91,7 @@ export async function openVerified(
       port: o.port,
       user: o.user,
       password: o.password,
-      connectTimeout: o.connectTimeoutMs ?? 3000,
+      connectTimeout: o.connectTimeoutMs ?? CONNECT_TIMEOUT_MS,
       ssl: { ca: o.ca, rejectUnauthorized: true },
       multipleStatements: opts.multipleStatements ?? false,
       ...(opts.bigNumbers ? { supportBigNumbers: true, bigNumberStrings: true } : {}),
@@ -141,6 +146,8 @@ export function asCertificateError(e: unknown): unknown {
   return reason === undefined ? e : new MemberCertificateError(reason);
 }
 
+/** The deadline of a connection to a member (TLS handshake and login included). */
+export const CONNECT_TIMEOUT_MS = 3_000;
 /** The deadline of one statement to a member. */
 export const QUERY_TIMEOUT_MS = 10_000;
 /**
@@ -160,10 +167,24 @@ export class MemberSession {
     private readonly credentials: MemberCredentials,
     /** A second session to the same member, taking multi-statement queries (fencing's read-only request). */
     private readonly another: () => Promise<Connection>,
-  ) {}
+    onLost?: () => void,
+  ) {
+    // An idle connection that ends (the member closed it, its mysqld died) emits 'error': unheard, it
+    // would end the process. A failure during a query reaches that query's caller as well.
+    const lost = (): void => {
+      if (this.closing) return;
+      this.closing = true;
+      onLost?.();
+    };
+    c.on('error', lost);
+    c.on('end', lost);
+  }
+
+  private closing = false;
 
   /** Ends the session; a member that no longer answers (partitioned) does not hold it up. */
   async close(): Promise<void> {
+    this.closing = true;
     let timer: NodeJS.Timeout | undefined;
     const gaveUp = new Promise<void>((resolve) => {
       timer = setTimeout(resolve, QUERY_TIMEOUT_MS);
@@ -188,12 +209,14 @@ export class MemberSession {
     await this.c.query({ sql, values, timeout: timeoutMs });
   }
 
-  /** Everything decide() needs from this member, in two queries. */
-  async observe(): Promise<MemberSql> {
+  /** Everything decide() needs from this member, in two queries, each within `deadlineMs`. */
+  async observe(deadlineMs = QUERY_TIMEOUT_MS): Promise<MemberSql> {
     const [vars] = await this.rows(
       'SELECT @@server_uuid AS uuid, @@read_only AS ro, @@gtid_executed AS executed, ' +
         '@@rpl_semi_sync_source_enabled AS semi, @@rpl_semi_sync_source_wait_for_replica_count AS waitCount, ' +
         "(SELECT VARIABLE_VALUE FROM performance_schema.global_status WHERE VARIABLE_NAME = 'Rpl_semi_sync_source_clients') AS clients",
+      undefined,
+      deadlineMs,
     );
     const [channel] = await this.rows(
       `SELECT cfg.HOST AS host, c.SERVICE_STATE AS receiver, a.SERVICE_STATE AS applier,
@@ -209,6 +232,8 @@ export class MemberSession {
          JOIN performance_schema.replication_connection_status c USING (CHANNEL_NAME)
          JOIN performance_schema.replication_applier_status a USING (CHANNEL_NAME)
         WHERE cfg.CHANNEL_NAME = ''`,
+      undefined,
+      deadlineMs,
     );
     if (!vars) throw new Error('the member returned no server variables');
     const receiver = state(channel?.receiver);

@@ -21,7 +21,7 @@ import { MYSQL_CLUSTER, mysqlClusterNames } from '../../constructs/index.js';
 import type { ClusterManagerOptions, MemberActions } from '../../lib/controller/mysql-cluster/cluster-manager.js';
 import { createMySQLClusterManager } from '../../lib/controller/mysql-cluster/cluster-manager.js';
 import { createEventRecorder, recordManaged } from '../../lib/controller/events.js';
-import type { ManageContext, Management } from '../../lib/controller/kind-controller.js';
+import type { ManageContext, Management, Manager } from '../../lib/controller/kind-controller.js';
 import type { CustomResource } from '../../lib/controller/status.js';
 import { withProblems } from '../../lib/controller/status.js';
 import type { KubeClient } from '../../lib/kube/index.js';
@@ -71,8 +71,8 @@ interface Member {
   executed: string;
   /** Received from its source (default: its executed set, when it has a channel). */
   received?: string;
-  /** Its next observe() fails with this (a transient read failure). */
-  failNextRead?: string;
+  /** Its next `count` observe() calls fail with `error` (a transient read failure). */
+  failReads?: { error: string; count: number };
   /**
    * It presents a certificate the cluster's CA does not vouch for (OpenSSL's reason): a connection to it
    * fails in the TLS handshake with MemberCertificateError, and no session (nor credential) reaches it.
@@ -93,6 +93,8 @@ class FakeMembers {
   readonly calls: string[] = [];
   /** Connection attempts per member. */
   readonly attempts = new Map<string, number>();
+  /** Every session opened, by whom and to which member, whether it was closed, and how to end it under its owner. */
+  readonly sessions: { who: string; member: string; closed: boolean; lose: () => void }[] = [];
   /** Attempts held by a hanging partition. */
   private readonly hanging: (() => void)[] = [];
   private readonly held = new Map<string, { reached: () => void; release: Promise<void> }>();
@@ -118,7 +120,7 @@ class FakeMembers {
   }
 
   connect(who: string, ips: ReadonlyMap<string, string>): ClusterManagerOptions['connect'] {
-    return async ({ host }) => {
+    return async ({ host, onLost }) => {
       const name = ips.get(host) ?? '';
       const member = this.state.get(name);
       this.attempts.set(name, (this.attempts.get(name) ?? 0) + 1);
@@ -134,13 +136,32 @@ class FakeMembers {
       const did = (what: string): void => {
         this.calls.push(`${who} ${name} ${what}`);
       };
+      const record = { who, member: name, closed: false, ended: false, lose: (): void => undefined };
+      record.lose = () => {
+        record.ended = true;
+        onLost?.();
+      };
+      this.sessions.push(record);
+      /** What a session finds on every call: a member cut off, stopped, or a session that ended. */
+      const reach = async (): Promise<void> => {
+        if (member.partition === 'timesOut')
+          throw Object.assign(new Error('Query inactivity timeout'), { code: 'PROTOCOL_SEQUENCE_TIMEOUT' });
+        if (member.partition === 'hangs')
+          await new Promise<void>((_resolve, reject) => this.hanging.push(() => reject(timedOut())));
+        if (!member.up || record.ended || record.closed)
+          throw Object.assign(new Error('Connection lost: The server closed the connection.'), {
+            code: 'PROTOCOL_CONNECTION_LOST',
+          });
+      };
       const actions: MemberActions = {
-        close: async () => undefined,
+        close: async () => {
+          record.closed = true;
+        },
         observe: async (): Promise<MemberSql> => {
-          const failure = member.failNextRead;
+          const failure = member.failReads;
           if (failure) {
-            delete member.failNextRead;
-            throw Object.assign(new Error(failure), { code: 'PROTOCOL_CONNECTION_LOST' });
+            if (--failure.count <= 0) delete member.failReads;
+            throw Object.assign(new Error(failure.error), { code: 'PROTOCOL_CONNECTION_LOST' });
           }
           return {
             serverUuid: serverUuid(name),
@@ -191,7 +212,18 @@ class FakeMembers {
           delete member.channel;
         },
       };
-      return actions;
+      // Every call but close() first reaches the member, as a session does.
+      return Object.fromEntries(
+        Object.entries(actions).map(([key, f]) => [
+          key,
+          key === 'close'
+            ? f
+            : async (...args: unknown[]) => {
+                await reach();
+                return (f as (...a: unknown[]) => Promise<unknown>)(...args);
+              },
+        ]),
+      ) as MemberActions;
     };
   }
 
@@ -323,10 +355,10 @@ describe('MySQLCluster manager steps (real API server, fake members)', function 
   function controller(
     who: string,
     members: FakeMembers,
-  ): { manage: (ctx: ManageContext) => Promise<unknown>; clock: { t: number } } {
+  ): { manage: (ctx: ManageContext) => Promise<unknown>; clock: { t: number }; manager: Manager } {
     const clock = { t: 0 };
     const manager = createMySQLClusterManager({ connect: members.connect(who, ips), now: () => clock.t });
-    return { manage: (ctx) => manager.manage(ctx), clock };
+    return { manage: (ctx) => manager.manage(ctx), clock, manager };
   }
 
   it('stops a promotion in its tracks once leadership is lost, while the new leader promotes', async () => {
@@ -482,6 +514,92 @@ describe('MySQLCluster manager steps (real API server, fake members)', function 
       await ctl.manage(context(await read(), undefined, terminating));
       assert.equal(((await read()).status as { currentPrimary?: string }).currentPrimary, 'ha-0');
       assert.deepEqual(members.by('ctl'), []);
+    });
+  });
+
+  describe('sessions kept between looks', () => {
+    /** ha-0 the primary, answering, with ha-1 and ha-2 replicating from it. */
+    const healthy = (): FakeMembers => {
+      const members = new FakeMembers();
+      (members.state.get(`${NAME}-0`) as Member).up = true;
+      for (const m of MEMBERS.slice(1))
+        (members.state.get(m) as Member).channel = {
+          sourceHost: names.memberHost(`${NAME}-0`),
+          receiver: 'ON',
+          applier: 'ON',
+        };
+      return members;
+    };
+    const reachable = (m: Management): string[] =>
+      (m.fields.members as { name: string; reachable: boolean }[]).filter((x) => x.reachable).map((x) => x.name);
+
+    it('opens one session per member for any number of looks at a healthy cluster, and ends none', async () => {
+      const members = healthy();
+      const ctl = controller('ctl', members);
+      for (let i = 0; i < 5; i++) {
+        ctl.clock.t = i * 5_000;
+        await ctl.manage(context(await read()));
+      }
+      assert.deepEqual(Object.fromEntries(members.attempts), { 'ha-0': 1, 'ha-1': 1, 'ha-2': 1 });
+      assert.deepEqual(
+        members.sessions.filter((x) => x.closed),
+        [],
+      );
+      assert.deepEqual(members.by('ctl'), []);
+    });
+
+    it('wakes the cluster at once when a kept session ends under it, and the next look opens a new one', async () => {
+      const members = healthy();
+      const ctl = controller('ctl', members);
+      let woken = 0;
+      const ctx = async (): Promise<ManageContext> => ({ ...context(await read()), wake: () => woken++ });
+      await ctl.manage(await ctx());
+      assert.equal(woken, 0);
+      members.sessions.find((x) => x.member === `${NAME}-0`)?.lose();
+      assert.equal(woken, 1, 'woken once by the session that ended');
+      const next = (await ctl.manage(await ctx())) as Management;
+      assert.equal(members.attempts.get(`${NAME}-0`), 2);
+      assert.deepEqual(reachable(next), MEMBERS);
+      assert.equal(((await read()).status as { currentPrimary?: string }).currentPrimary, 'ha-0');
+      assert.equal(woken, 1, 'closing a session it dropped wakes nothing');
+    });
+
+    it('asks a member once more, on a new session, when its kept one fails in a look, before it counts as not answering', async () => {
+      const members = healthy();
+      const ctl = controller('ctl', members);
+      await ctl.manage(context(await read()));
+      (members.state.get(`${NAME}-1`) as Member).failReads = { error: 'Connection lost', count: 1 };
+      const next = (await ctl.manage(context(await read()))) as Management;
+      assert.deepEqual(reachable(next), MEMBERS);
+      assert.equal(members.attempts.get(`${NAME}-1`), 2);
+      assert.ok(members.sessions.filter((x) => x.member === `${NAME}-1`)[0]?.closed, 'the failed session was ended');
+    });
+
+    it("ends a member's session when its pod is replaced, and every session once the cluster is forgotten or the term ends", async () => {
+      const members = healthy();
+      const ctl = controller('ctl', members);
+      const cr = await read();
+      await ctl.manage(context(cr));
+      const replaced = (pod: V1Pod): V1Pod =>
+        pod.metadata?.name === `${NAME}-2` ? { ...pod, metadata: { ...pod.metadata, uid: 'uid-ha-2-new' } } : pod;
+      await ctl.manage(context(await read(), undefined, replaced));
+      assert.equal(members.attempts.get(`${NAME}-2`), 2);
+      assert.deepEqual(
+        members.sessions.filter((x) => x.closed).map((x) => x.member),
+        [`${NAME}-2`],
+      );
+      ctl.manager.forget(cr.metadata.uid ?? '');
+      await eventually(async () => assert.ok(members.sessions.every((x) => x.closed)), {
+        timeoutMs: 5_000,
+        description: 'every session ended once the cluster is forgotten',
+      });
+      await ctl.manage(context(await read()));
+      assert.ok(members.sessions.some((x) => !x.closed));
+      await ctl.manager.close?.();
+      assert.ok(
+        members.sessions.every((x) => x.closed),
+        'every session ended with the term',
+      );
     });
   });
 
@@ -678,8 +796,11 @@ describe('MySQLCluster manager steps (real API server, fake members)', function 
     const ahead = members.state.get(`${NAME}-2`) as Member;
     ahead.executed = `${SOURCE}:1-11`;
     await ctl.manage(context(await read()));
-    // ha-1 cannot be read for one look (its connection dropped).
-    (members.state.get(`${NAME}-1`) as Member).failNextRead = 'Connection lost: The server closed the connection.';
+    // ha-1 cannot be read for one look (its kept session dropped, and the new one the look tried too).
+    (members.state.get(`${NAME}-1`) as Member).failReads = {
+      error: 'Connection lost: The server closed the connection.',
+      count: 2,
+    };
     const management = (await ctl.manage(context(await read()))) as Management;
     primary.executed = `${SOURCE}:1-11`;
     await ctl.manage(context(await read()));

@@ -13,6 +13,7 @@
 // primary's term, the failover itself) is recorded in status at once, before what it guards
 // (primary-records.ts); a former primary whose surplus rejoin.ts proves never acknowledged is asked to
 // rejoin by clone (its pod's reprovision annotation, once) with a DiscardingUnacknowledged Event.
+import { createHash } from 'node:crypto';
 import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import type { MySQLClusterNames, MySQLClusterStatus, ResolvedMySQLClusterSpec } from '../../../constructs/index.js';
 import {
@@ -28,13 +29,13 @@ import {
 } from '../../../constructs/index.js';
 import type { KubeClient } from '../../kube/index.js';
 import { HttpMethod, PatchStrategy } from '../../kube/index.js';
-import type { ClusterView, MemberStatus, MemberView, Role, Step } from '../../mysql/decide.js';
+import type { ClusterView, MemberSql, MemberStatus, MemberView, Role, Step } from '../../mysql/decide.js';
 import { decide } from '../../mysql/decide.js';
 import type { RejoinVerdict } from '../../mysql/rejoin.js';
 import { rejoinNote } from '../../mysql/rejoin.js';
 import { podNote } from '../../reconcile/pod-problems.js';
 import type { MemberCredentials, MemberSession } from '../../mysql/member-sql.js';
-import { MemberCertificateError, connectMember } from '../../mysql/member-sql.js';
+import { CONNECT_TIMEOUT_MS, MemberCertificateError, connectMember } from '../../mysql/member-sql.js';
 import type { ManageContext, ManagedEvent, Management, Manager, Problem, SecretLookup } from '../kind-controller.js';
 import { readSecret } from './credentials.js';
 import { TLS_CA_FACT, TLS_NOT_AFTER_FACT } from './facts.js';
@@ -66,6 +67,12 @@ const APPLY_TIMEOUT_S = 60;
  * refused connection: asking again would wait as long, at every look of a failover.
  */
 const SILENT_CODES = new Set(['ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'PROTOCOL_SEQUENCE_TIMEOUT']);
+
+/** A session kept open between looks, and what it was opened for (pod, credentials, CA). */
+interface KeptSession {
+  readonly key: string;
+  readonly session: MemberActions;
+}
 
 /** A member judged silent: its pod then (uid and IP), why, and whether a probe of it is under way. */
 interface Silent {
@@ -188,10 +195,34 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
    * followed: the same again doubles it (up to a bound), anything new starts again from BUSY_POLL_MS.
    */
   const unsettled = new Map<string, { seen: string; pollMs: number }>();
+  /**
+   * Per cluster uid, per member: the session the last look used, kept open for the next (no TLS
+   * handshake and login every few seconds per member). One that ends meanwhile wakes the cluster at
+   * once (a primary whose mysqld died is looked at then, not at the next poll); one whose pod, address,
+   * credentials or CA changed, or that failed in a look, is closed and opened again.
+   */
+  const kept = new Map<string, Map<string, KeptSession>>();
+  const closeKept = async (uid: string, member?: string): Promise<void> => {
+    const of = kept.get(uid);
+    if (!of) return;
+    const ending = member === undefined ? [...of.keys()] : [member];
+    await Promise.all(
+      ending.map(async (m) => {
+        const k = of.get(m);
+        of.delete(m);
+        await k?.session.close().catch(() => undefined);
+      }),
+    );
+  };
   const now = opts.now ?? ((): number => performance.now());
 
   return {
+    async close() {
+      await Promise.all([...kept.keys()].map((uid) => closeKept(uid)));
+    },
     forget(uid) {
+      void closeKept(uid);
+      kept.delete(uid);
       down.delete(uid);
       answered.delete(uid);
       decided.delete(uid);
@@ -201,6 +232,11 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
       unsettled.delete(uid);
     },
     async manage(ctx: ManageContext): Promise<Management> {
+      /** Nothing to look at (no pods yet, no credentials or CA, a StatefulSet it does not control): no session kept either. */
+      const nothingToManage = async (uid: string): Promise<Management> => {
+        await closeKept(uid);
+        return { fields: {}, problems: [], events: [] };
+      };
       const { cr, client, log } = ctx;
       const uid = cr.metadata.uid ?? '';
       const namespace = cr.metadata.namespace ?? '';
@@ -208,22 +244,60 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
       const status = (cr.status ?? {}) as Status;
       const names = mysqlClusterNames(cr.metadata.name, ctx.prepared.facts?.credentialsSecretName);
       const pods = ctx.pods.filter((p) => p.metadata?.labels?.['app.kubernetes.io/instance'] === cr.metadata.name);
-      if (pods.length === 0 && status.currentPrimary === undefined) return { fields: {}, problems: [], events: [] };
+      if (pods.length === 0 && status.currentPrimary === undefined) return nothingToManage(uid);
       const credentials = await readCredentials(
         ctx.secrets ?? ((ns, name) => readSecret(client, ns, name)),
         namespace,
         names.credentialsSecret,
       );
-      if (!credentials) return { fields: {}, problems: [], events: [] };
+      if (!credentials) return nothingToManage(uid);
       // No credential goes to a member that could not be verified (the TLS Secret's problem is reported).
       const ca = ctx.prepared.facts?.[TLS_CA_FACT];
-      if (!ca) return { fields: {}, problems: [], events: [] };
+      if (!ca) return nothingToManage(uid);
+      // What a kept session was opened with: another password or CA is another session. A digest, so
+      // that no password is kept beside the sessions longer than the credentials themselves.
+      const opened = createHash('sha256')
+        .update([credentials.adminPassword, credentials.replicationPassword, ca].join('\0'))
+        .digest('hex');
+      const keptNow = kept.get(uid) ?? new Map<string, KeptSession>();
+      kept.set(uid, keptNow);
+      const dropKept = async (name: string): Promise<void> => {
+        const k = keptNow.get(name);
+        keptNow.delete(name);
+        await k?.session.close().catch(() => undefined);
+      };
+      /** The member's kept session if it was opened for this pod, these credentials and this CA; else a new one, kept. */
+      const sessionTo = async (name: string, pod: V1Pod | undefined, ip: string): Promise<MemberActions> => {
+        const key = `${podIdentity(pod)}/${opened}`;
+        const k = keptNow.get(name);
+        if (k?.key === key) return k.session;
+        if (k) await dropKept(name);
+        const opening: { session?: MemberActions } = {};
+        const session = await connect({
+          host: ip,
+          port: MYSQL_PORT,
+          credentials,
+          ca,
+          onLost: () => {
+            // Ended under it (its mysqld died, it closed the session): dropped, and the cluster looked at now.
+            const lost = opening.session;
+            if (lost !== undefined && keptNow.get(name)?.session === lost) {
+              keptNow.delete(name);
+              void lost.close().catch(() => undefined);
+              ctx.wake?.();
+            }
+          },
+        });
+        opening.session = session;
+        keptNow.set(name, { key, session });
+        return session;
+      };
 
       const sts = ctx.live('apps/v1', 'StatefulSet', names.statefulSet) as V1StatefulSet | undefined;
       // Pods of a StatefulSet this resource does not control are not its members (an ownership
       // conflict, reported by the reconcile): never touched.
       const controller = sts?.metadata?.ownerReferences?.find((r) => r.controller);
-      if (sts && controller?.uid !== uid) return { fields: {}, problems: [], events: [] };
+      if (sts && controller?.uid !== uid) return nothingToManage(uid);
       const replicas = spec.replicas;
       const waitCount = semiSyncWaitCount(spec);
       const failoverAfterMs = spec.failoverAfterSeconds * 1000;
@@ -353,9 +427,26 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
               }
               silentNow.delete(v.name);
               try {
-                const session = await connect({ host: ip, port: MYSQL_PORT, credentials, ca });
+                const reused = keptNow.get(v.name)?.session;
+                let session = await sessionTo(v.name, pod, ip);
+                let sql: MemberSql;
+                try {
+                  // A kept session answers within a connection's deadline, or the member is as silent as
+                  // one that does not let a connection in.
+                  sql = await session.observe(session === reused ? CONNECT_TIMEOUT_MS : undefined);
+                } catch (e) {
+                  await dropKept(v.name);
+                  // A kept session may have ended unnoticed (a member restarted between looks): the
+                  // member is asked once more, on a session of its own, before it counts as not answering.
+                  if (session !== reused || SILENT_CODES.has((e as { code?: string }).code ?? '')) throw e;
+                  session = await sessionTo(v.name, pod, ip);
+                  sql = await session.observe().catch(async (again: unknown) => {
+                    await dropKept(v.name);
+                    throw again;
+                  });
+                }
                 sessions.set(v.name, session);
-                return { ...v, sql: await session.observe() };
+                return { ...v, sql };
               } catch (e) {
                 if (e instanceof MemberCertificateError) {
                   refusedPods.set(`${pod?.metadata?.uid ?? v.name}/${e.verifyError}`, {
@@ -581,10 +672,17 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
               break;
           }
           if (problems.some((p) => p.reason === 'FailoverWaiting')) break;
-        } finally {
-          await Promise.all([...sessions.values()].map((s) => s.close()));
+        } catch (e) {
+          // A step that failed may have left a session in any state: none is used again.
+          await Promise.all([...sessions.keys()].map(dropKept));
+          throw e;
         }
       }
+      // Members no longer looked at (their pod gone) keep no session; nor does a cluster forgotten
+      // (deleted) during this look.
+      const asked = new Set(memberViews(podsNow, names, sts?.status?.updateRevision).map((v) => v.name));
+      const forgotten = kept.get(uid) !== keptNow;
+      await Promise.all([...keptNow.keys()].filter((name) => forgotten || !asked.has(name)).map(dropKept));
 
       // A former primary whose surplus is proven never acknowledged rejoins by clone (its agent does it).
       events.push(...(await records.rejoin(verdicts, errantNow)));
