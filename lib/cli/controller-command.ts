@@ -10,7 +10,8 @@ Runs the controller: watches App and MySQLCluster resources and converges their 
 Options:
   --kubeconfig PATH                    kubeconfig to use (default: in-cluster config in a pod, else $KUBECONFIG or ~/.kube/config)
   --namespaces NS[,NS...]              watch only these namespaces (default: all)
-  --workers N                          concurrent reconciles (default: 4)
+  --workers N                          concurrent reconciles of Apps (default: 4)
+  --mysql-workers N                    concurrent reconciles of MySQLClusters, apart from the Apps' (default: 4)
   --leader-elect                       hold a Lease before reconciling; run with it when there is more than one replica
   --leader-election-namespace NS       namespace of the Lease (default: $POD_NAMESPACE, else "default")
   --leader-election-id NAME            name of the Lease (default: recon8s-controller)
@@ -28,6 +29,7 @@ export interface ControllerFlags {
   readonly kubeconfig?: string;
   readonly namespaces?: string;
   readonly workers?: string;
+  readonly 'mysql-workers'?: string;
   readonly 'leader-elect'?: boolean;
   readonly 'leader-election-namespace'?: string;
   readonly 'leader-election-id'?: string;
@@ -45,6 +47,7 @@ export const CONTROLLER_OPTIONS = {
   kubeconfig: { type: 'string' },
   namespaces: { type: 'string' },
   workers: { type: 'string' },
+  'mysql-workers': { type: 'string' },
   'leader-elect': { type: 'boolean' },
   'leader-election-namespace': { type: 'string' },
   'leader-election-id': { type: 'string' },
@@ -74,6 +77,7 @@ export async function controllerCommand(flags: ControllerFlags): Promise<number>
     throw new UsageError(`--log-level must be debug, info, warn or error, got "${level}"`, CONTROLLER_USAGE);
   const logger = jsonLogger({ level, fields: { logger: 'recon8s' } });
   const workers = positiveInt('workers', flags.workers, 4);
+  const mysqlWorkers = positiveInt('mysql-workers', flags['mysql-workers'], 4);
   const resyncSeconds = positiveInt('resync-period', flags['resync-period'], 600);
   const lease = {
     duration: positiveInt('leader-election-lease-duration', flags['leader-election-lease-duration'], 15),
@@ -97,6 +101,7 @@ export async function controllerCommand(flags: ControllerFlags): Promise<number>
     inCluster,
     namespaces,
     workers,
+    mysqlWorkers,
     resyncPeriodMs: resyncSeconds * 1000,
     credentialsClusterRole: flags['credentials-cluster-role'],
     metricsAddr: flags['metrics-bind-address'],
@@ -115,6 +120,7 @@ export async function controllerCommand(flags: ControllerFlags): Promise<number>
   logger.info('started', {
     namespaces: namespaces ?? 'all',
     workers,
+    mysqlWorkers,
     leaderElection: Boolean(flags['leader-elect']),
     metrics: controller.health?.metricsAddress,
     health: controller.health?.healthAddress,

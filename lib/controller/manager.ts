@@ -1,4 +1,5 @@
 import type { KubeConfig, KubernetesObject as LiveObject, V1Pod } from '@kubernetes/client-node';
+import { APP, MYSQL_CLUSTER } from '../../constructs/index.js';
 import type { Informer } from '../informer/index.js';
 import type { KubeClient, RequestEvent } from '../kube/index.js';
 import { createKubeClient, getObject } from '../kube/index.js';
@@ -14,9 +15,10 @@ import { Registry } from '../observability/metrics.js';
 import { workqueueMetrics } from '../queue/queue-metrics.js';
 import { WorkQueue } from '../queue/work-queue.js';
 import { runWorkers } from '../queue/worker-pool.js';
+import type { WorkerPool } from '../queue/worker-pool.js';
 import { createEventRecorder } from './events.js';
 import type { KindController } from './kind-controller.js';
-import { KIND_CONTROLLERS, OWNER_KINDS, queueKey } from './kinds.js';
+import { KIND_CONTROLLERS, OWNER_KINDS, parseQueueKey, queueKey } from './kinds.js';
 import { MemberReportLog } from './mysql-cluster/member-reports.js';
 import { createNamedObjectCache, createSecretCache } from './mysql-cluster/secret-cache.js';
 import { CERTIFICATE_API_VERSION, CERTIFICATE_PLURAL } from '../mysql/cert-manager.js';
@@ -43,8 +45,14 @@ export interface ControllerOptions {
   readonly kubeConfig?: KubeConfig;
   /** Namespaces to watch; none: all namespaces. */
   readonly namespaces?: readonly string[];
-  /** Concurrent reconciles. @default 4 */
+  /** Concurrent reconciles of Apps. @default 4 */
   readonly workers?: number;
+  /**
+   * Concurrent reconciles of MySQLClusters, on workers of their own: a cluster's look at its members (and
+   * a promotion's wait for a replica, up to a minute) never holds an App's worker, and a backlog of Apps
+   * never delays failure detection. @default 4
+   */
+  readonly mysqlWorkers?: number;
   /** Leader election on a Lease; absent: this process reconciles on its own (one replica only!). */
   readonly leaderElection?: LeaderElectionOptions;
   /** `host:port` of /metrics; "0" disables. @default ":8080" */
@@ -102,8 +110,9 @@ export async function startController(opts: ControllerOptions): Promise<Controll
   });
   const scopes: (string | undefined)[] = opts.namespaces?.length ? [...opts.namespaces] : [undefined];
   const resyncPeriodMs = opts.resyncPeriodMs ?? 10 * 60_000;
-  let queue: WorkQueue | undefined;
-  const enqueue = (key: string): void => queue?.add(key);
+  /** One queue and its workers per kind (MySQLClusters apart from Apps), while this process reconciles. */
+  let lanes: Map<string, { readonly queue: WorkQueue; readonly pool: WorkerPool }> | undefined;
+  const enqueue = (key: string): void => lanes?.get(parseQueueKey(key).kind)?.queue.add(key);
 
   const watchHooks = (resource: string) => ({
     onWatchRestart: (reason: string) => metrics.watchRestarts.inc({ resource, reason }),
@@ -148,7 +157,7 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     logger,
     hooks: watchHooks,
     onPod: (kc, pod, key, deleted) => {
-      if (!pool) return;
+      if (!lanes) return;
       if (key) enqueue(key);
       if (!deleted) report(kc, pod);
     },
@@ -160,7 +169,7 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     logger,
     hooks: watchHooks('secrets'),
     onChange: (owner) => {
-      if (pool) enqueue(queueKey(owner.kind, owner.namespace, owner.name));
+      if (lanes) enqueue(queueKey(owner.kind, owner.namespace, owner.name));
     },
   });
   // A MySQLCluster's cert-manager Certificate (spec.tls.issuerRef), watched by name once it exists: never
@@ -177,7 +186,7 @@ export async function startController(opts: ControllerOptions): Promise<Controll
       ),
     watchMissing: false,
     onChange: (owner) => {
-      if (pool) enqueue(queueKey(owner.kind, owner.namespace, owner.name));
+      if (lanes) enqueue(queueKey(owner.kind, owner.namespace, owner.name));
     },
   });
   const reconciler = new Reconciler({
@@ -193,35 +202,41 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     secrets: secrets.read,
     certificates: certificates.read,
     wake: (key) => {
-      if (pool) enqueue(key);
+      if (lanes) enqueue(key);
     },
   });
 
-  let pool: ReturnType<typeof runWorkers> | undefined;
+  const workers = { [APP.kind]: opts.workers ?? 4, [MYSQL_CLUSTER.kind]: opts.mysqlWorkers ?? 4 };
   const startWorkers = (): void => {
     reconciler.startTerm();
-    queue = new WorkQueue({ metrics: workqueueMetrics(metrics, CONTROLLER_NAME) });
-    pool = runWorkers({
-      name: CONTROLLER_NAME,
-      queue,
-      workers: opts.workers ?? 4,
-      // The signal ends with leadership (or shutdown): a deposed leader's reconcile stops at its next step.
-      reconcile: (key, signal) => reconciler.reconcile(key, signal),
-      logger,
-      metrics,
-    });
+    lanes = new Map(
+      OWNER_KINDS.map(({ kind }) => {
+        // Apps keep the controller's own name (its metrics' `controller` and `name` labels).
+        const name = kind === APP.kind ? CONTROLLER_NAME : `${CONTROLLER_NAME}-${kind.toLowerCase()}`;
+        const queue = new WorkQueue({ metrics: workqueueMetrics(metrics, name) });
+        const pool = runWorkers({
+          name,
+          queue,
+          workers: workers[kind] ?? 4,
+          // The signal ends with leadership (or shutdown): a deposed leader's reconcile stops at its next step.
+          reconcile: (key, signal) => reconciler.reconcile(key, signal),
+          logger,
+          metrics,
+        });
+        return [kind, { queue, pool }];
+      }),
+    );
     for (const { kind, informer } of owners.values())
-      for (const o of informer.list()) queue.add(queueKey(kind.kind, o.metadata.namespace ?? '', o.metadata.name));
+      for (const o of informer.list()) enqueue(queueKey(kind.kind, o.metadata.namespace ?? '', o.metadata.name));
     for (const kc of KIND_CONTROLLERS)
       for (const informer of pods.byKind.get(kc.definition.kind) ?? [])
         for (const pod of informer.list()) report(kc, pod);
-    logger.info('reconciling', { workers: opts.workers ?? 4 });
+    logger.info('reconciling', { workers });
   };
   const stopWorkers = async (): Promise<void> => {
-    const p = pool;
-    pool = undefined;
-    queue = undefined;
-    await p?.stop();
+    const ending = lanes;
+    lanes = undefined;
+    await Promise.all([...(ending?.values() ?? [])].map((l) => l.pool.stop()));
     await reconciler.endTerm();
   };
 
@@ -272,7 +287,7 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     metrics,
     health,
     elector,
-    isActive: () => pool !== undefined,
+    isActive: () => lanes !== undefined,
     synced: () => synced,
     stop: () => {
       stopping ??= (async () => {

@@ -16,6 +16,7 @@ import type { Connection, RowDataPacket } from 'mysql2/promise';
 import { createConnection } from 'mysql2/promise';
 import { main } from '../../lib/cli/cli.js';
 import type { Controller } from '../../lib/controller/manager.js';
+import type { RequestEvent } from '../../lib/kube/index.js';
 import { eventually } from '../integration/eventually.js';
 import { podProcesses } from './support/pod-processes.js';
 import { startTestController } from '../integration/support/controller.js';
@@ -152,6 +153,9 @@ describe('MySQLCluster high availability on a real node (MySQL 9.7), its backup 
   let core: CoreV1Api;
   let custom: CustomObjectsApi;
   let controller: Controller | undefined;
+  /** The controller's requests to the API server while `recording` (the quiet-window test). */
+  const requests: RequestEvent[] = [];
+  let recording = false;
   let rootPassword = '';
   /** Built (or found) while the cluster starts; started by the first test. */
   let prometheusBinary: Promise<string> | undefined;
@@ -325,6 +329,9 @@ describe('MySQLCluster high availability on a real node (MySQL 9.7), its backup 
       namespaces: [ns],
       resyncPeriodMs: 30_000,
       leaderElection: { namespace: ns },
+      onRequest: (e) => {
+        if (recording) requests.push(e);
+      },
     });
     await custom.createNamespacedCustomObject({
       ...GROUP,
@@ -522,6 +529,41 @@ describe('MySQLCluster high availability on a real node (MySQL 9.7), its backup 
     console.log(
       `      controller: scrape ${((await scalarOf(`scrape_duration_seconds{job="${CONTROLLER_JOB}"}`)) * 1000).toFixed(0)} ms, ${await scalarOf(`scrape_samples_scraped{job="${CONTROLLER_JOB}"}`)} samples`,
     );
+  });
+
+  it('costs nothing at rest: a healthy cluster looked at for 20 s (and reconciled at its resync) gets no new session from the controller, and the API server no request but the Lease', async function () {
+    this.timeout(60_000);
+    // Every session the controller opens to a member is the administrative account's (the agents use
+    // the replication account and root, the exporter its own).
+    const adminLogins = async (): Promise<number[]> =>
+      Promise.all(
+        MEMBERS.map(async (m) =>
+          Number(
+            await sql(
+              m,
+              "SELECT COALESCE(SUM(TOTAL_CONNECTIONS), 0) FROM performance_schema.accounts WHERE USER = 'recon8s-admin'",
+            ),
+          ),
+        ),
+      );
+    await healthy(RECOVERY_MS);
+    const before = await adminLogins();
+    const cpu = process.cpuUsage();
+    requests.length = 0;
+    recording = true;
+    await new Promise((resolve) => setTimeout(resolve, 20_000));
+    recording = false;
+    const used = process.cpuUsage(cpu);
+    const after = await adminLogins();
+    const others = requests.filter((r) => !r.path.includes('/leases/') && !r.path.includes('watch=true'));
+    console.log(
+      `      at rest for 20 s: ${requests.length} requests to the API server (${requests.length - others.length} the Lease's or watches'), ${after.map((a, i) => a - (before[i] ?? 0)).join('/')} new controller sessions per member (${before.join('/')} before), ${((used.user + used.system) / 1000).toFixed(0)} ms of CPU in this process (controller and test)`,
+    );
+    assert.deepEqual(
+      others.map((r) => `${r.method} ${r.path} ${r.code}`),
+      [],
+    );
+    assert.deepEqual(after, before, 'sessions kept between looks: no new login');
   });
 
   it('promotes a replica when the primary mysqld is killed (SIGKILL): no acknowledged write lost, never two writable, the old primary rejoins', () =>

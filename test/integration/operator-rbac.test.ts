@@ -111,6 +111,7 @@ describe('operator install and least-privilege RBAC (own control plane, OwnerRef
       metricsAddr: '127.0.0.1:0',
       healthAddr: '127.0.0.1:0',
       workers: 2,
+      mysqlWorkers: 3,
       resyncPeriodMs: 60_000,
       logger: jsonLogger({ level: 'debug', write: (l) => logLines.push(l) }),
     });
@@ -369,6 +370,26 @@ describe('operator install and least-privilege RBAC (own control plane, OwnerRef
       },
       { timeoutMs: 20_000, description: `MySQLCluster db to converge; log tail:\n${logTail()}` },
     );
+  });
+
+  it('reconciles MySQLClusters on workers of their own, apart from the Apps', async () => {
+    const text = await metrics();
+    const reconciled = (controllerName: string): number =>
+      text
+        .split('\n')
+        .filter((l) => l.startsWith(`controller_runtime_reconcile_total{controller="${controllerName}"`))
+        .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
+    const workers = (controllerName: string): number =>
+      Number(
+        new RegExp(
+          `^controller_runtime_max_concurrent_reconciles\\{controller="${controllerName}"\\} (\\d+)$`,
+          'm',
+        ).exec(text)?.[1] ?? -1,
+      );
+    assert.ok(reconciled('recon8s') > 0, 'the App was reconciled by the App workers');
+    assert.ok(reconciled('recon8s-mysqlcluster') > 0, 'the MySQLCluster by its own');
+    assert.equal(workers('recon8s'), 2);
+    assert.equal(workers('recon8s-mysqlcluster'), 3);
   });
 
   it('was refused nothing on the way (rest_client_requests_total{code="403"} is 0)', async () => {

@@ -261,17 +261,18 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
         .digest('hex');
       const keptNow = kept.get(uid) ?? new Map<string, KeptSession>();
       kept.set(uid, keptNow);
-      const dropKept = async (name: string): Promise<void> => {
+      /** Not waited for: ending a session to a member cut off waits for its deadline, and no look waits on a silent member. */
+      const dropKept = (name: string): void => {
         const k = keptNow.get(name);
         keptNow.delete(name);
-        await k?.session.close().catch(() => undefined);
+        void k?.session.close().catch(() => undefined);
       };
       /** The member's kept session if it was opened for this pod, these credentials and this CA; else a new one, kept. */
       const sessionTo = async (name: string, pod: V1Pod | undefined, ip: string): Promise<MemberActions> => {
         const key = `${podIdentity(pod)}/${opened}`;
         const k = keptNow.get(name);
         if (k?.key === key) return k.session;
-        if (k) await dropKept(name);
+        if (k) dropKept(name);
         const opening: { session?: MemberActions } = {};
         const session = await connect({
           host: ip,
@@ -435,13 +436,13 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
                   // one that does not let a connection in.
                   sql = await session.observe(session === reused ? CONNECT_TIMEOUT_MS : undefined);
                 } catch (e) {
-                  await dropKept(v.name);
+                  dropKept(v.name);
                   // A kept session may have ended unnoticed (a member restarted between looks): the
                   // member is asked once more, on a session of its own, before it counts as not answering.
                   if (session !== reused || SILENT_CODES.has((e as { code?: string }).code ?? '')) throw e;
                   session = await sessionTo(v.name, pod, ip);
                   sql = await session.observe().catch(async (again: unknown) => {
-                    await dropKept(v.name);
+                    dropKept(v.name);
                     throw again;
                   });
                 }
@@ -674,7 +675,7 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
           if (problems.some((p) => p.reason === 'FailoverWaiting')) break;
         } catch (e) {
           // A step that failed may have left a session in any state: none is used again.
-          await Promise.all([...sessions.keys()].map(dropKept));
+          for (const name of sessions.keys()) dropKept(name);
           throw e;
         }
       }
@@ -682,7 +683,7 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
       // (deleted) during this look.
       const asked = new Set(memberViews(podsNow, names, sts?.status?.updateRevision).map((v) => v.name));
       const forgotten = kept.get(uid) !== keptNow;
-      await Promise.all([...keptNow.keys()].filter((name) => forgotten || !asked.has(name)).map(dropKept));
+      for (const name of [...keptNow.keys()]) if (forgotten || !asked.has(name)) dropKept(name);
 
       // A former primary whose surplus is proven never acknowledged rejoins by clone (its agent does it).
       events.push(...(await records.rejoin(verdicts, errantNow)));
