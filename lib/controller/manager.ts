@@ -23,6 +23,7 @@ import { MemberReportLog } from './mysql-cluster/member-reports.js';
 import { createNamedObjectCache, createSecretCache } from './mysql-cluster/secret-cache.js';
 import { CERTIFICATE_API_VERSION, CERTIFICATE_PLURAL } from '../mysql/cert-manager.js';
 import { Reconciler } from './reconciler.js';
+import type { Term } from './reconciler.js';
 import { watchOwnersAndChildren, watchPods } from './watches.js';
 
 export const CONTROLLER_NAME = 'recon8s';
@@ -207,8 +208,9 @@ export async function startController(opts: ControllerOptions): Promise<Controll
   });
 
   const workers = { [APP.kind]: opts.workers ?? 4, [MYSQL_CLUSTER.kind]: opts.mysqlWorkers ?? 4 };
+  let term: Term | undefined;
   const startWorkers = (): void => {
-    reconciler.startTerm();
+    term = reconciler.startTerm();
     lanes = new Map(
       OWNER_KINDS.map(({ kind }) => {
         // Apps keep the controller's own name (its metrics' `controller` and `name` labels).
@@ -235,9 +237,11 @@ export async function startController(opts: ControllerOptions): Promise<Controll
   };
   const stopWorkers = async (): Promise<void> => {
     const ending = lanes;
+    const endingTerm = term;
     lanes = undefined;
+    term = undefined;
     await Promise.all([...(ending?.values() ?? [])].map((l) => l.pool.stop()));
-    await reconciler.endTerm();
+    if (endingTerm) await reconciler.endTerm(endingTerm);
   };
 
   const synced = Promise.all(allInformers.map((i) => i.start())).then(() => undefined);

@@ -76,6 +76,9 @@ export interface ReconcilerOptions {
   readonly certificates?: CertificateReader;
 }
 
+/** A term of leadership: the managers it started (Reconciler.startTerm). */
+export type Term = ReadonlyMap<string, Manager>;
+
 /**
  * Converges one App or MySQLCluster (the work-queue key `Kind/namespace/name`). Level-based: it reads
  * the resource from the cache and makes the cluster match, whatever happened before.
@@ -119,7 +122,8 @@ export class Reconciler {
   >();
 
   /** Per kind: the loop beside the render reconcile (MySQL: who is the primary). */
-  private readonly managers = new Map<string, Manager>();
+  /** The managers of the current term of leadership (a new Map each term: see endTerm). */
+  private managers = new Map<string, Manager>();
 
   constructor(private readonly o: ReconcilerOptions) {
     this.applier = new ChildApplier(o.client);
@@ -132,19 +136,24 @@ export class Reconciler {
    * manager remembered from an earlier term (the primary it chose) may have been replaced by another
    * leader since; only the API server's record is trusted at the start of a term.
    */
-  startTerm(): void {
-    void this.endTerm();
+  startTerm(): Term {
+    void this.endTerm(this.managers);
+    this.managers = new Map();
     for (const kc of KIND_CONTROLLERS) {
       const manager = kc.createManager?.();
       if (manager) this.managers.set(kc.definition.kind, manager);
     }
+    return this.managers;
   }
 
-  /** Drops the managers of the term that ends, closing what they kept open (leadership lost, shutdown). */
-  async endTerm(): Promise<void> {
-    const ending = [...this.managers.values()];
-    this.managers.clear();
-    await Promise.all(ending.map((m) => m.close?.()));
+  /**
+   * Ends the term `term` (startTerm's): its managers close what they kept open (leadership lost,
+   * shutdown). A term that already ended is left alone, and so is the one after it: a leader deposed and
+   * elected again at once starts its new term while the old one's reconciles are still winding down.
+   */
+  async endTerm(term: Term): Promise<void> {
+    if (term === this.managers) this.managers = new Map();
+    await Promise.all([...term.values()].map((m) => m.close?.()));
   }
 
   /** The recon8s resources in the cache, for what one kind reads of another. */

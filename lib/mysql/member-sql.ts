@@ -196,17 +196,34 @@ export class MemberSession {
 
   /**
    * Every statement has a deadline: a member cut off in the middle of one (a network partition)
-   * would otherwise hold the cluster manager, and with it any failover, for ever. mysql2 ends the
-   * connection when the deadline passes.
+   * would otherwise hold the cluster manager, and with it any failover, for ever. mysql2 rejects the
+   * statement when the deadline passes but leaves it running on the session: the session is ended
+   * then, so that nothing after it (the controller keeps its sessions between looks) queues behind it.
    */
   private async rows(sql: string, values?: unknown[], timeoutMs = QUERY_TIMEOUT_MS): Promise<RowDataPacket[]> {
-    const [rows] = await this.c.query<RowDataPacket[]>({ sql, values, timeout: timeoutMs });
-    return rows;
+    try {
+      const [rows] = await this.c.query<RowDataPacket[]>({ sql, values, timeout: timeoutMs });
+      return rows;
+    } catch (e) {
+      throw this.endedOnTimeout(e);
+    }
   }
 
   /** A statement that returns no rows, with the same deadline. */
   private async exec(sql: string, values?: unknown[], timeoutMs = QUERY_TIMEOUT_MS): Promise<void> {
-    await this.c.query({ sql, values, timeout: timeoutMs });
+    try {
+      await this.c.query({ sql, values, timeout: timeoutMs });
+    } catch (e) {
+      throw this.endedOnTimeout(e);
+    }
+  }
+
+  private endedOnTimeout(e: unknown): unknown {
+    if ((e as { code?: string }).code === 'PROTOCOL_SEQUENCE_TIMEOUT') {
+      this.closing = true;
+      this.c.destroy();
+    }
+    return e;
   }
 
   /** Everything decide() needs from this member, in two queries, each within `deadlineMs`. */

@@ -170,8 +170,8 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
    * turn one failed look into a failover).
    */
   const down = new Map<string, { primary: string; since: number }>();
-  /** Per cluster uid: when its recorded primary last answered, and its pod then. */
-  const answered = new Map<string, { primary: string; at: number; pod: AnsweringPod }>();
+  /** Per cluster uid: when its recorded primary last answered, and every member's pod then. */
+  const answered = new Map<string, { primary: string; at: number; pods: ReadonlyMap<string, AnsweringPod> }>();
   /**
    * Per cluster uid: the primary this process chose last and the switchover requests it handled. The
    * cache may still hold the status from before that choice (the status write has not come back
@@ -202,27 +202,25 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
    * credentials or CA changed, or that failed in a look, is closed and opened again.
    */
   const kept = new Map<string, Map<string, KeptSession>>();
-  const closeKept = async (uid: string, member?: string): Promise<void> => {
-    const of = kept.get(uid);
-    if (!of) return;
-    const ending = member === undefined ? [...of.keys()] : [member];
-    await Promise.all(
-      ending.map(async (m) => {
-        const k = of.get(m);
-        of.delete(m);
-        await k?.session.close().catch(() => undefined);
-      }),
-    );
+  /** Ends a cluster's kept sessions, without waiting (a session to a member cut off ends only at its deadline). */
+  const closeKept = (uid: string): void => {
+    for (const k of kept.get(uid)?.values() ?? []) void k.session.close().catch(() => undefined);
+    kept.get(uid)?.clear();
   };
+  /** Per cluster uid: when a lost session last woke it (monotonic ms): at most once a BUSY_POLL_MS. */
+  const woken = new Map<string, number>();
   const now = opts.now ?? ((): number => performance.now());
 
   return {
     async close() {
-      await Promise.all([...kept.keys()].map((uid) => closeKept(uid)));
+      for (const uid of kept.keys()) closeKept(uid);
+      kept.clear();
+      await Promise.resolve();
     },
     forget(uid) {
-      void closeKept(uid);
+      closeKept(uid);
       kept.delete(uid);
+      woken.delete(uid);
       down.delete(uid);
       answered.delete(uid);
       decided.delete(uid);
@@ -233,8 +231,8 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
     },
     async manage(ctx: ManageContext): Promise<Management> {
       /** Nothing to look at (no pods yet, no credentials or CA, a StatefulSet it does not control): no session kept either. */
-      const nothingToManage = async (uid: string): Promise<Management> => {
-        await closeKept(uid);
+      const nothingToManage = (uid: string): Management => {
+        closeKept(uid);
         return { fields: {}, problems: [], events: [] };
       };
       const { cr, client, log } = ctx;
@@ -285,7 +283,12 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
             if (lost !== undefined && keptNow.get(name)?.session === lost) {
               keptNow.delete(name);
               void lost.close().catch(() => undefined);
-              ctx.wake?.();
+              // Looked at now, but never in a loop (a member that keeps ending new sessions).
+              const last = woken.get(uid);
+              if (last === undefined || now() - last >= BUSY_POLL_MS) {
+                woken.set(uid, now());
+                ctx.wake?.();
+              }
             }
           },
         });
@@ -410,8 +413,6 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
       for (let i = 0; i < MAX_STEPS; i++) {
         const views = memberViews(podsNow, names, sts?.status?.updateRevision);
         const sessions = new Map<string, MemberActions>();
-        /** Members whose pod refused the connection (nothing listens on MySQL's port). */
-        const refused = new Set<string>();
         try {
           const observed = await Promise.all(
             views.map(async (v): Promise<MemberView> => {
@@ -457,7 +458,6 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
                   return { ...v, error: describe(e), certificateRejected: e.verifyError };
                 }
                 const code = (e as { code?: string }).code ?? '';
-                if (code === 'ECONNREFUSED') refused.add(v.name);
                 if (SILENT_CODES.has(code))
                   silentNow.set(v.name, { pod: podIdentity(pod), error: describe(e), probing: false });
                 return { ...v, error: note() ?? describe(e) };
@@ -466,12 +466,14 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
           );
           const current = primary !== undefined ? observed.find((m) => m.name === primary) : undefined;
           const downEntry = primary !== undefined ? down.get(uid) : undefined;
-          const primaryPod = podsNow.find((p) => p.metadata?.name === primary);
+          const podsByName = new Map(podsNow.map((p) => [p.metadata?.name ?? '', p]));
           if (primary !== undefined && current?.sql)
             answered.set(uid, {
               primary,
               at: now(),
-              pod: { uid: primaryPod?.metadata?.uid ?? '', restarts: mysqlRestarts(primaryPod) },
+              pods: new Map(
+                [...podsByName].map(([name, p]) => [name, { uid: p.metadata?.uid ?? '', restarts: mysqlRestarts(p) }]),
+              ),
             });
           if (primary === undefined || current?.sql?.writable) down.delete(uid);
           else if (!current?.sql && downEntry?.primary !== primary) {
@@ -481,13 +483,12 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
           }
           const downSince = down.get(uid);
           const lastAnswer = answered.get(uid);
+          // With the semi-synchronous acknowledgements the primary's term enforced, not only those the
+          // spec asks now (raised since, they may not have reached it before it stopped).
+          const enforced = Math.min(waitCount, records.term?.semiSyncReplicas ?? waitCount);
           const stopped =
-            primary !== undefined && !current?.sql && !current?.certificateRejected
-              ? primaryStopped(
-                  primaryPod,
-                  lastAnswer?.primary === primary ? lastAnswer.pod : undefined,
-                  refused.has(primary),
-                )
+            primary !== undefined && !current?.sql && lastAnswer?.primary === primary && enforced > 0
+              ? primaryStopped(primary, podsByName, lastAnswer.pods)
               : undefined;
           // What the look found that the proof of rejoin.ts rests on is recorded before any step.
           await records.afterLook(observed, primary, waitCount);

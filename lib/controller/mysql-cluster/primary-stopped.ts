@@ -1,10 +1,19 @@
-// Whether the recorded primary's mysqld is known not to run, from what its pod says and how its port
-// answered: the evidence that lets a failover skip failoverAfterSeconds (failover.ts says when that is
-// safe). Pure: the cluster manager passes the pod from its cache and what it saw at its last good look.
+// Whether the recorded primary's mysqld is known to have exited, from what the kubelet says of its
+// container: the evidence that lets a failover skip failoverAfterSeconds (failover.ts says when that is
+// safe). Pure: the cluster manager passes the pods from its cache and what it saw at its last good look.
+//
+// Only the container's own state counts, for the pod that answered: the mysql container runs mysqld
+// itself (exec), so a container that exited or restarted is a mysqld process that is gone, and can
+// neither commit nor be acknowledged again. What is not evidence, and why:
+// - the pod deleted or replaced: a pod deleted with no grace period leaves the API at once while its
+//   containers run on for a moment on the node (the HA e2e lost an acknowledged write when this counted);
+// - a refused connection: a mysqld shutting down stops listening before it ends its sessions, and a
+//   sidecar proxy or a REJECT rule refuses for a mysqld that runs;
+// - anything without a last good look to compare with (a controller that just started).
 import type { V1Pod } from '@kubernetes/client-node';
 import { MYSQL_CONTAINER } from '../../../constructs/index.js';
 
-/** The primary's pod when a look last found the primary answering. */
+/** A member's pod when a look last found the primary answering. */
 export interface AnsweringPod {
   /** The pod's uid. */
   readonly uid: string;
@@ -16,32 +25,36 @@ export interface AnsweringPod {
 export const mysqlRestarts = (pod: V1Pod | undefined): number =>
   pod?.status?.containerStatuses?.find((c) => c.name === MYSQL_CONTAINER)?.restartCount ?? 0;
 
-/**
- * Why the primary's mysqld cannot be running, or undefined when nothing says so (it may be only silent:
- * a partition, a node that stopped answering, a pod shutting down gracefully, which may still commit).
- *
- * - `pod` undefined: its pod was deleted (a pod deleted with no grace period may keep running for a
- *   moment on its node; with semi-synchronous replication nothing it commits then is acknowledged once
- *   the replicas' receivers stop, which a failover does first);
- * - another uid than when it last answered: the pod was replaced;
- * - its mysql container terminated or waiting (crash-looping, being created), or restarted since it last
- *   answered: mysqld exited;
- * - `refused`: its pod refused the connection (nothing listens on MySQL's port: mysqld is not up yet, or
- *   is already shutting down).
- */
-export function primaryStopped(
-  pod: V1Pod | undefined,
-  last: AnsweringPod | undefined,
-  refused: boolean,
-): string | undefined {
-  if (!pod) return 'its pod was deleted';
-  if (last && pod.metadata?.uid !== last.uid) return 'its pod was replaced';
+/** What became of a member's mysqld since `last`, by its container; undefined while it runs as it did. */
+export function mysqldExited(pod: V1Pod | undefined, last: AnsweringPod | undefined): string | undefined {
+  if (!pod || !last || pod.metadata?.uid !== last.uid) return undefined;
   const container = pod.status?.containerStatuses?.find((c) => c.name === MYSQL_CONTAINER);
   const terminated = container?.state?.terminated;
   if (terminated) return `its mysql container exited (${terminated.reason ?? `exit code ${terminated.exitCode}`})`;
+  if (mysqlRestarts(pod) > last.restarts) return 'its mysql container restarted';
   const waiting = container?.state?.waiting;
-  if (waiting) return `its mysql container is not running (${waiting.reason ?? 'waiting'})`;
-  if (last && mysqlRestarts(pod) > last.restarts) return 'its mysql container restarted';
-  if (refused) return 'its pod refused the connection: mysqld is not listening';
+  if (waiting && container?.lastState?.terminated) return `its mysql container exited (${waiting.reason ?? 'waiting'})`;
   return undefined;
+}
+
+/**
+ * Why the primary's mysqld is known to have exited since the last good look, or undefined.
+ * `pods` and `last`: every member's pod now and at that look. Undefined too when another member's
+ * mysqld restarted or its pod changed since: a replica that restarted may have lost what it had
+ * received and acknowledged but not applied (relay_log_recovery), so only the wait, or the primary's
+ * own return, bounds what was acknowledged.
+ */
+export function primaryStopped(
+  primary: string,
+  pods: ReadonlyMap<string, V1Pod>,
+  last: ReadonlyMap<string, AnsweringPod>,
+): string | undefined {
+  const why = mysqldExited(pods.get(primary), last.get(primary));
+  if (why === undefined) return undefined;
+  for (const [member, then] of last) {
+    if (member === primary) continue;
+    const pod = pods.get(member);
+    if (pod?.metadata?.uid !== then.uid || mysqlRestarts(pod) !== then.restarts) return undefined;
+  }
+  return why;
 }
