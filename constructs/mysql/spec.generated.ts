@@ -23,10 +23,9 @@ export interface MySQLClusterSpec {
   /**
    * How long the primary may be silent before a replica is promoted (when a majority of members
    * answers and a replica holds every acknowledged transaction). A primary that comes back after a
-   * restart is replaced at once, and so, with semi-synchronous replication, is one known not to run
-   * (its pod deleted or replaced, its mysql container restarted or not running, its port refusing
-   * connections). A primary cut off from every other member makes itself read-only after a quarter
-   * of this.
+   * restart is replaced at once, and so, with semi-synchronous replication, is one whose mysql
+   * container exited or restarted (a crash). A primary cut off from every other member makes itself
+   * read-only after a quarter of this.
    * @default 30
    */
   readonly failoverAfterSeconds?: number;

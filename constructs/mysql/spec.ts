@@ -520,7 +520,7 @@ export const mysqlSpec = s.object({
     failoverAfterSeconds: s.optional(
       s.integer({
         description:
-          'How long the primary may be silent before a replica is promoted (when a majority of members answers and a replica holds every acknowledged transaction). A primary that comes back after a restart is replaced at once, and so, with semi-synchronous replication, is one known not to run (its pod deleted or replaced, its mysql container restarted or not running, its port refusing connections). A primary cut off from every other member makes itself read-only after a quarter of this.',
+          'How long the primary may be silent before a replica is promoted (when a majority of members answers and a replica holds every acknowledged transaction). A primary that comes back after a restart is replaced at once, and so, with semi-synchronous replication, is one whose mysql container exited or restarted (a crash). A primary cut off from every other member makes itself read-only after a quarter of this.',
         minimum: 10,
         maximum: 3600,
         default: 30,

@@ -136,7 +136,7 @@ export function alertRules(props: AlertRulesProps = {}): AlertRule[] {
       'recon8s_mysql_primary_reachable == 0',
       '1m',
       `The primary of MySQLCluster ${cluster} does not answer`,
-      `The recorded primary of ${cluster} has not answered the controller for a minute: writes fail until it answers again or a replica is promoted (with a majority: at once when its mysqld is known stopped, after failoverAfterSeconds when it is silent).`,
+      `The recorded primary of ${cluster} has not answered the controller for a minute: writes fail until it answers again or a replica is promoted (with a majority: at once when its mysqld crashed, after failoverAfterSeconds when it is silent).`,
     ),
     rule(
       'Recon8sMySQLFailedOver',
