@@ -121,8 +121,10 @@ export class Reconciler {
     { kind: string; namespace: string; name: string; reason: string }
   >();
 
-  /** Per kind: the loop beside the render reconcile (MySQL: who is the primary). */
-  /** The managers of the current term of leadership (a new Map each term: see endTerm). */
+  /**
+   * Per kind, the loop beside the render reconcile (MySQL: who is the primary), of the current term of
+   * leadership: a new Map each term (see endTerm).
+   */
   private managers = new Map<string, Manager>();
 
   constructor(private readonly o: ReconcilerOptions) {
@@ -143,6 +145,11 @@ export class Reconciler {
       const manager = kc.createManager?.();
       if (manager) this.managers.set(kc.definition.kind, manager);
     }
+    return this.managers;
+  }
+
+  /** The current term of leadership (startTerm's last). */
+  get term(): Term {
     return this.managers;
   }
 

@@ -416,7 +416,7 @@ describe('MySQLCluster manager steps (real API server, fake members)', function 
     assert.deepEqual(members.writable(), ['ha-1']);
   });
 
-  describe('a primary whose mysqld is known not to run', () => {
+  describe('a primary whose mysqld crashed (its container exited or restarted) or may still run', () => {
     const primaryPod = (change: (pod: V1Pod) => V1Pod | undefined) => (pod: V1Pod) =>
       pod.metadata?.name === `${NAME}-0` ? change(pod) : pod;
     const mysqlContainer = (pod: V1Pod, c: Partial<V1ContainerStatus>) => ({
@@ -426,6 +426,23 @@ describe('MySQLCluster manager steps (real API server, fake members)', function 
         containerStatuses: (pod.status?.containerStatuses ?? []).map((s) => ({ ...s, ...c })),
       },
     });
+    /**
+     * A controller that looked once at a healthy cluster, whose primary ha-0 then stopped answering
+     * (refused), and its next look 1 s later, with the pods as `podOf` makes them.
+     */
+    const lostAfterOneLook = async (podOf: (pod: V1Pod) => V1Pod | undefined) => {
+      const members = new FakeMembers();
+      const primary = members.state.get(`${NAME}-0`) as Member;
+      primary.up = true;
+      const ctl = controller('ctl', members);
+      await ctl.manage(context(await read()));
+      const before = members.by('ctl');
+      primary.up = false;
+      primary.refuses = true;
+      ctl.clock.t = 1_000;
+      const management = (await ctl.manage(context(await read(), undefined, podOf))) as Management;
+      return { members, ctl, management, before };
+    };
     const cases: readonly {
       readonly what: string;
       readonly podOf: (pod: V1Pod) => V1Pod | undefined;
@@ -446,16 +463,8 @@ describe('MySQLCluster manager steps (real API server, fake members)', function 
     ];
     for (const c of cases)
       it(`fails over at once, not after failoverAfterSeconds, with semi-synchronous replication: ${c.what}`, async () => {
-        const members = new FakeMembers();
-        const primary = members.state.get(`${NAME}-0`) as Member;
-        primary.up = true;
-        const ctl = controller('ctl', members);
-        await ctl.manage(context(await read()));
-        assert.deepEqual(members.by('ctl'), [], 'a healthy cluster: nothing to do');
-        primary.up = false;
-        primary.refuses = true;
-        ctl.clock.t = 1_000;
-        const done = (await ctl.manage(context(await read(), undefined, c.podOf))) as Management;
+        const { members, management: done, before } = await lostAfterOneLook(c.podOf);
+        assert.deepEqual(before, [], 'a healthy cluster: nothing to do');
         assert.equal(((await read()).status as { currentPrimary?: string }).currentPrimary, 'ha-1');
         assert.deepEqual(members.by('ctl').slice(0, 3), [
           'ha-1 stopReceiver',
@@ -487,15 +496,7 @@ describe('MySQLCluster manager steps (real API server, fake members)', function 
     ];
     for (const c of notEnough)
       it(`waits failoverAfterSeconds for a primary that does not answer with only ${c.what}`, async () => {
-        const members = new FakeMembers();
-        const primary = members.state.get(`${NAME}-0`) as Member;
-        primary.up = true;
-        const ctl = controller('ctl', members);
-        await ctl.manage(context(await read()));
-        primary.up = false;
-        primary.refuses = true;
-        ctl.clock.t = 1_000;
-        const waiting = (await ctl.manage(context(await read(), undefined, c.podOf))) as Management;
+        const { members, management: waiting } = await lostAfterOneLook(c.podOf);
         assert.equal(((await read()).status as { currentPrimary?: string }).currentPrimary, 'ha-0');
         assert.deepEqual(members.by('ctl'), []);
         assert.deepEqual(
@@ -511,16 +512,8 @@ describe('MySQLCluster manager steps (real API server, fake members)', function 
         body: JSON.stringify({ spec: { semiSyncReplicas: 0 } }),
         headers: { 'Content-Type': PatchStrategy.MergePatch },
       });
-      const members = new FakeMembers();
-      const primary = members.state.get(`${NAME}-0`) as Member;
-      primary.up = true;
-      const ctl = controller('ctl', members);
-      await ctl.manage(context(await read()));
-      primary.up = false;
-      primary.refuses = true;
-      ctl.clock.t = 1_000;
       const restarted = primaryPod((p) => mysqlContainer(p, { restartCount: 1 }));
-      const waiting = (await ctl.manage(context(await read(), undefined, restarted))) as Management;
+      const { ctl, management: waiting } = await lostAfterOneLook(restarted);
       assert.equal(((await read()).status as { currentPrimary?: string }).currentPrimary, 'ha-0');
       assert.deepEqual(
         waiting.problems.map((p) => p.reason),
@@ -532,38 +525,19 @@ describe('MySQLCluster manager steps (real API server, fake members)', function 
     });
 
     it('waits failoverAfterSeconds for a primary whose pod shuts down gracefully and no longer answers: it may still commit', async () => {
-      const members = new FakeMembers();
-      const primary = members.state.get(`${NAME}-0`) as Member;
-      primary.up = true;
-      const ctl = controller('ctl', members);
-      await ctl.manage(context(await read()));
-      primary.up = false;
-      ctl.clock.t = 1_000;
       const terminating = primaryPod((p) => ({ ...p, metadata: { ...p.metadata, deletionTimestamp: new Date() } }));
-      await ctl.manage(context(await read(), undefined, terminating));
+      const { members } = await lostAfterOneLook(terminating);
       assert.equal(((await read()).status as { currentPrimary?: string }).currentPrimary, 'ha-0');
       assert.deepEqual(members.by('ctl'), []);
     });
   });
 
   describe('sessions kept between looks', () => {
-    /** ha-0 the primary, answering, with ha-1 and ha-2 replicating from it. */
-    const healthy = (): FakeMembers => {
-      const members = new FakeMembers();
-      (members.state.get(`${NAME}-0`) as Member).up = true;
-      for (const m of MEMBERS.slice(1))
-        (members.state.get(m) as Member).channel = {
-          sourceHost: names.memberHost(`${NAME}-0`),
-          receiver: 'ON',
-          applier: 'ON',
-        };
-      return members;
-    };
     const reachable = (m: Management): string[] =>
       (m.fields.members as { name: string; reachable: boolean }[]).filter((x) => x.reachable).map((x) => x.name);
 
     it('opens one session per member for any number of looks at a healthy cluster, and ends none', async () => {
-      const members = healthy();
+      const members = healthyMembers();
       const ctl = controller('ctl', members);
       for (let i = 0; i < 5; i++) {
         ctl.clock.t = i * 5_000;
@@ -578,7 +552,7 @@ describe('MySQLCluster manager steps (real API server, fake members)', function 
     });
 
     it('wakes the cluster at once when a kept session ends under it, and the next look opens a new one', async () => {
-      const members = healthy();
+      const members = healthyMembers();
       const ctl = controller('ctl', members);
       let woken = 0;
       const ctx = async (): Promise<ManageContext> => ({ ...context(await read()), wake: () => woken++ });
@@ -594,7 +568,7 @@ describe('MySQLCluster manager steps (real API server, fake members)', function 
     });
 
     it('asks a member once more, on a new session, when its kept one fails in a look, before it counts as not answering', async () => {
-      const members = healthy();
+      const members = healthyMembers();
       const ctl = controller('ctl', members);
       await ctl.manage(context(await read()));
       (members.state.get(`${NAME}-1`) as Member).failReads = { error: 'Connection lost', count: 1 };
@@ -605,7 +579,7 @@ describe('MySQLCluster manager steps (real API server, fake members)', function 
     });
 
     it("ends a member's session when its pod is replaced, and every session once the cluster is forgotten or the term ends", async () => {
-      const members = healthy();
+      const members = healthyMembers();
       const ctl = controller('ctl', members);
       const cr = await read();
       await ctl.manage(context(cr));
