@@ -111,7 +111,10 @@ export async function startController(opts: ControllerOptions): Promise<Controll
   });
   const scopes: (string | undefined)[] = opts.namespaces?.length ? [...opts.namespaces] : [undefined];
   const resyncPeriodMs = opts.resyncPeriodMs ?? 10 * 60_000;
-  /** One queue and its workers per kind (MySQLClusters apart from Apps), while this process reconciles. */
+  /**
+   * One queue and its workers per kind (MySQLClusters apart from Apps), while this process reconciles:
+   * keys queued while it does not are dropped (a new term queues every resource).
+   */
   let lanes: Map<string, { readonly queue: WorkQueue; readonly pool: WorkerPool }> | undefined;
   const enqueue = (key: string): void => lanes?.get(parseQueueKey(key).kind)?.queue.add(key);
 
@@ -170,7 +173,7 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     logger,
     hooks: watchHooks('secrets'),
     onChange: (owner) => {
-      if (lanes) enqueue(queueKey(owner.kind, owner.namespace, owner.name));
+      enqueue(queueKey(owner.kind, owner.namespace, owner.name));
     },
   });
   // A MySQLCluster's cert-manager Certificate (spec.tls.issuerRef), watched by name once it exists: never
@@ -187,7 +190,7 @@ export async function startController(opts: ControllerOptions): Promise<Controll
       ),
     watchMissing: false,
     onChange: (owner) => {
-      if (lanes) enqueue(queueKey(owner.kind, owner.namespace, owner.name));
+      enqueue(queueKey(owner.kind, owner.namespace, owner.name));
     },
   });
   const reconciler = new Reconciler({
@@ -202,9 +205,7 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     install: { credentialsClusterRole: opts.credentialsClusterRole },
     secrets: secrets.read,
     certificates: certificates.read,
-    wake: (key) => {
-      if (lanes) enqueue(key);
-    },
+    wake: enqueue,
   });
 
   const workers = { [APP.kind]: opts.workers ?? 4, [MYSQL_CLUSTER.kind]: opts.mysqlWorkers ?? 4 };

@@ -15,7 +15,7 @@
 // 4. The primary is made writable only with semi-synchronous replication configured, so that every
 //    acknowledged commit exists on `waitCount` replicas.
 // 5. Failover promotes a replica only when the primary has been unreachable for `failoverAfterMs` (or
-//    is known not to run, with semi-synchronous replication; or came back after a restart, or answers but none of its replicas has heard from it for
+//    is known to have exited, with semi-synchronous replication; or came back after a restart, or answers but none of its replicas has heard from it for
 //    `failoverAfterMs`, and the controller fenced it), a majority of the members answers, every
 //    candidate's receiver has stopped (the old primary can get no more acknowledgements), and the
 //    chosen candidate holds every transaction any candidate received (failover.ts).
@@ -102,8 +102,8 @@ export interface ClusterView {
   readonly primaryDownMs?: number;
   readonly failoverAfterMs: number;
   /**
-   * Why the recorded primary's mysqld is known not to run, when the caller knows it (its pod deleted or
-   * replaced, its mysql container restarted or not running, its port refusing connections): with
+   * Why the recorded primary's mysqld is known to have exited, when the caller knows it (its mysql
+   * container exited or restarted: lib/controller/mysql-cluster/primary-stopped.ts): with
    * semi-synchronous replication, failover does not wait `failoverAfterMs` (failover.ts says why).
    */
   readonly primaryStopped?: string;

@@ -5,9 +5,9 @@
 // A primary is lost in one of four ways:
 // - it does not answer the controller for `failoverAfterMs` (counted by the caller from the last look
 //   that found it answering: ClusterView.primaryDownMs);
-// - it does not answer and its mysqld is known not to run (ClusterView.primaryStopped: its pod gone or
-//   replaced, its container restarted, its port refusing connections): replaced at once, without waiting
-//   `failoverAfterMs`, but only with semi-synchronous replication. The wait exists for a primary that is
+// - it does not answer and its mysqld is known to have exited (ClusterView.primaryStopped: its container
+//   exited or restarted, primary-stopped.ts): replaced at once, without waiting `failoverAfterMs`, but
+//   only with semi-synchronous replication. The wait exists for a primary that is
 //   silent but may still take writes (a partition); one that is not running takes none, and every
 //   commit it acknowledged is on `waitCount` replicas, whose receivers stop before any is promoted.
 //   Without semi-synchronous replication, only the wait (or its restart) bounds what it acknowledged;

@@ -205,25 +205,17 @@ export class MemberSession {
       const [rows] = await this.c.query<RowDataPacket[]>({ sql, values, timeout: timeoutMs });
       return rows;
     } catch (e) {
-      throw this.endedOnTimeout(e);
+      if ((e as { code?: string }).code === 'PROTOCOL_SEQUENCE_TIMEOUT') {
+        this.closing = true;
+        this.c.destroy();
+      }
+      throw e;
     }
   }
 
   /** A statement that returns no rows, with the same deadline. */
   private async exec(sql: string, values?: unknown[], timeoutMs = QUERY_TIMEOUT_MS): Promise<void> {
-    try {
-      await this.c.query({ sql, values, timeout: timeoutMs });
-    } catch (e) {
-      throw this.endedOnTimeout(e);
-    }
-  }
-
-  private endedOnTimeout(e: unknown): unknown {
-    if ((e as { code?: string }).code === 'PROTOCOL_SEQUENCE_TIMEOUT') {
-      this.closing = true;
-      this.c.destroy();
-    }
-    return e;
+    await this.rows(sql, values, timeoutMs);
   }
 
   /** Everything decide() needs from this member, in two queries, each within `deadlineMs`. */

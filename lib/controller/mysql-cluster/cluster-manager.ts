@@ -1,7 +1,7 @@
 // The MySQL cluster manager: the loop beside the render reconcile that keeps one writable primary.
 //
 // Contract: each time a MySQLCluster is reconciled (its children converged), manage() looks at every
-// member over SQL, asks decide() (lib/mysql/decide.ts, pure) for one step, does it, and looks again,
+// member over SQL (one session per member, kept between looks; one that ends wakes the cluster), asks decide() (lib/mysql/decide.ts, pure) for one step, does it, and looks again,
 // until decide() says steady or wait (at most MAX_STEPS times). It reports status.currentPrimary and
 // the members, Degraded reasons for what it waits on, and an Event for every change of topology. It
 // asks to be called again soon (failure detection polls the members; nothing else would notice a
@@ -73,6 +73,11 @@ interface KeptSession {
   readonly key: string;
   readonly session: MemberActions;
 }
+
+/** Ends a session without waiting for it (nor for its failure: it is no longer used). */
+const endSession = (session: MemberActions): void => {
+  void session.close().catch(() => undefined);
+};
 
 /** A member judged silent: its pod then (uid and IP), why, and whether a probe of it is under way. */
 interface Silent {
@@ -204,7 +209,7 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
   const kept = new Map<string, Map<string, KeptSession>>();
   /** Ends a cluster's kept sessions, without waiting (a session to a member cut off ends only at its deadline). */
   const closeKept = (uid: string): void => {
-    for (const k of kept.get(uid)?.values() ?? []) void k.session.close().catch(() => undefined);
+    for (const k of kept.get(uid)?.values() ?? []) endSession(k.session);
     kept.get(uid)?.clear();
   };
   /** Per cluster uid: when a lost session last woke it (monotonic ms): at most once a BUSY_POLL_MS. */
@@ -212,10 +217,10 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
   const now = opts.now ?? ((): number => performance.now());
 
   return {
-    async close() {
+    close() {
       for (const uid of kept.keys()) closeKept(uid);
       kept.clear();
-      await Promise.resolve();
+      return Promise.resolve();
     },
     forget(uid) {
       closeKept(uid);
@@ -263,7 +268,7 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
       const dropKept = (name: string): void => {
         const k = keptNow.get(name);
         keptNow.delete(name);
-        void k?.session.close().catch(() => undefined);
+        if (k) endSession(k.session);
       };
       /** The member's kept session if it was opened for this pod, these credentials and this CA; else a new one, kept. */
       const sessionTo = async (name: string, pod: V1Pod | undefined, ip: string): Promise<MemberActions> => {
@@ -282,7 +287,7 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
             const lost = opening.session;
             if (lost !== undefined && keptNow.get(name)?.session === lost) {
               keptNow.delete(name);
-              void lost.close().catch(() => undefined);
+              endSession(lost);
               // Looked at now, but never in a loop (a member that keeps ending new sessions).
               const last = woken.get(uid);
               if (last === undefined || now() - last >= BUSY_POLL_MS) {
@@ -442,14 +447,13 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
                   // member is asked once more, on a session of its own, before it counts as not answering.
                   if (session !== reused || SILENT_CODES.has((e as { code?: string }).code ?? '')) throw e;
                   session = await sessionTo(v.name, pod, ip);
-                  sql = await session.observe().catch(async (again: unknown) => {
-                    dropKept(v.name);
-                    throw again;
-                  });
+                  sql = await session.observe();
                 }
                 sessions.set(v.name, session);
                 return { ...v, sql };
               } catch (e) {
+                // A member that did not answer keeps no session.
+                dropKept(v.name);
                 if (e instanceof MemberCertificateError) {
                   refusedPods.set(`${pod?.metadata?.uid ?? v.name}/${e.verifyError}`, {
                     member: v.name,
