@@ -231,4 +231,12 @@ export const AGENT_HTTP_PATHS = {
   ready: '/readyz',
   /** The credentials revision the agent reads in the mounted Secret now (a token, never a password). */
   credentials: '/credentials-revision',
+  /**
+   * The mysql container's preStop hook: the agent fences its member before the kubelet sends mysqld
+   * SIGTERM (a graceful shutdown tells a client waiting for a replica's acknowledgement that its commit
+   * succeeded: lib/agent/stops.ts).
+   */
+  preStop: '/pre-stop',
+  /** The stops of this member's mysqld that could have acknowledged a commit no replica had (JSON). */
+  stops: '/unsafe-stops',
 } as const;

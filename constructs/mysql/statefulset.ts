@@ -263,6 +263,15 @@ function mysqlContainer(ctx: MySQLClusterContext): k8s.Container {
     // member's first, a restart, a failed-over primary's return); an HTTP request to the agent costs
     // next to nothing.
     startupProbe: { ...ping, periodSeconds: 2, failureThreshold: 1800 },
+    // Before the kubelet stops mysqld (pod deleted, evicted, drained, a liveness restart), its agent makes
+    // it read-only and ends its clients' sessions: mysqld's graceful shutdown tells a client whose commit
+    // waits for a replica's acknowledgement that it succeeded (MySQL 9.7, proven in
+    // test/integration/mysql-real.test.ts), and a primary cut off from its replicas would so acknowledge
+    // writes no replica has. A hook that fails (the agent down) does not hold the stop: the agent records
+    // a stop it did not fence as unsafe, and what it held is then never discarded automatically.
+    lifecycle: {
+      preStop: { httpGet: { path: AGENT_HTTP_PATHS.preStop, port: k8s.IntOrString.fromNumber(AGENT_PORT) } },
+    },
     livenessProbe: { ...ping, failureThreshold: 6 },
     // Often: a new primary serves writes only once it is ready, and the agent answers from a pooled
     // session. Five failures in a row (10 s) before a member leaves its Service: a busy node is slow.

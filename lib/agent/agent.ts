@@ -9,6 +9,7 @@
 //   clone (reprovision.ts), reports it in its termination message and exits, so that the pod restarts.
 // It has no API credentials: what it has to say goes through its termination message and its probes.
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { writeFile } from 'node:fs/promises';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createServer } from 'node:http';
@@ -34,6 +35,7 @@ import type { LocalSqlApi } from './local-sql.js';
 import { connectVerified } from './local-sql.js';
 import { Peers, isServerError, mysqlPeerProbe, resolveWithSystem } from './peers.js';
 import { Reprovisioner, dataPaths } from './reprovision.js';
+import { STOPS_FILE, StopRecords, sameRun } from './stops.js';
 
 export function log(message: string): void {
   process.stderr.write(`${new Date().toISOString()} recon8s agent: ${message}\n`);
@@ -65,7 +67,15 @@ export interface AgentDependencies {
   readonly loginWorks?: LoginCheck;
   readonly reprovisioner?: Pick<Reprovisioner, 'look' | 'forgetPreviousData'>;
   readonly credentials?: () => ClusterCredentials;
+  readonly stops?: StopRecords;
 }
+
+/** How long the agent, told to stop, waits for the preStop hook of mysqld's container (sent at the same moment). */
+export const PRE_STOP_WAIT_MS = 10_000;
+/** How long a stop's fencing is tried (the pod's grace period is 120 s; mysqld needs its share to shut down). */
+export const PRE_STOP_FENCING_MS = 60_000;
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 export class Agent {
   private readonly now: () => number;
@@ -75,6 +85,13 @@ export class Agent {
   private readonly reprovisioner: Pick<Reprovisioner, 'look' | 'forgetPreviousData'>;
   /** The passwords as the mounted Secret says now (read at each use: a rotation changes them). */
   private readonly credentials: () => ClusterCredentials;
+  /** This member's stops, and which could have acknowledged a commit alone (stops.ts). */
+  private readonly stops: StopRecords;
+  /**
+   * The preStop hook's fencing of this run of mysqld, once asked (the kubelet stops mysqld after it; only
+   * mysqld's container may restart, and the next run is another's to fence).
+   */
+  private preStop: { run?: number; settled: boolean; readonly done: Promise<Health> } | undefined;
   private isolation: IsolationState = NOT_ISOLATED;
   /** When the mysqld whose accounts were made sure of started. */
   private configuredFor: number | undefined;
@@ -92,6 +109,13 @@ export class Agent {
     this.credentials =
       deps.credentials ?? ((): ClusterCredentials => readCredentials(config.credentialsDir, config.exporterAccount));
     const replicationPassword = (): string => this.credentials().replication;
+    this.stops =
+      deps.stops ??
+      new StopRecords(
+        join(config.dataVolume, config.dataDirName, STOPS_FILE),
+        { gtidExecuted: () => sql.gtidExecuted(), recoveredFromCrash: () => sql.recoveredFromCrash() },
+        this.log,
+      );
     const ca = (): string => readFileSync(config.caFile, 'utf8');
     this.peers =
       deps.peers ??
@@ -134,6 +158,7 @@ export class Agent {
           };
         },
         report: (reason, message) => this.report(MEMBER_REPORTS[reason], message),
+        unsafeStops: () => this.stops.unsafe(),
         log: this.log,
       });
   }
@@ -177,6 +202,10 @@ export class Agent {
       return { delayMs: 1000 };
     }
     let delayMs = 10_000;
+    // Before anything else of this run: how the last one ended (a discard request is judged by it).
+    await this.stops.observeRun(startedAt);
+    const stop = this.preStop;
+    if (stop?.settled && (stop.run === undefined || !sameRun(stop.run, startedAt))) this.preStop = undefined;
     let flags = await this.sql.flags();
     if (!flags.readOnly && (this.configuredFor === undefined || Math.abs(startedAt - this.configuredFor) > 2000)) {
       try {
@@ -227,7 +256,7 @@ export class Agent {
       // Every member keeps the others' addresses: one that is promoted has them already when DNS is cut off.
       await this.peers.refresh();
     }
-    if (flags.readOnly) {
+    if (flags.readOnly && !this.preStop) {
       const outcome = await this.reprovisioner.look();
       if (outcome === 'restarting') return { exit: 0 };
       if (outcome === 'failed') return { exit: 1 };
@@ -246,7 +275,74 @@ export class Agent {
     }
   }
 
+  /**
+   * The mysql container's preStop hook (the kubelet stops mysqld once it answers): the member fenced
+   * with lib/mysql/fencing.ts at once (no waiting for commits: the member is going away), every client
+   * session ended, so that mysqld's graceful shutdown has no waiting commit to tell its client succeeded;
+   * recorded (stops.ts) before and after. Tried again until PRE_STOP_FENCING_MS; a mysqld that is not
+   * running has nothing to release. Asked once: the kubelet's retries share it.
+   */
+  prepareStop(): Promise<Health> {
+    if (this.preStop) return this.preStop.done;
+    const entry: { run?: number; settled: boolean; done: Promise<Health> } = {
+      settled: false,
+      done: Promise.resolve({ ok: false, message: '' }),
+    };
+    this.preStop = entry;
+    entry.done = (async (): Promise<Health> => {
+      const deadline = this.now() + PRE_STOP_FENCING_MS;
+      for (let attempt = 1; ; attempt++) {
+        let startedAt: number | undefined;
+        try {
+          startedAt = await this.sql.startedAt(this.now());
+          entry.run = startedAt;
+          await this.stops.observeRun(startedAt);
+          await this.stops.stopping(startedAt);
+          await this.sql.fencingSession((f) =>
+            fence(f, { spare: [ADMIN_USER, REPLICATION_USER], waitForCommitsSeconds: 0 }),
+          );
+          const executed = await this.sql.gtidExecuted();
+          await this.stops.stopping(startedAt, executed);
+          this.log('stopping: this member is read-only and its clients are gone; mysqld may shut down');
+          return { ok: true, message: 'fenced' };
+        } catch (e) {
+          if (startedAt === undefined && !isServerError(e) && (await this.mysqldGone()))
+            return { ok: true, message: 'mysqld is not running: nothing to fence' };
+          if (this.now() >= deadline) {
+            this.log(`stopping: could not fence this member (${messageOf(e)}); its stop is recorded as unsafe`);
+            return { ok: false, message: `could not fence this member: ${messageOf(e)}` };
+          }
+          if (attempt === 1) this.log(`stopping: fencing this member failed (${messageOf(e)}); trying again`);
+          await sleep(500);
+        }
+      }
+    })().finally(() => (entry.settled = true));
+    return entry.done;
+  }
+
+  /** mysqld's socket refuses or is not there: no mysqld runs. */
+  private async mysqldGone(): Promise<boolean> {
+    return this.sql.rows('SELECT 1').then(
+      () => false,
+      (e: unknown) => ['ENOENT', 'ECONNREFUSED'].includes(String((e as { code?: unknown }).code)),
+    );
+  }
+
   private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (req.url === AGENT_HTTP_PATHS.preStop && req.method === 'GET') {
+      const h = await this.prepareStop();
+      res.writeHead(h.ok ? 200 : 500, { 'content-type': 'text/plain' }).end(`${h.message}\n`);
+      return;
+    }
+    if (req.url === AGENT_HTTP_PATHS.stops && req.method === 'GET') {
+      // The current run judged first: a start not looked at yet is judged now.
+      const unsafe = await this.sql
+        .startedAt(this.now())
+        .then((startedAt) => this.stops.observeRun(startedAt))
+        .then(() => this.stops.unsafe());
+      res.writeHead(200, { 'content-type': 'application/json' }).end(`${JSON.stringify(unsafe)}\n`);
+      return;
+    }
     if (req.url === AGENT_HTTP_PATHS.credentials && req.method === 'GET') {
       // Which passwords the agent uses now (the rotation discards the old ones once every agent says
       // the new revision): a token, never a password.
@@ -305,6 +401,18 @@ export class Agent {
       });
     }
     return 0;
+  }
+
+  /**
+   * Told to stop (the pod is going away): the kubelet sends this container SIGTERM and runs mysqld's
+   * preStop hook, which this agent answers, at the same moment. So it serves on until that hook has been
+   * answered, or mysqld is gone, or PRE_STOP_WAIT_MS pass without a hook (the agent alone restarted).
+   */
+  async drain(): Promise<void> {
+    const deadline = this.now() + PRE_STOP_WAIT_MS;
+    while (!this.preStop && this.now() < deadline && !(await this.mysqldGone())) await sleep(250);
+    await this.preStop?.done;
+    await this.stop();
   }
 
   async stop(): Promise<void> {

@@ -9,6 +9,13 @@ import { LOCK_SQL, SESSION_STATE_SQL, clientSessionsQuery, killStatement, killed
 
 /** The deadline of one statement: a probe answers within the kubelet's timeout. */
 const STATEMENT_MS = 4000;
+/**
+ * What mysqld logs at a start that follows a crash, and never after a clean shutdown: "Starting XA crash
+ * recovery..." and "XA crash recovery finished." (MySQL 9.7, seen after every SIGKILL, idle or writing,
+ * and after no SIGTERM or SHUTDOWN). The binary log's recovery logs them, at SYSTEM level, which no
+ * verbosity or suppression list hides; the binary log is always on in a member (my-cnf.ts).
+ */
+export const CRASH_RECOVERY_CODES: readonly string[] = ['MY-010229', 'MY-010232'];
 /** MySQL's "Access denied for user": the password was refused. */
 const ACCESS_DENIED = 1045;
 
@@ -184,6 +191,18 @@ export class LocalSql {
     const rows = await this.rows('SHOW BINLOG EVENTS IN ? LIMIT 3', [log]);
     const event = rows.find((r) => r.Event_type === 'Previous_gtids');
     return String(event?.Info ?? '').replace(/\s+/g, '');
+  }
+
+  /**
+   * Whether InnoDB recovered from a crash when this mysqld started: its last run ended without shutting
+   * down (killed, out of memory, the node lost). performance_schema.error_log holds this run's messages.
+   */
+  async recoveredFromCrash(): Promise<boolean> {
+    const [row] = await this.rows(
+      `SELECT COUNT(*) AS n FROM performance_schema.error_log WHERE ERROR_CODE IN (${CRASH_RECOVERY_CODES.map(() => '?').join(', ')})`,
+      [...CRASH_RECOVERY_CODES],
+    );
+    return Number(row?.n) > 0;
   }
 
   async cloneInProgress(): Promise<boolean> {

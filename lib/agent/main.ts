@@ -34,11 +34,9 @@ export async function agentCommand(args: readonly string[], env: NodeJS.ProcessE
   const agent = new Agent(config, sql);
   const port = await agent.listen();
   log(`serving probes on :${port}; member ${config.podName}`);
-  const stop = (): void => {
-    void agent.stop();
-  };
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
+  // SIGTERM: the pod is going away, and mysqld's preStop hook may still come (Agent.drain).
+  process.once('SIGTERM', () => void agent.drain());
+  process.once('SIGINT', () => void agent.stop());
   const code = await agent.run();
   await agent.stop();
   await sql.close();

@@ -11,9 +11,11 @@
 // the previous data directory before it is removed, bounded (discarded.ts): mysqlbinlog reads them.
 import { readFile, rename, rm, stat, writeFile, open } from 'node:fs/promises';
 import { MYSQL_PORT, REPLICATION_USER, REPROVISION_ANNOTATION } from '../../constructs/mysql-member.js';
-import { DISCARD_REQUEST_PREFIX } from '../mysql/rejoin.js';
+import { GtidSet } from '../mysql/gtid-set.js';
+import { DISCARD_REQUEST_PREFIX, unsafeStopHolding } from '../mysql/rejoin.js';
 import { abandonDiscard, confirmDiscard, keepDiscardedBinlogs, recordDiscard } from './discarded.js';
 import type { LocalSqlApi } from './local-sql.js';
+import type { UnsafeStop } from './stops.js';
 
 /** The receiver's error when the primary purged binary logs this replica has not received yet (13114 wrapping 1236). */
 export function isPurgedLogsError(e: { errno: number; message: string } | undefined): boolean {
@@ -55,6 +57,8 @@ export interface ReprovisionFacts {
   readonly discards: string;
   /** With a bound (discardBound): whether `discards` is within it. */
   readonly withinBound?: boolean;
+  /** With a bound: the first unsafe stop (stops.ts) after which this member held some of `discards`, and which. */
+  readonly unsafeStop?: { readonly stop: UnsafeStop; readonly held: string };
   readonly cloneInProgress: boolean;
 }
 
@@ -76,6 +80,8 @@ export function reprovisionRefusal(
     return 'not re-provisioning: this member has transactions the primary does not have; a clone would discard them';
   if (bound !== undefined && !f.subsetOfDonor && !f.withinBound)
     return `not re-provisioning: a clone would discard ${f.discards}, beyond the transactions the controller found never acknowledged (${bound}); a new value of the ${REPROVISION_ANNOTATION} annotation, from a person, discards them all`;
+  if (bound !== undefined && f.unsafeStop)
+    return `not re-provisioning: this member held ${f.unsafeStop.held} when a stop of its mysqld was found unsafe at ${f.unsafeStop.stop.found} (${f.unsafeStop.stop.why}), so they may have been acknowledged to a client; a new value of the ${REPROVISION_ANNOTATION} annotation, from a person, discards them`;
   if (f.cloneInProgress) return 'not re-provisioning yet: a clone is under way';
   return undefined;
 }
@@ -146,6 +152,8 @@ export interface ReprovisionContext {
   readonly askDonor: () => Promise<DonorAnswer>;
   readonly report: (reason: 'reprovisioned' | 'failed', message: string) => Promise<void>;
   readonly log: (message: string) => void;
+  /** The stops of this member's mysqld that could have acknowledged a commit alone (stops.ts). */
+  readonly unsafeStops: () => Promise<readonly UnsafeStop[]>;
   /** Wall-clock time (the name of a discard's record). Default: new Date(). */
   readonly now?: () => Date;
 }
@@ -200,8 +208,15 @@ export class Reprovisioner {
       subsetOfDonor,
       discards,
       ...(bound !== undefined && discards !== '' ? { withinBound: await this.c.sql.gtidSubset(discards, bound) } : {}),
+      ...(bound !== undefined && discards !== '' ? await this.unsafeStopHolding(discards) : {}),
       cloneInProgress: await this.c.sql.cloneInProgress(),
     };
+  }
+
+  /** The first unsafe stop after which this member held some of `discards`. */
+  private async unsafeStopHolding(discards: string): Promise<Pick<ReprovisionFacts, 'unsafeStop'>> {
+    const found = unsafeStopHolding(GtidSet.parse(discards), await this.c.unsafeStops());
+    return found ? { unsafeStop: { stop: found.stop, held: found.held.toString() } } : {};
   }
 
   private async byClone(why: string, force: boolean, request?: string, bound?: string): Promise<ReprovisionOutcome> {

@@ -18,7 +18,7 @@
 //   holds (the former primary found writable without semi-synchronous replication guarding its
 //   commits), and what the controller asked its agent to discard (done once).
 import type { MemberSql } from './decide.js';
-import type { GtidSet } from './gtid-set.js';
+import { GtidSet } from './gtid-set.js';
 
 /** A primary's term, as status.primaryTerm records it. */
 export interface PrimaryTerm {
@@ -108,6 +108,10 @@ export interface SurplusFacts {
  * 9. No look since the failover found it writable without semi-synchronous replication waiting for at
  *    least that number (status.lastFailover.unprovable): it might have acknowledged a commit alone.
  * 10. It is read-only now (a writable one is fenced first).
+ * 11. Its agent found no stop of its mysqld, while it held any of them, that could have acknowledged a
+ *    commit alone (lib/agent/stops.ts: a graceful shutdown tells a client waiting for an acknowledgement
+ *    that its commit succeeded, unless the agent fenced the member first). Asked of the agent just
+ *    before the discard is requested (unsafeStopHolding); one found is recorded as `unprovable` (9).
  *
  * What this cannot see: a person who turns super_read_only off on the deposed member, writes, and
  * turns it on again between two looks (at most 5 s apart) after it came back without having answered
@@ -236,6 +240,39 @@ export function failoverAfterLook(
   return {
     ...failover,
     unprovable: `it was found writable at ${time}, after it was replaced, with its commits waiting for ${acknowledgements(former.sql)} acknowledgement(s): a commit of it may have been acknowledged alone`,
+  };
+}
+
+/** A stop of a member's mysqld that could have acknowledged a commit alone, as its agent reports it (GET /unsafe-stops). */
+export interface UnsafeStop {
+  /** When the start after it found it (RFC 3339). */
+  readonly found: string;
+  readonly why: string;
+  /** gtid_executed at that start: any transaction in it may have been acknowledged by that stop. */
+  readonly executed: string;
+}
+
+/** The first of `stops` after which the member held some of `surplus` (condition 11), and which. */
+export function unsafeStopHolding(
+  surplus: GtidSet,
+  stops: readonly UnsafeStop[],
+): { readonly stop: UnsafeStop; readonly held: GtidSet } | undefined {
+  for (const stop of stops) {
+    const held = surplus.intersect(GtidSet.parse(stop.executed));
+    if (!held.isEmpty()) return { stop, held };
+  }
+  return undefined;
+}
+
+/** The last failover once the former primary's agent reported `found`: its surplus is no longer provable. */
+export function failoverAfterUnsafeStop(
+  failover: FailoverRecord,
+  found: { readonly stop: UnsafeStop; readonly held: GtidSet },
+): FailoverRecord {
+  if (failover.unprovable !== undefined) return failover;
+  return {
+    ...failover,
+    unprovable: `its agent found a stop of its mysqld at ${found.stop.found} that could have acknowledged commits alone (${found.stop.why}), when it held ${found.held.toString()}`,
   };
 }
 

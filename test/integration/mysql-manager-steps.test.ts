@@ -29,6 +29,7 @@ import { HttpMethod, PatchStrategy, apiError, createKubeClient } from '../../lib
 import type { MemberSql, ThreadState } from '../../lib/mysql/decide.js';
 import { GtidSet } from '../../lib/mysql/gtid-set.js';
 import { MemberCertificateError } from '../../lib/mysql/member-sql.js';
+import type { UnsafeStop } from '../../lib/mysql/rejoin.js';
 import { createControllerMetrics } from '../../lib/observability/controller-metrics.js';
 import { silentLogger } from '../../lib/observability/logger.js';
 import { Registry, valueOf } from '../../lib/observability/metrics.js';
@@ -355,9 +356,14 @@ describe('MySQLCluster manager steps (real API server, fake members)', function 
   function controller(
     who: string,
     members: FakeMembers,
+    agentUnsafeStops: (ip: string) => Promise<readonly UnsafeStop[] | undefined> = () => Promise.resolve([]),
   ): { manage: (ctx: ManageContext) => Promise<unknown>; clock: { t: number }; manager: Manager } {
     const clock = { t: 0 };
-    const manager = createMySQLClusterManager({ connect: members.connect(who, ips), now: () => clock.t });
+    const manager = createMySQLClusterManager({
+      connect: members.connect(who, ips),
+      now: () => clock.t,
+      agentUnsafeStops,
+    });
     return { manage: (ctx) => manager.manage(ctx), clock, manager };
   }
 
@@ -932,6 +938,70 @@ describe('MySQLCluster manager steps (real API server, fake members)', function 
         [],
       );
       assert.equal((await podRoles())['ha-0'], 'replica');
+    });
+
+    it('a former primary back with a commit a graceful stop of its mysqld may have acknowledged (its agent says so): not discarded, and the condition and an Event say why; an agent that does not answer is asked again', async () => {
+      const members = healthyMembers();
+      const agent: { report?: readonly UnsafeStop[] } = {};
+      const asked: string[] = [];
+      const agentSays = (ip: string) => (asked.push(ip), Promise.resolve(agent.report));
+      let ctl = controller('ctl', members, agentSays);
+      const look = looker(() => ctl);
+      await look();
+      const old = members.state.get(`${NAME}-0`) as Member;
+      old.executed = `${SOURCE}:1-11`;
+      old.up = false;
+      ctl.clock.t = 4_000;
+      await look();
+      ctl.clock.t = 11_000;
+      await look();
+      assert.equal((await statusOf()).currentPrimary, 'ha-1');
+      assert.deepEqual(asked, [], 'its agent is asked only once a discard would be requested');
+
+      // Back, read-only, holding SOURCE:11; its agent does not answer: nothing requested yet.
+      ctl = controller('restarted', members, agentSays);
+      old.up = true;
+      old.writable = false;
+      await look();
+      assert.deepEqual(asked, ['10.9.9.1']);
+      assert.equal((await pod('ha-0')).metadata?.annotations?.['recon8s.dev/reprovision'], undefined);
+      assert.equal((await statusOf()).lastFailover?.discardRequested, undefined);
+
+      // It answers: the mysqld that held SOURCE:11 was shut down cleanly without being fenced first.
+      agent.report = [
+        {
+          found: '2026-11-28T04:00:00.000Z',
+          why: 'it was shut down cleanly without its agent fencing it first',
+          executed: `${SOURCE}:1-11`,
+        },
+      ];
+      await look();
+      assert.equal((await pod('ha-0')).metadata?.annotations?.['recon8s.dev/reprovision'], undefined);
+      const failover = (await statusOf()).lastFailover;
+      assert.equal(failover?.discardRequested, undefined);
+      assert.equal(
+        failover?.unprovable,
+        `its agent found a stop of its mysqld at 2026-11-28T04:00:00.000Z that could have acknowledged commits alone (it was shut down cleanly without its agent fencing it first), when it held ${SOURCE}:11`,
+      );
+      const events = await eventually(async () => {
+        const found = await eventsOf('UnacknowledgedNotProven');
+        assert.equal(found.length, 1);
+        return found;
+      });
+      assert.match(
+        events[0]?.message ?? '',
+        new RegExp(
+          `^ha-0, the primary until the failover to ha-1 at .*, came back holding 1 transaction\\(s\\) the primary lacks \\(${SOURCE}:11\\), and they are not discarded automatically: its agent found a stop of its mysqld at 2026-11-28T04:00:00\\.000Z`,
+        ),
+      );
+      // From then on the condition says why, and nothing is asked of anyone again.
+      const management = await look();
+      assert.match(
+        management.problems.find((p) => p.reason === 'ErrantTransactions')?.message ?? '',
+        /not discarded automatically: its agent found a stop of its mysqld at 2026-11-28T04:00:00\.000Z that could have acknowledged commits alone/,
+      );
+      assert.equal(asked.length, 2);
+      assert.ok(!management.events.some((e) => e.reason === 'DiscardingUnacknowledged'));
     });
 
     it("a person's write on a replica stays for a person to judge: no request, no Event, and the condition says why", async () => {

@@ -12,7 +12,7 @@ import { LocalSql } from '../../lib/agent/local-sql.js';
 import type { FencingSql } from '../../lib/mysql/fencing.js';
 import { READ_ONLY_QUEUED, READ_ONLY_REQUEST, clientSessionsQuery, fence } from '../../lib/mysql/fencing.js';
 import { GtidSet } from '../../lib/mysql/gtid-set.js';
-import type { FailoverRecord } from '../../lib/mysql/rejoin.js';
+import type { FailoverRecord, UnsafeStop } from '../../lib/mysql/rejoin.js';
 import { discardRequest, rejoinVerdict } from '../../lib/mysql/rejoin.js';
 import { findInListing } from '../../lib/cli/binlog-find.js';
 import { coarseWords, parseBinlogText } from '../../lib/mysql/binlog-text.js';
@@ -1243,5 +1243,80 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
     assert.ok(shown.ok, shown.stderr);
     assert.match(shown.stdout, /INSERT INTO `t`\.`r`/);
     assert.match(shown.stdout, /@1=100/);
+  });
+  it("fences a member before mysqld's graceful shutdown (the preStop hook): a commit waiting for a replica is never acknowledged, where a shutdown alone acknowledges it; such a stop is recorded, and the agent refuses to discard what it held", async function () {
+    this.timeout(300_000);
+    // Member 2 plays a primary cut off from its replicas (it leaves replication, waits for one
+    // acknowledgement, and none comes), as in the test before.
+    const former = members[2] as SandboxMember;
+    const { createConnection } = await import('mysql2/promise');
+    const waitingCommit = async (id: number): Promise<{ end: () => void; commit: Promise<string> }> => {
+      controllerSql(former, 'STOP REPLICA');
+      makePrimary(former);
+      const client = await createConnection({ socketPath: former.socket(), user: 'root', password: ROOT_PASSWORD });
+      client.on('error', () => undefined);
+      const commit = client.query(`INSERT INTO t.r VALUES (${id})`).then(
+        () => 'acknowledged',
+        () => 'never acknowledged',
+      );
+      await commitWaitingForAcknowledgement(former);
+      return { end: () => client.destroy(), commit };
+    };
+    const exits = (): number => (former.log('mysql').match(/the mysql container exited/g) ?? []).length;
+    /** SHUTDOWN, as the kubelet's SIGTERM stops mysqld; the container starts it again. */
+    const shutdownAndRestart = async (): Promise<void> => {
+      const before = exits();
+      sql(former, 'SHUTDOWN');
+      await eventually(() => assert.ok(exits() > before), { timeoutMs: 60_000, description: 'mysqld to shut down' });
+      await alive(former);
+    };
+    const unsafeStops = (): UnsafeStop[] => {
+      const r = former.agentGet('/unsafe-stops');
+      assert.ok(r.ok, r.stderr);
+      return JSON.parse(r.stdout) as UnsafeStop[];
+    };
+
+    // The hook, then the shutdown: the client waiting is told nothing succeeded, and the stop is safe.
+    const fenced = await waitingCommit(200);
+    const hook = former.agentGet('/pre-stop');
+    assert.ok(hook.ok, `${hook.stdout}${hook.stderr}`);
+    assert.equal(hook.stdout.trim(), 'fenced');
+    assert.equal(await fenced.commit, 'never acknowledged');
+    fenced.end();
+    assert.equal(sql(former, 'SELECT @@GLOBAL.super_read_only'), '1');
+    await shutdownAndRestart();
+    assert.deepEqual(unsafeStops(), []);
+
+    // The shutdown alone: MySQL acknowledges the waiting commit, by no replica (MY-011145).
+    const released = await waitingCommit(201);
+    const logBefore = former.log('mysql').length;
+    await shutdownAndRestart();
+    assert.equal(await released.commit, 'acknowledged');
+    released.end();
+    assert.match(former.log('mysql').slice(logBefore), /\[MY-011145\] \[Repl\] SEMISYNC: Forced shutdown/);
+    const stops = unsafeStops();
+    assert.equal(stops.length, 1, JSON.stringify(stops));
+    assert.match(stops[0]?.why ?? '', /shut down cleanly without its agent fencing it first/);
+    const surplus = GtidSet.parse(sql(former, GTID_EXECUTED)).subtract(GtidSet.parse(sql(primary, GTID_EXECUTED)));
+    assert.equal(surplus.count(), 2, surplus.toString());
+    assert.ok(surplus.isSubsetOf(GtidSet.parse(stops[0]?.executed ?? '')));
+
+    // A crash releases nothing: not recorded.
+    const killed = former.exec(['bash', '-c', 'kill -KILL "$(cat /var/run/mysqld/mysqld.pid)"']);
+    assert.ok(killed.ok, killed.stderr);
+    await alive(former);
+    assert.equal(unsafeStops().length, 1);
+
+    // The controller's request to discard them (were it made): its agent refuses, and both rows stay.
+    former.annotate({ 'recon8s.dev/reprovision': discardRequest(surplus) });
+    await eventually(
+      () =>
+        assert.match(
+          former.log('agent'),
+          /not re-provisioning: this member held \S+ when a stop of its mysqld was found unsafe at \S+ \(it was shut down cleanly without its agent fencing it first/,
+        ),
+      { timeoutMs: 60_000, intervalMs: 250, description: 'the refusal', diagnose: () => former.diagnose() },
+    );
+    assert.equal(sql(former, 'SELECT COUNT(*) FROM t.r WHERE id IN (200, 201)'), '2');
   });
 });

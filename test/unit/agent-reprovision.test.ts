@@ -18,6 +18,7 @@ import type { BinlogFile } from '../../lib/agent/discarded.js';
 import { DISCARDS_KEPT, binlogsHolding, keepDiscardedBinlogs } from '../../lib/agent/discarded.js';
 import type { LocalSql } from '../../lib/agent/local-sql.js';
 import type { ReprovisionFacts } from '../../lib/agent/reprovision.js';
+import type { UnsafeStop } from '../../lib/agent/stops.js';
 import {
   Reprovisioner,
   dataPaths,
@@ -65,6 +66,7 @@ describe('agent: re-provisioning a replica by clone', () => {
   let statements: { sql: string; values?: unknown[] }[];
   let reports: string[];
   let logs: string[];
+  let unsafeStops: UnsafeStop[];
   const volume = (...p: string[]) => join(dir, 'volume', ...p);
   const annotate = (reprovision?: string) =>
     writeFileSync(
@@ -112,6 +114,7 @@ describe('agent: re-provisioning a replica by clone', () => {
       askDonor: () => (donor instanceof Error ? Promise.reject(donor) : Promise.resolve(donor)),
       report: (reason, message) => (reports.push(`${MEMBER_REPORTS[reason]}: ${message}`), Promise.resolve()),
       log: (m) => void logs.push(m),
+      unsafeStops: () => Promise.resolve(unsafeStops),
       now: () => NOW,
     });
 
@@ -124,6 +127,7 @@ describe('agent: re-provisioning a replica by clone', () => {
     statements = [];
     reports = [];
     logs = [];
+    unsafeStops = [];
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -337,6 +341,36 @@ describe('agent: re-provisioning a replica by clone', () => {
       assert.deepEqual(logs, [
         `not re-provisioning: a clone would discard ${OWN}:11-12, beyond the transactions the controller found never acknowledged (${OWN}:12); a new value of the recon8s.dev/reprovision annotation, from a person, discards them all`,
       ]);
+    });
+
+    it("refuses to discard, at the controller's request, what it held when a stop of its mysqld was found unsafe (a graceful shutdown may have acknowledged it); a person's request still does", async () => {
+      formerPrimary();
+      annotate(`discard-unacknowledged:${OWN}:11-12`);
+      // A stop not fenced, found at the start after it, when it held up to 11 (12 came later).
+      unsafeStops = [
+        {
+          found: '2026-11-28T04:00:00.000Z',
+          why: 'it was shut down cleanly without its agent fencing it first',
+          executed: `${P}:1-9,${OWN}:1-11`,
+        },
+      ];
+      const r = reprovisioner();
+      assert.equal(await r.look(), 'nothing');
+      assert.deepEqual(statements, []);
+      assert.deepEqual(readdirSync(volume()), ['data']);
+      assert.deepEqual(logs, [
+        `not re-provisioning: this member held ${OWN}:11 when a stop of its mysqld was found unsafe at 2026-11-28T04:00:00.000Z (it was shut down cleanly without its agent fencing it first), so they may have been acknowledged to a client; a new value of the recon8s.dev/reprovision annotation, from a person, discards them`,
+      ]);
+      // An unsafe stop before any of them does not hold them.
+      unsafeStops = [{ found: '2026-11-28T03:00:00.000Z', why: 'earlier', executed: `${P}:1-9,${OWN}:1-10` }];
+      assert.equal(await reprovisioner().look(), 'restarting');
+      // A person's request is theirs to judge.
+      rmSync(volume(), { recursive: true, force: true });
+      mkdirSync(volume('data'), { recursive: true });
+      formerPrimary();
+      unsafeStops = [{ found: '2026-11-28T04:00:00.000Z', why: 'unfenced', executed: `${P}:1-9,${OWN}:1-12` }];
+      annotate('by-hand-1');
+      assert.equal(await reprovisioner().look(), 'restarting');
     });
 
     it('does not use a clone made while the primary changed (another member may have been the donor), and tries again', async () => {

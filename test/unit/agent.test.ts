@@ -12,6 +12,10 @@ import type { ChannelThreads, LocalSqlApi } from '../../lib/agent/local-sql.js';
 import type { PeerLook } from '../../lib/agent/isolation.js';
 import type { FencingSql } from '../../lib/mysql/fencing.js';
 import { Peers } from '../../lib/agent/peers.js';
+import { StopRecords } from '../../lib/agent/stops.js';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 const ENV = {
   POD_NAME: 'shop-0',
@@ -78,7 +82,7 @@ class FakeMember implements LocalSqlApi {
     return Promise.resolve(undefined);
   }
   gtidExecuted() {
-    return Promise.resolve('');
+    return this.answers ? Promise.resolve(this.executed) : this.down();
   }
   gtidSubset() {
     return Promise.resolve(true);
@@ -94,6 +98,11 @@ class FakeMember implements LocalSqlApi {
   }
   cloneInProgress() {
     return Promise.resolve(false);
+  }
+  executed = 'aaaaaaaa-0000-0000-0000-000000000001:1-10';
+  crashed = false;
+  recoveredFromCrash() {
+    return this.answers ? Promise.resolve(this.crashed) : this.down();
   }
   /** What happens on the member while the agent waits for the fencing lock (another fencing ending). */
   meanwhile: (() => void) | undefined;
@@ -142,6 +151,8 @@ describe('agent', () => {
   let reprovisionLooks: number;
   let logged: string[];
   let secret: ClusterCredentials;
+  let stopsDir: string;
+  const stopsFile = () => join(stopsDir, 'recon8s-stops.json');
   const config = (): AgentConfig => agentConfig(ENV);
   const agent = (c: AgentConfig = config()) =>
     new Agent(c, member, {
@@ -150,6 +161,12 @@ describe('agent', () => {
       peers: peers(() => peerLook),
       credentials: () => secret,
       loginWorks: (user) => (logins.push(user), Promise.resolve(loginOk)),
+      stops: new StopRecords(
+        stopsFile(),
+        member,
+        (m) => void logged.push(m),
+        () => new Date(now),
+      ),
       reprovisioner: {
         look: () => (reprovisionLooks++, Promise.resolve('nothing' as const)),
         forgetPreviousData: () => Promise.resolve(),
@@ -165,7 +182,21 @@ describe('agent', () => {
     reprovisionLooks = 0;
     logged = [];
     secret = SECRET;
+    stopsDir = mkdtempSync(join(tmpdir(), 'recon8s-agent-stops-'));
   });
+  afterEach(() => rmSync(stopsDir, { recursive: true, force: true }));
+
+  /** GET `path` of the agent listening on `port`. */
+  const get = (port: number, path: string) =>
+    new Promise<{ status: number; body: string }>((resolve, reject) => {
+      request({ host: '127.0.0.1', port, path }, (res) => {
+        let body = '';
+        res.on('data', (c: Buffer) => (body += c.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      })
+        .on('error', reject)
+        .end();
+    });
 
   it('looks again every second while mysqld does not answer, and does nothing else', async () => {
     member.answers = false;
@@ -248,6 +279,7 @@ describe('agent', () => {
       credentials: () => secret,
       loginWorks: (user, password) => (checked.push(`${user}:${password}`), Promise.resolve(true)),
       reprovisioner: { look: () => Promise.resolve('nothing'), forgetPreviousData: () => Promise.resolve() },
+      stops: new StopRecords(stopsFile(), member, () => undefined),
     });
     await a.step();
     secret = { ...SECRET, revision: 'T1', replication: 'repl-T1', admin: 'admin-T1' };
@@ -375,6 +407,107 @@ describe('agent', () => {
     } finally {
       await a.stop();
     }
+  });
+
+  describe("stopping (the preStop hook of mysqld's container)", () => {
+    it('fences its member before the kubelet stops mysqld: read-only, every client session ended, the source side off; the next start finds that stop safe', async () => {
+      const a = agent();
+      const port = await a.listen();
+      try {
+        await a.step();
+        assert.deepEqual(await get(port, '/pre-stop'), { status: 200, body: 'fenced\n' });
+        assert.ok(member.superReadOnly);
+        assert.ok(member.statements.includes('KILL CONNECTION 42'), member.statements.join('\n'));
+        assert.ok(!member.semiSync, 'no commit left waiting for an acknowledgement');
+        const record = JSON.parse(readFileSync(stopsFile(), 'utf8')) as { run: { stop: unknown } };
+        assert.deepEqual(record.run.stop, {
+          state: 'fenced',
+          at: new Date(now).toISOString(),
+          executed: member.executed,
+        });
+        // The kubelet asks again (its retry): the same fencing, not a second.
+        const statements = member.statements.length;
+        assert.equal((await get(port, '/pre-stop')).status, 200);
+        assert.equal(member.statements.length, statements);
+        // mysqld shut down and started again, holding what it held.
+        member.startedAtMs += 60_000;
+        await a.step();
+        assert.deepEqual(await get(port, '/unsafe-stops'), { status: 200, body: '[]\n' });
+        assert.ok(!logged.some((l) => l.includes('could have acknowledged')), logged.join('\n'));
+        // Only mysqld's container restarted (a liveness restart): its next stop is fenced again.
+        const before = member.statements.length;
+        assert.equal((await get(port, '/pre-stop')).status, 200);
+        assert.ok(member.statements.length > before, 'fenced again for the new run');
+      } finally {
+        await a.stop();
+      }
+    });
+
+    it('records as unsafe, with what mysqld held at the next start, a clean shutdown it did not fence and a commit after its fencing; never a crash', async () => {
+      const a = agent();
+      const port = await a.listen();
+      try {
+        await a.step();
+        // A person's SHUTDOWN (or a hook that did not reach the agent): a clean stop, not fenced.
+        member.startedAtMs += 60_000;
+        member.executed = 'aaaaaaaa-0000-0000-0000-000000000001:1-11';
+        await a.step();
+        await a.step();
+        const first = JSON.parse((await get(port, '/unsafe-stops')).body) as { why: string; executed: string }[];
+        assert.equal(first.length, 1, 'once per stop, however many looks');
+        assert.match(first[0]?.why ?? '', /shut down cleanly without its agent fencing it first/);
+        assert.equal(first[0]?.executed, 'aaaaaaaa-0000-0000-0000-000000000001:1-11');
+        assert.equal(logged.filter((l) => l.includes('could have acknowledged commits no replica had')).length, 1);
+        // A crash: InnoDB recovered at the next start. Nothing more.
+        member.startedAtMs += 60_000;
+        member.crashed = true;
+        await a.step();
+        assert.equal((JSON.parse((await get(port, '/unsafe-stops')).body) as unknown[]).length, 1);
+        // Fenced for a stop, then made writable and written to before the shutdown (the stop's record is stale).
+        member.crashed = false;
+        assert.equal((await get(port, '/pre-stop')).status, 200);
+        member.executed = 'aaaaaaaa-0000-0000-0000-000000000001:1-12';
+        member.startedAtMs += 60_000;
+        await a.step();
+        const last = JSON.parse((await get(port, '/unsafe-stops')).body) as { why: string }[];
+        assert.equal(last.length, 2);
+        assert.match(last[1]?.why ?? '', /committed after its agent fenced it for the stop/);
+      } finally {
+        await a.stop();
+      }
+    });
+
+    it('judges nothing at the first start it knows of (new data, or a clone), and answers the hook at once when mysqld is not running', async () => {
+      const a = agent();
+      const port = await a.listen();
+      try {
+        await a.step();
+        assert.deepEqual(await get(port, '/unsafe-stops'), { status: 200, body: '[]\n' });
+        member.answers = false;
+        assert.deepEqual(await get(port, '/pre-stop'), {
+          status: 200,
+          body: 'mysqld is not running: nothing to fence\n',
+        });
+      } finally {
+        await a.stop();
+      }
+    });
+
+    it('told to stop, serves until the hook has been answered (the kubelet signals the agent and runs the hook at once), or mysqld is gone', async () => {
+      const a = agent();
+      const port = await a.listen();
+      let drained = false;
+      const draining = a.drain().then(() => (drained = true));
+      await new Promise((r) => setTimeout(r, 300));
+      assert.ok(!drained, 'still serving: the hook has not come');
+      assert.equal((await get(port, '/pre-stop')).status, 200);
+      await draining;
+      // Without a hook: it stops once mysqld is gone.
+      const b = agent();
+      await b.listen();
+      member.answers = false;
+      await b.drain();
+    });
   });
 
   it('ends its kept sessions to the peers when it stops (a session left open kept the process alive, not serving, after a clone)', async () => {

@@ -15,10 +15,12 @@ import type { FailoverRecord, PrimaryTerm, RejoinVerdict, SurplusFacts } from '.
 import {
   discardRequest,
   failoverAfterLook,
+  failoverAfterUnsafeStop,
   rejoinNote,
   rejoinVerdict,
   startTerm,
   termAfterLook,
+  unsafeStopHolding,
 } from '../../lib/mysql/rejoin.js';
 
 /** db-0's server_uuid: the former primary. */
@@ -356,6 +358,32 @@ describe('rejoin: a former primary whose surplus provably was never acknowledged
         assert.equal(failoverAfterLook(FAILOVER, look, TIME), FAILOVER);
       const gone = { ...FAILOVER, unprovable: 'first reason' };
       assert.equal(failoverAfterLook(gone, former({ writable: true }), TIME), gone, 'the first reason stays');
+    });
+  });
+  describe("a stop of the former primary's mysqld that could have acknowledged commits alone (condition 11)", () => {
+    const stop = (executed: string, found = TIME) => ({ found, why: 'shut down cleanly, not fenced', executed });
+    it('holds the surplus it shares with what mysqld held at that stop, the first such stop', () => {
+      const surplus = g(`${U0}:11-12`);
+      assert.equal(unsafeStopHolding(surplus, []), undefined);
+      assert.equal(unsafeStopHolding(surplus, [stop(`${U0}:1-10`)]), undefined, 'a stop before them holds none');
+      const found = unsafeStopHolding(surplus, [stop(`${U0}:1-10`), stop(`${U0}:1-11`, 'second'), stop(`${U0}:1-12`)]);
+      assert.equal(found?.stop.found, 'second');
+      assert.equal(found.held.toString(), `${U0}:11`);
+    });
+    it('makes the proof unprovable with the reason the condition shows, once: the first reason stays', () => {
+      const found = { stop: stop(`${U0}:1-12`), held: g(`${U0}:11-12`) };
+      const after = failoverAfterUnsafeStop(FAILOVER, found);
+      assert.equal(
+        after.unprovable,
+        `its agent found a stop of its mysqld at ${TIME} that could have acknowledged commits alone (shut down cleanly, not fenced), when it held ${U0}:11-12`,
+      );
+      const f = facts();
+      f.failover = after;
+      const v = verdictOf(f);
+      assert.equal(v?.kind, 'manual');
+      assert.match(rejoinNote(v), /^not discarded automatically: its agent found a stop of its mysqld/);
+      const gone = { ...FAILOVER, unprovable: 'first reason' };
+      assert.equal(failoverAfterUnsafeStop(gone, found), gone);
     });
   });
 });

@@ -12,7 +12,8 @@
 // and by one Warning Event per pod and reason. What a failover must be able to prove later (each
 // primary's term, the failover itself) is recorded in status at once, before what it guards
 // (primary-records.ts); a former primary whose surplus rejoin.ts proves never acknowledged is asked to
-// rejoin by clone (its pod's reprovision annotation, once) with a DiscardingUnacknowledged Event.
+// rejoin by clone (its pod's reprovision annotation, once) with a DiscardingUnacknowledged Event, once
+// its agent reports no stop of its mysqld that could have acknowledged any of it (lib/agent/stops.ts).
 import { createHash } from 'node:crypto';
 import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import type { MySQLClusterNames, MySQLClusterStatus, ResolvedMySQLClusterSpec } from '../../../constructs/index.js';
@@ -31,12 +32,13 @@ import type { KubeClient } from '../../kube/index.js';
 import { HttpMethod, PatchStrategy } from '../../kube/index.js';
 import type { ClusterView, MemberSql, MemberStatus, MemberView, Role, Step } from '../../mysql/decide.js';
 import { decide } from '../../mysql/decide.js';
-import type { RejoinVerdict } from '../../mysql/rejoin.js';
+import type { RejoinVerdict, UnsafeStop } from '../../mysql/rejoin.js';
 import { rejoinNote } from '../../mysql/rejoin.js';
 import { podNote } from '../../reconcile/pod-problems.js';
 import type { MemberCredentials, MemberSession } from '../../mysql/member-sql.js';
 import { CONNECT_TIMEOUT_MS, MemberCertificateError, connectMember } from '../../mysql/member-sql.js';
 import type { ManageContext, ManagedEvent, Management, Manager, Problem, SecretLookup } from '../kind-controller.js';
+import { fetchAgentUnsafeStops } from './agent-unsafe-stops.js';
 import { readSecret } from './credentials.js';
 import { TLS_CA_FACT, TLS_NOT_AFTER_FACT } from './facts.js';
 import type { RecordsMemory } from './primary-records.js';
@@ -154,6 +156,8 @@ export interface ClusterManagerOptions {
   readonly now?: () => number;
   /** Wall-clock time, for the times status records. Default: new Date(). */
   readonly wallClock?: () => Date;
+  /** GET /unsafe-stops of the agent at a pod's address (default: HTTP, agent-unsafe-stops.ts). */
+  readonly agentUnsafeStops?: (ip: string) => Promise<readonly UnsafeStop[] | undefined>;
 }
 
 /**
@@ -168,6 +172,7 @@ export interface ClusterManagerOptions {
  */
 export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Manager {
   const connect: ConnectMember = opts.connect ?? connectMember;
+  const agentUnsafeStops = opts.agentUnsafeStops ?? fetchAgentUnsafeStops;
   /**
    * Per cluster uid: since when (monotonic ms) its recorded primary has been down: from the last look
    * that found it answering, not the first that did not (a poll is up to STEADY_POLL_MS late), but
@@ -330,6 +335,10 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
         memory: recordsMemory,
         leading,
         ...(opts.wallClock ? { now: opts.wallClock } : {}),
+        unsafeStops: (member) => {
+          const ip = podsNow.find((p) => p.metadata?.name === member)?.status?.podIP;
+          return ip ? agentUnsafeStops(ip) : Promise.resolve(undefined);
+        },
       });
       /**
        * Records a new primary durably, with its term (and a failover's record), before it takes a

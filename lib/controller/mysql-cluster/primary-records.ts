@@ -14,8 +14,16 @@ import type { KubeClient } from '../../kube/index.js';
 import { HttpMethod, PatchStrategy, isConflict } from '../../kube/index.js';
 import type { MemberSql, MemberView, Step } from '../../mysql/decide.js';
 import { GtidSet } from '../../mysql/gtid-set.js';
-import type { FailoverRecord, PrimaryTerm, RejoinVerdict } from '../../mysql/rejoin.js';
-import { discardRequest, failoverAfterLook, rejoinVerdict, startTerm, termAfterLook } from '../../mysql/rejoin.js';
+import type { FailoverRecord, PrimaryTerm, RejoinVerdict, UnsafeStop } from '../../mysql/rejoin.js';
+import {
+  discardRequest,
+  failoverAfterLook,
+  failoverAfterUnsafeStop,
+  rejoinVerdict,
+  startTerm,
+  termAfterLook,
+  unsafeStopHolding,
+} from '../../mysql/rejoin.js';
 import { PollAgainError } from '../../reconcile/contract.js';
 import type { ManagedEvent } from '../kind-controller.js';
 
@@ -160,6 +168,11 @@ export interface PrimaryRecordsOptions {
   readonly leading: () => void;
   /** Wall-clock time, for the records' times. */
   readonly now?: () => Date;
+  /**
+   * What `member`'s agent reports of the stops of its mysqld (rejoin.ts, condition 11); undefined when
+   * it does not answer. Default: none reported.
+   */
+  readonly unsafeStops?: (member: string) => Promise<readonly UnsafeStop[] | undefined>;
 }
 
 /** The records of one cluster, for one manage() call. */
@@ -322,13 +335,41 @@ export class PrimaryRecords {
    * For a former primary whose surplus is proven never acknowledged, and only for an errant one (the
    * look's decision): its pod's reprovision annotation, carrying the set its agent may discard (so a
    * clone that would discard more is refused), then that request in status, then the Event. Once:
-   * the annotation's value is the request, and a request recorded is not made again.
+   * the annotation's value is the request, and a request recorded is not made again. Just before, its
+   * agent is asked for the stops of its mysqld (condition 11): one that could have acknowledged some of
+   * the surplus is recorded as what makes it unprovable, and nothing is requested; an agent that does
+   * not answer is asked again at the next look.
    */
   async rejoin(verdicts: readonly RejoinVerdict[], errant: ReadonlySet<string>): Promise<ManagedEvent[]> {
     const events: ManagedEvent[] = [];
     for (const v of verdicts) {
       if (v.kind !== 'discard' || !errant.has(v.member)) continue;
       const { failover } = v;
+      const stops = this.o.unsafeStops ? await this.o.unsafeStops(v.member) : [];
+      if (stops === undefined) continue;
+      const found = unsafeStopHolding(v.surplus, stops);
+      if (found) {
+        this.o.leading();
+        const written = await patchStatusIf(
+          this.o.client,
+          this.o,
+          failover.to,
+          `what ${v.member}'s agent reported of its stops was not recorded`,
+          (live) => {
+            const recorded = failoverFromStatus(live.lastFailover);
+            const same = recorded?.from === failover.from && recorded.time === failover.time;
+            return same ? { lastFailover: failoverToStatus(failoverAfterUnsafeStop(recorded, found)) } : {};
+          },
+        );
+        this.o.memory.failover = failoverFromStatus(written.lastFailover) ?? failoverAfterUnsafeStop(failover, found);
+        events.push({
+          type: 'Warning',
+          reason: 'UnacknowledgedNotProven',
+          message: `${v.member}, the primary until the failover to ${failover.to} at ${failover.time}, came back holding ${v.surplus.count()} transaction(s) the primary lacks (${short(v.surplus)}), and they are not discarded automatically: its agent found a stop of its mysqld at ${found.stop.found} that could have acknowledged commits no replica had (${found.stop.why}). Inspect them, then re-provision it by clone (kubectl annotate pod ${v.member} recon8s.dev/reprovision=<any new value>) to discard them.`,
+          once: `unacknowledged-not-proven/${failover.term?.serverUuid ?? v.member}/${v.surplus.toString()}`,
+        });
+        continue;
+      }
       this.o.leading();
       await annotatePod(
         this.o.client,

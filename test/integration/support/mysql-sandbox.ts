@@ -142,6 +142,8 @@ export interface SandboxMember {
   stop(): Promise<void>;
   /** Asks the member's agent as the kubelet's probe would: ok on HTTP 200, the body as stdout. */
   probe(kind: 'live' | 'ready'): SqlResult;
+  /** GETs `path` of the member's agent, as the kubelet's preStop hook or the controller does: ok on HTTP 2xx. */
+  agentGet(path: string): SqlResult;
   /** Runs a command in the member, as uid 999. */
   exec(argv: readonly string[], stdin?: string): SqlResult;
   /** SQL as root over the member's socket, rows tab-separated. */
@@ -382,6 +384,10 @@ export async function startMySQLSandbox(): Promise<MySQLSandbox> {
       return { ok: r.status === 0, stdout: r.stdout, stderr: r.stderr };
     };
     const sql = (text: string): SqlResult => exec(['bash', '-c', '. /opt/recon8s/common.sh && local_sql'], text);
+    const agentGet = (path: string): SqlResult => {
+      const r = httpGetInNetns(`/proc/${netPid}/ns/net`, `http://${address(ordinal)}:${AGENT_PORT}${path}`, 90);
+      return { ok: r.status === 0, stdout: r.stdout, stderr: r.stderr };
+    };
     const adminSql = (text: string): SqlResult =>
       exec(
         [
@@ -450,11 +456,8 @@ export async function startMySQLSandbox(): Promise<MySQLSandbox> {
         await exited;
         pods.delete(ordinal);
       },
-      probe: (kind) => {
-        const url = `http://${address(ordinal)}:${AGENT_PORT}${kind === 'live' ? AGENT_HTTP_PATHS.live : AGENT_HTTP_PATHS.ready}`;
-        const r = httpGetInNetns(`/proc/${netPid}/ns/net`, url);
-        return { ok: r.status === 0, stdout: r.stdout, stderr: r.stderr };
-      },
+      probe: (kind) => agentGet(kind === 'live' ? AGENT_HTTP_PATHS.live : AGENT_HTTP_PATHS.ready),
+      agentGet: (path) => agentGet(path),
       exec,
       sql,
       adminSql,
