@@ -325,8 +325,9 @@ export class OperatorChart extends Chart {
         // The children render() produces (each kind's childTypes), by API group.
         ...childRules(KINDS),
         // get: is there data from an earlier cluster of that name (before generating passwords)?
-        // patch: grow the claims when a MySQLCluster's storage.size grows. Never create, list or delete.
-        { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get', 'patch'] },
+        // patch: grow the claims when a MySQLCluster's storage.size grows. list, watch: the backup volume
+        // a MySQLCluster names, watched by its name alone (a field selector). Never create or delete.
+        { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get', 'list', 'patch', 'watch'] },
         // Pods: the recon8s-labelled ones watched for why they cannot run (named in status), MySQL's
         // also for what their containers report on termination (lib/controller/mysql-cluster/member-reports.ts)
         // and for readiness; MySQL's patched to move the role label the Services select by, and deleted

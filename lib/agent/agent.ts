@@ -410,6 +410,7 @@ export class Agent {
    */
   async drain(): Promise<void> {
     const deadline = this.now() + PRE_STOP_WAIT_MS;
+    await this.stops.signalled().catch((e: unknown) => this.log(`could not record the stop: ${messageOf(e)}`));
     while (!this.preStop && this.now() < deadline && !(await this.mysqldGone())) await sleep(250);
     await this.preStop?.done;
     await this.stop();

@@ -26,9 +26,12 @@ export type { UnsafeStop };
 export interface RunRecord {
   /** When it started (ms since the epoch, whole seconds: LocalSql.startedAt). */
   readonly startedAt: number;
-  /** Its stop, as the preStop hook asked for it: `requested` until the fencing ended, then `fenced`. */
+  /**
+   * Its stop: `signalled` when the agent was told to stop (the pod is going away) before any hook came,
+   * `requested` once the preStop hook asked and until its fencing ended, then `fenced`.
+   */
   readonly stop?: {
-    readonly state: 'requested' | 'fenced';
+    readonly state: 'signalled' | 'requested' | 'fenced';
     /** When (RFC 3339). */
     readonly at: string;
     /** gtid_executed once fenced: a later commit makes the stop unsafe again. */
@@ -57,22 +60,49 @@ export interface NextStart {
   readonly crashed: boolean;
 }
 
-/**
- * Why the stop that ended `previous` could have acknowledged a commit no replica had, or undefined when
- * it could not. Undefined too with no record of the run (this member's first start with the record: its
- * data is new, a clone, or of a version that kept none), which judges nothing.
- */
-export function unsafeStop(previous: RunRecord | undefined, next: NextStart): string | undefined {
-  if (!previous) return undefined;
+/** How the run before a start ended, as far as the record and that start show it. */
+export type StopOutcome =
+  /** No record of the run (this member's first start with the record: new data, a clone, or an older version). */
+  | { readonly kind: 'unknown' }
+  /** Its agent fenced it for the stop, and nothing was committed after. */
+  | { readonly kind: 'fenced'; readonly at: string }
+  /** It crashed (InnoDB recovered at this start): nothing could be acknowledged by a shutdown. */
+  | { readonly kind: 'crashed' }
+  /** It could have acknowledged a commit alone: why. */
+  | { readonly kind: 'unsafe'; readonly why: string };
+
+/** How the run `previous` records ended, seen from the start after it. */
+export function stopOutcome(previous: RunRecord | undefined, next: NextStart): StopOutcome {
+  if (!previous) return { kind: 'unknown' };
   const stop = previous.stop;
   if (stop?.state === 'fenced')
     return stop.executed === next.executed
-      ? undefined
-      : `it committed after its agent fenced it for the stop at ${stop.at} (it held ${stop.executed ?? 'nothing recorded'} then, ${next.executed} at its next start): a graceful shutdown acknowledges a commit waiting for a replica`;
+      ? { kind: 'fenced', at: stop.at }
+      : {
+          kind: 'unsafe',
+          why: `it committed after its agent fenced it for the stop at ${stop.at} (it held ${stop.executed ?? 'nothing recorded'} then, ${next.executed} at its next start): a graceful shutdown acknowledges a commit waiting for a replica`,
+        };
+  if (stop?.state === 'signalled')
+    return {
+      kind: 'unsafe',
+      why: `its pod was stopped at ${stop.at} and no preStop hook asked its agent to fence it first: a graceful shutdown acknowledges a commit waiting for a replica (a crash during that shutdown hides it)`,
+    };
   if (stop?.state === 'requested')
-    return `it was stopped at ${stop.at} before its agent's fencing had ended: a graceful shutdown acknowledges a commit waiting for a replica`;
-  if (next.crashed) return undefined;
-  return 'it was shut down cleanly without its agent fencing it first (not through the kubelet, or the preStop hook did not reach the agent): a graceful shutdown acknowledges a commit waiting for a replica';
+    return {
+      kind: 'unsafe',
+      why: `it was stopped at ${stop.at} before its agent's fencing had ended: a graceful shutdown acknowledges a commit waiting for a replica`,
+    };
+  if (next.crashed) return { kind: 'crashed' };
+  return {
+    kind: 'unsafe',
+    why: 'it was shut down cleanly without its agent fencing it first (not through the kubelet, or the preStop hook did not reach the agent): a graceful shutdown acknowledges a commit waiting for a replica',
+  };
+}
+
+/** Why the stop that ended `previous` could have acknowledged a commit no replica had, or undefined when it could not (or nothing is known of it). */
+export function unsafeStop(previous: RunRecord | undefined, next: NextStart): string | undefined {
+  const outcome = stopOutcome(previous, next);
+  return outcome.kind === 'unsafe' ? outcome.why : undefined;
 }
 
 /** The record after a start of run `startedAt`: the run before judged, this one recorded. */
@@ -81,14 +111,15 @@ export function afterStart(
   startedAt: number,
   next: NextStart,
   found: string,
-): { record: StopsRecord; unsafe?: UnsafeStop } {
-  const why = unsafeStop(record.run, next);
-  const unsafe = why === undefined ? undefined : { found, why, executed: next.executed };
+): { record: StopsRecord; outcome: StopOutcome; unsafe?: UnsafeStop } {
+  const outcome = stopOutcome(record.run, next);
+  const unsafe = outcome.kind === 'unsafe' ? { found, why: outcome.why, executed: next.executed } : undefined;
   return {
     record: {
       run: { startedAt },
       unsafe: unsafe ? [...record.unsafe, unsafe].slice(-UNSAFE_STOPS_KEPT) : record.unsafe,
     },
+    outcome,
     ...(unsafe ? { unsafe } : {}),
   };
 }
@@ -168,9 +199,17 @@ export class StopRecords {
       const after = afterStart(record, startedAt, next, this.now().toISOString());
       await this.write(after.record);
       this.recorded = startedAt;
-      if (after.unsafe)
+      // Once per start of mysqld: how its last run ended (what a person reading the log asks first).
+      const outcome = after.outcome;
+      if (outcome.kind === 'fenced')
         this.log(
-          `the last stop of mysqld could have acknowledged commits no replica had: ${after.unsafe.why}. None of the transactions it held then is discarded automatically.`,
+          `mysqld's last run was fenced by this agent before it stopped (at ${outcome.at}): it acknowledged nothing alone`,
+        );
+      else if (outcome.kind === 'crashed')
+        this.log("mysqld's last run crashed (this start recovered from it): it acknowledged nothing alone");
+      else if (outcome.kind === 'unsafe')
+        this.log(
+          `the last stop of mysqld could have acknowledged commits no replica had: ${outcome.why}. None of the transactions it held then is discarded automatically.`,
         );
     });
   }
@@ -186,6 +225,24 @@ export class StopRecords {
           startedAt: record.run?.startedAt ?? startedAt,
           stop: executed === undefined ? { state: 'requested', at } : { state: 'fenced', at, executed },
         },
+      });
+    });
+  }
+
+  /**
+   * The agent was told to stop (SIGTERM: the pod is going away): recorded unless the hook came first, so
+   * that a stop with no hook is unsafe even when the kubelet's SIGKILL cut mysqld's shutdown short (the
+   * next start then looks like a crash, but the shutdown's start may have acknowledged waiting commits).
+   */
+  signalled(): Promise<void> {
+    return this.serial(async () => {
+      const record = await this.read();
+      // Only the run this agent saw start: one it did not see may not be the one stopping.
+      const seen = this.recorded;
+      if (!record.run || record.run.stop || seen === undefined || !sameRun(record.run.startedAt, seen)) return;
+      await this.write({
+        ...record,
+        run: { ...record.run, stop: { state: 'signalled', at: this.now().toISOString() } },
       });
     });
   }

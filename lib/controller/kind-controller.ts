@@ -2,7 +2,7 @@
 // kind's differences live in its own folder (app/, mysql-cluster/) behind this one interface, found
 // through the registry in kinds.ts. Adding a kind: its construct and KindDefinition in constructs/, a
 // folder here implementing KindController, one line in kinds.ts.
-import type { KubernetesObject as LiveObject, V1Pod, V1Secret } from '@kubernetes/client-node';
+import type { KubernetesObject as LiveObject, V1PersistentVolumeClaim, V1Pod, V1Secret } from '@kubernetes/client-node';
 import type { KindDefinition, KubernetesObject } from '../../constructs/index.js';
 import type { KubeClient } from '../kube/index.js';
 import type { ControllerMetrics } from '../observability/controller-metrics.js';
@@ -82,6 +82,16 @@ export type SecretLookup = (namespace: string, name: string) => Promise<V1Secret
  * once it exists (a type that may not be served: it throws as a live read does, e.g. 404).
  */
 export type CertificateLookup = (namespace: string, name: string) => Promise<LiveObject | undefined>;
+
+/** A PersistentVolumeClaim the resource names (spec.backup.persistentVolumeClaimName), from a watch of it by name. */
+export type ClaimLookup = (namespace: string, name: string) => Promise<V1PersistentVolumeClaim | undefined>;
+
+/** Reads a claim a resource names (`owner`: that resource), as SecretReader reads Secrets. */
+export type ClaimReader = (
+  owner: { readonly uid: string; readonly kind: string; readonly name: string },
+  namespace: string,
+  name: string,
+) => Promise<V1PersistentVolumeClaim | undefined>;
 
 /** Reads a resource's Certificate (`owner`: that resource), as SecretReader reads Secrets. */
 export type CertificateReader = (
@@ -184,6 +194,7 @@ export interface KindController {
     secrets?: SecretLookup,
     resources?: ResourceLookup,
     certificates?: CertificateLookup,
+    claims?: ClaimLookup,
   ): Promise<Preparation>;
   /**
    * A resource of another kind this one refers to (an App to the MySQLCluster its database is on): a

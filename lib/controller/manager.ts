@@ -1,4 +1,9 @@
-import type { KubeConfig, KubernetesObject as LiveObject, V1Pod } from '@kubernetes/client-node';
+import type {
+  KubeConfig,
+  KubernetesObject as LiveObject,
+  V1PersistentVolumeClaim,
+  V1Pod,
+} from '@kubernetes/client-node';
 import { APP, MYSQL_CLUSTER } from '../../constructs/index.js';
 import type { Informer } from '../informer/index.js';
 import type { KubeClient, RequestEvent } from '../kube/index.js';
@@ -137,6 +142,7 @@ export async function startController(opts: ControllerOptions): Promise<Controll
       reconciler.forget(uid);
       secrets.release(uid);
       certificates.release(uid);
+      claims.release(uid);
     },
   });
   const allInformers: Informer<LiveObject>[] = [...informers];
@@ -193,6 +199,23 @@ export async function startController(opts: ControllerOptions): Promise<Controll
       enqueue(queueKey(owner.kind, owner.namespace, owner.name));
     },
   });
+  // The backup volume a MySQLCluster names (spec.backup.persistentVolumeClaimName), watched by name once
+  // read: whether it exists is asked at every reconcile, and would otherwise be a GET each time.
+  const claims = createNamedObjectCache<V1PersistentVolumeClaim>({
+    client,
+    logger,
+    hooks: watchHooks('persistentvolumeclaims'),
+    type: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', plural: 'persistentvolumeclaims' },
+    readLive: (namespace, name) =>
+      getObject<V1PersistentVolumeClaim>(
+        client,
+        `/api/v1/namespaces/${namespace}/persistentvolumeclaims/${encodeURIComponent(name)}`,
+      ),
+    watchMissing: true,
+    onChange: (owner) => {
+      enqueue(queueKey(owner.kind, owner.namespace, owner.name));
+    },
+  });
   const reconciler = new Reconciler({
     client,
     owners,
@@ -205,6 +228,7 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     install: { credentialsClusterRole: opts.credentialsClusterRole },
     secrets: secrets.read,
     certificates: certificates.read,
+    claims: claims.read,
     wake: enqueue,
   });
 
@@ -298,7 +322,7 @@ export async function startController(opts: ControllerOptions): Promise<Controll
       stopping ??= (async () => {
         await elector?.stop({ release: true });
         await stopWorkers();
-        await Promise.all([...allInformers.map((i) => i.stop()), secrets.stop(), certificates.stop()]);
+        await Promise.all([...allInformers.map((i) => i.stop()), secrets.stop(), certificates.stop(), claims.stop()]);
         await health?.close();
         await client.close();
       })();

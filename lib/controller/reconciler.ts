@@ -39,6 +39,8 @@ import type {
   ResourceLookup,
   CertificateLookup,
   CertificateReader,
+  ClaimLookup,
+  ClaimReader,
   SecretLookup,
   SecretReader,
 } from './kind-controller.js';
@@ -74,6 +76,8 @@ export interface ReconcilerOptions {
   readonly secrets?: SecretReader;
   /** cert-manager Certificates from watches, once they exist (the controller's); absent: read live. */
   readonly certificates?: CertificateReader;
+  /** PersistentVolumeClaims resources name, from watches by name (the controller's); absent: read live. */
+  readonly claims?: ClaimReader;
 }
 
 /** A term of leadership: the managers it started (Reconciler.startTerm). */
@@ -289,6 +293,10 @@ export class Reconciler {
       ? (ns, certificateName) =>
           certificateReader({ uid: cr.metadata.uid ?? '', kind: kindName, name }, ns, certificateName)
       : undefined;
+    const claimReader = this.o.claims;
+    const claims: ClaimLookup | undefined = claimReader
+      ? (ns, claimName) => claimReader({ uid: cr.metadata.uid ?? '', kind: kindName, name }, ns, claimName)
+      : undefined;
     const prepared: Preparation = (await controller.prepare?.(
       this.o.client,
       cr,
@@ -296,6 +304,7 @@ export class Reconciler {
       secrets,
       this.resources,
       certificates,
+      claims,
     )) ?? { problems: [] };
     for (const e of prepared.events ?? []) this.o.events.record(cr, 'Normal', e.reason, e.message);
     const problems = prepared.problems;

@@ -438,7 +438,7 @@ describe('operator install and least-privilege RBAC (own control plane, OwnerRef
           out.push({ verb, group, resource: type.plural, namespace: FORBIDDEN });
         for (const verb of ['list', 'watch']) out.push({ verb, group, resource: type.plural });
       }
-      for (const verb of ['get', 'patch'])
+      for (const verb of ['get', 'list', 'watch', 'patch'])
         out.push({ verb, group: '', resource: 'persistentvolumeclaims', namespace: FORBIDDEN });
       for (const verb of ['list', 'watch'])
         out.push({ verb, group: '', resource: 'pods', namespace: FORBIDDEN }, { verb, group: '', resource: 'pods' });
@@ -523,7 +523,7 @@ describe('operator install and least-privilege RBAC (own control plane, OwnerRef
       // Children: no replace (update), no deletecollection; PVCs are only read and grown.
       { verb: 'update', group: 'apps', resource: 'deployments', namespace: GRANTED },
       { verb: 'deletecollection', group: '', resource: 'configmaps', namespace: GRANTED },
-      ...['create', 'update', 'delete', 'list'].map((verb) => ({
+      ...['create', 'update', 'delete', 'deletecollection'].map((verb) => ({
         verb,
         group: '',
         resource: 'persistentvolumeclaims',

@@ -2,7 +2,7 @@
 // run can end, as its record and the next start show it.
 import assert from 'node:assert/strict';
 import type { NextStart, RunRecord, StopsRecord } from '../../lib/agent/stops.js';
-import { UNSAFE_STOPS_KEPT, afterStart, sameRun, unsafeStop } from '../../lib/agent/stops.js';
+import { UNSAFE_STOPS_KEPT, afterStart, sameRun, stopOutcome, unsafeStop } from '../../lib/agent/stops.js';
 
 const HELD = 'aaaaaaaa-0000-0000-0000-000000000001:1-10';
 const MORE = 'aaaaaaaa-0000-0000-0000-000000000001:1-11';
@@ -26,6 +26,14 @@ describe('agent: the stops of mysqld', () => {
           unsafe:
             executed === HELD ? undefined : /committed after its agent fenced it for the stop at 2026-11-28T04:00:00/,
         });
+        // The pod was stopped and no hook came (a crash may follow: the kubelet's SIGKILL cut the shutdown short).
+        cases.push({
+          previous: run({ state: 'signalled', at: AT }),
+          crashed,
+          executed,
+          unsafe:
+            /its pod was stopped at 2026-11-28T04:00:00.000Z and no preStop hook asked its agent to fence it first/,
+        });
         // The hook began and its fencing did not end: the kubelet's SIGTERM came anyway.
         cases.push({
           previous: run({ state: 'requested', at: AT }),
@@ -42,6 +50,10 @@ describe('agent: the stops of mysqld', () => {
         });
       }
     for (const c of cases) {
+      const outcome = stopOutcome(c.previous, next(c.executed, c.crashed));
+      if (c.previous === undefined) assert.deepEqual(outcome, { kind: 'unknown' });
+      else if (c.unsafe === undefined)
+        assert.equal(outcome.kind, c.previous.stop ? 'fenced' : 'crashed', JSON.stringify(c));
       const why = unsafeStop(c.previous, next(c.executed, c.crashed));
       const label = JSON.stringify(c);
       if (c.unsafe === undefined) assert.equal(why, undefined, label);
@@ -52,7 +64,7 @@ describe('agent: the stops of mysqld', () => {
   it('records the run that started, and an unsafe stop with what mysqld held at that start, keeping the last few', () => {
     let record: StopsRecord = { unsafe: [] };
     const first = afterStart(record, 1_000_000, next(HELD, false), AT);
-    assert.deepEqual(first, { record: { run: { startedAt: 1_000_000 }, unsafe: [] } });
+    assert.deepEqual(first, { record: { run: { startedAt: 1_000_000 }, unsafe: [] }, outcome: { kind: 'unknown' } });
     record = first.record;
     for (let i = 1; i <= UNSAFE_STOPS_KEPT + 2; i++) {
       const after = afterStart(record, 1_000_000 + i * 60_000, next(`${HELD.slice(0, -2)}${10 + i}`, false), AT);

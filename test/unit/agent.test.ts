@@ -434,6 +434,12 @@ describe('agent', () => {
         await a.step();
         assert.deepEqual(await get(port, '/unsafe-stops'), { status: 200, body: '[]\n' });
         assert.ok(!logged.some((l) => l.includes('could have acknowledged')), logged.join('\n'));
+        assert.ok(
+          logged.includes(
+            `mysqld's last run was fenced by this agent before it stopped (at ${new Date(now).toISOString()}): it acknowledged nothing alone`,
+          ),
+          logged.join('\n'),
+        );
         // Only mysqld's container restarted (a liveness restart): its next stop is fenced again.
         const before = member.statements.length;
         assert.equal((await get(port, '/pre-stop')).status, 200);
@@ -463,6 +469,9 @@ describe('agent', () => {
         member.crashed = true;
         await a.step();
         assert.equal((JSON.parse((await get(port, '/unsafe-stops')).body) as unknown[]).length, 1);
+        assert.ok(
+          logged.includes("mysqld's last run crashed (this start recovered from it): it acknowledged nothing alone"),
+        );
         // Fenced for a stop, then made writable and written to before the shutdown (the stop's record is stale).
         member.crashed = false;
         assert.equal((await get(port, '/pre-stop')).status, 200);
@@ -502,11 +511,21 @@ describe('agent', () => {
       assert.ok(!drained, 'still serving: the hook has not come');
       assert.equal((await get(port, '/pre-stop')).status, 200);
       await draining;
-      // Without a hook: it stops once mysqld is gone.
+      // Without a hook: it stops once mysqld is gone, and that stop is unsafe at the next start, crash or not.
+      member.startedAtMs += 60_000;
       const b = agent();
+      await b.step();
       await b.listen();
       member.answers = false;
       await b.drain();
+      member.answers = true;
+      member.crashed = true;
+      member.startedAtMs += 60_000;
+      await agent().step();
+      assert.ok(
+        logged.some((l) => l.includes('and no preStop hook asked its agent to fence it first')),
+        logged.join('\n'),
+      );
     });
   });
 

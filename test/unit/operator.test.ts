@@ -121,7 +121,7 @@ describe('OperatorChart (the operator install construct)', () => {
         { apiGroups: ['autoscaling'], resources: ['horizontalpodautoscalers'], verbs: CHILD_VERBS },
         { apiGroups: ['policy'], resources: ['poddisruptionbudgets'], verbs: CHILD_VERBS },
         { apiGroups: ['batch'], resources: ['cronjobs'], verbs: CHILD_VERBS },
-        { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get', 'patch'] },
+        { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get', 'list', 'patch', 'watch'] },
         { apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch', 'patch', 'delete'] },
         { apiGroups: [''], resources: ['events'], verbs: ['create'] },
         // spec.tls.issuerRef: the cluster's cert-manager Certificate, watched by name, never deleted.

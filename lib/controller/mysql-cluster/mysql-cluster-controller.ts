@@ -1,14 +1,15 @@
 // MySQLCluster: what it needs beyond its children (a credentials Secret, the backup volume it names),
 // how a refused StatefulSet is recovered (storage growth), its status, and what its members report.
 // The home of everything MySQL-specific the controller does.
-import type { V1Pod } from '@kubernetes/client-node';
+import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import type { KubernetesObject, MySQLBackup } from '../../../constructs/index.js';
 import { MYSQL_CLUSTER, MYSQL_OBJECT_STORE_SECRET_KEYS, mysqlClusterNames } from '../../../constructs/index.js';
 import type { KubeClient } from '../../kube/index.js';
-import { isNotFound } from '../../kube/index.js';
+import { getObject } from '../../kube/index.js';
 import { workloadConditions, workloadFigures } from '../../reconcile/status.js';
 import type {
   CertificateLookup,
+  ClaimLookup,
   InstallFacts,
   KindController,
   Management,
@@ -57,6 +58,7 @@ async function prepare(
   secrets?: SecretLookup,
   _resources?: ResourceLookup,
   certificates?: CertificateLookup,
+  claims?: ClaimLookup,
 ): Promise<Preparation> {
   const read = secrets ?? ((namespace: string, name: string) => readSecret(client, namespace, name));
   const credentials = await ensureCredentials(client, cr, install.credentialsClusterRole, read);
@@ -67,7 +69,15 @@ async function prepare(
   // Forbidden Secrets are the credentials' problem already (one grant fixes both).
   if ('message' in tls && tls.state !== 'forbidden')
     problems.push({ reason: TLS_REASONS[tls.state], message: tls.message });
-  const backupVolume = await backupVolumeProblem(client, cr);
+  const backupVolume = await backupVolumeProblem(
+    claims ??
+      ((namespace, name) =>
+        getObject<V1PersistentVolumeClaim>(
+          client,
+          `/api/v1/namespaces/${namespace}/persistentvolumeclaims/${encodeURIComponent(name)}`,
+        )),
+    cr,
+  );
   if (backupVolume) problems.push(backupVolume);
   problems.push(...(await storeCredentialsProblems(read, cr)));
   const unusable = [
@@ -106,22 +116,20 @@ async function prepare(
   };
 }
 
-/** A backup volume named in the spec that does not exist: backups would never run. */
-async function backupVolumeProblem(client: KubeClient, cr: CustomResource): Promise<Problem | undefined> {
+/**
+ * A backup volume named in the spec that does not exist: backups would never run. `claims`: the
+ * controller's watch of it by name (no request at a reconcile once it has its first list), or a live read.
+ */
+async function backupVolumeProblem(claims: ClaimLookup, cr: CustomResource): Promise<Problem | undefined> {
   const claim = (cr.spec as { backup?: { persistentVolumeClaimName?: string } } | undefined)?.backup
     ?.persistentVolumeClaimName;
   if (claim === undefined) return undefined;
   const namespace = cr.metadata.namespace ?? '';
-  try {
-    await client.request({ path: `/api/v1/namespaces/${namespace}/persistentvolumeclaims/${claim}` });
-    return undefined;
-  } catch (e) {
-    if (!isNotFound(e)) throw e;
-    return {
-      reason: 'BackupVolumeMissing',
-      message: `PersistentVolumeClaim ${claim} named in spec.backup.persistentVolumeClaimName does not exist in namespace ${namespace}: backups cannot run until it is created (recon8s never creates it)`,
-    };
-  }
+  if (await claims(namespace, claim)) return undefined;
+  return {
+    reason: 'BackupVolumeMissing',
+    message: `PersistentVolumeClaim ${claim} named in spec.backup.persistentVolumeClaimName does not exist in namespace ${namespace}: backups cannot run until it is created (recon8s never creates it)`,
+  };
 }
 
 type StoreSpec = { readonly credentialsSecretName?: string } | undefined;

@@ -166,8 +166,9 @@ export interface SandboxMember {
   /** Where the member's copy of the credentials Secret is (the kubelet's volume). */
   readonly credentialsDir: string;
   /**
-   * Stops the member's agent (SIGTERM, by its process id), as a container restart does: the pod starts
-   * it again a second later. The number of processes signalled.
+   * Kills the member's agent (SIGKILL, by its process id), as a crash of it does: the pod starts it again
+   * a second later. (Not SIGTERM: the kubelet sends that only when the pod goes away, and the agent then
+   * waits for mysqld's preStop hook.) The number of processes signalled.
    */
   restartAgent(): number;
   /** Replaces the member's certificate files, as the kubelet updates a Secret's volume. */
@@ -480,7 +481,7 @@ export async function startMySQLSandbox(): Promise<MySQLSandbox> {
             return false;
           }
         });
-        for (const p of agents) process.kill(Number(p), 'SIGTERM');
+        for (const p of agents) process.kill(Number(p), 'SIGKILL');
         return agents.length;
       },
       credentials: secret,
