@@ -155,11 +155,12 @@ describe('OperatorChart (the operator install construct)', () => {
       );
       // Pods: never created; deleted one at a time to roll a MySQLCluster (its StatefulSet is OnDelete).
       assert.deepEqual(grants(rules, 'delete'), [...children, '/pods'].sort(), 'delete');
-      // Pods: watched (the MySQL members' reports and readiness).
+      // Pods: watched (the MySQL members' reports and readiness); a MySQLCluster's backup claim, by name.
       assert.deepEqual(
         grants(rules, 'watch'),
         [
           ...children,
+          '/persistentvolumeclaims',
           '/pods',
           'cert-manager.io/certificates',
           ...OWNER_KINDS.map((k) => `${k.group}/${k.plural}`),
