@@ -107,8 +107,14 @@ export interface ClusterView {
    * semi-synchronous replication, failover does not wait `failoverAfterMs` (failover.ts says why).
    */
   readonly primaryStopped?: string;
-  /** Semi-synchronous acknowledgements the primary waits for. */
+  /** Semi-synchronous acknowledgements the primary waits for (the spec's: what enableWrites sets). */
   readonly waitCount: number;
+  /**
+   * The fewest acknowledgements the recorded primary's commits waited for during its term, when recorded
+   * (status.primaryTerm.semiSyncReplicas). A failover counts on this, not on `waitCount`: a spec raised
+   * since may not have reached the primary before it was lost. Default: `waitCount`.
+   */
+  readonly termWaitCount?: number;
   /** Members found with errant transactions while the primary could be compared with (status). */
   readonly knownErrant: ReadonlySet<string>;
   /**

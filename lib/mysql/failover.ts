@@ -151,7 +151,9 @@ export function failoverStep(
   const restartedPrimary = answered?.member;
   // A restarted primary that cannot be replaced takes writes again; a cut-off one could not take any.
   const restarted = answered !== undefined && answered.cutOffMs === undefined;
-  const stoppedNow = answered === undefined && view.waitCount > 0 ? view.primaryStopped : undefined;
+  // What the lost primary's commits were acknowledged with: its term's, never more than the spec's.
+  const acknowledgements = Math.min(view.waitCount, view.termWaitCount ?? view.waitCount);
+  const stoppedNow = answered === undefined && acknowledgements > 0 ? view.primaryStopped : undefined;
   if (answered === undefined && downMs < view.failoverAfterMs && stoppedNow === undefined) {
     const lost = members.find((m) => m.name === name);
     const why = lost && notAnswering(lost);
@@ -178,11 +180,11 @@ export function failoverStep(
   // is on a candidate. Without semi-synchronous replication, only when every replica is a candidate.
   const followers = Math.max(view.replicas - 1, candidates.length);
   const others = followers - candidates.length;
-  const covered = view.waitCount > 0 ? others < view.waitCount : others === 0;
+  const covered = acknowledgements > 0 ? others < acknowledgements : others === 0;
   if (!covered && !restarted)
     return wait(
       'FailoverWaiting',
-      `the primary ${name} is down and ${others} of its ${followers} replicas cannot be compared: an acknowledged write may be only there (semiSyncReplicas=${view.waitCount}); waiting for them`,
+      `the primary ${name} is down and ${others} of its ${followers} replicas cannot be compared: an acknowledged write may be only there (its commits waited for ${acknowledgements} acknowledgement(s)); waiting for them`,
     );
   // Every candidate received from the same primary in the same order: the most advanced holds what every other one does.
   const best = [...candidates]

@@ -527,6 +527,35 @@ describe('decide (MySQL cluster manager)', () => {
       const s5 = step(view(five, { replicas: 5, waitCount: 2, knownErrant: new Set(['db-1']), primaryDownMs: 60_000 }));
       // db-1, errant, is the one replica that is not a candidate: recorded for rejoin.ts's proof.
       assert.deepEqual(s5, { type: 'promote', from: 'db-0', to: 'db-2', mustApply: g(`${A}:1-9`), outOfReach: 1 });
+      // The spec was raised to 2 after the primary took writes with 1 (its term records 1): a commit may
+      // have been acknowledged by db-1 alone. Counted on the term's, not the spec's: it waits.
+      const raised = step(
+        view(five, {
+          replicas: 5,
+          waitCount: 2,
+          termWaitCount: 1,
+          knownErrant: new Set(['db-1']),
+          primaryDownMs: 60_000,
+        }),
+      );
+      assert.equal(raised.type === 'wait' && raised.reason, 'FailoverWaiting');
+      assert.match(
+        raised.type === 'wait' ? raised.message : '',
+        /1 of its 4 replicas cannot be compared: an acknowledged write may be only there \(its commits waited for 1 acknowledgement\(s\)\)/,
+      );
+      // A term that waited for more than the spec asks now counts as the spec's (never more than asked).
+      assert.equal(
+        step(
+          view(five, {
+            replicas: 5,
+            waitCount: 2,
+            termWaitCount: 3,
+            knownErrant: new Set(['db-1']),
+            primaryDownMs: 60_000,
+          }),
+        ).type,
+        'promote',
+      );
     });
 
     it('waits while a replica that may hold the only copy of an acknowledged write does not answer', () => {

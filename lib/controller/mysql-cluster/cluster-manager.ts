@@ -498,7 +498,9 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
           const lastAnswer = answered.get(uid);
           // With the semi-synchronous acknowledgements the primary's term enforced, not only those the
           // spec asks now (raised since, they may not have reached it before it stopped).
-          const enforced = Math.min(waitCount, records.term?.semiSyncReplicas ?? waitCount);
+          const term = records.term;
+          const termWaitCount = term && term.member === primary ? term.semiSyncReplicas : undefined;
+          const enforced = Math.min(waitCount, termWaitCount ?? waitCount);
           const stopped =
             primary !== undefined && !current?.sql && lastAnswer?.primary === primary && enforced > 0
               ? primaryStopped(primary, podsByName, lastAnswer.pods)
@@ -515,6 +517,7 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
             failoverAfterMs,
             ...(stopped ? { primaryStopped: stopped } : {}),
             waitCount,
+            ...(termWaitCount !== undefined ? { termWaitCount } : {}),
             knownErrant,
             ...(notes.size > 0 ? { errantNotes: notes } : {}),
             ...(switchover ? { switchover: { ...switchover, waitedMs: waitedMs(switchover.id) } } : {}),
