@@ -164,10 +164,12 @@ export function failoverStep(
   const reachable = answering.length + (answered ? 1 : 0);
   const wait = (reason: string, message: string): Step | undefined =>
     restarted ? undefined : { type: 'wait', reason, message };
-  if (reachable * 2 <= view.replicas)
+  // Of the members there are: those the spec asks for, or more while a scale-down is under way.
+  const size = Math.max(view.replicas, members.length);
+  if (reachable * 2 <= size)
     return wait(
       'NoQuorum',
-      `the primary ${name} is down and only ${reachable} of ${view.replicas} members answer: no failover without a majority`,
+      `the primary ${name} is down and only ${reachable} of ${size} members answer: no failover without a majority`,
     );
   const candidates = answering.filter((m) => !errant.has(m.name) && m.sql?.channel?.sourceHost === host);
   if (candidates.length === 0)
@@ -178,7 +180,9 @@ export function failoverStep(
   // Every acknowledged commit reached waitCount replicas: when fewer than that are not candidates
   // (they do not answer, hold errant transactions, or followed someone else), each acknowledged commit
   // is on a candidate. Without semi-synchronous replication, only when every replica is a candidate.
-  const followers = Math.max(view.replicas - 1, candidates.length);
+  // The replicas are those the spec asks for, or more while a scale-down is under way: a member above
+  // spec.replicas may have acknowledged commits too.
+  const followers = Math.max(view.replicas - 1, members.filter((m) => m.name !== name).length, candidates.length);
   const others = followers - candidates.length;
   const covered = acknowledgements > 0 ? others < acknowledgements : others === 0;
   if (!covered && !restarted)

@@ -543,6 +543,24 @@ describe('decide (MySQL cluster manager)', () => {
         raised.type === 'wait' ? raised.message : '',
         /1 of its 4 replicas cannot be compared: an acknowledged write may be only there \(its commits waited for 1 acknowledgement\(s\)\)/,
       );
+      // A scale-down from 5 to 3 under way: db-3 and db-4 still exist, silent, and may hold commits they
+      // acknowledged. With one acknowledgement per commit, no failover to db-1 or db-2 while they cannot be compared.
+      const scaling = [
+        silent(0),
+        replica(1, `${A}:1-9`, { channel: { receiver: 'OFF' } }),
+        replica(2, `${A}:1-9`, { channel: { receiver: 'OFF' } }),
+        silent(3),
+        silent(4),
+      ];
+      const down = step(view(scaling, { replicas: 3, waitCount: 1, primaryDownMs: 60_000 }));
+      assert.equal(down.type === 'wait' && down.reason, 'NoQuorum');
+      assert.match(down.type === 'wait' ? down.message : '', /only 2 of 5 members answer/);
+      const db3 = replica(3, `${A}:1-9`, { channel: { receiver: 'OFF' } });
+      const waiting = step(
+        view([...scaling.slice(0, 3), db3, silent(4)], { replicas: 3, waitCount: 1, primaryDownMs: 60_000 }),
+      );
+      assert.equal(waiting.type === 'wait' && waiting.reason, 'FailoverWaiting');
+      assert.match(waiting.type === 'wait' ? waiting.message : '', /1 of its 4 replicas cannot be compared/);
       // A term that waited for more than the spec asks now counts as the spec's (never more than asked).
       assert.equal(
         step(
