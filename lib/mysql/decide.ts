@@ -87,6 +87,11 @@ export interface MemberView {
    * (never compared, fenced or promoted: what it would say cannot be trusted), and reported.
    */
   readonly certificateRejected?: string;
+  /**
+   * Its pod is being deleted (evicted, drained): only the primary's terminating pod is a member (its
+   * agent fenced it before mysqld stops: lib/agent/stops.ts), so that a replica takes over at once.
+   */
+  readonly terminating?: boolean;
 }
 
 export interface ClusterView {
@@ -175,7 +180,14 @@ export type Step =
       /** Promoted before `failoverAfterMs` because `from` was known not to run, and why (ClusterView.primaryStopped). */
       readonly stopped?: string;
     }
-  | { readonly type: 'switchover'; readonly from: string; readonly to: string; readonly requestId?: string }
+  | {
+      readonly type: 'switchover';
+      readonly from: string;
+      readonly to: string;
+      readonly requestId?: string;
+      /** `from`'s pod is stopping: should `to` not catch up, `from` stays fenced (never writable again). */
+      readonly stopping?: boolean;
+    }
   /** A switchover request that cannot be done: recorded as handled, with why. `retryable`: it may be possible soon. */
   | {
       readonly type: 'refuseSwitchover';
@@ -258,6 +270,19 @@ export function decide(view: ClusterView): Decision {
   // 2. Only the primary carries the primary label; the stale one goes before a new one is set.
   const labelledOther = members.find((m) => m.name !== view.primary && m.role === 'primary');
   if (labelledOther) return result({ type: 'label', member: labelledOther.name, role: 'none' });
+
+  // A primary whose pod is stopping (deleted, evicted, drained; its agent fenced it for the stop): a
+  // replica takes over at once, as in a switchover, and it is never made writable again. One that no
+  // longer answers is a primary that is down (below).
+  if (primary?.terminating && primary.sql) {
+    const to = bestReplica(members, primary, errant);
+    if (to) return result({ type: 'switchover', from: primary.name, to: to.name, stopping: true });
+    return result({
+      type: 'wait',
+      reason: 'PrimaryStopping',
+      message: `the primary ${primary.name}'s pod is stopping and no healthy replica can take over yet`,
+    });
+  }
 
   const down = view.primaryDownMs !== undefined;
   if (!primary?.sql) {

@@ -605,6 +605,11 @@ describe('MySQLCluster high availability on a real node (MySQL 9.7), its backup 
       await core.deleteNamespacedPod({ namespace: ns, name: p.metadata?.name ?? '', gracePeriodSeconds: 0 });
     }));
 
+  it('switches over at once when the primary pod is deleted gracefully (as a drain or an eviction does): its agent fences it before mysqld stops, no acknowledged write lost, never two writable, the old primary rejoins', () =>
+    loseThePrimary('the graceful deletion', async (p) => {
+      await core.deleteNamespacedPod({ namespace: ns, name: p.metadata?.name ?? '' });
+    }));
+
   it('promotes a replica when the primary is cut off from the network: the isolated primary makes itself read-only and acknowledges nothing the new primary lacks, and rejoins once healed', async function () {
     this.timeout(2 * RECOVERY_MS);
     const writer = await newWriter();

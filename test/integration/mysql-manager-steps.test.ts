@@ -536,6 +536,33 @@ describe('MySQLCluster manager steps (real API server, fake members)', function 
       assert.equal(((await read()).status as { currentPrimary?: string }).currentPrimary, 'ha-0');
       assert.deepEqual(members.by('ctl'), []);
     });
+
+    it('switches over at once from a primary whose pod is being deleted while it still answers (its agent fenced it for the stop), and never makes it writable again', async () => {
+      const members = new FakeMembers();
+      (members.state.get(`${NAME}-0`) as Member).up = true;
+      const ctl = controller('ctl', members);
+      await ctl.manage(context(await read()));
+      const terminating = primaryPod((p) => ({ ...p, metadata: { ...p.metadata, deletionTimestamp: new Date() } }));
+      ctl.clock.t = 1_000;
+      const done = (await ctl.manage(context(await read(), undefined, terminating))) as Management;
+      assert.equal(((await read()).status as { currentPrimary?: string }).currentPrimary, 'ha-1');
+      assert.deepEqual(members.writable(), ['ha-1']);
+      assert.ok(members.by('ctl').includes('ha-0 fence'), members.by('ctl').join('\n'));
+      assert.match(
+        done.events.find((e) => e.reason === 'SwitchedOver')?.message ?? '',
+        /^ha-1 is the primary instead of ha-0 \(its pod is stopping\)/,
+      );
+      // Looked at again while it stops: nothing is asked of it.
+      const after = members.by('ctl').length;
+      await ctl.manage(context(await read(), undefined, terminating));
+      assert.ok(
+        !members
+          .by('ctl')
+          .slice(after)
+          .some((c) => c.startsWith('ha-0 ')),
+        members.by('ctl').join('\n'),
+      );
+    });
   });
 
   describe('sessions kept between looks', () => {

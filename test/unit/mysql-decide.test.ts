@@ -969,6 +969,38 @@ describe('decide (MySQL cluster manager)', () => {
     });
   });
 
+  describe('a primary whose pod is stopping (deleted, evicted, drained: its agent fenced it for the stop)', () => {
+    const stopping = (sql: Partial<MemberSql> = {}): MemberView => ({
+      ...primary(0, `${A}:1-10`, {}, sql),
+      terminating: true,
+    });
+    const fenced = { writable: false, semiSync: { enabled: false, waitCount: 1 } };
+
+    it('is switched over from at once to the most advanced healthy replica, fenced by its hook or not yet', () => {
+      for (const p of [stopping(fenced), stopping()])
+        assert.deepEqual(step(view([p, replica(1, `${A}:1-9`), replica(2, `${A}:1-10`)])), {
+          type: 'switchover',
+          from: 'db-0',
+          to: 'db-2',
+          stopping: true,
+        });
+    });
+
+    it('is never made writable again: with no healthy replica, a wait that says why', () => {
+      const s = step(view([stopping(fenced), replica(1, `${A}:1-10`, { ready: false }), silent(2)]));
+      assert.deepEqual(s.type === 'wait' && [s.reason, s.message], [
+        'PrimaryStopping',
+        "the primary db-0's pod is stopping and no healthy replica can take over yet",
+      ]);
+    });
+
+    it('is a primary that is down once it no longer answers: the failover rules, not a switchover', () => {
+      const gone: MemberView = { ...silent(0, { role: 'primary' }), terminating: true };
+      const s = step(view([gone, replica(1, `${A}:1-10`), replica(2, `${A}:1-10`)], { primaryDownMs: 1_000 }));
+      assert.equal(s.type === 'wait' && s.reason, 'PrimaryUnreachable');
+    });
+  });
+
   describe('a member whose certificate was refused', () => {
     const CERT = 'unable to verify the first certificate';
 

@@ -105,14 +105,18 @@ function resolvedSpec(cr: ManageContext['cr']): ResolvedMySQLClusterSpec {
 
 type Status = Pick<MySQLClusterStatus, 'currentPrimary' | 'members' | 'switchover' | 'primaryTerm' | 'lastFailover'>;
 
-/** The members' DNS names and the StatefulSet revision, from the pods in the cache. */
+/**
+ * The members' DNS names and the StatefulSet revision, from the pods in the cache. A pod being deleted
+ * is no member, but the primary's (decide.ts: a replica takes over at once).
+ */
 function memberViews(
   pods: readonly V1Pod[],
   names: MySQLClusterNames,
   updateRevision: string | undefined,
+  primary: string | undefined,
 ): Omit<MemberView, 'sql' | 'error'>[] {
   return pods
-    .filter((p) => p.metadata?.name && !p.metadata.deletionTimestamp)
+    .filter((p) => p.metadata?.name && (!p.metadata.deletionTimestamp || p.metadata.name === primary))
     .map((p) => {
       const name = p.metadata?.name ?? '';
       const role = p.metadata?.labels?.[MYSQL_ROLE_LABEL];
@@ -124,6 +128,7 @@ function memberViews(
         ...(role === 'primary' || role === 'replica' || role === 'none' ? { role: role as Role } : {}),
         ready: (p.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True'),
         outdated: updateRevision !== undefined && revision !== undefined && revision !== updateRevision,
+        ...(p.metadata?.deletionTimestamp ? { terminating: true } : {}),
       };
     })
     .filter((m) => m.ordinal >= 0);
@@ -425,7 +430,7 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
       };
 
       for (let i = 0; i < MAX_STEPS; i++) {
-        const views = memberViews(podsNow, names, sts?.status?.updateRevision);
+        const views = memberViews(podsNow, names, sts?.status?.updateRevision, primary);
         const sessions = new Map<string, MemberActions>();
         try {
           const observed = await Promise.all(
@@ -648,6 +653,13 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
               await session(step.from).fence();
               const executed = await session(step.from).executed();
               if (!(await session(step.to).waitForApplied(executed, APPLY_TIMEOUT_S))) {
+                if (step.stopping) {
+                  // Its pod is going away: never writable again; a failover follows once it is down.
+                  const message = `${step.to} did not catch up with ${step.from}, whose pod is stopping, within ${APPLY_TIMEOUT_S} s; ${step.from} stays read-only`;
+                  events.push({ type: 'Warning', reason: 'SwitchoverFailed', message });
+                  ctx.metrics?.mysqlSwitchovers.inc({ namespace, cluster: cr.metadata.name, outcome: 'failed' });
+                  break;
+                }
                 // Writable again as enableWrites does it: semi-synchronous replication first (fence()
                 // turned it off), so that no commit is acknowledged before a replica has it.
                 await records.beforeEnableWrites(step.from, waitCount);
@@ -663,7 +675,7 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
               await session(step.to).leaveReplication();
               await choosePrimary(step.to, observed);
               down.delete(uid);
-              const message = `${step.to} is the primary instead of ${step.from}${step.requestId ? ' (requested)' : ''}; ${step.from} stopped taking writes ${Math.round(now() - started)} ms before ${step.to} had applied all of them`;
+              const message = `${step.to} is the primary instead of ${step.from}${step.requestId ? ' (requested)' : step.stopping ? ' (its pod is stopping)' : ''}; ${step.from} stopped taking writes ${Math.round(now() - started)} ms before ${step.to} had applied all of them`;
               events.push({ type: 'Normal', reason: 'SwitchedOver', message });
               ctx.metrics?.mysqlSwitchovers.inc({ namespace, cluster: cr.metadata.name, outcome: 'done' });
               if (step.requestId) handled({ requestId: step.requestId, outcome: 'Done', message });
@@ -698,7 +710,7 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
       }
       // Members no longer looked at (their pod gone) keep no session; nor does a cluster forgotten
       // (deleted) during this look.
-      const asked = new Set(memberViews(podsNow, names, sts?.status?.updateRevision).map((v) => v.name));
+      const asked = new Set(memberViews(podsNow, names, sts?.status?.updateRevision, primary).map((v) => v.name));
       const forgotten = kept.get(uid) !== keptNow;
       for (const name of [...keptNow.keys()]) if (forgotten || !asked.has(name)) dropKept(name);
 
