@@ -74,6 +74,12 @@ export interface AgentDependencies {
 export const PRE_STOP_WAIT_MS = 10_000;
 /** How long a stop's fencing is tried (the pod's grace period is 120 s; mysqld needs its share to shut down). */
 export const PRE_STOP_FENCING_MS = 60_000;
+/**
+ * How long a primary's stop waits, once fenced, for its replicas to leave it (the controller switches
+ * over from a primary whose pod is stopping while it answers: decide.ts). Without the wait, mysqld would
+ * stop the moment it is fenced, before the controller could see it, and a failover would wait instead.
+ */
+export const PRE_STOP_SWITCHOVER_MS = 30_000;
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -291,18 +297,22 @@ export class Agent {
     this.preStop = entry;
     entry.done = (async (): Promise<Health> => {
       const deadline = this.now() + PRE_STOP_FENCING_MS;
+      let primary = false;
       for (let attempt = 1; ; attempt++) {
         let startedAt: number | undefined;
         try {
           startedAt = await this.sql.startedAt(this.now());
           entry.run = startedAt;
           await this.stops.observeRun(startedAt);
+          const wasPrimary = attempt === 1 ? !(await this.sql.flags()).readOnly : false;
+          primary ||= wasPrimary;
           await this.stops.stopping(startedAt);
           await this.sql.fencingSession((f) =>
             fence(f, { spare: [ADMIN_USER, REPLICATION_USER], waitForCommitsSeconds: 0 }),
           );
           const executed = await this.sql.gtidExecuted();
           await this.stops.stopping(startedAt, executed);
+          if (primary) await this.waitForSwitchover();
           this.log('stopping: this member is read-only and its clients are gone; mysqld may shut down');
           return { ok: true, message: 'fenced' };
         } catch (e) {
@@ -318,6 +328,22 @@ export class Agent {
       }
     })().finally(() => (entry.settled = true));
     return entry.done;
+  }
+
+  /** Until no replica receives from this member (the controller switched over), at most PRE_STOP_SWITCHOVER_MS. */
+  private async waitForSwitchover(): Promise<void> {
+    const deadline = this.now() + PRE_STOP_SWITCHOVER_MS;
+    let receiving = await this.sql.replicasReceiving().catch(() => 0);
+    if (receiving === 0) return;
+    this.log(
+      `stopping: ${receiving} replica(s) still receive from this member; waiting for the controller to switch over`,
+    );
+    while (receiving > 0 && this.now() < deadline) {
+      await sleep(250);
+      receiving = await this.sql.replicasReceiving().catch(() => 0);
+    }
+    if (receiving > 0)
+      this.log(`stopping: ${receiving} replica(s) still receive from this member; stopping all the same`);
   }
 
   /** mysqld's socket refuses or is not there: no mysqld runs. */

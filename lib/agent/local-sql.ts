@@ -16,6 +16,9 @@ const STATEMENT_MS = 4000;
  * verbosity or suppression list hides; the binary log is always on in a member (my-cnf.ts).
  */
 export const CRASH_RECOVERY_CODES: readonly string[] = ['MY-010229', 'MY-010232'];
+/** The query behind LocalSql.replicasReceiving. */
+export const REPLICAS_RECEIVING_SQL =
+  "SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE COMMAND IN ('Binlog Dump', 'Binlog Dump GTID')";
 /** MySQL's "Access denied for user": the password was refused. */
 const ACCESS_DENIED = 1045;
 
@@ -203,6 +206,12 @@ export class LocalSql {
       [...CRASH_RECOVERY_CODES],
     );
     return Number(row?.n) > 0;
+  }
+
+  /** How many replicas receive from this member now (their binary-log dump threads). */
+  async replicasReceiving(): Promise<number> {
+    const [row] = await this.rows(REPLICAS_RECEIVING_SQL);
+    return Number(row?.n ?? 0);
   }
 
   async cloneInProgress(): Promise<boolean> {

@@ -881,6 +881,24 @@ describe('MySQLCluster manager steps (real API server, fake members)', function 
       primaryTerm?: Record<string, unknown>;
       lastFailover?: Record<string, unknown>;
     }> => (await read()).status as never;
+    /**
+     * ha-0, the primary, commits SOURCE:11, which no replica receives (the commit waits for its
+     * acknowledgement), and is killed; `ctl`'s looks fail over to ha-1. ha-0, as the members hold it.
+     */
+    const killedHoldingOneUnacknowledged = async (
+      members: FakeMembers,
+      ctl: { clock: { t: number } },
+      look: () => Promise<Management>,
+    ): Promise<Member> => {
+      const old = members.state.get(`${NAME}-0`) as Member;
+      old.executed = `${SOURCE}:1-11`;
+      old.up = false;
+      ctl.clock.t = 4_000;
+      await look();
+      ctl.clock.t = 11_000;
+      await look();
+      return old;
+    };
 
     it('a former primary back with a commit no replica received: asked once to rejoin by clone, with an Event naming it, across a controller restart; then it rejoins', async () => {
       const members = healthyMembers();
@@ -896,14 +914,7 @@ describe('MySQLCluster manager steps (real API server, fake members)', function 
         semiSyncReplicas: 1,
       });
 
-      // ha-0 commits SOURCE:11, which no replica receives (the commit waits for its acknowledgement), and is killed.
-      const old = members.state.get(`${NAME}-0`) as Member;
-      old.executed = `${SOURCE}:1-11`;
-      old.up = false;
-      ctl.clock.t = 4_000;
-      await look();
-      ctl.clock.t = 11_000;
-      await look();
+      const old = await killedHoldingOneUnacknowledged(members, ctl, look);
       const failedOver = await statusOf();
       assert.equal(failedOver.currentPrimary, 'ha-1');
       assert.deepEqual(failedOver.lastFailover && { ...failedOver.lastFailover, time: '' }, {
@@ -975,13 +986,7 @@ describe('MySQLCluster manager steps (real API server, fake members)', function 
       let ctl = controller('ctl', members, agentSays);
       const look = looker(() => ctl);
       await look();
-      const old = members.state.get(`${NAME}-0`) as Member;
-      old.executed = `${SOURCE}:1-11`;
-      old.up = false;
-      ctl.clock.t = 4_000;
-      await look();
-      ctl.clock.t = 11_000;
-      await look();
+      const old = await killedHoldingOneUnacknowledged(members, ctl, look);
       assert.equal((await statusOf()).currentPrimary, 'ha-1');
       assert.deepEqual(asked, [], 'its agent is asked only once a discard would be requested');
 

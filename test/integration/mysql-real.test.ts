@@ -494,6 +494,10 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
       });
       assert.deepEqual(await replicaSql.channel(), { receiver: 'ON', applier: 'ON' });
       assert.equal(await replicaSql.stoppedReceiverError(), undefined);
+      // What a stopping primary's hook waits on: both replicas receive from it, none from a replica.
+      assert.equal(await primarySql.replicasReceiving(), 2);
+      assert.equal(await replicaSql.replicasReceiving(), 0);
+      assert.equal(await primarySql.recoveredFromCrash(), false);
       const executed = await primarySql.gtidExecuted();
       assert.equal(executed, sql(primary, "SELECT REPLACE(@@GLOBAL.gtid_executed, CHAR(10), '')"));
       assert.equal(await replicaSql.gtidSubset(await replicaSql.gtidExecuted(), executed), true);

@@ -99,6 +99,11 @@ class FakeMember implements LocalSqlApi {
   cloneInProgress() {
     return Promise.resolve(false);
   }
+  /** Replicas receiving from it (binary-log dump threads). */
+  receiving = 0;
+  replicasReceiving() {
+    return this.answers ? Promise.resolve(this.receiving) : this.down();
+  }
   executed = 'aaaaaaaa-0000-0000-0000-000000000001:1-10';
   crashed = false;
   recoveredFromCrash() {
@@ -187,7 +192,7 @@ describe('agent', () => {
   afterEach(() => rmSync(stopsDir, { recursive: true, force: true }));
 
   /** GET `path` of the agent listening on `port`. */
-  const get = (port: number, path: string) =>
+  const httpGet = (port: number, path: string) =>
     new Promise<{ status: number; body: string }>((resolve, reject) => {
       request({ host: '127.0.0.1', port, path }, (res) => {
         let body = '';
@@ -379,16 +384,7 @@ describe('agent', () => {
   it('answers the kubelet over HTTP: /livez while mysqld answers, /readyz as the member does its job', async () => {
     const a = agent();
     const port = await a.listen();
-    const get = (path: string) =>
-      new Promise<{ status: number; body: string }>((resolve, reject) => {
-        request({ host: '127.0.0.1', port, path }, (res) => {
-          let body = '';
-          res.on('data', (c: Buffer) => (body += c.toString()));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-        })
-          .on('error', reject)
-          .end();
-      });
+    const get = (path: string) => httpGet(port, path);
     try {
       assert.deepEqual(await get('/livez'), { status: 200, body: 'mysqld answers\n' });
       assert.deepEqual(await get('/readyz'), { status: 200, body: 'writable\n' });
@@ -409,13 +405,22 @@ describe('agent', () => {
     }
   });
 
+  /** An agent serving HTTP while `fn` runs, stopped after. */
+  const serving = async (fn: (a: Agent, port: number) => Promise<void>): Promise<void> => {
+    const a = agent();
+    const port = await a.listen();
+    try {
+      await fn(a, port);
+    } finally {
+      await a.stop();
+    }
+  };
+
   describe("stopping (the preStop hook of mysqld's container)", () => {
     it('fences its member before the kubelet stops mysqld: read-only, every client session ended, the source side off; the next start finds that stop safe', async () => {
-      const a = agent();
-      const port = await a.listen();
-      try {
+      await serving(async (a, port) => {
         await a.step();
-        assert.deepEqual(await get(port, '/pre-stop'), { status: 200, body: 'fenced\n' });
+        assert.deepEqual(await httpGet(port, '/pre-stop'), { status: 200, body: 'fenced\n' });
         assert.ok(member.superReadOnly);
         assert.ok(member.statements.includes('KILL CONNECTION 42'), member.statements.join('\n'));
         assert.ok(!member.semiSync, 'no commit left waiting for an acknowledgement');
@@ -427,12 +432,12 @@ describe('agent', () => {
         });
         // The kubelet asks again (its retry): the same fencing, not a second.
         const statements = member.statements.length;
-        assert.equal((await get(port, '/pre-stop')).status, 200);
+        assert.equal((await httpGet(port, '/pre-stop')).status, 200);
         assert.equal(member.statements.length, statements);
         // mysqld shut down and started again, holding what it held.
         member.startedAtMs += 60_000;
         await a.step();
-        assert.deepEqual(await get(port, '/unsafe-stops'), { status: 200, body: '[]\n' });
+        assert.deepEqual(await httpGet(port, '/unsafe-stops'), { status: 200, body: '[]\n' });
         assert.ok(!logged.some((l) => l.includes('could have acknowledged')), logged.join('\n'));
         assert.ok(
           logged.includes(
@@ -442,24 +447,48 @@ describe('agent', () => {
         );
         // Only mysqld's container restarted (a liveness restart): its next stop is fenced again.
         const before = member.statements.length;
-        assert.equal((await get(port, '/pre-stop')).status, 200);
+        assert.equal((await httpGet(port, '/pre-stop')).status, 200);
         assert.ok(member.statements.length > before, 'fenced again for the new run');
-      } finally {
-        await a.stop();
-      }
+      });
+    });
+
+    it('waits, once a primary is fenced, until its replicas have left it (the controller switches over from a primary whose pod is stopping), so that mysqld does not stop before the controller sees it', async () => {
+      await serving(async (a, port) => {
+        await a.step();
+        member.receiving = 2;
+        let answered = false;
+        const hook = httpGet(port, '/pre-stop').then((r) => ((answered = true), r));
+        await new Promise((r) => setTimeout(r, 600));
+        assert.ok(!answered, 'the hook waits while replicas receive from it');
+        assert.ok(member.superReadOnly, 'fenced meanwhile');
+        member.receiving = 0;
+        assert.deepEqual(await hook, { status: 200, body: 'fenced\n' });
+        assert.ok(
+          logged.some((l) =>
+            l.includes('2 replica(s) still receive from this member; waiting for the controller to switch over'),
+          ),
+        );
+      });
+      // A replica's stop (read-only when asked) does not wait.
+      member.startedAtMs += 60_000;
+      member.readOnly = true;
+      member.superReadOnly = true;
+      member.receiving = 2;
+      await serving(async (a, port) => {
+        await a.step();
+        assert.equal((await httpGet(port, '/pre-stop')).status, 200);
+      });
     });
 
     it('records as unsafe, with what mysqld held at the next start, a clean shutdown it did not fence and a commit after its fencing; never a crash', async () => {
-      const a = agent();
-      const port = await a.listen();
-      try {
+      await serving(async (a, port) => {
         await a.step();
         // A person's SHUTDOWN (or a hook that did not reach the agent): a clean stop, not fenced.
         member.startedAtMs += 60_000;
         member.executed = 'aaaaaaaa-0000-0000-0000-000000000001:1-11';
         await a.step();
         await a.step();
-        const first = JSON.parse((await get(port, '/unsafe-stops')).body) as { why: string; executed: string }[];
+        const first = JSON.parse((await httpGet(port, '/unsafe-stops')).body) as { why: string; executed: string }[];
         assert.equal(first.length, 1, 'once per stop, however many looks');
         assert.match(first[0]?.why ?? '', /shut down cleanly without its agent fencing it first/);
         assert.equal(first[0]?.executed, 'aaaaaaaa-0000-0000-0000-000000000001:1-11');
@@ -468,38 +497,32 @@ describe('agent', () => {
         member.startedAtMs += 60_000;
         member.crashed = true;
         await a.step();
-        assert.equal((JSON.parse((await get(port, '/unsafe-stops')).body) as unknown[]).length, 1);
+        assert.equal((JSON.parse((await httpGet(port, '/unsafe-stops')).body) as unknown[]).length, 1);
         assert.ok(
           logged.includes("mysqld's last run crashed (this start recovered from it): it acknowledged nothing alone"),
         );
         // Fenced for a stop, then made writable and written to before the shutdown (the stop's record is stale).
         member.crashed = false;
-        assert.equal((await get(port, '/pre-stop')).status, 200);
+        assert.equal((await httpGet(port, '/pre-stop')).status, 200);
         member.executed = 'aaaaaaaa-0000-0000-0000-000000000001:1-12';
         member.startedAtMs += 60_000;
         await a.step();
-        const last = JSON.parse((await get(port, '/unsafe-stops')).body) as { why: string }[];
+        const last = JSON.parse((await httpGet(port, '/unsafe-stops')).body) as { why: string }[];
         assert.equal(last.length, 2);
         assert.match(last[1]?.why ?? '', /committed after its agent fenced it for the stop/);
-      } finally {
-        await a.stop();
-      }
+      });
     });
 
     it('judges nothing at the first start it knows of (new data, or a clone), and answers the hook at once when mysqld is not running', async () => {
-      const a = agent();
-      const port = await a.listen();
-      try {
+      await serving(async (a, port) => {
         await a.step();
-        assert.deepEqual(await get(port, '/unsafe-stops'), { status: 200, body: '[]\n' });
+        assert.deepEqual(await httpGet(port, '/unsafe-stops'), { status: 200, body: '[]\n' });
         member.answers = false;
-        assert.deepEqual(await get(port, '/pre-stop'), {
+        assert.deepEqual(await httpGet(port, '/pre-stop'), {
           status: 200,
           body: 'mysqld is not running: nothing to fence\n',
         });
-      } finally {
-        await a.stop();
-      }
+      });
     });
 
     it('told to stop, serves until the hook has been answered (the kubelet signals the agent and runs the hook at once), or mysqld is gone', async () => {
@@ -509,7 +532,7 @@ describe('agent', () => {
       const draining = a.drain().then(() => (drained = true));
       await new Promise((r) => setTimeout(r, 300));
       assert.ok(!drained, 'still serving: the hook has not come');
-      assert.equal((await get(port, '/pre-stop')).status, 200);
+      assert.equal((await httpGet(port, '/pre-stop')).status, 200);
       await draining;
       // Without a hook: it stops once mysqld is gone, and that stop is unsafe at the next start, crash or not.
       member.startedAtMs += 60_000;

@@ -38,7 +38,7 @@ import { podNote } from '../../reconcile/pod-problems.js';
 import type { MemberCredentials, MemberSession } from '../../mysql/member-sql.js';
 import { CONNECT_TIMEOUT_MS, MemberCertificateError, connectMember } from '../../mysql/member-sql.js';
 import type { ManageContext, ManagedEvent, Management, Manager, Problem, SecretLookup } from '../kind-controller.js';
-import { fetchAgentUnsafeStops } from './agent-unsafe-stops.js';
+import { fetchAgentUnsafeStops } from './agent-http.js';
 import { readSecret } from './credentials.js';
 import { TLS_CA_FACT, TLS_NOT_AFTER_FACT } from './facts.js';
 import type { RecordsMemory } from './primary-records.js';

@@ -8,16 +8,9 @@
 // manage() when it took longer. status.credentialRotation always says what was last found (a status
 // without it would lose `completed`). Any failure is reported (an Event, the status' message) and tried
 // again at the next poll, never thrown, but leadership lost.
-import { request } from 'node:http';
 import type { V1ContainerStatus, V1Pod, V1Secret } from '@kubernetes/client-node';
 import type { MySQLCredentialRotationStatus } from '../../../constructs/index.js';
-import {
-  MYSQL_AGENT_HTTP_PATHS,
-  MYSQL_AGENT_PORT,
-  MYSQL_PORT,
-  ROTATE_CREDENTIALS_ANNOTATION,
-  mysqlClusterNames,
-} from '../../../constructs/index.js';
+import { MYSQL_PORT, ROTATE_CREDENTIALS_ANNOTATION, mysqlClusterNames } from '../../../constructs/index.js';
 import { HttpMethod, PatchStrategy, apiError } from '../../kube/index.js';
 import type { KubeClient } from '../../kube/index.js';
 import type { ClusterAccountActions } from '../../mysql/cluster-account-sql.js';
@@ -27,13 +20,12 @@ import { GENERATED_BY_LABEL } from '../../reconcile/credentials.js';
 import type { ManageContext, ManagedEvent, Problem } from '../kind-controller.js';
 import type { RotationEnvironment, RotationOutcome, SecretPatch } from './cluster-rotation.js';
 import { rotateClusterCredentials } from './cluster-rotation.js';
+import { fetchAgentRevision } from './agent-http.js';
 import { readSecret } from './credentials.js';
 import { SECRET_FACT, TLS_CA_FACT } from './facts.js';
 
 /** How long manage() waits for a pass before it reports what it has (the pass goes on). */
 const WAIT_MS = 2_000;
-/** An agent that does not answer its revision within this is one that has not moved yet. */
-const AGENT_DEADLINE_MS = 2_000;
 
 export interface ClusterRotationOptions {
   /** A session as root to a member (default: ClusterAccountSession over verified TLS). */
@@ -49,26 +41,6 @@ export interface ClusterRotationReport {
   readonly problems: readonly Problem[];
   /** A rotation is under way: look again soon. */
   readonly busy: boolean;
-}
-
-/** The revision a member's agent reads (its /credentials-revision), or undefined when it does not say. */
-export function fetchAgentRevision(ip: string): Promise<string | undefined> {
-  const host = ip.includes(':') ? `[${ip}]` : ip;
-  return new Promise((resolve) => {
-    const req = request(
-      `http://${host}:${MYSQL_AGENT_PORT}${MYSQL_AGENT_HTTP_PATHS.credentials}`,
-      { timeout: AGENT_DEADLINE_MS },
-      (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => (body += c.slice(0, 200)));
-        res.on('end', () => resolve(res.statusCode === 200 ? body.trim() || undefined : undefined));
-      },
-    );
-    req.on('timeout', () => req.destroy());
-    req.on('error', () => resolve(undefined));
-    req.end();
-  });
 }
 
 /** A container of these runs (not waiting to start, not ended). */

@@ -14,7 +14,7 @@ import type { ClusterAccount } from '../../../lib/mysql/cluster-rotation.js';
 import { ClusterAccountSession } from '../../../lib/mysql/cluster-account-sql.js';
 import type { RotationEnvironment, SecretPatch } from '../../../lib/controller/mysql-cluster/cluster-rotation.js';
 import { rotateClusterCredentials, secretState } from '../../../lib/controller/mysql-cluster/cluster-rotation.js';
-import { fetchAgentRevision } from '../../../lib/controller/mysql-cluster/cluster-rotation-loop.js';
+import { fetchAgentRevision } from '../../../lib/controller/mysql-cluster/agent-http.js';
 import { writeSecretVolume } from './mysql-sandbox.js';
 
 interface Input {
