@@ -531,7 +531,7 @@ describe('MySQLCluster high availability on a real node (MySQL 9.7), its backup 
     );
   });
 
-  it('costs nothing at rest: a healthy cluster looked at for 20 s (and reconciled at its resync) gets no new session from the controller, and the API server no request but the Lease and the backup claim', async function () {
+  it('costs nothing at rest: a healthy cluster looked at for 20 s (and reconciled at its resync) gets no new session from the controller, and the API server no request but the Lease and watches (the backup claim too is watched)', async function () {
     this.timeout(60_000);
     // Every session the controller opens to a member is the administrative account's (the agents use
     // the replication account and root, the exporter its own).
