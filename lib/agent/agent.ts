@@ -80,6 +80,8 @@ export const PRE_STOP_FENCING_MS = 60_000;
  * stop the moment it is fenced, before the controller could see it, and a failover would wait instead.
  */
 export const PRE_STOP_SWITCHOVER_MS = 30_000;
+/** How long the hook waits for the agent's own signal, which tells a pod going away from a container restart. */
+export const POD_STOPPING_WAIT_MS = 2_000;
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -102,6 +104,10 @@ export class Agent {
   /** When the mysqld whose accounts were made sure of started. */
   private configuredFor: number | undefined;
   private stopping = false;
+  /** SIGTERM came: the pod is going away (drain). */
+  private signalled = false;
+  /** The last failure to record how mysqld's last run ended, said once. */
+  private stopsFailure = '';
   private wake: (() => void) | undefined;
   private server: Server | undefined;
 
@@ -208,8 +214,18 @@ export class Agent {
       return { delayMs: 1000 };
     }
     let delayMs = 10_000;
-    // Before anything else of this run: how the last one ended (a discard request is judged by it).
-    await this.stops.observeRun(startedAt);
+    // Before anything else of this run: how the last one ended (a discard request is judged by it). A
+    // record that cannot be kept (a full volume) stops no other safety step, only re-provisioning.
+    let stopsKnown = true;
+    try {
+      await this.stops.observeRun(startedAt);
+      this.stopsFailure = '';
+    } catch (e) {
+      stopsKnown = false;
+      if (messageOf(e) !== this.stopsFailure)
+        this.log(`could not record how mysqld's last run ended (${messageOf(e)}): no re-provisioning until it can`);
+      this.stopsFailure = messageOf(e);
+    }
     const stop = this.preStop;
     if (stop?.settled && (stop.run === undefined || !sameRun(stop.run, startedAt))) this.preStop = undefined;
     let flags = await this.sql.flags();
@@ -262,7 +278,7 @@ export class Agent {
       // Every member keeps the others' addresses: one that is promoted has them already when DNS is cut off.
       await this.peers.refresh();
     }
-    if (flags.readOnly && !this.preStop) {
+    if (flags.readOnly && !this.preStop && stopsKnown) {
       const outcome = await this.reprovisioner.look();
       if (outcome === 'restarting') return { exit: 0 };
       if (outcome === 'failed') return { exit: 1 };
@@ -289,30 +305,39 @@ export class Agent {
    * running has nothing to release. Asked once: the kubelet's retries share it.
    */
   prepareStop(): Promise<Health> {
-    if (this.preStop) return this.preStop.done;
+    // One under way is shared (the kubelet's retries); one that ended is not: each hook fences anew (a
+    // member made writable again since must be fenced again).
+    if (this.preStop && !this.preStop.settled) return this.preStop.done;
     const entry: { run?: number; settled: boolean; done: Promise<Health> } = {
       settled: false,
       done: Promise.resolve({ ok: false, message: '' }),
     };
     this.preStop = entry;
+    const noted = (e: unknown): void => this.log(`stopping: could not record the stop (${messageOf(e)})`);
     entry.done = (async (): Promise<Health> => {
+      // Before any SQL: a mysqld that does not answer (hung, as when its liveness probe failed) is stopped
+      // gracefully all the same, and its next start must not take a shutdown cut short for a crash.
+      await this.stops.stopAsked().catch(noted);
       const deadline = this.now() + PRE_STOP_FENCING_MS;
-      let primary = false;
+      let primary: boolean | undefined;
       for (let attempt = 1; ; attempt++) {
         let startedAt: number | undefined;
         try {
           startedAt = await this.sql.startedAt(this.now());
           entry.run = startedAt;
-          await this.stops.observeRun(startedAt);
-          const wasPrimary = attempt === 1 ? !(await this.sql.flags()).readOnly : false;
-          primary ||= wasPrimary;
-          await this.stops.stopping(startedAt);
+          await this.stops.observeRun(startedAt).catch(noted);
+          primary ??= !(await this.sql.flags()).readOnly;
+          await this.stops.stopping(startedAt).catch(noted);
           await this.sql.fencingSession((f) =>
             fence(f, { spare: [ADMIN_USER, REPLICATION_USER], waitForCommitsSeconds: 0 }),
           );
-          const executed = await this.sql.gtidExecuted();
-          await this.stops.stopping(startedAt, executed);
-          if (primary) await this.waitForSwitchover();
+          // The pod is going away (not only mysqld's container restarting): a primary waits for the
+          // controller to switch over from it, while it answers.
+          if (primary && (await this.podStopping())) await this.waitForSwitchover();
+          // Made writable again meanwhile (a controller that did not know the pod is stopping): again.
+          if (!(await this.sql.flags()).superReadOnly) throw new Error('it was made writable again');
+          const fenced = { executed: await this.sql.gtidExecuted(), serverUuid: await this.sql.serverUuid() };
+          await this.stops.stopping(startedAt, fenced).catch(noted);
           this.log('stopping: this member is read-only and its clients are gone; mysqld may shut down');
           return { ok: true, message: 'fenced' };
         } catch (e) {
@@ -328,6 +353,16 @@ export class Agent {
       }
     })().finally(() => (entry.settled = true));
     return entry.done;
+  }
+
+  /**
+   * Whether the pod is going away: the kubelet signals this container at the moment it runs mysqld's
+   * hook; a liveness restart of mysqld's container alone signals nothing (then there is no switchover
+   * to wait for: the controller sees no pod stopping).
+   */
+  private async podStopping(): Promise<boolean> {
+    for (let waited = 0; !this.signalled && waited < POD_STOPPING_WAIT_MS; waited += 100) await sleep(100);
+    return this.signalled;
   }
 
   /** Until no replica receives from this member (the controller switched over), at most PRE_STOP_SWITCHOVER_MS. */
@@ -435,6 +470,7 @@ export class Agent {
    * answered, or mysqld is gone, or PRE_STOP_WAIT_MS pass without a hook (the agent alone restarted).
    */
   async drain(): Promise<void> {
+    this.signalled = true;
     const deadline = this.now() + PRE_STOP_WAIT_MS;
     await this.stops.signalled().catch((e: unknown) => this.log(`could not record the stop: ${messageOf(e)}`));
     while (!this.preStop && this.now() < deadline && !(await this.mysqldGone())) await sleep(250);

@@ -18,7 +18,7 @@ const STATEMENT_MS = 4000;
 export const CRASH_RECOVERY_CODES: readonly string[] = ['MY-010229', 'MY-010232'];
 /** The query behind LocalSql.replicasReceiving. */
 export const REPLICAS_RECEIVING_SQL =
-  "SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE COMMAND IN ('Binlog Dump', 'Binlog Dump GTID')";
+  "SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE COMMAND IN ('Binlog Dump', 'Binlog Dump GTID') AND USER = 'replication'";
 /** MySQL's "Access denied for user": the password was refused. */
 const ACCESS_DENIED = 1045;
 
@@ -174,6 +174,11 @@ export class LocalSql {
     return String(row?.v ?? '');
   }
 
+  async serverUuid(): Promise<string> {
+    const [row] = await this.rows('SELECT @@GLOBAL.server_uuid AS v');
+    return String(row?.v ?? '');
+  }
+
   async gtidSubset(set: string, of: string): Promise<boolean> {
     const [row] = await this.rows('SELECT GTID_SUBSET(?, ?) AS v', [set, of]);
     return Number(row?.v) === 1;
@@ -208,7 +213,7 @@ export class LocalSql {
     return Number(row?.n) > 0;
   }
 
-  /** How many replicas receive from this member now (their binary-log dump threads). */
+  /** How many replicas receive from this member now (the replication account's binary-log dump threads; not a backup's mysqlbinlog). */
   async replicasReceiving(): Promise<number> {
     const [row] = await this.rows(REPLICAS_RECEIVING_SQL);
     return Number(row?.n ?? 0);

@@ -18,6 +18,7 @@
 // The record is a file in the data directory: it lives and dies with the data it is about (a clone that
 // replaces the data directory starts without one, and judges nothing of the data it replaced).
 import { open, readFile, rename } from 'node:fs/promises';
+import { GtidSet } from '../mysql/gtid-set.js';
 import type { UnsafeStop } from '../mysql/rejoin.js';
 
 export type { UnsafeStop };
@@ -34,8 +35,10 @@ export interface RunRecord {
     readonly state: 'signalled' | 'requested' | 'fenced';
     /** When (RFC 3339). */
     readonly at: string;
-    /** gtid_executed once fenced: a later commit makes the stop unsafe again. */
+    /** gtid_executed once fenced: a later commit of its own makes the stop unsafe again. */
     readonly executed?: string;
+    /** Its server_uuid once fenced: only its own transactions count as its commits (a replica's applier goes on applying others'). */
+    readonly serverUuid?: string;
   };
 }
 
@@ -76,7 +79,7 @@ export function stopOutcome(previous: RunRecord | undefined, next: NextStart): S
   if (!previous) return { kind: 'unknown' };
   const stop = previous.stop;
   if (stop?.state === 'fenced')
-    return stop.executed === next.executed
+    return committedSince(stop, next.executed) === undefined
       ? { kind: 'fenced', at: stop.at }
       : {
           kind: 'unsafe',
@@ -97,6 +100,15 @@ export function stopOutcome(previous: RunRecord | undefined, next: NextStart): S
     kind: 'unsafe',
     why: 'it was shut down cleanly without its agent fencing it first (not through the kubelet, or the preStop hook did not reach the agent): a graceful shutdown acknowledges a commit waiting for a replica',
   };
+}
+
+/** What the member committed itself after it was fenced, as a GTID set; undefined when nothing. */
+function committedSince(stop: NonNullable<RunRecord['stop']>, executed: string): string | undefined {
+  if (!stop.serverUuid) return stop.executed === executed ? undefined : executed;
+  const since = GtidSet.parse(executed)
+    .ofServer(stop.serverUuid)
+    .subtract(GtidSet.parse(stop.executed ?? ''));
+  return since.isEmpty() ? undefined : since.toString();
 }
 
 /** Why the stop that ended `previous` could have acknowledged a commit no replica had, or undefined when it could not (or nothing is known of it). */
@@ -134,9 +146,23 @@ export const STOPS_FILE = 'recon8s-stops.json';
 
 const EMPTY: StopsRecord = { unsafe: [] };
 
-function parse(text: string): StopsRecord {
-  const v = JSON.parse(text) as Partial<StopsRecord>;
-  return { ...(v.run ? { run: v.run } : {}), unsafe: Array.isArray(v.unsafe) ? v.unsafe : [] };
+function parse(text: string, file: string): StopsRecord {
+  const v = JSON.parse(text) as unknown;
+  const record = v as Partial<StopsRecord> | null;
+  const unsafeOk = (u: unknown): boolean => {
+    const x = u as Partial<UnsafeStop> | null;
+    return typeof x?.found === 'string' && typeof x.why === 'string' && typeof x.executed === 'string';
+  };
+  if (
+    typeof record !== 'object' ||
+    record === null ||
+    Array.isArray(record) ||
+    (record.run !== undefined && typeof record.run?.startedAt !== 'number') ||
+    !Array.isArray(record.unsafe) ||
+    !record.unsafe.every(unsafeOk)
+  )
+    throw new Error(`${file} is not a record of mysqld's stops: ${text.slice(0, 200)}`);
+  return { ...(record.run ? { run: record.run } : {}), unsafe: record.unsafe };
 }
 
 /** The record in the data directory, kept current; one change at a time. */
@@ -167,7 +193,7 @@ export class StopRecords {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') return EMPTY;
       throw e;
     }
-    return parse(text);
+    return parse(text, this.file);
   }
 
   private async write(record: StopsRecord): Promise<void> {
@@ -214,8 +240,11 @@ export class StopRecords {
     });
   }
 
-  /** The run that started at `startedAt` is being stopped: fencing begins (`executed` undefined) or ended. */
-  stopping(startedAt: number, executed?: string): Promise<void> {
+  /**
+   * The run that started at `startedAt` is being stopped: fencing begins (`fenced` undefined) or ended,
+   * with what the member held then.
+   */
+  stopping(startedAt: number, fenced?: { readonly executed: string; readonly serverUuid: string }): Promise<void> {
     return this.serial(async () => {
       const record = await this.read();
       const at = this.now().toISOString();
@@ -223,8 +252,25 @@ export class StopRecords {
         ...record,
         run: {
           startedAt: record.run?.startedAt ?? startedAt,
-          stop: executed === undefined ? { state: 'requested', at } : { state: 'fenced', at, executed },
+          stop: fenced === undefined ? { state: 'requested', at } : { state: 'fenced', at, ...fenced },
         },
+      });
+    });
+  }
+
+  /**
+   * A stop was asked for (the hook came) before anything of mysqld is known (it may not answer: hung, as
+   * when its liveness probe failed): the run this agent saw is recorded as stopping, so that a graceful
+   * shutdown cut short by SIGKILL is not taken for a crash at the next start.
+   */
+  stopAsked(): Promise<void> {
+    return this.serial(async () => {
+      const record = await this.read();
+      const seen = this.recorded;
+      if (!record.run || record.run.stop || seen === undefined || !sameRun(record.run.startedAt, seen)) return;
+      await this.write({
+        ...record,
+        run: { ...record.run, stop: { state: 'requested', at: this.now().toISOString() } },
       });
     });
   }

@@ -275,7 +275,8 @@ export function decide(view: ClusterView): Decision {
   // replica takes over at once, as in a switchover, and it is never made writable again. One that no
   // longer answers is a primary that is down (below).
   if (primary?.terminating && primary.sql) {
-    const to = bestReplica(members, primary, errant);
+    // Only a replica that receives from it now can catch up with it (one cut off from it waits for nothing).
+    const to = bestReplica(members, primary, errant, (m) => m.sql?.channel?.receiver === 'ON');
     if (to) return result({ type: 'switchover', from: primary.name, to: to.name, stopping: true });
     return result({
       type: 'wait',

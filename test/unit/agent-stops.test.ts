@@ -61,6 +61,15 @@ describe('agent: the stops of mysqld', () => {
     }
   });
 
+  it("counts only the member's own commits after its fencing: a replica's applier applying the primary's is no commit of it", () => {
+    const own = 'aaaaaaaa-0000-0000-0000-000000000001';
+    const other = 'bbbbbbbb-0000-0000-0000-000000000002';
+    const fencedAt = run({ state: 'fenced', at: AT, executed: `${own}:1-5,${other}:1-10`, serverUuid: own });
+    assert.deepEqual(stopOutcome(fencedAt, next(`${own}:1-5,${other}:1-12`, false)), { kind: 'fenced', at: AT });
+    const outcome = stopOutcome(fencedAt, next(`${own}:1-6,${other}:1-10`, false));
+    assert.equal(outcome.kind, 'unsafe');
+  });
+
   it('records the run that started, and an unsafe stop with what mysqld held at that start, keeping the last few', () => {
     let record: StopsRecord = { unsafe: [] };
     const first = afterStart(record, 1_000_000, next(HELD, false), AT);

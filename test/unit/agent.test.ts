@@ -99,6 +99,9 @@ class FakeMember implements LocalSqlApi {
   cloneInProgress() {
     return Promise.resolve(false);
   }
+  serverUuid() {
+    return this.answers ? Promise.resolve('aaaaaaaa-0000-0000-0000-000000000001') : this.down();
+  }
   /** Replicas receiving from it (binary-log dump threads). */
   receiving = 0;
   replicasReceiving() {
@@ -429,11 +432,12 @@ describe('agent', () => {
           state: 'fenced',
           at: new Date(now).toISOString(),
           executed: member.executed,
+          serverUuid: 'aaaaaaaa-0000-0000-0000-000000000001',
         });
-        // The kubelet asks again (its retry): the same fencing, not a second.
-        const statements = member.statements.length;
+        // Asked again (the kubelet's retry, or a later stop): fenced anew, as a member made writable since must be.
+        const killsBefore = member.statements.length;
         assert.equal((await httpGet(port, '/pre-stop')).status, 200);
-        assert.equal(member.statements.length, statements);
+        assert.ok(member.statements.length > killsBefore);
         // mysqld shut down and started again, holding what it held.
         member.startedAtMs += 60_000;
         await a.step();
@@ -457,17 +461,30 @@ describe('agent', () => {
         await a.step();
         member.receiving = 2;
         let answered = false;
+        // The pod is going away: the kubelet signals the agent as it runs the hook.
+        const draining = a.drain();
         const hook = httpGet(port, '/pre-stop').then((r) => ((answered = true), r));
         await new Promise((r) => setTimeout(r, 600));
         assert.ok(!answered, 'the hook waits while replicas receive from it');
         assert.ok(member.superReadOnly, 'fenced meanwhile');
         member.receiving = 0;
         assert.deepEqual(await hook, { status: 200, body: 'fenced\n' });
+        await draining;
         assert.ok(
           logged.some((l) =>
             l.includes('2 replica(s) still receive from this member; waiting for the controller to switch over'),
           ),
         );
+      });
+      // A primary whose container alone restarts (a liveness restart: the agent is not signalled) does
+      // not wait for a switchover that no controller will make.
+      member.startedAtMs += 60_000;
+      member.readOnly = false;
+      member.superReadOnly = false;
+      member.receiving = 2;
+      await serving(async (a, port) => {
+        await a.step();
+        assert.deepEqual(await httpGet(port, '/pre-stop'), { status: 200, body: 'fenced\n' });
       });
       // A replica's stop (read-only when asked) does not wait.
       member.startedAtMs += 60_000;
