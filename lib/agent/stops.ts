@@ -264,15 +264,7 @@ export class StopRecords {
    * shutdown cut short by SIGKILL is not taken for a crash at the next start.
    */
   stopAsked(): Promise<void> {
-    return this.serial(async () => {
-      const record = await this.read();
-      const seen = this.recorded;
-      if (!record.run || record.run.stop || seen === undefined || !sameRun(record.run.startedAt, seen)) return;
-      await this.write({
-        ...record,
-        run: { ...record.run, stop: { state: 'requested', at: this.now().toISOString() } },
-      });
-    });
+    return this.markSeenRun('requested');
   }
 
   /**
@@ -281,15 +273,17 @@ export class StopRecords {
    * next start then looks like a crash, but the shutdown's start may have acknowledged waiting commits).
    */
   signalled(): Promise<void> {
+    return this.markSeenRun('signalled');
+  }
+
+  /** The run this agent saw start marked as stopping (`state`), unless a stop of it is recorded already. */
+  private markSeenRun(state: 'requested' | 'signalled'): Promise<void> {
     return this.serial(async () => {
       const record = await this.read();
       // Only the run this agent saw start: one it did not see may not be the one stopping.
       const seen = this.recorded;
       if (!record.run || record.run.stop || seen === undefined || !sameRun(record.run.startedAt, seen)) return;
-      await this.write({
-        ...record,
-        run: { ...record.run, stop: { state: 'signalled', at: this.now().toISOString() } },
-      });
+      await this.write({ ...record, run: { ...record.run, stop: { state, at: this.now().toISOString() } } });
     });
   }
 
