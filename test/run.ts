@@ -9,8 +9,9 @@
  *   tsx test/run.ts                 checks, unit + integration, e2e, and the builds nothing waits for yet
  *   tsx test/run.ts unit [more...]  one or more tiers: checks, unit, integration, e2e
  *
- * Every lane runs to its end whatever the others do; the run fails when any lane failed. The last line
- * is the total, "N passed, N failed", for whoever reads only that.
+ * Every lane runs to its end whatever the others do; the run fails when any lane failed. The end of the
+ * output repeats each lane's failing tests, then a table of the lanes, and its last line is the total,
+ * "N passed, N failed", for whoever reads only the tail (as CI's record does).
  */
 import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
@@ -191,6 +192,25 @@ interface Outcome {
   readonly failing: number;
   readonly pending: number;
   readonly failed?: string;
+  /** Mocha's account of the failing tests (from "N failing" on), repeated at the end of the run. */
+  readonly failures?: string;
+}
+
+/** Lines of one lane's failures repeated at the end: CI shows only the tail of the output. */
+const RECAP_LINES = 60;
+
+/** Mocha's epilogue from its "N failing" line on, or undefined when nothing failed. */
+function failureAccount(text: string): string | undefined {
+  const lines = stripVTControlCharacters(text).split('\n');
+  const start = lines.findIndex((l) => /^\s*\d+ failing\b/.test(l));
+  if (start < 0) return undefined;
+  const account = lines.slice(start).filter((l, i, all) => l.trim() !== '' || all[i - 1]?.trim() !== '');
+  return account.length > RECAP_LINES
+    ? [
+        ...account.slice(0, RECAP_LINES),
+        `  … ${account.length - RECAP_LINES} more lines above, in the lane's output`,
+      ].join('\n')
+    : account.join('\n');
 }
 
 const count = (text: string, word: string): number =>
@@ -267,6 +287,7 @@ async function runLane(lane: Lane, prefixed: boolean, env: NodeJS.ProcessEnv = p
       break;
     }
   }
+  const failures = failureAccount(text);
   return {
     lane: lane.name,
     ok: failed === undefined,
@@ -275,6 +296,7 @@ async function runLane(lane: Lane, prefixed: boolean, env: NodeJS.ProcessEnv = p
     failing: count(text, 'failing'),
     pending: count(text, 'pending'),
     ...(failed ? { failed } : {}),
+    ...(failures ? { failures } : {}),
   };
 }
 
@@ -357,6 +379,7 @@ async function main(): Promise<number> {
   ]);
   const outcomes = [...(otherOutcomes as Outcome[]), ...(nodeOutcomes as Outcome[])];
 
+  if (prefixed) for (const o of outcomes) if (o.failures) process.stdout.write(`\n${o.lane}, again:\n${o.failures}\n`);
   if (prefixed) {
     process.stdout.write(`\nlanes (wall ${duration((performance.now() - started) / 1000)}):\n`);
     for (const o of outcomes)
