@@ -4,6 +4,8 @@
 // npm run codegen writes the same text beside the scripts, so that shellcheck follows it.
 import {
   ADMIN_GRANTS,
+  AGENT_HTTP_PATHS,
+  AGENT_PORT,
   ADMIN_USER,
   DATA_DIR_NAME,
   EXPORTER_GRANTS,
@@ -35,6 +37,8 @@ export function scriptVariables(): Readonly<Record<string, string | number>> {
     RECON8S_TOOLS_DIR: PATHS.tools,
     RECON8S_VERIFY_SCRATCH: PATHS.verifyScratch,
     RECON8S_MYSQL_PORT: MYSQL_PORT,
+    RECON8S_AGENT_PORT: AGENT_PORT,
+    RECON8S_AGENT_PRE_STOP_PATH: AGENT_HTTP_PATHS.preStop,
     RECON8S_SERVER_ID_OFFSET: SERVER_ID_OFFSET,
     RECON8S_REPLICATION_USER: REPLICATION_USER,
     RECON8S_ADMIN_USER: ADMIN_USER,

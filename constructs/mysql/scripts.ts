@@ -1,6 +1,6 @@
 // The shell scripts that run in the database pods, shipped in the scripts ConfigMap and run with the
 // image's bash: only what must run inside the MySQL image before or beside mysqld's own files
-// (init-config, bootstrap, start-mysqld) and the backup, archive and restore jobs. What runs for the
+// (init-config, bootstrap, start-mysqld, the preStop hook pre-stop) and the backup, archive and restore jobs. What runs for the
 // pod's life beside mysqld (probes, accounts, self-fencing, re-provisioning) is the agent, in
 // TypeScript (lib/agent).
 //
@@ -21,6 +21,7 @@ export const SCRIPT = {
   findBinlog: 'find-binlog.sh',
   initConfig: 'init-config.sh',
   listBackups: 'list-backups.sh',
+  preStop: 'pre-stop.sh',
   startMysqld: 'start-mysqld.sh',
   verifyBackup: 'verify-backup.sh',
 } as const satisfies Record<string, ScriptName>;

@@ -268,10 +268,10 @@ function mysqlContainer(ctx: MySQLClusterContext): k8s.Container {
     // waits for a replica's acknowledgement that it succeeded (MySQL 9.7, proven in
     // test/integration/mysql-real.test.ts), and a primary cut off from its replicas would so acknowledge
     // writes no replica has. A hook that fails (the agent down) does not hold the stop: the agent records
-    // a stop it did not fence as unsafe, and what it held is then never discarded automatically.
-    lifecycle: {
-      preStop: { httpGet: { path: AGENT_HTTP_PATHS.preStop, port: k8s.IntOrString.fromNumber(AGENT_PORT) } },
-    },
+    // a stop it did not fence as unsafe, and what it held is then never discarded automatically. A command
+    // in this container, not an HTTP request by the kubelet: the agent fences only at the request of the
+    // pod itself (its loopback), so that no other pod can take the primary's writes away.
+    lifecycle: { preStop: { exec: { command: runScript(SCRIPT.preStop) } } },
     livenessProbe: { ...ping, failureThreshold: 6 },
     // Often: a new primary serves writes only once it is ready, and the agent answers from a pooled
     // session. Five failures in a row (10 s) before a member leaves its Service: a busy node is slow.

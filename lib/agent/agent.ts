@@ -85,6 +85,16 @@ export const POD_STOPPING_WAIT_MS = 2_000;
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
+/**
+ * A connection from inside the member's pod: its loopback (the pod's containers share one network
+ * namespace, and nothing outside it can open a connection from 127.0.0.0/8 or ::1 to it).
+ */
+export function fromInsideThePod(remoteAddress: string | undefined): boolean {
+  if (remoteAddress === undefined) return false;
+  const v4 = remoteAddress.startsWith('::ffff:') ? remoteAddress.slice('::ffff:'.length) : remoteAddress;
+  return remoteAddress === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(v4);
+}
+
 export class Agent {
   private readonly now: () => number;
   private readonly log: (message: string) => void;
@@ -391,6 +401,20 @@ export class Agent {
 
   private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (req.url === AGENT_HTTP_PATHS.preStop && req.method === 'GET') {
+      // Fencing takes the primary's writes away: only the pod itself asks for it (its preStop hook runs
+      // in the mysql container), never another pod that reaches the agent's port.
+      const from = req.socket.remoteAddress;
+      if (!fromInsideThePod(from)) {
+        this.log(
+          `refused a request to fence this member from ${from ?? 'an unknown address'}: only the pod's own preStop hook asks for that`,
+        );
+        res
+          .writeHead(403, { 'content-type': 'text/plain' })
+          .end(
+            `refused: ${AGENT_HTTP_PATHS.preStop} is answered only from inside the pod (over its loopback), not from ${from ?? 'an unknown address'}\n`,
+          );
+        return;
+      }
       const h = await this.prepareStop();
       res.writeHead(h.ok ? 200 : 500, { 'content-type': 'text/plain' }).end(`${h.message}\n`);
       return;

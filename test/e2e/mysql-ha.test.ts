@@ -635,10 +635,21 @@ describe('MySQLCluster high availability on a real node (MySQL 9.7), its backup 
       await core.deleteNamespacedPod({ namespace: ns, name: p.metadata?.name ?? '', gracePeriodSeconds: 0 });
     }));
 
-  it('switches over at once when the primary pod is deleted gracefully (as a drain or an eviction does): its agent fences it before mysqld stops, no acknowledged write lost, never two writable, the old primary rejoins', () =>
-    loseThePrimary('the graceful deletion', async (p) => {
+  it('switches over at once when the primary pod is deleted gracefully (as a drain or an eviction does): its agent fences it before mysqld stops (the preStop hook, run by the kubelet in the mysql container, succeeds), no acknowledged write lost, never two writable, the old primary rejoins', async () => {
+    let deleted = '';
+    await loseThePrimary('the graceful deletion', async (p) => {
+      deleted = p.metadata?.uid ?? '';
       await core.deleteNamespacedPod({ namespace: ns, name: p.metadata?.name ?? '' });
-    }));
+    });
+    const hookFailures = (
+      await core.listNamespacedEvent({ namespace: ns, fieldSelector: `involvedObject.uid=${deleted}` })
+    ).items.filter((e) => e.reason === 'FailedPreStopHook');
+    assert.deepEqual(
+      hookFailures.map((e) => e.message),
+      [],
+      'the kubelet ran the preStop hook of the deleted primary without an error',
+    );
+  });
 
   it('promotes a replica when the primary is cut off from the network: the isolated primary makes itself read-only and acknowledges nothing the new primary lacks, and rejoins once healed', async function () {
     this.timeout(2 * RECOVERY_MS);

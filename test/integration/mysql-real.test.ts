@@ -1282,7 +1282,8 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
 
     // The hook, then the shutdown: the client waiting is told nothing succeeded, and the stop is safe.
     const fenced = await waitingCommit(200);
-    const hook = former.agentGet('/pre-stop');
+    // The hook as the kubelet runs it: the script, in the mysql container, over the pod's loopback.
+    const hook = former.exec(['env', `AGENT_ADDRESS=${address(former.ordinal)}`, 'bash', '/opt/recon8s/pre-stop.sh']);
     assert.ok(hook.ok, `${hook.stdout}${hook.stderr}`);
     assert.equal(hook.stdout.trim(), 'fenced');
     assert.equal(await fenced.commit, 'never acknowledged');

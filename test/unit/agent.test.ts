@@ -2,7 +2,7 @@
 // the test moves: what it does on a primary, on one cut off, on a replica, and what the kubelet is told.
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
-import { Agent } from '../../lib/agent/agent.js';
+import { Agent, fromInsideThePod } from '../../lib/agent/agent.js';
 import { ROTATED_REVISIONS_SQL, accountStatements, ensureAccounts } from '../../lib/agent/accounts.js';
 import type { ClusterCredentials } from '../../lib/agent/credentials.js';
 import type { AgentConfig } from '../../lib/agent/config.js';
@@ -14,7 +14,7 @@ import type { FencingSql } from '../../lib/mysql/fencing.js';
 import { Peers } from '../../lib/agent/peers.js';
 import { StopRecords } from '../../lib/agent/stops.js';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const ENV = {
@@ -195,9 +195,9 @@ describe('agent', () => {
   afterEach(() => rmSync(stopsDir, { recursive: true, force: true }));
 
   /** GET `path` of the agent listening on `port`. */
-  const httpGet = (port: number, path: string) =>
+  const httpGet = (port: number, path: string, host = '127.0.0.1') =>
     new Promise<{ status: number; body: string }>((resolve, reject) => {
-      request({ host: '127.0.0.1', port, path }, (res) => {
+      request({ host, port, path }, (res) => {
         let body = '';
         res.on('data', (c: Buffer) => (body += c.toString()));
         res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
@@ -409,8 +409,8 @@ describe('agent', () => {
   });
 
   /** An agent serving HTTP while `fn` runs, stopped after. */
-  const serving = async (fn: (a: Agent, port: number) => Promise<void>): Promise<void> => {
-    const a = agent();
+  const serving = async (fn: (a: Agent, port: number) => Promise<void>, c = config()): Promise<void> => {
+    const a = agent(c);
     const port = await a.listen();
     try {
       await fn(a, port);
@@ -454,6 +454,50 @@ describe('agent', () => {
         assert.equal((await httpGet(port, '/pre-stop')).status, 200);
         assert.ok(member.statements.length > before, 'fenced again for the new run');
       });
+    });
+
+    it('fences only at the request of the pod itself (its loopback): another pod reaching the port is refused, and the member stays writable', async () => {
+      // This machine's own non-loopback address: a connection to it comes from it, as another pod's would.
+      const outside = Object.values(networkInterfaces())
+        .flat()
+        .find((i) => i !== undefined && !i.internal && i.family === 'IPv4')?.address;
+      assert.ok(outside, 'this test needs a network interface other than loopback (an IPv4 address)');
+      await serving(
+        async (a, port) => {
+          await a.step();
+          const refused = await httpGet(port, '/pre-stop', outside);
+          assert.equal(refused.status, 403);
+          assert.match(
+            refused.body,
+            new RegExp(`only from inside the pod .*not from (::ffff:)?${outside.replaceAll('.', '\\.')}`),
+          );
+          assert.ok(!member.superReadOnly, 'not fenced');
+          assert.ok(!member.statements.some((st) => st.startsWith('KILL')), member.statements.join('\n'));
+          assert.ok(
+            logged.some((l) => l.startsWith(`refused a request to fence this member from`)),
+            logged.join('\n'),
+          );
+          assert.equal((await httpGet(port, '/pre-stop')).status, 200);
+          assert.ok(member.superReadOnly);
+        },
+        agentConfig({ ...ENV, AGENT_ADDRESS: '' }),
+      ); // every address, as in a pod
+    });
+
+    it('takes a connection from loopback, IPv4 or IPv6 (mapped or not), as from inside the pod, and nothing else', () => {
+      for (const inside of ['127.0.0.1', '127.0.0.11', '::1', '::ffff:127.0.0.1'])
+        assert.equal(fromInsideThePod(inside), true, inside);
+      for (const outside of [
+        undefined,
+        '',
+        '10.244.0.7',
+        '::ffff:10.244.0.7',
+        'fd00::7',
+        '::',
+        '0.0.0.0',
+        '127.0.0.1.nip.io',
+      ])
+        assert.equal(fromInsideThePod(outside), false, String(outside));
     });
 
     it('waits, once a primary is fenced, until its replicas have left it (the controller switches over from a primary whose pod is stopping), so that mysqld does not stop before the controller sees it', async () => {

@@ -50,6 +50,7 @@ describe('MySQLCluster scripts', () => {
       'init-config.sh',
       'layout.sh',
       'list-backups.sh',
+      'pre-stop.sh',
       'reprovision.sh',
       'restore.sh',
       'start-mysqld.sh',
