@@ -544,6 +544,18 @@ describe('MySQLCluster manager steps (real API server, fake members)', function 
       await ctl.manage(context(await read()));
       const terminating = primaryPod((p) => ({ ...p, metadata: { ...p.metadata, deletionTimestamp: new Date() } }));
       ctl.clock.t = 1_000;
+      // No replica receives from it yet (still connecting): none could catch up with it, so none takes over.
+      const waiting = (await ctl.manage(context(await read(), undefined, terminating))) as Management;
+      assert.deepEqual(
+        waiting.problems.map((p) => p.reason),
+        ['PrimaryStopping'],
+      );
+      assert.equal(((await read()).status as { currentPrimary?: string }).currentPrimary, 'ha-0');
+      for (const m of MEMBERS.slice(1)) {
+        const replica = members.state.get(m) as Member;
+        if (replica.channel) replica.channel = { ...replica.channel, receiver: 'ON' };
+      }
+      ctl.clock.t = 2_000;
       const done = (await ctl.manage(context(await read(), undefined, terminating))) as Management;
       assert.equal(((await read()).status as { currentPrimary?: string }).currentPrimary, 'ha-1');
       assert.deepEqual(members.writable(), ['ha-1']);
