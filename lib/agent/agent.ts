@@ -341,13 +341,16 @@ export class Agent {
           await this.sql.fencingSession((f) =>
             fence(f, { spare: [ADMIN_USER, REPLICATION_USER], waitForCommitsSeconds: 0 }),
           );
+          // Recorded at once, before any wait: a pod deleted with no grace period gives the hook 2 s
+          // before SIGTERM, and a fencing done but not recorded would be judged unsafe at the next start.
+          const fenced = { executed: await this.sql.gtidExecuted(), serverUuid: await this.sql.serverUuid() };
+          await this.stops.stopping(startedAt, fenced).catch(noted);
           // The pod is going away (not only mysqld's container restarting): a primary waits for the
           // controller to switch over from it, while it answers.
           if (primary && (await this.podStopping())) await this.waitForSwitchover();
-          // Made writable again meanwhile (a controller that did not know the pod is stopping): again.
+          // Made writable again meanwhile (a controller that did not know the pod is stopping): fenced
+          // again, and recorded again (a commit of its own after the first record counts as unsafe meanwhile).
           if (!(await this.sql.flags()).superReadOnly) throw new Error('it was made writable again');
-          const fenced = { executed: await this.sql.gtidExecuted(), serverUuid: await this.sql.serverUuid() };
-          await this.stops.stopping(startedAt, fenced).catch(noted);
           this.log('stopping: this member is read-only and its clients are gone; mysqld may shut down');
           return { ok: true, message: 'fenced' };
         } catch (e) {

@@ -511,6 +511,9 @@ describe('agent', () => {
         await new Promise((r) => setTimeout(r, 600));
         assert.ok(!answered, 'the hook waits while replicas receive from it');
         assert.ok(member.superReadOnly, 'fenced meanwhile');
+        // Recorded as fenced already: a pod deleted with no grace period is killed 2 s into its hook.
+        const during = JSON.parse(readFileSync(stopsFile(), 'utf8')) as { run: { stop: { state: string } } };
+        assert.equal(during.run.stop.state, 'fenced');
         member.receiving = 0;
         assert.deepEqual(await hook, { status: 200, body: 'fenced\n' });
         await draining;
