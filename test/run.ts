@@ -142,11 +142,16 @@ const HOST_FILES = [
 ].map((f) => `test/integration/${f}.test.ts`);
 const API_FILES = ['test/integration/**/*.test.ts', ...HOST_FILES.map((f) => `--ignore=${f}`)];
 
+/**
+ * Type check and lint, at lower CPU priority: nothing waits on them, and they take minutes of CPU that a
+ * cold run's Kubernetes build (which every integration and end-to-end test waits on) and the timed
+ * waits of the tests need more.
+ */
 const CHECKS: Lane = {
   name: 'checks',
   commands: [
-    ['npm', 'run', '--silent', 'typecheck'],
-    ['npm', 'run', '--silent', 'lint'],
+    ['nice', '-n', '10', 'npm', 'run', '--silent', 'typecheck'],
+    ['nice', '-n', '10', 'npm', 'run', '--silent', 'lint'],
   ],
 };
 const INTEGRATION_HOST: Lane = { name: 'integration-host', commands: [mocha(...HOST_FILES)], mocha: true };
