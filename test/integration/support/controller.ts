@@ -4,6 +4,8 @@ import { APP, MYSQL_CLUSTER, crdManifest } from '../../../constructs/index.js';
 import type { Controller, ControllerOptions } from '../../../lib/controller/manager.js';
 import { startController } from '../../../lib/controller/manager.js';
 import { createKubeClient } from '../../../lib/kube/index.js';
+import type { LogLevel } from '../../../lib/observability/logger.js';
+import { jsonLogger } from '../../../lib/observability/logger.js';
 import { eventually } from '../eventually.js';
 
 /** A cluster to talk to: a test control plane, or the real node of the end-to-end tests. */
@@ -39,6 +41,14 @@ export function installCrds(controlPlane: ClusterAccess): Promise<void> {
   return done;
 }
 
+const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];
+function testLogLevel(): LogLevel {
+  const level = process.env.RECON8S_TEST_CONTROLLER_LOG;
+  const known = LOG_LEVELS.find((l) => l === level);
+  if (!known) throw new Error(`RECON8S_TEST_CONTROLLER_LOG=${level}: expected one of ${LOG_LEVELS.join(', ')}`);
+  return known;
+}
+
 /**
  * Starts the controller in this process against a control plane, watching only `namespaces` (so
  * tests in other namespaces do not see it), with metrics and probes on free loopback ports and a
@@ -55,6 +65,8 @@ export async function startTestController(
     healthAddr: '127.0.0.1:0',
     workers: 2,
     resyncPeriodMs: 60_000,
+    // For a person diagnosing a run: the controller's log on stderr (silent otherwise, as in CI).
+    ...(process.env.RECON8S_TEST_CONTROLLER_LOG ? { logger: jsonLogger({ level: testLogLevel() }) } : {}),
     ...options,
   });
 }
