@@ -575,6 +575,33 @@ describe('MySQLCluster manager steps (real API server, fake members)', function 
         members.by('ctl').join('\n'),
       );
     });
+
+    it('switches over all the same from a primary whose pod was deleted with no grace period while its mysqld still answers (its pod already gone from the API: no label to take off it)', async () => {
+      const members = new FakeMembers();
+      (members.state.get(`${NAME}-0`) as Member).up = true;
+      for (const m of MEMBERS.slice(1)) {
+        const replica = members.state.get(m) as Member;
+        if (replica.channel) replica.channel = { ...replica.channel, receiver: 'ON' };
+      }
+      const ctl = controller('ctl', members);
+      await ctl.manage(context(await read()));
+      await client.request({
+        method: HttpMethod.DELETE,
+        path: `/api/v1/namespaces/${namespace}/pods/${NAME}-0`,
+        body: JSON.stringify({ gracePeriodSeconds: 0 }),
+        headers: { 'Content-Type': 'application/json' },
+      });
+      // The cache still has it, being deleted (as the watch told it a moment ago).
+      const terminating = primaryPod((p) => ({ ...p, metadata: { ...p.metadata, deletionTimestamp: new Date() } }));
+      ctl.clock.t = 1_000;
+      const done = (await ctl.manage(context(await read(), undefined, terminating))) as Management;
+      assert.equal(((await read()).status as { currentPrimary?: string }).currentPrimary, 'ha-1');
+      assert.deepEqual(members.writable(), ['ha-1']);
+      assert.match(
+        done.events.find((e) => e.reason === 'SwitchedOver')?.message ?? '',
+        /^ha-1 is the primary instead of ha-0/,
+      );
+    });
   });
 
   describe('sessions kept between looks', () => {

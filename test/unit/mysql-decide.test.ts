@@ -828,6 +828,21 @@ describe('decide (MySQL cluster manager)', () => {
       });
     });
 
+    it('chooses, among replicas that received everything, the one with the least left to apply (one just cloned back has a backlog), then the lowest ordinal', () => {
+      const backlog = [
+        primary(0, `${A}:1-10`),
+        replica(1, `${A}:1-4`, { received: `${A}:5-10` }),
+        replica(2, `${A}:1-9`, { received: `${A}:10` }),
+      ];
+      for (const v of [
+        view(backlog, { switchover: { id: 'r4' } }),
+        view(backlog.map((m, i) => (i === 0 ? { ...m, terminating: true } : m))),
+      ])
+        assert.equal((step(v) as { to?: string }).to, 'db-2');
+      const even = [primary(0, `${A}:1-10`), replica(1, `${A}:1-9`, { received: `${A}:10` }), replica(2, `${A}:1-9`)];
+      assert.equal((step(view(even, { switchover: { id: 'r5' } })) as { to?: string }).to, 'db-1');
+    });
+
     const refused = (v: ClusterView, pattern: RegExp): void => {
       const s = step(v);
       assert.equal(s.type, 'refuseSwitchover');

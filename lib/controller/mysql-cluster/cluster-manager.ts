@@ -29,7 +29,7 @@ import {
   semiSyncWaitCount,
 } from '../../../constructs/index.js';
 import type { KubeClient } from '../../kube/index.js';
-import { HttpMethod, PatchStrategy } from '../../kube/index.js';
+import { HttpMethod, PatchStrategy, isNotFound } from '../../kube/index.js';
 import type { ClusterView, MemberSql, MemberStatus, MemberView, Role, Step } from '../../mysql/decide.js';
 import { decide } from '../../mysql/decide.js';
 import type { RejoinVerdict, UnsafeStop } from '../../mysql/rejoin.js';
@@ -813,12 +813,19 @@ function describeStep(step: Step): Record<string, unknown> {
 }
 
 async function labelPod(client: KubeClient, namespace: string, name: string, role: Role): Promise<void> {
-  await client.request({
-    method: HttpMethod.PATCH,
-    path: `/api/v1/namespaces/${namespace}/pods/${encodeURIComponent(name)}`,
-    body: JSON.stringify({ metadata: { labels: { [MYSQL_ROLE_LABEL]: role } } }),
-    headers: { 'Content-Type': PatchStrategy.MergePatch },
-  });
+  await client
+    .request({
+      method: HttpMethod.PATCH,
+      path: `/api/v1/namespaces/${namespace}/pods/${encodeURIComponent(name)}`,
+      body: JSON.stringify({ metadata: { labels: { [MYSQL_ROLE_LABEL]: role } } }),
+      headers: { 'Content-Type': PatchStrategy.MergePatch },
+    })
+    .catch((e: unknown) => {
+      // A pod that no longer exists carries no label: taking one off it is done (a primary's pod deleted
+      // with no grace period is gone while its mysqld still answers, and the switchover from it goes on).
+      if (role === 'none' && isNotFound(e)) return;
+      throw e;
+    });
 }
 
 async function readCredentials(
