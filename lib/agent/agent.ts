@@ -116,6 +116,8 @@ export class Agent {
   private stopping = false;
   /** SIGTERM came: the pod is going away (drain). */
   private signalled = false;
+  /** The preStop hook has asked (since the agent was signalled, the drain waits for it). */
+  private hookAsked = false;
   /** The last failure to record how mysqld's last run ended, said once. */
   private stopsFailure = '';
   private wake: (() => void) | undefined;
@@ -418,6 +420,7 @@ export class Agent {
           );
         return;
       }
+      this.hookAsked = true;
       const h = await this.prepareStop();
       res.writeHead(h.ok ? 200 : 500, { 'content-type': 'text/plain' }).end(`${h.message}\n`);
       return;
@@ -493,14 +496,20 @@ export class Agent {
 
   /**
    * Told to stop (the pod is going away): the kubelet sends this container SIGTERM and runs mysqld's
-   * preStop hook, which this agent answers, at the same moment. So it serves on until that hook has been
-   * answered, or mysqld is gone, or PRE_STOP_WAIT_MS pass without a hook (the agent alone restarted).
+   * preStop hook, which this agent answers, at the same moment. The agent fences its member at once,
+   * without waiting for the hook: a pod deleted with no grace period gives the hook one second before
+   * mysqld's SIGTERM, and the hook's own start (a process in the mysql container) takes part of it. Then
+   * it serves on until the hook has been answered, or mysqld is gone, or PRE_STOP_WAIT_MS pass without a
+   * hook (the agent alone was stopped: its member stays fenced, and the controller makes a primary
+   * writable again).
    */
   async drain(): Promise<void> {
     this.signalled = true;
     const deadline = this.now() + PRE_STOP_WAIT_MS;
     await this.stops.signalled().catch((e: unknown) => this.log(`could not record the stop: ${messageOf(e)}`));
-    while (!this.preStop && this.now() < deadline && !(await this.mysqldGone())) await sleep(250);
+    const fencing = this.prepareStop();
+    while (!this.hookAsked && this.now() < deadline && !(await this.mysqldGone())) await sleep(250);
+    await fencing;
     await this.preStop?.done;
     await this.stop();
   }

@@ -456,6 +456,24 @@ describe('agent', () => {
       });
     });
 
+    it('fences at once when signalled (the pod is going away), without waiting for the hook, which it still answers', async () => {
+      await serving(async (a, port) => {
+        await a.step();
+        // A replica's stop: fenced as soon as the agent is signalled (no hook yet).
+        member.readOnly = true;
+        member.superReadOnly = false;
+        const draining = a.drain();
+        const record = () =>
+          (JSON.parse(readFileSync(stopsFile(), 'utf8')) as { run: { stop?: { state: string } } }).run.stop?.state;
+        for (let i = 0; i < 40 && record() !== 'fenced'; i++) await new Promise((r) => setTimeout(r, 50));
+        assert.equal(record(), 'fenced');
+        assert.ok(member.superReadOnly);
+        // The hook comes later (its process started in the mysql container): still answered, fenced anew.
+        assert.deepEqual(await httpGet(port, '/pre-stop'), { status: 200, body: 'fenced\n' });
+        await draining;
+      });
+    });
+
     it('fences only at the request of the pod itself (its loopback): another pod reaching the port is refused, and the member stays writable', async () => {
       // This machine's own non-loopback address: a connection to it comes from it, as another pod's would.
       const outside = Object.values(networkInterfaces())
