@@ -51,7 +51,7 @@ export function follow(m: SandboxMember): string {
       `CHANGE REPLICATION SOURCE TO SOURCE_HOST = ${literal(SANDBOX_NAMES.members[0])}, SOURCE_PORT = 3306, SOURCE_USER = 'replication', ` +
         `SOURCE_PASSWORD = ${literal(password)}, SOURCE_AUTO_POSITION = 1, SOURCE_SSL = 1, ` +
         `SOURCE_SSL_CA = '${MYSQL_TLS_CA_PATH}', SOURCE_SSL_VERIFY_SERVER_CERT = 1, GET_SOURCE_PUBLIC_KEY = 1, ` +
-        'SOURCE_CONNECT_RETRY = 10, SOURCE_RETRY_COUNT = 86400, SOURCE_HEARTBEAT_PERIOD = 1',
+        'SOURCE_CONNECT_RETRY = 1, SOURCE_RETRY_COUNT = 864000, SOURCE_HEARTBEAT_PERIOD = 1',
       'START REPLICA;',
     ].join(';\n'),
   );
