@@ -484,7 +484,7 @@ function writesWaitFor(
  * The healthy replica that has applied the most (then received the most, then the lowest ordinal), among
  * those `accept` allows: a switchover waits until its target has applied all the primary has, so the
  * one with the least left to apply takes over first (a member just cloned back receives everything at
- * once but applies a backlog: the HA e2e measured a 10 s switchover to one).
+ * once but still has a backlog to apply).
  */
 function bestReplica(
   members: readonly MemberView[],
