@@ -80,6 +80,15 @@ export const PRE_STOP_FENCING_MS = 60_000;
  * stop the moment it is fenced, before the controller could see it, and a failover would wait instead.
  */
 export const PRE_STOP_SWITCHOVER_MS = 30_000;
+/** How often a stopping primary looks whether its replicas still receive from it. */
+const PRE_STOP_POLL_MS = 250;
+/**
+ * Looks in a row that must find no replica receiving before a stopping primary goes on (2 s): its
+ * fencing cuts the receivers off for a moment (they reconnect within a second), which is not the
+ * controller's switchover. (Under the full suite's load the HA e2e saw the hook end at that moment, and
+ * the drain wait for a failover instead: 18.2 s.)
+ */
+export const PRE_STOP_QUIET_POLLS = 8;
 /** How long the hook waits for the agent's own signal, which tells a pod going away from a container restart. */
 export const POD_STOPPING_WAIT_MS = 2_000;
 
@@ -383,17 +392,25 @@ export class Agent {
   /** Until no replica receives from this member (the controller switched over), at most PRE_STOP_SWITCHOVER_MS. */
   private async waitForSwitchover(): Promise<void> {
     const deadline = this.now() + PRE_STOP_SWITCHOVER_MS;
-    let receiving = await this.sql.replicasReceiving().catch(() => 0);
-    if (receiving === 0) return;
-    this.log(
-      `stopping: ${receiving} replica(s) still receive from this member; waiting for the controller to switch over`,
-    );
-    while (receiving > 0 && this.now() < deadline) {
-      await sleep(250);
-      receiving = await this.sql.replicasReceiving().catch(() => 0);
+    let quiet = 0;
+    let said = false;
+    for (;;) {
+      const receiving = await this.sql.replicasReceiving().catch(() => 0);
+      quiet = receiving > 0 ? 0 : quiet + 1;
+      if (quiet >= PRE_STOP_QUIET_POLLS) return;
+      if (receiving > 0 && !said) {
+        this.log(
+          `stopping: ${receiving} replica(s) still receive from this member; waiting for the controller to switch over`,
+        );
+        said = true;
+      }
+      if (this.now() >= deadline) {
+        if (receiving > 0)
+          this.log(`stopping: ${receiving} replica(s) still receive from this member; stopping all the same`);
+        return;
+      }
+      await sleep(PRE_STOP_POLL_MS);
     }
-    if (receiving > 0)
-      this.log(`stopping: ${receiving} replica(s) still receive from this member; stopping all the same`);
   }
 
   /** mysqld's socket refuses or is not there: no mysqld runs. */

@@ -518,7 +518,8 @@ describe('agent', () => {
         assert.equal(fromInsideThePod(outside), false, String(outside));
     });
 
-    it('waits, once a primary is fenced, until its replicas have left it (the controller switches over from a primary whose pod is stopping), so that mysqld does not stop before the controller sees it', async () => {
+    it('waits, once a primary is fenced, until its replicas have left it for good (the controller switches over from a primary whose pod is stopping), so that mysqld does not stop before the controller sees it', async function () {
+      this.timeout(10_000);
       await serving(async (a, port) => {
         await a.step();
         member.receiving = 2;
@@ -532,6 +533,12 @@ describe('agent', () => {
         // Recorded as fenced already: a pod deleted with no grace period is killed 2 s into its hook.
         const during = JSON.parse(readFileSync(stopsFile(), 'utf8')) as { run: { stop: { state: string } } };
         assert.equal(during.run.stop.state, 'fenced');
+        // Its receivers cut off for a moment (the fencing), then back within a second: not a switchover.
+        member.receiving = 0;
+        await new Promise((r) => setTimeout(r, 700));
+        member.receiving = 2;
+        await new Promise((r) => setTimeout(r, 600));
+        assert.ok(!answered, 'a moment without replicas is not a switchover');
         member.receiving = 0;
         assert.deepEqual(await hook, { status: 200, body: 'fenced\n' });
         await draining;
