@@ -1,8 +1,8 @@
 // The shell scripts that run in the database pods, shipped in the scripts ConfigMap and run with the
 // image's bash: only what must run inside the MySQL image before or beside mysqld's own files
-// (init-config, bootstrap, start-mysqld, the preStop hook pre-stop) and the backup, archive and restore jobs. What runs for the
-// pod's life beside mysqld (probes, accounts, self-fencing, re-provisioning) is the agent, in
-// TypeScript (lib/agent).
+// (init-config, bootstrap, start-mysqld, the preStop hook pre-stop) and the backup, archive and restore
+// jobs. What runs for the pod's life beside mysqld (probes, accounts, self-fencing, re-provisioning) is
+// the agent, in TypeScript (lib/agent).
 //
 // Their source is constructs/mysql/scripts/*.sh, checked by shellcheck in npm run lint; the rules every
 // one of them follows are at the top of scripts/common.sh. The constructs read no file, so npm run

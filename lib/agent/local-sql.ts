@@ -4,6 +4,7 @@
 // restart: when the file says another password, new sessions come from a new pool, and the old pool is
 // ended once its statements are done (a clone may run for hours on one of its sessions).
 import type { Connection, Pool, PoolOptions, RowDataPacket } from 'mysql2/promise';
+import { REPLICATION_USER } from '../../constructs/mysql-member.js';
 import type { FencingSql } from '../mysql/fencing.js';
 import { LOCK_SQL, SESSION_STATE_SQL, clientSessionsQuery, killStatement, killedOrGone } from '../mysql/fencing.js';
 
@@ -17,8 +18,7 @@ const STATEMENT_MS = 4000;
  */
 export const CRASH_RECOVERY_CODES: readonly string[] = ['MY-010229', 'MY-010232'];
 /** The query behind LocalSql.replicasReceiving. */
-export const REPLICAS_RECEIVING_SQL =
-  "SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE COMMAND IN ('Binlog Dump', 'Binlog Dump GTID') AND USER = 'replication'";
+export const REPLICAS_RECEIVING_SQL = `SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE COMMAND IN ('Binlog Dump', 'Binlog Dump GTID') AND USER = '${REPLICATION_USER}'`;
 /** MySQL's "Access denied for user": the password was refused. */
 const ACCESS_DENIED = 1045;
 
