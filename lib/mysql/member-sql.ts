@@ -156,6 +156,27 @@ export const QUERY_TIMEOUT_MS = 10_000;
  * tells a primary that its replicas cannot reach from one that is only quiet (decide.ts, failover.ts).
  */
 const HEARTBEAT_PERIOD_S = 1;
+
+/**
+ * CHANGE REPLICATION SOURCE as replicateFrom sends it, placeholders first and their values in order (the
+ * real-mysqld sandbox sends the same statement: test/integration/support/sandbox-cluster.ts): GTID
+ * auto-positioning, TLS that verifies the source by the cluster's CA and its name, a heartbeat every
+ * HEARTBEAT_PERIOD_S.
+ */
+export function changeSourceStatement(source: {
+  readonly host: string;
+  readonly port: number;
+  readonly user: string;
+  readonly password: string;
+}): { readonly sql: string; readonly values: readonly (string | number)[] } {
+  return {
+    sql: `CHANGE REPLICATION SOURCE TO SOURCE_HOST = ?, SOURCE_PORT = ?, SOURCE_USER = ?, SOURCE_PASSWORD = ?,
+       SOURCE_AUTO_POSITION = 1, SOURCE_SSL = 1, SOURCE_SSL_CA = ?, SOURCE_SSL_VERIFY_SERVER_CERT = 1,
+       GET_SOURCE_PUBLIC_KEY = 1, SOURCE_CONNECT_RETRY = 1, SOURCE_RETRY_COUNT = 864000,
+       SOURCE_HEARTBEAT_PERIOD = ${HEARTBEAT_PERIOD_S}`,
+    values: [source.host, source.port, source.user, source.password, MYSQL_TLS_CA_PATH],
+  };
+}
 /** STOP REPLICA waits for the applier to finish the transaction it is applying. */
 const STOP_REPLICA_TIMEOUT_MS = 60_000;
 
@@ -355,13 +376,13 @@ export class MemberSession {
     // for a moment) tries again every second, for ten days: at MySQL's 60 s, or the 10 s this once used,
     // a switchover waited that long for the last transactions (the HA e2e measured 9 s of a 10 s one).
     await this.exec('STOP REPLICA', undefined, STOP_REPLICA_TIMEOUT_MS);
-    await this.exec(
-      `CHANGE REPLICATION SOURCE TO SOURCE_HOST = ?, SOURCE_PORT = ?, SOURCE_USER = ?, SOURCE_PASSWORD = ?,
-       SOURCE_AUTO_POSITION = 1, SOURCE_SSL = 1, SOURCE_SSL_CA = ?, SOURCE_SSL_VERIFY_SERVER_CERT = 1,
-       GET_SOURCE_PUBLIC_KEY = 1, SOURCE_CONNECT_RETRY = 1, SOURCE_RETRY_COUNT = 864000,
-       SOURCE_HEARTBEAT_PERIOD = ${HEARTBEAT_PERIOD_S}`,
-      [sourceHost, port, this.credentials.replicationUser, this.credentials.replicationPassword, MYSQL_TLS_CA_PATH],
-    );
+    const change = changeSourceStatement({
+      host: sourceHost,
+      port,
+      user: this.credentials.replicationUser,
+      password: this.credentials.replicationPassword,
+    });
+    await this.exec(change.sql, [...change.values]);
     await this.exec('START REPLICA');
     // A fencing interrupted half-way may have left it offline (fence()): a replica serves reads.
     await this.exec('SET GLOBAL offline_mode = OFF');

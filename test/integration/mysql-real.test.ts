@@ -43,7 +43,7 @@ interface SessionOutcome {
 }
 import type { AccountRequest } from '../../lib/mysql/accounts.js';
 import { accountName } from '../../lib/mysql/accounts.js';
-import { alive, controllerSql, follow, literal, makePrimary, ready, sql } from './support/sandbox-cluster.js';
+import { alive, controllerSql, follow, inline, literal, makePrimary, ready, sql } from './support/sandbox-cluster.js';
 
 /** gtid_executed on one line (the mysql client prints the newlines MySQL wraps long sets with as \\n). */
 const GTID_EXECUTED = "SELECT REPLACE(@@GLOBAL.gtid_executed, CHAR(10), '')";
@@ -574,13 +574,7 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
       const spare = [MYSQL_ADMIN_USER, MYSQL_REPLICATION_USER];
       const asAgent = await agentSql.fencingSession((f) => f.clientSessions(spare));
       const q = clientSessionsQuery(spare);
-      let i = 0;
-      const asController = controllerSql(
-        primary,
-        q.sql.replace(/\?/g, () => literal(q.values[i++] ?? '')),
-      )
-        .split('\n')
-        .map(Number);
+      const asController = controllerSql(primary, inline(q.sql, q.values)).split('\n').map(Number);
       for (const ids of [asAgent, asController]) {
         assert.ok(ids.includes(Number(idle.threadId)), `the idle client ${idle.threadId} in ${ids.join(',')}`);
         assert.ok(!ids.includes(Number(locking.threadId)), `the lock's holder ${locking.threadId} in ${ids.join(',')}`);

@@ -167,8 +167,13 @@ EOF
 EOF
   start containerd containerd --config "$RUN_DIR/containerd/config.toml"
   wait_for 30 containerd $CTR version
-  for archive in "$@"; do $CTR images import "$archive" >/dev/null || die "could not import $archive"; done
-  log "images imported: $($CTR images ls -q | grep -v '^sha256:' | tr '\n' ' ')"
+  # The images are imported while the control plane starts (each archive beside the others: unpacking
+  # one is a single-threaded decompression); the kubelet, which runs their containers, starts after.
+  local archives=("$@") imports=() i
+  for i in "${!archives[@]}"; do
+    $CTR images import "${archives[$i]}" >"$L/import-$i.log" 2>&1 &
+    imports[i]=$!
+  done
 
   start etcd "$BIN_DIR/etcd" --name=recon8s-node --data-dir="$RUN_DIR/etcd" \
     --listen-client-urls=http://127.0.0.1:23790 --advertise-client-urls=http://127.0.0.1:23790 \
@@ -194,6 +199,11 @@ EOF
   start kube-scheduler "$BIN_DIR/kube-scheduler" --kubeconfig="$P/kube-scheduler.kubeconfig" \
     --authentication-kubeconfig="$P/kube-scheduler.kubeconfig" --authorization-kubeconfig="$P/kube-scheduler.kubeconfig" \
     --bind-address=127.0.0.1 --secure-port=10259 --leader-elect=false --profiling=false --cert-dir="$RUN_DIR/scheduler-certs"
+
+  for i in "${!imports[@]}"; do
+    wait "${imports[$i]}" || die "could not import ${archives[$i]}: $(cat "$L/import-$i.log")"
+  done
+  log "images imported: $($CTR images ls -q | grep -v '^sha256:' | tr '\n' ' ')"
 
   mkdir -p "$RUN_DIR/kubelet" "$RUN_DIR/pod-logs"
   cat >"$RUN_DIR/kubelet-config.yaml" <<EOF

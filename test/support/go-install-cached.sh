@@ -11,6 +11,8 @@ name=$1 package=$2 version=$3
 shift 3
 cache_root="${XDG_CACHE_HOME:-$HOME/.cache}/recon8s"
 out="$cache_root/$name-$version"
+# Other flags (build tags, ldflags) build another binary: a cache entry of its own.
+if [ $# -gt 0 ]; then out="$out-$(printf '%s\n' "$@" | sha256sum | cut -c1-8)"; fi
 
 if [ -x "$out/$name" ]; then echo "$out/$name"; exit 0; fi
 

@@ -2,7 +2,8 @@
 // (lib/mysql/member-sql.ts) as its administrative account over verified TLS, for the real-mysqld tests
 // that play its part: make member 0 the primary, point the others at it, wait for them.
 import assert from 'node:assert/strict';
-import { MYSQL_TLS_CA_PATH } from '../../../constructs/index.js';
+import { MYSQL_REPLICATION_USER } from '../../../constructs/index.js';
+import { changeSourceStatement } from '../../../lib/mysql/member-sql.js';
 import { eventually } from '../eventually.js';
 import type { SandboxMember } from './mysql-sandbox.js';
 import { SANDBOX_NAMES } from './mysql-sandbox.js';
@@ -37,24 +38,28 @@ export function makePrimary(m: SandboxMember, waitCount = 1): string {
   );
 }
 
+/** `statement` with its placeholders filled in order: strings as literals, numbers as they are. */
+export const inline = (statement: string, values: readonly (string | number)[]): string => {
+  let i = 0;
+  return statement.replace(/\?/g, () => {
+    const v = values[i++] ?? '';
+    return typeof v === 'number' ? String(v) : literal(v);
+  });
+};
+
 /**
- * The controller's replicateFrom: the member follows the primary (member 0) by GTID, over TLS that
- * verifies it by name, with the replication password of the member's mounted Secret (what the
- * controller reads).
+ * The controller's replicateFrom, its very statement (changeSourceStatement): the member follows the
+ * primary (member 0) by GTID, over TLS that verifies it by name, with the replication password of the
+ * member's mounted Secret (what the controller reads).
  */
 export function follow(m: SandboxMember): string {
-  const password = m.credentials()['replication-password'] ?? '';
-  return controllerSql(
-    m,
-    [
-      'STOP REPLICA',
-      `CHANGE REPLICATION SOURCE TO SOURCE_HOST = ${literal(SANDBOX_NAMES.members[0])}, SOURCE_PORT = 3306, SOURCE_USER = 'replication', ` +
-        `SOURCE_PASSWORD = ${literal(password)}, SOURCE_AUTO_POSITION = 1, SOURCE_SSL = 1, ` +
-        `SOURCE_SSL_CA = '${MYSQL_TLS_CA_PATH}', SOURCE_SSL_VERIFY_SERVER_CERT = 1, GET_SOURCE_PUBLIC_KEY = 1, ` +
-        'SOURCE_CONNECT_RETRY = 1, SOURCE_RETRY_COUNT = 864000, SOURCE_HEARTBEAT_PERIOD = 1',
-      'START REPLICA;',
-    ].join(';\n'),
-  );
+  const change = changeSourceStatement({
+    host: SANDBOX_NAMES.members[0],
+    port: 3306,
+    user: MYSQL_REPLICATION_USER,
+    password: m.credentials()['replication-password'] ?? '',
+  });
+  return controllerSql(m, ['STOP REPLICA', inline(change.sql, change.values), 'START REPLICA;'].join(';\n'));
 }
 
 /** Until the member's agent answers /livez. */
