@@ -47,7 +47,7 @@ if ! GOFLAGS=-mod=mod go mod tidy >&2; then
   echo "build-cert-manager: could not resolve github.com/cert-manager/cert-manager@$version from the Go module proxy ($(go env GOPROXY))." >&2
   exit 4
 fi
-CGO_ENABLED=0 go build -trimpath -buildvcs=false -ldflags "-s -w" -o "$partial/cert-manager-controllers" . >&2
+CGO_ENABLED=0 go build -trimpath -buildvcs=false -gcflags=all=-dwarf=false -ldflags "-s -w" -o "$partial/cert-manager-controllers" . >&2
 module_dir="$(go list -m -f '{{.Dir}}' "github.com/cert-manager/cert-manager")"
 mkdir -p "$partial/crds"
 cp "$module_dir"/deploy/crds/cert-manager.io_*.yaml "$partial/crds/"

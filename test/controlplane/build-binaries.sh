@@ -74,9 +74,11 @@ GOFLAGS=-mod=mod go mod tidy -e >/dev/null 2>&1 || true
 
 ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$kube_version -X k8s.io/client-go/pkg/version.gitVersion=$kube_version"
 export CGO_ENABLED=0
-go build -mod=mod -trimpath -ldflags "-s -w" -o "$partial/etcd" go.etcd.io/etcd/server/v3
+# No debug information, from the compiler (-dwarf=false) or the linker (-s -w): nobody debugs these
+# binaries, and the compiler's share of it is ~12 % of a cold build's CPU (etcd alone: 80 vs 91 s).
+go build -mod=mod -trimpath -gcflags=all=-dwarf=false -ldflags "-s -w" -o "$partial/etcd" go.etcd.io/etcd/server/v3
 for b in kube-apiserver kube-controller-manager kubectl; do
-  go build -mod=mod -trimpath -ldflags "$ldflags" -o "$partial/$b" "k8s.io/kubernetes/cmd/$b"
+  go build -mod=mod -trimpath -gcflags=all=-dwarf=false -ldflags "$ldflags" -o "$partial/$b" "k8s.io/kubernetes/cmd/$b"
 done
 chmod 755 "$partial"
 # The complete set appears under its final name in one rename, or (another build won) not at all.

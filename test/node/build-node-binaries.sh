@@ -63,7 +63,7 @@ import (
 func main() { coremain.Run() }
 GO
   ( cd "$work/coredns" && go mod init recon8s.dev/coredns-build && go get "github.com/coredns/coredns@$coredns_version" &&
-    go build -mod=mod -trimpath -ldflags "-s -w" -o "$partial/coredns" . ) > "$work/coredns.log" 2>&1 &
+    go build -mod=mod -trimpath -gcflags=all=-dwarf=false -ldflags "-s -w" -o "$partial/coredns" . ) > "$work/coredns.log" 2>&1 &
   coredns_pid=$!
 fi
 
@@ -93,7 +93,8 @@ GOFLAGS=-mod=mod go mod tidy -e >/dev/null 2>&1 || true
 ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$kube_version -X k8s.io/client-go/pkg/version.gitVersion=$kube_version"
 for b in kubelet kube-scheduler kube-proxy; do
   [ -x "$out/$b" ] && continue
-  go build -mod=mod -trimpath -ldflags "$ldflags" -o "$partial/$b" "k8s.io/kubernetes/cmd/$b"
+  # No debug information (build-binaries.sh says why).
+  go build -mod=mod -trimpath -gcflags=all=-dwarf=false -ldflags "$ldflags" -o "$partial/$b" "k8s.io/kubernetes/cmd/$b"
   echo "build-node-binaries: $b built ($(elapsed))" >&2
 done
 if [ -n "${coredns_pid:-}" ]; then

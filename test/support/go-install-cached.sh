@@ -36,8 +36,9 @@ partial="$(mktemp -d "$cache_root/$name-$version.partial.XXXXXX")"
 trap 'rm -rf "$partial"' EXIT
 echo "build-$name: building $name $version into $out (first time only; a few minutes on 2 cores)" >&2
 started=$SECONDS
-# Static and reproducible: no cgo, no VCS stamping.
-if ! CGO_ENABLED=0 GOBIN="$partial" GOFLAGS=-buildvcs=false go install "$@" "$package@$version" >&2; then
+# Static and reproducible: no cgo, no VCS stamping; no debug information from the compiler (nobody
+# debugs these, and it is ~12 % of the CPU of a cold build: test/controlplane/build-binaries.sh).
+if ! CGO_ENABLED=0 GOBIN="$partial" GOFLAGS="-buildvcs=false -trimpath -gcflags=all=-dwarf=false" go install "$@" "$package@$version" >&2; then
   echo "build-$name: could not build $package@$version from the Go module proxy ($(go env GOPROXY))." >&2
   exit 4
 fi
