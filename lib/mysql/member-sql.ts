@@ -177,6 +177,7 @@ export function changeSourceStatement(source: {
     values: [source.host, source.port, source.user, source.password, MYSQL_TLS_CA_PATH],
   };
 }
+
 /** STOP REPLICA waits for the applier to finish the transaction it is applying. */
 const STOP_REPLICA_TIMEOUT_MS = 60_000;
 
