@@ -1,6 +1,5 @@
 import { startController } from '../controller/manager.js';
-import type { LogLevel } from '../observability/logger.js';
-import { jsonLogger } from '../observability/logger.js';
+import { isLogLevel, jsonLogger } from '../observability/logger.js';
 import { UsageError } from './usage-error.js';
 
 export const CONTROLLER_USAGE = `Usage: recon8s controller [options]
@@ -72,8 +71,8 @@ function positiveInt(flag: string, value: string | undefined, fallback: number):
 
 /** Runs until SIGTERM or SIGINT, then shuts down gracefully (releasing the Lease). */
 export async function controllerCommand(flags: ControllerFlags): Promise<number> {
-  const level = (flags['log-level'] ?? 'info') as LogLevel;
-  if (!['debug', 'info', 'warn', 'error'].includes(level))
+  const level = flags['log-level'] ?? 'info';
+  if (!isLogLevel(level))
     throw new UsageError(`--log-level must be debug, info, warn or error, got "${level}"`, CONTROLLER_USAGE);
   const logger = jsonLogger({ level, fields: { logger: 'recon8s' } });
   const workers = positiveInt('workers', flags.workers, 4);

@@ -15,6 +15,10 @@ export interface Logger {
 
 const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 
+/** Whether `value` names a log level (a flag's or an environment variable's text). */
+export const isLogLevel = (value: string | undefined): value is LogLevel =>
+  value !== undefined && Object.hasOwn(ORDER, value);
+
 /** JSON lines to a stream (stderr by default), at `level` and above. */
 export function jsonLogger(
   opts: { readonly level?: LogLevel; readonly write?: (line: string) => void; readonly fields?: LogFields } = {},

@@ -5,7 +5,7 @@ import type { Controller, ControllerOptions } from '../../../lib/controller/mana
 import { startController } from '../../../lib/controller/manager.js';
 import { createKubeClient } from '../../../lib/kube/index.js';
 import type { LogLevel } from '../../../lib/observability/logger.js';
-import { jsonLogger } from '../../../lib/observability/logger.js';
+import { isLogLevel, jsonLogger } from '../../../lib/observability/logger.js';
 import { eventually } from '../eventually.js';
 
 /** A cluster to talk to: a test control plane, or the real node of the end-to-end tests. */
@@ -41,12 +41,11 @@ export function installCrds(controlPlane: ClusterAccess): Promise<void> {
   return done;
 }
 
-const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];
 function testLogLevel(): LogLevel {
   const level = process.env.RECON8S_TEST_CONTROLLER_LOG;
-  const known = LOG_LEVELS.find((l) => l === level);
-  if (!known) throw new Error(`RECON8S_TEST_CONTROLLER_LOG=${level}: expected one of ${LOG_LEVELS.join(', ')}`);
-  return known;
+  if (!isLogLevel(level))
+    throw new Error(`RECON8S_TEST_CONTROLLER_LOG=${level}: expected one of debug, info, warn, error`);
+  return level;
 }
 
 /**
