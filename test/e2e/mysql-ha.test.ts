@@ -729,12 +729,24 @@ describe('MySQLCluster high availability on a real node (MySQL 9.7), its backup 
       `replica IPs: ${ips.join(', ')}`,
     );
     // Only the replicas' addresses, both ways: the controller runs in this process (on the node, as the
-    // kubelet's probes come from it) and CoreDNS has its own pod, so both still reach the primary.
+    // kubelet's probes come from it) and CoreDNS has its own pod, so both still reach the primary. And the
+    // cluster's own Services' addresses, outbound: kube-proxy translates a Service address on the node,
+    // past this namespace's rules, so the primary would still reach the new one through its Service (its
+    // agent did, and re-provisioned it by clone mid-partition: seen once in CI). A partition between
+    // members cuts every path between them.
+    const serviceIps = (await core.listNamespacedService({ namespace: ns })).items
+      .filter((s) => s.metadata?.name?.startsWith(NAME))
+      .flatMap((s) => s.spec?.clusterIPs ?? [])
+      .filter((ip) => ip !== 'None');
+    assert.ok(serviceIps.length > 0, `no Service address of ${NAME} in ${ns}`);
     const netns = ['-t', String(mysqldPid((await pod(old)).metadata?.uid ?? '')), '-n', 'iptables'];
-    const rules = ips.flatMap((ip) => [
-      ['INPUT', '-s', ip, '-j', 'DROP'],
-      ['OUTPUT', '-d', ip, '-j', 'DROP'],
-    ]);
+    const rules = [
+      ...ips.flatMap((ip) => [
+        ['INPUT', '-s', ip, '-j', 'DROP'],
+        ['OUTPUT', '-d', ip, '-j', 'DROP'],
+      ]),
+      ...serviceIps.map((ip) => ['OUTPUT', '-d', ip, '-j', 'DROP']),
+    ];
     const failoversBefore = (await clusterEvents()).filter((e) => e.reason === 'FailedOver').length;
     const cutAt = performance.now();
     for (const r of rules) execFileSync('nsenter', [...netns, '-I', ...r]);
@@ -767,7 +779,12 @@ describe('MySQLCluster high availability on a real node (MySQL 9.7), its backup 
       const why = failedOver.at(-1)?.message ?? '';
       assert.match(why, new RegExp(`the primary ${old} was lost \\((heard by none of its replicas|down \\d+ s)`));
       console.log(`      failed over as: ${why}`);
-      assert.equal(await sql(old, 'SELECT @@GLOBAL.super_read_only'), '1');
+      // Still cut off, so still fenced: nothing of the new primary's could reach it.
+      const fencedNow = await sql(old, 'SELECT @@GLOBAL.super_read_only').catch(
+        async (e: unknown) =>
+          `${String(e)}\n${old} agent log:\n${await core.readNamespacedPodLog({ namespace: ns, name: old, container: 'agent', tailLines: 30 })}`,
+      );
+      assert.equal(fencedNow, '1');
     } finally {
       for (const r of rules) execFileSync('nsenter', [...netns, '-D', ...r]);
     }
