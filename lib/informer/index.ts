@@ -1,5 +1,6 @@
 export { createInformer } from './informer.js';
 export type {
+  AddInfo,
   DeleteInfo,
   Informer,
   InformerHandlers,
