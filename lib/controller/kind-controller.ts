@@ -186,14 +186,6 @@ export interface InstallFacts {
 
 export interface KindController {
   readonly definition: KindDefinition;
-  /**
-   * Everything a reconcile of this kind writes names the resource as its owner, and nothing of it must
-   * outlive the resource (no claims a StatefulSet makes): should the resource turn out to be gone, the
-   * garbage collector removes it all. Then a resource created while the controller watches has its
-   * ApplySet parent written together with its first children instead of before them (see
-   * Reconciler.reconcile). Absent: before them.
-   */
-  readonly collectedWhole?: boolean;
   /** Before the children are applied (credentials, volumes the spec names). Absent: nothing to prepare. */
   prepare?(
     client: KubeClient,

@@ -138,7 +138,6 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     onKey: enqueue,
     isEcho: (child) => reconciler.isOwnEcho(child),
     isOwnerEcho: (cr) => reconciler.isOwnWrite(cr),
-    onCreated: (uid) => reconciler.created(uid),
     onDeleted: (uid) => {
       reconciler.forget(uid);
       secrets.release(uid);

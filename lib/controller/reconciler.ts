@@ -96,10 +96,7 @@ export type Term = ReadonlyMap<string, Manager>;
  *
  * It writes only what differs: at steady state a reconcile sends no write request at all.
  * It never recreates anything of a resource that is being deleted: garbage collection removes the
- * children; PersistentVolumeClaims and user Secrets are never deleted by it. Before it creates a child it
- * knows the resource live (its ApplySet parent write, or a read), except on an App's first reconcile
- * after a watch event added it, where the cache cannot be behind: there the collector removes what a
- * deletion the event stream has yet to bring leaves.
+ * children; PersistentVolumeClaims and user Secrets are never deleted by it.
  */
 export class Reconciler {
   private readonly applier: ChildApplier;
@@ -121,9 +118,6 @@ export class Reconciler {
 
   /** The resourceVersion of the resource each ApplySet parent write was judged from, per uid. */
   private readonly parentWritten = new Map<string, string | undefined>();
-
-  /** Resources a watch event added (created while watched) whose first reconcile has not begun, by uid. */
-  private readonly createdWhileWatched = new Set<string>();
 
   /** Per resource uid: the labels of its recon8s_resource_degraded series, while it has one. */
   private readonly degradedSeries = new Map<
@@ -227,14 +221,8 @@ export class Reconciler {
     this.statusWritten.delete(uid);
     this.ownWrites.delete(uid);
     this.parentWritten.delete(uid);
-    this.createdWhileWatched.delete(uid);
     this.renders.forget(uid);
     for (const m of this.managers.values()) m.forget(uid);
-  }
-
-  /** A watch event added this resource: it was created after what its informer had seen (see reconcile). */
-  created(uid: string): void {
-    this.createdWhileWatched.add(uid);
   }
 
   /** render(), remembered (see RenderMemo). */
@@ -261,7 +249,6 @@ export class Reconciler {
     if (!owner || !controller) throw new TerminalError(`unknown kind in key ${key}`);
     const cr = owner.informer.get(namespace, name);
     if (!cr || cr.metadata.deletionTimestamp) return undefined;
-    const firstSinceCreated = this.createdWhileWatched.delete(cr.metadata.uid ?? '');
     const log = this.o.logger.child({ kind: kindName, namespace, name });
     if ((cr.spec as { paused?: boolean } | undefined)?.paused === true) {
       // Nothing of the children is touched, not even read for status: they are the user's to handle now.
@@ -293,20 +280,9 @@ export class Reconciler {
     }
     // The ApplySet parent write (a resource's first reconcile) answers that: it carries the uid as a
     // precondition and returns what the API server has.
-    //
-    // Except on the first reconcile of a resource created while watched, of a kind whose every write the
-    // garbage collector removes should the resource be gone (App): there the cache cannot be behind on
-    // it (its deletion, if any, is an event still to come, as for a resource deleted mid-reconcile), so
-    // the parent write goes beside the children's applies, one round trip less for every new App
-    // (docs/controller-performance.md). What was created for one deleted meanwhile is the collector's.
-    const parentAside =
-      firstSinceCreated && controller.collectedWhole === true ? this.ensureApplySetParent(cr, owner.kind) : undefined;
-    parentAside?.catch(() => undefined); // awaited after the children, unless they fail first
-    if (!parentAside) {
-      const parent = await this.ensureApplySetParent(cr, owner.kind);
-      if (parent === 'gone') return undefined;
-      if (missingAtStart.size > 0 && parent !== 'live' && !(await this.isLive(cr, owner.kind))) return undefined;
-    }
+    const parent = await this.ensureApplySetParent(cr, owner.kind);
+    if (parent === 'gone') return undefined;
+    if (missingAtStart.size > 0 && parent !== 'live' && !(await this.isLive(cr, owner.kind))) return undefined;
 
     const reader = this.o.secrets;
     const secrets: SecretLookup | undefined = reader
@@ -341,7 +317,6 @@ export class Reconciler {
       missingAtStart,
       applied,
     });
-    if (parentAside && (await parentAside) === 'gone') return undefined;
 
     const live: LiveLookup = (apiVersion, kind, childName) =>
       applied.get(`${apiVersion}/${kind}/${childName}`) ??

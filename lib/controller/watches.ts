@@ -93,11 +93,6 @@ export interface WatchOptions {
   readonly isOwnerEcho?: (cr: CustomResource) => boolean | Promise<boolean>;
   /** The uid of an owner or child that was deleted (for what is remembered of it). */
   readonly onDeleted?: (uid: string) => void;
-  /**
-   * The uid of a resource a watch event added (created after what its informer had seen), before its
-   * key is queued: its deletion, if any, is an event still to come.
-   */
-  readonly onCreated?: (uid: string) => void;
 }
 
 export interface Watches {
@@ -142,8 +137,7 @@ export function watchOwnersAndChildren(o: WatchOptions): Watches {
       o.onKey(queueKey(kind.kind, cr.metadata.namespace ?? '', cr.metadata.name));
     for (const informer of perNamespace) {
       informer.addHandlers({
-        onAdd: (cr, info) => {
-          if (!info.listed && cr.metadata.uid) o.onCreated?.(cr.metadata.uid);
+        onAdd: (cr) => {
           onOwner(cr);
           onRelated(cr);
         },

@@ -1,6 +1,5 @@
 export { createInformer } from './informer.js';
 export type {
-  AddInfo,
   DeleteInfo,
   Informer,
   InformerHandlers,

@@ -11,7 +11,6 @@ import type { ListPage, ListWatchSource, WatchEvent } from './source.js';
 import { ObjectStore, deepFreeze, objectKey } from './store.js';
 import type { Store } from './store.js';
 import type {
-  AddInfo,
   Informer,
   InformerHandlers,
   InformerHooks,
@@ -21,7 +20,6 @@ import type {
 } from './types.js';
 
 export type {
-  AddInfo,
   DeleteInfo,
   Informer,
   InformerHandlers,
@@ -31,9 +29,6 @@ export type {
   UpdateInfo,
   WatchRestartReason,
 } from './types.js';
-
-const LISTED: AddInfo = { listed: true };
-const WATCHED: AddInfo = { listed: false };
 
 const SHORT_WATCH_MS = 1000;
 
@@ -146,7 +141,7 @@ class ReflectingInformer<T extends KubernetesObject> implements Informer<T> {
   addHandlers(handlers: InformerHandlers<T>): () => void {
     this.handlers.add(handlers);
     if (this.objects.hasSynced())
-      for (const obj of this.objects.list()) this.call('onAdd', () => handlers.onAdd?.(obj, LISTED));
+      for (const obj of this.objects.list()) this.call('onAdd', () => handlers.onAdd?.(obj));
     return () => {
       this.handlers.delete(handlers);
     };
@@ -255,7 +250,7 @@ class ReflectingInformer<T extends KubernetesObject> implements Informer<T> {
       deleted: diff.deleted.length,
     });
     if (firstSync) this.objects.markSynced();
-    for (const obj of diff.added) this.emitAdd(obj, LISTED);
+    for (const obj of diff.added) this.emitAdd(obj);
     for (const { oldObj, newObj } of diff.updated) this.emitUpdate(oldObj, newObj, false);
     for (const obj of diff.deleted) this.emitDelete(obj, true);
     if (firstSync) {
@@ -358,7 +353,7 @@ class ReflectingInformer<T extends KubernetesObject> implements Informer<T> {
         const obj = this.prepare(event.object);
         this.advance(obj);
         const old = this.objects.upsert(obj);
-        if (old === undefined) this.emitAdd(obj, WATCHED);
+        if (old === undefined) this.emitAdd(obj);
         else this.emitUpdate(old, obj, false);
         return;
       }
@@ -428,8 +423,8 @@ class ReflectingInformer<T extends KubernetesObject> implements Informer<T> {
 
   // ---- dispatch ----
 
-  private emitAdd(obj: T, info: AddInfo): void {
-    for (const h of this.handlers) this.call('onAdd', () => h.onAdd?.(obj, info));
+  private emitAdd(obj: T): void {
+    for (const h of this.handlers) this.call('onAdd', () => h.onAdd?.(obj));
   }
 
   private emitUpdate(oldObj: T, newObj: T, resync: boolean): void {

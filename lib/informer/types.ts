@@ -30,17 +30,6 @@ export interface InformerHooks {
   onRelist?(reason: RelistReason): void;
 }
 
-/** How an object came to be added. */
-export interface AddInfo {
-  /**
-   * False when a watch event brought it (created after the last version this informer had seen, so its
-   * deletion, if any, is an event still to come); true when a list did (the first, a relist, or the
-   * replay to handlers added after the first sync): it may have been created, and even deleted again,
-   * at any time before.
-   */
-  readonly listed: boolean;
-}
-
 export interface UpdateInfo {
   /** True for a periodic resync (old and new are the same object). */
   readonly resync: boolean;
@@ -59,7 +48,7 @@ export interface DeleteInfo {
  * return a promise; rejections and exceptions are logged, never propagated, and never stop the informer.
  */
 export interface InformerHandlers<T> {
-  onAdd?(obj: T, info: AddInfo): void | Promise<void>;
+  onAdd?(obj: T): void | Promise<void>;
   onUpdate?(oldObj: T, newObj: T, info: UpdateInfo): void | Promise<void>;
   /** `obj` is the deleted object's final state from the watch, or its last known state (see DeleteInfo). */
   onDelete?(obj: T, info: DeleteInfo): void | Promise<void>;

@@ -40,8 +40,8 @@ function watchConfigMaps(
     ...extra,
   });
   informer.addHandlers({
-    onAdd: (o, info) => {
-      w.events.push(`add ${o.metadata?.name}${info.listed ? ' (listed)' : ''}`);
+    onAdd: (o) => {
+      w.events.push(`add ${o.metadata?.name}`);
     },
     onUpdate: (_o, n) => {
       w.events.push(`update ${n.metadata?.name}=${n.data?.v ?? ''}`);
@@ -145,10 +145,9 @@ describe('informer (real API server)', function () {
     await eventually(() => assert.equal(w.informer.get(namespace, 'cm')?.data?.v, '2'));
     await core.deleteNamespacedConfigMap({ namespace, name: 'cm' });
     await eventually(() => assert.equal(w.informer.get(namespace, 'cm'), undefined));
-    // Listed, or brought by a watch event (created while watched): the reconciler tells them apart.
     assert.deepEqual(
-      w.events.filter((e) => e.includes(' cm') || e.includes(' pre')),
-      ['add pre (listed)', 'add cm', 'update cm=2', 'delete cm=2'],
+      w.events.filter((e) => e.includes(' cm')),
+      ['add cm', 'update cm=2', 'delete cm=2'],
     );
     assert.ok(Number(w.informer.lastResourceVersion()) > 0);
   });
@@ -345,7 +344,7 @@ describe('informer (own control plane: API server restarts, etcd compaction)', f
     });
     assert.deepEqual(w.relists, ['expired'], `restarts: ${w.restarts.join(', ')}`);
     assert.ok(w.restarts.includes('expired'));
-    assert.deepEqual(w.events, ['add victim (listed)', 'add survivor (listed)', 'delete victim=1 (relist)']);
+    assert.deepEqual(w.events, ['add victim', 'add survivor', 'delete victim=1 (relist)']);
     assert.ok(Number(w.informer.lastResourceVersion()) >= revision);
   });
 
@@ -391,7 +390,7 @@ describe('informer (own control plane: API server restarts, etcd compaction)', f
     });
     assert.deepEqual(w.relists, ['expired'], `restarts: ${w.restarts.join(', ')}`);
     assert.ok(w.restarts.includes('expired'));
-    assert.deepEqual(w.events, ['add victim (listed)', 'add survivor (listed)', 'delete victim= (relist)']);
+    assert.deepEqual(w.events, ['add victim', 'add survivor', 'delete victim= (relist)']);
     assert.ok(Number(w.informer.lastResourceVersion()) >= revision);
   });
 });

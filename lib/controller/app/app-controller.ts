@@ -65,8 +65,6 @@ export function deploymentPods(pods: readonly V1Pod[], deployment: string): V1Po
 
 export const APP_CONTROLLER: KindController = {
   definition: APP,
-  // The Deployment, Service, budget, autoscaler and binding Secret each name the App as their owner.
-  collectedWhole: true,
   // The database binding (spec.database): its Secret, and whether the account is ready.
   prepare: prepareBinding,
   refersTo: {
