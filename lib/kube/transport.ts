@@ -113,38 +113,48 @@ export class Transport {
       agent,
       ...(req.signal !== undefined ? { signal: req.signal } : {}),
     };
+    // No listener below may refer to `req`: Node keeps a connection's first request, with its
+    // listeners, for as long as the connection lives (TLS session caching), and a body is up to
+    // megabytes. They get the method and path only.
+    const { method, path } = req;
     const start = performance.now();
     let reported = false;
     const report = (code: string): void => {
       if (reported) return;
       reported = true;
-      const event: RequestEvent = {
-        method: req.method,
-        path: req.path,
-        code,
-        host: this.url.host,
-        durationMs: performance.now() - start,
-      };
+      const event: RequestEvent = { method, path, code, host: this.url.host, durationMs: performance.now() - start };
       this.safeHook(() => this.hooks.onRequest?.(event));
     };
-    const response = await new Promise<IncomingMessage>((resolve, reject) => {
-      const sent = (this.url.protocol === 'https:' ? https : http).request(options, resolve);
-      sent.on('socket', (socket) => {
-        if (!sent.reusedSocket) this.counted(socket);
-      });
-      sent.on('error', (e) => {
-        report('<error>');
-        reject(e);
-      });
-      if (!req.streaming)
-        sent.setTimeout(REQUEST_IDLE_TIMEOUT_MS, () =>
-          sent.destroy(new Error(`kube: no answer from ${this.url.host} in ${REQUEST_IDLE_TIMEOUT_MS / 1000} s`)),
-        );
-      sent.end(req.body);
-    });
+    const response = await this.exchange(options, req.body, req.streaming, () => report('<error>'));
     report(String(response.statusCode ?? 0));
     if (response.statusCode === 401) this.auth.unauthorized();
     return response;
+  }
+
+  /** Sends the request and waits for the response headers; the listeners hold neither `options` nor `body`. */
+  private exchange(
+    options: http.RequestOptions,
+    body: string | undefined,
+    streaming: boolean,
+    onError: () => void,
+  ): Promise<IncomingMessage> {
+    const sent = (this.url.protocol === 'https:' ? https : http).request(options);
+    const answered = new Promise<IncomingMessage>((resolve, reject) => {
+      sent.once('response', resolve);
+      sent.on('error', (e) => {
+        onError();
+        reject(e);
+      });
+    });
+    sent.on('socket', (socket) => {
+      if (!sent.reusedSocket) this.counted(socket);
+    });
+    if (!streaming)
+      sent.setTimeout(REQUEST_IDLE_TIMEOUT_MS, () =>
+        sent.destroy(new Error(`kube: no answer from ${this.url.host} in ${REQUEST_IDLE_TIMEOUT_MS / 1000} s`)),
+      );
+    sent.end(body);
+    return answered;
   }
 
   /**
