@@ -15,6 +15,9 @@ export interface Logger {
 
 const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 
+/** Every level, least severe first. */
+export const LOG_LEVELS = Object.keys(ORDER) as readonly LogLevel[];
+
 /** Whether `value` names a log level (a flag's or an environment variable's text). */
 export const isLogLevel = (value: string | undefined): value is LogLevel =>
   value !== undefined && Object.hasOwn(ORDER, value);

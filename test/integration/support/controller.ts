@@ -5,7 +5,7 @@ import type { Controller, ControllerOptions } from '../../../lib/controller/mana
 import { startController } from '../../../lib/controller/manager.js';
 import { createKubeClient } from '../../../lib/kube/index.js';
 import type { LogLevel } from '../../../lib/observability/logger.js';
-import { isLogLevel, jsonLogger } from '../../../lib/observability/logger.js';
+import { LOG_LEVELS, isLogLevel, jsonLogger } from '../../../lib/observability/logger.js';
 import { eventually } from '../eventually.js';
 
 /** A cluster to talk to: a test control plane, or the real node of the end-to-end tests. */
@@ -44,7 +44,7 @@ export function installCrds(controlPlane: ClusterAccess): Promise<void> {
 function testLogLevel(): LogLevel {
   const level = process.env.RECON8S_TEST_CONTROLLER_LOG;
   if (!isLogLevel(level))
-    throw new Error(`RECON8S_TEST_CONTROLLER_LOG=${level}: expected one of debug, info, warn, error`);
+    throw new Error(`RECON8S_TEST_CONTROLLER_LOG=${level}: expected one of ${LOG_LEVELS.join(', ')}`);
   return level;
 }
 
