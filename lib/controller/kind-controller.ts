@@ -173,6 +173,12 @@ export interface Management {
  */
 export interface Manager {
   manage(ctx: ManageContext): Promise<Management>;
+  /**
+   * A child as it is to be applied now, when what runs decides part of it (a MySQLCluster's StatefulSet
+   * keeps the members a scale-down has not yet made safe to remove); `live`: what exists. Absent, or
+   * the same object: as rendered.
+   */
+  amend?(cr: CustomResource, child: KubernetesObject, live: LiveObject | undefined): KubernetesObject;
   forget(uid: string): void;
   /** Ends what it keeps open between looks (sessions to members): at the end of a term of leadership, and at shutdown. */
   close?(): Promise<void>;

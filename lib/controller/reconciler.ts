@@ -312,8 +312,13 @@ export class Reconciler {
     // What this reconcile applied, as the API server returned it: newer than the cache, whose echo of it
     // queues nothing (see isOwnEcho), so status is judged from it.
     const applied = new Map<string, LiveObject>();
+    const manager = this.managers.get(kindName);
+    const amend = manager?.amend?.bind(manager);
     const failure = await this.converge(cr, owner.kind, controller, rendered, log, {
       holdBack: prepared.holdBack,
+      ...(amend && this.o.pods && this.o.manage !== false
+        ? { amend: (child: KubernetesObject, live: LiveObject | undefined) => amend(cr, child, live) }
+        : {}),
       missingAtStart,
       applied,
     });
@@ -327,7 +332,6 @@ export class Reconciler {
     // What runs is managed whatever else failed: a problem with an optional feature (a backup volume,
     // an object store's Secret) or with one child must never stop failover. The manager itself needs
     // only the credentials and the pods, and checks both.
-    const manager = this.managers.get(kindName);
     const management =
       manager && this.o.pods && this.o.manage !== false
         ? await manager.manage({
@@ -390,6 +394,8 @@ export class Reconciler {
     log: Logger,
     o: {
       readonly holdBack?: (child: KubernetesObject) => boolean;
+      /** What the kind's manager decides of a child (Manager.amend). */
+      readonly amend?: (child: KubernetesObject, live: LiveObject | undefined) => KubernetesObject;
       /** The children no object's name matched when the reconcile began (resource checked live since), by childKey. */
       readonly missingAtStart: ReadonlySet<string>;
       /** Filled with what was applied, by `apiVersion/kind/name`. */
@@ -425,8 +431,9 @@ export class Reconciler {
       readonly decision: Extract<ApplyDecision, { send: true }>;
       readonly outcome: Promise<LiveObject>;
     }[] = [];
-    for (const child of desired) {
-      if (o.holdBack?.(child.object)) continue;
+    for (const stamped of desired) {
+      if (o.holdBack?.(stamped.object)) continue;
+      let child = stamped;
       const cached = cachedChild(child.object);
       let live = cached;
       if (!cached) {
@@ -443,6 +450,11 @@ export class Reconciler {
         const described = controllerUid(live) ? live : ((await this.readUncached(cr.kind, child.object)) ?? live);
         conflicts.push(notOursMessage(child.object, described));
         continue;
+      }
+      const amended = o.amend?.(child.object, live);
+      if (amended && amended !== child.object) {
+        const hash = hashOf(amended);
+        child = { object: withDesiredHash(amended, hash), hash };
       }
       const decision = this.applier.decide(child, live);
       if (!decision.send) continue;

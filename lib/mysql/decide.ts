@@ -23,6 +23,8 @@
 import type { MySQLMemberStatus } from '../../constructs/index.js';
 import type { GtidSet } from './gtid-set.js';
 import { cutOffStep, failoverStep, history, notAnswering, primaryCutOffMs, seconds, unreachable } from './failover.js';
+import type { MembersKept } from './scale-down.js';
+import { isLeaving, leavingStep, membersKept } from './scale-down.js';
 
 export type Role = 'primary' | 'replica' | 'none';
 
@@ -99,6 +101,11 @@ export interface ClusterView {
   readonly members: readonly MemberView[];
   /** spec.replicas. */
   readonly replicas: number;
+  /**
+   * The members the StatefulSet holds now (its spec.replicas), when more than spec.replicas: a
+   * scale-down under way, whose leaving members go only once safe (scale-down.ts). Default: `replicas`.
+   */
+  readonly heldReplicas?: number;
   /** status.currentPrimary. */
   readonly primary?: string;
   /** The name replicas of the recorded primary use as SOURCE_HOST (its pod may be gone). */
@@ -223,6 +230,8 @@ export interface Decision {
    * are replicas to send them: a new cluster before its first replica joins, or one that lost them).
    */
   readonly writesWait?: string;
+  /** The members the StatefulSet must keep: spec.replicas, or more while a scale-down is not yet safe (scale-down.ts). */
+  readonly kept: MembersKept;
 }
 
 /** How long a switchover request waits for its candidate to be a healthy replica before it is refused. */
@@ -250,6 +259,7 @@ export function decide(view: ClusterView): Decision {
   }
   const writesWait = writesWaitFor(members, primary, errant);
   const rejected = certificateProblems(members, view.primary);
+  const kept = membersKept(view, members, primary, errant);
   const result = (step: Step, extra: { reason: string; message: string }[] = []): Decision => ({
     step,
     problems: [...problems, ...extra],
@@ -257,6 +267,7 @@ export function decide(view: ClusterView): Decision {
     errant,
     rejected,
     ...(writesWait ? { writesWait } : {}),
+    kept,
   });
 
   const answering = members.filter((m) => m.sql);
@@ -297,6 +308,7 @@ export function decide(view: ClusterView): Decision {
         return (
           c !== undefined &&
           !errant.has(m.name) &&
+          !isLeaving(view, m) &&
           c.sourceHost === view.primaryHost &&
           c.receiver === 'OFF' &&
           c.applier === 'OFF' &&
@@ -362,7 +374,8 @@ export function decide(view: ClusterView): Decision {
   // Every other member follows the primary.
   const broken: { reason: string; message: string }[] = [];
   for (const m of answering) {
-    if (m.name === primary.name || errant.has(m.name)) continue;
+    // A member leaving in a scale-down stops receiving instead (scale-down.ts).
+    if (m.name === primary.name || errant.has(m.name) || isLeaving(view, m)) continue;
     if (replicatesFrom(m, primary.host)) {
       if (m.role !== 'replica') return result({ type: 'label', member: m.name, role: 'replica' });
       continue;
@@ -392,6 +405,17 @@ export function decide(view: ClusterView): Decision {
       broken,
     );
   }
+  const leaving = leavingStep(view, members, primary, errant);
+  if (leaving) return result(leaving, broken);
+  if (kept.why !== undefined)
+    return result(
+      {
+        type: 'wait',
+        reason: 'ScaleDownWaiting',
+        message: `spec.replicas=${view.replicas}, but the StatefulSet keeps ${kept.keep} members for now: ${kept.why}`,
+      },
+      broken,
+    );
   const rolling = rollingStep(view, members, primary, errant);
   return result(rolling ?? { type: 'steady' }, broken);
 }

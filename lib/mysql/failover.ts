@@ -20,6 +20,7 @@
 //   The controller fences the primary (it still reaches it) before any replica stops receiving.
 import type { ClusterView, MemberView, Step } from './decide.js';
 import { GtidSet } from './gtid-set.js';
+import { isLeaving } from './scale-down.js';
 
 export const seconds = (ms: number): string => `${Math.round(ms / 1000)} s`;
 
@@ -82,7 +83,8 @@ export function primaryCutOffMs(
   errant: ReadonlySet<string>,
 ): number | undefined {
   if (view.waitCount <= 0 || !primary.sql) return undefined;
-  const others = members.filter((m) => m.name !== primary.name && !errant.has(m.name));
+  // A member leaving in a scale-down stopped its receiver on purpose: its silence says nothing.
+  const others = members.filter((m) => m.name !== primary.name && !errant.has(m.name) && !isLeaving(view, m));
   if (others.some((m) => !m.sql)) return undefined;
   const followers = others.filter((m) => m.sql?.channel?.sourceHost === primary.host);
   if (followers.length === 0) return undefined;
@@ -116,7 +118,9 @@ export function cutOffStep(
     // A receiver someone stopped hears nothing either: started again, it shows whether it hears the primary.
     const stopped = members.find((m) => {
       const c = m.sql?.channel;
-      return !errant.has(m.name) && c?.sourceHost === primary.host && c.receiver === 'OFF' && !c.error;
+      return (
+        !errant.has(m.name) && !isLeaving(view, m) && c?.sourceHost === primary.host && c.receiver === 'OFF' && !c.error
+      );
     });
     if (stopped) return { type: 'replicate', member: stopped.name, source: primary.name, sourceHost: primary.host };
     return {
@@ -164,8 +168,10 @@ export function failoverStep(
   const reachable = answering.length + (answered ? 1 : 0);
   const wait = (reason: string, message: string): Step | undefined =>
     restarted ? undefined : { type: 'wait', reason, message };
-  // Of the members there are: those the spec asks for, or more while a scale-down is under way.
-  const size = Math.max(view.replicas, members.length);
+  // Of the members there are: those the spec asks for, or more while a scale-down is under way (the
+  // StatefulSet holds members that are not yet safe to lose, scale-down.ts, with or without a pod now).
+  const held = Math.max(view.replicas, view.heldReplicas ?? 0);
+  const size = Math.max(held, members.length);
   if (reachable * 2 <= size)
     return wait(
       'NoQuorum',
@@ -182,7 +188,7 @@ export function failoverStep(
   // is on a candidate. Without semi-synchronous replication, only when every replica is a candidate.
   // The replicas are those the spec asks for, or more while a scale-down is under way: a member above
   // spec.replicas may have acknowledged commits too.
-  const followers = Math.max(view.replicas - 1, members.filter((m) => m.name !== name).length, candidates.length);
+  const followers = Math.max(held - 1, members.filter((m) => m.name !== name).length, candidates.length);
   const others = followers - candidates.length;
   const covered = acknowledgements > 0 ? others < acknowledgements : others === 0;
   if (!covered && !restarted)

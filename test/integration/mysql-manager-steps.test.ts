@@ -905,6 +905,70 @@ describe('MySQLCluster manager steps (real API server, fake members)', function 
     assert.deepEqual(polls, [1_000, 2_000, 4_000, 5_000, 5_000, 1_000]);
   });
 
+  it('keeps a leaving replica in the StatefulSet until a remaining replica holds what it acknowledged, then lets it go at once', async () => {
+    const members = healthyMembers();
+    // ha-1 lags (or was cut off): ha-2 alone acknowledged 9 and 10.
+    (members.state.get(`${NAME}-1`) as Member).executed = `${SOURCE}:1-8`;
+    await client.request({
+      method: HttpMethod.PATCH,
+      path: path(),
+      body: JSON.stringify({ spec: { replicas: 2 } }),
+      headers: { 'Content-Type': PatchStrategy.MergePatch },
+    });
+    const ctl = controller('ctl', members);
+    const cr = await read();
+    // The StatefulSet as the construct renders it for spec.replicas 2, and as it exists: 3 members.
+    const rendered = { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: NAME }, spec: { replicas: 2 } };
+    const live: V1StatefulSet = {
+      metadata: {
+        name: NAME,
+        ownerReferences: [
+          { apiVersion: 'v', kind: 'MySQLCluster', name: NAME, uid: cr.metadata.uid ?? '', controller: true },
+        ],
+      },
+      spec: { replicas: 3, selector: {}, serviceName: NAME, template: {} },
+    };
+    const applied = (): unknown => (ctl.manager.amend?.(cr, rendered, live).spec as { replicas?: number }).replicas;
+    let woken = 0;
+    const look = async (): Promise<Management> =>
+      (await ctl.manage({
+        ...context(await read()),
+        live: (_v, kind) => (kind === 'StatefulSet' ? live : undefined),
+        wake: () => woken++,
+      })) as Management;
+    assert.equal(applied(), 3, 'before any look at the new spec, every member stays');
+
+    const held = await look();
+    assert.deepEqual(members.by('ctl'), ['ha-2 stopReceiver']);
+    assert.equal((await podRoles())[`${NAME}-2`], 'none', 'out of the replicas Service first');
+    assert.equal(applied(), 3);
+    assert.match(
+      held.problems.find((p) => p.reason === 'ScaleDownWaiting')?.message ?? '',
+      /keeps 3 members for now: ha-2 holds transactions no remaining replica has received yet/,
+    );
+    assert.equal(woken, 0);
+    // Looked at again, its receiver stays stopped.
+    await look();
+    assert.deepEqual(members.by('ctl'), ['ha-2 stopReceiver']);
+
+    (members.state.get(`${NAME}-1`) as Member).executed = `${SOURCE}:1-10`;
+    const safe = await look();
+    assert.equal(applied(), 2);
+    assert.equal(woken, 1, 'the smaller StatefulSet is applied at once, not at the next poll');
+    assert.deepEqual(
+      safe.problems.filter((p) => p.reason === 'ScaleDownWaiting'),
+      [],
+    );
+    await look();
+    assert.equal(woken, 1, 'woken once, not at every look');
+    // A judgement of fewer members than the StatefulSet has now says nothing of the others.
+    const grown: V1StatefulSet = {
+      ...live,
+      spec: { ...(live.spec as NonNullable<V1StatefulSet['spec']>), replicas: 5 },
+    };
+    assert.equal((ctl.manager.amend?.(cr, rendered, grown).spec as { replicas?: number }).replicas, 5);
+  });
+
   describe('a member holding transactions the primary lacks', () => {
     /** The cluster's Events of `reason`, as the API server has them. */
     const eventsOf = async (reason: string): Promise<{ type?: string; message?: string; count?: number }[]> =>

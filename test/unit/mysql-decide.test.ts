@@ -982,6 +982,130 @@ describe('decide (MySQL cluster manager)', () => {
       const s = step(view(members, { replicas: 1, primary: 'db-2', primaryHost: host(2) }));
       assert.equal(s.type === 'wait' && s.reason, 'ScaleDownWaiting');
     });
+
+    // 3 → 2: the StatefulSet still holds db-2 (heldReplicas 3) until it is safe to lose.
+    const shrinking = (members: MemberView[], overrides: Partial<ClusterView> = {}): ClusterView =>
+      view(members, { replicas: 2, heldReplicas: 3, ...overrides });
+    const stopped = { receiver: 'OFF' as const };
+
+    it('takes a leaving replica out of the replicas Service, then stops its receiver, keeping it meanwhile', () => {
+      const first = decide(shrinking([primary(0, `${A}:1-10`), replica(1, `${A}:1-10`), replica(2, `${A}:1-10`)]));
+      assert.deepEqual(first.step, { type: 'label', member: 'db-2', role: 'none' });
+      assert.equal(first.kept.keep, 3);
+      const second = decide(
+        shrinking([primary(0, `${A}:1-10`), replica(1, `${A}:1-10`), replica(2, `${A}:1-10`, { role: 'none' })]),
+      );
+      assert.deepEqual(second.step, { type: 'stopReceivers', members: ['db-2'] });
+      assert.equal(second.kept.keep, 3);
+      assert.match(second.kept.why ?? '', /db-2 still receives/);
+    });
+
+    it('lets a leaving replica go once a remaining replica holds all it received, and never restarts its receiver', () => {
+      const leaving = replica(2, `${A}:1-9`, { role: 'none', received: `${A}:1-10`, channel: stopped });
+      const d = decide(shrinking([primary(0, `${A}:1-10`), replica(1, `${A}:1-10`), leaving]));
+      assert.deepEqual(d.step, { type: 'steady' });
+      assert.deepEqual(d.kept, { keep: 2 });
+    });
+
+    it('keeps a leaving replica that alone acknowledged the last commits, until a remaining one has them', () => {
+      // db-1 lagging (or cut off): db-2 acknowledged 10 alone.
+      const leaving = replica(2, `${A}:1-10`, { role: 'none', channel: stopped });
+      const d = decide(shrinking([primary(0, `${A}:1-10`), replica(1, `${A}:1-8`), leaving]));
+      assert.equal(d.kept.keep, 3);
+      assert.equal(d.step.type === 'wait' && d.step.reason, 'ScaleDownWaiting');
+      assert.match(
+        d.step.type === 'wait' ? d.step.message : '',
+        /keeps 3 members for now: db-2 holds transactions no remaining replica has received yet/,
+      );
+      // What a remaining replica received counts, applied or not.
+      const caughtUp = decide(
+        shrinking([primary(0, `${A}:1-10`), replica(1, `${A}:1-8`, { received: `${A}:9-10` }), leaving]),
+      );
+      assert.equal(caughtUp.kept.keep, 2);
+    });
+
+    it('keeps a leaving member that does not answer, or has no pod, or whose primary does not answer', () => {
+      for (const [members, why] of [
+        [[primary(0, `${A}:1-10`), replica(1, `${A}:1-10`), silent(2)], /db-2 does not answer/],
+        [[primary(0, `${A}:1-10`), replica(1, `${A}:1-10`)], /db-2 has no pod now/],
+        [
+          [silent(0), replica(1, `${A}:1-10`), replica(2, `${A}:1-10`, { role: 'none', channel: stopped })],
+          /the primary does not answer/,
+        ],
+      ] as const) {
+        const kept = decide(shrinking([...members])).kept;
+        assert.equal(kept.keep, 3);
+        assert.match(kept.why ?? '', why);
+      }
+    });
+
+    it('keeps the primary until a replica took over, and members up to the highest one not yet safe', () => {
+      const members = [
+        replica(0, `${A}:1-10`, { from: 2 }),
+        replica(1, `${A}:1-10`, { from: 2 }),
+        primary(2, `${A}:1-10`),
+        replica(3, `${A}:1-10`, { role: 'none', from: 2, channel: stopped }),
+      ];
+      const v = shrinking(members, { primary: 'db-2', primaryHost: host(2), heldReplicas: 4 });
+      const d = decide(v);
+      assert.deepEqual(d.step, { type: 'switchover', from: 'db-2', to: 'db-0' });
+      // db-3 could go, db-2 not yet: the StatefulSet shrinks from the top.
+      assert.equal(d.kept.keep, 3);
+    });
+
+    it('counts on as many remaining replicas as each commit waited for acknowledgements', () => {
+      // 5 → 3, two acknowledgements per commit: what db-3 and db-4 hold must be on db-1 and db-2.
+      const members = (db2: string): MemberView[] => [
+        primary(0, `${A}:1-10`, {}, { semiSync: { enabled: true, waitCount: 2 } }),
+        replica(1, `${A}:1-10`),
+        replica(2, db2),
+        replica(3, `${A}:1-10`, { role: 'none', channel: stopped }),
+        replica(4, `${A}:1-10`, { role: 'none', channel: stopped }),
+      ];
+      const v = (db2: string, termWaitCount?: number): ClusterView =>
+        view(members(db2), {
+          replicas: 3,
+          heldReplicas: 5,
+          waitCount: 2,
+          ...(termWaitCount !== undefined ? { termWaitCount } : {}),
+        });
+      assert.equal(decide(v(`${A}:1-9`)).kept.keep, 5);
+      assert.equal(decide(v(`${A}:1-10`)).kept.keep, 3);
+      // A term whose commits waited for one acknowledgement: one remaining replica with them is enough.
+      assert.equal(decide(v(`${A}:1-9`, 1)).kept.keep, 3);
+    });
+
+    it('lets every leaving member go down to one, once their receivers stopped, and reads nothing into their silence', () => {
+      const quiet = { receiver: 'OFF' as const, sourceSilentMs: 120_000, heartbeatMs: 1_000 };
+      const members = [
+        primary(0, `${A}:1-10`),
+        replica(1, `${A}:1-10`, { role: 'none', channel: quiet }),
+        replica(2, `${A}:1-10`, { role: 'none', channel: quiet }),
+      ];
+      const d = decide(view(members, { replicas: 1, heldReplicas: 3 }));
+      assert.deepEqual(d.step, { type: 'steady' });
+      assert.deepEqual(d.kept, { keep: 1 });
+    });
+
+    it('compares an errant leaving member by what it holds of the primary only', () => {
+      const errant = replica(2, `${A}:1-10,${X}:1`, { role: 'none', channel: stopped });
+      const d = decide(shrinking([primary(0, `${A}:1-10`), replica(1, `${A}:1-10`), errant]));
+      assert.ok(d.errant.has('db-2'));
+      assert.equal(d.kept.keep, 2);
+    });
+
+    it('counts a member the StatefulSet still holds in a failover, with or without its pod', () => {
+      // 5 → 4: db-4 acknowledged 10 alone and its pod is gone for a moment; the others lack 10.
+      const lost = [
+        silent(0, { role: 'primary' }),
+        ...[1, 2, 3].map((o) => replica(o, `${A}:1-9`, { channel: stopped })),
+      ];
+      const down = { replicas: 4, heldReplicas: 5, primaryDownMs: 60_000 };
+      const held = step(view(lost, down));
+      assert.equal(held.type === 'wait' && held.reason, 'FailoverWaiting');
+      // The StatefulSet down to spec.replicas: db-4 was safe to lose, and a remaining replica is promoted.
+      assert.equal(step(view(lost, { ...down, heldReplicas: 4 })).type, 'promote');
+    });
   });
 
   describe('a primary whose pod is stopping (deleted, evicted, drained: its agent fenced it for the stop)', () => {

@@ -222,6 +222,13 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
     for (const k of kept.get(uid)?.values() ?? []) endSession(k.session);
     kept.get(uid)?.clear();
   };
+  /**
+   * Per cluster uid: the StatefulSet size the last look allowed (decide.ts's `kept`), the spec.replicas
+   * it was judged for and the StatefulSet's size that look saw. A judgement of another spec.replicas,
+   * or of fewer members than the StatefulSet has now, is not used: until a look judges them, a
+   * scale-down keeps every member the StatefulSet has.
+   */
+  const keptMembers = new Map<string, { readonly replicas: number; readonly keep: number; readonly of: number }>();
   /** Per cluster uid: when a lost session last woke it (monotonic ms): at most once a BUSY_POLL_MS. */
   const woken = new Map<string, number>();
   const now = opts.now ?? ((): number => performance.now());
@@ -232,7 +239,21 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
       kept.clear();
       return Promise.resolve();
     },
+    amend(cr, child, live) {
+      const uid = cr.metadata.uid ?? '';
+      if (child.kind !== 'StatefulSet' || !live) return child;
+      const want = (child.spec as { replicas?: number } | undefined)?.replicas ?? 1;
+      const have = (live as V1StatefulSet).spec?.replicas ?? 0;
+      if (have <= want || live.metadata?.ownerReferences?.find((r) => r.controller)?.uid !== uid) return child;
+      const judged = keptMembers.get(uid);
+      // Never a primary recorded: no write was ever acknowledged, nothing to keep.
+      const neverServed = (cr.status as Status | undefined)?.currentPrimary === undefined;
+      const keep = judged?.replicas === want && have <= judged.of ? judged.keep : neverServed ? want : have;
+      const replicas = Math.min(have, Math.max(want, keep));
+      return replicas === want ? child : { ...child, spec: { ...(child.spec as Record<string, unknown>), replicas } };
+    },
     forget(uid) {
+      keptMembers.delete(uid);
       closeKept(uid);
       kept.delete(uid);
       woken.delete(uid);
@@ -378,6 +399,8 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
       let members: readonly MemberStatus[] = status.members ?? [];
       let lastStep: Step = { type: 'steady' };
       let writesWait: string | undefined;
+      /** The StatefulSet size the last look allowed (scale-down.ts); undefined until a look decided. */
+      let allowed: number | undefined;
       /** The last look's verdicts on members holding what the primary lacks, and its errant members. */
       let verdicts: readonly RejoinVerdict[] = [];
       let errantNow: ReadonlySet<string> = new Set();
@@ -517,6 +540,7 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
           const view: ClusterView = {
             members: observed,
             replicas,
+            ...((sts?.spec?.replicas ?? 0) > replicas ? { heldReplicas: sts?.spec?.replicas } : {}),
             ...(primary !== undefined ? { primary, primaryHost: names.memberHost(primary) } : {}),
             ...(downSince && downSince.primary === primary ? { primaryDownMs: now() - downSince.since } : {}),
             failoverAfterMs,
@@ -528,6 +552,7 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
             ...(switchover ? { switchover: { ...switchover, waitedMs: waitedMs(switchover.id) } } : {}),
           };
           const decision = decide(view);
+          allowed = decision.kept.keep;
           errantNow = decision.errant;
           members = decision.members;
           problems = [...decision.problems];
@@ -714,6 +739,14 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
       const forgotten = kept.get(uid) !== keptNow;
       for (const name of [...keptNow.keys()]) if (forgotten || !asked.has(name)) dropKept(name);
 
+      // A scale-down that became safe is applied now, not at the next poll: the StatefulSet was
+      // applied before this look, with the size judged before it (amend).
+      if (allowed !== undefined) {
+        const before = keptMembers.get(uid);
+        const held = sts?.spec?.replicas ?? 0;
+        keptMembers.set(uid, { replicas, keep: allowed, of: held });
+        if (allowed < held && (before?.replicas !== replicas || before.keep !== allowed)) ctx.wake?.();
+      }
       // A former primary whose surplus is proven never acknowledged rejoins by clone (its agent does it).
       events.push(...(await records.rejoin(verdicts, errantNow)));
       problems.push(...rejected);

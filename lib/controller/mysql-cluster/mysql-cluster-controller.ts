@@ -174,6 +174,10 @@ function createManager(): Manager {
   const rotation = createClusterRotation();
   const backupIntervals = new BackupIntervalSeries();
   return {
+    // The StatefulSet keeps the members a scale-down has not yet made safe to remove (lib/mysql/scale-down.ts).
+    amend: (cr, child, live) => ha.amend?.(cr, child, live) ?? child,
+    // The HA manager's kept sessions end with the term of leadership (and at shutdown).
+    close: () => ha.close?.() ?? Promise.resolve(),
     forget: (uid) => {
       ha.forget(uid);
       appAccounts.forget(uid);
