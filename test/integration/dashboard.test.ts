@@ -7,7 +7,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Testing } from 'cdk8s';
+import { App, Chart, Testing } from 'cdk8s';
 import { stringify } from 'yaml';
 import { EXPORTER_METRICS } from '../../constructs/mysql/exporter.js';
 import {
@@ -140,7 +140,7 @@ describe('the shipped Grafana dashboard', function () {
   });
 
   it('ships as a ConfigMap labelled grafana_dashboard: "1" holding the JSON', () => {
-    const chart = Testing.chart();
+    const chart = new Chart(new App(), 'test');
     new Recon8sDashboard(chart, 'd', { namespace: 'monitoring', labels: { team: 'db' } });
     const [cm] = Testing.synth(chart) as {
       kind: string;

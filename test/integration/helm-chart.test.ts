@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Testing } from 'cdk8s';
+import { App, Testing } from 'cdk8s';
 import { parseAllDocuments, stringify } from 'yaml';
 import { DEFAULT_HELM_VALUES, propsFor } from '../../apps/helm-chart.js';
 import type { HelmRelease, HelmValues } from '../../apps/helm-chart.js';
@@ -64,7 +64,7 @@ describe('the Helm chart (dist/helm/recon8s), generated from the OperatorChart c
     );
   };
   const construct = (values: HelmValues, release: HelmRelease): Map<string, Doc> =>
-    byKey(Testing.synth(new OperatorChart(Testing.app(), 'install', propsFor(values, release))) as Doc[]);
+    byKey(Testing.synth(new OperatorChart(new App(), 'install', propsFor(values, release))) as Doc[]);
   const sameObjects = (release: HelmRelease, values?: HelmValues): Map<string, Doc> => {
     const rendered = render(release, values);
     const expected = construct(values ?? DEFAULT_HELM_VALUES, release);

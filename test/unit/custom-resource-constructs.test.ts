@@ -2,12 +2,12 @@
 // is the resource the controller reconciles, and what the controller then creates is the same as
 // render() of it, checked at synth against the rest of the app.
 import assert from 'node:assert/strict';
-import { App as Cdk8sApp, Chart, Testing } from 'cdk8s';
+import { App as Cdk8sApp, Chart } from 'cdk8s';
 import type { KubernetesObject, MySQLClusterProps } from '../../constructs/index.js';
 import { App, InvalidSpecError, ManagedApp, MySQLCluster, render } from '../../constructs/index.js';
 
 const chart = (namespace = 'shop'): Chart =>
-  new Chart(Testing.app(), 'shop', { namespace, disableResourceNameHashes: true });
+  new Chart(new Cdk8sApp(), 'shop', { namespace, disableResourceNameHashes: true });
 const only = (c: Chart): KubernetesObject => {
   const objects = c.toJson() as KubernetesObject[];
   assert.equal(objects.length, 1, JSON.stringify(objects.map((o) => `${o.kind}/${o.metadata.name}`)));

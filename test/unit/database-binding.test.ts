@@ -2,13 +2,13 @@
 // resource the binding, and the Deployment the controller renders from it (the same as the construct's
 // renderObjects()) refers to the binding Secret for the account, never to a password.
 import assert from 'node:assert/strict';
-import { Chart, Testing } from 'cdk8s';
+import { App as Cdk8sApp, Chart } from 'cdk8s';
 import type { k8s } from 'cdk8s-plus-28';
 import type { AppProps, KubernetesObject } from '../../constructs/index.js';
 import { App, InvalidSpecError, ManagedApp, MySQLCluster, render } from '../../constructs/index.js';
 
 const chart = (namespace: string | undefined = 'shop', id = 'shop'): Chart =>
-  new Chart(Testing.app(), id, { namespace, disableResourceNameHashes: true });
+  new Chart(new Cdk8sApp(), id, { namespace, disableResourceNameHashes: true });
 const WEB: AppProps = { image: 'nginx', env: [{ name: 'MODE', value: 'production' }] };
 
 const resourceOf = (c: Chart, name: string): KubernetesObject => {
@@ -141,7 +141,7 @@ describe('database binding (constructs)', () => {
   });
 
   it('an App of another namespace is refused', () => {
-    const app = Testing.app();
+    const app = new Cdk8sApp();
     const a = new Chart(app, 'a', { namespace: 'shop' });
     const b = new Chart(app, 'b', { namespace: 'billing' });
     const p = problemOf(() => new MySQLCluster(a, 'db', {}).grant(new ManagedApp(b, 'web', WEB), { database: 'x' }));

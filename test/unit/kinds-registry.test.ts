@@ -1,7 +1,7 @@
 // The registry of kinds is all a kind needs: its definition (constructs) names every child type it
 // renders, its controller module is found by kind, and the operator is granted exactly those types.
 import assert from 'node:assert/strict';
-import { Testing } from 'cdk8s';
+import { App as Cdk8sApp, Testing } from 'cdk8s';
 import { OperatorChart } from '../../constructs/index.js';
 import { KINDS, render } from '../../constructs/index.js';
 import type { Recon8sResource } from '../../constructs/index.js';
@@ -51,7 +51,7 @@ describe('the registry of kinds', () => {
   }
 
   it('lets the operator prune (delete) exactly the union of the child types, and the MySQL pods it rolls', () => {
-    const chart = Testing.synth(new OperatorChart(Testing.app(), 'operator'));
+    const chart = Testing.synth(new OperatorChart(new Cdk8sApp(), 'operator'));
     const role = chart.find(
       (o: { kind?: string; metadata?: { name?: string } }) =>
         o.kind === 'ClusterRole' && o.metadata?.name === 'recon8s',

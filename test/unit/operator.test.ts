@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { Chart, Testing } from 'cdk8s';
+import { App, Chart, Testing } from 'cdk8s';
 import type { AlertRule, KubernetesObject } from '../../constructs/index.js';
 import type { OperatorChartProps } from '../../constructs/index.js';
 import {
@@ -64,7 +64,7 @@ const SA: Subject = { kind: 'ServiceAccount', name: 'recon8s', namespace: NS };
 const CHILD_VERBS = ['get', 'list', 'watch', 'create', 'patch', 'delete'];
 
 function synth(props?: OperatorChartProps): RbacObject[] {
-  const chart = new OperatorChart(Testing.app(), 'operator', props);
+  const chart = new OperatorChart(new App(), 'operator', props);
   return Testing.synth(chart) as RbacObject[];
 }
 const find = (objects: readonly RbacObject[], kind: string, name: string, namespace?: string): RbacObject => {
@@ -627,7 +627,7 @@ describe('OperatorChart (the operator install construct)', () => {
 
 describe('the shipped alert rules (Recon8sAlertRules)', () => {
   it('renders a PrometheusRule with every alert, each with a severity and a runbook section of docs/monitoring.md', () => {
-    const chart = new Chart(Testing.app(), 'alerts', { namespace: 'monitoring' });
+    const chart = new Chart(new App(), 'alerts', { namespace: 'monitoring' });
     new Recon8sAlertRules(chart, 'alerts', { labels: { release: 'prometheus' } });
     const [rule] = Testing.synth(chart) as {
       kind: string;
@@ -670,7 +670,7 @@ describe('the shipped alert rules (Recon8sAlertRules)', () => {
   it('is in the operator install only when asked (prometheusRule), named after the install', () => {
     const kinds = (props: OperatorChartProps) =>
       (
-        Testing.synth(new OperatorChart(Testing.app(), 'install', props)) as {
+        Testing.synth(new OperatorChart(new App(), 'install', props)) as {
           kind: string;
           metadata: { name: string };
         }[]
@@ -685,7 +685,7 @@ describe('the shipped alert rules (Recon8sAlertRules)', () => {
   it('has the PodMonitor and the Grafana dashboard ConfigMap only when asked, in the install namespace', () => {
     const objects = (props: OperatorChartProps) =>
       (
-        Testing.synth(new OperatorChart(Testing.app(), 'install', props)) as {
+        Testing.synth(new OperatorChart(new App(), 'install', props)) as {
           kind: string;
           metadata: { name: string; namespace?: string; labels?: Record<string, string> };
         }[]

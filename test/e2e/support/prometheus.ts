@@ -10,7 +10,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Testing } from 'cdk8s';
+import { App, Chart } from 'cdk8s';
 import { parse, stringify } from 'yaml';
 import { Recon8sAlertRules } from '../../../constructs/operator/alert-rules.js';
 import type { AlertRulesProps } from '../../../constructs/operator/alert-rules.js';
@@ -38,7 +38,7 @@ export function buildPrometheus(): Promise<string> {
  * rule file: `groups`).
  */
 export function shippedRuleFile(props: AlertRulesProps = {}): { groups: { name: string; rules: unknown[] }[] } {
-  const chart = Testing.chart();
+  const chart = new Chart(new App(), 'test');
   const rules = new Recon8sAlertRules(chart, 'alerts', props);
   return (rules.rule.toJson() as { spec: { groups: { name: string; rules: unknown[] }[] } }).spec;
 }
