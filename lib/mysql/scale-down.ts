@@ -45,7 +45,8 @@ export function membersKept(
   errant: ReadonlySet<string>,
 ): MembersKept {
   const held = view.heldReplicas ?? view.replicas;
-  if (held <= view.replicas) return { keep: view.replicas };
+  // No primary ever recorded: no write was ever acknowledged, nothing to keep.
+  if (held <= view.replicas || view.primary === undefined) return { keep: view.replicas };
   const remaining = members.filter(
     (m) => m.ordinal < view.replicas && m.name !== primary?.name && m.sql && !errant.has(m.name),
   );

@@ -1024,6 +1024,13 @@ describe('decide (MySQL cluster manager)', () => {
       assert.equal(caughtUp.kept.keep, 2);
     });
 
+    it('keeps nothing of a cluster that never had a primary (no write was ever acknowledged)', () => {
+      const d = decide(
+        shrinking([member(0, {}), silent(1), silent(2)], { primary: undefined, primaryHost: undefined }),
+      );
+      assert.deepEqual(d.kept, { keep: 2 });
+    });
+
     it('keeps a leaving member that does not answer, or has no pod, or whose primary does not answer', () => {
       for (const [members, why] of [
         [[primary(0, `${A}:1-10`), replica(1, `${A}:1-10`), silent(2)], /db-2 does not answer/],
