@@ -940,6 +940,8 @@ describe('MySQLCluster manager steps (real API server, fake members)', function 
 
     const held = await look();
     assert.deepEqual(members.by('ctl'), ['ha-2 stopReceiver']);
+    // Re-created around its pods (storage growth): with the members kept.
+    assert.equal((ctl.manager.amend?.(cr, rendered, undefined).spec as { replicas?: number }).replicas, 3);
     assert.equal((await podRoles())[`${NAME}-2`], 'none', 'out of the replicas Service first');
     assert.equal(applied(), 3);
     assert.match(

@@ -241,16 +241,19 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
     },
     amend(cr, child, live) {
       const uid = cr.metadata.uid ?? '';
-      if (child.kind !== 'StatefulSet' || !live) return child;
+      if (child.kind !== 'StatefulSet') return child;
       const want = (child.spec as { replicas?: number } | undefined)?.replicas ?? 1;
+      const withReplicas = (replicas: number): typeof child =>
+        replicas === want ? child : { ...child, spec: { ...(child.spec as Record<string, unknown>), replicas } };
+      const judged = keptMembers.get(uid);
+      // Re-created around its pods (storage growth deletes it, orphaning them): as many as the last look kept.
+      if (!live) return withReplicas(judged?.replicas === want ? Math.max(want, judged.keep) : want);
       const have = (live as V1StatefulSet).spec?.replicas ?? 0;
       if (have <= want || live.metadata?.ownerReferences?.find((r) => r.controller)?.uid !== uid) return child;
-      const judged = keptMembers.get(uid);
       // Never a primary recorded: no write was ever acknowledged, nothing to keep.
       const neverServed = (cr.status as Status | undefined)?.currentPrimary === undefined;
       const keep = judged?.replicas === want && have <= judged.of ? judged.keep : neverServed ? want : have;
-      const replicas = Math.min(have, Math.max(want, keep));
-      return replicas === want ? child : { ...child, spec: { ...(child.spec as Record<string, unknown>), replicas } };
+      return withReplicas(Math.min(have, Math.max(want, keep)));
     },
     forget(uid) {
       keptMembers.delete(uid);
@@ -537,10 +540,16 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
           await records.afterLook(observed, primary, waitCount);
           verdicts = records.verdicts(observed, primary);
           const notes = new Map(verdicts.map((v) => [v.member, rejoinNote(v)]));
+          // The members the StatefulSet holds: its size, or more while pods above it still run (it was
+          // deleted around them to grow their volumes, or has yet to remove them).
+          const heldNow = Math.max(
+            sts?.spec?.replicas ?? 0,
+            ...observed.filter((m) => !m.terminating).map((m) => m.ordinal + 1),
+          );
           const view: ClusterView = {
             members: observed,
             replicas,
-            ...((sts?.spec?.replicas ?? 0) > replicas ? { heldReplicas: sts?.spec?.replicas } : {}),
+            ...(heldNow > replicas ? { heldReplicas: heldNow } : {}),
             ...(primary !== undefined ? { primary, primaryHost: names.memberHost(primary) } : {}),
             ...(downSince && downSince.primary === primary ? { primaryDownMs: now() - downSince.since } : {}),
             failoverAfterMs,
