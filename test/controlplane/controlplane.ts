@@ -143,7 +143,16 @@ export class ControlPlane {
     if (!previous || this.stopping) throw new Error('restartApiServer: the control plane is not running.');
     await previous.stop(options.graceMs ?? this.graceMs);
     this.ownership?.remove(previous.pid);
-    await this.launchApiServer(this.apiServerPort, Date.now() + this.startTimeoutMs);
+    const deadline = Date.now() + this.startTimeoutMs;
+    await this.launchApiServer(this.apiServerPort, deadline);
+    // kube-controller-manager exits ("Error building controllers") when kube-apiserver goes away while it
+    // still builds its controllers, which a loaded machine stretches past a test's first restart (seen in
+    // a whole run, 28 Nov 2026); started again here, as a supervisor would.
+    const manager = this.controllerManager;
+    if (manager?.exit !== undefined) {
+      this.ownership?.remove(manager.pid);
+      await this.onFreePort((port) => this.launchControllerManager(port, deadline));
+    }
     await this.recordState();
   }
 
