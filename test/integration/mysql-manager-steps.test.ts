@@ -511,6 +511,14 @@ describe('MySQLCluster manager steps (real API server, fake members)', function 
         );
       });
 
+    it("looks again within 250 ms while the lost primary's replacement pod runs its mysql container (its mysqld answering is the proof the failover waits for), and at the usual poll otherwise", async () => {
+      const replaced = primaryPod((p) => ({ ...p, metadata: { ...p.metadata, uid: 'uid-new' } }));
+      assert.equal((await lostAfterOneLook(replaced)).management.requeueAfterMs, 250);
+      const starting = primaryPod((p) => ({ ...p, metadata: { ...p.metadata, uid: 'uid-new' }, status: {} }));
+      assert.equal((await lostAfterOneLook(starting)).management.requeueAfterMs, 1_000);
+      assert.equal((await lostAfterOneLook((p) => p)).management.requeueAfterMs, 1_000);
+    });
+
     it('waits failoverAfterSeconds all the same without semi-synchronous replication (nothing else bounds what it acknowledged)', async () => {
       await client.request({
         method: HttpMethod.PATCH,

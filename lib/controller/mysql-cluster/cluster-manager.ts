@@ -19,6 +19,7 @@ import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import type { MySQLClusterNames, MySQLClusterStatus, ResolvedMySQLClusterSpec } from '../../../constructs/index.js';
 import {
   MYSQL_ADMIN_USER,
+  MYSQL_CONTAINER,
   MYSQL_PORT,
   MYSQL_REPLICATION_USER,
   MYSQL_ROLE_LABEL,
@@ -57,6 +58,12 @@ const MAX_STEPS = 16;
 const STEADY_POLL_MS = 5_000;
 /** While something is under way (a primary down, a member joining). */
 const BUSY_POLL_MS = 1_000;
+/**
+ * While a lost primary's replacement pod runs its mysql container (a pod deleted with no grace period,
+ * re-created by the StatefulSet): its mysqld answering is the failover's proof that the old one is gone,
+ * and each look at a port that refuses costs a refused connection.
+ */
+const REPLACEMENT_POLL_MS = 250;
 /**
  * The longest a cluster with no primary yet waits between looks while nothing changes (its pods cannot
  * run: unschedulable, an image missing): changes of its pods and of the resource wake it at once.
@@ -789,6 +796,17 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
           pods: podsNow.map((p) => `${p.metadata?.name ?? ''}@${p.metadata?.resourceVersion ?? ''}`),
         }),
       );
+      // A lost primary's pod replaced since it last answered, its mysql container running: looked at
+      // more often until its mysqld answers.
+      const lost =
+        primary !== undefined && down.has(uid) ? podsNow.find((p) => p.metadata?.name === primary) : undefined;
+      const lastPod = primary !== undefined ? answered.get(uid)?.pods.get(primary) : undefined;
+      const replacementStarting =
+        lost !== undefined &&
+        !lost.metadata?.deletionTimestamp &&
+        lastPod !== undefined &&
+        lastPod.uid !== lost.metadata?.uid &&
+        (lost.status?.containerStatuses ?? []).some((c) => c.name === MYSQL_CONTAINER && c.state?.running);
       return {
         fields: {
           ...(primary !== undefined ? { currentPrimary: primary } : {}),
@@ -798,7 +816,7 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
         },
         problems,
         events,
-        requeueAfterMs: pollMs,
+        requeueAfterMs: replacementStarting ? Math.min(pollMs, REPLACEMENT_POLL_MS) : pollMs,
         ...(writesWait ? { unavailable: { reason: 'WaitingForReplicaAck', message: writesWait } } : {}),
       };
     },
