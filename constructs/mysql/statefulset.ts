@@ -42,12 +42,6 @@ const VOLUMES = {
 /** mysqld flushes its buffer pool on shutdown; a kill instead means crash recovery at the next start. */
 const TERMINATION_GRACE_SECONDS = 120;
 
-// Small fixed resources for the helper containers: bash, printf and the mysql client.
-const HELPER_RESOURCES: k8s.ResourceRequirements = {
-  requests: { cpu: k8s.Quantity.fromString('10m'), memory: k8s.Quantity.fromString('32Mi') },
-  limits: { memory: k8s.Quantity.fromString('128Mi') },
-};
-
 export function statefulSet(scope: Construct, ctx: MySQLClusterContext, configHash: string): k8s.KubeStatefulSet {
   const { spec, names } = ctx;
   const selector = databaseSelector(names.cluster);
@@ -116,7 +110,6 @@ function podSpec(ctx: MySQLClusterContext, selector: Record<string, string>): k8
     nodeSelector: spec.nodeSelector ? { ...spec.nodeSelector } : undefined,
     tolerations: spec.tolerations ? [...spec.tolerations] : undefined,
     initContainers: [
-      initConfigContainer(ctx),
       ...(spec.restore ? [rcloneInitContainer(spec.restore.s3, spec.imagePullPolicy)] : []),
       bootstrapContainer(ctx),
     ],
@@ -183,20 +176,6 @@ function memberEnv(ctx: MySQLClusterContext): k8s.EnvVar[] {
   ];
 }
 
-function initConfigContainer(ctx: MySQLClusterContext): k8s.Container {
-  return {
-    ...baseContainer(ctx, 'init-config'),
-    command: runScript(SCRIPT.initConfig),
-    env: [podNameEnv, { name: 'HEADLESS_SERVICE', value: ctx.names.headlessService }],
-    resources: HELPER_RESOURCES,
-    volumeMounts: [
-      mount(VOLUMES.scripts, PATHS.scripts, true),
-      mount(VOLUMES.memberConfig, PATHS.memberConfig),
-      mount(VOLUMES.tmp, PATHS.tmp),
-    ],
-  };
-}
-
 /** With spec.restore: what the first member of a new cluster restores (scripts/restore.sh). */
 function restoreEnv(restore: ResolvedMySQLRestore): k8s.EnvVar[] {
   return [
@@ -219,7 +198,8 @@ function bootstrapContainer(ctx: MySQLClusterContext): k8s.Container {
     volumeMounts: [
       mount(VOLUMES.scripts, PATHS.scripts, true),
       mount(VOLUMES.config, PATHS.config, true),
-      mount(VOLUMES.memberConfig, PATHS.memberConfig, true),
+      // It writes the member's settings (init-config.sh) before anything reads them.
+      mount(VOLUMES.memberConfig, PATHS.memberConfig),
       mount(DATA_VOLUME, PATHS.dataVolume),
       mount(VOLUMES.tmp, PATHS.tmp),
       mount(VOLUMES.tls, PATHS.tls, true),

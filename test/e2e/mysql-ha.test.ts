@@ -429,19 +429,6 @@ describe('MySQLCluster high availability on a real node (MySQL 9.7), its backup 
       description: 'a new primary',
     });
     const promotedAt = performance.now();
-    if (process.env.TRACE_DELETION) {
-      const wallKilled = Date.now() - (performance.now() - killedAt);
-      const t = (d: Date | string | undefined) => (d ? ((new Date(d).getTime() - wallKilled) / 1000).toFixed(2) : '-');
-      const np = await pod(old);
-      console.log(`TRACE pod created ${t(np.metadata?.creationTimestamp)} promoted ${((promotedAt - killedAt) / 1000).toFixed(2)}`);
-      for (const c of [...(np.status?.initContainerStatuses ?? []), ...(np.status?.containerStatuses ?? [])])
-        console.log(`TRACE ${c.name} started ${t(c.state?.terminated?.startedAt ?? c.state?.running?.startedAt)} finished ${t(c.state?.terminated?.finishedAt)}`);
-      const log = await core.readNamespacedPodLog({ namespace: ns, name: old, container: 'mysql', timestamps: true });
-      for (const line of log.split('\n').filter((l) => /ready for connections|Unable to lock|InnoDB initialization has (started|ended)|starting as process|recon8s/.test(l)).slice(0, 30))
-        console.log(`TRACE ${t(line.split(' ')[0])} ${line.slice(31, 200)}`);
-      const agent = await core.readNamespacedPodLog({ namespace: ns, name: old, container: 'agent', timestamps: true });
-      for (const line of agent.split('\n').slice(0, 25)) console.log(`TRACE agent ${t(line.split(' ')[0])} ${line.slice(31, 200)}`);
-    }
     const ackedBefore = writer.acknowledged.length;
     await writer.more(20, RECOVERY_MS);
     const firstWriteAfter = writer.failures.filter((t) => t > killedAt).at(-1) ?? killedAt;

@@ -216,10 +216,10 @@ describe('MySQLCluster backups to an object store, and restores', () => {
     assert.equal(env(bootstrap, 'STORE_PREFIX')?.value, 'prod/shop');
     assert.equal(env(bootstrap, 'RCLONE_CONFIG_STORE_SECRET_ACCESS_KEY')?.valueFrom?.secretKeyRef?.name, 'store-keys');
     const names = (s.statefulSet.spec?.template.spec?.initContainers ?? []).map((c) => c.name);
-    assert.deepEqual(names, ['init-config', 'rclone', 'bootstrap']);
+    assert.deepEqual(names, ['rclone', 'bootstrap']);
     assert.deepEqual(
       (synthMySQL().statefulSet.spec?.template.spec?.initContainers ?? []).map((c) => c.name),
-      ['init-config', 'bootstrap'],
+      ['bootstrap'],
       'no restore, no rclone',
     );
   });

@@ -96,7 +96,8 @@ describe('MySQLCluster scripts', () => {
       [...(scripts[script] ?? '').matchAll(/^require_env (.+)$/gm)].flatMap((m) => (m[1] ?? '').split(' '));
     const backup = s.cronJob?.spec?.jobTemplate.spec?.template.spec?.containers ?? [];
     const byScript: [string, string][] = [
-      ['init-config', 'init-config.sh'],
+      // bootstrap.sh runs init-config.sh first.
+      ['bootstrap', 'init-config.sh'],
       ['bootstrap', 'bootstrap.sh'],
       ['backup', 'backup.sh'],
     ];
@@ -191,13 +192,14 @@ describe('MySQLCluster scripts', () => {
     const volume = (...p: string[]) => box.path('volume', ...p);
     beforeEach(() => mkdirSync(volume()));
 
-    it('leaves an existing data directory alone', () => {
+    it("writes the member's settings first (init-config.sh), then leaves an existing data directory alone", () => {
       mkdirSync(volume('data'));
       writeFileSync(volume('data', 'mysql.ibd'), 'x');
-      const r = bootstrap('shop-0');
+      const r = bootstrap('shop-2');
       assert.equal(r.status, 0, r.stderr);
       assert.match(r.stderr, /nothing to do/);
       assert.equal(argvLines(box.calls()).length, 0);
+      assert.match(readFileSync(box.path('member-config', 'member.cnf'), 'utf8'), /^server_id=\d+$/m);
     });
 
     it('refuses a non-empty data directory without a data dictionary, and says why in its termination message', () => {

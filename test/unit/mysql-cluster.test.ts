@@ -114,11 +114,11 @@ describe('MySQLCluster', () => {
       }
     });
 
-    it('runs init-config and bootstrap before mysql, with the agent beside it', () => {
+    it('runs bootstrap (init-config first, in the same container) before mysql, with the agent beside it', () => {
       const { podSpec } = synthMySQL();
       assert.deepEqual(
         podSpec.initContainers?.map((c) => c.name),
-        ['init-config', 'bootstrap'],
+        ['bootstrap'],
       );
       assert.deepEqual(
         podSpec.containers.map((c) => c.name),
@@ -126,10 +126,7 @@ describe('MySQLCluster', () => {
       );
       assert.deepEqual(
         podSpec.initContainers?.map((c) => c.command),
-        [
-          ['bash', '/opt/recon8s/init-config.sh'],
-          ['bash', '/opt/recon8s/bootstrap.sh'],
-        ],
+        [['bash', '/opt/recon8s/bootstrap.sh']],
       );
       assert.deepEqual(podSpec.containers[0]?.command, ['bash', '/opt/recon8s/start-mysqld.sh']);
       // The agent: the recon8s image of the release, whose entrypoint is the CLI.
@@ -290,7 +287,7 @@ describe('MySQLCluster', () => {
         assert.notEqual(m.readOnly, true, path);
         assert.deepEqual(volumes.get(m.name)?.emptyDir, {}, path);
       }
-      const member = mountAt(s.container('init-config'), '/etc/mysql/recon8s.d');
+      const member = mountAt(s.container('bootstrap'), '/etc/mysql/recon8s.d');
       assert.ok(member);
       assert.notEqual(member.readOnly, true);
       assert.deepEqual(volumes.get(member.name)?.emptyDir, {});

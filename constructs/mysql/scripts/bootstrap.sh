@@ -1,5 +1,6 @@
 #!/bin/bash
-# recon8s bootstrap (init container 2): makes sure this member has a data directory before mysqld starts.
+# recon8s bootstrap (the init container): writes this member's settings (init-config.sh), then makes sure
+# it has a data directory before mysqld starts.
 #
 # The design:
 # - A data directory that holds a data dictionary (mysql.ibd) is used as it is: nothing to do.
@@ -177,6 +178,11 @@ clone_primary() {
   rm -rf -- "$scratch"
   rm -f -- "$stage/auto.cnf" "$stage/mysqld-auto.cnf"
 }
+
+# The settings that differ per member first (init-config.sh): in this container rather than one of its
+# own, since every init container costs a start of the pod about a second (the kubelet notices that
+# one ended at its next relist), and a replacement primary's start is what a failover waits for.
+bash "${BASH_SOURCE[0]%/*}/init-config.sh"
 
 # A clone the agent finished before the pod restarted (see reprovision.sh).
 adopt_clone

@@ -1,5 +1,5 @@
 #!/bin/bash
-# recon8s init-config (init container 1): writes the settings that differ per member into the directory
+# recon8s init-config (run by bootstrap.sh, first): writes the settings that differ per member into the directory
 # my.cnf includes, since one pod template serves every ordinal.
 # Every member starts read-only, even for accounts with SUPER, whatever it was before it stopped: only
 # the controller makes the primary writable, so a member that restarts can never take writes by itself.

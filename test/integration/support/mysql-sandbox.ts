@@ -64,7 +64,7 @@ export const address = (ordinal: number): string => (ordinal === 0 ? PRIMARY_ADD
 const hosts = (ordinal: number): string =>
   `127.0.0.1 localhost\n${address(ordinal)} shop-headless\n${address(0)} ${SANDBOX_NAMES.members[0]}`;
 
-// One member ("pod"): its root, then init-config and bootstrap, then mysqld and the agent, each
+// One member ("pod"): its root, then bootstrap (init-config first), then mysqld and the agent, each
 // started again when it exits. Runs as PID 1 of the member's PID namespace. The agent (Node, which the
 // MySQL image does not have) runs outside the member's root, as uid 999, with the paths of the member's
 // socket, volume, certificate and annotations; the volume is also mounted in the member's root at that
@@ -95,7 +95,6 @@ mkdir -p "$m/etc/mysql/tls" && mount --bind "$dir/tls" "$m/etc/mysql/tls"
 chown 999:999 "$m/run/mysqld" "$m/etc/mysql/recon8s.d" "$m/tmp"
 # The environment (the member's, passwords included) is inherited: never on a command line.
 run() { chroot --userspec=999:999 "$m" bash "/opt/recon8s/$1"; }
-run init-config.sh >>"$dir/init-config.log" 2>&1 || exit 1
 printf '[mysqld]\nbind_address=%s\n' "$address" >"$m/etc/mysql/recon8s.d/zz-sandbox.cnf"
 run bootstrap.sh >>"$dir/bootstrap.log" 2>&1 || exit 1
 container() {

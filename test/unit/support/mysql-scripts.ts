@@ -120,7 +120,9 @@ export function scriptSandbox(): ScriptSandbox {
   const scripts = join(dir, 'scripts');
   const bin = join(dir, 'bin');
   const fakeDir = join(dir, 'fake');
-  for (const d of [scripts, bin, fakeDir]) mkdirSync(d);
+  // Where init-config.sh (run by bootstrap.sh) writes the member's settings, in place of the pod's emptyDir.
+  const memberConfig = join(dir, 'member-config');
+  for (const d of [scripts, bin, fakeDir, memberConfig]) mkdirSync(d);
   for (const [name, text] of Object.entries(shippedScripts())) writeFileSync(join(scripts, name), text);
   for (const [name, text] of Object.entries(FAKES)) {
     writeFileSync(join(bin, name), `#!/bin/bash\n${text}\n`);
@@ -129,6 +131,7 @@ export function scriptSandbox(): ScriptSandbox {
   const fullEnv = (env: Record<string, string>): Record<string, string> => ({
     PATH: `${bin}:${process.env.PATH ?? '/usr/bin:/bin'}`,
     FAKE_DIR: fakeDir,
+    MEMBER_CONFIG_DIR: memberConfig,
     ...env,
   });
   return {
