@@ -1,6 +1,7 @@
 // Scale-down, decided (beside decide.ts, like failover.ts): which members the StatefulSet keeps while
 // spec.replicas is lowered, and the steps that make the others safe to remove. Pure, tested with
-// decide.ts (test/unit/mysql-scale-down.test.ts).
+// decide.ts (test/unit/mysql-decide.test.ts, "scale-down"; the StatefulSet it keeps:
+// test/integration/mysql-manager-steps.test.ts; on the real node: test/e2e/mysql-lifecycle.test.ts).
 //
 // A replica may be the only one to have acknowledged the primary's last commits (another replica lagging
 // or cut off). Removed at once, it would take them out of the failover's reach: the failover rule counts
