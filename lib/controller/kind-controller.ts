@@ -175,7 +175,8 @@ export interface Manager {
   manage(ctx: ManageContext): Promise<Management>;
   /**
    * A child as it is to be applied now, when what runs decides part of it (a MySQLCluster's StatefulSet
-   * keeps the members a scale-down has not yet made safe to remove); `live`: what exists. Absent, or
+   * keeps the members a scale-down has not yet made safe to remove); `live`: what exists, which this
+   * resource controls (an object anyone else controls is never applied, so never amended). Absent, or
    * the same object: as rendered.
    */
   amend?(cr: CustomResource, child: KubernetesObject, live: LiveObject | undefined): KubernetesObject;

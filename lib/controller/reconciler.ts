@@ -312,12 +312,14 @@ export class Reconciler {
     // What this reconcile applied, as the API server returned it: newer than the cache, whose echo of it
     // queues nothing (see isOwnEcho), so status is judged from it.
     const applied = new Map<string, LiveObject>();
-    const manager = this.managers.get(kindName);
-    const amend = manager?.amend?.bind(manager);
+    // The kind's manager, when this reconciler runs managers (it needs the pods).
+    const manager = this.o.pods && this.o.manage !== false ? this.managers.get(kindName) : undefined;
     const failure = await this.converge(cr, owner.kind, controller, rendered, log, {
       holdBack: prepared.holdBack,
-      ...(amend && this.o.pods && this.o.manage !== false
-        ? { amend: (child: KubernetesObject, live: LiveObject | undefined) => amend(cr, child, live) }
+      ...(manager?.amend
+        ? {
+            amend: (child: KubernetesObject, live: LiveObject | undefined) => manager.amend?.(cr, child, live) ?? child,
+          }
         : {}),
       missingAtStart,
       applied,
@@ -332,22 +334,21 @@ export class Reconciler {
     // What runs is managed whatever else failed: a problem with an optional feature (a backup volume,
     // an object store's Secret) or with one child must never stop failover. The manager itself needs
     // only the credentials and the pods, and checks both.
-    const management =
-      manager && this.o.pods && this.o.manage !== false
-        ? await manager.manage({
-            client: this.o.client,
-            cr,
-            live,
-            pods,
-            prepared,
-            log,
-            metrics: this.o.metrics,
-            resources: this.resources,
-            signal,
-            ...(secrets ? { secrets } : {}),
-            ...(this.o.wake ? { wake: () => this.o.wake?.(key) } : {}),
-          })
-        : undefined;
+    const management = manager
+      ? await manager.manage({
+          client: this.o.client,
+          cr,
+          live,
+          pods,
+          prepared,
+          log,
+          metrics: this.o.metrics,
+          resources: this.resources,
+          signal,
+          ...(secrets ? { secrets } : {}),
+          ...(this.o.wake ? { wake: () => this.o.wake?.(key) } : {}),
+        })
+      : undefined;
     // Leadership lost while managing: what this reconcile saw is no longer its to report (the status
     // would write back a primary the new leader may have replaced).
     signal?.throwIfAborted();

@@ -44,6 +44,10 @@ const REFUSED_BY_SOURCE = new Set([1040, 1045, 1129, 1130, 1226, 1862, 2026, 206
 /** The transactions a member has or will have applied: executed plus received. */
 export const history = (m: MemberView): GtidSet => (m.sql ? m.sql.executed.union(m.sql.received) : GtidSet.EMPTY);
 
+/** What the recorded primary's commits were acknowledged with: its term's, never more than the spec's. */
+export const termAcknowledgements = (view: ClusterView): number =>
+  Math.min(view.waitCount, view.termWaitCount ?? view.waitCount);
+
 /** Why a member did not answer, as status.members says it: a refused certificate before anything its pod says. */
 export function notAnswering(m: MemberView): string | undefined {
   return m.certificateRejected !== undefined
@@ -155,8 +159,7 @@ export function failoverStep(
   const restartedPrimary = answered?.member;
   // A restarted primary that cannot be replaced takes writes again; a cut-off one could not take any.
   const restarted = answered !== undefined && answered.cutOffMs === undefined;
-  // What the lost primary's commits were acknowledged with: its term's, never more than the spec's.
-  const acknowledgements = Math.min(view.waitCount, view.termWaitCount ?? view.waitCount);
+  const acknowledgements = termAcknowledgements(view);
   const stoppedNow = answered === undefined && acknowledgements > 0 ? view.primaryStopped : undefined;
   if (answered === undefined && downMs < view.failoverAfterMs && stoppedNow === undefined) {
     const lost = members.find((m) => m.name === name);

@@ -15,7 +15,7 @@
 // Until then the controller applies the StatefulSet with the members it keeps (ClusterView.heldReplicas),
 // and one that does not answer is kept: what it holds cannot be known.
 import type { ClusterView, MemberView, Step } from './decide.js';
-import { history } from './failover.js';
+import { history, termAcknowledgements } from './failover.js';
 
 /** The StatefulSet's size the members allow now, and why a larger one than spec.replicas. */
 export interface MembersKept {
@@ -23,11 +23,6 @@ export interface MembersKept {
   readonly keep: number;
   /** Why the highest member kept cannot go yet; absent when `keep` is spec.replicas. */
   readonly why?: string;
-}
-
-/** Acknowledgements each commit of the recorded primary's term waited for (failover.ts counts on as many). */
-function acknowledgements(view: ClusterView): number {
-  return Math.min(view.waitCount, view.termWaitCount ?? view.waitCount);
 }
 
 /** A member above spec.replicas that the StatefulSet still holds. */
@@ -51,7 +46,7 @@ export function membersKept(
   const remaining = members.filter(
     (m) => m.ordinal < view.replicas && m.name !== primary?.name && m.sql && !errant.has(m.name),
   );
-  const needed = Math.min(Math.max(acknowledgements(view), 1), view.replicas - 1);
+  const needed = Math.min(Math.max(termAcknowledgements(view), 1), view.replicas - 1);
   const prefix = (members[0]?.name ?? '').replace(/-\d+$/, '');
   for (let ordinal = held - 1; ordinal >= view.replicas; ordinal--) {
     const why = notYetSafe(members, ordinal, primary, errant, remaining, needed, prefix);

@@ -19,7 +19,6 @@ import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import type { MySQLClusterNames, MySQLClusterStatus, ResolvedMySQLClusterSpec } from '../../../constructs/index.js';
 import {
   MYSQL_ADMIN_USER,
-  MYSQL_CONTAINER,
   MYSQL_PORT,
   MYSQL_REPLICATION_USER,
   MYSQL_ROLE_LABEL,
@@ -46,7 +45,7 @@ import type { RecordsMemory } from './primary-records.js';
 import { PrimaryRecords } from './primary-records.js';
 import { reloadRenewedCertificates } from './tls-reload.js';
 import type { AnsweringPod } from './primary-stopped.js';
-import { mysqlRestarts, primaryStopped } from './primary-stopped.js';
+import { mysqlRestarts, primaryStopped, replacementStarting } from './primary-stopped.js';
 
 const MEMBER_ROLES: readonly Role[] = ['primary', 'replica', 'none'];
 /** The outcome label of recon8s_mysql_switchovers_total. */
@@ -256,7 +255,7 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
       // Re-created around its pods (storage growth deletes it, orphaning them): as many as the last look kept.
       if (!live) return withReplicas(judged?.replicas === want ? Math.max(want, judged.keep) : want);
       const have = (live as V1StatefulSet).spec?.replicas ?? 0;
-      if (have <= want || live.metadata?.ownerReferences?.find((r) => r.controller)?.uid !== uid) return child;
+      if (have <= want) return child;
       // Never a primary recorded: no write was ever acknowledged, nothing to keep.
       const neverServed = (cr.status as Status | undefined)?.currentPrimary === undefined;
       const keep = judged?.replicas === want && have <= judged.of ? judged.keep : neverServed ? want : have;
@@ -796,17 +795,14 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
           pods: podsNow.map((p) => `${p.metadata?.name ?? ''}@${p.metadata?.resourceVersion ?? ''}`),
         }),
       );
-      // A lost primary's pod replaced since it last answered, its mysql container running: looked at
-      // more often until its mysqld answers.
-      const lost =
-        primary !== undefined && down.has(uid) ? podsNow.find((p) => p.metadata?.name === primary) : undefined;
-      const lastPod = primary !== undefined ? answered.get(uid)?.pods.get(primary) : undefined;
-      const replacementStarting =
-        lost !== undefined &&
-        !lost.metadata?.deletionTimestamp &&
-        lastPod !== undefined &&
-        lastPod.uid !== lost.metadata?.uid &&
-        (lost.status?.containerStatuses ?? []).some((c) => c.name === MYSQL_CONTAINER && c.state?.running);
+      // A lost primary's replacement about to answer is looked at more often until its mysqld does.
+      const replacing =
+        primary !== undefined &&
+        down.has(uid) &&
+        replacementStarting(
+          podsNow.find((p) => p.metadata?.name === primary),
+          answered.get(uid)?.pods.get(primary),
+        );
       return {
         fields: {
           ...(primary !== undefined ? { currentPrimary: primary } : {}),
@@ -816,7 +812,7 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
         },
         problems,
         events,
-        requeueAfterMs: replacementStarting ? Math.min(pollMs, REPLACEMENT_POLL_MS) : pollMs,
+        requeueAfterMs: replacing ? Math.min(pollMs, REPLACEMENT_POLL_MS) : pollMs,
         ...(writesWait ? { unavailable: { reason: 'WaitingForReplicaAck', message: writesWait } } : {}),
       };
     },

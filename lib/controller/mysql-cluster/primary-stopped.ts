@@ -21,14 +21,25 @@ export interface AnsweringPod {
   readonly restarts: number;
 }
 
+const mysqlContainer = (pod: V1Pod | undefined) =>
+  pod?.status?.containerStatuses?.find((c) => c.name === MYSQL_CONTAINER);
+
 /** The mysql container's restartCount in `pod` (0 when the pod reports none yet). */
-export const mysqlRestarts = (pod: V1Pod | undefined): number =>
-  pod?.status?.containerStatuses?.find((c) => c.name === MYSQL_CONTAINER)?.restartCount ?? 0;
+export const mysqlRestarts = (pod: V1Pod | undefined): number => mysqlContainer(pod)?.restartCount ?? 0;
+
+/**
+ * A member's pod replaced since `last` (another uid: deleted with no grace period and re-created by the
+ * StatefulSet), not being deleted, its mysql container running: its mysqld is about to answer.
+ */
+export function replacementStarting(pod: V1Pod | undefined, last: AnsweringPod | undefined): boolean {
+  if (!pod || !last || pod.metadata?.uid === last.uid || pod.metadata?.deletionTimestamp) return false;
+  return mysqlContainer(pod)?.state?.running !== undefined;
+}
 
 /** What became of a member's mysqld since `last`, by its container; undefined while it runs as it did. */
 export function mysqldExited(pod: V1Pod | undefined, last: AnsweringPod | undefined): string | undefined {
   if (!pod || !last || pod.metadata?.uid !== last.uid) return undefined;
-  const container = pod.status?.containerStatuses?.find((c) => c.name === MYSQL_CONTAINER);
+  const container = mysqlContainer(pod);
   const terminated = container?.state?.terminated;
   if (terminated) return `its mysql container exited (${terminated.reason ?? `exit code ${terminated.exitCode}`})`;
   if (mysqlRestarts(pod) > last.restarts) return 'its mysql container restarted';
