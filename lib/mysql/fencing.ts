@@ -55,6 +55,17 @@ export interface FenceOptions {
    */
   readonly readOnlyWithinSeconds?: number;
   /**
+   * The member's mysqld is about to stop (its pod is being deleted) and nothing asks it again: when
+   * read-only comes at once, the semi-synchronous source side is left as it is. Turning it off waits for
+   * MySQL's acknowledgement receiver thread to notice (it polls once a second: ~1 s on MySQL 9.7, on the
+   * way to a switchover's promotion), and only what the member replicates later needs it off (its applier
+   * would wait for acknowledgements); no commit waits for one once read-only came at once (it would hold
+   * the commit lock read-only needs), and the agent turns it off for the stop anyway. When read-only
+   * does not come at once, the source side goes off as for any fencing (stranded commits need it).
+   * @default false
+   */
+  readonly leaveSourceSide?: boolean;
+  /**
    * Asked once this fencing holds the fencing lock (another may just have ended): false, and it does
    * nothing. Default: always fence.
    */
@@ -181,7 +192,7 @@ export async function fence(sql: FencingSql, o: FenceOptions): Promise<void> {
     await sql.exec('SET SESSION lock_wait_timeout = DEFAULT');
     if (readOnly) {
       await killClients(sql, o.spare, -1, false);
-      await sql.exec('SET GLOBAL rpl_semi_sync_source_enabled = OFF');
+      if (!o.leaveSourceSide) await sql.exec('SET GLOBAL rpl_semi_sync_source_enabled = OFF');
       // A fencing interrupted before its end may have left the member offline.
       await sql.exec('SET GLOBAL offline_mode = OFF');
       return;

@@ -307,11 +307,12 @@ export class MemberSession {
    * No more writes, and no client session left that could write (fencing.ts says how). `cutOff`: none of
    * its replicas hears it, so no commit in flight can be acknowledged: not waited for.
    */
-  async fence(o: { readonly cutOff?: boolean } = {}): Promise<void> {
+  async fence(o: { readonly cutOff?: boolean; readonly stopping?: boolean } = {}): Promise<void> {
     await fence(this.fencingSql(), {
       spare: [this.credentials.adminUser, this.credentials.replicationUser],
       // The member may still reach its replicas: commits in flight get their acknowledgement first.
       waitForCommitsSeconds: o.cutOff ? 0 : 5,
+      ...(o.stopping ? { leaveSourceSide: true } : {}),
     });
   }
 

@@ -174,7 +174,7 @@ class FakeMembers {
           };
         },
         fence: async (o) => {
-          did(o?.cutOff ? 'fence (cut off)' : 'fence');
+          did(o?.cutOff ? 'fence (cut off)' : o?.stopping ? 'fence (stopping)' : 'fence');
           member.writable = false;
         },
         enableWrites: async () => {
@@ -567,7 +567,7 @@ describe('MySQLCluster manager steps (real API server, fake members)', function 
       const done = (await ctl.manage(context(await read(), undefined, terminating))) as Management;
       assert.equal(((await read()).status as { currentPrimary?: string }).currentPrimary, 'ha-1');
       assert.deepEqual(members.writable(), ['ha-1']);
-      assert.ok(members.by('ctl').includes('ha-0 fence'), members.by('ctl').join('\n'));
+      assert.ok(members.by('ctl').includes('ha-0 fence (stopping)'), members.by('ctl').join('\n'));
       assert.match(
         done.events.find((e) => e.reason === 'SwitchedOver')?.message ?? '',
         /^ha-1 is the primary instead of ha-0 \(its pod is stopping\)/,
@@ -584,30 +584,71 @@ describe('MySQLCluster manager steps (real API server, fake members)', function 
       );
     });
 
-    it('switches over all the same from a primary whose pod was deleted with no grace period while its mysqld still answers (its pod already gone from the API: no label to take off it)', async () => {
+    // A pod deleted with no grace period leaves the API at once (one DELETED event: the cache never holds it
+    // being deleted) and its containers stop only after its stop hook; the StatefulSet re-creates it meanwhile.
+    const forceDeleted: readonly { readonly what: string; readonly podOf: (pod: V1Pod) => V1Pod | undefined }[] = [
+      {
+        what: 'its pod still in the cache, being deleted',
+        podOf: primaryPod((p) => ({ ...p, metadata: { ...p.metadata, deletionTimestamp: new Date() } })),
+      },
+      { what: 'its pod gone from the cache', podOf: primaryPod(() => undefined) },
+      {
+        what: 'its pod replaced by one not started yet',
+        podOf: primaryPod((p) => ({ ...p, metadata: { ...p.metadata, uid: 'uid-new' }, status: {} })),
+      },
+    ];
+    for (const c of forceDeleted)
+      it(`switches over at once from a primary whose pod was deleted with no grace period while its mysqld still answers on the session kept to it: ${c.what}`, async () => {
+        const members = new FakeMembers();
+        (members.state.get(`${NAME}-0`) as Member).up = true;
+        for (const m of MEMBERS.slice(1)) {
+          const replica = members.state.get(m) as Member;
+          if (replica.channel) replica.channel = { ...replica.channel, receiver: 'ON' };
+        }
+        const ctl = controller('ctl', members);
+        await ctl.manage(context(await read()));
+        await client.request({
+          method: HttpMethod.DELETE,
+          path: `/api/v1/namespaces/${namespace}/pods/${NAME}-0`,
+          body: JSON.stringify({ gracePeriodSeconds: 0 }),
+          headers: { 'Content-Type': 'application/json' },
+        });
+        ctl.clock.t = 1_000;
+        const done = (await ctl.manage(context(await read(), undefined, c.podOf))) as Management;
+        assert.equal(((await read()).status as { currentPrimary?: string }).currentPrimary, 'ha-1');
+        assert.deepEqual(members.writable(), ['ha-1']);
+        assert.ok(members.by('ctl').includes('ha-0 fence (stopping)'), members.by('ctl').join('\n'));
+        assert.equal(members.attempts.get(`${NAME}-0`), 1, 'asked on the session kept to it, never a new one');
+        assert.match(
+          done.events.find((e) => e.reason === 'SwitchedOver')?.message ?? '',
+          /^ha-1 is the primary instead of ha-0 \(its pod is stopping\)/,
+        );
+        assert.ok(
+          members.sessions.filter((x) => x.member === `${NAME}-0`).every((x) => x.closed),
+          'its session ended once it is no longer the primary',
+        );
+      });
+
+    it('never asks the former address of a primary whose pod was deleted with no grace period on a new session: with its kept session ended, it waits as for any lost primary', async () => {
       const members = new FakeMembers();
-      (members.state.get(`${NAME}-0`) as Member).up = true;
-      for (const m of MEMBERS.slice(1)) {
-        const replica = members.state.get(m) as Member;
-        if (replica.channel) replica.channel = { ...replica.channel, receiver: 'ON' };
-      }
+      const old = members.state.get(`${NAME}-0`) as Member;
+      old.up = true;
       const ctl = controller('ctl', members);
       await ctl.manage(context(await read()));
-      await client.request({
-        method: HttpMethod.DELETE,
-        path: `/api/v1/namespaces/${namespace}/pods/${NAME}-0`,
-        body: JSON.stringify({ gracePeriodSeconds: 0 }),
-        headers: { 'Content-Type': 'application/json' },
-      });
-      // The cache still has it, being deleted (as the watch told it a moment ago).
-      const terminating = primaryPod((p) => ({ ...p, metadata: { ...p.metadata, deletionTimestamp: new Date() } }));
+      members.sessions.find((x) => x.member === `${NAME}-0`)?.lose();
       ctl.clock.t = 1_000;
-      const done = (await ctl.manage(context(await read(), undefined, terminating))) as Management;
-      assert.equal(((await read()).status as { currentPrimary?: string }).currentPrimary, 'ha-1');
-      assert.deepEqual(members.writable(), ['ha-1']);
-      assert.match(
-        done.events.find((e) => e.reason === 'SwitchedOver')?.message ?? '',
-        /^ha-1 is the primary instead of ha-0/,
+      const waiting = (await ctl.manage(
+        context(
+          await read(),
+          undefined,
+          primaryPod(() => undefined),
+        ),
+      )) as Management;
+      assert.equal(members.attempts.get(`${NAME}-0`), 1);
+      assert.equal(((await read()).status as { currentPrimary?: string }).currentPrimary, 'ha-0');
+      assert.deepEqual(
+        waiting.problems.map((p) => p.reason),
+        ['PrimaryUnreachable'],
       );
     });
   });

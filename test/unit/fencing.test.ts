@@ -178,6 +178,22 @@ describe('fencing (one procedure for the controller and the agent)', () => {
     assert.deepEqual(m.acknowledged, []);
   });
 
+  it('for a member about to stop, with no commit waiting: read-only at once, every client ended, the source side left as it is (turning it off waits ~1 s for MySQL)', async () => {
+    const m = new FakeMember({ quiet: true });
+    await fence(m, { ...AS_CONTROLLER, leaveSourceSide: true });
+    assert.ok(!m.log.includes('SET GLOBAL rpl_semi_sync_source_enabled = OFF'), m.log.join('\n'));
+    assert.ok(m.log.some((s) => s.startsWith('list sessions')));
+    assert.deepEqual(done(m), [true, false, true]);
+    assert.deepEqual(m.acknowledged, []);
+  });
+
+  it('for a member about to stop, with commits stranded: the source side goes off all the same (read-only waits for it), nothing acknowledged', async () => {
+    const m = new FakeMember({ strandedCommits: true });
+    await fence(m, { ...AS_CONTROLLER, leaveSourceSide: true });
+    assert.deepEqual(done(m), [true, false, false]);
+    assert.deepEqual(m.acknowledged, []);
+  });
+
   it('with commits stranded: the source side goes off only while read-only waits queued, after every client was ended', async () => {
     const m = new FakeMember({ strandedCommits: true });
     await fence(m, AS_AGENT);

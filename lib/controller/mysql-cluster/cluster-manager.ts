@@ -192,7 +192,10 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
    */
   const down = new Map<string, { primary: string; since: number }>();
   /** Per cluster uid: when its recorded primary last answered, and every member's pod then. */
-  const answered = new Map<string, { primary: string; at: number; pods: ReadonlyMap<string, AnsweringPod> }>();
+  const answered = new Map<
+    string,
+    { primary: string; at: number; pods: ReadonlyMap<string, AnsweringPod>; primaryPod?: V1Pod }
+  >();
   /**
    * Per cluster uid: the primary this process chose last and the switchover requests it handled. The
    * cache may still hold the status from before that choice (the status write has not come back
@@ -461,13 +464,38 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
         );
       };
 
+      /**
+       * The recorded primary's pod as it was when it last answered, while the API no longer has it but the
+       * session kept to its mysqld still stands: a pod deleted with no grace period leaves the API at once,
+       * and its containers stop only after its stop hook (its agent fences it, then waits for its replicas
+       * to leave it). Looked at as a pod being deleted, so that a replica takes over at once, as for a
+       * graceful deletion, instead of after the replacement's mysqld has started on the same volume (the
+       * proof that this one is gone). Through the kept session only: a new connection to its address could
+       * reach whatever is given that address next.
+       */
+      const formerPrimary = (): V1Pod | undefined => {
+        const last = primary === undefined ? undefined : answered.get(uid);
+        const pod = last?.primary === primary ? last?.primaryPod : undefined;
+        if (!pod || podsNow.some((p) => p.metadata?.uid === pod.metadata?.uid)) return undefined;
+        if (keptNow.get(pod.metadata?.name ?? '')?.key !== `${podIdentity(pod)}/${opened}`) return undefined;
+        return {
+          ...pod,
+          metadata: { ...pod.metadata, deletionTimestamp: pod.metadata?.deletionTimestamp ?? new Date(0) },
+        };
+      };
+      /** The pods a look asks: those in the cache, with the former primary's in place of its replacement. */
+      const podsToAsk = (former: V1Pod | undefined): V1Pod[] =>
+        former ? [...podsNow.filter((p) => p.metadata?.name !== former.metadata?.name), former] : podsNow;
+
       for (let i = 0; i < MAX_STEPS; i++) {
-        const views = memberViews(podsNow, names, sts?.status?.updateRevision, primary);
+        const former = formerPrimary();
+        const asking = podsToAsk(former);
+        const views = memberViews(asking, names, sts?.status?.updateRevision, primary);
         const sessions = new Map<string, MemberActions>();
         try {
           const observed = await Promise.all(
             views.map(async (v): Promise<MemberView> => {
-              const pod = podsNow.find((p) => p.metadata?.name === v.name);
+              const pod = asking.find((p) => p.metadata?.name === v.name);
               const ip = pod?.status?.podIP;
               // A member whose pod cannot start says why (Init:ImagePullBackOff: …), not ECONNREFUSED; it
               // is asked anyway: a container that crash-loops beside a running mysqld does not stop it.
@@ -491,7 +519,8 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
                   dropKept(v.name);
                   // A kept session may have ended unnoticed (a member restarted between looks): the
                   // member is asked once more, on a session of its own, before it counts as not answering.
-                  if (session !== reused || SILENT_CODES.has((e as { code?: string }).code ?? '')) throw e;
+                  if (session !== reused || pod === former || SILENT_CODES.has((e as { code?: string }).code ?? ''))
+                    throw e;
                   session = await sessionTo(v.name, pod, ip);
                   sql = await session.observe();
                 }
@@ -517,13 +546,15 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
           const current = primary !== undefined ? observed.find((m) => m.name === primary) : undefined;
           const downEntry = primary !== undefined ? down.get(uid) : undefined;
           const podsByName = new Map(podsNow.map((p) => [p.metadata?.name ?? '', p]));
-          if (primary !== undefined && current?.sql)
+          // An answer from the former primary's pod (deleted) is no look at the pods there are now.
+          if (primary !== undefined && current?.sql && !former)
             answered.set(uid, {
               primary,
               at: now(),
               pods: new Map(
                 [...podsByName].map(([name, p]) => [name, { uid: p.metadata?.uid ?? '', restarts: mysqlRestarts(p) }]),
               ),
+              ...(podsByName.has(primary) ? { primaryPod: podsByName.get(primary) } : {}),
             });
           if (primary === undefined || current?.sql?.writable) down.delete(uid);
           else if (!current?.sql && downEntry?.primary !== primary) {
@@ -690,7 +721,8 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
             case 'switchover': {
               const started = now();
               await label(step.from, 'none');
-              await session(step.from).fence();
+              // A stopping one is never asked again (its pod is going away): fence() says what that saves.
+              await session(step.from).fence(step.stopping ? { stopping: true } : {});
               const executed = await session(step.from).executed();
               if (!(await session(step.to).waitForApplied(executed, APPLY_TIMEOUT_S))) {
                 if (step.stopping) {
@@ -750,9 +782,14 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
       }
       // Members no longer looked at (their pod gone) keep no session; nor does a cluster forgotten
       // (deleted) during this look.
-      const asked = new Set(memberViews(podsNow, names, sts?.status?.updateRevision, primary).map((v) => v.name));
+      // Nor does one whose pod was replaced (a former primary's, once another is the primary).
+      const toAsk = podsToAsk(formerPrimary());
+      const asked = new Set(memberViews(toAsk, names, sts?.status?.updateRevision, primary).map((v) => v.name));
       const forgotten = kept.get(uid) !== keptNow;
-      for (const name of [...keptNow.keys()]) if (forgotten || !asked.has(name)) dropKept(name);
+      for (const [name, { key }] of [...keptNow]) {
+        const pod = toAsk.find((p) => p.metadata?.name === name);
+        if (forgotten || !asked.has(name) || key !== `${podIdentity(pod)}/${opened}`) dropKept(name);
+      }
 
       // A scale-down that became safe is applied now, not at the next poll: the StatefulSet was
       // applied before this look, with the size judged before it (amend).
