@@ -349,8 +349,9 @@ export class Agent {
           await this.stops.observeRun(startedAt).catch(noted);
           primary ??= !(await this.sql.flags()).readOnly;
           await this.stops.stopping(startedAt).catch(noted);
+          // mysqld stops next: the source side stays as it is unless commits are stranded (fencing.ts says why).
           await this.sql.fencingSession((f) =>
-            fence(f, { spare: [ADMIN_USER, REPLICATION_USER], waitForCommitsSeconds: 0 }),
+            fence(f, { spare: [ADMIN_USER, REPLICATION_USER], waitForCommitsSeconds: 0, leaveSourceSide: true }),
           );
           // Recorded at once, before any wait: a pod deleted with no grace period gives the hook 2 s
           // before SIGTERM, and a fencing done but not recorded would be judged unsafe at the next start.

@@ -55,13 +55,15 @@ export interface FenceOptions {
    */
   readonly readOnlyWithinSeconds?: number;
   /**
-   * The member's mysqld is about to stop (its pod is being deleted) and nothing asks it again: when
-   * read-only comes at once, the semi-synchronous source side is left as it is. Turning it off waits for
-   * MySQL's acknowledgement receiver thread to notice (it polls once a second: ~1 s on MySQL 9.7, on the
-   * way to a switchover's promotion), and only what the member replicates later needs it off (its applier
-   * would wait for acknowledgements); no commit waits for one once read-only came at once (it would hold
-   * the commit lock read-only needs), and the agent turns it off for the stop anyway. When read-only
-   * does not come at once, the source side goes off as for any fencing (stranded commits need it).
+   * The member's mysqld is about to stop (its pod is being deleted, its agent answers the stop hook) and
+   * nothing asks it to replicate before it does: the semi-synchronous source side is left as it is unless
+   * commits are stranded. Turning it off waits for MySQL's acknowledgement receiver thread to notice (it
+   * polls once a second: ~1 s on MySQL 9.7, during which every read of a global variable on the member
+   * waits too: the controller's look, on the way to a switchover's promotion, and the agent's record of
+   * the stop), and only what the member replicates later needs it off (its applier would wait for
+   * acknowledgements). No commit waits for one once read-only holds and every client is ended; a commit
+   * stranded waiting for one (read-only queued behind it) still needs the source side off, as in any
+   * fencing.
    * @default false
    */
   readonly leaveSourceSide?: boolean;
@@ -276,6 +278,7 @@ async function fenceHoldingWrites(sql: FencingSql, o: FenceOptions): Promise<voi
     throw e;
   }
   await killClients(sql, o.spare, -1, false);
-  await sql.exec('SET GLOBAL rpl_semi_sync_source_enabled = OFF');
+  // Off already where stranded commits needed it; left as it is for a member about to stop.
+  if (!o.leaveSourceSide) await sql.exec('SET GLOBAL rpl_semi_sync_source_enabled = OFF');
   await sql.exec('SET GLOBAL offline_mode = OFF');
 }

@@ -420,13 +420,16 @@ describe('agent', () => {
   };
 
   describe("stopping (the preStop hook of mysqld's container)", () => {
-    it('fences its member before the kubelet stops mysqld: read-only, every client session ended, the source side off; the next start finds that stop safe', async () => {
+    it('fences its member before the kubelet stops mysqld: read-only, every client session ended, the source side left on (no commit waited for an acknowledgement; turning it off holds the member up for a second); the next start finds that stop safe', async () => {
       await serving(async (a, port) => {
         await a.step();
         assert.deepEqual(await httpGet(port, '/pre-stop'), { status: 200, body: 'fenced\n' });
         assert.ok(member.superReadOnly);
         assert.ok(member.statements.includes('KILL CONNECTION 42'), member.statements.join('\n'));
-        assert.ok(!member.semiSync, 'no commit left waiting for an acknowledgement');
+        assert.ok(
+          !member.statements.includes('SET GLOBAL rpl_semi_sync_source_enabled = OFF'),
+          member.statements.join('\n'),
+        );
         const record = JSON.parse(readFileSync(stopsFile(), 'utf8')) as { run: { stop: unknown } };
         assert.deepEqual(record.run.stop, {
           state: 'fenced',

@@ -187,10 +187,23 @@ describe('fencing (one procedure for the controller and the agent)', () => {
     assert.deepEqual(m.acknowledged, []);
   });
 
-  it('for a member about to stop, with commits stranded: the source side goes off all the same (read-only waits for it), nothing acknowledged', async () => {
-    const m = new FakeMember({ strandedCommits: true });
-    await fence(m, { ...AS_CONTROLLER, leaveSourceSide: true });
-    assert.deepEqual(done(m), [true, false, false]);
+  for (const [who, options] of [
+    ['the agent', AS_AGENT],
+    ['the controller', AS_CONTROLLER],
+  ] as const) {
+    it(`for a member about to stop, as ${who}, with commits stranded: the source side goes off all the same (read-only waits for it), nothing acknowledged`, async () => {
+      const m = new FakeMember({ strandedCommits: true });
+      await fence(m, { ...options, leaveSourceSide: true });
+      assert.deepEqual(done(m), [true, false, false]);
+      assert.deepEqual(m.acknowledged, []);
+    });
+  }
+
+  it('for a member about to stop, as the agent (which never waits for read-only), with no commit waiting: read-only, every client ended, the source side left as it is', async () => {
+    const m = new FakeMember({ quiet: true });
+    await fence(m, { ...AS_AGENT, leaveSourceSide: true });
+    assert.ok(!m.log.includes('SET GLOBAL rpl_semi_sync_source_enabled = OFF'), m.log.join('\n'));
+    assert.deepEqual(done(m), [true, false, true]);
     assert.deepEqual(m.acknowledged, []);
   });
 
