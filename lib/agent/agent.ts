@@ -349,9 +349,13 @@ export class Agent {
           await this.stops.observeRun(startedAt).catch(noted);
           primary ??= !(await this.sql.flags()).readOnly;
           await this.stops.stopping(startedAt).catch(noted);
-          // mysqld stops next: the source side stays as it is unless commits are stranded (fencing.ts says why).
+          // Read-only at once where it comes at once, as the controller fences: the slow path's offline_mode
+          // would end the replicas' receivers too, and a primary whose pod is being deleted is switched over
+          // from only by a replica that receives from it (it has about a second before SIGTERM). A commit
+          // waiting for an acknowledgement (its replicas cut off) holds read-only up: one second, then the
+          // slow path. mysqld stops next: the source side stays as it is unless commits are stranded.
           await this.sql.fencingSession((f) =>
-            fence(f, { spare: [ADMIN_USER, REPLICATION_USER], waitForCommitsSeconds: 0, leaveSourceSide: true }),
+            fence(f, { spare: [ADMIN_USER, REPLICATION_USER], waitForCommitsSeconds: 1, leaveSourceSide: true }),
           );
           // Recorded at once, before any wait: a pod deleted with no grace period gives the hook 2 s
           // before SIGTERM, and a fencing done but not recorded would be judged unsafe at the next start.
