@@ -169,6 +169,12 @@ async function main(input: Input): Promise<unknown> {
   /** When the job ended (performance.now()); until then it runs, with the root password of its start (the rotation sees its pod run). */
   let jobEnded: number | undefined;
   let jobRunning = () => false;
+  /**
+   * A login of the job is under way: its pod still runs (a job does not end in the middle of a login;
+   * without this, a login begun just before the job "ended" reached mysqld after the rotation, seeing
+   * no job, discarded root's old password, and was refused).
+   */
+  let jobLoggingIn = false;
   if (input.logins) {
     const l = input.logins;
     const jobRoot = decoded(secret)['root-password'] ?? '';
@@ -199,7 +205,13 @@ async function main(input: Input): Promise<unknown> {
       ]);
     });
     every(l.intervalMs, async () => {
-      if (jobRunning()) await login(job, 'root', jobRoot, ipOf(input.primary));
+      if (!jobRunning()) return;
+      jobLoggingIn = true;
+      try {
+        await login(job, 'root', jobRoot, ipOf(input.primary));
+      } finally {
+        jobLoggingIn = false;
+      }
     });
     every(100, async () => {
       await Promise.all(
@@ -227,7 +239,7 @@ async function main(input: Input): Promise<unknown> {
     members: input.members.map((m) => ({ name: m.name, ip: m.ip })),
     bootstrapping: [],
     get jobs() {
-      return jobRunning() ? ['shop-backup-1'] : [];
+      return jobRunning() || jobLoggingIn ? ['shop-backup-1'] : [];
     },
     agentRevision: fetchAgentRevision,
     open: (ip, password) => ClusterAccountSession.open({ host: ip, port: 3306, user: 'root', password, ca: input.ca }),
