@@ -305,6 +305,8 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
       const opened = createHash('sha256')
         .update([credentials.adminPassword, credentials.replicationPassword, ca].join('\0'))
         .digest('hex');
+      /** What a session kept for `pod` was opened for: the pod (uid and address), the credentials and the CA. */
+      const sessionKey = (pod: V1Pod | undefined): string => `${podIdentity(pod)}/${opened}`;
       const keptNow = kept.get(uid) ?? new Map<string, KeptSession>();
       kept.set(uid, keptNow);
       /** Not waited for: ending a session to a member cut off waits for its deadline, and no look waits on a silent member. */
@@ -315,7 +317,7 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
       };
       /** The member's kept session if it was opened for this pod, these credentials and this CA; else a new one, kept. */
       const sessionTo = async (name: string, pod: V1Pod | undefined, ip: string): Promise<MemberActions> => {
-        const key = `${podIdentity(pod)}/${opened}`;
+        const key = sessionKey(pod);
         const k = keptNow.get(name);
         if (k?.key === key) return k.session;
         if (k) dropKept(name);
@@ -477,7 +479,7 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
         const last = primary === undefined ? undefined : answered.get(uid);
         const pod = last?.primary === primary ? last?.primaryPod : undefined;
         if (!pod || podsNow.some((p) => p.metadata?.uid === pod.metadata?.uid)) return undefined;
-        if (keptNow.get(pod.metadata?.name ?? '')?.key !== `${podIdentity(pod)}/${opened}`) return undefined;
+        if (keptNow.get(pod.metadata?.name ?? '')?.key !== sessionKey(pod)) return undefined;
         return {
           ...pod,
           metadata: { ...pod.metadata, deletionTimestamp: pod.metadata?.deletionTimestamp ?? new Date(0) },
@@ -788,7 +790,7 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
       const forgotten = kept.get(uid) !== keptNow;
       for (const [name, { key }] of [...keptNow]) {
         const pod = toAsk.find((p) => p.metadata?.name === name);
-        if (forgotten || !asked.has(name) || key !== `${podIdentity(pod)}/${opened}`) dropKept(name);
+        if (forgotten || !asked.has(name) || key !== sessionKey(pod)) dropKept(name);
       }
 
       // A scale-down that became safe is applied now, not at the next poll: the StatefulSet was
