@@ -51,8 +51,14 @@ export function statefulSet(scope: Construct, ctx: MySQLClusterContext, configHa
       replicas: spec.replicas,
       serviceName: names.headlessService,
       selector: { matchLabels: selector },
-      // Replicas clone from the primary: member N starts only once members 0..N-1 are ready.
-      podManagementPolicy: 'OrderedReady',
+      // Every member's pod is created at once, and a member that cannot be Ready (read-only, waiting
+      // for a primary) never holds the others back: after every pod was deleted together, the members
+      // must all come back for the controller to find the one that holds the data (OrderedReady left
+      // ordinals 1.. uncreated while ordinal 0 waited for a primary, forever). Bootstrap needs no
+      // order: ordinal 0 of a new cluster initializes, the others wait for a primary and clone it.
+      // Immutable on a StatefulSet: the controller re-creates an older one around its pods
+      // (lib/controller/mysql-cluster/statefulset-replacement.ts).
+      podManagementPolicy: 'Parallel',
       // The controller re-creates outdated pods itself, one at a time, replicas first and the primary
       // only after a switchover: the StatefulSet controller does not know which member is the primary.
       updateStrategy: { type: 'OnDelete' },

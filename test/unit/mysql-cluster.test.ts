@@ -52,11 +52,13 @@ describe('MySQLCluster', () => {
   });
 
   describe('StatefulSet', () => {
-    it('has 3 members by default, the headless Service, ordered start-up, and updates left to the controller', () => {
+    it('has 3 members by default, the headless Service, every member started at once, and updates left to the controller', () => {
       const { statefulSet } = synthMySQL();
       assert.equal(statefulSet.spec?.replicas, 3);
       assert.equal(statefulSet.spec?.serviceName, 'shop-headless');
-      assert.equal(statefulSet.spec?.podManagementPolicy, 'OrderedReady');
+      // A member that cannot be Ready (no primary answers after every pod was deleted) must not keep
+      // the others from being created: the controller needs them to find the one holding the data.
+      assert.equal(statefulSet.spec?.podManagementPolicy, 'Parallel');
       // The StatefulSet controller does not know which member is the primary: recon8s re-creates pods.
       assert.deepEqual(statefulSet.spec?.updateStrategy, { type: 'OnDelete' });
       assert.deepEqual(statefulSet.spec?.selector, { matchLabels: SELECTOR });

@@ -1,5 +1,6 @@
 // MySQLCluster: what it needs beyond its children (a credentials Secret, the backup volume it names),
-// how a refused StatefulSet is recovered (storage growth), its status, and what its members report.
+// how a refused StatefulSet is recovered (re-created around its pods: storage growth, pod management),
+// its status, and what its members report.
 // The home of everything MySQL-specific the controller does.
 import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import type { KubernetesObject, MySQLBackup } from '../../../constructs/index.js';
@@ -29,7 +30,7 @@ import { createMySQLClusterManager } from './cluster-manager.js';
 import { createClusterRotation } from './cluster-rotation-loop.js';
 import { ensureCredentials, readSecret } from './credentials.js';
 import { MYSQL_MEMBER_SELECTOR, memberReports } from './member-reports.js';
-import { growClaims, withLiveClaimTemplates } from './statefulset-storage.js';
+import { describeChange, replaceStatefulSet, withLiveImmutableFields } from './statefulset-replacement.js';
 import { ensureTls } from './tls.js';
 import { SECRET_FACT, TLS_CA_FACT, TLS_NOT_AFTER_FACT, TLS_SECRET_FACT } from './facts.js';
 import { realClock } from '../../clock/index.js';
@@ -310,23 +311,26 @@ export const MYSQL_CLUSTER_CONTROLLER: KindController = {
   definition: MYSQL_CLUSTER,
   prepare,
   async recoverRefusedApply(client, child, live) {
-    // A StatefulSet's claim templates are immutable, yet storage may grow: grow the claims and re-create
-    // the StatefulSet around its running pods; the next reconcile applies it again.
+    // A StatefulSet's immutable fields that recon8s may still change (claim sizes that grew, the pod
+    // management policy of one an older recon8s made): re-create it around its running pods (growing the
+    // claims first); the next reconcile applies it again.
     if (child.kind !== 'StatefulSet') return { outcome: 'none' };
-    const growth = await growClaims(client, child, live);
-    if (growth.outcome === 'grown')
+    const replacement = await replaceStatefulSet(client, child, live);
+    if (replacement.outcome === 'replaced')
       return {
         outcome: 'recovering',
-        reason: 'StorageGrowing',
-        message: `growing the data volumes of StatefulSet ${child.metadata.name}`,
+        reason: 'StatefulSetRecreated',
+        message: `re-creating StatefulSet ${child.metadata.name} around its pods, which keep running: ${replacement.changes.map(describeChange).join('; ')}`,
       };
-    if (growth.outcome === 'refused') {
-      // Everything but the size still converges; the size is tried again (with backoff) until the
-      // claim can grow (its StorageClass allows expansion, it is bound).
-      const message = `${growth.message}. The StatefulSet keeps its current volume size until the claims can grow (allow expansion on the StorageClass); every other change is applied`;
+    if (replacement.outcome === 'refused') {
+      // Everything but the immutable fields still converges; the growth is tried again (with backoff)
+      // until the claim can grow (its StorageClass allows expansion, it is bound).
+      const waiting = replacement.changes.filter((c) => c.field !== 'volumeClaimTemplates').map(describeChange);
+      const also = waiting.length > 0 ? ` (and with it ${waiting.join('; ')})` : '';
+      const message = `${replacement.message}. The StatefulSet keeps its current volume size${also} until the claims can grow (allow expansion on the StorageClass); every other change is applied`;
       return {
         outcome: 'partial',
-        apply: withLiveClaimTemplates(child, live),
+        apply: withLiveImmutableFields(child, live),
         reason: 'StorageResizeRefused',
         message,
       };

@@ -8,7 +8,14 @@ import {
   StorageV1Api,
   setHeaderOptions,
 } from '@kubernetes/client-node';
+import type { KubernetesObject } from '../../constructs/index.js';
+import { render } from '../../constructs/index.js';
+import type { Recon8sResource } from '../../constructs/index.js';
 import type { Controller } from '../../lib/controller/manager.js';
+import { ensureCredentials } from '../../lib/controller/mysql-cluster/credentials.js';
+import type { CustomResource } from '../../lib/controller/status.js';
+import { createKubeClient } from '../../lib/kube/index.js';
+import { stampChildren } from '../../lib/reconcile/desired.js';
 import { DEFAULT_CONTROLLERS, startControlPlane } from '../controlplane/index.js';
 import type { ControlPlane } from '../controlplane/index.js';
 import { SHARED_CONTROL_PLANE_HOOK_TIMEOUT_MS, freshNamespace } from './cluster.js';
@@ -16,12 +23,15 @@ import { eventually } from './eventually.js';
 import { startTestController } from './support/controller.js';
 
 /**
- * "storage.size may grow": a StatefulSet's claim templates are immutable, so the controller grows
- * the bound claims and re-creates the StatefulSet around its pods. Needs its own control plane with
- * the StatefulSet controller (creates the claims) and the PV binder (binds them: only bound claims
- * may grow), plus a StorageClass that allows expansion.
+ * A StatefulSet's immutable fields that recon8s may still change, for which the controller re-creates
+ * the StatefulSet around its pods (lib/controller/mysql-cluster/statefulset-replacement.ts): claim
+ * templates whose size grew ("storage.size may grow": it grows the bound claims first), and the pod
+ * management policy of a StatefulSet an older recon8s made (OrderedReady, Parallel since issue 43).
+ * Needs its own control plane with the StatefulSet controller (creates the pods and claims, adopts
+ * orphans) and the PV binder (binds claims: only bound claims may grow), plus a StorageClass that
+ * allows expansion.
  */
-describe('growing MySQL storage (real API server, StatefulSet and PV controllers)', function () {
+describe('re-creating a MySQL StatefulSet around its pods (real API server, StatefulSet and PV controllers)', function () {
   this.timeout(90_000);
   let controlPlane: ControlPlane;
   let kc: KubeConfig;
@@ -238,6 +248,123 @@ describe('growing MySQL storage (real API server, StatefulSet and PV controllers
         assert.notEqual(degraded?.reason, 'StorageResizeRefused');
       },
       { timeoutMs: 45_000, description: 'the claim to grow once the class allows it' },
+    );
+  });
+
+  it('replaces the OrderedReady StatefulSet of an older recon8s by a Parallel one, keeping every pod and claim', async () => {
+    const custom = kc.makeApiClient(CustomObjectsApi);
+    const core = kc.makeApiClient(CoreV1Api);
+    const apps = kc.makeApiClient(AppsV1Api);
+    // What an older recon8s left: its StatefulSet, OrderedReady, with the pods it started. Made while no
+    // controller runs (as during an upgrade), as that controller applied it: rendered, stamped, applied.
+    await controller?.stop();
+    controller = undefined;
+    const cr = (await custom.createNamespacedCustomObject({
+      group: 'recon8s.dev',
+      version: 'v1alpha1',
+      namespace: ns,
+      plural: 'mysqlclusters',
+      body: {
+        apiVersion: 'recon8s.dev/v1alpha1',
+        kind: 'MySQLCluster',
+        metadata: { name: 'older' },
+        spec: { replicas: 3 },
+      },
+    })) as Recon8sResource & { metadata: { uid: string } };
+    const rendered = render(cr).find((o) => o.kind === 'StatefulSet');
+    assert.ok(rendered, 'the cluster renders a StatefulSet');
+    assert.equal((rendered.spec as { podManagementPolicy?: string }).podManagementPolicy, 'Parallel');
+    const older: KubernetesObject = {
+      ...rendered,
+      spec: { ...(rendered.spec as Record<string, unknown>), podManagementPolicy: 'OrderedReady' },
+    };
+    const [stamped] = stampChildren([older], {
+      apiVersion: 'recon8s.dev/v1alpha1',
+      group: 'recon8s.dev',
+      kind: 'MySQLCluster',
+      name: 'older',
+      namespace: ns,
+      uid: cr.metadata.uid,
+    });
+    assert.ok(stamped);
+    const client = createKubeClient({ kubeConfig: kc });
+    try {
+      // Its credentials Secret first, as it did (without it, the claims below would make the new
+      // controller refuse to invent passwords for data that exists).
+      const credentials = await ensureCredentials(client, cr as unknown as CustomResource);
+      assert.equal(credentials.state, 'created');
+      await client.apply(stamped.object);
+    } finally {
+      await client.close();
+    }
+    // No kubelet here: stand in for it for older-0 only. OrderedReady then creates older-1, and never
+    // older-2 while older-1 is not Ready (what left a whole-cluster restart without its members).
+    const pod = (name: string) => core.readNamespacedPod({ namespace: ns, name });
+    await eventually(() => pod('older-0'), { timeoutMs: 30_000, description: 'pod older-0 (OrderedReady: the first)' });
+    await core.patchNamespacedPodStatus(
+      {
+        namespace: ns,
+        name: 'older-0',
+        body: {
+          status: {
+            phase: 'Running',
+            conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: new Date() }],
+          },
+        },
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    await eventually(() => pod('older-1'), {
+      timeoutMs: 30_000,
+      description: 'pod older-1, once older-0 is Ready (OrderedReady)',
+    });
+    const before = await apps.readNamespacedStatefulSet({ namespace: ns, name: 'older' });
+    assert.equal(before.spec?.podManagementPolicy, 'OrderedReady');
+    const pods = await Promise.all(['older-0', 'older-1'].map(pod));
+    const claims = await Promise.all(
+      ['data-older-0', 'data-older-1'].map((name) => core.readNamespacedPersistentVolumeClaim({ namespace: ns, name })),
+    );
+    await assert.rejects(pod('older-2'), 'OrderedReady starts no third member while the second is not Ready');
+
+    // The upgraded controller.
+    controller = await startTestController(controlPlane, { namespaces: [ns] });
+    const after = await eventually(
+      async () => {
+        const sts = await apps.readNamespacedStatefulSet({ namespace: ns, name: 'older' });
+        assert.notEqual(sts.metadata?.uid, before.metadata?.uid, 'the StatefulSet was re-created');
+        assert.equal(sts.spec?.podManagementPolicy, 'Parallel');
+        // Parallel: the third member is created although the second is not Ready.
+        await pod('older-2');
+        return sts;
+      },
+      { timeoutMs: 60_000, description: 'a Parallel StatefulSet in place of the OrderedReady one, and older-2' },
+    );
+    for (const kept of pods) {
+      const now = await eventually(
+        async () => {
+          const p = await pod(kept.metadata?.name ?? '');
+          assert.equal(
+            p.metadata?.ownerReferences?.find((r) => r.controller)?.uid,
+            after.metadata?.uid,
+            'adopted by the new StatefulSet',
+          );
+          return p;
+        },
+        { timeoutMs: 30_000, description: `pod ${kept.metadata?.name ?? ''} adopted by the new StatefulSet` },
+      );
+      assert.equal(now.metadata?.uid, kept.metadata?.uid, `pod ${kept.metadata?.name ?? ''} was never deleted`);
+      assert.equal(now.metadata?.deletionTimestamp, undefined);
+    }
+    for (const kept of claims) {
+      const now = await core.readNamespacedPersistentVolumeClaim({ namespace: ns, name: kept.metadata?.name ?? '' });
+      assert.equal(now.metadata?.uid, kept.metadata?.uid, `claim ${kept.metadata?.name ?? ''} kept`);
+    }
+    const events = await core.listNamespacedEvent({ namespace: ns, fieldSelector: 'involvedObject.name=older' });
+    const recreated = events.items.find((e) => e.reason === 'StatefulSetRecreated');
+    assert.match(recreated?.message ?? '', /podManagementPolicy OrderedReady → Parallel/);
+    assert.ok(
+      !events.items.some((e) => e.reason === 'ApplyFailed'),
+      'the refused apply was never reported as a failure',
     );
   });
 });
