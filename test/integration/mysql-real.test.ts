@@ -138,7 +138,8 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
 
   it('starts every member read-only and unready until the controller makes one the primary and points the others at it', async function () {
     this.timeout(10 * 60_000);
-    // In order, as the StatefulSet starts them (OrderedReady): a replica clones a ready primary.
+    // The primary first: a replica waits for a primary that answers and clones it (the StatefulSet starts
+    // them all at once, Parallel; here in order, so that each step is looked at).
     primary.start();
     await alive(primary);
     assert.equal(sql(primary, 'SELECT @@GLOBAL.read_only, @@GLOBAL.super_read_only'), '1\t1');

@@ -47,7 +47,7 @@ describe('MySQLCluster accounts rotated on a real MySQL 9.7', function () {
     sandbox = await startMySQLSandbox();
     members = [0, 1, 2].map((i) => sandbox.member(i));
     primary = members[0] as SandboxMember;
-    // As the StatefulSet starts them (OrderedReady) and the controller configures them.
+    // As the controller configures them: the primary first, then each replica clones it.
     primary.start();
     await alive(primary);
     makePrimary(primary);

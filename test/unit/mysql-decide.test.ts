@@ -694,8 +694,8 @@ describe('decide (MySQL cluster manager)', () => {
     });
 
     it('has members that followed a lost primary resume replicating from it while no failover is due (a restart of every pod)', () => {
-      // Every pod restarted while db-2 was the primary: only db-0 exists yet (OrderedReady), its
-      // replication stopped (skip_replica_start); it must connect again to become ready.
+      // Every pod restarted while db-2 was the primary: only db-0 answers yet (the others still
+      // start), its replication stopped (skip_replica_start); it must connect again to become ready.
       const members = [replica(0, `${A}:1-9`, { from: 2, role: 'none', channel: { receiver: 'OFF', applier: 'OFF' } })];
       const s = step(view(members, { primary: 'db-2', primaryHost: host(2), primaryDownMs: 600_000 }));
       assert.deepEqual(s, { type: 'replicate', member: 'db-0', source: 'db-2', sourceHost: host(2) });

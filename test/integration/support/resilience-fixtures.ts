@@ -162,8 +162,8 @@ export class Api {
 
   /**
    * Stands in for the kubelet that this control plane lacks: marks the Pods of a StatefulSet Running
-   * and Ready. The statefulset controller creates member n+1 (and its volume) only once member n is
-   * ready (OrderedReady), and applies the PVC retention policy to ready members.
+   * and Ready. The statefulset controller applies the PVC retention policy to ready members (and an
+   * OrderedReady StatefulSet, as older recon8s made, creates member n+1 only once member n is ready).
    */
   async markPodsReady(namespace: string, instance: string): Promise<void> {
     for (const pod of await this.list(
