@@ -319,6 +319,34 @@ describe('MySQLCluster scripts', () => {
       assert.equal(primaryChecks(box.calls()).length, 1, box.calls());
     });
 
+    it('never initializes ordinal 0 once the cluster has a recorded history: it clones a primary holding it, even with an empty volume', () => {
+      const r = bootstrap('shop-0', { RECON8S_RECORDED_HISTORY: 'shop-0' });
+      assert.equal(r.status, 0, r.stderr);
+      assert.match(r.stderr, /has a recorded history \(its first primary was shop-0\)/);
+      const calls = box.calls();
+      assert.ok(calls.includes('CLONE INSTANCE FROM'), calls);
+      // Only the throwaway recipient is initialized; no account is created; the primary asked only to wait for it.
+      assert.doesNotMatch(calls, /--initialize-insecure --datadir=\S+\/data\.bootstrap$/m);
+      assert.equal(/CREATE USER|ALTER USER/.test(calls), false, calls);
+      assert.equal(primaryChecks(calls).length, 1, calls);
+    });
+
+    it("queues for a donor busy with another member's clone (ERROR 3634, members started together), then clones", () => {
+      const r = bootstrap('shop-2', { FAKE_CLONE_BUSY: '2', CLONE_RETRY_SECONDS: '0' });
+      assert.equal(r.status, 0, r.stderr);
+      assert.equal(r.stderr.match(/serves another member's clone; trying again/g)?.length, 2, r.stderr);
+      assert.equal(box.calls().match(/CLONE INSTANCE FROM/g)?.length, 3);
+      assert.deepEqual(readdirSync(volume('data')).sort(), ['mysql.ibd']);
+    });
+
+    it('fails the attempt on any other clone error, saying it, and leaves nothing half-made', () => {
+      const r = bootstrap('shop-2', { FAKE_CLONE_ERROR: 'ERROR 1045 (28000): Access denied for user' });
+      assert.equal(r.status, 1);
+      assert.match(r.stderr, /the clone of shop-primary:3306 failed: ERROR 1045 \(28000\): Access denied/);
+      assert.equal(existsSync(volume('data')), false);
+      assert.equal(existsSync(volume('bootstrap-recipient')), false);
+    });
+
     it('leaves nothing half-made when the clone fails', () => {
       const r = box.run('bootstrap.sh', { POD_NAME: 'shop-1', DATA_VOLUME: volume(), ...MEMBER, FAKE_SQL_STATUS: '1' });
       assert.equal(r.status, 1);

@@ -7,10 +7,15 @@
 # - An empty one is built beside it (<datadir>.bootstrap) and renamed into place only when complete,
 #   so an interrupted bootstrap leaves nothing half-made: the next attempt removes the leftovers and
 #   starts again. A non-empty directory without a data dictionary is refused, never overwritten.
-# - Ordinal 0 of a new cluster (no primary answers on the primary Service) initializes a new one
-#   (mysqld --initialize-insecure), then a temporary mysqld without networking restores a backup into
-#   it when spec.restore says so (restore.sh), sets the root password and creates the accounts. It
-#   starts read-only like every member; the controller makes it the first primary.
+# - Ordinal 0 of a new cluster (no primary answers on the primary Service, and the controller has
+#   recorded no history: RECON8S_RECORDED_HISTORY, from the cluster's history ConfigMap, is empty)
+#   initializes a new one (mysqld --initialize-insecure), then a temporary mysqld without networking
+#   restores a backup into it when spec.restore says so (restore.sh), sets the root password and creates
+#   the accounts. It starts read-only like every member; the controller makes it the first primary.
+# - Once the cluster has a history, an empty data directory is never initialized, on any ordinal: a
+#   new, empty database is not the cluster's data, and a member without the data must never become the
+#   primary (the controller would find it empty; it never makes such a member writable either). It
+#   waits for a primary to answer (the controller fails over to a member that holds the data) and clones.
 # - Any other member, and ordinal 0 when a primary answers (its volume was lost), clones the primary
 #   (found through the primary Service, which follows the role label) with the clone plugin. CLONE
 #   INSTANCE needs a running recipient server, so a throwaway one is initialized in a scratch
@@ -63,7 +68,13 @@ initialize() {
 start_server() {
   # The largest packets MySQL allows: a restore replays row events of whole transactions (a bulk
   # INSERT ... SELECT is one event of its every row), which the defaults (64 MiB) refuse.
-  mysqld_with --datadir="$1" --socket="$sock" --pid-file="$pidfile" --max-allowed-packet=1G --skip-networking --mysqlx=OFF &
+  # An earlier attempt's server died with its container, but its socket lock file stays in $RECON8S_TMP
+  # (an emptyDir) naming its pid, which a fresh container reuses (pids start over): mysqld would refuse
+  # to start ("Another process ... is using unix socket file") on every later attempt.
+  rm -f -- "$sock" "$sock.lock" "$pidfile"
+  # exec: $server_pid is mysqld itself, which cleanup's TERM then reaches (not a subshell around it).
+  (exec mysqld --defaults-file="$RECON8S_MY_CNF" --read-only=OFF --super-read-only=OFF \
+    --datadir="$1" --socket="$sock" --pid-file="$pidfile" --max-allowed-packet=1G --skip-networking --mysqlx=OFF) &
   server_pid=$!
   local i
   for ((i = 0; i < 600; i++)); do
@@ -164,16 +175,29 @@ clone_primary() {
   wait_for_primary
   initialize "$scratch"
   start_server "$scratch"
-  log "cloning the primary $PRIMARY_HOST:$RECON8S_MYSQL_PORT"
-  local donor
+  printf 'SET GLOBAL clone_valid_donor_list = %s;\n' "$(sql_quote "$PRIMARY_HOST:$RECON8S_MYSQL_PORT")" | temporary_sql
+  local donor i out
   donor=$(sql_quote "$PRIMARY_HOST")
-  {
-    printf "SET SESSION sql_mode = '';\n"
-    printf 'SET GLOBAL clone_valid_donor_list = %s;\n' "$(sql_quote "$PRIMARY_HOST:$RECON8S_MYSQL_PORT")"
-    printf "CLONE INSTANCE FROM '%s'@%s:%d IDENTIFIED BY %s DATA DIRECTORY = %s;\n" \
-      "$RECON8S_REPLICATION_USER" "$donor" "$RECON8S_MYSQL_PORT" "$(sql_quote "$MYSQL_REPLICATION_PASSWORD")" "$(sql_quote "$stage")"
-    printf 'SHUTDOWN;\n'
-  } | temporary_sql
+  for ((i = 1; ; i++)); do
+    log "cloning the primary $PRIMARY_HOST:$RECON8S_MYSQL_PORT"
+    if out=$({
+      printf "SET SESSION sql_mode = '';\n"
+      printf "CLONE INSTANCE FROM '%s'@%s:%d IDENTIFIED BY %s DATA DIRECTORY = %s;\n" \
+        "$RECON8S_REPLICATION_USER" "$donor" "$RECON8S_MYSQL_PORT" "$(sql_quote "$MYSQL_REPLICATION_PASSWORD")" "$(sql_quote "$stage")"
+    } | temporary_sql 2>&1); then
+      break
+    fi
+    # A donor serves one clone at a time (its error 3634, which the recipient reports inside its own 3862:
+    # "Clone Donor Error: 3634 : Too many concurrent clone operations"): members started together (a new
+    # cluster, every pod of one restarted at once) queue for it. Anything else fails this attempt; the
+    # kubelet retries.
+    [[ $out == *'ERROR 3634 '* || $out == *'Clone Donor Error: 3634 '* ]] || die "the clone of $PRIMARY_HOST:$RECON8S_MYSQL_PORT failed: $out"
+    ((i < 180)) || die "the primary $PRIMARY_HOST:$RECON8S_MYSQL_PORT served other clones for 30 minutes: $out"
+    log "the primary serves another member's clone; trying again in ${CLONE_RETRY_SECONDS:-10} s"
+    rm -rf -- "$stage"
+    sleep "${CLONE_RETRY_SECONDS:-10}" # overridden by unit tests only
+  done
+  printf 'SHUTDOWN;\n' | temporary_sql
   await_shutdown
   rm -rf -- "$scratch"
   rm -f -- "$stage/auto.cnf" "$stage/mysqld-auto.cnf"
@@ -196,7 +220,14 @@ entries=("$datadir"/*)
   die "$datadir is not empty but holds no MySQL data dictionary (mysql.ibd); refusing to overwrite it"
 rm -rf -- "$stage" "$scratch"
 
-if (($(member_ordinal) == 0)) && ! primary_answers; then initialize_primary; else clone_primary; fi
+if (($(member_ordinal) == 0)) && [[ -z ${RECON8S_RECORDED_HISTORY:-} ]] && ! primary_answers; then
+  initialize_primary
+else
+  if [[ -n ${RECON8S_RECORDED_HISTORY:-} ]]; then
+    log "the cluster has a recorded history (its first primary was $RECON8S_RECORDED_HISTORY): this empty member clones a primary that holds it, never starts an empty database"
+  fi
+  clone_primary
+fi
 
 [[ -e $stage/mysql.ibd ]] || die "$stage holds no data dictionary after bootstrapping"
 mv -T -- "$stage" "$datadir"

@@ -28,6 +28,12 @@ if [[ -z $query ]]; then
   printf 'STDIN\\n%s\\n' "$sql" >>"$FAKE_DIR/calls"
   [[ $sql == *SHUTDOWN* ]] && touch "$FAKE_DIR/shutdown"
   if [[ $sql == *'CLONE INSTANCE'* && -n \${FAKE_CLONE_ERROR:-} ]]; then printf '%s\\n' "$FAKE_CLONE_ERROR" >&2; exit 1; fi
+  # The donor busy with another member's clone, for the first FAKE_CLONE_BUSY attempts.
+  if [[ $sql == *'CLONE INSTANCE'* ]] && (($(cat "$FAKE_DIR/clone-busy" 2>/dev/null || echo 0) < \${FAKE_CLONE_BUSY:-0})); then
+    echo $(($(cat "$FAKE_DIR/clone-busy" 2>/dev/null || echo 0) + 1)) >"$FAKE_DIR/clone-busy"
+    echo 'ERROR 3862 (HY000) at line 2: Clone Donor Error: 3634 : Too many concurrent clone operations. Maximum allowed - 1..' >&2
+    exit 1
+  fi
   if [[ $sql =~ DATA\\ DIRECTORY\\ =\\ \\'([^\\']*)\\' ]]; then
     mkdir -p "\${BASH_REMATCH[1]}" && touch "\${BASH_REMATCH[1]}"/{mysql.ibd,auto.cnf,mysqld-auto.cnf}
   fi
