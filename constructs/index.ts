@@ -45,6 +45,7 @@ export type { KindDefinition, ResourceType } from './schema/schema.js';
 export {
   clusterNames as mysqlClusterNames,
   SECRET_KEYS as MYSQL_SECRET_KEYS,
+  HISTORY_KEYS as MYSQL_HISTORY_KEYS,
   ADMIN_USER as MYSQL_ADMIN_USER,
   REPLICATION_USER as MYSQL_REPLICATION_USER,
   MYSQL_PORT,

@@ -21,6 +21,7 @@ import {
   PATHS,
   SECRET_KEYS,
   DATA_VOLUME,
+  HISTORY_KEYS,
   databaseSelector,
 } from './layout.js';
 import { exporterContainers, metricsLabels, scrapeAnnotations } from './exporter.js';
@@ -182,6 +183,19 @@ function memberEnv(ctx: MySQLClusterContext): k8s.EnvVar[] {
   ];
 }
 
+/**
+ * Whether the cluster has a recorded history (the controller's history ConfigMap, read when the container
+ * starts; empty while it does not exist): an empty data directory then never starts a new database.
+ */
+function historyEnv(ctx: MySQLClusterContext): k8s.EnvVar {
+  return {
+    name: 'RECON8S_RECORDED_HISTORY',
+    valueFrom: {
+      configMapKeyRef: { name: ctx.names.history, key: HISTORY_KEYS.firstPrimary, optional: true },
+    },
+  };
+}
+
 /** With spec.restore: what the first member of a new cluster restores (scripts/restore.sh). */
 function restoreEnv(restore: ResolvedMySQLRestore): k8s.EnvVar[] {
   return [
@@ -199,7 +213,7 @@ function bootstrapContainer(ctx: MySQLClusterContext): k8s.Container {
   return {
     ...baseContainer(ctx, 'bootstrap'),
     command: runScript(SCRIPT.bootstrap),
-    env: [...memberEnv(ctx), ...(restore ? restoreEnv(restore) : [])],
+    env: [...memberEnv(ctx), historyEnv(ctx), ...(restore ? restoreEnv(restore) : [])],
     resources: resourceRequirements(ctx.spec.resources),
     volumeMounts: [
       mount(VOLUMES.scripts, PATHS.scripts, true),

@@ -137,6 +137,16 @@ describe('MySQLCluster', () => {
       assert.deepEqual(podSpec.containers[1]?.args, ['agent']);
     });
 
+    it("tells bootstrap whether the cluster has a recorded history: the controller's <name>-history ConfigMap, optional (a new cluster has none), and starts every member at once (Parallel)", () => {
+      const s = synthMySQL();
+      assert.deepEqual(env(s.container('bootstrap'), 'RECON8S_RECORDED_HISTORY')?.valueFrom, {
+        configMapKeyRef: { name: 'shop-history', key: 'first-primary', optional: true },
+      });
+      // Never rendered: only the controller knows that the cluster has had a primary.
+      assert.ok(!s.objects.some((m) => m.kind === 'ConfigMap' && m.metadata?.name === 'shop-history'));
+      assert.equal(s.statefulSet.spec?.podManagementPolicy, 'Parallel');
+    });
+
     it('exposes port 3306 named mysql', () => {
       assert.deepEqual(synthMySQL().container('mysql').ports, [{ name: 'mysql', containerPort: 3306 }]);
     });
