@@ -264,8 +264,8 @@ export class Agent {
       }
     }
     if (flags.offline && !flags.superReadOnly) {
-      // Only a fencing turns offline_mode on, and one that ends, done or given up, turns it off: this
-      // one's process went away half-way, perhaps with the source side off. Finish it.
+      // Only a fencing turns offline_mode on, and one that ends leaves the member read-only (or, given up,
+      // turns it off): this one's process went away half-way, perhaps with the source side off. Finish it.
       this.log(
         'offline and writable: a fencing of this member did not end, or is under way; making it read-only unless it ends first',
       );
@@ -312,7 +312,7 @@ export class Agent {
     if (kind === 'live') return this.sql.rows('SELECT 1').then(() => liveness(undefined), liveness);
     try {
       const flags = await this.sql.flags();
-      return readiness(flags.readOnly, flags.readOnly ? await this.sql.channel() : undefined);
+      return readiness(flags.readOnly, flags.readOnly ? await this.sql.channel() : undefined, flags.offline);
     } catch (e) {
       return { ok: false, message: `mysqld does not answer: ${messageOf(e)}` };
     }

@@ -13,10 +13,14 @@ export interface Health {
  * whose applier runs and whose receiver has not given up: a receiver that is reconnecting (the primary
  * restarts) keeps it ready, so that a primary restart does not take every read endpoint away. A member
  * that neither takes writes nor replicates (not configured yet, or its replication stopped on an error)
- * would serve stale data for ever. The Services also select by the role label the controller sets, so
- * readiness alone never makes a member the primary.
+ * would serve stale data for ever; nor one kept offline since a fencing (it refuses clients). The
+ * Services also select by the role label the controller sets, so readiness alone never makes a member
+ * the primary.
  */
-export function readiness(readOnly: boolean, channel: ChannelThreads | undefined): Health {
+export function readiness(readOnly: boolean, channel: ChannelThreads | undefined, offline = false): Health {
+  // Kept offline since a fencing (lib/mysql/fencing.ts): it refuses clients, so no Service sends it any.
+  if (offline)
+    return { ok: false, message: 'offline since it was fenced: it serves no client until the controller admits it' };
   if (!readOnly) return { ok: true, message: 'writable' };
   if (!channel) return { ok: false, message: 'read-only and not replicating (waiting for the controller)' };
   if (channel.applier !== 'ON')

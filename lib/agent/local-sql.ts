@@ -6,7 +6,15 @@
 import type { Connection, Pool, PoolOptions, RowDataPacket } from 'mysql2/promise';
 import { REPLICATION_USER } from '../../constructs/mysql-member.js';
 import type { FencingSql } from '../mysql/fencing.js';
-import { LOCK_SQL, SESSION_STATE_SQL, clientSessionsQuery, killStatement, killedOrGone } from '../mysql/fencing.js';
+import {
+  FENCING_FLAGS_SQL,
+  LOCK_SQL,
+  SESSION_STATE_SQL,
+  clientSessionsQuery,
+  fencingFlagsFrom,
+  killStatement,
+  killedOrGone,
+} from '../mysql/fencing.js';
 
 /** The deadline of one statement: a probe answers within the kubelet's timeout. */
 const STATEMENT_MS = 4000;
@@ -290,12 +298,9 @@ export class LocalSql {
           });
           return row ? String(row.state ?? '') : undefined;
         },
-        semiSyncSourceEnabled: async () => {
-          const [[row]] = await c.query<RowDataPacket[]>({
-            sql: 'SELECT @@GLOBAL.rpl_semi_sync_source_enabled AS v',
-            timeout: STATEMENT_MS,
-          });
-          return Number(row?.v) === 1;
+        fencingFlags: async () => {
+          const [[row]] = await c.query<RowDataPacket[]>({ sql: FENCING_FLAGS_SQL, timeout: STATEMENT_MS });
+          return fencingFlagsFrom(row);
         },
       });
     } finally {

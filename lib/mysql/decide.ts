@@ -19,6 +19,13 @@
 //    `failoverAfterMs`, and the controller fenced it), a majority of the members answers, every
 //    candidate's receiver has stopped (the old primary can get no more acknowledgements), and the
 //    chosen candidate holds every transaction any candidate received (failover.ts).
+// 6. A recorded primary that answers without its term's data (another server_uuid: its volume was lost
+//    or replaced; or lacking what it held when its term began) is never made writable, never the
+//    reference others are compared with (they are not errant for holding the data it lost), and counts
+//    as a primary that is down: a replica holding the data takes over (PrimaryDataLost).
+// 7. A member that may serve a transaction a failover could still discard (its fencing released commits
+//    stranded waiting for an acknowledgement) serves no client (offline_mode, fencing.ts) until what it
+//    holds is all on the primary: then it is admitted again (admitClients), as a replica.
 // A member whose certificate the controller refused counts as one that does not answer, in all of them.
 import type { MySQLMemberStatus } from '../../constructs/index.js';
 import type { GtidSet } from './gtid-set.js';
@@ -65,6 +72,11 @@ export interface MemberSql {
     /** Semi-synchronous replicas connected now (Rpl_semi_sync_source_clients); undefined when not known. */
     readonly clients?: number;
   };
+  /**
+   * offline_mode: it refuses every client session but the operator's and replication's (accounts with
+   * CONNECTION_ADMIN). A fencing that released stranded commits leaves it on (fencing.ts). Undefined: not known (off).
+   */
+  readonly offline?: boolean;
 }
 
 export interface MemberView {
@@ -127,6 +139,11 @@ export interface ClusterView {
    * since may not have reached the primary before it was lost. Default: `waitCount`.
    */
   readonly termWaitCount?: number;
+  /**
+   * The recorded primary's term (status.primaryTerm, when it names the recorded primary): the data
+   * directory it began with and what it held then. A primary that answers without them lost its data.
+   */
+  readonly primaryTerm?: { readonly serverUuid: string; readonly ownGtidsAtStart: GtidSet };
   /** Members found with errant transactions while the primary could be compared with (status). */
   readonly knownErrant: ReadonlySet<string>;
   /**
@@ -166,6 +183,11 @@ export type Step =
   | { readonly type: 'enableWrites'; readonly member: string; readonly waitCount: number }
   /** Point the member at the primary (GTID auto-positioning) and start replicating. */
   | { readonly type: 'replicate'; readonly member: string; readonly source: string; readonly sourceHost: string }
+  /**
+   * offline_mode off: a member kept offline since a fencing (it might have served commits a failover
+   * discards) replicates from the primary, which holds everything it has: its reads are the primary's history.
+   */
+  | { readonly type: 'admitClients'; readonly member: string }
   /** STOP REPLICA: an errant member must not acknowledge the primary's writes. */
   | { readonly type: 'stopReplication'; readonly member: string }
   /** Failover, first half: the candidates stop receiving from the lost primary. */
@@ -244,6 +266,65 @@ function replicatesFrom(m: MemberView, host: string): boolean {
 }
 
 export function decide(view: ClusterView): Decision {
+  const lost = primaryDataLost(view);
+  return lost === undefined ? decideFrom(view, false) : withoutLostPrimary(view, lost);
+}
+
+/**
+ * Why the recorded primary, which answers, no longer holds its term's data (invariant 6); undefined when
+ * it holds it, does not answer, or no term is recorded for it.
+ */
+export function primaryDataLost(view: Pick<ClusterView, 'members' | 'primary' | 'primaryTerm'>): string | undefined {
+  const term = view.primaryTerm;
+  const primary = view.members.find((m) => m.name === view.primary);
+  const sql = primary?.sql;
+  if (!term || !primary || !sql) return undefined;
+  if (sql.serverUuid !== term.serverUuid)
+    return `the primary ${primary.name} came back with another data directory (server_uuid ${sql.serverUuid}, its term began with ${term.serverUuid}): its volume was lost or replaced`;
+  const missing = term.ownGtidsAtStart.subtract(sql.executed);
+  if (!missing.isEmpty())
+    return `the primary ${primary.name} came back without transactions it held when its term began (${missing.toString()}): its data was replaced or rolled back`;
+  return undefined;
+}
+
+/**
+ * Invariant 6: the decision with the recorded primary counted as down (its mysqld known not to hold the
+ * data, so with semi-synchronous replication a replica takes over at once), the primary fenced first if it
+ * is writable, and PrimaryDataLost said whatever the step.
+ */
+function withoutLostPrimary(view: ClusterView, why: string): Decision {
+  const lost = view.members.find((m) => m.name === view.primary);
+  const { primaryTerm: _term, ...rest } = view;
+  const hidden: ClusterView = {
+    ...rest,
+    primaryStopped: why,
+    // Waiting does not bring the data back: no failoverAfterMs to wait out, with or without semi-sync.
+    primaryDownMs: Math.max(view.primaryDownMs ?? 0, view.failoverAfterMs),
+    members: view.members.map((m) => (m.name === view.primary ? { ...m, sql: undefined, error: why } : m)),
+  };
+  const d = decideFrom(hidden, true);
+  const members = d.members.map((s) =>
+    s.name === lost?.name ? { ...s, reachable: true, writable: lost.sql?.writable ?? false, message: why } : s,
+  );
+  if (lost?.sql?.writable)
+    return {
+      ...d,
+      step: { type: 'fence', member: lost.name, writable: true },
+      problems: [
+        { reason: 'PrimaryDataLost', message: `${why}: it is made read-only before anything else` },
+        ...d.problems,
+      ],
+      members,
+    };
+  // A wait says it in its own reason; any other step goes on with the failover, and status says why.
+  if (d.step.type === 'wait')
+    return { ...d, step: { type: 'wait', reason: 'PrimaryDataLost', message: `${why}; ${d.step.message}` }, members };
+  const next = 'it is never made writable again: a replica holding the data takes over, and it rejoins by clone';
+  return { ...d, problems: [{ reason: 'PrimaryDataLost', message: `${why}; ${next}` }, ...d.problems], members };
+}
+
+/** decide(), once the recorded primary is known to hold its data (or `primaryLost`: it is counted as down for not holding it). */
+function decideFrom(view: ClusterView, primaryLost: boolean): Decision {
   const members = [...view.members].sort((a, b) => a.ordinal - b.ordinal);
   const byName = new Map(members.map((m) => [m.name, m]));
   const primary = view.primary !== undefined ? byName.get(view.primary) : undefined;
@@ -302,7 +383,8 @@ export function decide(view: ClusterView): Decision {
     // While no failover is due, members that followed the primary keep (re)connecting to it: after a
     // restart of every pod, they are ready only once replicating, and the StatefulSet starts the next
     // pod only then.
-    if (step.type === 'wait' && (step.reason === 'PrimaryUnreachable' || step.reason === 'NoQuorum')) {
+    // Never towards a primary that lost its data: it holds nothing they lack, and it is never a source again.
+    if (!primaryLost && step.type === 'wait' && (step.reason === 'PrimaryUnreachable' || step.reason === 'NoQuorum')) {
       const idle = answering.find((m) => {
         const c = m.sql?.channel;
         return (
@@ -377,6 +459,8 @@ export function decide(view: ClusterView): Decision {
     // A member leaving in a scale-down stops receiving instead (scale-down.ts).
     if (m.name === primary.name || errant.has(m.name) || isLeaving(view, m)) continue;
     if (replicatesFrom(m, primary.host)) {
+      // Not errant: the primary holds all it has, so what it serves can no longer be discarded (invariant 7).
+      if (m.sql?.offline) return result({ type: 'admitClients', member: m.name });
       if (m.role !== 'replica') return result({ type: 'label', member: m.name, role: 'replica' });
       continue;
     }

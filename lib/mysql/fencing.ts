@@ -35,8 +35,29 @@ export interface FencingSql {
   lock(name: string, seconds: number): Promise<boolean>;
   /** PROCESSLIST's STATE of session `id` ('' when it has none); undefined once the session has ended. */
   sessionState(id: number): Promise<string | undefined>;
-  /** @@GLOBAL.rpl_semi_sync_source_enabled. */
-  semiSyncSourceEnabled(): Promise<boolean>;
+  /** @@GLOBAL.rpl_semi_sync_source_enabled and @@GLOBAL.offline_mode, in one look. */
+  fencingFlags(): Promise<FencingFlags>;
+}
+
+/** What fencing reads of the member before it keeps writes out. */
+export interface FencingFlags {
+  /** @@GLOBAL.rpl_semi_sync_source_enabled: commits wait for a replica's acknowledgement. */
+  readonly semiSyncSource: boolean;
+  /**
+   * @@GLOBAL.offline_mode: on at the start of a fencing, it is the mark of one that did not end (which
+   * may have released stranded commits) or of a member kept out (KEEP_CLIENTS_OUT): either way clients
+   * stay out once this fencing ends.
+   */
+  readonly offline: boolean;
+}
+
+/** The query behind FencingSql.fencingFlags. */
+export const FENCING_FLAGS_SQL =
+  'SELECT @@GLOBAL.rpl_semi_sync_source_enabled AS semiSyncSource, @@GLOBAL.offline_mode AS offline';
+
+/** FencingSql.fencingFlags from FENCING_FLAGS_SQL's row. */
+export function fencingFlagsFrom(row: Record<string, unknown> | undefined): FencingFlags {
+  return { semiSyncSource: Number(row?.semiSyncSource) === 1, offline: Number(row?.offline) === 1 };
 }
 
 export interface FenceOptions {
@@ -76,6 +97,15 @@ export interface FenceOptions {
 
 /** The statement that ends one session: a client of it is never told that a commit in flight succeeded. */
 export const killStatement = (id: number): string => `KILL CONNECTION ${Math.trunc(id)}`;
+
+/**
+ * Keeps every client but the operator's and replication's accounts (CONNECTION_ADMIN) out of a fenced
+ * member that may hold commits a failover discards, across restarts of its mysqld (persisted).
+ */
+export const KEEP_CLIENTS_OUT = 'SET PERSIST offline_mode = ON';
+
+/** Lets clients in again, for good: the member's data is the cluster's history (decide.ts's invariant 7). */
+export const ADMIT_CLIENTS = 'SET PERSIST offline_mode = OFF';
 
 /** The statement that makes a member read-only. */
 export const READ_ONLY = 'SET GLOBAL super_read_only = ON';
@@ -173,7 +203,10 @@ async function settledWithin(settled: Promise<void>, ms: number): Promise<void> 
  * ones are refused); every client session killed (KILL shuts its socket: no client is told that a
  * commit in flight succeeded); read-only requested aside, and seen queued; the sessions that logged in
  * meanwhile killed; the source side off (the stranded commits complete here, unacknowledged, to
- * clients already gone); read-only holds; offline_mode off.
+ * clients already gone); read-only holds; offline_mode off, unless stranded commits may have been
+ * released, by this fencing or by an earlier one that did not end (offline_mode was on when this one
+ * began): then it stays on, persisted before the source side goes off, so that no client reads a commit
+ * a failover may discard (KEEP_CLIENTS_OUT).
  *
  * Safe to stop at any point: it rejects on the first statement that fails and the caller tries again.
  * If read-only does not come, the source side is turned on again before the request is withdrawn; if
@@ -195,8 +228,8 @@ export async function fence(sql: FencingSql, o: FenceOptions): Promise<void> {
     if (readOnly) {
       await killClients(sql, o.spare, -1, false);
       if (!o.leaveSourceSide) await sql.exec('SET GLOBAL rpl_semi_sync_source_enabled = OFF');
-      // A fencing interrupted before its end may have left the member offline.
-      await sql.exec('SET GLOBAL offline_mode = OFF');
+      // offline_mode is left as it is: one that a fencing left on is lifted only once the member's data is
+      // known to be the cluster's history (decide.ts), never here.
       return;
     }
   }
@@ -229,13 +262,17 @@ export async function underFencingLock<T>(sql: Pick<FencingSql, 'lock' | 'exec'>
 
 /** fence()'s procedure for a member whose read-only does not come at once (fence() says why and how). */
 async function fenceHoldingWrites(sql: FencingSql, o: FenceOptions): Promise<void> {
-  const semiSyncWasOn = await sql.semiSyncSourceEnabled();
+  const before = await sql.fencingFlags();
+  // Clients stay out once this fencing ends: stranded commits this fencing or an earlier one released
+  // may be on the member (the earlier one's mark: offline_mode on now).
+  let keepOut = before.offline;
+  const clientsBack = (): Promise<void> => sql.exec(keepOut ? KEEP_CLIENTS_OUT : 'SET GLOBAL offline_mode = OFF');
   await sql.exec('SET GLOBAL offline_mode = ON');
   try {
     await killClients(sql, o.spare, -1, true);
   } catch (e) {
-    // Nothing released: clients may come back (offline_mode is the mark of a fencing that did not end).
-    await sql.exec('SET GLOBAL offline_mode = OFF').catch(() => undefined);
+    // Nothing released here: clients may come back unless an earlier fencing kept them out.
+    await clientsBack().catch(() => undefined);
     throw e;
   }
   const request = await sql.aside(READ_ONLY_REQUEST);
@@ -262,8 +299,13 @@ async function fenceHoldingWrites(sql: FencingSql, o: FenceOptions): Promise<voi
     if (readOnly.outcome === 'waiting') {
       // Every session that could have begun a write before the request was queued, ended.
       await killClients(sql, o.spare, request.id, true);
-      sourceSideOff = semiSyncWasOn;
-      if (semiSyncWasOn) await sql.exec('SET GLOBAL rpl_semi_sync_source_enabled = OFF');
+      if (before.semiSyncSource) {
+        // Persisted before anything is released: whatever fails after, no client reads a released commit.
+        await sql.exec(KEEP_CLIENTS_OUT);
+        keepOut = true;
+        sourceSideOff = true;
+        await sql.exec('SET GLOBAL rpl_semi_sync_source_enabled = OFF');
+      }
       await settledWithin(settled, deadline - Date.now());
     }
     if (readOnly.outcome instanceof Error) throw readOnly.outcome;
@@ -273,12 +315,18 @@ async function fenceHoldingWrites(sql: FencingSql, o: FenceOptions): Promise<voi
     // waits, writes queue behind it); if turning the source side on fails, the request stays.
     if (sourceSideOff && readOnly.outcome !== 'done') await sql.exec('SET GLOBAL rpl_semi_sync_source_enabled = ON');
     if (readOnly.outcome === 'waiting') await sql.kill(request.id).catch(() => undefined);
-    // Every commit needs its acknowledgement again (or read-only holds): clients may come back.
-    await sql.exec('SET GLOBAL offline_mode = OFF').catch(() => undefined);
+    // Every commit needs its acknowledgement again (or read-only holds): clients may come back, unless
+    // stranded commits may have been released (then the member stays offline, and the fencing that did
+    // not end is finished: by the caller's next try, or by the agent, lib/agent/agent.ts).
+    await clientsBack().catch(() => undefined);
     throw e;
   }
   await killClients(sql, o.spare, -1, false);
   // Off already where stranded commits needed it; left as it is for a member about to stop.
   if (!o.leaveSourceSide) await sql.exec('SET GLOBAL rpl_semi_sync_source_enabled = OFF');
-  await sql.exec('SET GLOBAL offline_mode = OFF');
+  // Commits stranded waiting for an acknowledgement were released, unacknowledged: no replica may have
+  // them, and a failover would discard them. A client that read one would have read a write that
+  // never was: the member serves no client until it is known to hold nothing the primary lacks
+  // (decide.ts admits it then). With nothing released, now or by an earlier fencing, clients may come back.
+  await clientsBack();
 }

@@ -5,10 +5,13 @@ import type { Connection, RowDataPacket } from 'mysql2/promise';
 import { GtidSet } from './gtid-set.js';
 import type { FencingSql } from './fencing.js';
 import {
+  ADMIT_CLIENTS,
+  FENCING_FLAGS_SQL,
   LOCK_SQL,
   SESSION_STATE_SQL,
   clientSessionsQuery,
   fence,
+  fencingFlagsFrom,
   killStatement,
   killedOrGone,
   underFencingLock,
@@ -243,7 +246,7 @@ export class MemberSession {
   /** Everything decide() needs from this member, in two queries, each within `deadlineMs`. */
   async observe(deadlineMs = QUERY_TIMEOUT_MS): Promise<MemberSql> {
     const [vars] = await this.rows(
-      'SELECT @@server_uuid AS uuid, @@read_only AS ro, @@gtid_executed AS executed, ' +
+      'SELECT @@server_uuid AS uuid, @@read_only AS ro, @@gtid_executed AS executed, @@offline_mode AS offline, ' +
         '@@rpl_semi_sync_source_enabled AS semi, @@rpl_semi_sync_source_wait_for_replica_count AS waitCount, ' +
         "(SELECT VARIABLE_VALUE FROM performance_schema.global_status WHERE VARIABLE_NAME = 'Rpl_semi_sync_source_clients') AS clients",
       undefined,
@@ -295,6 +298,7 @@ export class MemberSession {
             channel: { sourceHost: String(channel.host), receiver, applier, ...(error ? { error } : {}), ...timing },
           }
         : {}),
+      offline: Number(vars.offline) === 1,
       semiSync: {
         enabled: Number(vars.semi) === 1,
         waitCount: Number(vars.waitCount),
@@ -343,9 +347,9 @@ export class MemberSession {
         const [row] = await this.rows(SESSION_STATE_SQL, [id]);
         return row ? String(row.state ?? '') : undefined;
       },
-      semiSyncSourceEnabled: async () => {
-        const [row] = await this.rows('SELECT @@GLOBAL.rpl_semi_sync_source_enabled AS v');
-        return Number(row?.v) === 1;
+      fencingFlags: async () => {
+        const [row] = await this.rows(FENCING_FLAGS_SQL);
+        return fencingFlagsFrom(row);
       },
     };
   }
@@ -362,8 +366,8 @@ export class MemberSession {
       } else {
         await this.exec('SET GLOBAL rpl_semi_sync_source_enabled = OFF');
       }
-      // A fencing interrupted half-way may have left it offline (fence()).
-      await this.exec('SET GLOBAL offline_mode = OFF');
+      // Offline since a fencing (fence()): as the primary, what it holds is the cluster's history.
+      await this.exec(ADMIT_CLIENTS);
       await this.exec('SET GLOBAL super_read_only = OFF');
       await this.exec('SET GLOBAL read_only = OFF');
     });
@@ -386,8 +390,15 @@ export class MemberSession {
     });
     await this.exec(change.sql, [...change.values]);
     await this.exec('START REPLICA');
-    // A fencing interrupted half-way may have left it offline (fence()): a replica serves reads.
-    await this.exec('SET GLOBAL offline_mode = OFF');
+  }
+
+  /**
+   * offline_mode off, for good (persisted: a member kept offline by a fencing stays so across a restart
+   * of its mysqld until this): decide.ts asks it once the member replicates from a primary that holds
+   * everything it has.
+   */
+  async admitClients(): Promise<void> {
+    await this.exec(ADMIT_CLIENTS);
   }
 
   async stopReplication(): Promise<void> {

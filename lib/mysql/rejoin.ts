@@ -206,6 +206,8 @@ export const acknowledgements = (sql: Pick<MemberSql, 'semiSync'>): number =>
  * The primary's term after a look at it: begun now when none is recorded for it (a primary chosen
  * before the record existed: what it holds so far counts as from before the term), the fewest
  * acknowledgements lowered when it is writable waiting for fewer. The same object when nothing changed.
+ * A primary that answers with another server_uuid than its term's does not begin a new term: it lost its
+ * data (decide.ts's PrimaryDataLost), and the term still says what the data was.
  */
 export function termAfterLook(
   term: PrimaryTerm | undefined,
@@ -213,8 +215,9 @@ export function termAfterLook(
   waitCount: number,
 ): PrimaryTerm {
   const sql = primary.sql;
-  if (term?.member !== primary.name || term.serverUuid !== sql.serverUuid)
+  if (term?.member !== primary.name)
     return startTerm(primary.name, sql, sql.writable ? acknowledgements(sql) : waitCount);
+  if (term.serverUuid !== sql.serverUuid) return term;
   if (sql.writable && acknowledgements(sql) < term.semiSyncReplicas)
     return { ...term, semiSyncReplicas: acknowledgements(sql) };
   return term;

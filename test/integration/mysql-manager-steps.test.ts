@@ -16,8 +16,8 @@
 //   by one Warning Event per pod and reason (recorded through the real Event recorder), and is failed
 //   over from exactly as a member that does not answer.
 import assert from 'node:assert/strict';
-import type { V1ContainerStatus, V1Pod, V1StatefulSet } from '@kubernetes/client-node';
-import { MYSQL_CLUSTER, mysqlClusterNames } from '../../constructs/index.js';
+import type { V1ConfigMap, V1ContainerStatus, V1Pod, V1StatefulSet } from '@kubernetes/client-node';
+import { MANAGED_BY, MYSQL_CLUSTER, MYSQL_HISTORY_KEYS, mysqlClusterNames } from '../../constructs/index.js';
 import type { ClusterManagerOptions, MemberActions } from '../../lib/controller/mysql-cluster/cluster-manager.js';
 import { createMySQLClusterManager } from '../../lib/controller/mysql-cluster/cluster-manager.js';
 import { createEventRecorder, recordManaged } from '../../lib/controller/events.js';
@@ -188,6 +188,9 @@ class FakeMembers {
         stopReplication: async () => {
           did('stopReplication');
           delete member.channel;
+        },
+        admitClients: async () => {
+          did('admitClients');
         },
         stopReceiver: async () => {
           did('stopReceiver');
@@ -755,6 +758,31 @@ describe('MySQLCluster manager steps (real API server, fake members)', function 
     await ctl.manage({ ...context(await read()), metrics });
     assert.equal(((await read()).status as { currentPrimary?: string }).currentPrimary, 'ha-1');
     assert.equal(await valueOf(metrics.mysqlFailovers, labels), 1);
+  });
+
+  it("records the cluster's history once it has a primary (what every member's bootstrap reads before it would start an empty database): owned by the cluster, never rewritten, not even by a failover", async () => {
+    const members = new FakeMembers();
+    const primary = members.state.get(`${NAME}-0`) as Member;
+    primary.up = true;
+    const ctl = controller('ctl', members);
+    const history = (): Promise<V1ConfigMap> =>
+      client.requestJson<V1ConfigMap>({ path: `/api/v1/namespaces/${namespace}/configmaps/${names.history}` });
+    await ctl.manage(context(await read()));
+    const first = await history();
+    assert.deepEqual(first.data, { [MYSQL_HISTORY_KEYS.firstPrimary]: `${NAME}-0` });
+    assert.equal(first.metadata?.ownerReferences?.[0]?.uid, (await read()).metadata.uid);
+    assert.equal(first.metadata?.labels?.['app.kubernetes.io/managed-by'], MANAGED_BY);
+    // No ApplySet membership: nothing ever prunes it while the cluster exists.
+    assert.ok(!Object.keys(first.metadata?.labels ?? {}).some((k) => k.startsWith('applyset.kubernetes.io')));
+    primary.up = false;
+    ctl.clock.t = 4_000;
+    await ctl.manage(context(await read()));
+    ctl.clock.t = 10_000;
+    await ctl.manage(context(await read()));
+    assert.equal(((await read()).status as { currentPrimary?: string }).currentPrimary, `${NAME}-1`);
+    const after = await history();
+    assert.equal(after.metadata?.resourceVersion, first.metadata?.resourceVersion);
+    assert.deepEqual(after.data, first.data);
   });
 
   it('fails over from a primary that answers but that none of its replicas hears, fencing it first, without making it writable again meanwhile', async () => {

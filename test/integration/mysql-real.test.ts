@@ -77,7 +77,7 @@ function tracing(f: FencingSql, log: (line: string) => void): FencingSql {
     }),
     sessionState: traced('sessionState', (id: number) => f.sessionState(id)),
     lock: traced('lock', (name: string, seconds: number) => f.lock(name, seconds)),
-    semiSyncSourceEnabled: traced('semiSyncSourceEnabled', () => f.semiSyncSourceEnabled()),
+    fencingFlags: traced('fencingFlags', () => f.fencingFlags()),
   };
 }
 
@@ -721,9 +721,11 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
           `writes acknowledged though no replica could acknowledge them:\n${trace.join('\n')}`,
         );
         assert.ok(tally.loginsWhileFencing > 0, 'root logged in again while the member was being fenced');
+        // No commit could be acknowledged (3 replicas asked for): every fencing released the stranded ones,
+        // so clients stay out (persisted) until the controller finds the member's data in the history.
         assert.equal(
           sql(primary, 'SELECT @@GLOBAL.super_read_only, @@GLOBAL.offline_mode, @@GLOBAL.rpl_semi_sync_source_enabled'),
-          '1\t0\t0',
+          '1\t1\t0',
         );
       }
       // Back as the other tests expect it: the primary, each commit acknowledged by one replica.
@@ -755,7 +757,7 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
       );
       // The fencing process dies: its session's socket closes with the request still waiting.
       request.destroy();
-      // Released (offline_mode stays off: the agent, which finishes a fencing that left it on, keeps out).
+      // Released (the agent, which finishes a fencing that left offline_mode on, keeps clients out).
       sql(primary, 'SET GLOBAL rpl_semi_sync_source_enabled = OFF');
       await stranded;
       await eventually(() => assert.equal(sql(primary, 'SELECT @@GLOBAL.super_read_only'), '1'), {
@@ -763,14 +765,15 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
         intervalMs: 100,
         description: 'read-only, set by the request of a client that went away',
       });
-      // And when it did not get that far (read-only never came), the member's agent finishes the fencing.
+      // And when it did not get that far (read-only never came), the member's agent finishes the fencing,
+      // keeping clients out: the fencing that did not end may have released stranded commits.
       sql(primary, 'SET GLOBAL super_read_only = OFF; SET GLOBAL read_only = OFF; SET GLOBAL offline_mode = ON');
       await eventually(
-        () => assert.equal(sql(primary, 'SELECT @@GLOBAL.super_read_only, @@GLOBAL.offline_mode'), '1\t0'),
+        () => assert.equal(sql(primary, 'SELECT @@GLOBAL.super_read_only, @@GLOBAL.offline_mode'), '1\t1'),
         {
           timeoutMs: 30_000,
           intervalMs: 200,
-          description: 'the agent finishing the fencing: read-only, clients let in again',
+          description: 'the agent finishing the fencing: read-only, clients kept out',
         },
       );
       assert.match(
@@ -780,7 +783,7 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
     } finally {
       writer.destroy();
       request.destroy();
-      sql(primary, 'SET GLOBAL offline_mode = OFF');
+      sql(primary, 'SET PERSIST offline_mode = OFF');
       makePrimary(primary, acking > 0 ? 1 : 0);
       sql(primary, 'DROP DATABASE fencing');
     }

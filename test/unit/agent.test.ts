@@ -59,7 +59,7 @@ class FakeMember implements LocalSqlApi {
     this.statements.push(sql);
     if (sql === 'SET GLOBAL super_read_only = ON') [this.readOnly, this.superReadOnly] = [true, true];
     if (sql === 'SET GLOBAL rpl_semi_sync_source_enabled = OFF') this.semiSync = false;
-    if (sql.startsWith('SET GLOBAL offline_mode = ')) this.offline = sql.endsWith('ON');
+    if (/^SET (GLOBAL|PERSIST) offline_mode = /.test(sql)) this.offline = sql.endsWith('ON');
     return Promise.resolve();
   }
   startedAt() {
@@ -127,7 +127,7 @@ class FakeMember implements LocalSqlApi {
       },
       sessionState: () => Promise.resolve(undefined),
       lock: () => Promise.resolve(true),
-      semiSyncSourceEnabled: () => Promise.resolve(this.semiSync),
+      fencingFlags: () => Promise.resolve({ semiSyncSource: this.semiSync, offline: this.offline }),
     });
   }
 }
@@ -341,7 +341,10 @@ describe('agent', () => {
     member.offline = true;
     member.semiSync = false; // the fencing turned the source side off before it went away
     await a.step();
-    assert.deepEqual([member.superReadOnly, member.offline], [true, false]);
+    // It may have released stranded commits a failover discards: clients stay out (persisted), until
+    // the controller finds the member's data in the cluster's history and admits them.
+    assert.deepEqual([member.superReadOnly, member.offline], [true, true]);
+    assert.ok(member.statements.includes('SET PERSIST offline_mode = ON'), member.statements.join('\n'));
     assert.deepEqual(logged, [
       'offline and writable: a fencing of this member did not end, or is under way; making it read-only unless it ends first',
     ]);
@@ -669,6 +672,12 @@ describe('agent', () => {
     });
     it('is not ready on a read-only member that does not replicate, or stopped applying or receiving', () => {
       assert.match(readiness(true, undefined).message, /not replicating/);
+      // Kept offline since a fencing released commits: it refuses clients, so no Service may send it any.
+      for (const writable of [true, false])
+        assert.deepEqual(readiness(!writable, { receiver: 'ON', applier: 'ON' }, true), {
+          ok: false,
+          message: 'offline since it was fenced: it serves no client until the controller admits it',
+        });
       assert.match(readiness(true, { receiver: 'ON', applier: 'OFF' }).message, /not applying \(applier: OFF\)/);
       assert.match(readiness(true, { receiver: 'OFF', applier: 'ON' }).message, /not receiving \(receiver: OFF\)/);
     });

@@ -5,8 +5,8 @@
 // Between every two statements of the fencing, a root client (CONNECTION_ADMIN: offline_mode lets it in)
 // logs in and commits, and no replica can acknowledge anything: it must never be told a commit succeeded.
 import assert from 'node:assert/strict';
-import type { AsideStatement, FencingSql } from '../../lib/mysql/fencing.js';
-import { READ_ONLY, READ_ONLY_QUEUED, clientSessionsQuery, fence } from '../../lib/mysql/fencing.js';
+import type { AsideStatement, FencingFlags, FencingSql } from '../../lib/mysql/fencing.js';
+import { KEEP_CLIENTS_OUT, READ_ONLY, READ_ONLY_QUEUED, clientSessionsQuery, fence } from '../../lib/mysql/fencing.js';
 
 interface Session {
   readonly id: number;
@@ -38,6 +38,8 @@ class FakeMember implements FencingSql {
   readonly log: string[] = [];
   readOnly = false;
   offline = false;
+  /** offline_mode was persisted on (it survives a restart of mysqld). */
+  offlinePersisted = false;
   semiSync: boolean;
   /** Commits a client was told succeeded: each is lost by a failover, since no replica has it. */
   readonly acknowledged: number[] = [];
@@ -101,8 +103,9 @@ class FakeMember implements FencingSql {
         if (this.readOnlyHeldUp()) throw new Error('Lock wait timeout exceeded; try restarting transaction');
         this.readOnly = true;
       }
-      if (sql === 'SET GLOBAL offline_mode = ON') this.offline = true;
+      if (sql === 'SET GLOBAL offline_mode = ON' || sql === KEEP_CLIENTS_OUT) this.offline = true;
       if (sql === 'SET GLOBAL offline_mode = OFF') this.offline = false;
+      if (sql === KEEP_CLIENTS_OUT) this.offlinePersisted = true;
       if (sql === 'SET GLOBAL rpl_semi_sync_source_enabled = OFF') this.setSemiSync(false);
       if (sql === 'SET GLOBAL rpl_semi_sync_source_enabled = ON') this.setSemiSync(true);
     });
@@ -149,8 +152,8 @@ class FakeMember implements FencingSql {
     return this.call(`state of ${id}`, () => (this.request?.id === id ? 'Waiting for commit lock' : undefined));
   }
 
-  semiSyncSourceEnabled(): Promise<boolean> {
-    return this.call('semi-sync source?', () => this.semiSync);
+  fencingFlags(): Promise<FencingFlags> {
+    return this.call('flags?', () => ({ semiSyncSource: this.semiSync, offline: this.offline }));
   }
 }
 
@@ -170,10 +173,9 @@ describe('fencing (one procedure for the controller and the agent)', () => {
       'SET SESSION lock_wait_timeout = DEFAULT',
       'list sessions sparing recon8s-admin,replication',
     ]);
-    assert.deepEqual(m.log.slice(-2), [
-      'SET GLOBAL rpl_semi_sync_source_enabled = OFF',
-      'SET GLOBAL offline_mode = OFF',
-    ]);
+    assert.deepEqual(m.log.slice(-1), ['SET GLOBAL rpl_semi_sync_source_enabled = OFF']);
+    // Nothing was released: clients were never kept out, and offline_mode is no business of this path.
+    assert.ok(!m.log.some((s) => s.includes('offline_mode')), m.log.join('\n'));
     assert.deepEqual(done(m), [true, false, false]);
     assert.deepEqual(m.acknowledged, []);
   });
@@ -191,10 +193,11 @@ describe('fencing (one procedure for the controller and the agent)', () => {
       assert.deepEqual(m.acknowledged, []);
     });
 
-    it(`for a member about to stop, as ${who}, with commits stranded: the source side goes off all the same (read-only waits for it), nothing acknowledged`, async () => {
+    it(`for a member about to stop, as ${who}, with commits stranded: the source side goes off all the same (read-only waits for it), nothing acknowledged, and it stays offline`, async () => {
       const m = new FakeMember({ strandedCommits: true });
       await fence(m, { ...options, leaveSourceSide: true });
-      assert.deepEqual(done(m), [true, false, false]);
+      assert.deepEqual(done(m), [true, true, false]);
+      assert.ok(m.offlinePersisted);
       assert.deepEqual(m.acknowledged, []);
     });
   }
@@ -202,13 +205,18 @@ describe('fencing (one procedure for the controller and the agent)', () => {
   it('with commits stranded: the source side goes off only while read-only waits queued, after every client was ended', async () => {
     const m = new FakeMember({ strandedCommits: true });
     await fence(m, AS_AGENT);
-    assert.deepEqual(done(m), [true, false, false]);
+    // The released commits may be discarded by a failover: no ordinary client may read them, even after a restart.
+    assert.deepEqual(done(m), [true, true, false]);
+    assert.ok(m.offlinePersisted, 'offline_mode persisted');
+    assert.equal(m.log.at(-2), KEEP_CLIENTS_OUT);
     assert.deepEqual(m.acknowledged, [], 'commits acknowledged though no replica acknowledged them');
     const off = m.log.indexOf('SET GLOBAL rpl_semi_sync_source_enabled = OFF');
     const queued = m.log.findIndex((s) => s.startsWith('state of'));
     assert.ok(m.log.indexOf('SET GLOBAL offline_mode = ON') < m.log.findIndex((s) => s.startsWith('kill')));
-    assert.deepEqual(m.log.slice(0, 2), ['lock recon8s.fencing 10', 'semi-sync source?']);
+    assert.deepEqual(m.log.slice(0, 2), ['lock recon8s.fencing 10', 'flags?']);
     assert.ok(queued > 0 && queued < off, m.log.join('\n'));
+    // Persisted before anything is released: a fencing cut short after that still keeps clients out.
+    assert.ok(m.log.indexOf(KEEP_CLIENTS_OUT) < off, m.log.join('\n'));
     assert.equal(m.log.at(-1), "DO RELEASE_LOCK('recon8s.fencing')");
     assert.ok(
       m.log.slice(queued, off).some((s) => s.startsWith('kill')),
@@ -241,11 +249,26 @@ describe('fencing (one procedure for the controller and the agent)', () => {
         // Left writable, the member needs a replica's acknowledgement for every commit again.
         assert.ok(m.writesHeld || m.semiSync, `call ${failCall} failing left it open: ${m.log.join(' | ')}`);
         await fence(m, options);
-        assert.deepEqual(done(m), [true, false, false], `call ${failCall} failing, then again: ${m.log.join(' | ')}`);
+        // Stranded commits were released by one of the two tries: the member stays offline, persisted.
+        assert.deepEqual(done(m), [true, true, false], `call ${failCall} failing, then again: ${m.log.join(' | ')}`);
+        assert.ok(m.offlinePersisted, `call ${failCall} failing, then again: not persisted: ${m.log.join(' | ')}`);
         assert.deepEqual(m.acknowledged, [], `call ${failCall} failing, then again`);
       }
     });
   }
+
+  for (const [who, options] of [
+    ['the agent', AS_AGENT],
+    ['the controller', AS_CONTROLLER],
+  ] as const)
+    it(`as ${who}, a member kept offline by an earlier fencing is fenced again (read-only at once) and stays offline`, async () => {
+      const m = new FakeMember({ strandedCommits: true });
+      await fence(m, AS_AGENT);
+      assert.deepEqual(done(m), [true, true, false]);
+      await fence(m, options);
+      assert.deepEqual(done(m), [true, true, false], m.log.join('\n'));
+      assert.deepEqual(m.acknowledged, []);
+    });
 
   it('stops before the source side goes off when MySQL refuses to end a client (the account lacks SYSTEM_USER): nothing acknowledged, nothing released', async () => {
     const m = new FakeMember({ strandedCommits: true, killRefused: true });

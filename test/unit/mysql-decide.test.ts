@@ -1238,6 +1238,123 @@ describe('decide (MySQL cluster manager)', () => {
     });
   });
 
+  describe('a recorded primary that answers without its data (invariant 6, PrimaryDataLost)', () => {
+    /** The term db-0 began: its data directory then, and what it held. */
+    const TERM0 = { serverUuid: '00000000-0000-0000-0000-000000000000', ownGtidsAtStart: g(`${A}:1-5`) };
+    /** db-0 back with an empty, new data directory (its volume was lost), read-only as every member starts. */
+    const empty = (sql: Partial<MemberSql> = {}): MemberView =>
+      member(0, { serverUuid: 'eeeeeeee-0000-0000-0000-000000000000', ...sql }, { role: 'primary' });
+    /** The others hold the data, read-only, their receivers towards db-0 stopped or failing. */
+    const holders = (): MemberView[] => [
+      replica(1, `${A}:1-10`, { channel: { receiver: 'OFF' } }),
+      replica(2, `${A}:1-9`, { channel: { receiver: 'OFF' } }),
+    ];
+    const lostView = (members: MemberView[], o: Partial<ClusterView> = {}): ClusterView =>
+      view(members, { primaryTerm: TERM0, ...o });
+
+    it('is failed over from at once to the member holding the most, which is not called errant, and says why', () => {
+      const d = decide(lostView([empty(), ...holders()]));
+      assert.equal(d.step.type, 'promote');
+      assert.equal(d.step.type === 'promote' && d.step.to, 'db-1');
+      assert.equal(d.errant.size, 0, 'a member holding the data called errant');
+      assert.ok(!d.problems.some((p) => p.reason === 'ErrantTransactions'), JSON.stringify(d.problems));
+      const lost = d.problems.find((p) => p.reason === 'PrimaryDataLost');
+      assert.match(lost?.message ?? '', /db-0 came back with another data directory.*never made writable again/);
+      assert.deepEqual(
+        d.members.find((m) => m.name === 'db-0'),
+        { name: 'db-0', role: 'primary', reachable: true, writable: false, message: lost?.message.split(';')[0] },
+      );
+    });
+
+    it('stops the receivers first when they still run, as for any failover', () => {
+      const running = [replica(1, `${A}:1-10`), replica(2, `${A}:1-9`)];
+      assert.deepEqual(step(lostView([empty(), ...running])), { type: 'stopReceivers', members: ['db-1', 'db-2'] });
+    });
+
+    it('is never made writable, whatever else holds: no quorum, a single member, no semi-synchronous replication', () => {
+      const cases: ClusterView[] = [
+        lostView([empty(), replica(1, `${A}:1-10`, { channel: { receiver: 'OFF' } }), silent(2)]),
+        lostView([empty()], { replicas: 1, waitCount: 0 }),
+        lostView([empty(), silent(1), silent(2)]),
+        lostView([empty(), ...holders()], { waitCount: 0, primaryDownMs: 1_000 }),
+      ];
+      for (const v of cases) {
+        const d = decide(v);
+        assert.notEqual(d.step.type, 'enableWrites', JSON.stringify(d.step));
+        assert.notEqual(d.step.type, 'bootstrap', JSON.stringify(d.step));
+        if (d.step.type === 'wait') {
+          assert.equal(d.step.reason, 'PrimaryDataLost');
+          assert.match(d.step.message, /^the primary db-0 came back with another data directory/);
+        }
+      }
+      // With a majority and no semi-synchronous replication, it is not waited out either.
+      const s = step(lostView([empty(), ...holders()], { waitCount: 0, primaryDownMs: 1_000 }));
+      assert.equal(s.type, 'promote');
+      // Two of three do not answer: the wait says both why the primary is out and what the failover waits for.
+      const w = step(cases[0] as ClusterView);
+      assert.match(w.type === 'wait' ? w.message : '', /another data directory.*; .*1 of 3 members answer/s);
+    });
+
+    it('is made read-only first when it is writable (a controller that missed the restart, another tool)', () => {
+      const d = decide(lostView([empty({ writable: true, semiSync: { enabled: true, waitCount: 1 } }), ...holders()]));
+      assert.deepEqual(d.step, { type: 'fence', member: 'db-0', writable: true });
+      assert.match(d.problems[0]?.message ?? '', /made read-only before anything else/);
+    });
+
+    it('is lost too with its own server_uuid but without what it held when its term began (its data rolled back)', () => {
+      const rolledBack = member(0, { executed: g(`${A}:1-3`) }, { role: 'primary' });
+      const d = decide(lostView([rolledBack, ...holders()]));
+      assert.equal(d.step.type, 'promote');
+      assert.match(
+        d.problems.find((p) => p.reason === 'PrimaryDataLost')?.message ?? '',
+        /without transactions .*:4-5/,
+      );
+    });
+
+    it("holding its term's data, a restarted primary is made writable again as before", () => {
+      const back = member(0, { executed: g(`${A}:1-10`) }, { role: 'primary' });
+      const members = [back, replica(1, `${A}:1-9`, { channel: { receiver: 'OFF' } }), silent(2)];
+      assert.deepEqual(step(lostView(members, { primaryDownMs: 1_000 })), {
+        type: 'enableWrites',
+        member: 'db-0',
+        waitCount: 1,
+      });
+      // A term that names nothing it lacks changes nothing at all.
+      assert.deepEqual(decide(lostView(healthy())), decide(view(healthy())));
+    });
+
+    it('is never a source again: members that followed it are not pointed back at it', () => {
+      const idle = [replica(1, `${A}:1-10`, { channel: { receiver: 'OFF', applier: 'OFF' } }), silent(2)];
+      const s = step(lostView([empty(), ...idle]));
+      assert.equal(s.type === 'wait' && s.reason, 'PrimaryDataLost');
+    });
+  });
+
+  describe('a member kept offline by a fencing that released commits (invariant 7)', () => {
+    it('is admitted once it replicates from the primary and holds nothing the primary lacks', () => {
+      const members = [primary(0, `${A}:1-10`), replica(1, `${A}:1-10`), { ...replica(2, `${A}:1-9`) }];
+      const offline = members.map((m) => (m.name === 'db-2' && m.sql ? { ...m, sql: { ...m.sql, offline: true } } : m));
+      assert.deepEqual(step(view(offline)), { type: 'admitClients', member: 'db-2' });
+    });
+
+    it('is not admitted while it holds transactions the primary lacks (what the fencing released): it stays out', () => {
+      const errantOffline = member(
+        2,
+        { executed: g(`${A}:1-9,${X}:1`), offline: true, channel: channel(0, { receiver: 'OFF', applier: 'OFF' }) },
+        { role: 'none' },
+      );
+      const d = decide(view([primary(0, `${A}:1-10`), replica(1, `${A}:1-10`), errantOffline]));
+      assert.ok(d.errant.has('db-2'));
+      assert.notDeepEqual(d.step, { type: 'admitClients', member: 'db-2' });
+    });
+
+    it('is first pointed at the primary when it does not replicate yet, and admitted after', () => {
+      const notYet = member(1, { executed: g(`${A}:1-10`), offline: true }, { role: 'none' });
+      const s = step(view([primary(0, `${A}:1-10`), notYet, replica(2, `${A}:1-10`)]));
+      assert.equal(s.type, 'replicate');
+    });
+  });
+
   describe('invariants over every combination of three members', () => {
     type Receiver = 'ON' | 'OFF';
     interface State {
@@ -1401,6 +1518,63 @@ describe('decide (MySQL cluster manager)', () => {
         'replicate',
       ])
         assert.ok(seen.has(type), `never reached ${type}`);
+    });
+
+    it("keeps invariants 6 and 7 whatever the members answer: a primary without its term's data is never made writable nor a source, the members holding the data are never errant for it, and offline members are admitted only when the primary holds all they have", () => {
+      let n = 0;
+      let admitted = 0;
+      for (const { view: v, errant } of views()) {
+        const p = v.members.find((m) => m.name === v.primary);
+        if (!p?.sql) continue;
+        n++;
+        // Its data directory replaced by an empty one (writable or not, as the combination says).
+        const lostSql: MemberSql = {
+          ...p.sql,
+          serverUuid: 'eeeeeeee-0000-0000-0000-000000000000',
+          executed: GtidSet.EMPTY,
+        };
+        const lost: ClusterView = {
+          ...v,
+          // What status recorded while the primary could be compared with stays known (knownErrant).
+          primaryTerm: { serverUuid: p.sql.serverUuid, ownGtidsAtStart: g(`${A}:1-5`) },
+          members: v.members.map((m) => (m === p ? { ...m, sql: lostSql } : m)),
+        };
+        const d = decide(lost);
+        const s = d.step;
+        const where = (): string => `${JSON.stringify(s)} for ${describeView(lost)}`;
+        assert.notEqual(s.type, 'enableWrites', `made a primary without its data writable: ${where()}`);
+        assert.notEqual(s.type, 'bootstrap', where());
+        if (s.type === 'replicate')
+          assert.notEqual(s.sourceHost, v.primaryHost, `pointed at a primary without its data: ${where()}`);
+        if (s.type === 'promote' || s.type === 'switchover') {
+          assert.notEqual(s.to, v.primary, where());
+          assert.ok(!errant.has(s.to), `promoted an errant member: ${where()}`);
+        }
+        // Only what is errant against the data is reported errant: never for holding what the primary lost.
+        for (const m of d.errant) assert.ok(errant.has(m), `called ${m} errant for holding the data: ${where()}`);
+        if (lostSql.writable && !v.members.some((m) => m !== p && m.sql?.writable))
+          assert.deepEqual(s, { type: 'fence', member: v.primary, writable: true }, where());
+        const said =
+          d.problems.some((x) => x.reason === 'PrimaryDataLost') ||
+          (s.type === 'wait' && s.reason === 'PrimaryDataLost');
+        assert.ok(said, `PrimaryDataLost not said: ${where()}`);
+
+        // Invariant 7, on the same combination with the primary holding its data and every replica offline.
+        const offline: ClusterView = {
+          ...v,
+          members: v.members.map((m) => (m !== p && m.sql ? { ...m, sql: { ...m.sql, offline: true } } : m)),
+        };
+        const o = decide(offline).step;
+        if (o.type === 'admitClients') {
+          admitted++;
+          const m = offline.members.find((x) => x.name === o.member);
+          assert.ok(m?.sql && !errant.has(o.member), `admitted an errant member: ${JSON.stringify(o)}`);
+          assert.equal(m.sql.channel?.sourceHost, v.primaryHost, `admitted a member not replicating from the primary`);
+          assert.ok(m.sql.executed.isSubsetOf(p.sql.executed.union(g(`${A}:1-10`))), 'admitted a member holding more');
+        }
+      }
+      assert.ok(n >= 5_000, `only ${n} views`);
+      assert.ok(admitted > 0, 'never admitted an offline member');
     });
   });
 });

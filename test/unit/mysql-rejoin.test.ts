@@ -302,9 +302,14 @@ describe('rejoin: a former primary whose surplus provably was never acknowledged
       );
       // Read-only (it waits to be made writable): the wait it will be given.
       assert.equal(termAfterLook(undefined, primary({ writable: false }), 2).semiSyncReplicas, 2);
-      // Another member, or the same name with other data: a term of its own.
+      // Another member: a term of its own.
       assert.equal(termAfterLook({ ...TERM, member: 'db-2' }, primary({}), 1).member, 'db-0');
-      assert.equal(termAfterLook({ ...TERM, serverUuid: U2 }, primary({}), 1).serverUuid, U0);
+    });
+
+    it("is kept as it is when its member answers with another server_uuid (it lost its data): the term still says what the cluster's data was", () => {
+      const lost = { ...TERM, serverUuid: U2 };
+      assert.equal(termAfterLook(lost, primary({}), 1), lost);
+      assert.equal(termAfterLook(lost, primary({ writable: false }), 2), lost);
     });
 
     it('is lowered when the writable primary waits for fewer acknowledgements, never raised, and kept as it is otherwise', () => {

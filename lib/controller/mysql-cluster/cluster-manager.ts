@@ -31,7 +31,7 @@ import {
 import type { KubeClient } from '../../kube/index.js';
 import { HttpMethod, PatchStrategy, isNotFound } from '../../kube/index.js';
 import type { ClusterView, MemberSql, MemberStatus, MemberView, Role, Step } from '../../mysql/decide.js';
-import { decide } from '../../mysql/decide.js';
+import { decide, primaryDataLost } from '../../mysql/decide.js';
 import type { RejoinVerdict, UnsafeStop } from '../../mysql/rejoin.js';
 import { rejoinNote } from '../../mysql/rejoin.js';
 import { podNote } from '../../reconcile/pod-problems.js';
@@ -43,6 +43,7 @@ import { readSecret } from './credentials.js';
 import { TLS_CA_FACT, TLS_NOT_AFTER_FACT } from './facts.js';
 import type { RecordsMemory } from './primary-records.js';
 import { PrimaryRecords } from './primary-records.js';
+import { recordHistory } from './history.js';
 import { reloadRenewedCertificates } from './tls-reload.js';
 import type { AnsweringPod } from './primary-stopped.js';
 import { mysqlRestarts, primaryStopped, replacementStarting } from './primary-stopped.js';
@@ -365,6 +366,8 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
       )
         switchover = undefined;
       const leading = (): void => ctx.signal?.throwIfAborted();
+      // A cluster with a recorded primary has a history: its members' bootstrap must see it (history.ts).
+      if (primary !== undefined) await recordHistory(client, cr, ctx.live, primary, leading);
       const recordsMemory = recorded.get(uid) ?? {};
       recorded.set(uid, recordsMemory);
       const records = new PrimaryRecords({
@@ -577,7 +580,11 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
               : undefined;
           // What the look found that the proof of rejoin.ts rests on is recorded before any step.
           await records.afterLook(observed, primary, waitCount);
-          verdicts = records.verdicts(observed, primary);
+          const termNow = records.term;
+          const primaryTerm = termNow && termNow.member === primary ? termNow : undefined;
+          // A primary that lost its data is no reference for what others hold beyond it (decide.ts, 6).
+          const lost = primaryDataLost({ members: observed, primary, ...(primaryTerm ? { primaryTerm } : {}) });
+          verdicts = lost === undefined ? records.verdicts(observed, primary) : [];
           const notes = new Map(verdicts.map((v) => [v.member, rejoinNote(v)]));
           // The members the StatefulSet holds: its size, or more while pods above it still run (it was
           // deleted around them to grow their volumes, or has yet to remove them).
@@ -595,6 +602,7 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
             ...(stopped ? { primaryStopped: stopped } : {}),
             waitCount,
             ...(termWaitCount !== undefined ? { termWaitCount } : {}),
+            ...(primaryTerm ? { primaryTerm } : {}),
             knownErrant,
             ...(notes.size > 0 ? { errantNotes: notes } : {}),
             ...(switchover ? { switchover: { ...switchover, waitedMs: waitedMs(switchover.id) } } : {}),
@@ -659,6 +667,7 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
           switch (step.type) {
             case 'bootstrap':
               await choosePrimary(step.member, observed);
+              await recordHistory(client, cr, ctx.live, step.member, leading);
               events.push({ type: 'Normal', reason: 'PrimaryElected', message: `${step.member} is the first primary` });
               break;
             case 'fence':
@@ -695,6 +704,14 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
               break;
             case 'stopReplication':
               await session(step.member).stopReplication();
+              break;
+            case 'admitClients':
+              await session(step.member).admitClients();
+              events.push({
+                type: 'Normal',
+                reason: 'ClientsAdmitted',
+                message: `${step.member} serves clients again: it was kept offline since its fencing (it might have held commits a failover discards), and the primary ${primary ?? ''} now holds everything it has`,
+              });
               break;
             case 'stopReceivers':
               for (const m of step.members) await session(m).stopReceiver();

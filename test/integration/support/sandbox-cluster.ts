@@ -33,7 +33,9 @@ export function makePrimary(m: SandboxMember, waitCount = 1): string {
       `SET GLOBAL rpl_semi_sync_source_wait_for_replica_count = ${waitCount}`,
       `SET GLOBAL rpl_semi_sync_source_enabled = ${waitCount > 0 ? 'ON' : 'OFF'}`,
       'SET GLOBAL super_read_only = OFF',
-      'SET GLOBAL read_only = OFF;',
+      'SET GLOBAL read_only = OFF',
+      // As the controller's enableWrites: the primary serves clients (a fencing may have kept them out).
+      'SET PERSIST offline_mode = OFF;',
     ].join(';\n'),
   );
 }
