@@ -11,6 +11,8 @@ export const BACKUP_COMPONENT = 'backup';
 export const MYSQL_PORT = 3306;
 /** The container that runs mysqld (its restarts and state tell the controller mysqld stopped). */
 export const MYSQL_CONTAINER = 'mysql';
+/** The init container that makes sure a member has a data directory (scripts/bootstrap.sh). */
+export const MYSQL_BOOTSTRAP_CONTAINER = 'bootstrap';
 export const MYSQL_PORT_NAME = 'mysql';
 
 /** The mysql user and group of the official image: the data files on existing volumes belong to them. */

@@ -12,6 +12,7 @@ import {
   CONFIG_HASH_ANNOTATION,
   DATABASE_COMPONENT,
   MYSQL_PORT,
+  MYSQL_BOOTSTRAP_CONTAINER,
   MYSQL_CONTAINER,
   MYSQL_PORT_NAME,
   MYSQL_UID,
@@ -211,7 +212,7 @@ function restoreEnv(restore: ResolvedMySQLRestore): k8s.EnvVar[] {
 function bootstrapContainer(ctx: MySQLClusterContext): k8s.Container {
   const { restore } = ctx.spec;
   return {
-    ...baseContainer(ctx, 'bootstrap'),
+    ...baseContainer(ctx, MYSQL_BOOTSTRAP_CONTAINER),
     command: runScript(SCRIPT.bootstrap),
     env: [...memberEnv(ctx), historyEnv(ctx), ...(restore ? restoreEnv(restore) : [])],
     resources: resourceRequirements(ctx.spec.resources),

@@ -106,6 +106,13 @@ export interface MemberView {
    * agent fenced it before mysqld stops: lib/agent/stops.ts), so that a replica takes over at once.
    */
   readonly terminating?: boolean;
+  /**
+   * Its pod's bootstrap init container has run for longer than one takes on a data directory that exists
+   * (it exits at once then: constructs/mysql/scripts/bootstrap.sh): it is building one from nothing (it
+   * waits for a primary to clone, or initializes), so it holds no data of its own. Only the choice of a
+   * first primary reads it: such a member need not be waited for.
+   */
+  readonly buildingDataDirectory?: boolean;
 }
 
 export interface ClusterView {
@@ -524,8 +531,10 @@ function firstPrimary(members: readonly MemberView[], replicas: number): Step {
       reason: 'PrimaryAmbiguous',
       message: `no member holds every other member's transactions (${answering.map((m) => m.name).join(', ')}): no primary can be chosen without losing some`,
     };
-  // Members that exist but do not answer might hold more: wait for them, unless none of them has data yet.
-  const silent = members.filter((m) => !m.sql && m.ordinal < replicas);
+  // Members that exist but do not answer might hold more: wait for them, unless none of them has data yet,
+  // or they are building a data directory from nothing (the members of a restored cluster, all started at
+  // once, wait in their bootstrap for the restored one to become the primary and clone it).
+  const silent = members.filter((m) => !m.sql && m.ordinal < replicas && !m.buildingDataDirectory);
   if (silent.length > 0 && !history(candidate).isEmpty())
     return {
       type: 'wait',

@@ -196,6 +196,20 @@ describe('decide (MySQL cluster manager)', () => {
       assert.equal(s.type === 'wait' && s.reason, 'MembersUnreachable');
       assert.match(s.type === 'wait' ? s.message : '', /db-1/);
     });
+
+    it('bootstraps a restored member without waiting for silent members that build a data directory from nothing (they wait in their bootstrap to clone it)', () => {
+      const restored = member(0, { executed: g(`${A}:1-30`) });
+      const building = (o: number): MemberView => ({ ...silent(o), buildingDataDirectory: true });
+      assert.deepEqual(step(view([restored, building(1), building(2)], { primary: undefined })), {
+        type: 'bootstrap',
+        member: 'db-0',
+      });
+      // One silent member that might hold data is still waited for.
+      const s = step(view([restored, building(1), silent(2)], { primary: undefined }));
+      assert.equal(s.type === 'wait' && s.reason, 'MembersUnreachable');
+      assert.match(s.type === 'wait' ? s.message : '', /db-2/);
+      assert.doesNotMatch(s.type === 'wait' ? s.message : '', /db-1/);
+    });
   });
 
   describe('fencing', () => {

@@ -4,7 +4,12 @@
 import assert from 'node:assert/strict';
 import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
 import type { AnsweringPod } from '../../lib/controller/mysql-cluster/primary-stopped.js';
-import { mysqlRestarts, primaryStopped } from '../../lib/controller/mysql-cluster/primary-stopped.js';
+import {
+  BOOTSTRAP_ON_DATA_MS,
+  buildingDataDirectory,
+  mysqlRestarts,
+  primaryStopped,
+} from '../../lib/controller/mysql-cluster/primary-stopped.js';
 
 const running: V1ContainerStatus['state'] = { running: { startedAt: new Date(0) } };
 function pod(
@@ -65,5 +70,24 @@ describe('primaryStopped (what says a primary mysqld exited)', () => {
   it("counts only the mysql container's restarts", () => {
     assert.equal(mysqlRestarts(pod('db-0')), 2);
     assert.equal(mysqlRestarts(undefined), 0);
+  });
+});
+
+describe('buildingDataDirectory (a member whose bootstrap builds a data directory from nothing)', () => {
+  const at = Date.parse('2026-12-07T10:00:00Z');
+  const bootstrapping = (state: V1ContainerStatus['state']): V1Pod => ({
+    metadata: { name: 'db-1' },
+    status: {
+      initContainerStatuses: [{ name: 'bootstrap', image: '', imageID: '', ready: false, restartCount: 0, state }],
+    },
+  });
+  it('is one whose bootstrap has run longer than it does on a data directory that exists', () => {
+    const since = (ms: number) => bootstrapping({ running: { startedAt: new Date(at - ms) } });
+    assert.equal(buildingDataDirectory(since(BOOTSTRAP_ON_DATA_MS + 1000), at), true);
+    assert.equal(buildingDataDirectory(since(2000), at), false, 'a bootstrap that just began may find data');
+  });
+  it('is not one whose bootstrap ended (it has a data directory), nor one with no status yet', () => {
+    assert.equal(buildingDataDirectory(bootstrapping({ terminated: { exitCode: 0 } }), at), false);
+    assert.equal(buildingDataDirectory({ metadata: { name: 'db-1' } }, at), false);
   });
 });

@@ -46,7 +46,7 @@ import { PrimaryRecords } from './primary-records.js';
 import { recordHistory } from './history.js';
 import { reloadRenewedCertificates } from './tls-reload.js';
 import type { AnsweringPod } from './primary-stopped.js';
-import { mysqlRestarts, primaryStopped, replacementStarting } from './primary-stopped.js';
+import { buildingDataDirectory, mysqlRestarts, primaryStopped, replacementStarting } from './primary-stopped.js';
 
 const MEMBER_ROLES: readonly Role[] = ['primary', 'replica', 'none'];
 /** The outcome label of recon8s_mysql_switchovers_total. */
@@ -121,6 +121,7 @@ function memberViews(
   names: MySQLClusterNames,
   updateRevision: string | undefined,
   primary: string | undefined,
+  wallNowMs: number,
 ): Omit<MemberView, 'sql' | 'error'>[] {
   return pods
     .filter((p) => p.metadata?.name && (!p.metadata.deletionTimestamp || p.metadata.name === primary))
@@ -136,6 +137,7 @@ function memberViews(
         ready: (p.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True'),
         outdated: updateRevision !== undefined && revision !== undefined && revision !== updateRevision,
         ...(p.metadata?.deletionTimestamp ? { terminating: true } : {}),
+        ...(buildingDataDirectory(p, wallNowMs) ? { buildingDataDirectory: true } : {}),
       };
     })
     .filter((m) => m.ordinal >= 0);
@@ -495,7 +497,7 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
       for (let i = 0; i < MAX_STEPS; i++) {
         const former = formerPrimary();
         const asking = podsToAsk(former);
-        const views = memberViews(asking, names, sts?.status?.updateRevision, primary);
+        const views = memberViews(asking, names, sts?.status?.updateRevision, primary, Date.now());
         const sessions = new Map<string, MemberActions>();
         try {
           const observed = await Promise.all(
@@ -803,7 +805,9 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
       // (deleted) during this look.
       // Nor does one whose pod was replaced (a former primary's, once another is the primary).
       const toAsk = podsToAsk(formerPrimary());
-      const asked = new Set(memberViews(toAsk, names, sts?.status?.updateRevision, primary).map((v) => v.name));
+      const asked = new Set(
+        memberViews(toAsk, names, sts?.status?.updateRevision, primary, Date.now()).map((v) => v.name),
+      );
       const forgotten = kept.get(uid) !== keptNow;
       for (const [name, { key }] of [...keptNow]) {
         const pod = toAsk.find((p) => p.metadata?.name === name);

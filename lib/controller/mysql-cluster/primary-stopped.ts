@@ -11,7 +11,7 @@
 //   sidecar proxy or a REJECT rule refuses for a mysqld that runs;
 // - anything without a last good look to compare with (a controller that just started).
 import type { V1Pod } from '@kubernetes/client-node';
-import { MYSQL_CONTAINER } from '../../../constructs/index.js';
+import { MYSQL_BOOTSTRAP_CONTAINER, MYSQL_CONTAINER } from '../../../constructs/index.js';
 
 /** A member's pod when a look last found the primary answering. */
 export interface AnsweringPod {
@@ -68,4 +68,17 @@ export function primaryStopped(
     if (pod?.metadata?.uid !== then.uid || mysqlRestarts(pod) !== then.restarts) return undefined;
   }
   return why;
+}
+
+/**
+ * How long a bootstrap runs at most on a data directory that exists (it writes the member's settings and
+ * exits): one running longer builds a data directory from nothing. Generous for a machine short of CPU.
+ */
+export const BOOTSTRAP_ON_DATA_MS = 30_000;
+
+/** decide.ts's MemberView.buildingDataDirectory, from the pod's bootstrap init container. */
+export function buildingDataDirectory(pod: V1Pod, wallNowMs: number): boolean {
+  const bootstrap = pod.status?.initContainerStatuses?.find((s) => s.name === MYSQL_BOOTSTRAP_CONTAINER);
+  const started = bootstrap?.state?.running?.startedAt;
+  return started !== undefined && wallNowMs - new Date(started).getTime() > BOOTSTRAP_ON_DATA_MS;
 }
