@@ -54,7 +54,7 @@ const e2e = (name: string, ...files: string[]): Lane => ({
 const E2E_LANES: readonly Lane[] = [
   e2e('e2e-backup', 'mysql-backup'),
   e2e('e2e-ha', 'mysql-ha', 'app'),
-  e2e('e2e-lifecycle', 'mysql-lifecycle'),
+  e2e('e2e-lifecycle', 'mysql-lifecycle', 'mysql-restart'),
   e2e('e2e-mysql', 'mysql', 'example', 'node'),
   // The operator installed as users install it, one install at a time: install.yaml and the README's
   // quickstart both use the namespace recon8s-system and the ClusterRoles "recon8s", and the Helm

@@ -2,7 +2,10 @@
 // Service's cluster IP, from this process) and records which inserts MySQL acknowledged; meanwhile a
 // sampler asks every member whether it is writable and lists the pods labelled primary. Failover
 // (SIGKILL of the primary's mysqld), switchover and an errant member must lose no acknowledged row and
-// never show two writable members or two primary labels. A real Prometheus on the host scrapes the
+// never show two writable members or two primary labels. Beside the writer, a register workload
+// (support/registers.ts: four clients reading and writing four registers through <name>-primary as an
+// ordinary application account) runs through every fault, and its history must be linearizable (issue
+// 43: no client reads a write that a failover discards). A real Prometheus on the host scrapes the
 // members' metrics sidecars (as docs/monitoring.md configures it) and the controller throughout, and
 // evaluates the shipped alert rules: the failover must raise them, and every series the dashboard and
 // the alerts name must be there.
@@ -12,7 +15,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { Writable } from 'node:stream';
 import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
 import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import type { Connection, RowDataPacket } from 'mysql2/promise';
+import type { RowDataPacket } from 'mysql2/promise';
 import { createConnection } from 'mysql2/promise';
 import { main } from '../../lib/cli/cli.js';
 import type { Controller } from '../../lib/controller/manager.js';
@@ -21,7 +24,11 @@ import { eventually } from '../integration/eventually.js';
 import { podProcesses } from './support/pod-processes.js';
 import { startTestController } from '../integration/support/controller.js';
 import { NODE_HOOK_TIMEOUT_MS, discardNamespace, freshRestrictedNamespace, useSharedNode } from './cluster.js';
-import { localSql, mustSql, mysqlClusterResource } from './support/mysql-members.js';
+import { RowWriter } from './support/row-writer.js';
+import type { ClusterObject } from './support/mysql-members.js';
+import { localSql, mustSql, mysqlClusterResource, secondsSince } from './support/mysql-members.js';
+import type { RegisterRun } from './support/registers.js';
+import { RegisterTable, assertLinearizable, clusterCa } from './support/registers.js';
 import type { PrometheusServer } from './support/prometheus.js';
 import {
   CONTROLLER_JOB,
@@ -53,98 +60,6 @@ const HEARD_SQL =
   'c.LAST_ERROR_NUMBER, cfg.HEARTBEAT_INTERVAL, cfg.HOST FROM performance_schema.replication_connection_status c ' +
   'JOIN performance_schema.replication_connection_configuration cfg USING (CHANNEL_NAME)';
 
-/** "12.3 s": from one monotonic time to another. */
-const secondsSince = (from: number, to: number): string => `${((to - from) / 1000).toFixed(1)} s`;
-
-interface MemberStatus {
-  name: string;
-  role: string;
-  reachable: boolean;
-  replicating?: boolean;
-  errantTransactions?: string;
-}
-interface ClusterObject {
-  status?: {
-    currentPrimary?: string;
-    members?: MemberStatus[];
-    conditions?: { type: string; status: string; reason: string; message: string }[];
-  };
-}
-
-/** Inserts first, first + 1, ... through the primary Service, one at a time, reconnecting after any error. */
-class Writer {
-  readonly acknowledged: number[] = [];
-  /** Monotonic ms of each failed attempt. */
-  readonly failures: number[] = [];
-  /** The last errors, for a failure message. */
-  readonly errors: string[] = [];
-  private next: number;
-  private stopped = false;
-  private done: Promise<void> | undefined;
-
-  constructor(
-    private readonly host: string,
-    private readonly password: string,
-    first: number,
-  ) {
-    this.next = first;
-  }
-
-  start(): void {
-    this.done = this.loop();
-  }
-
-  async stop(): Promise<void> {
-    this.stopped = true;
-    await this.done;
-  }
-
-  /** Resolves once `count` more inserts were acknowledged. */
-  async more(count: number, timeoutMs: number): Promise<void> {
-    const target = this.acknowledged.length + count;
-    await eventually(
-      () =>
-        assert.ok(
-          this.acknowledged.length >= target,
-          `${this.acknowledged.length} acknowledged; last errors: ${this.errors.slice(-5).join(' | ')}`,
-        ),
-      {
-        timeoutMs,
-        intervalMs: 100,
-        description: `${count} more acknowledged writes`,
-      },
-    );
-  }
-
-  private async loop(): Promise<void> {
-    let c: Connection | undefined;
-    while (!this.stopped) {
-      const id = this.next++;
-      try {
-        c ??= await createConnection({
-          host: this.host,
-          port: 3306,
-          user: 'root',
-          password: this.password,
-          ssl: { rejectUnauthorized: false },
-          connectTimeout: 2000,
-        });
-        // A commit waits for a semi-synchronous acknowledgement; one that never comes is not acknowledged.
-        await c.query({ sql: 'INSERT INTO ha.w (id) VALUES (?)', values: [id], timeout: 10_000 });
-        this.acknowledged.push(id);
-      } catch (e) {
-        this.failures.push(performance.now());
-        this.errors.push(`${new Date().toISOString()} ${(e as Error).message}`);
-        if (this.errors.length > 50) this.errors.shift();
-        c?.destroy();
-        c = undefined;
-        await new Promise((r) => setTimeout(r, 200));
-      }
-    }
-    c?.destroy();
-  }
-}
-
 describe('MySQLCluster high availability on a real node (MySQL 9.7), its backup volume missing', function () {
   this.timeout(RECOVERY_MS + 60_000);
   const node = useSharedNode();
@@ -157,6 +72,8 @@ describe('MySQLCluster high availability on a real node (MySQL 9.7), its backup 
   const requests: RequestEvent[] = [];
   let recording = false;
   let rootPassword = '';
+  /** The register workload's table and account (created once the cluster is up). */
+  let registerTable: RegisterTable | undefined;
   /** Built (or found) while the cluster starts; started by the first test. */
   let prometheusBinary: Promise<string> | undefined;
   let prometheus: PrometheusServer | undefined;
@@ -265,21 +182,42 @@ describe('MySQLCluster high availability on a real node (MySQL 9.7), its backup 
       .join('\n');
 
   /** Writers still running when a test ends (it failed) are stopped: the next test needs a quiet cluster. */
-  const running: Writer[] = [];
+  const running: RowWriter[] = [];
   const samplers: { stop: () => Promise<string[]> }[] = [];
+  const registerRuns: RegisterRun[] = [];
   let writers = 0;
   afterEach(async () => {
-    await Promise.all([...running.splice(0).map((w) => w.stop()), ...samplers.splice(0).map((s) => s.stop())]);
+    await Promise.all([
+      ...running.splice(0).map((w) => w.stop()),
+      ...samplers.splice(0).map((s) => s.stop()),
+      ...registerRuns.splice(0).map((r) => r.stop()),
+    ]);
   });
 
-  async function newWriter(): Promise<Writer> {
+  async function newWriter(): Promise<RowWriter> {
     const service = await core.readNamespacedService({ namespace: ns, name: `${NAME}-primary` });
     // Each writer its own range of ids: the table keeps the rows of the writers before.
-    const writer = new Writer(service.spec?.clusterIP ?? '', rootPassword, ++writers * 1_000_000);
+    const writer = new RowWriter({
+      host: service.spec?.clusterIP ?? '',
+      password: rootPassword,
+      table: 'ha.w',
+      first: ++writers * 1_000_000,
+    });
     running.push(writer);
     writer.start();
     await writer.more(20, 30_000);
     return writer;
+  }
+
+  /** The register workload, started through the primary Service (the address read at each connection). */
+  async function newRegisters(): Promise<RegisterRun> {
+    const service = await core.readNamespacedService({ namespace: ns, name: `${NAME}-primary` });
+    const address = service.spec?.clusterIP ?? '';
+    if (!registerTable) throw new Error('the register table was not created (see the before hook)');
+    const run = registerTable.start(() => address);
+    registerRuns.push(run);
+    await run.more(20, 30_000);
+    return run;
   }
 
   /** The MySQLCluster's Events. */
@@ -353,6 +291,12 @@ describe('MySQLCluster high availability on a real node (MySQL 9.7), its backup 
     const secret = await core.readNamespacedSecret({ namespace: ns, name: `${NAME}-credentials` });
     rootPassword = Buffer.from(secret.data?.['root-password'] ?? '', 'base64').toString('utf8');
     await sql(await primary(), 'CREATE DATABASE ha; CREATE TABLE ha.w (id INT PRIMARY KEY)');
+    const service = await core.readNamespacedService({ namespace: ns, name: `${NAME}-primary` });
+    registerTable = await RegisterTable.create({
+      host: service.spec?.clusterIP ?? '',
+      rootPassword,
+      ca: await clusterCa(core, custom, ns, NAME),
+    });
   });
   after(async () => {
     await prometheus?.stop();
@@ -419,6 +363,7 @@ describe('MySQLCluster high availability on a real node (MySQL 9.7), its backup 
    */
   async function loseThePrimary(what: string, lose: (pod: V1Pod) => Promise<void>): Promise<void> {
     const writer = await newWriter();
+    const registers = await newRegisters();
     const watch = sampler();
     const old = await primary();
     const killedAt = performance.now();
@@ -431,29 +376,36 @@ describe('MySQLCluster high availability on a real node (MySQL 9.7), its backup 
     const promotedAt = performance.now();
     const ackedBefore = writer.acknowledged.length;
     await writer.more(20, RECOVERY_MS);
+    await registers.more(20, RECOVERY_MS);
     const firstWriteAfter = writer.failures.filter((t) => t > killedAt).at(-1) ?? killedAt;
     console.log(
       `      a new primary after ${secondsSince(killedAt, promotedAt)}; writes failed for ${secondsSince(killedAt, firstWriteAfter)} after ${what} (${writer.failures.length} failed attempts, ${ackedBefore} acknowledged before recovery)`,
     );
-    await failedOverSafely(old, writer, watch, what);
+    await failedOverSafely(old, writer, watch, what, registers, { [what]: killedAt, 'a new primary': promotedAt });
   }
 
   /**
-   * After a failover from `old` under `writer` and `watch`: never two members writable, a new primary
-   * holding every acknowledged write, and `old` back as its replica.
+   * After a failover from `old` under `writer`, `registers` and `watch`: never two members writable, a
+   * new primary holding every acknowledged write, `old` back as its replica, and the registers' history
+   * linearizable (asserted last, so that a failure leaves the cluster healthy for the next test).
+   * `marks`: instants of the fault to print beside the registers' history.
    */
   async function failedOverSafely(
     old: string,
-    writer: Writer,
+    writer: RowWriter,
     watch: { stop: () => Promise<string[]> },
     after: string,
+    registers: RegisterRun,
+    marks: Record<string, number>,
   ): Promise<void> {
     await writer.stop();
+    const checked = await registers.check(after, marks);
     assert.deepEqual(await watch.stop(), []);
     const promoted = await primary();
     assert.ok(MEMBERS.includes(promoted) && promoted !== old);
     await noneLost(promoted, writer.acknowledged);
     await rejoins(old, promoted, after);
+    assertLinearizable(checked);
   }
 
   /** The active alerts of this file's cluster named `alertname`. */
@@ -654,6 +606,7 @@ describe('MySQLCluster high availability on a real node (MySQL 9.7), its backup 
   it('promotes a replica when the primary is cut off from the network: the isolated primary makes itself read-only and acknowledges nothing the new primary lacks, and rejoins once healed', async function () {
     this.timeout(2 * RECOVERY_MS);
     const writer = await newWriter();
+    const registers = await newRegisters();
     const watch = sampler();
     const old = await primary();
     // Every packet of the pod's network namespace but loopback is dropped (kubelet exec still works).
@@ -669,6 +622,7 @@ describe('MySQLCluster high availability on a real node (MySQL 9.7), its backup 
     // killing its session does not end that wait. The member must make itself read-only all the same,
     // and this client must never be told the commit succeeded.
     const stranded = localSql(kc, ns, old, 'INSERT INTO ha.w (id) VALUES (-2)');
+    let promotedAt: number;
     try {
       await eventually(async () => assert.notEqual(await primary(), old), {
         timeoutMs: RECOVERY_MS,
@@ -677,8 +631,9 @@ describe('MySQLCluster high availability on a real node (MySQL 9.7), its backup 
         // What the controller waits on (Degraded names it) and what it saw of each member.
         diagnose: async () => JSON.stringify((await cluster()).status, null, 1),
       });
-      const promotedAt = performance.now();
+      promotedAt = performance.now();
       await writer.more(20, RECOVERY_MS);
+      await registers.more(20, RECOVERY_MS);
       const lastFailure = writer.failures.filter((t) => t > cutAt).at(-1) ?? cutAt;
       console.log(
         `      a new primary after ${secondsSince(cutAt, promotedAt)}; writes failed for ${secondsSince(cutAt, lastFailure)} after the partition`,
@@ -692,14 +647,19 @@ describe('MySQLCluster high availability on a real node (MySQL 9.7), its backup 
         `${old} agent log:\n${log}\nits processes:\n${processesOf(oldUid)}\nsemi-sync source: ${await sql(old, 'SELECT @@GLOBAL.rpl_semi_sync_source_enabled')}\nsessions:\n${await sql(old, 'SELECT ID, USER, COMMAND, TIME, STATE, LEFT(INFO, 80) FROM information_schema.PROCESSLIST')}`,
       );
       assert.match(log, /reached no other member for \d+ s: making this member read-only/);
-      // Clients were refused only while it made itself read-only.
-      assert.equal(await sql(old, 'SELECT @@GLOBAL.offline_mode'), '0');
+      // It released the commit stranded above (unacknowledged, and the failover discards it): it keeps every
+      // client but the operator's and replication's accounts out until it rejoins (issue 43), so that no
+      // client reads it; before issue 43 it let them back in once read-only.
+      assert.equal(await sql(old, 'SELECT @@GLOBAL.offline_mode'), '1');
       const insert = await stranded;
       assert.equal(insert.ok, false, `the stranded commit was acknowledged to its client: ${insert.stdout}`);
     } finally {
       for (const r of rules) execFileSync('nsenter', [...netns, '-D', ...r]);
     }
-    await failedOverSafely(old, writer, watch, 'the partition');
+    await failedOverSafely(old, writer, watch, 'the partition', registers, {
+      'the cut': cutAt,
+      'a new primary': promotedAt,
+    });
   });
 
   it('had Recon8sMySQLPrimaryUnreachable pending while the partitioned primary was silent, not firing (for: 1m; it was replaced sooner)', async () => {
@@ -720,8 +680,10 @@ describe('MySQLCluster high availability on a real node (MySQL 9.7), its backup 
   it('promotes a replica when only the primary and its replicas are cut apart (the controller and the kubelet still reach it): it is fenced, never two writable, no acknowledged write lost, and it rejoins once healed', async function () {
     this.timeout(2 * RECOVERY_MS);
     const writer = await newWriter();
+    const registers = await newRegisters();
     const watch = sampler();
     const old = await primary();
+    const oldIp = (await pod(old)).status?.podIP ?? '';
     const replicas = MEMBERS.filter((m) => m !== old);
     const ips = await Promise.all(replicas.map(async (m) => (await pod(m)).status?.podIP ?? ''));
     assert.ok(
@@ -750,6 +712,12 @@ describe('MySQLCluster high availability on a real node (MySQL 9.7), its backup 
     const failoversBefore = (await clusterEvents()).filter((e) => e.reason === 'FailedOver').length;
     const cutAt = performance.now();
     for (const r of rules) execFileSync('nsenter', [...netns, '-I', ...r]);
+    // Readers that still reach the old primary by its own address throughout the cut (as a client with a
+    // connection or an endpoint from before the failover does): what it serves them counts as served
+    // through <name>-primary. Issue 43: once fenced, it released the commits stranded waiting for a
+    // replica, and readers read them until the failover discarded them.
+    const readers = registers.readersThrough(oldIp, 2);
+    let promotedAt: number;
     try {
       await eventually(async () => assert.notEqual(await primary(), old), {
         timeoutMs: RECOVERY_MS,
@@ -762,8 +730,9 @@ describe('MySQLCluster high availability on a real node (MySQL 9.7), its backup 
             )
           ).join('\n')}`,
       });
-      const promotedAt = performance.now();
+      promotedAt = performance.now();
       await writer.more(20, RECOVERY_MS);
+      await registers.more(20, RECOVERY_MS);
       const lastFailure = writer.failures.filter((t) => t > cutAt).at(-1) ?? cutAt;
       console.log(
         `      a new primary after ${secondsSince(cutAt, promotedAt)}; writes failed for ${secondsSince(cutAt, lastFailure)} after the primary was cut off from its replicas only (${writer.failures.length} failed attempts)`,
@@ -786,27 +755,41 @@ describe('MySQLCluster high availability on a real node (MySQL 9.7), its backup 
       );
       assert.equal(fencedNow, '1');
     } finally {
+      await readers.stop();
       for (const r of rules) execFileSync('nsenter', [...netns, '-D', ...r]);
     }
-    await failedOverSafely(old, writer, watch, 'the partial partition');
+    await failedOverSafely(
+      old,
+      writer,
+      watch,
+      `the partial partition (clients ${readers.clients.join(', ')} read through ${old}'s own address during the cut)`,
+      registers,
+      { 'the cut': cutAt, 'a new primary': promotedAt, 'the heal': performance.now() },
+    );
   });
 
   it('keeps taking writes while a replica is killed (SIGKILL), and the replica catches up', async () => {
     const writer = await newWriter();
+    const registers = await newRegisters();
     const p = await primary();
     const victim = MEMBERS.find((m) => m !== p) ?? '';
+    const killedAt = performance.now();
     process.kill(mysqldPid((await pod(victim)).metadata?.uid ?? ''), 'SIGKILL');
     // One acknowledgement per commit, and the other replica still gives it.
     await writer.more(50, 30_000);
+    await registers.more(50, 30_000);
     await writer.stop();
+    const checked = await registers.check('the replica kill', { 'the kill': killedAt });
     assert.equal(await primary(), p, 'no failover for a replica');
     await healthy(RECOVERY_MS);
     await sameRows(p, MEMBERS);
     await noneLost(victim, writer.acknowledged);
+    assertLinearizable(checked);
   });
 
   it('switches over under the writer without losing an acknowledged write', async () => {
     const writer = await newWriter();
+    const registers = await newRegisters();
     const watch = sampler();
     const from = await primary();
     const to = MEMBERS.find((m) => m !== from) ?? '';
@@ -819,16 +802,20 @@ describe('MySQLCluster high availability on a real node (MySQL 9.7), its backup 
       sink,
     );
     assert.equal(code, 0, out.join(''));
+    const switchedAt = performance.now();
     await writer.more(20, RECOVERY_MS);
+    await registers.more(20, RECOVERY_MS);
     const failed = writer.failures.filter((t) => t >= started);
     const refusedMs = failed.length ? (failed.at(-1) ?? 0) - (failed[0] ?? 0) : 0;
     console.log(`      writes were refused for ${(refusedMs / 1000).toFixed(1)} s (${failed.length} failed attempts)`);
     await writer.stop();
+    const checked = await registers.check('the switchover', { 'the request': started, 'its end': switchedAt });
     assert.deepEqual(await watch.stop(), []);
     assert.equal(await primary(), to);
     await noneLost(to, writer.acknowledged);
     await healthy(RECOVERY_MS);
     await sameRows(to, MEMBERS);
+    assertLinearizable(checked);
   });
 
   it('rolls a my.cnf change over every member, replicas first, switching the primary over before its restart, losing nothing', async function () {
@@ -837,8 +824,10 @@ describe('MySQLCluster high availability on a real node (MySQL 9.7), its backup 
     for (const m of MEMBERS) before.set(m, (await pod(m)).metadata?.uid ?? '');
     const failoversBefore = (await clusterEvents()).filter((e) => e.reason === 'FailedOver').length;
     const writer = await newWriter();
+    const registers = await newRegisters();
     const watch = sampler();
     const old = await primary();
+    const changedAt = performance.now();
     await custom.patchNamespacedCustomObject(
       { ...GROUP, namespace: ns, name: NAME, body: { spec: { mysqlConf: { max_connections: '181' } } } },
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
@@ -852,7 +841,9 @@ describe('MySQLCluster high availability on a real node (MySQL 9.7), its backup 
     );
     await healthy(RECOVERY_MS);
     await writer.more(20, RECOVERY_MS);
+    await registers.more(20, RECOVERY_MS);
     await writer.stop();
+    const checked = await registers.check('the roll', { 'the change': changedAt });
     assert.deepEqual(await watch.stop(), []);
     assert.notEqual(await primary(), old, 'the primary moved before its pod was re-created');
     const events = await clusterEvents();
@@ -860,6 +851,7 @@ describe('MySQLCluster high availability on a real node (MySQL 9.7), its backup 
     assert.equal(events.filter((e) => e.reason === 'FailedOver').length, failoversBefore, 'no failover');
     await noneLost(await primary(), writer.acknowledged);
     await sameRows(await primary(), MEMBERS);
+    assertLinearizable(checked);
   });
 
   it('excludes a member with an errant transaction, never promotes it, and re-provisions it on request', async function () {

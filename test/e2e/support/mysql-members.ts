@@ -136,3 +136,26 @@ export async function rowsOn(kc: KubeConfig, namespace: string, member: string, 
     { timeoutMs: 60_000, intervalMs: 500, maxIntervalMs: 2000, description: `rows ${expected} on ${member}` },
   );
 }
+
+/** "12.3 s": from one monotonic time to another (now by default). */
+export const secondsSince = (from: number, to: number = performance.now()): string =>
+  `${((to - from) / 1000).toFixed(1)} s`;
+
+/** What the end-to-end files read of a member in a MySQLCluster's status. */
+export interface MemberStatus {
+  name: string;
+  role: string;
+  reachable: boolean;
+  replicating?: boolean;
+  errantTransactions?: string;
+}
+
+/** What the end-to-end files read of a MySQLCluster. */
+export interface ClusterObject {
+  status?: {
+    currentPrimary?: string;
+    readyReplicas?: number;
+    members?: MemberStatus[];
+    conditions?: { type: string; status: string; reason: string; message: string }[];
+  };
+}
