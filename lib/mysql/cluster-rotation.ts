@@ -27,7 +27,7 @@
 //              member bootstraps and no job runs that started with the old one.
 // 6. discard:  ALTER USER ... DISCARD OLD PASSWORD, for each account whose users have all moved.
 // 7. complete: the token is recorded as done in the MySQLCluster's status.
-import type { ThreadState } from './decide.js';
+import type { ThreadState } from './topology.js';
 import type { AccountHolds } from './rotation.js';
 
 export const CLUSTER_ACCOUNTS = ['root', 'replication', 'admin'] as const;

@@ -26,7 +26,7 @@ import type { CustomResource } from '../../lib/controller/status.js';
 import { withProblems } from '../../lib/controller/status.js';
 import type { KubeClient } from '../../lib/kube/index.js';
 import { HttpMethod, PatchStrategy, apiError, createKubeClient } from '../../lib/kube/index.js';
-import type { MemberSql, ThreadState } from '../../lib/mysql/decide.js';
+import type { MemberSql, ThreadState } from '../../lib/mysql/topology.js';
 import { GtidSet } from '../../lib/mysql/gtid-set.js';
 import { MemberCertificateError } from '../../lib/mysql/member-sql.js';
 import type { UnsafeStop } from '../../lib/mysql/rejoin.js';

@@ -13,7 +13,7 @@ import type {
 import { clusterFingerprint, setPasswordSql } from '../../lib/mysql/cluster-account-sql.js';
 import type { ClusterAccount, ClusterRotationRequest } from '../../lib/mysql/cluster-rotation.js';
 import { CLUSTER_ACCOUNTS } from '../../lib/mysql/cluster-rotation.js';
-import type { ThreadState } from '../../lib/mysql/decide.js';
+import type { ThreadState } from '../../lib/mysql/topology.js';
 import type { RotationEnvironment, RotationOutcome } from '../../lib/controller/mysql-cluster/cluster-rotation.js';
 import {
   ACCOUNT_KEYS,

@@ -9,7 +9,7 @@
 // rotation ends with the old passwords refused.
 import assert from 'node:assert/strict';
 import type { AccountHolds } from '../../lib/mysql/rotation.js';
-import type { ThreadState } from '../../lib/mysql/decide.js';
+import type { ThreadState } from '../../lib/mysql/topology.js';
 import type {
   ClusterAccount,
   ClusterAccountFacts,

@@ -9,7 +9,7 @@ import {
   termFromStatus,
   termToStatus,
 } from '../../lib/controller/mysql-cluster/primary-records.js';
-import type { MemberSql } from '../../lib/mysql/decide.js';
+import type { MemberSql } from '../../lib/mysql/topology.js';
 import { GtidSet } from '../../lib/mysql/gtid-set.js';
 import type { FailoverRecord, PrimaryTerm, RejoinVerdict, SurplusFacts } from '../../lib/mysql/rejoin.js';
 import {

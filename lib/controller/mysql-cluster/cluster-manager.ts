@@ -30,7 +30,7 @@ import {
 } from '../../../constructs/index.js';
 import type { KubeClient } from '../../kube/index.js';
 import { HttpMethod, PatchStrategy, isNotFound } from '../../kube/index.js';
-import type { ClusterView, MemberSql, MemberStatus, MemberView, Role, Step } from '../../mysql/decide.js';
+import type { ClusterView, MemberSql, MemberStatus, MemberView, Role, Step } from '../../mysql/topology.js';
 import { decide, primaryDataLost } from '../../mysql/decide.js';
 import type { RejoinVerdict, UnsafeStop } from '../../mysql/rejoin.js';
 import { rejoinNote } from '../../mysql/rejoin.js';

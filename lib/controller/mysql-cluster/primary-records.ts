@@ -12,7 +12,7 @@ import type { MySQLFailoverStatus, MySQLPrimaryTermStatus } from '../../../const
 import { MYSQL_CLUSTER, MYSQL_REPROVISION_ANNOTATION } from '../../../constructs/index.js';
 import type { KubeClient } from '../../kube/index.js';
 import { HttpMethod, PatchStrategy, isConflict } from '../../kube/index.js';
-import type { MemberSql, MemberView, Step } from '../../mysql/decide.js';
+import type { MemberSql, MemberView, Step } from '../../mysql/topology.js';
 import { GtidSet } from '../../mysql/gtid-set.js';
 import type { FailoverRecord, PrimaryTerm, RejoinVerdict, UnsafeStop } from '../../mysql/rejoin.js';
 import {
