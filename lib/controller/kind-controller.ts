@@ -2,13 +2,42 @@
 // kind's differences live in its own folder (app/, mysql-cluster/) behind this one interface, found
 // through the registry in kinds.ts. Adding a kind: its construct and KindDefinition in constructs/, a
 // folder here implementing KindController, one line in kinds.ts.
-import type { KubernetesObject as LiveObject, V1PersistentVolumeClaim, V1Pod, V1Secret } from '@kubernetes/client-node';
-import type { KindDefinition, KubernetesObject } from '../../constructs/index.js';
+//
+// A contract module: types only, and it imports no implementation of the controller (events.ts,
+// status.ts and the kinds import it, never the other way round).
+import type {
+  KubernetesObject as LiveObject,
+  V1ObjectMeta,
+  V1PersistentVolumeClaim,
+  V1Pod,
+  V1Secret,
+} from '@kubernetes/client-node';
+import type { Condition, KindDefinition, KubernetesObject } from '../../constructs/index.js';
 import type { KubeClient } from '../kube/index.js';
 import type { ControllerMetrics } from '../observability/controller-metrics.js';
 import type { Logger } from '../observability/logger.js';
-import type { EventType } from './events.js';
-import type { CustomResource, LiveLookup, ObservedState } from './status.js';
+import type { ConditionInput } from '../reconcile/conditions.js';
+
+/** A custom resource as the controller reads it. */
+export interface CustomResource extends LiveObject {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly metadata: V1ObjectMeta & { readonly name: string };
+  readonly spec?: Record<string, unknown>;
+  readonly status?: { readonly conditions?: readonly Condition[]; readonly [key: string]: unknown };
+}
+
+export type LiveLookup = (apiVersion: string, kind: string, name: string) => LiveObject | undefined;
+
+/** The figures a status reports, and the conditions its children imply. */
+export interface ObservedState {
+  readonly fields: Record<string, unknown>;
+  readonly conditions: ConditionInput[];
+  /** The pods of the resource's own children, whose problems the status names (lib/reconcile/pod-problems.ts). */
+  readonly pods?: readonly V1Pod[];
+}
+
+export type EventType = 'Normal' | 'Warning';
 
 /** Something the user must create or fix outside the spec: a Degraded reason and a message (and an Event). */
 export interface Problem {

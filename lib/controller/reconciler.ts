@@ -32,19 +32,21 @@ import type { ResourceType } from './kinds.js';
 import { CHILD_TYPES, KIND_CONTROLLERS, childType, kindController, objectPath, parseQueueKey } from './kinds.js';
 import { deleteChild, prunable } from './prune.js';
 import type {
-  InstallFacts,
-  KindController,
-  Manager,
-  Preparation,
-  ResourceLookup,
   CertificateLookup,
   CertificateReader,
   ClaimLookup,
   ClaimReader,
+  CustomResource,
+  InstallFacts,
+  KindController,
+  LiveLookup,
+  Manager,
+  Preparation,
+  ResourceLookup,
   SecretLookup,
   SecretReader,
 } from './kind-controller.js';
-import type { CustomResource, LiveLookup, StatusWrite } from './status.js';
+import type { StatusWrite } from './status.js';
 import { judgedAgainst, nextStatus, pausedConditions, statusWrite, withProblems, withUnavailable } from './status.js';
 
 /** How long to wait before looking again for a Secret the user must create. */

@@ -9,8 +9,7 @@ import { createInformer, mergeInformers } from '../informer/index.js';
 import type { KubeClient } from '../kube/index.js';
 import type { Logger } from '../observability/logger.js';
 import { allChildTypes, kindController, ownerType, queueKey } from './kinds.js';
-import type { KindController } from './kind-controller.js';
-import type { CustomResource } from './status.js';
+import type { CustomResource, KindController } from './kind-controller.js';
 
 /**
  * managedFields are about half of every object and nothing reads them from the cache (the ownership

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import type { V1Secret, V1StatefulSet } from '@kubernetes/client-node';
 import type { Controller } from '../../lib/controller/manager.js';
 import { ensureTls } from '../../lib/controller/mysql-cluster/tls.js';
-import type { CustomResource as LiveCustomResource } from '../../lib/controller/status.js';
+import type { CustomResource as LiveCustomResource } from '../../lib/controller/kind-controller.js';
 import type { KubeClient } from '../../lib/kube/index.js';
 import { HttpMethod, PatchStrategy, createKubeClient, getObject } from '../../lib/kube/index.js';
 import type { CertManagerBuild, RunningCertManager } from '../cert-manager/index.js';

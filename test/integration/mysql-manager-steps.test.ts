@@ -18,11 +18,11 @@
 import assert from 'node:assert/strict';
 import type { V1ConfigMap, V1ContainerStatus, V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import { MANAGED_BY, MYSQL_CLUSTER, MYSQL_HISTORY_KEYS, mysqlClusterNames } from '../../constructs/index.js';
-import type { ClusterManagerOptions, MemberActions } from '../../lib/controller/mysql-cluster/cluster-manager.js';
+import type { ClusterManagerOptions } from '../../lib/controller/mysql-cluster/cluster-manager.js';
+import type { MemberActions } from '../../lib/controller/mysql-cluster/ha/ports.js';
 import { createMySQLClusterManager } from '../../lib/controller/mysql-cluster/cluster-manager.js';
 import { createEventRecorder, recordManaged } from '../../lib/controller/events.js';
-import type { ManageContext, Management, Manager } from '../../lib/controller/kind-controller.js';
-import type { CustomResource } from '../../lib/controller/status.js';
+import type { CustomResource, ManageContext, Management, Manager } from '../../lib/controller/kind-controller.js';
 import { withProblems } from '../../lib/controller/status.js';
 import type { KubeClient } from '../../lib/kube/index.js';
 import { HttpMethod, PatchStrategy, apiError, createKubeClient } from '../../lib/kube/index.js';

@@ -21,7 +21,7 @@ import {
 import type { KubeClient } from '../../lib/kube/index.js';
 import { KubeApiError } from '../../lib/kube/errors.js';
 import { BINDING_FACTS, observeBinding } from '../../lib/controller/app/database-binding.js';
-import type { CustomResource } from '../../lib/controller/status.js';
+import type { CustomResource } from '../../lib/controller/kind-controller.js';
 import { decideRotation } from '../../lib/mysql/rotation.js';
 
 const app = (annotations: Record<string, string> = {}, status: Record<string, unknown> = {}): CustomResource => ({

@@ -9,8 +9,7 @@ import type { AccountStatement, ObservedServer } from '../../lib/mysql/accounts.
 import { accountName, passwordFingerprint } from '../../lib/mysql/accounts.js';
 import type { AccountActions, PrimaryView } from '../../lib/controller/mysql-cluster/app-accounts.js';
 import { createAppAccounts, primaryView } from '../../lib/controller/mysql-cluster/app-accounts.js';
-import type { ManageContext, ResourceLookup } from '../../lib/controller/kind-controller.js';
-import type { CustomResource } from '../../lib/controller/status.js';
+import type { CustomResource, ManageContext, ResourceLookup } from '../../lib/controller/kind-controller.js';
 
 const NS = 'shop';
 const APP_PASSWORD = 'app-password-0123456789abcdefghij';

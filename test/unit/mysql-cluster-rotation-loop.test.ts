@@ -10,8 +10,7 @@ import type { ClusterAccountActions, ObservedClusterAccount } from '../../lib/my
 import { clusterFingerprint } from '../../lib/mysql/cluster-account-sql.js';
 import type { ClusterAccount } from '../../lib/mysql/cluster-rotation.js';
 import { createClusterRotation } from '../../lib/controller/mysql-cluster/cluster-rotation-loop.js';
-import type { ManageContext } from '../../lib/controller/kind-controller.js';
-import type { CustomResource } from '../../lib/controller/status.js';
+import type { CustomResource, ManageContext } from '../../lib/controller/kind-controller.js';
 import { mergeSecret } from './support/merge-secret.js';
 
 const b64 = (s: string): string => Buffer.from(s).toString('base64');

@@ -15,9 +15,15 @@ import { HttpMethod, PatchStrategy, apiError, bindingSubject, isAlreadyExists, w
 import { accountName } from '../../mysql/accounts.js';
 import type { ConditionInput } from '../../reconcile/conditions.js';
 import { GENERATED_BY_LABEL, generatePassword } from '../../reconcile/credentials.js';
-import type { InstallFacts, Preparation, Problem, ResourceLookup, SecretLookup } from '../kind-controller.js';
+import type {
+  CustomResource,
+  InstallFacts,
+  Preparation,
+  Problem,
+  ResourceLookup,
+  SecretLookup,
+} from '../kind-controller.js';
 import { readSecret } from '../mysql-cluster/credentials.js';
-import type { CustomResource } from '../status.js';
 import { controllerReference } from '../status.js';
 import type { CredentialRotationStatus } from './password-rotation.js';
 import { rotateAppPassword, rotationStatusOf } from './password-rotation.js';

@@ -20,7 +20,7 @@ import { INITIAL_PASSWORD_REVISION } from '../../mysql/accounts.js';
 import type { AccountHolds, RotationFacts, RotationStep } from '../../mysql/rotation.js';
 import { decideRotation, describeRotationStep, rotationActor, rotationPhase } from '../../mysql/rotation.js';
 import { generatePassword } from '../../reconcile/credentials.js';
-import type { CustomResource } from '../status.js';
+import type { CustomResource } from '../kind-controller.js';
 
 /** What an App's status says of its rotations (status.credentialRotation). */
 export interface CredentialRotationStatus {

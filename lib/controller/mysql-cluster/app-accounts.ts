@@ -27,9 +27,7 @@ import type { AccountStatement, AccountRequest, DatabaseAccess } from '../../mys
 import { accountName, describeStatement, planAccounts } from '../../mysql/accounts.js';
 import type { AccountAdminOptions } from '../../mysql/account-sql.js';
 import { AccountSession } from '../../mysql/account-sql.js';
-import type { EventType } from '../events.js';
-import type { ManageContext } from '../kind-controller.js';
-import type { CustomResource } from '../status.js';
+import type { CustomResource, EventType, ManageContext } from '../kind-controller.js';
 import { readSecret } from './credentials.js';
 import { TLS_CA_FACT } from './facts.js';
 

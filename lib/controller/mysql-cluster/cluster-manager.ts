@@ -35,10 +35,11 @@ import { decide, primaryDataLost } from '../../mysql/decide.js';
 import type { RejoinVerdict, UnsafeStop } from '../../mysql/rejoin.js';
 import { rejoinNote } from '../../mysql/rejoin.js';
 import { podNote } from '../../reconcile/pod-problems.js';
-import type { MemberCredentials, MemberSession } from '../../mysql/member-sql.js';
+import type { MemberCredentials } from '../../mysql/member-sql.js';
 import { CONNECT_TIMEOUT_MS, MemberCertificateError, connectMember } from '../../mysql/member-sql.js';
 import type { ManageContext, ManagedEvent, Management, Manager, Problem, SecretLookup } from '../kind-controller.js';
 import { fetchAgentUnsafeStops } from './agent-http.js';
+import type { ConnectMember, MemberActions } from './ha/ports.js';
 import { readSecret } from './credentials.js';
 import { TLS_CA_FACT, TLS_NOT_AFTER_FACT } from './facts.js';
 import type { RecordsMemory } from './primary-records.js';
@@ -157,11 +158,6 @@ function describe(e: unknown): string {
   const err = e as { code?: string; message?: string };
   return `${err.code ? `${err.code}: ` : ''}${err.message ?? String(e)}`.slice(0, 300);
 }
-
-/** What the manager does on a member over SQL: a MemberSession (or a fake, in tests of its steps). */
-export type MemberActions = Pick<MemberSession, keyof MemberSession>;
-/** How the manager reaches a member. */
-export type ConnectMember = (o: Parameters<typeof connectMember>[0]) => Promise<MemberActions>;
 
 export interface ClusterManagerOptions {
   /** Default: a MySQL connection (connectMember). */

@@ -20,8 +20,7 @@ import {
   requiredKeys,
 } from '../../reconcile/credentials.js';
 import { CREDENTIALS_CLUSTER_ROLE, mysqlClusterNames } from '../../../constructs/index.js';
-import type { SecretLookup } from '../kind-controller.js';
-import type { CustomResource } from '../status.js';
+import type { CustomResource, SecretLookup } from '../kind-controller.js';
 import { controllerReference } from '../status.js';
 
 /**

@@ -11,16 +11,18 @@ import { workloadConditions, workloadFigures } from '../../reconcile/status.js';
 import type {
   CertificateLookup,
   ClaimLookup,
+  CustomResource,
   InstallFacts,
   KindController,
+  LiveLookup,
   Management,
   Manager,
+  ObservedState,
   Preparation,
   Problem,
   ResourceLookup,
   SecretLookup,
 } from '../kind-controller.js';
-import type { CustomResource, LiveLookup, ObservedState } from '../status.js';
 import { compact, controlledBy, find, podsControlledBy, selectorString, serviceEndpoint } from '../status.js';
 import type { BackupStatus, RestoreFailure, RestoreStatus } from './backup-status.js';
 import { backupFindings } from './backup-status.js';

@@ -13,9 +13,8 @@ import {
 } from '../../mysql/cert-manager.js';
 import { GENERATED_BY_LABEL } from '../../reconcile/credentials.js';
 import { mysqlClusterNames, resolveMySQLClusterSpec } from '../../../constructs/index.js';
-import type { CustomResource } from '../status.js';
+import type { CertificateLookup, CustomResource, SecretLookup } from '../kind-controller.js';
 import { controllerReference } from '../status.js';
-import type { CertificateLookup, SecretLookup } from '../kind-controller.js';
 import { readSecret } from './credentials.js';
 
 /** The keys of a TLS Secret, as Kubernetes (kubernetes.io/tls) and cert-manager name them. */
