@@ -45,16 +45,34 @@ export interface Problem {
   readonly message: string;
 }
 
-/** What a kind found before its children are applied. */
-export interface Preparation {
+/**
+ * What a kind found before its children are applied. `Facts`: what its prepare() learnt for its own
+ * observe() and manager (the MySQLCluster's Secrets and CA, an App's binding), typed by the kind.
+ */
+export interface Preparation<Facts = unknown> {
   /** Reported as Degraded and Events; the resource is looked at again later (never hot). */
   readonly problems: readonly Problem[];
   /** Children not to apply (nor prune) for now: e.g. pods that would read a Secret that is not usable yet. */
   readonly holdBack?: (child: KubernetesObject) => boolean;
   /** A Normal Event to record (e.g. a Secret created). */
   readonly events?: readonly { readonly reason: string; readonly message: string }[];
-  /** Handed back to observe(). */
-  readonly facts?: Readonly<Record<string, string>>;
+  /** Handed back to observe() and to the kind's manager. */
+  readonly facts?: Facts;
+}
+
+/** What a kind's prepare() is given: the resource, and the caches and facts it may read. */
+export interface PrepareContext {
+  readonly client: KubeClient;
+  readonly cr: CustomResource;
+  readonly install: InstallFacts;
+  /** Secrets, from their watches; absent: read live. */
+  readonly secrets?: SecretLookup;
+  /** The other recon8s resources, from the cache (absent where there is none). */
+  readonly resources?: ResourceLookup;
+  /** cert-manager Certificates, from their watches once they exist; absent: read live. */
+  readonly certificates?: CertificateLookup;
+  /** PersistentVolumeClaims the resource names, from watches by name; absent: read live. */
+  readonly claims?: ClaimLookup;
 }
 
 /** What to do after the API server refused (422) to apply a child as rendered. */
@@ -140,13 +158,13 @@ export interface ResourceLookup {
 }
 
 /** What a kind's manager (a loop beside the render reconcile) sees each time its resource is reconciled. */
-export interface ManageContext {
+export interface ManageContext<Facts = unknown> {
   readonly client: KubeClient;
   readonly cr: CustomResource;
   readonly live: LiveLookup;
   /** The resource's pods (as the kind's pod selector finds them), from the cache. */
   readonly pods: readonly V1Pod[];
-  readonly prepared: Preparation;
+  readonly prepared: Preparation<Facts>;
   readonly log: Logger;
   readonly metrics?: ControllerMetrics;
   /** Secrets, from their watches; absent: read live. */
@@ -200,8 +218,8 @@ export interface Management {
  * primary). Stateful per controller process (e.g. how long a primary has been unreachable), so one is
  * created per Reconciler; `forget` drops what it holds of a resource that is gone.
  */
-export interface Manager {
-  manage(ctx: ManageContext): Promise<Management>;
+export interface Manager<Facts = unknown> {
+  manage(ctx: ManageContext<Facts>): Promise<Management>;
   /**
    * A child as it is to be applied now, when what runs decides part of it (a MySQLCluster's StatefulSet
    * keeps the members a scale-down has not yet made safe to remove); `live`: what exists, which this
@@ -220,18 +238,11 @@ export interface InstallFacts {
   readonly credentialsClusterRole?: string;
 }
 
-export interface KindController {
+/** `Facts`: what the kind's prepare() hands to its observe() and manager (Preparation). */
+export interface KindController<Facts = unknown> {
   readonly definition: KindDefinition;
   /** Before the children are applied (credentials, volumes the spec names). Absent: nothing to prepare. */
-  prepare?(
-    client: KubeClient,
-    cr: CustomResource,
-    install: InstallFacts,
-    secrets?: SecretLookup,
-    resources?: ResourceLookup,
-    certificates?: CertificateLookup,
-    claims?: ClaimLookup,
-  ): Promise<Preparation>;
+  prepare?(ctx: PrepareContext): Promise<Preparation<Facts>>;
   /**
    * A resource of another kind this one refers to (an App to the MySQLCluster its database is on): a
    * change of either queues the other.
@@ -244,10 +255,10 @@ export interface KindController {
     cr: CustomResource,
     rendered: readonly KubernetesObject[],
     live: LiveLookup,
-    prepared: Preparation,
+    prepared: Preparation<Facts>,
     pods: readonly V1Pod[],
   ): ObservedState;
   readonly pods?: PodWatch;
   /** A loop beside the render reconcile, run after the children converged. */
-  createManager?(): Manager;
+  createManager?(): Manager<Facts>;
 }

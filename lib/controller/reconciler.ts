@@ -299,15 +299,15 @@ export class Reconciler {
     const claims: ClaimLookup | undefined = claimReader
       ? (ns, claimName) => claimReader({ uid: cr.metadata.uid ?? '', kind: kindName, name }, ns, claimName)
       : undefined;
-    const prepared: Preparation = (await controller.prepare?.(
-      this.o.client,
+    const prepared: Preparation = (await controller.prepare?.({
+      client: this.o.client,
       cr,
-      this.o.install ?? {},
-      secrets,
-      this.resources,
-      certificates,
-      claims,
-    )) ?? { problems: [] };
+      install: this.o.install ?? {},
+      resources: this.resources,
+      ...(secrets ? { secrets } : {}),
+      ...(certificates ? { certificates } : {}),
+      ...(claims ? { claims } : {}),
+    })) ?? { problems: [] };
     for (const e of prepared.events ?? []) this.o.events.record(cr, 'Normal', e.reason, e.message);
     const problems = prepared.problems;
 

@@ -19,6 +19,7 @@ import assert from 'node:assert/strict';
 import type { V1ConfigMap, V1ContainerStatus, V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import { MANAGED_BY, MYSQL_CLUSTER, MYSQL_HISTORY_KEYS, mysqlClusterNames } from '../../constructs/index.js';
 import type { ClusterManagerOptions } from '../../lib/controller/mysql-cluster/cluster-manager.js';
+import type { MySQLClusterFacts } from '../../lib/controller/mysql-cluster/facts.js';
 import type { MemberActions } from '../../lib/controller/mysql-cluster/ha/ports.js';
 import { createMySQLClusterManager } from '../../lib/controller/mysql-cluster/cluster-manager.js';
 import { createEventRecorder, recordManaged } from '../../lib/controller/events.js';
@@ -310,7 +311,7 @@ describe('MySQLCluster manager steps (real API server, fake members)', function 
     cr: CustomResource,
     signal?: AbortSignal,
     podOf = (pod: V1Pod): V1Pod | undefined => pod,
-  ): ManageContext {
+  ): ManageContext<MySQLClusterFacts> {
     const pods: V1Pod[] = MEMBERS.flatMap((m, i) => {
       const pod = podOf({
         metadata: {
@@ -349,7 +350,14 @@ describe('MySQLCluster manager steps (real API server, fake members)', function 
       cr,
       live: (_v, kind) => (kind === 'StatefulSet' ? sts : undefined),
       pods,
-      prepared: { problems: [], facts: { tlsCa: FAKE_CA, tlsNotAfter: '2099-01-01T00:00:00.000Z' } },
+      prepared: {
+        problems: [],
+        facts: {
+          credentialsSecretName: `${NAME}-credentials`,
+          tlsSecretName: `${NAME}-tls`,
+          tls: { caPem: FAKE_CA, notAfter: '2099-01-01T00:00:00.000Z' },
+        },
+      },
       log: silentLogger,
       ...(signal ? { signal } : {}),
     };
@@ -360,7 +368,11 @@ describe('MySQLCluster manager steps (real API server, fake members)', function 
     who: string,
     members: FakeMembers,
     agentUnsafeStops: (ip: string) => Promise<readonly UnsafeStop[] | undefined> = () => Promise.resolve([]),
-  ): { manage: (ctx: ManageContext) => Promise<unknown>; clock: { t: number }; manager: Manager } {
+  ): {
+    manage: (ctx: ManageContext<MySQLClusterFacts>) => Promise<unknown>;
+    clock: { t: number };
+    manager: Manager<MySQLClusterFacts>;
+  } {
     const clock = { t: 0 };
     const manager = createMySQLClusterManager({
       connect: members.connect(who, ips),
@@ -679,7 +691,10 @@ describe('MySQLCluster manager steps (real API server, fake members)', function 
       const members = healthyMembers();
       const ctl = controller('ctl', members);
       let woken = 0;
-      const ctx = async (): Promise<ManageContext> => ({ ...context(await read()), wake: () => woken++ });
+      const ctx = async (): Promise<ManageContext<MySQLClusterFacts>> => ({
+        ...context(await read()),
+        wake: () => woken++,
+      });
       await ctl.manage(await ctx());
       assert.equal(woken, 0);
       members.sessions.find((x) => x.member === `${NAME}-0`)?.lose();
@@ -1415,7 +1430,9 @@ describe('MySQLCluster manager steps (real API server, fake members)', function 
   });
 
   /** A look by the controller `ctl()` names at that moment (it may restart), its Events recorded by the real recorder. */
-  function looker(ctl: () => { manage: (ctx: ManageContext) => Promise<unknown> }): () => Promise<Management> {
+  function looker(
+    ctl: () => { manage: (ctx: ManageContext<MySQLClusterFacts>) => Promise<unknown> },
+  ): () => Promise<Management> {
     const recorder = createEventRecorder(client, silentLogger);
     return async () => {
       const cr = await read();

@@ -20,7 +20,8 @@ import {
 } from '../../lib/controller/app/password-rotation.js';
 import type { KubeClient } from '../../lib/kube/index.js';
 import { KubeApiError } from '../../lib/kube/errors.js';
-import { BINDING_FACTS, observeBinding } from '../../lib/controller/app/database-binding.js';
+import type { BindingFacts } from '../../lib/controller/app/database-binding.js';
+import { observeBinding } from '../../lib/controller/app/database-binding.js';
 import type { CustomResource } from '../../lib/controller/kind-controller.js';
 import { decideRotation } from '../../lib/mysql/rotation.js';
 
@@ -256,14 +257,14 @@ describe("App password rotation: the App's side", () => {
   });
 
   it('status.credentialRotation is said once a rotation was asked for, never as an empty object', () => {
-    const facts = (rotation?: string) => ({
-      [BINDING_FACTS.secret]: 'web-db',
-      [BINDING_FACTS.status]: 'True',
-      ...(rotation !== undefined ? { [BINDING_FACTS.rotation]: rotation } : {}),
+    const facts = (rotation?: BindingFacts['rotation']): BindingFacts => ({
+      secretName: 'web-db',
+      ready: { status: 'True', reason: 'AccountReady', message: '' },
+      ...(rotation !== undefined ? { rotation } : {}),
     });
     assert.deepEqual(observeBinding(facts()).fields, { binding: { name: 'web-db' } });
-    assert.deepEqual(observeBinding(facts('{}')).fields, { binding: { name: 'web-db' } });
-    assert.deepEqual(observeBinding(facts('{"requested":"T1","phase":"Staging"}')).fields, {
+    assert.deepEqual(observeBinding(facts({})).fields, { binding: { name: 'web-db' } });
+    assert.deepEqual(observeBinding(facts({ requested: 'T1', phase: 'Staging' })).fields, {
       binding: { name: 'web-db' },
       credentialRotation: { requested: 'T1', phase: 'Staging' },
     });

@@ -6,6 +6,7 @@ import { APP, MANAGED_BY, MYSQL_CLUSTER } from '../../../constructs/index.js';
 import { workloadConditions, workloadFigures } from '../../reconcile/status.js';
 import type { CustomResource, KindController, LiveLookup, ObservedState } from '../kind-controller.js';
 import { compact, controlledBy, find, podsControlledBy, selectorString, serviceEndpoint } from '../status.js';
+import type { BindingFacts } from './database-binding.js';
 import { observeBinding, prepareBinding } from './database-binding.js';
 import type { CredentialRotationStatus } from './password-rotation.js';
 import { rolledRevision } from './password-rotation.js';
@@ -62,7 +63,7 @@ export function deploymentPods(pods: readonly V1Pod[], deployment: string): V1Po
   );
 }
 
-export const APP_CONTROLLER: KindController = {
+export const APP_CONTROLLER: KindController<BindingFacts> = {
   definition: APP,
   // The database binding (spec.database): its Secret, and whether the account is ready.
   prepare: prepareBinding,

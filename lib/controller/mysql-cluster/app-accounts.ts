@@ -29,7 +29,7 @@ import type { AccountAdminOptions } from '../../mysql/account-sql.js';
 import { AccountSession } from '../../mysql/account-sql.js';
 import type { CustomResource, EventType, ManageContext } from '../kind-controller.js';
 import { readSecret } from './credentials.js';
-import { TLS_CA_FACT } from './facts.js';
+import type { MySQLClusterFacts } from './facts.js';
 
 /** How often accounts that are as they should be are looked at again (someone may have changed them). */
 const RESYNC_MS = 60_000;
@@ -89,7 +89,7 @@ export function createAppAccounts(opts: AppAccountsOptions = {}) {
      * Starts a pass (unless one is under way) and waits for it a moment at most: a primary that stops
      * answering in the middle of a pass must not delay the failover step of the next manage().
      */
-    async sync(ctx: ManageContext, primary: PrimaryView | undefined): Promise<AccountsResult> {
+    async sync(ctx: ManageContext<MySQLClusterFacts>, primary: PrimaryView | undefined): Promise<AccountsResult> {
       const uid = ctx.cr.metadata.uid ?? '';
       let run = running.get(uid);
       if (!run) {
@@ -118,7 +118,7 @@ export function createAppAccounts(opts: AppAccountsOptions = {}) {
   };
 
   async function syncOnce(
-    ctx: ManageContext,
+    ctx: ManageContext<MySQLClusterFacts>,
     primary: PrimaryView | undefined,
     last: Memo | undefined,
     remember: (m: Memo) => void,
@@ -191,7 +191,7 @@ export function createAppAccounts(opts: AppAccountsOptions = {}) {
     const credentials = await read(namespace, names.credentialsSecret);
     const rootPassword = decode(credentials?.data?.[MYSQL_SECRET_KEYS.rootPassword]);
     // No password goes to a member that could not be verified (the TLS Secret's problem is reported).
-    const ca = ctx.prepared.facts?.[TLS_CA_FACT];
+    const ca = ctx.prepared.facts?.tls?.caPem;
     if (!rootPassword || !ca) return { accounts: last?.accounts, events: [] };
     // The Apps' passwords, from their Secrets (watched by name once read), only from a Secret the App owns.
     const requests: AccountRequest[] = [];

@@ -41,7 +41,7 @@ import type { ManageContext, ManagedEvent, Management, Manager, Problem, SecretL
 import { fetchAgentUnsafeStops } from './agent-http.js';
 import type { ConnectMember, MemberActions } from './ha/ports.js';
 import { readSecret } from './credentials.js';
-import { TLS_CA_FACT, TLS_NOT_AFTER_FACT } from './facts.js';
+import type { MySQLClusterFacts } from './facts.js';
 import type { RecordsMemory } from './primary-records.js';
 import { PrimaryRecords } from './primary-records.js';
 import { recordHistory } from './history.js';
@@ -180,7 +180,7 @@ export interface ClusterManagerOptions {
  * has replaced since (a deposed leader's promotion) is refused, and a member is made writable only once
  * its election is recorded.
  */
-export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Manager {
+export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Manager<MySQLClusterFacts> {
   const connect: ConnectMember = opts.connect ?? connectMember;
   const agentUnsafeStops = opts.agentUnsafeStops ?? fetchAgentUnsafeStops;
   /**
@@ -276,7 +276,7 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
       silent.delete(uid);
       unsettled.delete(uid);
     },
-    async manage(ctx: ManageContext): Promise<Management> {
+    async manage(ctx: ManageContext<MySQLClusterFacts>): Promise<Management> {
       /** Nothing to look at (no pods yet, no credentials or CA, a StatefulSet it does not control): no session kept either. */
       const nothingToManage = (uid: string): Management => {
         closeKept(uid);
@@ -297,7 +297,7 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
       );
       if (!credentials) return nothingToManage(uid);
       // No credential goes to a member that could not be verified (the TLS Secret's problem is reported).
-      const ca = ctx.prepared.facts?.[TLS_CA_FACT];
+      const ca = ctx.prepared.facts?.tls?.caPem;
       if (!ca) return nothingToManage(uid);
       // What a kept session was opened with: another password or CA is another session. A digest, so
       // that no password is kept beside the sessions longer than the credentials themselves.
@@ -636,7 +636,7 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
           writesWait = decision.writesWait;
           const step = decision.step;
           if (step.type === 'steady') {
-            events.push(...(await reloadRenewedCertificates(sessions, ctx.prepared.facts?.[TLS_NOT_AFTER_FACT])));
+            events.push(...(await reloadRenewedCertificates(sessions, ctx.prepared.facts?.tls?.notAfter)));
             break;
           }
           if (step.type === 'wait') {

@@ -22,7 +22,7 @@ import type { RotationEnvironment, RotationOutcome, SecretPatch } from './cluste
 import { rotateClusterCredentials } from './cluster-rotation.js';
 import { fetchAgentRevision } from './agent-http.js';
 import { readSecret } from './credentials.js';
-import { SECRET_FACT, TLS_CA_FACT } from './facts.js';
+import type { MySQLClusterFacts } from './facts.js';
 
 /** How long manage() waits for a pass before it reports what it has (the pass goes on). */
 const WAIT_MS = 2_000;
@@ -98,7 +98,7 @@ export function createClusterRotation(opts: ClusterRotationOptions = {}) {
      * `controllerBusy`: whether the Apps' accounts' pass (as root, with the Secret it read) is under way.
      */
     async sync(
-      ctx: ManageContext,
+      ctx: ManageContext<MySQLClusterFacts>,
       database: readonly V1Pod[],
       primary: string | undefined,
       controllerBusy: () => boolean,
@@ -106,12 +106,12 @@ export function createClusterRotation(opts: ClusterRotationOptions = {}) {
       const { cr, client } = ctx;
       const uid = cr.metadata.uid ?? '';
       const last = (cr.status?.credentialRotation ?? undefined) as MySQLCredentialRotationStatus | undefined;
-      const ca = ctx.prepared.facts?.[TLS_CA_FACT];
+      const ca = ctx.prepared.facts?.tls?.caPem;
       let run = running.get(uid);
       // No credential goes to a member that could not be verified (the TLS Secret's problem is reported).
       if (!run && ca) {
         const namespace = cr.metadata.namespace ?? '';
-        const names = mysqlClusterNames(cr.metadata.name, ctx.prepared.facts?.[SECRET_FACT]);
+        const names = mysqlClusterNames(cr.metadata.name, ctx.prepared.facts?.credentialsSecretName);
         const read = ctx.secrets ?? ((ns: string, n: string) => readSecret(client, ns, n));
         const ipOf = (name: string) => database.find((p) => p.metadata?.name === name)?.status?.podIP;
         const members = database.map((p) => {

@@ -5,22 +5,19 @@
 import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import type { KubernetesObject, MySQLBackup } from '../../../constructs/index.js';
 import { MYSQL_CLUSTER, MYSQL_OBJECT_STORE_SECRET_KEYS, mysqlClusterNames } from '../../../constructs/index.js';
-import type { KubeClient } from '../../kube/index.js';
 import { getObject } from '../../kube/index.js';
 import { workloadConditions, workloadFigures } from '../../reconcile/status.js';
 import type {
-  CertificateLookup,
   ClaimLookup,
   CustomResource,
-  InstallFacts,
   KindController,
   LiveLookup,
   Management,
   Manager,
   ObservedState,
+  PrepareContext,
   Preparation,
   Problem,
-  ResourceLookup,
   SecretLookup,
 } from '../kind-controller.js';
 import { compact, controlledBy, find, podsControlledBy, selectorString, serviceEndpoint } from '../status.js';
@@ -34,7 +31,7 @@ import { ensureCredentials, readSecret } from './credentials.js';
 import { MYSQL_MEMBER_SELECTOR, memberReports } from './member-reports.js';
 import { describeChange, replaceStatefulSet, withLiveImmutableFields } from './statefulset-replacement.js';
 import { ensureTls } from './tls.js';
-import { SECRET_FACT, TLS_CA_FACT, TLS_NOT_AFTER_FACT, TLS_SECRET_FACT } from './facts.js';
+import type { MySQLClusterFacts } from './facts.js';
 import { realClock } from '../../clock/index.js';
 
 const CREDENTIALS_REASONS = {
@@ -54,15 +51,14 @@ const TLS_REASONS = {
   certificateForbidden: 'CertificateForbidden',
 } as const;
 
-async function prepare(
-  client: KubeClient,
-  cr: CustomResource,
-  install: InstallFacts,
-  secrets?: SecretLookup,
-  _resources?: ResourceLookup,
-  certificates?: CertificateLookup,
-  claims?: ClaimLookup,
-): Promise<Preparation> {
+async function prepare({
+  client,
+  cr,
+  install,
+  secrets,
+  certificates,
+  claims,
+}: PrepareContext): Promise<Preparation<MySQLClusterFacts>> {
   const read = secrets ?? ((namespace: string, name: string) => readSecret(client, namespace, name));
   const credentials = await ensureCredentials(client, cr, install.credentialsClusterRole, read);
   const tls = await ensureTls(client, cr, new Date(realClock.now()), read, certificates);
@@ -112,9 +108,9 @@ async function prepare(
         : []),
     ],
     facts: {
-      [SECRET_FACT]: credentials.secretName,
-      [TLS_SECRET_FACT]: tls.secretName,
-      ...('caPem' in tls ? { [TLS_CA_FACT]: tls.caPem, [TLS_NOT_AFTER_FACT]: tls.notAfter } : {}),
+      credentialsSecretName: credentials.secretName,
+      tlsSecretName: tls.secretName,
+      ...('caPem' in tls ? { tls: { caPem: tls.caPem, notAfter: tls.notAfter } } : {}),
     },
   };
 }
@@ -171,7 +167,7 @@ async function storeCredentialsProblems(read: SecretLookup, cr: CustomResource):
  * The HA manager (cluster-manager.ts) on the database pods, then what the backup, binary-log and
  * restore runs reported: status.backup, status.restore, their problems and metrics.
  */
-function createManager(): Manager {
+function createManager(): Manager<MySQLClusterFacts> {
   const ha = createMySQLClusterManager();
   const appAccounts = createAppAccounts();
   const rotation = createClusterRotation();
@@ -309,7 +305,7 @@ function clusterPods(
   );
 }
 
-export const MYSQL_CLUSTER_CONTROLLER: KindController = {
+export const MYSQL_CLUSTER_CONTROLLER: KindController<MySQLClusterFacts> = {
   definition: MYSQL_CLUSTER,
   prepare,
   async recoverRefusedApply(client, child, live) {
@@ -344,9 +340,9 @@ export const MYSQL_CLUSTER_CONTROLLER: KindController = {
       cr,
       rendered,
       live,
-      prepared.facts?.[SECRET_FACT] ?? mysqlClusterNames(cr.metadata.name).credentialsSecret,
+      prepared.facts?.credentialsSecretName ?? mysqlClusterNames(cr.metadata.name).credentialsSecret,
       pods,
-      prepared.facts?.[TLS_SECRET_FACT],
+      prepared.facts?.tlsSecretName,
     ),
   createManager,
   pods: {
