@@ -3,7 +3,7 @@
 /** The scripts of constructs/mysql/scripts/ (layout.sh aside: script-layout.ts renders it). */
 export type ScriptName =
   | 'backup.sh'
-  | 'binlog-find.sh'
+  | 'binlog-filter.sh'
   | 'binlog.sh'
   | 'bootstrap.sh'
   | 'common.sh'
@@ -271,12 +271,12 @@ else
 fi
 report "$RECON8S_REPORT_BACKUP_COMPLETED" "$manifest"
 `,
-  'binlog-find.sh': `# recon8s: the binary-log search's filter (sourced by find-binlog.sh, and by tests on a real log).
+  'binlog-filter.sh': `# recon8s: the binary-log search's filter (sourced by find-binlog.sh, and by tests on a real log).
 # shellcheck shell=bash
 #
 # binlog_find_filter LOG: the transactions of one binary log (a file) that may hold the statement, as
 # mysqlbinlog --verbose prints them, with only lines left out, so that what the CLI parses is
-# mysqlbinlog's own text (lib/cli/binlog-find.ts):
+# mysqlbinlog's own text (lib/cli/binlog-command.ts):
 # - Row values (\`###   @1=…\`, \`### WHERE\`, \`### SET\`) and repeated row headers: a bulk DELETE is one
 #   \`### DELETE FROM\` line, not a million. The base64 of row events is never printed (DECODE-ROWS).
 # - Transactions that do not contain every word of FIND_WORDS (lower case, backquotes removed) anywhere:
@@ -840,8 +840,8 @@ set -euo pipefail
 [[ -n \${STORE_BUCKET:-} ]] || die "the backups are not in an object store (spec.backup.s3): no binary logs are archived"
 # shellcheck source=store.sh
 . "\${BASH_SOURCE[0]%/*}/store.sh"
-# shellcheck source=binlog-find.sh
-. "\${BASH_SOURCE[0]%/*}/binlog-find.sh"
+# shellcheck source=binlog-filter.sh
+. "\${BASH_SOURCE[0]%/*}/binlog-filter.sh"
 work=\${FIND_SCRATCH:-$RECON8S_TMP}/find-binlog.$$
 mkdir -p -- "$work"
 trap 'rm -rf -- "$work"' EXIT

@@ -12,8 +12,8 @@ set -euo pipefail
 [[ -n ${STORE_BUCKET:-} ]] || die "the backups are not in an object store (spec.backup.s3): no binary logs are archived"
 # shellcheck source=store.sh
 . "${BASH_SOURCE[0]%/*}/store.sh"
-# shellcheck source=binlog-find.sh
-. "${BASH_SOURCE[0]%/*}/binlog-find.sh"
+# shellcheck source=binlog-filter.sh
+. "${BASH_SOURCE[0]%/*}/binlog-filter.sh"
 work=${FIND_SCRATCH:-$RECON8S_TMP}/find-binlog.$$
 mkdir -p -- "$work"
 trap 'rm -rf -- "$work"' EXIT
