@@ -1,6 +1,6 @@
 // The agent's SQL to its own member: over the pod's socket, as root (the password read from the mounted
 // credentials Secret whenever a session is opened, never logged), through a small pool so that a probe
-// never waits behind the loop. A rotated root password (cluster-rotation.ts) reaches the pool without a
+// never waits behind the loop. A rotated root password (lib/mysql/credential-rotation.ts) reaches the pool without a
 // restart: when the file says another password, new sessions come from a new pool, and the old pool is
 // ended once its statements are done (a clone may run for hours on one of its sessions).
 import type { Connection, Pool, PoolOptions, RowDataPacket } from 'mysql2/promise';

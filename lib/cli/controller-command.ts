@@ -1,4 +1,4 @@
-import { startController } from '../controller/manager.js';
+import { startController } from '../controller/controller.js';
 import { isLogLevel, jsonLogger } from '../observability/logger.js';
 import { UsageError } from './usage-error.js';
 

@@ -22,7 +22,7 @@ import { DESIRED_HASH_ANNOTATION, childKey, hashOf, stampChildren } from '../rec
 import type { DesiredChild, OwnerResource } from '../reconcile/desired.js';
 import { RenderMemo } from './render-memo.js';
 import { podProblemEvents, podProblems, podRecheckAfterMs, summarizePodProblems } from '../reconcile/pod-problems.js';
-import { failureConditions } from '../reconcile/status.js';
+import { failureConditions } from '../reconcile/workload-conditions.js';
 import { CREATE_ONLY, ChildApplier } from './apply-children.js';
 import type { ApplyDecision } from './apply-children.js';
 import { WritesInFlight, identityKey } from './writes-in-flight.js';

@@ -1,5 +1,5 @@
 // The resources of some kinds and their children, watched, each change turned into the owner's queue
-// key. Used by the controller (manager.ts) and by `recon8s apply` (lib/cli/apply-command.ts), so both
+// key. Used by the controller (controller.ts) and by `recon8s apply` (lib/cli/apply-command.ts), so both
 // see the world the same way.
 import type { KubernetesObject as LiveObject, V1Pod } from '@kubernetes/client-node';
 import type { KindDefinition } from '../../constructs/index.js';

@@ -1,4 +1,4 @@
-// The SQL of a rotation of the cluster's own accounts (cluster-rotation.ts decides): what the primary
+// The SQL of a rotation of the cluster's own accounts (credential-rotation.ts decides): what the primary
 // holds of root, replication and recon8s-admin, what a replica's channel holds, and the statements.
 // Thin on purpose. As root, over TLS that verified the member (member-sql.ts openVerified): setting
 // another account's password and reading a replica's connection metadata take it. Passwords are values
@@ -10,8 +10,8 @@ import type { AccountAdminOptions } from './account-sql.js';
 import { closeSession, takesWrites } from './account-sql.js';
 import { QUERY_TIMEOUT_MS, openVerified } from './member-sql.js';
 import { passwordFingerprint } from './accounts.js';
-import type { ClusterAccount, ReplicaChannel } from './cluster-rotation.js';
-import { CLUSTER_ACCOUNTS } from './cluster-rotation.js';
+import type { ClusterAccount, ReplicaChannel } from './credential-rotation.js';
+import { CLUSTER_ACCOUNTS } from './credential-rotation.js';
 import { threadState } from './topology.js';
 
 /** STOP REPLICA IO_THREAD waits for the receiver to end what it is writing to the relay log. */

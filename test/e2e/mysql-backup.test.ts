@@ -11,7 +11,7 @@ import { PassThrough } from 'node:stream';
 import type { CoreV1Event, KubeConfig } from '@kubernetes/client-node';
 import { BatchV1Api, CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { main } from '../../lib/cli/cli.js';
-import type { Controller } from '../../lib/controller/manager.js';
+import type { Controller } from '../../lib/controller/controller.js';
 import { NODE_IP } from '../node/index.js';
 import type { S3Server } from '../s3/index.js';
 import { startS3Server } from '../s3/index.js';

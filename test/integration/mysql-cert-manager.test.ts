@@ -10,7 +10,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { V1Secret, V1StatefulSet } from '@kubernetes/client-node';
-import type { Controller } from '../../lib/controller/manager.js';
+import type { Controller } from '../../lib/controller/controller.js';
 import { ensureTls } from '../../lib/controller/mysql-cluster/tls.js';
 import type { CustomResource as LiveCustomResource } from '../../lib/controller/kind-controller.js';
 import type { KubeClient } from '../../lib/kube/index.js';

@@ -10,8 +10,8 @@ import {
 } from '@kubernetes/client-node';
 import type { KubernetesObject, Recon8sResource } from '../../constructs/index.js';
 import { render } from '../../constructs/index.js';
-import type { Controller } from '../../lib/controller/manager.js';
-import { ensureCredentials } from '../../lib/controller/mysql-cluster/credentials.js';
+import type { Controller } from '../../lib/controller/controller.js';
+import { ensureCredentials } from '../../lib/controller/mysql-cluster/credentials-secret.js';
 import type { CustomResource } from '../../lib/controller/kind-controller.js';
 import { createKubeClient } from '../../lib/kube/index.js';
 import { stampChildren } from '../../lib/reconcile/desired.js';

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { Agent, fromInsideThePod } from '../../lib/agent/agent.js';
 import { ROTATED_REVISIONS_SQL, accountStatements, ensureAccounts } from '../../lib/agent/accounts.js';
-import type { ClusterCredentials } from '../../lib/agent/credentials.js';
+import type { ClusterCredentials } from '../../lib/agent/credential-files.js';
 import type { AgentConfig } from '../../lib/agent/config.js';
 import { agentConfig } from '../../lib/agent/config.js';
 import { liveness, readiness } from '../../lib/agent/health.js';

@@ -1,4 +1,4 @@
-// The App's side of a password rotation (lib/controller/app/password-rotation.ts): the facts it reads
+// The App's side of a password rotation (lib/controller/app/binding-rotation.ts): the facts it reads
 // from the App, its Secret and the cluster's report of the account, whether every pod runs the new
 // template, and what render() puts on that template. No I/O.
 import assert from 'node:assert/strict';
@@ -17,13 +17,13 @@ import {
   rolledRevision,
   rotateAppPassword,
   rotationFactsOf,
-} from '../../lib/controller/app/password-rotation.js';
+} from '../../lib/controller/app/binding-rotation.js';
 import type { KubeClient } from '../../lib/kube/index.js';
 import { KubeApiError } from '../../lib/kube/errors.js';
 import type { BindingFacts } from '../../lib/controller/app/database-binding.js';
 import { observeBinding } from '../../lib/controller/app/database-binding.js';
 import type { CustomResource } from '../../lib/controller/kind-controller.js';
-import { decideRotation } from '../../lib/mysql/rotation.js';
+import { decideRotation } from '../../lib/mysql/password-rotation.js';
 
 const app = (annotations: Record<string, string> = {}, status: Record<string, unknown> = {}): CustomResource => ({
   apiVersion: 'recon8s.dev/v1alpha1',

@@ -4,7 +4,7 @@
 // the same parse on a log it writes itself), once whole and once through the search Job's filter.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { findInListing, formatFind, parseTimeOption } from '../../lib/cli/binlog-find.js';
+import { findInListing, formatFind, parseTimeOption } from '../../lib/cli/binlog-command.js';
 import { coarseWords, parseBinlogText, statementMatches } from '../../lib/mysql/binlog-text.js';
 import { runCliHere } from '../support/run.js';
 

@@ -42,7 +42,7 @@ describe('MySQLCluster scripts', () => {
     const scripts = shippedScripts();
     assert.deepEqual(Object.keys(scripts).sort(), [
       'backup.sh',
-      'binlog-find.sh',
+      'binlog-filter.sh',
       'binlog.sh',
       'bootstrap.sh',
       'common.sh',

@@ -10,7 +10,7 @@ import { applySetId, groupKind } from '../../lib/reconcile/applyset.js';
 import { containsDesired, firstDifference } from '../../lib/reconcile/compare.js';
 import { mergeConditions } from '../../lib/reconcile/conditions.js';
 import { stampChildren } from '../../lib/reconcile/desired.js';
-import { updatedAvailable, workloadConditions, workloadFigures } from '../../lib/reconcile/status.js';
+import { updatedAvailable, workloadConditions, workloadFigures } from '../../lib/reconcile/workload-conditions.js';
 
 describe('comparing desired with live', () => {
   const desired = {

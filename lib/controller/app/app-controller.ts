@@ -3,13 +3,13 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import type { KubernetesObject } from '../../../constructs/index.js';
 import { APP, MANAGED_BY, MYSQL_CLUSTER } from '../../../constructs/index.js';
-import { workloadConditions, workloadFigures } from '../../reconcile/status.js';
+import { workloadConditions, workloadFigures } from '../../reconcile/workload-conditions.js';
 import type { CustomResource, KindController, LiveLookup, ObservedState } from '../kind-controller.js';
 import { compact, controlledBy, find, podsControlledBy, selectorString, serviceEndpoint } from '../status.js';
 import type { BindingFacts } from './database-binding.js';
 import { observeBinding, prepareBinding } from './database-binding.js';
-import type { CredentialRotationStatus } from './password-rotation.js';
-import { rolledRevision } from './password-rotation.js';
+import type { CredentialRotationStatus } from './binding-rotation.js';
+import { rolledRevision } from './binding-rotation.js';
 
 /**
  * An App's pods carry these labels (the MySQL pods, an `app.kubernetes.io/component`, which an App's

@@ -14,18 +14,18 @@ import type { KubeClient } from '../../kube/index.js';
 import { HttpMethod, PatchStrategy, apiError, bindingSubject, isAlreadyExists, whoAmI } from '../../kube/index.js';
 import { accountName } from '../../mysql/accounts.js';
 import type { ConditionInput } from '../../reconcile/conditions.js';
-import { GENERATED_BY_LABEL, generatePassword } from '../../reconcile/credentials.js';
+import { GENERATED_BY_LABEL, generatePassword } from '../../reconcile/credential-keys.js';
 import type { CustomResource, PrepareContext, Preparation, Problem, SecretLookup } from '../kind-controller.js';
-import { readSecret } from '../mysql-cluster/credentials.js';
+import { readSecret } from '../mysql-cluster/credentials-secret.js';
 import { controllerReference } from '../status.js';
-import type { CredentialRotationStatus } from './password-rotation.js';
-import { rotateAppPassword, rotationStatusOf } from './password-rotation.js';
+import type { CredentialRotationStatus } from './binding-rotation.js';
+import { rotateAppPassword, rotationStatusOf } from './binding-rotation.js';
 
 /** What prepare() found of an App's database binding, for observe(). */
 export interface BindingFacts {
   /** The binding Secret (status.binding). */
   readonly secretName: string;
-  /** status.credentialRotation (password-rotation.ts). */
+  /** status.credentialRotation (binding-rotation.ts). */
   readonly rotation?: CredentialRotationStatus;
   /** The DatabaseReady condition. */
   readonly ready: { readonly status: 'True' | 'False'; readonly reason: string; readonly message: string };

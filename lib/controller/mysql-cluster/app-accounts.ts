@@ -21,14 +21,14 @@ import {
   databaseBindingSecretName,
   mysqlClusterNames,
 } from '../../../constructs/index.js';
-import { rotationFactsOf, rotationStatusOf } from '../app/password-rotation.js';
-import { rotationInFlight } from '../../mysql/rotation.js';
+import { rotationFactsOf, rotationStatusOf } from '../app/binding-rotation.js';
+import { rotationInFlight } from '../../mysql/password-rotation.js';
 import type { AccountStatement, AccountRequest, DatabaseAccess } from '../../mysql/accounts.js';
 import { accountName, describeStatement, planAccounts } from '../../mysql/accounts.js';
 import type { AccountAdminOptions } from '../../mysql/account-sql.js';
 import { AccountSession } from '../../mysql/account-sql.js';
 import type { CustomResource, EventType, ManageContext } from '../kind-controller.js';
-import { readSecret } from './credentials.js';
+import { readSecret } from './credentials-secret.js';
 import type { MySQLClusterFacts } from './facts.js';
 
 /** How often accounts that are as they should be are looked at again (someone may have changed them). */
@@ -208,7 +208,7 @@ export function createAppAccounts(opts: AppAccountsOptions = {}) {
         database: db.name,
         access: (db.access ?? 'readWrite') as DatabaseAccess,
         ...(password ? { password } : {}),
-        // The rotation (rotation.ts decides; the SQL steps are this side's): the staged password, and
+        // The rotation (lib/mysql/password-rotation.ts decides; the SQL steps are this side's): the staged password, and
         // what the App and its Secret say.
         ...(password && secret && nextPassword ? { nextPassword } : {}),
         ...(password && secret ? { rotation: rotationFactsOf(a, secret) } : {}),

@@ -40,7 +40,7 @@ import { CONNECT_TIMEOUT_MS, MemberCertificateError, connectMember } from '../..
 import type { ManageContext, ManagedEvent, Management, Manager, Problem, SecretLookup } from '../kind-controller.js';
 import { fetchAgentUnsafeStops } from './agent-http.js';
 import type { ConnectMember, MemberActions } from './ha/ports.js';
-import { readSecret } from './credentials.js';
+import { readSecret } from './credentials-secret.js';
 import type { MySQLClusterFacts } from './facts.js';
 import type { RecordsMemory } from './primary-records.js';
 import { PrimaryRecords } from './primary-records.js';

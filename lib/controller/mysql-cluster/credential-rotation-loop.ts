@@ -1,4 +1,4 @@
-// The rotation of a MySQLCluster's own accounts, as its manager runs it (cluster-rotation.ts is a pass):
+// The rotation of a MySQLCluster's own accounts, as its manager runs it (credential-rotation-pass.ts is a pass):
 // the environment of a pass built from the manager's context, and the pass run beside the HA step
 // without holding it up (a member that stops answering in the middle of a pass must not delay the
 // failover step of the next manage()).
@@ -15,13 +15,13 @@ import { HttpMethod, PatchStrategy, apiError } from '../../kube/index.js';
 import type { KubeClient } from '../../kube/index.js';
 import type { ClusterAccountActions } from '../../mysql/cluster-account-sql.js';
 import { ClusterAccountSession } from '../../mysql/cluster-account-sql.js';
-import { parseRotationRequest } from '../../mysql/cluster-rotation.js';
-import { GENERATED_BY_LABEL } from '../../reconcile/credentials.js';
+import { parseRotationRequest } from '../../mysql/credential-rotation.js';
+import { GENERATED_BY_LABEL } from '../../reconcile/credential-keys.js';
 import type { ManageContext, ManagedEvent, Problem } from '../kind-controller.js';
-import type { RotationEnvironment, RotationOutcome, SecretPatch } from './cluster-rotation.js';
-import { rotateClusterCredentials } from './cluster-rotation.js';
+import type { RotationEnvironment, RotationOutcome, SecretPatch } from './credential-rotation-pass.js';
+import { rotateClusterCredentials } from './credential-rotation-pass.js';
 import { fetchAgentRevision } from './agent-http.js';
-import { readSecret } from './credentials.js';
+import { readSecret } from './credentials-secret.js';
 import type { MySQLClusterFacts } from './facts.js';
 
 /** How long manage() waits for a pass before it reports what it has (the pass goes on). */

@@ -6,7 +6,7 @@ import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import type { KubernetesObject, MySQLBackup } from '../../../constructs/index.js';
 import { MYSQL_CLUSTER, MYSQL_OBJECT_STORE_SECRET_KEYS, mysqlClusterNames } from '../../../constructs/index.js';
 import { getObject } from '../../kube/index.js';
-import { workloadConditions, workloadFigures } from '../../reconcile/status.js';
+import { workloadConditions, workloadFigures } from '../../reconcile/workload-conditions.js';
 import type {
   ClaimLookup,
   CustomResource,
@@ -26,8 +26,8 @@ import { backupFindings } from './backup-status.js';
 import { BackupIntervalSeries } from './backup-schedule.js';
 import { createAppAccounts, primaryView } from './app-accounts.js';
 import { createMySQLClusterManager } from './cluster-manager.js';
-import { createClusterRotation } from './cluster-rotation-loop.js';
-import { ensureCredentials, readSecret } from './credentials.js';
+import { createClusterRotation } from './credential-rotation-loop.js';
+import { ensureCredentials, readSecret } from './credentials-secret.js';
 import { MYSQL_MEMBER_SELECTOR, memberReports } from './member-reports.js';
 import { describeChange, replaceStatefulSet, withLiveImmutableFields } from './statefulset-replacement.js';
 import { ensureTls } from './tls.js';
