@@ -108,7 +108,7 @@ export interface ClusterView {
   readonly failoverAfterMs: number;
   /**
    * Why the recorded primary's mysqld is known to have exited, when the caller knows it (its mysql
-   * container exited or restarted: lib/controller/mysql-cluster/primary-stopped.ts): with
+   * container exited or restarted: controller/mysql-cluster/ha/primary-stopped.ts): with
    * semi-synchronous replication, failover does not wait `failoverAfterMs` (failover.ts says why).
    */
   readonly primaryStopped?: string;

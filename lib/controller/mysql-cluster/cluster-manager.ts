@@ -42,12 +42,12 @@ import { fetchAgentUnsafeStops } from './agent-http.js';
 import type { ConnectMember, MemberActions } from './ha/ports.js';
 import { readSecret } from './credentials-secret.js';
 import type { MySQLClusterFacts } from './facts.js';
-import type { RecordsMemory } from './primary-records.js';
-import { PrimaryRecords } from './primary-records.js';
+import type { RecordsMemory } from './ha/primary-records.js';
+import { PrimaryRecords } from './ha/primary-records.js';
 import { recordHistory } from './history.js';
-import { reloadRenewedCertificates } from './tls-reload.js';
-import type { AnsweringPod } from './primary-stopped.js';
-import { buildingDataDirectory, mysqlRestarts, primaryStopped, replacementStarting } from './primary-stopped.js';
+import { reloadRenewedCertificates } from './ha/tls-reload.js';
+import type { AnsweringPod } from './ha/primary-stopped.js';
+import { buildingDataDirectory, mysqlRestarts, primaryStopped, replacementStarting } from './ha/primary-stopped.js';
 
 const MEMBER_ROLES: readonly Role[] = ['primary', 'replica', 'none'];
 /** The outcome label of recon8s_mysql_switchovers_total. */

@@ -8,13 +8,13 @@
 // written in between). A record is written before what it guards: a new primary's term in the patch
 // that records it, before it can take a write; a term's lower semi-synchronous wait before the primary
 // is made writable with it; a former primary's rejoin request before the Event that announces it.
-import type { MySQLFailoverStatus, MySQLPrimaryTermStatus } from '../../../constructs/index.js';
-import { MYSQL_CLUSTER, MYSQL_REPROVISION_ANNOTATION } from '../../../constructs/index.js';
-import type { KubeClient } from '../../kube/index.js';
-import { HttpMethod, PatchStrategy, isConflict } from '../../kube/index.js';
-import type { MemberSql, MemberView, Step } from '../../mysql/topology.js';
-import { GtidSet } from '../../mysql/gtid-set.js';
-import type { FailoverRecord, PrimaryTerm, RejoinVerdict, UnsafeStop } from '../../mysql/rejoin.js';
+import type { MySQLFailoverStatus, MySQLPrimaryTermStatus } from '../../../../constructs/index.js';
+import { MYSQL_CLUSTER, MYSQL_REPROVISION_ANNOTATION } from '../../../../constructs/index.js';
+import type { KubeClient } from '../../../kube/index.js';
+import { HttpMethod, PatchStrategy, isConflict } from '../../../kube/index.js';
+import type { MemberSql, MemberView, Step } from '../../../mysql/topology.js';
+import { GtidSet } from '../../../mysql/gtid-set.js';
+import type { FailoverRecord, PrimaryTerm, RejoinVerdict, UnsafeStop } from '../../../mysql/rejoin.js';
 import {
   discardRequest,
   failoverAfterLook,
@@ -23,9 +23,9 @@ import {
   startTerm,
   termAfterLook,
   unsafeStopHolding,
-} from '../../mysql/rejoin.js';
-import { PollAgainError } from '../../reconcile/contract.js';
-import type { ManagedEvent } from '../kind-controller.js';
+} from '../../../mysql/rejoin.js';
+import { PollAgainError } from '../../../reconcile/contract.js';
+import type { ManagedEvent } from '../../kind-controller.js';
 
 /** How soon a refused write is looked at again: at once, from the resource as it is now. */
 const REFUSED_POLL_MS = 1_000;
