@@ -18,10 +18,12 @@
 import assert from 'node:assert/strict';
 import type { V1ConfigMap, V1ContainerStatus, V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import { MANAGED_BY, MYSQL_CLUSTER, MYSQL_HISTORY_KEYS, mysqlClusterNames } from '../../constructs/index.js';
-import type { ClusterManagerOptions } from '../../lib/controller/mysql-cluster/cluster-manager.js';
 import type { MySQLClusterFacts } from '../../lib/controller/mysql-cluster/facts.js';
-import type { MemberActions } from '../../lib/controller/mysql-cluster/ha/ports.js';
-import { createMySQLClusterManager } from '../../lib/controller/mysql-cluster/cluster-manager.js';
+import type { ConnectMember, MemberActions } from '../../lib/controller/mysql-cluster/ha/ports.js';
+import { kubePorts } from '../../lib/controller/mysql-cluster/ha/kube-ports.js';
+import { withKeptMembers } from '../../lib/controller/mysql-cluster/ha/kept-members.js';
+import { runPass } from '../../lib/controller/mysql-cluster/ha/loop.js';
+import { HaMemory } from '../../lib/controller/mysql-cluster/ha/memory.js';
 import { createEventRecorder, recordManaged } from '../../lib/controller/events.js';
 import type { CustomResource, ManageContext, Management, Manager } from '../../lib/controller/kind-controller.js';
 import { withProblems } from '../../lib/controller/status.js';
@@ -121,7 +123,7 @@ class FakeMembers {
     return { held, release };
   }
 
-  connect(who: string, ips: ReadonlyMap<string, string>): ClusterManagerOptions['connect'] {
+  connect(who: string, ips: ReadonlyMap<string, string>): ConnectMember {
     return async ({ host, onLost }) => {
       const name = ips.get(host) ?? '';
       const member = this.state.get(name);
@@ -374,11 +376,21 @@ describe('MySQLCluster manager steps (real API server, fake members)', function 
     manager: Manager<MySQLClusterFacts>;
   } {
     const clock = { t: 0 };
-    const manager = createMySQLClusterManager({
+    let memory = new HaMemory();
+    const options = {
       connect: members.connect(who, ips),
-      now: () => clock.t,
+      clock: { now: () => clock.t, wallClock: () => new Date() },
       agentUnsafeStops,
-    });
+    };
+    const manager: Manager<MySQLClusterFacts> = {
+      manage: (ctx) => runPass(ctx, memory, kubePorts(ctx, options)),
+      amend: (cr, child, live) => withKeptMembers(cr, child, live, memory.keptMembers),
+      forget: () => {
+        memory.close();
+        memory = new HaMemory();
+      },
+      close: () => Promise.resolve(memory.close()),
+    };
     return { manage: (ctx) => manager.manage(ctx), clock, manager };
   }
 

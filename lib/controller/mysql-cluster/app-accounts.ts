@@ -68,51 +68,46 @@ export interface PrimaryView {
   readonly writable: boolean;
 }
 
+/** The Apps' accounts of one cluster: what its passes found, held by the cluster's runtime (cluster-runtime.ts). */
+export type AppAccounts = ReturnType<typeof createAppAccounts>;
+
 export function createAppAccounts(opts: AppAccountsOptions = {}) {
   const open = opts.open ?? ((o: AccountAdminOptions) => AccountSession.open(o));
   const now = opts.now ?? ((): number => performance.now());
-  const memo = new Map<string, Memo>();
-  /** Per cluster uid: the pass under way, and what finished passes said that manage() has not reported yet. */
-  const running = new Map<string, Promise<void>>();
-  const reported = new Map<string, { accounts?: MySQLAccountStatus[]; events: Event[] }>();
+  let memo: Memo | undefined;
+  /** The pass under way, and what finished passes said that manage() has not reported yet. */
+  let running: Promise<void> | undefined;
+  let reported: { accounts?: MySQLAccountStatus[]; events: Event[] } | undefined;
 
   return {
-    forget(uid: string): void {
-      memo.delete(uid);
-      reported.delete(uid);
-    },
     /** A pass is under way (it logs in as root with the Secret it read when it began). */
-    busy(uid: string): boolean {
-      return running.has(uid);
+    busy(): boolean {
+      return running !== undefined;
     },
     /**
      * Starts a pass (unless one is under way) and waits for it a moment at most: a primary that stops
      * answering in the middle of a pass must not delay the failover step of the next manage().
      */
     async sync(ctx: ManageContext<MySQLClusterFacts>, primary: PrimaryView | undefined): Promise<AccountsResult> {
-      const uid = ctx.cr.metadata.uid ?? '';
-      let run = running.get(uid);
+      let run = running;
       if (!run) {
-        const last = memo.get(uid);
-        run = syncOnce(ctx, primary, last, (m) => memo.set(uid, m))
+        run = syncOnce(ctx, primary, memo, (m) => (memo = m))
           .then((r) => {
-            const before = reported.get(uid)?.events ?? [];
-            reported.set(uid, { accounts: r.accounts, events: [...before, ...r.events] });
+            reported = { accounts: r.accounts, events: [...(reported?.events ?? []), ...r.events] };
           })
           .catch((e: unknown) => {
             // Said in the log, tried again at the next poll; the status keeps what was last found.
             ctx.log.warn('app accounts', { error: `could not manage the Apps' accounts: ${describe(e)}` });
-            const m = memo.get(uid);
-            if (m) memo.set(uid, { ...m, settled: false });
+            if (memo) memo = { ...memo, settled: false };
           })
-          .finally(() => running.delete(uid));
-        running.set(uid, run);
+          .finally(() => (running = undefined));
+        running = run;
       }
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([run, new Promise<void>((resolve) => (timer = setTimeout(resolve, WAIT_MS)))]);
       clearTimeout(timer);
-      const found = reported.get(uid);
-      reported.set(uid, { ...(found?.accounts ? { accounts: found.accounts } : {}), events: [] });
+      const found = reported;
+      reported = { ...(found?.accounts ? { accounts: found.accounts } : {}), events: [] };
       return { ...(found?.accounts ? { accounts: found.accounts } : {}), events: found?.events ?? [] };
     },
   };

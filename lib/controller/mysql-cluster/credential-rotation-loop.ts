@@ -79,20 +79,20 @@ async function patchSecret(client: KubeClient, secret: V1Secret, patch: SecretPa
   }
 }
 
+/** The rotation of one cluster's own accounts: the pass under way, held by the cluster's runtime (cluster-runtime.ts). */
+export type ClusterRotation = ReturnType<typeof createClusterRotation>;
+
 export function createClusterRotation(opts: ClusterRotationOptions = {}) {
   const open =
     opts.open ??
     ((o: { host: string; password: string; ca: string }) =>
       ClusterAccountSession.open({ host: o.host, port: MYSQL_PORT, user: 'root', password: o.password, ca: o.ca }));
   const agentRevision = opts.agentRevision ?? fetchAgentRevision;
-  /** Per cluster uid: the pass under way, and what finished passes found that manage() has not reported. */
-  const running = new Map<string, Promise<void>>();
-  const reported = new Map<string, { outcome?: RotationOutcome; events: ManagedEvent[] }>();
+  /** The pass under way, and what finished passes found that manage() has not reported. */
+  let running: Promise<void> | undefined;
+  let reported: { outcome?: RotationOutcome; events: ManagedEvent[] } | undefined;
 
   return {
-    forget(uid: string): void {
-      reported.delete(uid);
-    },
     /**
      * `database`: the member pods; `primary`: status.currentPrimary as the HA step left it;
      * `controllerBusy`: whether the Apps' accounts' pass (as root, with the Secret it read) is under way.
@@ -104,10 +104,9 @@ export function createClusterRotation(opts: ClusterRotationOptions = {}) {
       controllerBusy: () => boolean,
     ): Promise<ClusterRotationReport> {
       const { cr, client } = ctx;
-      const uid = cr.metadata.uid ?? '';
       const last = (cr.status?.credentialRotation ?? undefined) as MySQLCredentialRotationStatus | undefined;
       const ca = ctx.prepared.facts?.tls?.caPem;
-      let run = running.get(uid);
+      let run = running;
       // No credential goes to a member that could not be verified (the TLS Secret's problem is reported).
       if (!run && ca) {
         const namespace = cr.metadata.namespace ?? '';
@@ -146,8 +145,7 @@ export function createClusterRotation(opts: ClusterRotationOptions = {}) {
           env,
         )
           .then((outcome) => {
-            const before = reported.get(uid)?.events ?? [];
-            reported.set(uid, { outcome, events: [...before, ...outcome.events] });
+            reported = { outcome, events: [...(reported?.events ?? []), ...outcome.events] };
             for (const e of outcome.events)
               if (e.type === 'Warning') ctx.log.warn('cluster accounts rotation', { error: e.message });
               else ctx.log.info('cluster accounts rotation', { did: e.message });
@@ -156,14 +154,14 @@ export function createClusterRotation(opts: ClusterRotationOptions = {}) {
             if ((e as { name?: string }).name === 'AbortError') return;
             ctx.log.warn('cluster accounts rotation', { error: `a pass failed: ${String((e as Error).message ?? e)}` });
           })
-          .finally(() => running.delete(uid));
-        running.set(uid, run);
+          .finally(() => (running = undefined));
+        running = run;
       }
       let timer: NodeJS.Timeout | undefined;
       if (run) await Promise.race([run, new Promise<void>((resolve) => (timer = setTimeout(resolve, WAIT_MS)))]);
       clearTimeout(timer);
-      const found = reported.get(uid);
-      reported.set(uid, { ...(found?.outcome ? { outcome: found.outcome } : {}), events: [] });
+      const found = reported;
+      reported = { ...(found?.outcome ? { outcome: found.outcome } : {}), events: [] };
       // Until a pass has reported, what the status says; after, what the last pass found (nothing, once
       // the request is gone and no rotation was ever completed).
       const status = found?.outcome ? found.outcome.status : last;
@@ -171,7 +169,7 @@ export function createClusterRotation(opts: ClusterRotationOptions = {}) {
         ...(status ? { status } : {}),
         events: found?.events ?? [],
         problems: found?.outcome?.problems ?? [],
-        busy: running.has(uid) || found?.outcome?.busy === true,
+        busy: running !== undefined || found?.outcome?.busy === true,
       };
     },
   };
