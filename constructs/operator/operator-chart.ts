@@ -11,9 +11,14 @@
 // Each must watch its own namespaces (`watchedNamespaces`, disjoint): two controllers watching one
 // namespace would both apply and prune the same children.
 //
-// RBAC is the narrowest that works, and has no wildcard anywhere. It follows what lib/controller does
-// (`get` on the children and on /status is not used today — informers list and watch — but it reveals
-// nothing list does not, and keeps a direct read from becoming a 403):
+// RBAC is the narrowest that works, and has no wildcard anywhere. Where it applies: with
+// `watchedNamespaces`, the ClusterRole below is bound by a RoleBinding in each watched namespace and
+// nowhere else (no ClusterRoleBinding: the controller then lists and watches namespace by namespace,
+// and nothing it calls is cluster-scoped — lib/ asks who it is with a SelfSubjectReview, which every
+// authenticated identity may); without it, one ClusterRoleBinding grants it in every namespace.
+// docs/install.md lists every right (a unit test compares its table with these objects). The rules
+// follow what lib/controller does (`get` on the children and on /status is not used today — informers
+// list and watch — but it reveals nothing list does not, and keeps a direct read from becoming a 403):
 // - informers list+watch App and MySQLCluster and every child kind (each KindDefinition's childTypes);
 //   a resource is read live (get) before missing children are created for it;
 // - the reconciler server-side-applies the ApplySet parent labels on the resource (patch), writes
@@ -72,7 +77,7 @@ export interface OperatorNames {
   readonly metricsService: string;
   readonly leaderElectionRole: string;
   readonly leaderElectionLease: string;
-  /** The ClusterRole and ClusterRoleBinding. */
+  /** The ClusterRole, and its ClusterRoleBinding or its RoleBinding in each watched namespace. */
   readonly clusterRole: string;
   /** The ClusterRole granting Secrets, and its RoleBinding in each credentials namespace. */
   readonly credentialsRole: string;
@@ -155,9 +160,10 @@ export interface OperatorChartProps {
   readonly credentialsNamespaces?: readonly string[];
   /**
    * Namespaces the controller watches (its `--namespaces`); App and MySQLCluster resources elsewhere
-   * are left alone. RBAC stays cluster-wide for the kinds it reconciles (Roles per namespace would
-   * need the namespaces to exist first).
-   * @default all namespaces
+   * are left alone. Its rights are then granted there and nowhere else: the ClusterRole is bound by a
+   * RoleBinding in each of them (so each must exist before the install is applied), and there is no
+   * ClusterRoleBinding. Every credentials namespace must be one of them.
+   * @default all namespaces, through a ClusterRoleBinding
    */
   readonly watchedNamespaces?: readonly string[];
   /**
@@ -239,6 +245,10 @@ export class OperatorChart extends Chart {
   readonly crds: Recon8sCrds;
   readonly serviceAccount: k8s.KubeServiceAccount;
   readonly clusterRole: k8s.KubeClusterRole;
+  /** Without `watchedNamespaces`: the ClusterRole granted in every namespace. */
+  readonly clusterRoleBinding?: k8s.KubeClusterRoleBinding;
+  /** With `watchedNamespaces`: the ClusterRole granted in each of them, and only there. */
+  readonly watchedBindings: readonly k8s.KubeRoleBinding[];
   readonly credentialsRole: k8s.KubeClusterRole;
   readonly leaderElectionRole: k8s.KubeRole;
   readonly credentialsBindings: readonly k8s.KubeRoleBinding[];
@@ -311,7 +321,7 @@ export class OperatorChart extends Chart {
       metadata: { name, namespace, labels },
     });
 
-    // --- Cluster-wide: the custom resources, their children, PVC reads, Events. No Secrets. ---
+    // --- The custom resources, their children, PVC reads, Events (no Secrets): where they are bound, below. ---
     const owners = KINDS.map((k) => k.plural);
     const group = KINDS[0]?.group ?? 'recon8s.dev';
     this.clusterRole = new k8s.KubeClusterRole(this, 'cluster-role', {
@@ -345,11 +355,23 @@ export class OperatorChart extends Chart {
         },
       ],
     });
-    new k8s.KubeClusterRoleBinding(this, 'cluster-role-binding', {
-      metadata: { name: names.clusterRole, labels },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: names.clusterRole },
-      subjects: [subject],
-    });
+    // Granted where the controller works: in each watched namespace, or (watching all) everywhere.
+    const roleRef = { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: names.clusterRole };
+    this.watchedBindings = watchedNamespaces.map(
+      (ns) =>
+        new k8s.KubeRoleBinding(this, `watched-${ns}`, {
+          metadata: { name: names.clusterRole, namespace: ns, labels },
+          roleRef,
+          subjects: [subject],
+        }),
+    );
+    if (watchedNamespaces.length === 0) {
+      this.clusterRoleBinding = new k8s.KubeClusterRoleBinding(this, 'cluster-role-binding', {
+        metadata: { name: names.clusterRole, labels },
+        roleRef,
+        subjects: [subject],
+      });
+    }
 
     // --- Secrets: only where bound. ---
     // To let recon8s manage the credentials of MySQLClusters in another namespace, bind this role there:
@@ -555,6 +577,12 @@ function validate(p: {
       seen.add(n);
     }
   }
+  if (p.watchedNamespaces.length > 0)
+    for (const n of p.credentialsNamespaces)
+      if (!p.watchedNamespaces.includes(n))
+        problems.push(
+          `credentialsNamespaces: ${JSON.stringify(n)} is not one of watchedNamespaces (${p.watchedNamespaces.join(', ')}): the controller would hold Secrets of a namespace it never reconciles`,
+        );
   for (const part of ['requests', 'limits'] as const) {
     for (const [resource, value] of Object.entries(p.resources[part] ?? {})) {
       if (resource !== 'cpu' && resource !== 'memory')

@@ -168,6 +168,35 @@ describe('the Helm chart (dist/helm/recon8s), generated from the OperatorChart c
     );
   });
 
+  it('binds the ClusterRole by a RoleBinding in each watched namespace and nowhere else, and refuses a credentials namespace it does not watch', () => {
+    const scoped = render(DEFAULT_RELEASE, {
+      ...DEFAULT_HELM_VALUES,
+      watchedNamespaces: ['shop', 'billing'],
+      credentialsNamespaces: ['shop'],
+    });
+    const clusterRole = 'recon8s-system:recon8s';
+    assert.deepEqual(
+      [...scoped.keys()].filter((k) => k.startsWith('ClusterRoleBinding/') || k.startsWith(`RoleBinding/`)).sort(),
+      [
+        `RoleBinding/billing/${clusterRole}`,
+        `RoleBinding/recon8s-system/recon8s-leader-election`,
+        `RoleBinding/shop/${clusterRole}`,
+        `RoleBinding/shop/${clusterRole}-credentials`,
+      ],
+    );
+    assert.ok(
+      render(DEFAULT_RELEASE).has(`ClusterRoleBinding//${clusterRole}`),
+      'watching all: the ClusterRoleBinding',
+    );
+    const r = template(DEFAULT_RELEASE, {
+      ...DEFAULT_HELM_VALUES,
+      watchedNamespaces: ['shop'],
+      credentialsNamespaces: ['shop', 'billing'],
+    });
+    assert.notEqual(r.status, 0);
+    assert.match(r.stderr, /credentialsNamespaces: "billing" is not one of watchedNamespaces \(shop\)/);
+  });
+
   it('keeps the CRDs in crds/ (installed, never deleted by helm uninstall), not in templates/', () => {
     const crds = parseAllDocuments(readFileSync(join(chart, 'crds', 'recon8s.dev.yaml'), 'utf8'))
       .map((d) => d.toJS() as Doc)
