@@ -4,7 +4,9 @@ import type { OperatorChartProps } from '../constructs/index.js';
  * The operator install's props from the environment of `cdk8s synth` (all optional):
  * RECON8S_OPERATOR_NAMESPACE, RECON8S_OPERATOR_IMAGE, RECON8S_OPERATOR_REPLICAS,
  * RECON8S_CREDENTIALS_NAMESPACES and RECON8S_WATCHED_NAMESPACES (comma-separated), e.g.
- * `RECON8S_CREDENTIALS_NAMESPACES=shop,billing npm run synth`, and RECON8S_MONITORING: which of
+ * `RECON8S_CREDENTIALS_NAMESPACES=shop,billing npm run synth`; RECON8S_APP_SERVICE_ACCOUNTS and
+ * RECON8S_APP_SECRETS, the allow-lists of what an App may name (comma-separated; set but empty: none);
+ * and RECON8S_MONITORING: which of
  * MONITORING_OPTIONS the install adds (comma-separated, e.g. `podMonitor,prometheusRule,grafanaDashboard`).
  */
 /** The monitoring objects an install can add (OperatorChart props of the same names). */
@@ -31,6 +33,10 @@ export function operatorPropsFromEnv(env: Readonly<Record<string, string | undef
     replicas: replicas === undefined ? undefined : Number(replicas),
     credentialsNamespaces: list(env.RECON8S_CREDENTIALS_NAMESPACES),
     watchedNamespaces: list(env.RECON8S_WATCHED_NAMESPACES),
+    // Set but empty is the empty allow-list (allow none), not the default (allow any).
+    appServiceAccounts:
+      env.RECON8S_APP_SERVICE_ACCOUNTS === undefined ? undefined : (list(env.RECON8S_APP_SERVICE_ACCOUNTS) ?? []),
+    appSecrets: env.RECON8S_APP_SECRETS === undefined ? undefined : (list(env.RECON8S_APP_SECRETS) ?? []),
     ...Object.fromEntries(monitoring.map((m) => [m, true])),
   };
 }

@@ -16,6 +16,14 @@ export {
   ROTATE_CREDENTIALS_ANNOTATION,
 } from './app/database.js';
 export type { DatabaseAccess } from './app/database.js';
+export {
+  ALLOW_ANY,
+  ALLOW_LIST_ENTRY_HINT,
+  ALLOW_LIST_ENTRY_PATTERN,
+  allowListAllows,
+  allowListProblems,
+  allowsAny,
+} from './app/reference-allow-list.js';
 export { CustomResourceDefinition, Recon8sCrds, crdManifest, APPLYSET_PARENT_TYPE_LABEL } from './crd.js';
 export type { CustomResourceDefinitionProps } from './crd.js';
 export { render, KINDS } from './render.js';

@@ -46,6 +46,7 @@ import { k8s } from 'cdk8s-plus-28';
 import type { Construct } from 'constructs';
 import { selectorLabels } from '../common/metadata.js';
 import { containerSecurityContext, podSecurityContext, preferredAntiAffinity } from '../common/security.js';
+import { ALLOW_ANY, allowListProblems, allowsAny } from '../app/reference-allow-list.js';
 import { Recon8sCrds } from '../crd.js';
 import { MySQLPodMonitor } from '../mysql/exporter.js';
 import { Recon8sAlertRules } from './alert-rules.js';
@@ -167,6 +168,21 @@ export interface OperatorChartProps {
    */
   readonly watchedNamespaces?: readonly string[];
   /**
+   * The ServiceAccounts an App may run as (`spec.serviceAccountName`), an allow-list of `*` (any),
+   * `NAMESPACE/*`, `NAME` (in every namespace) or `NAMESPACE/NAME`; `[]`: only the namespace default.
+   * An App naming another is refused (Degraded/ReferenceNotAllowed, a Warning Event) and nothing of it
+   * is applied. Without a restriction, creating an App grants what creating a pod grants.
+   * @default ["*"]: any ServiceAccount of the App's namespace
+   */
+  readonly appServiceAccounts?: readonly string[];
+  /**
+   * The Secrets an App's pods may name (`env[].valueFrom.secretKeyRef`, `imagePullSecrets`, and any
+   * other reference in the pod template), likewise; `[]`: none but the App's own database binding,
+   * which is always allowed.
+   * @default ["*"]: any Secret of the App's namespace
+   */
+  readonly appSecrets?: readonly string[];
+  /**
    * The controller container's resources. No CPU limit by default: it throttles without protecting anything.
    * @default requests cpu 100m, memory 256Mi; limits memory 512Mi
    */
@@ -275,7 +291,11 @@ export class OperatorChart extends Chart {
     const imagePullSecrets = [...(props.imagePullSecrets ?? [])];
     const nodeSelector = { ...(props.nodeSelector ?? {}) };
     const tolerations = [...(props.tolerations ?? [])];
+    const appServiceAccounts = [...(props.appServiceAccounts ?? ALLOW_ANY)];
+    const appSecrets = [...(props.appSecrets ?? ALLOW_ANY)];
     validate({
+      appServiceAccounts,
+      appSecrets,
       namespace,
       name,
       clusterScopedName,
@@ -445,6 +465,8 @@ export class OperatorChart extends Chart {
                   `--leader-election-id=${names.leaderElectionLease}`,
                   // Named in the CredentialsForbidden condition: the grant to make is this install's.
                   `--credentials-cluster-role=${names.credentialsRole}`,
+                  ...(allowsAny(appServiceAccounts) ? [] : [`--app-service-accounts=${appServiceAccounts.join(',')}`]),
+                  ...(allowsAny(appSecrets) ? [] : [`--app-secrets=${appSecrets.join(',')}`]),
                   ...(watchedNamespaces.length > 0 ? [`--namespaces=${watchedNamespaces.join(',')}`] : []),
                 ],
                 // --leader-election-namespace defaults to $POD_NAMESPACE.
@@ -540,6 +562,8 @@ const QUANTITY = /^[0-9]+(\.[0-9]+)?(m|k|M|G|T|Ki|Mi|Gi|Ti)?$/;
 
 /** Every prop checked at once; the message names each prop, the value received and what was expected. */
 function validate(p: {
+  appServiceAccounts: readonly string[];
+  appSecrets: readonly string[];
   namespace: string;
   name: string;
   clusterScopedName: string;
@@ -552,7 +576,10 @@ function validate(p: {
   nodeSelector: Readonly<Record<string, string>>;
   tolerations: readonly k8s.Toleration[];
 }): void {
-  const problems: string[] = [];
+  const problems: string[] = [
+    ...allowListProblems('appServiceAccounts', p.appServiceAccounts),
+    ...allowListProblems('appSecrets', p.appSecrets),
+  ];
   const isNamespace = (n: string): boolean => n.length <= 63 && DNS_LABEL.test(n);
   if (!isNamespace(p.namespace)) problems.push(`namespace: got ${JSON.stringify(p.namespace)}, expected a DNS label`);
   if (p.name.length > MAX_NAME_LENGTH || !DNS_LABEL.test(p.name))

@@ -7,6 +7,7 @@ import type { KindDefinition, KubernetesObject } from '../../constructs/index.js
 import type { KubeClient } from '../kube/index.js';
 import type { ControllerMetrics } from '../observability/controller-metrics.js';
 import type { Logger } from '../observability/logger.js';
+import type { AppReferencePolicy } from './app/reference-policy.js';
 import type { EventType } from './events.js';
 import type { CustomResource, LiveLookup, ObservedState } from './status.js';
 
@@ -189,10 +190,18 @@ export interface Manager {
 export interface InstallFacts {
   /** The ClusterRole that grants Secrets, which a CredentialsForbidden condition asks to bind. @default "recon8s-credentials" */
   readonly credentialsClusterRole?: string;
+  /** The ServiceAccounts and Secrets an App may name (--app-service-accounts, --app-secrets). @default anything of its namespace */
+  readonly appReferences?: AppReferencePolicy;
 }
 
 export interface KindController {
   readonly definition: KindDefinition;
+  /**
+   * What the install does not let this resource have, judged on its render before anything is
+   * applied: each refusal becomes Degraded and a Warning Event, nothing of the resource is applied or
+   * pruned, and it is looked at again when its spec changes. Absent, or none: go on.
+   */
+  admit?(cr: CustomResource, rendered: readonly KubernetesObject[], install: InstallFacts): readonly Problem[];
   /** Before the children are applied (credentials, volumes the spec names). Absent: nothing to prepare. */
   prepare?(
     client: KubeClient,

@@ -415,6 +415,8 @@ describe('OperatorChart (the operator install construct)', () => {
         replicas: undefined,
         credentialsNamespaces: undefined,
         watchedNamespaces: undefined,
+        appServiceAccounts: undefined,
+        appSecrets: undefined,
       });
       assert.deepEqual(
         operatorPropsFromEnv({
@@ -430,6 +432,8 @@ describe('OperatorChart (the operator install construct)', () => {
           replicas: 3,
           credentialsNamespaces: ['shop', 'billing'],
           watchedNamespaces: ['shop'],
+          appServiceAccounts: undefined,
+          appSecrets: undefined,
         },
       );
     });
@@ -532,6 +536,38 @@ describe('OperatorChart (the operator install construct)', () => {
         '--namespaces=shop,billing',
       ]);
       assert.match(CONTROLLER_USAGE, /--namespaces NS\[,NS\.\.\.\]/);
+    });
+
+    it("restricts what an App may name with the controller's --app-service-accounts and --app-secrets, nothing by default", () => {
+      const own = [`--leader-election-id=${LEADER_ELECTION_LEASE}`, '--credentials-cluster-role=recon8s-credentials'];
+      assert.deepEqual(controller(synth({ appServiceAccounts: ['*'], appSecrets: ['*'] })).args, [
+        ...CONTROLLER_ARGS,
+        ...own,
+      ]);
+      assert.deepEqual(
+        controller(synth({ appServiceAccounts: ['web', 'billing/*'], appSecrets: [], watchedNamespaces: ['shop'] }))
+          .args,
+        [...CONTROLLER_ARGS, ...own, '--app-service-accounts=web,billing/*', '--app-secrets=', '--namespaces=shop'],
+      );
+      assert.match(CONTROLLER_USAGE, /--app-service-accounts LIST /);
+      assert.match(CONTROLLER_USAGE, /--app-secrets LIST /);
+      // From the environment of `npm run synth`: set but empty is the empty list (none), unset the default (any).
+      assert.deepEqual(operatorPropsFromEnv({ RECON8S_APP_SERVICE_ACCOUNTS: 'web, shop/*', RECON8S_APP_SECRETS: '' }), {
+        ...operatorPropsFromEnv({}),
+        appServiceAccounts: ['web', 'shop/*'],
+        appSecrets: [],
+      });
+      assert.equal(operatorPropsFromEnv({}).appSecrets, undefined);
+    });
+
+    it('fails on an App allow-list entry it cannot read, naming the prop and the value', () => {
+      assert.throws(
+        () => synth({ appServiceAccounts: ['Admin'], appSecrets: ['shop/web', '*/x'] }),
+        (e: Error) =>
+          /appServiceAccounts: "Admin" is not an allow-list entry: expected "\*", "NAMESPACE\/\*", "NAME" or "NAMESPACE\/NAME"/.test(
+            e.message,
+          ) && /appSecrets: "\*\/x" is not an allow-list entry/.test(e.message),
+      );
     });
 
     it("sets the controller's resources and pull policy", () => {
