@@ -632,7 +632,7 @@ clone_primary() {
     log "cloning the primary $PRIMARY_HOST:$RECON8S_MYSQL_PORT"
     if out=$({
       printf "SET SESSION sql_mode = '';\\n"
-      printf "CLONE INSTANCE FROM '%s'@%s:%d IDENTIFIED BY %s DATA DIRECTORY = %s;\\n" \\
+      printf "CLONE INSTANCE FROM '%s'@%s:%d IDENTIFIED BY %s DATA DIRECTORY = %s REQUIRE SSL;\\n" \\
         "$RECON8S_REPLICATION_USER" "$donor" "$RECON8S_MYSQL_PORT" "$(sql_quote "$MYSQL_REPLICATION_PASSWORD")" "$(sql_quote "$stage")"
     } | temporary_sql 2>&1); then
       break

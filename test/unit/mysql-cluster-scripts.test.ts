@@ -285,7 +285,7 @@ describe('MySQLCluster scripts', () => {
       assert.ok(calls.includes("SET GLOBAL clone_valid_donor_list = 'shop-primary:3306';"), calls);
       assert.ok(
         calls.includes(
-          `CLONE INSTANCE FROM 'replication'@'shop-primary':3306 IDENTIFIED BY 'repl\\'"\\\\#;--' DATA DIRECTORY = '${volume('data.bootstrap')}';`,
+          `CLONE INSTANCE FROM 'replication'@'shop-primary':3306 IDENTIFIED BY 'repl\\'"\\\\#;--' DATA DIRECTORY = '${volume('data.bootstrap')}' REQUIRE SSL;`,
         ),
         calls,
       );
@@ -301,7 +301,7 @@ describe('MySQLCluster scripts', () => {
       const calls = box.calls();
       assert.ok(
         calls.includes(
-          `CLONE INSTANCE FROM 'replication'@'shop-primary':3306 IDENTIFIED BY 'repl\\'"\\\\#;--' DATA DIRECTORY = '${volume('data.bootstrap')}';`,
+          `CLONE INSTANCE FROM 'replication'@'shop-primary':3306 IDENTIFIED BY 'repl\\'"\\\\#;--' DATA DIRECTORY = '${volume('data.bootstrap')}' REQUIRE SSL;`,
         ),
         calls,
       );

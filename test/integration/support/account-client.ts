@@ -9,7 +9,16 @@ import { AccountSession } from '../../../lib/mysql/account-sql.js';
 
 type Input =
   | { mode: 'converge'; host: string; rootPassword: string; ca: string; requests: AccountRequest[] }
-  | { mode: 'as'; host: string; user: string; password: string; ca: string; statements: string[] };
+  | {
+      mode: 'as';
+      host: string;
+      user: string;
+      password: string;
+      ca: string;
+      statements: string[];
+      /** Log in without TLS (what a client that skips it would send). */
+      plain?: boolean;
+    };
 
 async function main(input: Input): Promise<unknown> {
   if (input.mode === 'converge') {
@@ -37,7 +46,7 @@ async function main(input: Input): Promise<unknown> {
       user: input.user,
       password: input.password,
       // As an App verifies the server: with the CA its binding Secret carries.
-      ssl: { ca: input.ca, rejectUnauthorized: true },
+      ...(input.plain ? {} : { ssl: { ca: input.ca, rejectUnauthorized: true } }),
       connectTimeout: 3000,
     });
     for (const st of input.statements) await c.query(st);
