@@ -327,6 +327,7 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
         const opening: { session?: MemberActions } = {};
         const session = await connect({
           host: ip,
+          servername: names.memberHost(name),
           port: MYSQL_PORT,
           credentials,
           ca,
@@ -436,7 +437,13 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
         entry.probing = true;
         void (async () => {
           try {
-            const session = await connect({ host: ip, port: MYSQL_PORT, credentials, ca });
+            const session = await connect({
+              host: ip,
+              servername: names.memberHost(name),
+              port: MYSQL_PORT,
+              credentials,
+              ca,
+            });
             try {
               await session.observe();
             } finally {
@@ -460,7 +467,13 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
         const ip = podsNow.find((p) => p.metadata?.name === name)?.status?.podIP;
         if (!ip || ctx.signal?.aborted) return;
         void (async () => {
-          const session = await connect({ host: ip, port: MYSQL_PORT, credentials, ca });
+          const session = await connect({
+            host: ip,
+            servername: names.memberHost(name),
+            port: MYSQL_PORT,
+            credentials,
+            ca,
+          });
           try {
             if (!ctx.signal?.aborted && primary !== name) await session.fence();
           } finally {

@@ -6,6 +6,7 @@ import { createConnection } from 'mysql2/promise';
 import type { AccountRequest } from '../../../lib/mysql/accounts.js';
 import { planAccounts } from '../../../lib/mysql/accounts.js';
 import { AccountSession } from '../../../lib/mysql/account-sql.js';
+import { sandboxMemberName } from './sandbox-member-name.js';
 
 type Input =
   | { mode: 'converge'; host: string; rootPassword: string; ca: string; requests: AccountRequest[] }
@@ -24,6 +25,7 @@ async function main(input: Input): Promise<unknown> {
   if (input.mode === 'converge') {
     const session = await AccountSession.open({
       host: input.host,
+      servername: sandboxMemberName(input.host),
       port: 3306,
       user: 'root',
       password: input.rootPassword,
