@@ -319,18 +319,16 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
         if (k) endSession(k.session);
       };
       /** The member's kept session if it was opened for this pod, these credentials and this CA; else a new one, kept. */
+      /** A session to the member `name` at `ip`, its certificate verified by the cluster CA and that name. */
+      const connectTo = (name: string, ip: string, more: { onLost?: () => void } = {}): Promise<MemberActions> =>
+        connect({ host: ip, servername: names.memberHost(name), port: MYSQL_PORT, credentials, ca, ...more });
       const sessionTo = async (name: string, pod: V1Pod | undefined, ip: string): Promise<MemberActions> => {
         const key = sessionKey(pod);
         const k = keptNow.get(name);
         if (k?.key === key) return k.session;
         if (k) dropKept(name);
         const opening: { session?: MemberActions } = {};
-        const session = await connect({
-          host: ip,
-          servername: names.memberHost(name),
-          port: MYSQL_PORT,
-          credentials,
-          ca,
+        const session = await connectTo(name, ip, {
           onLost: () => {
             // Ended under it (its mysqld died, it closed the session): dropped, and the cluster looked at now.
             const lost = opening.session;
@@ -437,13 +435,7 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
         entry.probing = true;
         void (async () => {
           try {
-            const session = await connect({
-              host: ip,
-              servername: names.memberHost(name),
-              port: MYSQL_PORT,
-              credentials,
-              ca,
-            });
+            const session = await connectTo(name, ip);
             try {
               await session.observe();
             } finally {
@@ -467,13 +459,7 @@ export function createMySQLClusterManager(opts: ClusterManagerOptions = {}): Man
         const ip = podsNow.find((p) => p.metadata?.name === name)?.status?.podIP;
         if (!ip || ctx.signal?.aborted) return;
         void (async () => {
-          const session = await connect({
-            host: ip,
-            servername: names.memberHost(name),
-            port: MYSQL_PORT,
-            credentials,
-            ca,
-          });
+          const session = await connectTo(name, ip);
           try {
             if (!ctx.signal?.aborted && primary !== name) await session.fence();
           } finally {
