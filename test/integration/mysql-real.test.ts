@@ -340,7 +340,15 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
     );
     assert.match(await asApp(0, 'SELECT * FROM shopX1.t'), /DENIED/);
     // REQUIRE SSL: the right password without TLS does not log in.
-    const plain = client({ mode: 'as', host: address(0), user, password, ca: '', statements: ['SELECT 1'], plain: true });
+    const plain = client({
+      mode: 'as',
+      host: address(0),
+      user,
+      password,
+      ca: '',
+      statements: ['SELECT 1'],
+      plain: true,
+    });
     assert.equal(plain.result, 'ER_ACCESS_DENIED_ERROR', JSON.stringify(plain));
     assert.match(await asApp(0, 'CREATE DATABASE other'), /DENIED/);
     assert.match(await asApp(0, 'SELECT * FROM mysql.user'), /DENIED/);
