@@ -463,6 +463,56 @@ const tls = s.object({
   },
 });
 
+/** The label a node's zone is given by the cloud provider (or a person), well known in Kubernetes. */
+export const ZONE_TOPOLOGY_KEY = 'topology.kubernetes.io/zone';
+
+const placement = s.object({
+  typeName: 'MySQLPlacement',
+  description:
+    "Where the members run: spread over nodes, and optionally over zones, so that one node's (or zone's) loss costs one member. docs/mysql-ha.md#placement says what each choice costs.",
+  default: {},
+  defaultDoc: 'members spread over nodes where the scheduler can (Preferred), no zone spread',
+  properties: {
+    spreadMembers: s.optional(
+      s.string({
+        description:
+          'How the members are kept off one node (pod anti-affinity on kubernetes.io/hostname). Preferred: the scheduler spreads them when it can and otherwise puts two on one node, so that every member runs (a 3-member cluster on 2 nodes, a scale-up past the nodes, a member re-created while its node is lost). Required: never two on one node; a member that finds no free node stays Pending until one is. spec.affinity.podAntiAffinity, when given, replaces it.',
+        enum: ['Preferred', 'Required'],
+        default: 'Preferred',
+      }),
+    ),
+    zoneSpread: s.optional(
+      s.string({
+        description: `Whether the members are spread over zones (a topology spread constraint on ${ZONE_TOPOLOGY_KEY}, at most one member more in one zone than in another). None: no zone spread. Preferred: the scheduler favours the spread (ScheduleAnyway). Required: a member that would break it stays Pending (DoNotSchedule), and none is placed on a node without the zone label. Nodes whose taints the members do not tolerate (unreachable, out of service) are not counted in either.`,
+        enum: ['None', 'Preferred', 'Required'],
+        default: 'None',
+      }),
+    ),
+  },
+});
+
+/** The longest a node may be NotReady before nodeLoss.recoverAfterSeconds may act: a week. */
+const MAX_NODE_LOSS_SECONDS = 7 * 24 * 3600;
+
+const nodeLoss = s.object({
+  typeName: 'MySQLNodeLoss',
+  description:
+    "What the controller does for a member lost with its node when the member's volume is bound to that node (local storage): it removes the member's pod and claim, and the StatefulSet re-creates the member on another node, where it joins by clone. Always once the node carries the node.kubernetes.io/out-of-service taint (a person or a fencing agent made sure it is down); never for the primary before the failover, never for two members at once, never for a volume that is not bound to the node, never for a member that still answers. Not yet acted on by the controller: docs/mysql-ha.md#node-loss.",
+  default: {},
+  defaultDoc: 'only a node tainted node.kubernetes.io/out-of-service',
+  properties: {
+    recoverAfterSeconds: s.optional(
+      s.integer({
+        description:
+          "Also recover a member whose node has been NotReady this long without the taint. The risk: a node that is only cut off (from the API server and the controller, not from the members) still runs mysqld on that volume, which may still acknowledge the primary's writes while its data is discarded, and a failover in that window can lose those writes. Give it only when nodes that stop reporting are known to be down (docs/mysql-ha.md#node-loss).",
+        minimum: 60,
+        maximum: MAX_NODE_LOSS_SECONDS,
+        defaultDoc: 'never: only the taint',
+      }),
+    ),
+  },
+});
+
 export const mysqlSpec = s.object({
   typeName: 'MySQLClusterSpec',
   description:
@@ -621,7 +671,14 @@ export const mysqlSpec = s.object({
     annotations: s.optional(metadataMap('annotations')),
     nodeSelector: s.optional(nodeSelector),
     tolerations: s.optional(tolerations),
-    affinity: s.optional(affinity),
+    affinity: s.optional({
+      ...affinity,
+      description:
+        'Affinity of the pods, as in a PodSpec (validated by the API server when the workload is applied). Each of its parts (nodeAffinity, podAffinity, podAntiAffinity) replaces the one recon8s renders: placement.spreadMembers gives the podAntiAffinity unless this has one.',
+      defaultDoc: 'the podAntiAffinity of placement.spreadMembers',
+    }),
+    placement: s.optional(placement),
+    nodeLoss: s.optional(nodeLoss),
     imagePullPolicy: s.optional(
       s.string({
         description: 'When the kubelet pulls the image.',

@@ -4,7 +4,7 @@ import { k8s } from 'cdk8s-plus-28';
 import type { Construct } from 'constructs';
 import { objectLabels } from '../common/metadata.js';
 import { quantity, resourceRequirements } from '../common/resources.js';
-import { containerSecurityContext, podSecurityContext, preferredAntiAffinity } from '../common/security.js';
+import { containerSecurityContext, podSecurityContext } from '../common/security.js';
 import type { MySQLClusterContext } from './context.js';
 import { clusterLabels, objectMeta, secretEnv } from './context.js';
 import {
@@ -29,6 +29,7 @@ import { exporterContainers, metricsLabels, scrapeAnnotations } from './exporter
 import { rcloneInitContainer, storeEnv, toolsMount, toolsVolume } from './object-store.js';
 import { SCRIPT } from './scripts.js';
 import type { ResolvedMySQLRestore } from './spec.generated.js';
+import { memberAffinity, memberTopologySpread } from './placement.js';
 
 const VOLUMES = {
   config: 'config',
@@ -114,7 +115,8 @@ function podSpec(ctx: MySQLClusterContext, selector: Record<string, string>): k8
     automountServiceAccountToken: false,
     enableServiceLinks: false,
     terminationGracePeriodSeconds: TERMINATION_GRACE_SECONDS,
-    affinity: spec.affinity ?? preferredAntiAffinity(selector),
+    affinity: memberAffinity(spec, selector),
+    topologySpreadConstraints: memberTopologySpread(spec.placement, selector),
     nodeSelector: spec.nodeSelector ? { ...spec.nodeSelector } : undefined,
     tolerations: spec.tolerations ? [...spec.tolerations] : undefined,
     initContainers: [

@@ -627,6 +627,35 @@ const cases: FailCase[] = [
     value: 'spread',
     expected: /an object/,
   },
+  // placement, nodeLoss
+  {
+    name: 'fails on placement.spreadMembers "Always"',
+    props: { placement: { spreadMembers: 'Always' } },
+    field: 'spec.placement.spreadMembers',
+    value: 'Always',
+    expected: /one of "Preferred", "Required"/,
+  },
+  {
+    name: 'fails on placement.zoneSpread "Zones"',
+    props: { placement: { zoneSpread: 'Zones' } },
+    field: 'spec.placement.zoneSpread',
+    value: 'Zones',
+    expected: /one of "None", "Preferred", "Required"/,
+  },
+  {
+    name: 'fails on nodeLoss.recoverAfterSeconds under a minute (a node that missed a few heartbeats is not lost)',
+    props: { nodeLoss: { recoverAfterSeconds: 30 } },
+    field: 'spec.nodeLoss.recoverAfterSeconds',
+    value: 30,
+    expected: /an integer from 60 to 604800/,
+  },
+  {
+    name: 'fails on nodeLoss.recoverAfterSeconds past a week',
+    props: { nodeLoss: { recoverAfterSeconds: 604801 } },
+    field: 'spec.nodeLoss.recoverAfterSeconds',
+    value: 604801,
+    expected: /an integer from 60 to 604800/,
+  },
   {
     name: 'fails on an unknown imagePullPolicy',
     props: { imagePullPolicy: 'Sometimes' },
