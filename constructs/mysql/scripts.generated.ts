@@ -87,7 +87,7 @@ finish() {
 trap finish EXIT
 
 source_sql() { # HOST SQL: one result per line, unescaped
-  mysql --defaults-extra-file=<(verified_cnf root "$MYSQL_ROOT_PASSWORD") --host="$1" --port="$RECON8S_MYSQL_PORT" \\
+  mysql_client --defaults-extra-file=<(verified_cnf root "$MYSQL_ROOT_PASSWORD") --host="$1" --port="$RECON8S_MYSQL_PORT" \\
     --get-server-public-key --connect-timeout=10 --batch --skip-column-names --raw -e "$2"
 }
 
@@ -150,7 +150,7 @@ json_escape() {
 }
 snapshot_begin() {
   coproc SNAPSHOT {
-    mysql --defaults-extra-file=<(verified_cnf root "$MYSQL_ROOT_PASSWORD") --host="$host" --port="$RECON8S_MYSQL_PORT" \\
+    mysql_client --defaults-extra-file=<(verified_cnf root "$MYSQL_ROOT_PASSWORD") --host="$host" --port="$RECON8S_MYSQL_PORT" \\
       --get-server-public-key --connect-timeout=10 --batch --skip-column-names --raw --unbuffered 2>&1
   }
   if snapshot_sql "SET SESSION sql_mode = ''; SET SESSION lock_wait_timeout = 10; FLUSH TABLES WITH READ LOCK; SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ; START TRANSACTION WITH CONSISTENT SNAPSHOT; SELECT REPLACE(@@GLOBAL.gtid_executed, '\\n', '')"; then
@@ -217,7 +217,8 @@ if [[ -n $to_store ]]; then
   snapshot_end
   wait "$dump_pid"
   size=$(store_rclone size --json "$(store_path "base/$stamp/dump.sql.gz")")
-  size=$(json_field "$size" bytes) || die "the store did not say the size of $(store_url "base/$stamp/dump.sql.gz")"
+  stored_field size "$size" bytes count "the store's answer for the size of $(store_url "base/$stamp/dump.sql.gz")" ||
+    die "the store did not say the size of $(store_url "base/$stamp/dump.sql.gz")"
 else
   dump >"$partial"
   sync -- "$partial"
@@ -333,6 +334,10 @@ binlog_find_filter() {
 #   holds them. Before the first backup nothing can be restored, so nothing is a gap.
 # It talks to the primary by its own name (report_host), so that a failover in the middle of a run
 # cannot mix two servers' logs; a read-only member (not the primary, or fenced) archives nothing and says so.
+# Nothing read from the store is trusted: every value of state.json, a manifest or a log's JSON is checked
+# against its grammar (common.sh: checked, stored_field) before it reaches SQL, and a value that is not
+# of it fails the run (BinlogArchiveFailed), naming the object and the value; a name in a listing that
+# is not one of ours is left alone.
 set -euo pipefail
 # shellcheck source=common.sh
 . "\${BASH_SOURCE[0]%/*}/common.sh"
@@ -356,7 +361,7 @@ trap finish EXIT
 
 host=$PRIMARY_HOST
 member_sql() { # SQL...: bare rows, values escaped (a newline is \\\\n)
-  mysql --defaults-extra-file=<(verified_cnf root "$MYSQL_ROOT_PASSWORD") --host="$host" --port="$RECON8S_MYSQL_PORT" \\
+  mysql_client --defaults-extra-file=<(verified_cnf root "$MYSQL_ROOT_PASSWORD") --host="$host" --port="$RECON8S_MYSQL_PORT" \\
     --get-server-public-key --connect-timeout=10 --batch --skip-column-names -e "SET SESSION sql_mode = ''; $*"
 }
 # A GTID set expression's value, on one line.
@@ -368,13 +373,14 @@ member=$(member_sql 'SELECT @@report_host')
 [[ $member =~ ^[a-z0-9.-]+$ ]] && host=$member
 writable=$(member_sql 'SELECT @@read_only = 0 AND @@super_read_only = 0')
 [[ $writable == 1 ]] || die "$host (behind $PRIMARY_HOST) is read-only: no primary to archive from right now"
-uuid=$(member_sql 'SELECT @@server_uuid')
+uuid=
+checked uuid uuid "$(member_sql 'SELECT @@server_uuid')" "the server_uuid of $host"
 
 archived=
 state=
 if [[ -n $(store_list binlog --files-only --include /state.json) ]]; then
   state=$(store_rclone cat "$(store_path binlog/state.json)")
-  archived=$(json_field "$state" archivedGtids) || archived=
+  stored_field archived "$state" archivedGtids gtid-set "$(store_url binlog/state.json)" || archived=
 fi
 
 switched_at=$(member_sql "SELECT DATE_FORMAT(UTC_TIMESTAMP(), '%Y-%m-%dT%H:%i:%sZ')")
@@ -384,10 +390,11 @@ mapfile -t logs < <(member_sql 'SHOW BINARY LOGS' | cut -f1)
 printf -v stamp '%(%Y%m%dT%H%M%SZ)T' -1
 
 previous_gtids() { # LOG: the Previous_gtids event of a log (its second event)
-  [[ $1 =~ ^[A-Za-z0-9._-]+$ ]] || die "unexpected binary log name '$1'"
-  local info
+  valid binlog-file "$1" || die "unexpected binary log name $(shown "$1")"
+  local info gtids
   info=$(member_sql "SHOW BINLOG EVENTS IN '$1' LIMIT 2" | sed -n 2p | cut -f6)
-  printf '%s' "\${info//\\\\n/}"
+  checked gtids gtid-set "\${info//\\\\n/}" "the Previous_gtids of $host's binary log $1"
+  printf '%s' "$gtids"
 }
 
 copied=0
@@ -424,10 +431,17 @@ store_rclone rcat "$(store_path binlog/state.json)" <<<"$state"
 mapfile -t complete < <(store_list base -R --files-only --include '/*/manifest.json' | sed -n 's|^\\([0-9]\\{8\\}T[0-9]\\{6\\}Z\\)/manifest\\.json$|\\1|p' | sort)
 if ((\${#complete[@]})); then
   oldest=\${complete[0]}
-  oldest_gtids=$(json_field "$(store_rclone cat "$(store_path "base/$oldest/manifest.json")")" gtidSet) || oldest_gtids=
+  stored_field oldest_gtids "$(store_rclone cat "$(store_path "base/$oldest/manifest.json")")" gtidSet gtid-set \\
+    "$(store_url "base/$oldest/manifest.json")" || oldest_gtids=
   while IFS= read -r segment; do
-    [[ $segment =~ ^([0-9]{8}T[0-9]{6}Z)-.*\\.json$ && \${BASH_REMATCH[1]} < $oldest && -n $oldest_gtids ]] || continue
-    gtids=$(json_field "$(store_rclone cat "$(store_path "binlog/$segment")")" gtidSet) || continue
+    [[ $segment != state.json ]] || continue
+    if ! valid segment "$segment"; then
+      log "left alone: $(store_url binlog/)$(shown "$segment") is not named like an archived binary log"
+      continue
+    fi
+    [[ \${segment:0:16} < $oldest && -n $oldest_gtids ]] || continue
+    stored_field gtids "$(store_rclone cat "$(store_path "binlog/$segment")")" gtidSet gtid-set \\
+      "$(store_url "binlog/$segment")" || continue
     [[ $(member_sql "SELECT GTID_SUBSET('$gtids', '$oldest_gtids')") == 1 ]] || continue
     store_rclone deletefile "$(store_path "binlog/\${segment%.json}.gz")"
     store_rclone deletefile "$(store_path "binlog/$segment")"
@@ -438,7 +452,8 @@ log "$copied binary logs archived; the archive holds every transaction committed
 
 gap=
 if ((\${#complete[@]})); then
-  newest_gtids=$(json_field "$(store_rclone cat "$(store_path "base/\${complete[-1]}/manifest.json")")" gtidSet) || newest_gtids=
+  stored_field newest_gtids "$(store_rclone cat "$(store_path "base/\${complete[-1]}/manifest.json")")" gtidSet gtid-set \\
+    "$(store_url "base/\${complete[-1]}/manifest.json")" || newest_gtids=
   gap=$(gtid_sql "GTID_SUBTRACT(GTID_SUBTRACT(@@GLOBAL.gtid_purged, '$archived'), '$newest_gtids')")
 fi
 if [[ -n $gap ]]; then
@@ -538,7 +553,7 @@ start_server() {
 
 # Runs SQL from stdin as the temporary server's root, which has no password yet.
 temporary_sql() {
-  mysql --no-defaults --socket="$sock" --user=root --batch --max-allowed-packet=1G "$@"
+  mysql_client --no-defaults --socket="$sock" --user=root --batch --max-allowed-packet=1G "$@"
 }
 
 # The SQL ends with SHUTDOWN; wait for the server to finish it.
@@ -601,7 +616,7 @@ initialize_primary() {
 
 # One attempt: does a primary answer on the primary Service?
 primary_answers() {
-  mysql --defaults-extra-file=<(verified_cnf "$RECON8S_REPLICATION_USER" "$MYSQL_REPLICATION_PASSWORD") \\
+  mysql_client --defaults-extra-file=<(verified_cnf "$RECON8S_REPLICATION_USER" "$MYSQL_REPLICATION_PASSWORD") \\
     --host="$PRIMARY_HOST" --port="$RECON8S_MYSQL_PORT" --get-server-public-key --connect-timeout=5 --batch \\
     -e 'SELECT 1' >/dev/null 2>&1
 }
@@ -609,7 +624,7 @@ primary_answers() {
 wait_for_primary() {
   local i out
   for ((i = 1; ; i++)); do
-    if out=$(mysql --defaults-extra-file=<(verified_cnf "$RECON8S_REPLICATION_USER" "$MYSQL_REPLICATION_PASSWORD") \\
+    if out=$(mysql_client --defaults-extra-file=<(verified_cnf "$RECON8S_REPLICATION_USER" "$MYSQL_REPLICATION_PASSWORD") \\
       --host="$PRIMARY_HOST" --port="$RECON8S_MYSQL_PORT" --get-server-public-key --connect-timeout=5 --batch \\
       -e 'SELECT 1' 2>&1); then
       return 0
@@ -784,11 +799,87 @@ last_words() {
   printf '%s' "$*"
 }
 
-# json_field JSON NAME: a string or number field of a flat JSON object written by these scripts.
+# json_field JSON NAME: a string or number field of a flat JSON object written by these scripts. What it
+# returns is text only: a value that comes from outside (the object store above all) goes through
+# stored_field, which checks it against its grammar, before it reaches SQL, a path or arithmetic.
 json_field() {
   local re='"'"$2"'":[[:space:]]*("([^"]*)"|([0-9]+))'
   [[ $1 =~ $re ]] || return 1
   printf '%s' "\${BASH_REMATCH[2]}\${BASH_REMATCH[3]}"
+}
+
+# The grammars of the values the scripts read from outside (the object store, the environment), each a
+# whole-value extended regular expression. Nothing in them can close a SQL string literal, start a shell
+# expansion or an arithmetic expression, or name another path: no quote, backslash, \`$\`, space,
+# bracket or slash, and no name that is \`.\` or \`..\`.
+# - gtid-set: MySQL's text form, uuid(:tag)?:interval(:interval)*, tags repeatable (8.3+), sets joined
+#   by "," (the blanks and newlines MySQL wraps long sets with are taken out first); empty allowed.
+readonly RECON8S_UUID_RE='[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}'
+readonly RECON8S_GTID_NUMBER_RE='[1-9][0-9]{0,18}'
+readonly RECON8S_GTID_TAG_RE='[A-Za-z_][A-Za-z0-9_]{0,31}'
+readonly RECON8S_GTID_SOURCE_RE="$RECON8S_UUID_RE((:$RECON8S_GTID_TAG_RE)?(:$RECON8S_GTID_NUMBER_RE(-$RECON8S_GTID_NUMBER_RE)?)+)+"
+# shellcheck disable=SC2034 # read by name in grammar_re
+readonly RECON8S_GRAMMAR_gtid_set="^($RECON8S_GTID_SOURCE_RE(,$RECON8S_GTID_SOURCE_RE)*)?$" \\
+  RECON8S_GRAMMAR_gtid="^$RECON8S_UUID_RE(:$RECON8S_GTID_TAG_RE)?:$RECON8S_GTID_NUMBER_RE$" \\
+  RECON8S_GRAMMAR_uuid="^$RECON8S_UUID_RE$" \\
+  RECON8S_GRAMMAR_backup_name='^[0-9]{8}T[0-9]{6}Z$' \\
+  RECON8S_GRAMMAR_time='^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]Z$' \\
+  RECON8S_GRAMMAR_count='^(0|[1-9][0-9]{0,17})$' \\
+  RECON8S_GRAMMAR_binlog_file='^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,254}$' \\
+  RECON8S_GRAMMAR_segment="^[0-9]{8}T[0-9]{6}Z-$RECON8S_UUID_RE-[A-Za-z0-9_-][A-Za-z0-9_.-]{0,254}\\\\.json$" \\
+  RECON8S_GRAMMAR_host='^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$'
+# ...and each in words, for the message that refuses a value.
+declare -rA RECON8S_GRAMMAR_WORDS=(
+  [gtid-set]='a GTID set (uuid[:tag]:interval[:interval...], joined by commas)'
+  [gtid]='one GTID (uuid[:tag]:number)'
+  [uuid]='a server UUID'
+  [backup-name]='a backup name (the UTC time it started, e.g. 20261124T030000Z)'
+  [time]='a UTC time such as 2026-11-24T10:15:00Z'
+  [count]='a whole number'
+  [binlog-file]='a binary log file name (letters, digits, ".", "_" and "-", not starting with ".")'
+  [segment]='an archived binary log name (<UTC time>-<server UUID>-<file>.json)'
+  [host]='a host name'
+)
+
+# valid GRAMMAR VALUE: whether VALUE is of GRAMMAR (one of RECON8S_GRAMMAR_WORDS; a GTID set without its blanks).
+valid() {
+  local name=RECON8S_GRAMMAR_\${1//-/_} value=$2
+  [[ -n \${!name+x} ]] || die "unknown grammar '$1'"
+  [[ $1 != gtid-set ]] || value=\${value//[[:space:]]/}
+  [[ $value =~ \${!name} ]]
+}
+
+# shown VALUE: a value for a message: quoted, printable characters only, at most 120 of them.
+shown() {
+  local v=\${1//[^[:print:]]/?}
+  ((\${#v} <= 120)) || v="\${v:0:120}..."
+  printf "'%s'" "$v"
+}
+
+# What refuses a value from outside: die, unless the script names its own (restore.sh: restore_fail, so
+# that the refusal is reported as RestoreFailed).
+on_untrusted=die
+
+# checked VAR GRAMMAR VALUE WHAT: VAR := VALUE (a GTID set without its blanks) when it is of GRAMMAR;
+# otherwise refuses it, naming WHAT (where it came from), the value and what was expected.
+# (The locals' names start with "__": a caller's VAR must not be one of them.)
+checked() {
+  local -n __checked_var=$1
+  valid "$2" "$3" || "$on_untrusted" "$4 is not \${RECON8S_GRAMMAR_WORDS[$2]}: $(shown "$3")"
+  __checked_var=$3
+  [[ $2 != gtid-set ]] || __checked_var=\${__checked_var//[[:space:]]/}
+}
+
+# stored_field VAR JSON FIELD GRAMMAR WHAT: VAR := the FIELD of a JSON object read from outside (WHAT: the
+# object's location), checked against GRAMMAR (see checked). Fails (1) when the field is absent, and
+# leaves VAR empty then.
+stored_field() {
+  local -n __stored_var=$1
+  local __stored_value
+  # shellcheck disable=SC2034 # a nameref: the caller's VAR
+  __stored_var=
+  __stored_value=$(json_field "$2" "$3") || return 1
+  checked "$1" "$4" "$__stored_value" "$3 in $5"
 }
 
 # The GTID set of a mysqldump --set-gtid-purged=COMMENTED header (FILE holds its lines, in 8.x's or 9.x's
@@ -802,7 +893,7 @@ dump_gtid_set() {
   text=\${text%%\\'*}
   text=\${text//[[:space:]]/}
   text=\${text#+}
-  [[ $text =~ ^[0-9A-Fa-f:,_a-z-]*$ ]] || die "cannot read the GTID set from the dump header: '$text'"
+  valid gtid-set "$text" || die "cannot read the GTID set from the dump header: $(shown "$text")"
   printf '%s' "$text"
 }
 
@@ -819,10 +910,19 @@ verified_cnf() {
   printf '%s\\n' 'ssl-mode=VERIFY_CA' "ssl-ca=$RECON8S_TLS_CA"
 }
 
+# The mysql client as every script runs it. OPTIONS_SOURCE (--defaults-extra-file=... or --no-defaults,
+# which mysql takes only as its first option) comes first; then the client's own commands are off
+# (--commands=OFF: \`\\!\` runs a shell, \`source\` and \`tee\` read and write files; a statement from a dump or
+# a binary log, or an image's option file, must never turn them on), and so is LOAD DATA LOCAL (which
+# would send the server any file of this container), whatever an option file says.
+mysql_client() {
+  mysql "$1" --commands=OFF --local-infile=0 "\${@:2}"
+}
+
 # Runs SQL (from -e or stdin) as root over the local socket and prints bare tab-separated rows. The
 # credentials come on fd 3 from a here-string: no process that could outlive the call (see above).
 local_sql() {
-  mysql --defaults-extra-file=/dev/fd/3 --socket="$RECON8S_SOCKET" --batch --skip-column-names "$@" \\
+  mysql_client --defaults-extra-file=/dev/fd/3 --socket="$RECON8S_SOCKET" --batch --skip-column-names "$@" \\
     3<<<"$(client_cnf root "$MYSQL_ROOT_PASSWORD")"
 }
 `,
@@ -855,8 +955,9 @@ if [[ -n \${FIND_SINCE:-} ]]; then
 fi
 count=0
 while IFS= read -r segment; do
-  [[ $segment =~ ^([0-9]{8}T[0-9]{6}Z)-.*\\.json$ ]] || continue
-  [[ -z $since_stamp || ! \${BASH_REMATCH[1]} < $since_stamp ]] || continue
+  # Only what is named like an archived log (store.sh): a name from the store is never trusted.
+  valid segment "$segment" || continue
+  [[ -z $since_stamp || ! \${segment:0:16} < $since_stamp ]] || continue
   store_rclone cat "$(store_path "binlog/\${segment%.json}.gz")" | gunzip -c >"$work/log" ||
     die "cannot read $(store_url "binlog/\${segment%.json}.gz")"
   printf 'log\\t%s\\n' "\${segment%.json}"
@@ -1029,6 +1130,13 @@ adopt_clone() {
 #   continue past it. A point in time after the archive's coveredUntil fails too.
 # - Everything bootstrap does afterwards (the new cluster's own accounts and passwords) runs after
 #   the replay, so that nothing in the source's history can change them.
+# - The store is not trusted: every value read from it (names in a listing, a manifest's or a log's
+#   GTID sets and times, state.json) is checked against its grammar (common.sh: checked, stored_field)
+#   before it is used, and one that is not of it fails the restore (RestoreFailed), naming the object
+#   and the value. A manifest must name the backup it sits beside, and a log's JSON the log it describes.
+#   Names from the store are never local paths: each object streams to a file of a fixed name. (The
+#   dump and the logs are SQL the restore runs as root: whoever may write the store can write them.
+#   That is what encryption with a key of the cluster's own stops; see docs/security-data.md.)
 
 restore_fail() {
   report "$RECON8S_REPORT_RESTORE_FAILED" "$1"
@@ -1045,11 +1153,27 @@ restore_backups() {
     sed -n 's|^\\([0-9]\\{8\\}T[0-9]\\{6\\}Z\\)/manifest\\.json$|\\1|p' | sort
 }
 
+# restore_manifest NAME: the manifest of backup NAME (in \`manifest\`), which must say it is NAME's (a
+# manifest copied beside another backup is refused).
+restore_manifest() {
+  local named
+  manifest=$(store_rclone cat "$(store_path "base/$1/manifest.json")")
+  stored_field named "$manifest" name backup-name "$(store_url "base/$1/manifest.json")" || named=
+  [[ $named == "$1" ]] ||
+    "$on_untrusted" "$(store_url "base/$1/manifest.json") is not the manifest of backup $1: it names $(shown "$named")"
+}
+
 restore_from_store() {
   # shellcheck source=store.sh
   . "\${BASH_SOURCE[0]%/*}/store.sh"
-  local point=\${RESTORE_POINT_IN_TIME:-} target=\${RESTORE_GTID_SET:-} before=\${RESTORE_BEFORE_GTID:-}
+  on_untrusted=restore_fail
+  local point='' target='' before=''
   local name='' manifest ended gtids backups candidate
+  # The spec's values (the schema checked them at admission; checked again, as they reach SQL here).
+  [[ $RESTORE_BACKUP == latest ]] || checked RESTORE_BACKUP backup-name "$RESTORE_BACKUP" "spec.restore.backup"
+  [[ -z \${RESTORE_POINT_IN_TIME:-} ]] || checked point time "$RESTORE_POINT_IN_TIME" "spec.restore.pointInTime"
+  [[ -z \${RESTORE_GTID_SET:-} ]] || checked target gtid-set "$RESTORE_GTID_SET" "spec.restore.gtidSet"
+  [[ -z \${RESTORE_BEFORE_GTID:-} ]] || checked before gtid "$RESTORE_BEFORE_GTID" "spec.restore.beforeGtid"
   mapfile -t backups < <(restore_backups)
   ((\${#backups[@]})) || restore_fail "no complete backup in $(store_url base/)"
   if [[ $RESTORE_BACKUP != latest ]]; then
@@ -1057,24 +1181,24 @@ restore_from_store() {
     [[ -n $name ]] || restore_fail "backup $RESTORE_BACKUP is not in $(store_url base/); the newest there: $(last_words 5 "\${backups[@]}")"
   elif [[ -n $point ]]; then
     for ((i = \${#backups[@]} - 1; i >= 0; i--)); do
-      manifest=$(store_rclone cat "$(store_path "base/\${backups[i]}/manifest.json")")
-      ended=$(json_field "$manifest" endTime) || continue
+      restore_manifest "\${backups[i]}"
+      stored_field ended "$manifest" endTime time "$(store_url "base/\${backups[i]}/manifest.json")" || continue
       if [[ ! $ended > $point ]]; then name=\${backups[i]}; break; fi
     done
     [[ -n $name ]] || restore_fail "no backup in $(store_url base/) ended before $point; the oldest is \${backups[0]}"
   elif [[ -n $before ]]; then
     for ((i = \${#backups[@]} - 1; i >= 0; i--)); do
-      manifest=$(store_rclone cat "$(store_path "base/\${backups[i]}/manifest.json")")
-      gtids=$(json_field "$manifest" gtidSet) || continue
+      restore_manifest "\${backups[i]}"
+      stored_field gtids "$manifest" gtidSet gtid-set "$(store_url "base/\${backups[i]}/manifest.json")" || continue
       if [[ $(temporary_value "SELECT GTID_SUBSET('$before', '$gtids')") != 1 ]]; then name=\${backups[i]}; break; fi
     done
     [[ -n $name ]] || restore_fail "every backup in $(store_url base/) holds transaction $before already; the oldest is \${backups[0]}"
   else
     name=\${backups[-1]}
   fi
-  manifest=$(store_rclone cat "$(store_path "base/$name/manifest.json")")
-  gtids=$(json_field "$manifest" gtidSet) || gtids=
-  ended=$(json_field "$manifest" endTime) || ended=
+  restore_manifest "$name"
+  stored_field gtids "$manifest" gtidSet gtid-set "$(store_url "base/$name/manifest.json")" || gtids=
+  stored_field ended "$manifest" endTime time "$(store_url "base/$name/manifest.json")" || ended=
   [[ -z $point || ! $ended > $point ]] ||
     restore_fail "backup $name ended at $ended, after the point in time asked for ($point): name an earlier backup, or leave backup as latest"
   [[ -z $before || $(temporary_value "SELECT GTID_SUBSET('$before', '$gtids')") != 1 ]] ||
@@ -1109,6 +1233,18 @@ gtid_event_position() {
   printf '%s' "\${BASH_REMATCH[1]}"
 }
 
+# restore_segment_fields SEGMENT JSON: segment_gtids := the GTID set of the archived log SEGMENT, whose
+# JSON must name that very log (its server and file); fails (1) when it has no GTID set.
+restore_segment_fields() {
+  local what server file
+  what=$(store_url "binlog/$1")
+  stored_field server "$2" server uuid "$what" || server=
+  stored_field file "$2" file binlog-file "$what" || file=
+  [[ $1 == "\${1:0:16}-$server-$file.json" ]] ||
+    "$on_untrusted" "$what does not describe that log: it names server $(shown "$server") and file $(shown "$file")"
+  stored_field segment_gtids "$2" gtidSet gtid-set "$what"
+}
+
 # Replays the archived binary logs up to the point or GTID set (sets replayed).
 restore_replay() {
   # shellcheck disable=SC2154 # volume is the sourcing script's (bootstrap.sh, verify-backup.sh): see the top
@@ -1119,7 +1255,7 @@ restore_replay() {
     [[ -n $(store_list binlog --files-only --include /state.json) ]] ||
       restore_fail "no binary logs are archived in $(store_url binlog/): cannot restore to $point"
     state=$(store_rclone cat "$(store_path binlog/state.json)")
-    covered=$(json_field "$state" coveredUntil) || covered=
+    stored_field covered "$state" coveredUntil time "$(store_url binlog/state.json)" || covered=
     [[ ! $point > $covered ]] ||
       restore_fail "the archived binary logs reach $covered, before the point in time asked for ($point): restore to an earlier point, or to this one once the next archive run has passed it"
     options+=(--stop-datetime="\${point/T/ }")
@@ -1133,11 +1269,15 @@ restore_replay() {
   rm -rf -- "$work"
   mkdir -p -- "$work"
   for segment in "\${segments[@]}"; do
+    if ! valid segment "$segment"; then
+      log "left out: $(store_url binlog/)$(shown "$segment") is not named like an archived binary log"
+      continue
+    fi
     meta=$(store_rclone cat "$(store_path "binlog/$segment")")
-    segment_gtids=$(json_field "$meta" gtidSet) || continue
+    restore_segment_fields "$segment" "$meta" || continue
     [[ $(temporary_value "SELECT GTID_SUBSET('$segment_gtids', @@gtid_executed)") != 1 ]] || continue
     if [[ -n $point || -n $before ]]; then
-      previous=$(json_field "$meta" previousGtids) || previous=
+      stored_field previous "$meta" previousGtids gtid-set "$(store_url "binlog/$segment")" || previous=
       missing=$(temporary_value "SELECT REPLACE(GTID_SUBTRACT('$previous', @@gtid_executed), '\\\\n', '')")
       [[ -z $missing ]] ||
         restore_fail "the archive has a gap before $segment: transactions $missing are in no archived binary log after the backup"
@@ -1269,6 +1409,9 @@ store_list() {
 # Event and metrics) is JSON: backup, tables, durationSeconds, replayedLogs, and the container's peak
 # memory and CPU time (cgroup v2), or a message. A backup whose tables need more than half the scratch
 # volume is not restored (Skipped): the emptyDir's limit would evict the pod half-way.
+# The archive is treated as hostile, as a restore treats it (restore.sh): every value read from the store
+# is checked against its grammar before it is used, and one that is not of it fails the verification,
+# naming the object and the value.
 set -euo pipefail
 # shellcheck source=common.sh
 . "\${BASH_SOURCE[0]%/*}/common.sh"
@@ -1339,15 +1482,18 @@ finish() {
   rm -rf -- "\${scratch:?}"/*
 }
 trap finish EXIT
+on_untrusted=fail
 
 mapfile -t backups < <(restore_backups)
 ((\${#backups[@]})) || fail "no complete backup in $(store_url base/) to verify"
+[[ -z \${VERIFY_BACKUP:-} ]] || checked VERIFY_BACKUP backup-name "$VERIFY_BACKUP" "the backup asked for (VERIFY_BACKUP)"
 name=\${VERIFY_BACKUP:-\${backups[-1]}}
 printf '%s\\n' "\${backups[@]}" | grep -qxF -- "$name" ||
   fail "backup $name is not in $(store_url base/); the newest there: $(last_words 5 "\${backups[@]}")"
-manifest=$(store_rclone cat "$(store_path "base/$name/manifest.json")")
-gtids=$(json_field "$manifest" gtidSet) || gtids=
-data_bytes=$(json_field "$manifest" dataBytes) || data_bytes=0
+manifest_url=$(store_url "base/$name/manifest.json")
+restore_manifest "$name"
+stored_field gtids "$manifest" gtidSet gtid-set "$manifest_url" || gtids=
+stored_field data_bytes "$manifest" dataBytes count "$manifest_url" || data_bytes=0
 if ((data_bytes * 2 > VERIFY_SCRATCH_BYTES)); then
   why="backup $name holds $data_bytes bytes of tables (data and indexes); the scratch volume allows $VERIFY_SCRATCH_BYTES, and a restore needs about twice that: raise spec.backup.verify.scratchSize"
   log "not verified: $why"
@@ -1371,7 +1517,7 @@ for ((i = 0; i < 300; i++)); do
   sleep 1
 done
 temporary_sql() {
-  mysql --no-defaults --socket="$sock" --user=root --batch --max-allowed-packet=1G "$@"
+  mysql_client --no-defaults --socket="$sock" --user=root --batch --max-allowed-packet=1G "$@"
 }
 
 # 1. The dump, as a restore loads it. gunzip says when the object is not what was written.
@@ -1409,7 +1555,7 @@ if [[ $manifest == *'"tables":['* ]]; then
     fail "backup $name restores different data than it recorded: $(printf '%s; ' "\${differences[@]:0:3}")\${differences[3]:+ (and $((\${#differences[@]} - 3)) more tables)}"
   checked="\${tables} tables match the row counts and checksums recorded in the backup's snapshot"
 else
-  why=$(json_field "$manifest" checksumsSkipped) || why="it predates them"
+  why=$(json_field "$manifest" checksumsSkipped) && why="the manifest says $(shown "$why")" || why="it predates them"
   checked="the backup recorded no checksums ($why)"
 fi
 log "$checked"
@@ -1419,7 +1565,8 @@ replayed=0
 point='' before='' target=''
 volume=$scratch
 if [[ -n $(store_list binlog --files-only --include /state.json) ]]; then
-  target=$(json_field "$(store_rclone cat "$(store_path binlog/state.json)")" archivedGtids) || target=
+  stored_field target "$(store_rclone cat "$(store_path binlog/state.json)")" archivedGtids gtid-set \\
+    "$(store_url binlog/state.json)" || target=
 fi
 if [[ -n $target && $(temporary_value "SELECT GTID_SUBSET('$target', @@GLOBAL.gtid_executed)") != 1 ]]; then
   restore_replay

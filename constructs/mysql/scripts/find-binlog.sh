@@ -27,8 +27,9 @@ if [[ -n ${FIND_SINCE:-} ]]; then
 fi
 count=0
 while IFS= read -r segment; do
-  [[ $segment =~ ^([0-9]{8}T[0-9]{6}Z)-.*\.json$ ]] || continue
-  [[ -z $since_stamp || ! ${BASH_REMATCH[1]} < $since_stamp ]] || continue
+  # Only what is named like an archived log (store.sh): a name from the store is never trusted.
+  valid segment "$segment" || continue
+  [[ -z $since_stamp || ! ${segment:0:16} < $since_stamp ]] || continue
   store_rclone cat "$(store_path "binlog/${segment%.json}.gz")" | gunzip -c >"$work/log" ||
     die "cannot read $(store_url "binlog/${segment%.json}.gz")"
   printf 'log\t%s\n' "${segment%.json}"

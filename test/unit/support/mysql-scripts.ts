@@ -40,7 +40,7 @@ if [[ -z $query ]]; then
   exit "\${FAKE_SQL_STATUS:-0}"
 fi
 case $query in
-  'SELECT @@report_host') printf '%s\\n' "\${FAKE_REPORT_HOST-shop-1.shop-headless}" ;;
+  *'SELECT @@report_host') printf '%s\\n' "\${FAKE_REPORT_HOST-shop-1.shop-headless}" ;;
   *information_schema.schemata*) [[ -n \${FAKE_SCHEMAS-x} ]] && printf '%s\\n' \${FAKE_SCHEMAS-orders shop} ;;
   *'FROM mysql.user'*) [[ -n \${FAKE_ACCOUNTS-x} ]] && printf '%s\\n' \${FAKE_ACCOUNTS-"'reader'@'%'" "'app'@'%'"} ;;
   *'SHOW CREATE USER'*) printf 'CREATE USER \`%s\` IDENTIFIED WITH caching_sha2_password AS 0x2441\\n' reader app ;;
@@ -50,6 +50,7 @@ case $query in
   *'@@GLOBAL.read_only, REPLACE'*) printf '%s\\t%s\\n' "\${FAKE_DONOR_READ_ONLY:-0}" 'aaaaaaaa-0000-0000-0000-000000000000:1-20' ;;
   *PROCESSLIST*) [[ -n \${FAKE_SESSIONS:-} ]] && printf '%s\\n' $FAKE_SESSIONS ;;
   'SELECT @@GLOBAL.rpl_semi_sync_source_enabled') printf '%s\\n' "\${FAKE_SEMI:-0}" ;;
+  *'SELECT @@server_uuid') printf '%s\\n' "\${FAKE_SERVER_UUID-aaaaaaaa-0000-0000-0000-000000000000}" ;;
   *super_read_only*) printf '%s\\n' "\${FAKE_SUPER_READ_ONLY:-1}" ;;
   *GTID_SUBSET*) printf '%s\\n' "\${FAKE_GTID_SUBSET:-1}" ;;
   *clone_status*) printf '%s\\n' "\${FAKE_CLONE_STATE:-}" ;;
@@ -95,6 +96,50 @@ fi
 PATH=\${PATH#*:} exec sleep "$@"`,
   mysql_tzinfo_to_sql: `${LOG_CALL}
 echo "INSERT INTO time_zone_name VALUES ('Local time zone must be set--see zic manual page');"`,
+  // An object store: store:BUCKET/PREFIX/... is $FAKE_STORE/BUCKET/PREFIX/... (what the scripts ask of
+  // rclone: lsf with --files-only, --dirs-only, -R and one --include, cat, rcat, size --json, deletefile,
+  // purge, obscure -). Nothing is recorded but the command: the store's contents are the test's.
+  rclone: `printf '%s\n' "rclone $*" >>"$FAKE_DIR/calls"
+files=1 dirs=1 recursive= include= args=()
+while (($#)); do
+  case $1 in
+    --retries | --low-level-retries | --contimeout | --timeout | --s3-chunk-size | --s3-upload-concurrency | --stats | --log-level) shift 2 ;;
+    --files-only) dirs= && shift ;;
+    --dirs-only) files= && shift ;;
+    -R) recursive=1 && shift ;;
+    --include) include=$2 && shift 2 ;;
+    --json) shift ;;
+    *) args+=("$1") && shift ;;
+  esac
+done
+at() { printf '%s/%s' "$FAKE_STORE" "\${1#*:}"; }
+# An rclone filter as a regular expression: "*" within one name; anchored at the listed directory with
+# a leading "/", else at the end of the path.
+filter_re() {
+  local p=$1 re
+  re=$(printf '%s' "\${p#/}" | sed -e 's/[.]/[.]/g' -e 's|[*]|[^/]*|g')
+  [[ $p == /* ]] && printf '^%s$' "$re" || printf '(^|/)%s$' "$re"
+}
+case \${args[0]} in
+  lsf)
+    d=$(at "\${args[1]}")
+    [[ -d $d ]] || { echo 'directory not found' >&2; exit 3; }
+    re=
+    [[ -z $include ]] || re=$(filter_re "$include")
+    depth=1 && [[ -z $recursive ]] || depth=64
+    (cd "$d" && find . -mindepth 1 -maxdepth "$depth" | sort) | while IFS= read -r e; do
+      e=\${e#./}
+      if [[ -d $d/$e ]]; then [[ -z $dirs || -n $include ]] || printf '%s/\n' "$e"
+      elif [[ -n $files && ( -z $re || $e =~ $re ) ]]; then printf '%s\n' "$e"; fi
+    done ;;
+  cat) f=$(at "\${args[1]}") && [[ ! -f $f ]] || cat -- "$f" ;;
+  rcat) f=$(at "\${args[1]}") && mkdir -p -- "\${f%/*}" && cat >"$f" ;;
+  size) printf '{"count":1,"bytes":%s,"sizeless":0}\n' "\${FAKE_STORE_SIZE:-$(stat -c %s -- "$(at "\${args[1]}")")}" ;;
+  deletefile) rm -f -- "$(at "\${args[1]}")" ;;
+  purge) rm -rf -- "$(at "\${args[1]}")" ;;
+  obscure) printf 'obscured:%s\n' "$(cat)" ;;
+  *) echo "the fake rclone does not know \${args[0]}" >&2; exit 1 ;;
+esac`,
   mysqldump: `${LOG_CALL}
 [[ -n \${FAKE_DUMP_FAIL:-} ]] && { echo '-- half a dump'; exit 2; }
 printf -- '-- the dump\\nSET @MYSQLDUMP_TEMP_LOG_BIN = @@SESSION.SQL_LOG_BIN;\\nSET @@SESSION.SQL_LOG_BIN= 0;\\n-- Dump completed\\n'`,
