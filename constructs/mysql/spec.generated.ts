@@ -414,10 +414,18 @@ export interface MySQLObjectStore {
    */
   readonly prefix: string;
   /**
-   * The store's URL, e.g. "https://minio.storage.svc:9000".
+   * The store's URL, e.g. "https://minio.storage.svc:9000". https:// (the server's certificate is
+   * verified against the system's CAs) unless allowInsecureEndpoint says otherwise.
    * @default - AWS S3 of the region
    */
   readonly endpoint?: string;
+  /**
+   * Accept an http:// endpoint: the backups (all the data and the account hashes) and the binary
+   * logs then cross the network in the clear, and whoever is on the path can read them and rewrite
+   * what a restore loads. For a store on the same host or a test only.
+   * @default false
+   */
+  readonly allowInsecureEndpoint?: boolean;
   /**
    * The region the requests are signed for.
    * @default "us-east-1"
@@ -448,6 +456,7 @@ export interface ResolvedMySQLObjectStore {
   readonly bucket: string;
   readonly prefix: string;
   readonly endpoint?: string;
+  readonly allowInsecureEndpoint: boolean;
   readonly region: string;
   readonly forcePathStyle: boolean;
   readonly credentialsSecretName: string;

@@ -145,6 +145,14 @@ const objectStore = s.object({
   typeName: 'MySQLObjectStore',
   description:
     'An S3-compatible bucket (AWS S3 or a self-hosted store). The credentials come from a Secret: they never appear in the spec, a log, an Event or a command line.',
+  rules: [
+    s.rule<{ endpoint?: string; allowInsecureEndpoint?: boolean }>(
+      "!has(self.endpoint) || self.endpoint.startsWith('https://') || (has(self.allowInsecureEndpoint) && self.allowInsecureEndpoint)",
+      'an https:// endpoint: over http:// anyone on the network path reads every backup and can rewrite what a restore loads (set allowInsecureEndpoint: true to accept that)',
+      (v) => v.endpoint === undefined || v.endpoint.startsWith('https://') || v.allowInsecureEndpoint === true,
+      { fieldPath: '.endpoint' },
+    ),
+  ],
   properties: {
     bucket: s.required(
       s.string({
@@ -166,11 +174,19 @@ const objectStore = s.object({
     ),
     endpoint: s.optional(
       s.string({
-        description: 'The store\'s URL, e.g. "https://minio.storage.svc:9000".',
+        description:
+          "The store's URL, e.g. \"https://minio.storage.svc:9000\". https:// (the server's certificate is verified against the system's CAs) unless allowInsecureEndpoint says otherwise.",
         pattern: '^https?://[^\\s/]+(/[^\\s]*)?$',
         patternHint: 'an http:// or https:// URL',
         maxLength: 512,
         defaultDoc: 'AWS S3 of the region',
+      }),
+    ),
+    allowInsecureEndpoint: s.optional(
+      s.boolean({
+        description:
+          'Accept an http:// endpoint: the backups (all the data and the account hashes) and the binary logs then cross the network in the clear, and whoever is on the path can read them and rewrite what a restore loads. For a store on the same host or a test only.',
+        default: false,
       }),
     ),
     region: s.optional(

@@ -310,6 +310,25 @@ describe('CRDs and manifests on a real API server', function () {
       assert.notEqual(on.status, 0, 'turning backups on later is refused too');
     });
 
+    it('fails on a plain-HTTP object store unless allowInsecureEndpoint says so, naming the endpoint', () => {
+      const s3 = { bucket: 'backups', prefix: 'shop', credentialsSecretName: 'keys' };
+      for (const [name, spec] of [
+        ['http-backup', { backup: { schedule: '@daily', s3: { ...s3, endpoint: 'http://minio:9000' } } }],
+        ['http-restore', { restore: { s3: { ...s3, endpoint: 'http://minio:9000' } } }],
+      ] as const) {
+        const r = create(mysql(name, spec));
+        assert.notEqual(r.status, 0, name);
+        assert.match(r.stderr, /spec\.(backup|restore)\.s3\.endpoint: Invalid value: .*an https:\/\/ endpoint/, name);
+      }
+      for (const [name, store] of [
+        ['https-backup', { ...s3, endpoint: 'https://minio:9000' }],
+        ['http-accepted', { ...s3, endpoint: 'http://minio:9000', allowInsecureEndpoint: true }],
+      ] as const) {
+        const r = create(mysql(name, { backup: { schedule: '@daily', s3: store } }));
+        assert.equal(r.status, 0, `${name}: ${r.stderr}`);
+      }
+    });
+
     it('fails on a storage size of zero, in any spelling', () => {
       for (const size of ['0', '0Gi', 0]) {
         const r = create(mysql('zero', { storage: { size } }));

@@ -95,7 +95,7 @@ describe('Jobs from the backup CronJob', () => {
     synthMySQL({
       backup: {
         schedule: '@daily',
-        s3: { bucket: 'shop-backups', prefix: 'p', endpoint: 'http://s3:9000', credentialsSecretName: 'keys' },
+        s3: { bucket: 'shop-backups', prefix: 'p', endpoint: 'https://s3:9000', credentialsSecretName: 'keys' },
         verify: { enabled: verify },
       },
     }).objects.find((o) => o.kind === 'CronJob' && o.metadata?.name === 'shop-backup') as V1CronJob;

@@ -89,7 +89,7 @@ describe('MySQLCluster backups to an object store, and restores', () => {
   const S3 = {
     bucket: 'shop-backups',
     prefix: 'prod/shop',
-    endpoint: 'http://minio.storage:9000',
+    endpoint: 'https://minio.storage:9000',
     credentialsSecretName: 'store-keys',
   };
   const cronJob = (props: Parameters<typeof synthMySQL>[0], name: string) =>
@@ -102,7 +102,7 @@ describe('MySQLCluster backups to an object store, and restores', () => {
     assert.ok(container);
     assert.equal(env(container, 'STORE_BUCKET')?.value, 'shop-backups');
     assert.equal(env(container, 'STORE_PREFIX')?.value, 'prod/shop');
-    assert.equal(env(container, 'RCLONE_CONFIG_STORE_ENDPOINT')?.value, 'http://minio.storage:9000');
+    assert.equal(env(container, 'RCLONE_CONFIG_STORE_ENDPOINT')?.value, 'https://minio.storage:9000');
     assert.equal(env(container, 'RCLONE_CONFIG_STORE_REGION')?.value, 'us-east-1');
     assert.equal(env(container, 'RCLONE_CONFIG_STORE_FORCE_PATH_STYLE')?.value, 'true');
     for (const [name, key] of [

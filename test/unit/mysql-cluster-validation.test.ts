@@ -460,7 +460,13 @@ const cases: FailCase[] = [
     field: 'spec.backup',
     value: {
       ...BACKUP,
-      s3: { ...STORE, region: 'us-east-1', forcePathStyle: true, rcloneImage: 'docker.io/rclone/rclone:1.75.2' },
+      s3: {
+        ...STORE,
+        region: 'us-east-1',
+        forcePathStyle: true,
+        allowInsecureEndpoint: false,
+        rcloneImage: 'docker.io/rclone/rclone:1.75.2',
+      },
       retain: 7,
       suspend: false,
       verify: VERIFY_DEFAULTS,
@@ -482,6 +488,20 @@ const cases: FailCase[] = [
     expected: /an S3 bucket name/,
   },
   {
+    name: 'fails on a plain-HTTP store endpoint unless the spec accepts the risk by name',
+    props: { backup: { schedule: '@daily', s3: { ...STORE, endpoint: 'http://minio.storage:9000' } } },
+    field: 'spec.backup.s3.endpoint',
+    value: 'http://minio.storage:9000',
+    expected: /an https:\/\/ endpoint: .*set allowInsecureEndpoint: true/,
+  },
+  {
+    name: 'fails on a plain-HTTP endpoint of the store a restore reads too',
+    props: { restore: { s3: { ...STORE, endpoint: 'http://minio.storage:9000', allowInsecureEndpoint: false } } },
+    field: 'spec.restore.s3.endpoint',
+    value: 'http://minio.storage:9000',
+    expected: /an https:\/\/ endpoint/,
+  },
+  {
     name: 'fails on a restore point that is not a UTC time',
     props: { restore: { s3: STORE, pointInTime: '2026-11-24 10:15' } },
     field: 'spec.restore.pointInTime',
@@ -495,7 +515,13 @@ const cases: FailCase[] = [
     },
     field: 'spec.restore',
     value: {
-      s3: { ...STORE, region: 'us-east-1', forcePathStyle: true, rcloneImage: 'docker.io/rclone/rclone:1.75.2' },
+      s3: {
+        ...STORE,
+        region: 'us-east-1',
+        forcePathStyle: true,
+        allowInsecureEndpoint: false,
+        rcloneImage: 'docker.io/rclone/rclone:1.75.2',
+      },
       backup: 'latest',
       pointInTime: '2026-11-24T10:15:00Z',
       gtidSet: '3e11fa47-71ca-11e1-9e33-c80aa9429562:1-77',
@@ -513,7 +539,13 @@ const cases: FailCase[] = [
     },
     field: 'spec.restore',
     value: {
-      s3: { ...STORE, region: 'us-east-1', forcePathStyle: true, rcloneImage: 'docker.io/rclone/rclone:1.75.2' },
+      s3: {
+        ...STORE,
+        region: 'us-east-1',
+        forcePathStyle: true,
+        allowInsecureEndpoint: false,
+        rcloneImage: 'docker.io/rclone/rclone:1.75.2',
+      },
       backup: 'latest',
       pointInTime: '2026-11-24T10:15:00Z',
       beforeGtid: '3e11fa47-71ca-11e1-9e33-c80aa9429562:78',
@@ -717,6 +749,15 @@ describe('MySQLCluster validation', () => {
       { field: 'spec.replica', value: 3, expected: /no such field/ },
     ];
     for (const w of want) assertMySQLProblem(error, w);
+  });
+
+  it('accepts an https:// store endpoint, and an http:// one only with allowInsecureEndpoint', () => {
+    for (const s3 of [
+      { ...STORE, endpoint: 'https://minio.storage:9000' },
+      { ...STORE, endpoint: 'http://10.250.0.1:9000', allowInsecureEndpoint: true },
+      { ...STORE, endpoint: undefined },
+    ])
+      assert.equal(synthMySQL({ backup: { schedule: '@daily', s3 } }).cluster.spec.backup?.s3?.endpoint, s3.endpoint);
   });
 
   it('accepts semiSyncReplicas below replicas, 0 with a single member, and defaults failoverAfterSeconds to 30', () => {
