@@ -13,6 +13,7 @@ import {
   tolerations,
 } from '../common/spec-nodes.js';
 import { conditions, observedGeneration } from '../common/status-nodes.js';
+import { SPEC_PATTERNS } from './grammar.js';
 
 /** MySQL long-term-support releases we run, oldest first (the order forbids downgrades). */
 export const SUPPORTED_MYSQL_VERSIONS = ['8.4', '9.7'] as const;
@@ -132,15 +133,6 @@ const storage = s.object({
 export const OBJECT_STORE_SECRET_KEYS = { accessKeyId: 'access-key-id', secretAccessKey: 'secret-access-key' } as const;
 /** Where the rclone client is copied from when the MySQL image has none (the official images have none). */
 export const DEFAULT_RCLONE_IMAGE = 'docker.io/rclone/rclone:1.75.2';
-/** A backup's name: the UTC time it started. */
-export const BACKUP_NAME_PATTERN = '^[0-9]{8}T[0-9]{6}Z$';
-const RFC3339_UTC_PATTERN = '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$';
-/** One transaction: a server UUID, an optional tag (MySQL 8.3+), a transaction number. */
-const GTID_PATTERN =
-  '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}(:[A-Za-z_][A-Za-z0-9_]{0,31})?:[1-9][0-9]*$';
-const GTID_SET_PATTERN =
-  '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}(:[A-Za-z0-9_]{0,32})?(:[0-9]+(-[0-9]+)?)+(,\\s*[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}(:[A-Za-z0-9_]{0,32})?(:[0-9]+(-[0-9]+)?)+)*$';
-
 const objectStore = s.object({
   typeName: 'MySQLObjectStore',
   description:
@@ -332,7 +324,7 @@ const restore = s.object({
       s.string({
         description:
           'The backup to start from: its name (the UTC time it started, e.g. "20261124T030000Z"), or "latest" (with pointInTime: the latest that ended before it; with beforeGtid: the latest that does not hold that transaction).',
-        pattern: '^(latest|[0-9]{8}T[0-9]{6}Z)$',
+        pattern: SPEC_PATTERNS.backup,
         patternHint: '"latest" or a backup name such as "20261124T030000Z"',
         default: 'latest',
       }),
@@ -341,7 +333,7 @@ const restore = s.object({
       s.string({
         description:
           'Replay the binary logs up to this moment (UTC): every transaction committed before it, none at or after it. The restore fails, serving nothing, if the archive does not reach it.',
-        pattern: RFC3339_UTC_PATTERN,
+        pattern: SPEC_PATTERNS.time,
         patternHint: 'a UTC time such as "2026-11-24T10:15:00Z"',
       }),
     ),
@@ -349,7 +341,7 @@ const restore = s.object({
       s.string({
         description:
           'Replay exactly the archived transactions in this GTID set (beyond the backup). The restore fails if the archive lacks any of them.',
-        pattern: GTID_SET_PATTERN,
+        pattern: SPEC_PATTERNS.gtidSet,
         patternHint: 'a GTID set such as "3e11fa47-71ca-11e1-9e33-c80aa9429562:1-77"',
         maxLength: 4096,
       }),
@@ -358,7 +350,7 @@ const restore = s.object({
       s.string({
         description:
           'Replay the archived binary logs up to this transaction, without it: everything archived before it, in the order it was archived (so a bad statement is left out even when other writes share its second). The restore fails if the archive after the backup does not hold it, or the backup already does.',
-        pattern: GTID_PATTERN,
+        pattern: SPEC_PATTERNS.gtid,
         patternHint: 'one transaction\'s GTID such as "3e11fa47-71ca-11e1-9e33-c80aa9429562:42"',
       }),
     ),

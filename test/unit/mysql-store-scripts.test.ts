@@ -4,6 +4,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { shippedScripts } from './support/mysql-scripts.js';
+import type { MySQLValueGrammarName } from '../../constructs/index.js';
+import { isOf } from '../../lib/mysql/store-values.js';
 
 /** Runs a function of common.sh in bash, in a directory holding `files`; its stdout, or throws with its stderr. */
 function common(call: string, files: Record<string, string> = {}): string {
@@ -61,9 +63,11 @@ describe('MySQLCluster store scripts', () => {
     assert.equal(common('last_words 5'), '');
   });
 
-  describe('valid: the grammars of what the scripts read from the object store', () => {
+  // One table, judged by bash (the scripts' valid) and by JavaScript (the controller's and the CLI's
+  // isOf): the grammars of constructs/mysql/grammar.ts must mean the same in both.
+  describe('valid: the grammars of what the scripts read from the object store, the same in bash and in TypeScript', () => {
     const uuid = 'c595dd23-e7e5-11f1-a62c-7e03e83d9704';
-    const cases: Record<string, { valid: string[]; invalid: string[] }> = {
+    const cases: Record<MySQLValueGrammarName, { valid: string[]; invalid: string[] }> = {
       'gtid-set': {
         valid: [
           '',
@@ -101,10 +105,15 @@ describe('MySQLCluster store scripts', () => {
     };
     for (const [grammar, { valid, invalid }] of Object.entries(cases)) {
       it(`${grammar}: ${valid.length} taken, ${invalid.length} refused`, () => {
-        for (const v of valid)
+        const name = grammar as MySQLValueGrammarName;
+        for (const v of valid) {
           assert.equal(common(`valid ${grammar} "$(cat value)" && echo yes`, { value: v }), 'yes\n', v);
-        for (const v of invalid)
+          assert.equal(isOf(name, v), true, v);
+        }
+        for (const v of invalid) {
           assert.equal(common(`valid ${grammar} "$(cat value)" || echo no`, { value: v }), 'no\n', v);
+          assert.equal(isOf(name, v), false, v);
+        }
       });
     }
   });

@@ -106,40 +106,11 @@ json_field() {
   printf '%s' "${BASH_REMATCH[2]}${BASH_REMATCH[3]}"
 }
 
-# The grammars of the values the scripts read from outside (the object store, the environment), each a
-# whole-value extended regular expression. Nothing in them can close a SQL string literal, start a shell
-# expansion or an arithmetic expression, or name another path: no quote, backslash, `$`, space,
-# bracket or slash, and no name that is `.` or `..`.
-# - gtid-set: MySQL's text form, uuid(:tag)?:interval(:interval)*, tags repeatable (8.3+), sets joined
-#   by "," (the blanks and newlines MySQL wraps long sets with are taken out first); empty allowed.
-readonly RECON8S_UUID_RE='[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}'
-readonly RECON8S_GTID_NUMBER_RE='[1-9][0-9]{0,18}'
-readonly RECON8S_GTID_TAG_RE='[A-Za-z_][A-Za-z0-9_]{0,31}'
-readonly RECON8S_GTID_SOURCE_RE="$RECON8S_UUID_RE((:$RECON8S_GTID_TAG_RE)?(:$RECON8S_GTID_NUMBER_RE(-$RECON8S_GTID_NUMBER_RE)?)+)+"
-# shellcheck disable=SC2034 # read by name in grammar_re
-readonly RECON8S_GRAMMAR_gtid_set="^($RECON8S_GTID_SOURCE_RE(,$RECON8S_GTID_SOURCE_RE)*)?$" \
-  RECON8S_GRAMMAR_gtid="^$RECON8S_UUID_RE(:$RECON8S_GTID_TAG_RE)?:$RECON8S_GTID_NUMBER_RE$" \
-  RECON8S_GRAMMAR_uuid="^$RECON8S_UUID_RE$" \
-  RECON8S_GRAMMAR_backup_name='^[0-9]{8}T[0-9]{6}Z$' \
-  RECON8S_GRAMMAR_time='^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]Z$' \
-  RECON8S_GRAMMAR_count='^(0|[1-9][0-9]{0,17})$' \
-  RECON8S_GRAMMAR_binlog_file='^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,254}$' \
-  RECON8S_GRAMMAR_segment="^[0-9]{8}T[0-9]{6}Z-$RECON8S_UUID_RE-[A-Za-z0-9_-][A-Za-z0-9_.-]{0,254}\\.json$" \
-  RECON8S_GRAMMAR_host='^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$'
-# ...and each in words, for the message that refuses a value.
-declare -rA RECON8S_GRAMMAR_WORDS=(
-  [gtid-set]='a GTID set (uuid[:tag]:interval[:interval...], joined by commas)'
-  [gtid]='one GTID (uuid[:tag]:number)'
-  [uuid]='a server UUID'
-  [backup-name]='a backup name (the UTC time it started, e.g. 20261124T030000Z)'
-  [time]='a UTC time such as 2026-11-24T10:15:00Z'
-  [count]='a whole number'
-  [binlog-file]='a binary log file name (letters, digits, ".", "_" and "-", not starting with ".")'
-  [segment]='an archived binary log name (<UTC time>-<server UUID>-<file>.json)'
-  [host]='a host name'
-)
-
-# valid GRAMMAR VALUE: whether VALUE is of GRAMMAR (one of RECON8S_GRAMMAR_WORDS; a GTID set without its blanks).
+# valid GRAMMAR VALUE: whether VALUE is of GRAMMAR (a GTID set without its blanks). The grammars (gtid-set,
+# gtid, uuid, backup-name, time, count, binlog-file, segment, host) are constructs/mysql/grammar.ts's, in
+# layout.sh as RECON8S_GRAMMAR_<name>: the spec's patterns and the controller's parsers are the same
+# ones. Nothing any of them accepts can close a SQL string literal, start a shell expansion or an
+# arithmetic expression, or name another path.
 valid() {
   local name=RECON8S_GRAMMAR_${1//-/_} value=$2
   [[ -n ${!name+x} ]] || die "unknown grammar '$1'"
@@ -163,7 +134,8 @@ on_untrusted=die
 # (The locals' names start with "__": a caller's VAR must not be one of them.)
 checked() {
   local -n __checked_var=$1
-  valid "$2" "$3" || "$on_untrusted" "$4 is not ${RECON8S_GRAMMAR_WORDS[$2]}: $(shown "$3")"
+  local __checked_words=RECON8S_GRAMMAR_WORDS_${2//-/_}
+  valid "$2" "$3" || "$on_untrusted" "$4 is not ${!__checked_words}: $(shown "$3")"
   __checked_var=$3
   [[ $2 != gtid-set ]] || __checked_var=${__checked_var//[[:space:]]/}
 }
