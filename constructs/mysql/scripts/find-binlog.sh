@@ -18,7 +18,8 @@ work=${FIND_SCRATCH:-$RECON8S_TMP}/find-binlog.$$
 mkdir -p -- "$work"
 trap 'rm -rf -- "$work"' EXIT
 if [[ -n $(store_list binlog --files-only --include /state.json) ]]; then
-  printf 'state\t%s\n' "$(store_rclone cat "$(store_path binlog/state.json)")"
+  state=$(store_rclone cat "$(store_path binlog/state.json)")
+  printf 'state\t%s\n' "${state//[$'\n\r']/ }"
 fi
 since_stamp=
 if [[ -n ${FIND_SINCE:-} ]]; then

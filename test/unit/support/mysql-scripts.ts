@@ -53,6 +53,11 @@ case $query in
   *'SELECT @@server_uuid') printf '%s\\n' "\${FAKE_SERVER_UUID-aaaaaaaa-0000-0000-0000-000000000000}" ;;
   *super_read_only*) printf '%s\\n' "\${FAKE_SUPER_READ_ONLY:-1}" ;;
   *GTID_SUBSET*) printf '%s\\n' "\${FAKE_GTID_SUBSET:-1}" ;;
+  # The binary-log job's questions (binlog.sh): two logs, the first with no Previous_gtids, and nothing
+  # to archive unless FAKE_GTID_SUBTRACT names it.
+  *'SHOW BINARY LOGS'*) printf 'binlog.000001\\t100\\tNo\\nbinlog.000002\\t100\\tNo\\n' ;;
+  *'SHOW BINLOG EVENTS'*) printf 'x\\t4\\tFormat_desc\\t1\\t127\\tServer ver\\nx\\t127\\tPrevious_gtids\\t1\\t158\\t%s\\n' "\${FAKE_PREVIOUS_GTIDS:-}" ;;
+  *GTID_SUBTRACT*) printf '%s\\n' "\${FAKE_GTID_SUBTRACT:-}" ;;
   *clone_status*) printf '%s\\n' "\${FAKE_CLONE_STATE:-}" ;;
   *@@GLOBAL.read_only*) printf '%s\\n' "\${FAKE_READ_ONLY:-0}" ;;
   *JOIN*) printf '%s\\n' "\${FAKE_STATES:-}" ;;
