@@ -55,6 +55,14 @@ export const VALUE_GRAMMARS = {
     words: 'an archived binary log name (<UTC time>-<server UUID>-<file>.json)',
   },
   host: { pattern: '^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$', words: 'a host name' },
+  /**
+   * The object store's encryption passphrase (spec.backup.s3.encryption): one line of base64 or hex, long
+   * enough to be a key rather than a password. Never shown in a message, only its length.
+   */
+  'encryption-key': {
+    pattern: '^[A-Za-z0-9+/=_-]{32,1024}$',
+    words: 'one line of 32 to 1024 base64 or hex characters (e.g. from openssl rand -base64 48)',
+  },
 } as const satisfies Readonly<Record<string, ValueGrammar>>;
 
 export type ValueGrammarName = keyof typeof VALUE_GRAMMARS;

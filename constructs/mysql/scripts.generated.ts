@@ -379,7 +379,7 @@ checked uuid uuid "$(member_sql 'SELECT @@server_uuid')" "the server_uuid of $ho
 archived=
 state=
 if [[ -n $(store_list binlog --files-only --include /state.json) ]]; then
-  state=$(store_rclone cat "$(store_path binlog/state.json)")
+  state=$(store_cat binlog/state.json) || die "$(store_failure)"
   stored_field archived "$state" archivedGtids gtid-set "$(store_url binlog/state.json)" || archived=
 fi
 
@@ -431,8 +431,8 @@ store_rclone rcat "$(store_path binlog/state.json)" <<<"$state"
 mapfile -t complete < <(store_list base -R --files-only --include '/*/manifest.json' | sed -n 's|^\\([0-9]\\{8\\}T[0-9]\\{6\\}Z\\)/manifest\\.json$|\\1|p' | sort)
 if ((\${#complete[@]})); then
   oldest=\${complete[0]}
-  stored_field oldest_gtids "$(store_rclone cat "$(store_path "base/$oldest/manifest.json")")" gtidSet gtid-set \\
-    "$(store_url "base/$oldest/manifest.json")" || oldest_gtids=
+  oldest_manifest=$(store_cat "base/$oldest/manifest.json") || die "$(store_failure)"
+  stored_field oldest_gtids "$oldest_manifest" gtidSet gtid-set "$(store_url "base/$oldest/manifest.json")" || oldest_gtids=
   while IFS= read -r segment; do
     [[ $segment != state.json ]] || continue
     if ! valid segment "$segment"; then
@@ -440,8 +440,8 @@ if ((\${#complete[@]})); then
       continue
     fi
     [[ \${segment:0:16} < $oldest && -n $oldest_gtids ]] || continue
-    stored_field gtids "$(store_rclone cat "$(store_path "binlog/$segment")")" gtidSet gtid-set \\
-      "$(store_url "binlog/$segment")" || continue
+    meta=$(store_cat "binlog/$segment") || die "$(store_failure)"
+    stored_field gtids "$meta" gtidSet gtid-set "$(store_url "binlog/$segment")" || continue
     [[ $(member_sql "SELECT GTID_SUBSET('$gtids', '$oldest_gtids')") == 1 ]] || continue
     store_rclone deletefile "$(store_path "binlog/\${segment%.json}.gz")"
     store_rclone deletefile "$(store_path "binlog/$segment")"
@@ -452,8 +452,8 @@ log "$copied binary logs archived; the archive holds every transaction committed
 
 gap=
 if ((\${#complete[@]})); then
-  stored_field newest_gtids "$(store_rclone cat "$(store_path "base/\${complete[-1]}/manifest.json")")" gtidSet gtid-set \\
-    "$(store_url "base/\${complete[-1]}/manifest.json")" || newest_gtids=
+  newest_manifest=$(store_cat "base/\${complete[-1]}/manifest.json") || die "$(store_failure)"
+  stored_field newest_gtids "$newest_manifest" gtidSet gtid-set "$(store_url "base/\${complete[-1]}/manifest.json")" || newest_gtids=
   gap=$(gtid_sql "GTID_SUBTRACT(GTID_SUBTRACT(@@GLOBAL.gtid_purged, '$archived'), '$newest_gtids')")
 fi
 if [[ -n $gap ]]; then
@@ -918,7 +918,7 @@ work=\${FIND_SCRATCH:-$RECON8S_TMP}/find-binlog.$$
 mkdir -p -- "$work"
 trap 'rm -rf -- "$work"' EXIT
 if [[ -n $(store_list binlog --files-only --include /state.json) ]]; then
-  state=$(store_rclone cat "$(store_path binlog/state.json)")
+  state=$(store_cat binlog/state.json) || die "$(store_failure)"
   printf 'state\\t%s\\n' "\${state//[$'\\n\\r']/ }"
 fi
 since_stamp=
@@ -931,8 +931,8 @@ while IFS= read -r segment; do
   # Only what is named like an archived log (store.sh): a name from the store is never trusted.
   valid segment "$segment" || continue
   [[ -z $since_stamp || ! \${segment:0:16} < $since_stamp ]] || continue
-  store_rclone cat "$(store_path "binlog/\${segment%.json}.gz")" | gunzip -c >"$work/log" ||
-    die "cannot read $(store_url "binlog/\${segment%.json}.gz")"
+  store_cat "binlog/\${segment%.json}.gz" | gunzip -c >"$work/log" ||
+    die "$(store_failure || echo "cannot read $(store_url "binlog/\${segment%.json}.gz")")"
   printf 'log\\t%s\\n' "\${segment%.json}"
   binlog_find_filter "$work/log"
   rm -f -- "$work/log"
@@ -983,11 +983,11 @@ if [[ -n \${STORE_BUCKET:-} ]]; then
   # The manifests as the store holds them (the CLI judges their values: lib/cli/backup-command.ts), each on
   # its one line: a newline in an object must not start a line of its own.
   while IFS= read -r name; do
-    manifest=$(store_rclone cat "$(store_path "base/$name/manifest.json")")
+    manifest=$(store_cat "base/$name/manifest.json") || die "$(store_failure)"
     printf 'backup\\t%s\\n' "\${manifest//[$'\\n\\r']/ }"
   done < <(store_list base -R --files-only --include '/*/manifest.json' | sed -n 's|^\\([0-9]\\{8\\}T[0-9]\\{6\\}Z\\)/manifest\\.json$|\\1|p' | sort)
   if [[ -n $(store_list binlog --files-only --include /state.json) ]]; then
-    state=$(store_rclone cat "$(store_path binlog/state.json)")
+    state=$(store_cat binlog/state.json) || die "$(store_failure)"
     printf 'binlog\\t%s\\n' "\${state//[$'\\n\\r']/ }"
   fi
 else
@@ -1134,7 +1134,7 @@ restore_backups() {
 # manifest copied beside another backup is refused).
 restore_manifest() {
   local named
-  manifest=$(store_rclone cat "$(store_path "base/$1/manifest.json")")
+  manifest=$(store_cat "base/$1/manifest.json") || "$on_untrusted" "$(store_failure)"
   stored_field named "$manifest" name backup-name "$(store_url "base/$1/manifest.json")" || named=
   [[ $named == "$1" ]] ||
     "$on_untrusted" "$(store_url "base/$1/manifest.json") is not the manifest of backup $1: it names $(shown "$named")"
@@ -1182,8 +1182,8 @@ restore_from_store() {
     restore_fail "backup $name holds transaction $before already: name an earlier backup, or leave backup as latest"
 
   log "restoring backup $name from $(store_url "base/$name/") (GTID set '$gtids')"
-  store_rclone cat "$(store_path "base/$name/dump.sql.gz")" | gunzip -c | temporary_sql --binary-mode ||
-    restore_fail "loading backup $name from $(store_url "base/$name/") failed (see the bootstrap container's log)"
+  store_cat "base/$name/dump.sql.gz" | gunzip -c | temporary_sql --binary-mode ||
+    restore_fail "loading backup $name from $(store_url "base/$name/") failed: $(store_failure || echo "see the bootstrap container's log")"
   temporary_sql -e "RESET BINARY LOGS AND GTIDS; SET GLOBAL gtid_purged = '$gtids';"
 
   local replayed=0
@@ -1231,7 +1231,7 @@ restore_replay() {
     # Listed first: rclone cat of a key that does not exist prints nothing and succeeds.
     [[ -n $(store_list binlog --files-only --include /state.json) ]] ||
       restore_fail "no binary logs are archived in $(store_url binlog/): cannot restore to $point"
-    state=$(store_rclone cat "$(store_path binlog/state.json)")
+    state=$(store_cat binlog/state.json) || restore_fail "$(store_failure)"
     stored_field covered "$state" coveredUntil time "$(store_url binlog/state.json)" || covered=
     [[ ! $point > $covered ]] ||
       restore_fail "the archived binary logs reach $covered, before the point in time asked for ($point): restore to an earlier point, or to this one once the next archive run has passed it"
@@ -1250,7 +1250,7 @@ restore_replay() {
       log "left out: $(store_url binlog/)$(shown "$segment") is not named like an archived binary log"
       continue
     fi
-    meta=$(store_rclone cat "$(store_path "binlog/$segment")")
+    meta=$(store_cat "binlog/$segment") || restore_fail "$(store_failure)"
     restore_segment_fields "$segment" "$meta" || continue
     [[ $(temporary_value "SELECT GTID_SUBSET('$segment_gtids', @@gtid_executed)") != 1 ]] || continue
     if [[ -n $point || -n $before ]]; then
@@ -1259,8 +1259,8 @@ restore_replay() {
       [[ -z $missing ]] ||
         restore_fail "the archive has a gap before $segment: transactions $missing are in no archived binary log after the backup"
     fi
-    store_rclone cat "$(store_path "binlog/\${segment%.json}.gz")" | gunzip -c >"$work/segment" ||
-      restore_fail "cannot read $(store_url "binlog/\${segment%.json}.gz")"
+    store_cat "binlog/\${segment%.json}.gz" | gunzip -c >"$work/segment" ||
+      restore_fail "$(store_failure || echo "cannot read $(store_url "binlog/\${segment%.json}.gz")")"
     # What the server holds already is left out by mysqlbinlog itself: GTID auto-skip alone would still
     # send each such transaction whole (a bulk load before the backup is one huge row event).
     if [[ -n $target ]]; then
@@ -1337,21 +1337,75 @@ export RCLONE_CONFIG_STORE_NO_CHECK_BUCKET=true
 # No config file (the environment is the configuration), caches in the writable scratch volume.
 export RCLONE_CONFIG='' RCLONE_CACHE_DIR=$RECON8S_TMP/rclone XDG_CACHE_HOME=$RECON8S_TMP
 
+# Client-side encryption (s3.encryption): STORE_ENCRYPTION_KEY_FILE is the key, a file of the Secret's
+# volume. Every object is then written and read through rclone's crypt remote "secure" over the prefix
+# (NaCl secretbox, XSalsa20-Poly1305, each 64 KiB block authenticated; names as they are, so the layout
+# above and every listing stay the same): nothing in the store is readable without the key, and what
+# was not written with it (changed, swapped, written without encryption or with another key) fails to
+# read, naming the object, before any of it is used. The key reaches rclone (obscured, as its
+# configuration takes it) in rclone's own environment only: never a command line, this script's
+# environment, a file or a message.
+store_secret=
+if [[ -n \${STORE_ENCRYPTION_KEY_FILE:-} ]]; then
+  store_key_words="the object store's encryption key ($STORE_ENCRYPTION_KEY_FILE, from the Secret that s3.encryption.secretRef names)"
+  [[ -r $STORE_ENCRYPTION_KEY_FILE ]] || die "cannot read $store_key_words"
+  store_key=$(<"$STORE_ENCRYPTION_KEY_FILE")
+  # shellcheck disable=SC2154 # layout.sh's, through common.sh
+  valid encryption-key "$store_key" ||
+    die "$store_key_words is not $RECON8S_GRAMMAR_WORDS_encryption_key: it has \${#store_key} characters"
+  command -v rclone >/dev/null || die "rclone is not on PATH (s3.rcloneImage copies it into the pod)"
+  store_secret=$(printf '%s' "$store_key" | rclone obscure -) || store_secret=
+  [[ -n $store_secret ]] || die "rclone cannot take $store_key_words"
+  unset store_key store_key_words
+  export RCLONE_CONFIG_SECURE_TYPE=crypt RCLONE_CONFIG_SECURE_REMOTE="store:$STORE_BUCKET/$STORE_PREFIX" \\
+    RCLONE_CONFIG_SECURE_FILENAME_ENCRYPTION=off RCLONE_CONFIG_SECURE_DIRECTORY_NAME_ENCRYPTION=false \\
+    RCLONE_CONFIG_SECURE_SUFFIX=none
+fi
+
 # store_url [PATH]: what a user would call the location (no credentials in it).
 store_url() {
   printf 's3://%s/%s%s' "$STORE_BUCKET" "$STORE_PREFIX" "\${1:+/$1}"
 }
 
-# store_path [PATH]: the rclone remote path under the prefix.
+# store_path [PATH]: the rclone remote path under the prefix (through the crypt remote when encrypted).
 store_path() {
-  printf 'store:%s/%s%s' "$STORE_BUCKET" "$STORE_PREFIX" "\${1:+/$1}"
+  if [[ -n $store_secret ]]; then
+    printf 'secure:%s' "\${1:-}"
+  else
+    printf 'store:%s/%s%s' "$STORE_BUCKET" "$STORE_PREFIX" "\${1:+/$1}"
+  fi
 }
 
 # rclone, failing fast: a broken store is reported by the job and retried at the next run, never hot.
 store_rclone() {
-  command -v rclone >/dev/null || die "rclone is not on PATH (spec.backup.s3.rcloneImage copies it into the pod)"
-  rclone --retries 1 --low-level-retries 3 --contimeout 10s --timeout 5m \\
+  command -v rclone >/dev/null || die "rclone is not on PATH (s3.rcloneImage copies it into the pod)"
+  RCLONE_CONFIG_SECURE_PASSWORD=$store_secret rclone --retries 1 --low-level-retries 3 --contimeout 10s --timeout 5m \\
     --s3-chunk-size 16M --s3-upload-concurrency 2 --stats 0 --log-level ERROR "$@"
+}
+
+# store_cat PATH: the object's contents on stdout (streamed). When it cannot be read, it says which object
+# and why on stderr and for store_failure (a pipeline's caller reports it), and fails.
+store_failure_file=$RECON8S_TMP/store-failure.$$
+store_cat() {
+  local why rc=0
+  rm -f -- "$store_failure_file"
+  store_rclone cat "$(store_path "$1")" 2>"$store_failure_file.err" || rc=$?
+  ((rc != 0)) || { rm -f -- "$store_failure_file.err"; return 0; }
+  why=$(last_line "$(cat -- "$store_failure_file.err" 2>/dev/null)")
+  # rclone's "<time> ERROR : <name>: Failed to open: <reason>": the reason.
+  [[ ! $why =~ Failed\\ to\\ [a-z\\ ]+:\\ (.*)$ ]] || why=\${BASH_REMATCH[1]}
+  rm -f -- "$store_failure_file.err"
+  if [[ -n $store_secret && $why =~ bad\\ password|not\\ an\\ encrypted\\ file|too\\ short\\ to\\ be\\ encrypted ]]; then
+    why+=": it was not written with this encryption key (another key, no encryption, or changed since)"
+  fi
+  printf 'cannot read %s: %s' "$(store_url "$1")" "\${why:-rclone failed ($rc)}" >"$store_failure_file"
+  log "$(<"$store_failure_file")"
+  return 1
+}
+
+# store_failure: why the last store_cat failed (nothing when it did not).
+store_failure() {
+  [[ -s $store_failure_file ]] && cat -- "$store_failure_file"
 }
 
 # store_list DIR [rclone lsf options]: the names under DIR, one per line; nothing when DIR is empty.
@@ -1499,9 +1553,10 @@ temporary_sql() {
 
 # 1. The dump, as a restore loads it. gunzip says when the object is not what was written.
 dump_url=$(store_url "base/$name/dump.sql.gz")
-if ! store_rclone cat "$(store_path "base/$name/dump.sql.gz")" | gunzip -c 2>"$scratch/gunzip.err" | temporary_sql --binary-mode 2>"$scratch/load.err"; then
+if ! store_cat "base/$name/dump.sql.gz" | gunzip -c 2>"$scratch/gunzip.err" | temporary_sql --binary-mode 2>"$scratch/load.err"; then
+  if why=$(store_failure); then fail "backup $name cannot be restored: $why"; fi
   # A corrupt object often fails in mysql first (garbage SQL), before gunzip reaches its checksum.
-  if why=$(store_rclone cat "$(store_path "base/$name/dump.sql.gz")" | gzip -t 2>&1); then
+  if why=$(store_cat "base/$name/dump.sql.gz" | gzip -t 2>&1); then
     why=$(grep -m1 '^ERROR' "$scratch/load.err" || last_line "$(cat -- "$scratch/load.err" 2>/dev/null)")
     fail "backup $name cannot be restored: the object $dump_url does not load (\${why%%; check the manual*})"
   fi
@@ -1542,8 +1597,8 @@ replayed=0
 point='' before='' target=''
 volume=$scratch
 if [[ -n $(store_list binlog --files-only --include /state.json) ]]; then
-  stored_field target "$(store_rclone cat "$(store_path binlog/state.json)")" archivedGtids gtid-set \\
-    "$(store_url binlog/state.json)" || target=
+  state=$(store_cat binlog/state.json) || fail "$(store_failure)"
+  stored_field target "$state" archivedGtids gtid-set "$(store_url binlog/state.json)" || target=
 fi
 if [[ -n $target && $(temporary_value "SELECT GTID_SUBSET('$target', @@GLOBAL.gtid_executed)") != 1 ]]; then
   restore_replay

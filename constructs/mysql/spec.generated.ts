@@ -443,6 +443,16 @@ export interface MySQLObjectStore {
    */
   readonly credentialsSecretName: string;
   /**
+   * Client-side encryption of everything the jobs write to the store (dumps, manifests, binary logs,
+   * their JSON and state.json): rclone's crypt (NaCl secretbox, XSalsa20-Poly1305, authenticated per
+   * 64 KiB block), names left readable. The store then holds nothing readable without the key, and
+   * an object changed, swapped for one written without the key, or read with another key is refused
+   * by name before any of it is used. A restore or verification of these backups names the same key.
+   * Set it on a new prefix: objects written before it (or without it) are not readable with it.
+   * @default - none
+   */
+  readonly encryption?: MySQLObjectStoreEncryption;
+  /**
    * An image with the rclone client on its PATH and a POSIX shell: rclone is copied from it into the
    * pods that talk to the store (the official MySQL images have none; the mysql image of the project
    * test node has it, so there rcloneImage may name that image).
@@ -460,7 +470,55 @@ export interface ResolvedMySQLObjectStore {
   readonly region: string;
   readonly forcePathStyle: boolean;
   readonly credentialsSecretName: string;
+  readonly encryption?: ResolvedMySQLObjectStoreEncryption;
   readonly rcloneImage: string;
+}
+
+/**
+ * Client-side encryption of everything the jobs write to the store (dumps, manifests, binary logs,
+ * their JSON and state.json): rclone's crypt (NaCl secretbox, XSalsa20-Poly1305, authenticated per
+ * 64 KiB block), names left readable. The store then holds nothing readable without the key, and
+ * an object changed, swapped for one written without the key, or read with another key is refused
+ * by name before any of it is used. A restore or verification of these backups names the same key.
+ * Set it on a new prefix: objects written before it (or without it) are not readable with it.
+ */
+export interface MySQLObjectStoreEncryption {
+  /**
+   * The Secret key holding the encryption passphrase: one line of at least 32 printable characters
+   * without spaces, e.g. from `openssl rand -base64 48`. It reaches the jobs as a file, never an
+   * environment variable or a command line; recon8s only reads it. Keep a copy outside the cluster:
+   * without it no backup can be restored.
+   */
+  readonly secretRef: MySQLObjectStoreEncryptionKeyRef;
+}
+
+/** {@link MySQLObjectStoreEncryption} with every default applied. */
+export interface ResolvedMySQLObjectStoreEncryption {
+  readonly secretRef: ResolvedMySQLObjectStoreEncryptionKeyRef;
+}
+
+/**
+ * The Secret key holding the encryption passphrase: one line of at least 32 printable characters
+ * without spaces, e.g. from `openssl rand -base64 48`. It reaches the jobs as a file, never an
+ * environment variable or a command line; recon8s only reads it. Keep a copy outside the cluster:
+ * without it no backup can be restored.
+ */
+export interface MySQLObjectStoreEncryptionKeyRef {
+  /**
+   * The Secret, in the cluster's namespace.
+   */
+  readonly name: string;
+  /**
+   * The key within the Secret.
+   * @default "encryption-key"
+   */
+  readonly key?: string;
+}
+
+/** {@link MySQLObjectStoreEncryptionKeyRef} with every default applied. */
+export interface ResolvedMySQLObjectStoreEncryptionKeyRef {
+  readonly name: string;
+  readonly key: string;
 }
 
 /**

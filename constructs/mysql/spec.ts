@@ -144,6 +144,11 @@ const objectStore = s.object({
       (v) => v.endpoint === undefined || v.endpoint.startsWith('https://') || v.allowInsecureEndpoint === true,
       { fieldPath: '.endpoint' },
     ),
+    s.transitionRule(
+      'has(self.encryption) == has(oldSelf.encryption) || self.bucket != oldSelf.bucket || self.prefix != oldSelf.prefix',
+      'turning encryption on or off needs a new prefix (or bucket): the jobs read every object of the old one with the new setting, and none of them would be readable',
+      { fieldPath: '.encryption' },
+    ),
   ],
   properties: {
     bucket: s.required(
@@ -203,6 +208,41 @@ const objectStore = s.object({
         pattern: '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$',
         patternHint: 'a DNS subdomain name',
         maxLength: 253,
+      }),
+    ),
+    encryption: s.optional(
+      s.object({
+        typeName: 'MySQLObjectStoreEncryption',
+        description:
+          "Client-side encryption of everything the jobs write to the store (dumps, manifests, binary logs, their JSON and state.json): rclone's crypt (NaCl secretbox, XSalsa20-Poly1305, authenticated per 64 KiB block), names left readable. The store then holds nothing readable without the key, and an object changed, swapped for one written without the key, or read with another key is refused by name before any of it is used. A restore or verification of these backups names the same key. Set it on a new prefix: objects written before it (or without it) are not readable with it.",
+        properties: {
+          secretRef: s.required(
+            s.object({
+              typeName: 'MySQLObjectStoreEncryptionKeyRef',
+              description:
+                'The Secret key holding the encryption passphrase: one line of at least 32 printable characters without spaces, e.g. from `openssl rand -base64 48`. It reaches the jobs as a file, never an environment variable or a command line; recon8s only reads it. Keep a copy outside the cluster: without it no backup can be restored.',
+              properties: {
+                name: s.required(
+                  s.string({
+                    description: "The Secret, in the cluster's namespace.",
+                    pattern: '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$',
+                    patternHint: 'a DNS subdomain name',
+                    maxLength: 253,
+                  }),
+                ),
+                key: s.optional(
+                  s.string({
+                    description: 'The key within the Secret.',
+                    pattern: '^[-._a-zA-Z0-9]+$',
+                    patternHint: 'a Secret key (letters, digits, "-", "_" and ".")',
+                    maxLength: 253,
+                    default: 'encryption-key',
+                  }),
+                ),
+              },
+            }),
+          ),
+        },
       }),
     ),
     rcloneImage: s.optional(

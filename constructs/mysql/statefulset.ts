@@ -26,7 +26,7 @@ import {
   databaseSelector,
 } from './layout.js';
 import { exporterContainers, metricsLabels, scrapeAnnotations } from './exporter.js';
-import { rcloneInitContainer, storeEnv, toolsMount, toolsVolume } from './object-store.js';
+import { rcloneInitContainer, storeEnv, storeMounts, storeVolumes } from './object-store.js';
 import { SCRIPT } from './scripts.js';
 import type { ResolvedMySQLRestore } from './spec.generated.js';
 import { memberAffinity, memberTopologySpread } from './placement.js';
@@ -134,7 +134,7 @@ function podSpec(ctx: MySQLClusterContext, selector: Record<string, string>): k8
       { name: VOLUMES.tls, secret: { secretName: ctx.names.tlsSecret, defaultMode: 0o440 } },
       // The passwords, for the agent, which reads them when it uses them (layout.ts PATHS.credentials).
       { name: VOLUMES.credentials, secret: { secretName: ctx.names.credentialsSecret, defaultMode: 0o440 } },
-      ...(spec.restore ? [toolsVolume] : []),
+      ...(spec.restore ? storeVolumes(spec.restore.s3) : []),
       // The pod's annotations, for the agent (a re-provisioning request).
       {
         name: VOLUMES.podInfo,
@@ -226,7 +226,7 @@ function bootstrapContainer(ctx: MySQLClusterContext): k8s.Container {
       mount(DATA_VOLUME, PATHS.dataVolume),
       mount(VOLUMES.tmp, PATHS.tmp),
       mount(VOLUMES.tls, PATHS.tls, true),
-      ...(restore ? [toolsMount] : []),
+      ...(restore ? storeMounts(restore.s3) : []),
     ],
   };
 }

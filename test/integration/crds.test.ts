@@ -329,6 +329,30 @@ describe('CRDs and manifests on a real API server', function () {
       }
     });
 
+    it('takes s3.encryption with a Secret reference, and refuses turning it on or off on the same prefix, naming the field', () => {
+      const s3 = { bucket: 'backups', prefix: 'shop', endpoint: 'https://minio:9000', credentialsSecretName: 'keys' };
+      const encryption = { secretRef: { name: 'backup-key' } };
+      const bad = create(
+        mysql('bad-key-ref', {
+          backup: { schedule: '@daily', s3: { ...s3, encryption: { secretRef: { name: 'Bad Name' } } } },
+        }),
+      );
+      assert.notEqual(bad.status, 0);
+      assert.match(bad.stderr, /spec\.backup\.s3\.encryption\.secretRef\.name: Invalid value/);
+      assert.equal(apply(mysql('encrypted', { backup: { schedule: '@daily', s3 } })).status, 0);
+      const on = apply(mysql('encrypted', { backup: { schedule: '@daily', s3: { ...s3, encryption } } }));
+      assert.notEqual(on.status, 0, 'encryption turned on over the same prefix');
+      assert.match(on.stderr, /spec\.backup\.s3\.encryption: Invalid value: .*needs a new prefix/);
+      const moved = apply(
+        mysql('encrypted', { backup: { schedule: '@daily', s3: { ...s3, prefix: 'shop-encrypted', encryption } } }),
+      );
+      assert.equal(moved.status, 0, moved.stderr);
+      const off = apply(
+        mysql('encrypted', { backup: { schedule: '@daily', s3: { ...s3, prefix: 'shop-encrypted' } } }),
+      );
+      assert.notEqual(off.status, 0, 'encryption turned off over the same prefix');
+    });
+
     it('fails on a storage size of zero, in any spelling', () => {
       for (const size of ['0', '0Gi', 0]) {
         const r = create(mysql('zero', { storage: { size } }));

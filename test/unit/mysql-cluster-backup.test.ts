@@ -223,4 +223,52 @@ describe('MySQLCluster backups to an object store, and restores', () => {
       'no restore, no rclone',
     );
   });
+
+  it('with s3.encryption, every container that uses the store (dump, verification, restore) gets the key as a file of its Secret, never by value or in the environment', () => {
+    const encrypted = { ...S3, encryption: { secretRef: { name: 'backup-key' } } };
+    const pod = cronJob({ backup: { schedule: '@daily', s3: encrypted } }, 'shop-backup')?.spec?.jobTemplate.spec
+      ?.template.spec;
+    const restored = synthMySQL({
+      restore: { s3: { ...S3, encryption: { secretRef: { name: 'old-key', key: 'k' } } } },
+    });
+    const cases = [
+      {
+        pod,
+        containers: [...(pod?.initContainers ?? []), ...(pod?.containers ?? [])].filter((c) => c.name !== 'rclone'),
+      },
+      { pod: restored.statefulSet.spec?.template.spec, containers: [restored.container('bootstrap')] },
+    ];
+    for (const [i, { pod: spec, containers }] of cases.entries()) {
+      const volume = spec?.volumes?.find((v) => v.name === 'store-key');
+      assert.deepEqual(volume?.secret, {
+        secretName: i === 0 ? 'backup-key' : 'old-key',
+        items: [{ key: i === 0 ? 'encryption-key' : 'k', path: 'key' }],
+        defaultMode: 0o440,
+      });
+      assert.ok(containers.length >= 1);
+      for (const c of containers) {
+        assert.equal(env(c, 'STORE_ENCRYPTION_KEY_FILE')?.value, '/etc/recon8s/store-key/key', c.name);
+        assert.ok(
+          c.volumeMounts?.some((m) => m.name === 'store-key' && m.readOnly),
+          c.name,
+        );
+        assert.equal(
+          (c.env ?? []).some((e) => e.valueFrom?.secretKeyRef?.name === (i === 0 ? 'backup-key' : 'old-key')),
+          false,
+          `${c.name}: the key is not an environment variable`,
+        );
+      }
+    }
+    assert.deepEqual(
+      cases[0]?.containers.map((c) => c.name),
+      ['backup', 'verify'],
+    );
+    const plain = cronJob({ backup: { schedule: '@daily', s3: S3 } }, 'shop-backup')?.spec?.jobTemplate.spec?.template
+      .spec;
+    assert.equal(
+      plain?.volumes?.some((v) => v.name === 'store-key'),
+      false,
+      'no encryption, no key',
+    );
+  });
 });

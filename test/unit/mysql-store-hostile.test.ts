@@ -2,8 +2,7 @@
 // writes state.json, the manifests, the archived logs' JSON and the names in every listing. The shipped
 // scripts run here as their jobs run them, against the fake mysql and rclone of support/mysql-scripts.ts
 // (the store a directory), with poisoned objects: each is refused, naming the object and the value,
-// reported as the job's failure, and nothing of it reaches SQL, a shell or a path. (The same on a real
-// MySQL and S3: test/integration/store-hostile.test.ts.)
+// reported as the job's failure, and nothing of it reaches SQL, a shell or a path.
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';

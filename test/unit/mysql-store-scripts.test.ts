@@ -102,6 +102,21 @@ describe('MySQLCluster store scripts', () => {
         invalid: [`20261124T030000Z-${uuid}-../../x.json`, `20261124T030000Z-${uuid}-a/b.json`, `x-${uuid}-b.json`],
       },
       host: { valid: ['shop-1.shop-headless'], invalid: ['evil; rm -rf /', 'Shop', '-x'] },
+      'encryption-key': {
+        // openssl rand -base64 48, and -hex 32.
+        valid: [
+          'q3Jd9/Zk+0bXhY2mW1nQe7LrT5sVu8aPcFgHiKoMlNj0Ab1Cd2Ef3Gh4Ij5Kl6Mn',
+          'a'.repeat(32) + '0123456789abcdef',
+        ],
+        invalid: [
+          'short-passphrase',
+          'a'.repeat(31),
+          `${'a'.repeat(40)}\n${'b'.repeat(40)}`,
+          `${'a'.repeat(40)} b`,
+          `${'a'.repeat(40)}'`,
+          '',
+        ],
+      },
     };
     for (const [grammar, { valid, invalid }] of Object.entries(cases)) {
       it(`${grammar}: ${valid.length} taken, ${invalid.length} refused`, () => {

@@ -68,7 +68,7 @@ checked uuid uuid "$(member_sql 'SELECT @@server_uuid')" "the server_uuid of $ho
 archived=
 state=
 if [[ -n $(store_list binlog --files-only --include /state.json) ]]; then
-  state=$(store_rclone cat "$(store_path binlog/state.json)")
+  state=$(store_cat binlog/state.json) || die "$(store_failure)"
   stored_field archived "$state" archivedGtids gtid-set "$(store_url binlog/state.json)" || archived=
 fi
 
@@ -120,8 +120,8 @@ store_rclone rcat "$(store_path binlog/state.json)" <<<"$state"
 mapfile -t complete < <(store_list base -R --files-only --include '/*/manifest.json' | sed -n 's|^\([0-9]\{8\}T[0-9]\{6\}Z\)/manifest\.json$|\1|p' | sort)
 if ((${#complete[@]})); then
   oldest=${complete[0]}
-  stored_field oldest_gtids "$(store_rclone cat "$(store_path "base/$oldest/manifest.json")")" gtidSet gtid-set \
-    "$(store_url "base/$oldest/manifest.json")" || oldest_gtids=
+  oldest_manifest=$(store_cat "base/$oldest/manifest.json") || die "$(store_failure)"
+  stored_field oldest_gtids "$oldest_manifest" gtidSet gtid-set "$(store_url "base/$oldest/manifest.json")" || oldest_gtids=
   while IFS= read -r segment; do
     [[ $segment != state.json ]] || continue
     if ! valid segment "$segment"; then
@@ -129,8 +129,8 @@ if ((${#complete[@]})); then
       continue
     fi
     [[ ${segment:0:16} < $oldest && -n $oldest_gtids ]] || continue
-    stored_field gtids "$(store_rclone cat "$(store_path "binlog/$segment")")" gtidSet gtid-set \
-      "$(store_url "binlog/$segment")" || continue
+    meta=$(store_cat "binlog/$segment") || die "$(store_failure)"
+    stored_field gtids "$meta" gtidSet gtid-set "$(store_url "binlog/$segment")" || continue
     [[ $(member_sql "SELECT GTID_SUBSET('$gtids', '$oldest_gtids')") == 1 ]] || continue
     store_rclone deletefile "$(store_path "binlog/${segment%.json}.gz")"
     store_rclone deletefile "$(store_path "binlog/$segment")"
@@ -141,8 +141,8 @@ log "$copied binary logs archived; the archive holds every transaction committed
 
 gap=
 if ((${#complete[@]})); then
-  stored_field newest_gtids "$(store_rclone cat "$(store_path "base/${complete[-1]}/manifest.json")")" gtidSet gtid-set \
-    "$(store_url "base/${complete[-1]}/manifest.json")" || newest_gtids=
+  newest_manifest=$(store_cat "base/${complete[-1]}/manifest.json") || die "$(store_failure)"
+  stored_field newest_gtids "$newest_manifest" gtidSet gtid-set "$(store_url "base/${complete[-1]}/manifest.json")" || newest_gtids=
   gap=$(gtid_sql "GTID_SUBTRACT(GTID_SUBTRACT(@@GLOBAL.gtid_purged, '$archived'), '$newest_gtids')")
 fi
 if [[ -n $gap ]]; then

@@ -52,3 +52,5 @@ readonly RECON8S_GRAMMAR_segment='^[0-9]{8}T[0-9]{6}Z-[0-9A-Fa-f]{8}-[0-9A-Fa-f]
 readonly RECON8S_GRAMMAR_WORDS_segment='an archived binary log name (<UTC time>-<server UUID>-<file>.json)'
 readonly RECON8S_GRAMMAR_host='^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$'
 readonly RECON8S_GRAMMAR_WORDS_host='a host name'
+readonly RECON8S_GRAMMAR_encryption_key='^[A-Za-z0-9+/=_-]{32,1024}$'
+readonly RECON8S_GRAMMAR_WORDS_encryption_key='one line of 32 to 1024 base64 or hex characters (e.g. from openssl rand -base64 48)'

@@ -47,7 +47,7 @@ restore_backups() {
 # manifest copied beside another backup is refused).
 restore_manifest() {
   local named
-  manifest=$(store_rclone cat "$(store_path "base/$1/manifest.json")")
+  manifest=$(store_cat "base/$1/manifest.json") || "$on_untrusted" "$(store_failure)"
   stored_field named "$manifest" name backup-name "$(store_url "base/$1/manifest.json")" || named=
   [[ $named == "$1" ]] ||
     "$on_untrusted" "$(store_url "base/$1/manifest.json") is not the manifest of backup $1: it names $(shown "$named")"
@@ -95,8 +95,8 @@ restore_from_store() {
     restore_fail "backup $name holds transaction $before already: name an earlier backup, or leave backup as latest"
 
   log "restoring backup $name from $(store_url "base/$name/") (GTID set '$gtids')"
-  store_rclone cat "$(store_path "base/$name/dump.sql.gz")" | gunzip -c | temporary_sql --binary-mode ||
-    restore_fail "loading backup $name from $(store_url "base/$name/") failed (see the bootstrap container's log)"
+  store_cat "base/$name/dump.sql.gz" | gunzip -c | temporary_sql --binary-mode ||
+    restore_fail "loading backup $name from $(store_url "base/$name/") failed: $(store_failure || echo "see the bootstrap container's log")"
   temporary_sql -e "RESET BINARY LOGS AND GTIDS; SET GLOBAL gtid_purged = '$gtids';"
 
   local replayed=0
@@ -144,7 +144,7 @@ restore_replay() {
     # Listed first: rclone cat of a key that does not exist prints nothing and succeeds.
     [[ -n $(store_list binlog --files-only --include /state.json) ]] ||
       restore_fail "no binary logs are archived in $(store_url binlog/): cannot restore to $point"
-    state=$(store_rclone cat "$(store_path binlog/state.json)")
+    state=$(store_cat binlog/state.json) || restore_fail "$(store_failure)"
     stored_field covered "$state" coveredUntil time "$(store_url binlog/state.json)" || covered=
     [[ ! $point > $covered ]] ||
       restore_fail "the archived binary logs reach $covered, before the point in time asked for ($point): restore to an earlier point, or to this one once the next archive run has passed it"
@@ -163,7 +163,7 @@ restore_replay() {
       log "left out: $(store_url binlog/)$(shown "$segment") is not named like an archived binary log"
       continue
     fi
-    meta=$(store_rclone cat "$(store_path "binlog/$segment")")
+    meta=$(store_cat "binlog/$segment") || restore_fail "$(store_failure)"
     restore_segment_fields "$segment" "$meta" || continue
     [[ $(temporary_value "SELECT GTID_SUBSET('$segment_gtids', @@gtid_executed)") != 1 ]] || continue
     if [[ -n $point || -n $before ]]; then
@@ -172,8 +172,8 @@ restore_replay() {
       [[ -z $missing ]] ||
         restore_fail "the archive has a gap before $segment: transactions $missing are in no archived binary log after the backup"
     fi
-    store_rclone cat "$(store_path "binlog/${segment%.json}.gz")" | gunzip -c >"$work/segment" ||
-      restore_fail "cannot read $(store_url "binlog/${segment%.json}.gz")"
+    store_cat "binlog/${segment%.json}.gz" | gunzip -c >"$work/segment" ||
+      restore_fail "$(store_failure || echo "cannot read $(store_url "binlog/${segment%.json}.gz")")"
     # What the server holds already is left out by mysqlbinlog itself: GTID auto-skip alone would still
     # send each such transaction whole (a bulk load before the backup is one huge row event).
     if [[ -n $target ]]; then

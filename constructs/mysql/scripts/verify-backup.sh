@@ -131,9 +131,10 @@ temporary_sql() {
 
 # 1. The dump, as a restore loads it. gunzip says when the object is not what was written.
 dump_url=$(store_url "base/$name/dump.sql.gz")
-if ! store_rclone cat "$(store_path "base/$name/dump.sql.gz")" | gunzip -c 2>"$scratch/gunzip.err" | temporary_sql --binary-mode 2>"$scratch/load.err"; then
+if ! store_cat "base/$name/dump.sql.gz" | gunzip -c 2>"$scratch/gunzip.err" | temporary_sql --binary-mode 2>"$scratch/load.err"; then
+  if why=$(store_failure); then fail "backup $name cannot be restored: $why"; fi
   # A corrupt object often fails in mysql first (garbage SQL), before gunzip reaches its checksum.
-  if why=$(store_rclone cat "$(store_path "base/$name/dump.sql.gz")" | gzip -t 2>&1); then
+  if why=$(store_cat "base/$name/dump.sql.gz" | gzip -t 2>&1); then
     why=$(grep -m1 '^ERROR' "$scratch/load.err" || last_line "$(cat -- "$scratch/load.err" 2>/dev/null)")
     fail "backup $name cannot be restored: the object $dump_url does not load (${why%%; check the manual*})"
   fi
@@ -174,8 +175,8 @@ replayed=0
 point='' before='' target=''
 volume=$scratch
 if [[ -n $(store_list binlog --files-only --include /state.json) ]]; then
-  stored_field target "$(store_rclone cat "$(store_path binlog/state.json)")" archivedGtids gtid-set \
-    "$(store_url binlog/state.json)" || target=
+  state=$(store_cat binlog/state.json) || fail "$(store_failure)"
+  stored_field target "$state" archivedGtids gtid-set "$(store_url binlog/state.json)" || target=
 fi
 if [[ -n $target && $(temporary_value "SELECT GTID_SUBSET('$target', @@GLOBAL.gtid_executed)") != 1 ]]; then
   restore_replay
