@@ -11,6 +11,14 @@ const VERIFY_DEFAULTS = {
 };
 const BACKUP = { schedule: '0 3 * * *', persistentVolumeClaimName: 'shop-backups' };
 const STORE = { bucket: 'shop-backups', prefix: 'prod/shop', credentialsSecretName: 'store-keys' };
+/** STORE as the construct resolves it (its defaults applied), as a refused value shows it. */
+const RESOLVED_STORE = {
+  ...STORE,
+  region: 'us-east-1',
+  forcePathStyle: true,
+  allowInsecureEndpoint: false,
+  rcloneImage: 'docker.io/rclone/rclone:1.75.2',
+};
 const EOL = /end-of-life and get no security fixes/;
 
 interface FailCase extends ExpectedMySQLProblem {
@@ -460,13 +468,7 @@ const cases: FailCase[] = [
     field: 'spec.backup',
     value: {
       ...BACKUP,
-      s3: {
-        ...STORE,
-        region: 'us-east-1',
-        forcePathStyle: true,
-        allowInsecureEndpoint: false,
-        rcloneImage: 'docker.io/rclone/rclone:1.75.2',
-      },
+      s3: RESOLVED_STORE,
       retain: 7,
       suspend: false,
       verify: VERIFY_DEFAULTS,
@@ -515,13 +517,7 @@ const cases: FailCase[] = [
     },
     field: 'spec.restore',
     value: {
-      s3: {
-        ...STORE,
-        region: 'us-east-1',
-        forcePathStyle: true,
-        allowInsecureEndpoint: false,
-        rcloneImage: 'docker.io/rclone/rclone:1.75.2',
-      },
+      s3: RESOLVED_STORE,
       backup: 'latest',
       pointInTime: '2026-11-24T10:15:00Z',
       gtidSet: '3e11fa47-71ca-11e1-9e33-c80aa9429562:1-77',
@@ -539,13 +535,7 @@ const cases: FailCase[] = [
     },
     field: 'spec.restore',
     value: {
-      s3: {
-        ...STORE,
-        region: 'us-east-1',
-        forcePathStyle: true,
-        allowInsecureEndpoint: false,
-        rcloneImage: 'docker.io/rclone/rclone:1.75.2',
-      },
+      s3: RESOLVED_STORE,
       backup: 'latest',
       pointInTime: '2026-11-24T10:15:00Z',
       beforeGtid: '3e11fa47-71ca-11e1-9e33-c80aa9429562:78',

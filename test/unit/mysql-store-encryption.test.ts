@@ -9,7 +9,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import type { ScriptSandbox } from './support/mysql-scripts.js';
-import { scriptSandbox } from './support/mysql-scripts.js';
+import { RESTORE_MEMBER_ENV, scriptSandbox } from './support/mysql-scripts.js';
 
 const KEY = 'q3Jd9/Zk+0bXhY2mW1nQe7LrT5sVu8aPcFgHiKoMlNj0Ab1Cd2Ef3Gh4Ij5Kl6Mn';
 const OTHER_KEY = 'Zz9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2H1g0F9e8D7c6B5a4';
@@ -52,14 +52,8 @@ describe('MySQLCluster scripts with an encrypted object store (s3.encryption)', 
   const restore = (key: string) => {
     mkdirSync(box.path('volume'), { recursive: true });
     return run('bootstrap.sh', key, {
-      POD_NAME: 'shop-0',
+      ...RESTORE_MEMBER_ENV,
       DATA_VOLUME: box.path('volume'),
-      HEADLESS_SERVICE: 'shop-headless',
-      PRIMARY_HOST: 'shop-primary',
-      MYSQL_REPLICATION_PASSWORD: 'repl-pw',
-      MYSQL_ADMIN_PASSWORD: 'admin-pw',
-      FAKE_PRIMARY_STATUS: '1',
-      RESTORE_BACKUP: 'latest',
     });
   };
 

@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { ScriptSandbox } from './support/mysql-scripts.js';
-import { scriptSandbox } from './support/mysql-scripts.js';
+import { RESTORE_MEMBER_ENV, scriptSandbox } from './support/mysql-scripts.js';
 
 const UUID = 'aaaaaaaa-0000-0000-0000-000000000000';
 const OLD = '20200101T000000Z';
@@ -121,14 +121,8 @@ describe('MySQLCluster scripts and a hostile object store', () => {
     const restore = (env: Record<string, string> = {}) => {
       mkdirSync(box.path('volume'), { recursive: true });
       return run('bootstrap.sh', {
-        POD_NAME: 'shop-0',
+        ...RESTORE_MEMBER_ENV,
         DATA_VOLUME: box.path('volume'),
-        HEADLESS_SERVICE: 'shop-headless',
-        PRIMARY_HOST: 'shop-primary',
-        MYSQL_REPLICATION_PASSWORD: 'repl-pw',
-        MYSQL_ADMIN_PASSWORD: 'admin-pw',
-        FAKE_PRIMARY_STATUS: '1',
-        RESTORE_BACKUP: 'latest',
         ...env,
       });
     };

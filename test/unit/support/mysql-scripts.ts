@@ -174,6 +174,18 @@ esac`,
 printf -- '-- the dump\\nSET @MYSQLDUMP_TEMP_LOG_BIN = @@SESSION.SQL_LOG_BIN;\\nSET @@SESSION.SQL_LOG_BIN= 0;\\n-- Dump completed\\n'`,
 };
 
+/** bootstrap.sh's environment for the first member of a new cluster restoring a backup (spec.restore), but its volume. */
+export const RESTORE_MEMBER_ENV: Readonly<Record<string, string>> = {
+  POD_NAME: 'shop-0',
+  HEADLESS_SERVICE: 'shop-headless',
+  PRIMARY_HOST: 'shop-primary',
+  MYSQL_REPLICATION_PASSWORD: 'repl-pw',
+  MYSQL_ADMIN_PASSWORD: 'admin-pw',
+  // No member answers: this one is the first.
+  FAKE_PRIMARY_STATUS: '1',
+  RESTORE_BACKUP: 'latest',
+};
+
 /**
  * How long a test waits for a script by default. Long on purpose: a script under test runs many short
  * processes (the fakes), and on two busy cores (a cold run builds Go beside the unit tests) a few seconds
