@@ -5,8 +5,9 @@
 // How: the construct is synthesized with a sentinel for every setting a value or the release controls;
 // each sentinel is swapped for a token in the objects, the objects are written as YAML, and the tokens
 // become template expressions. What a value switches on or off (the PodDisruptionBudget and the default
-// anti-affinity with more than one replica, a RoleBinding per credentials namespace, the ServiceMonitor,
-// the --namespaces flag, the scheduling fields) is wrapped in `if`/`with`/`range`. The CRDs go to crds/,
+// anti-affinity with more than one replica, a RoleBinding per credentials namespace, the ClusterRole's
+// RoleBinding per watched namespace or else its ClusterRoleBinding, the ServiceMonitor, the --namespaces
+// flag, the scheduling fields) is wrapped in `if`/`with`/`range`. The CRDs go to crds/,
 // which Helm installs when they are missing and never deletes: uninstalling the chart must not delete
 // every App and MySQLCluster, and a second release finds them there and goes on.
 //
@@ -16,6 +17,9 @@
 import { Document, isMap, isScalar, stringify } from 'yaml';
 import type { OperatorChartProps } from '../constructs/index.js';
 import {
+  ALLOW_ANY,
+  ALLOW_LIST_ENTRY_HINT,
+  ALLOW_LIST_ENTRY_PATTERN,
   DEFAULT_OPERATOR_IMAGE,
   DEFAULT_OPERATOR_REPLICAS,
   DEFAULT_OPERATOR_RESOURCES,
@@ -37,6 +41,8 @@ export interface HelmValues {
   readonly affinity: k8s.Affinity;
   readonly watchedNamespaces: readonly string[];
   readonly credentialsNamespaces: readonly string[];
+  readonly appServiceAccounts: readonly string[];
+  readonly appSecrets: readonly string[];
   readonly serviceMonitor: boolean;
   readonly prometheusRule: boolean;
   readonly podMonitor: boolean;
@@ -60,6 +66,8 @@ export const DEFAULT_HELM_VALUES: HelmValues = {
   affinity: {},
   watchedNamespaces: [],
   credentialsNamespaces: [],
+  appServiceAccounts: [...ALLOW_ANY],
+  appSecrets: [...ALLOW_ANY],
   serviceMonitor: false,
   prometheusRule: false,
   podMonitor: false,
@@ -79,6 +87,10 @@ const VALUE_COMMENTS: Readonly<Record<keyof HelmValues, string>> = {
     'Namespaces the controller watches; [] = all. Several releases in one cluster: give each its own (the chart refuses an overlap).',
   credentialsNamespaces:
     'Namespaces where MySQLClusters may get and create their credentials Secret (each must exist first).',
+  appServiceAccounts:
+    'The ServiceAccounts an App may run as: "*" (any), "NAMESPACE/*", "NAME" or "NAMESPACE/NAME"; [] = only the namespace default (docs/security.md).',
+  appSecrets:
+    "The Secrets an App's pods may name (env, image pull Secrets), likewise; [] = none but the App's own database binding.",
   serviceMonitor: 'A Prometheus Operator ServiceMonitor (its CRD must exist).',
   prometheusRule:
     "A Prometheus Operator PrometheusRule with recon8s's alerts (its CRD must exist; docs/monitoring.md: Alerts).",
@@ -128,7 +140,10 @@ const TOKEN = {
   tolerations: '__R8S_TOLERATIONS__',
   imagePullSecrets: '__R8S_IMAGE_PULL_SECRETS__',
   namespacesArg: '__R8S_NAMESPACES_ARG__',
-  credentialsNamespace: '__R8S_CREDENTIALS_NAMESPACE__',
+  appServiceAccountsArg: '__R8S_APP_SERVICE_ACCOUNTS_ARG__',
+  appSecretsArg: '__R8S_APP_SECRETS_ARG__',
+  /** The namespace a `range` over credentialsNamespaces or watchedNamespaces is at. */
+  rangeNamespace: '__R8S_RANGE_NAMESPACE__',
 } as const;
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -137,7 +152,7 @@ type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 function tokenize(value: Json): Json {
   if (typeof value === 'string') {
     if (value === SENTINEL.image) return TOKEN.image;
-    if (value === SENTINEL.credentialsNamespace) return TOKEN.credentialsNamespace;
+    if (value === SENTINEL.credentialsNamespace || value === SENTINEL.watchedNamespace) return TOKEN.rangeNamespace;
     return value.replaceAll(SENTINEL.namespace, TOKEN.namespace).replaceAll(SENTINEL.name, TOKEN.name);
   }
   if (Array.isArray(value)) return value.map(tokenize);
@@ -189,6 +204,14 @@ function template(doc: Json, affinity: string): string {
           .join('\n');
         return `${indent}{{- if $.Values.affinity }}\n${indent}affinity:\n${indent}  {{- toYaml $.Values.affinity | nindent ${indent.length + 2} }}\n${indent}{{- else if gt (int $.Values.replicas) 1 }}\n${block}\n${indent}{{- end }}`;
       }
+      // An allow-list that allows everything needs no flag (the controller's default).
+      for (const [token, value, flag] of [
+        [TOKEN.appServiceAccountsArg, 'appServiceAccounts', '--app-service-accounts'],
+        [TOKEN.appSecretsArg, 'appSecrets', '--app-secrets'],
+      ] as const) {
+        if (key === `- ${token}`)
+          return `${indent}{{- if not (has "*" $.Values.${value}) }}\n${indent}- ${flag}={{ join "," $.Values.${value} }}\n${indent}{{- end }}`;
+      }
       if (key === `- ${TOKEN.namespacesArg}`) {
         return `${indent}{{- if $.Values.watchedNamespaces }}\n${indent}- --namespaces={{ join "," $.Values.watchedNamespaces }}\n${indent}{{- end }}`;
       }
@@ -201,7 +224,7 @@ function template(doc: Json, affinity: string): string {
     .replaceAll(TOKEN.image, expr('$.Values.image'))
     .replaceAll(TOKEN.pullPolicy, expr('$.Values.imagePullPolicy'))
     .replaceAll(TOKEN.replicas, expr('$.Values.replicas'))
-    .replaceAll(TOKEN.credentialsNamespace, expr('. | quote'))}\n`;
+    .replaceAll(TOKEN.rangeNamespace, expr('. | quote'))}\n`;
 }
 
 // What no construct can know: the other installs in the cluster, and whether the release's name can
@@ -211,7 +234,21 @@ const GUARD = `{{- /* Generated by apps/helm-chart.ts. Refuses a release that wo
 {{- if not (regexMatch "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$" .Release.Name) }}
 {{- fail (printf "release name %q: expected a DNS label (it names a Deployment and the Service %s-metrics)" .Release.Name .Release.Name) }}
 {{- end }}
+{{- range $value := list "appServiceAccounts" "appSecrets" }}
+{{- range $e := get $.Values $value | default list }}
+{{- if not (regexMatch ${JSON.stringify(ALLOW_LIST_ENTRY_PATTERN)} $e) }}
+{{- fail (printf "%s: %q is not an allow-list entry: expected ${ALLOW_LIST_ENTRY_HINT.replaceAll('"', '\\"')}" $value $e) }}
+{{- end }}
+{{- end }}
+{{- end }}
 {{- $mine := .Values.watchedNamespaces | default list }}
+{{- if $mine }}
+{{- range $n := .Values.credentialsNamespaces | default list }}
+{{- if not (has $n $mine) }}
+{{- fail (printf "credentialsNamespaces: %q is not one of watchedNamespaces (%s): the controller would hold Secrets of a namespace it never reconciles" $n (join ", " $mine)) }}
+{{- end }}
+{{- end }}
+{{- end }}
 {{- range $d := get (lookup "apps/v1" "Deployment" "" "") "items" | default list }}
 {{- $labels := get $d.metadata "labels" | default dict }}
 {{- $self := and (eq $d.metadata.namespace $.Release.Namespace) (eq $d.metadata.name $.Release.Name) }}
@@ -239,24 +276,35 @@ const GUARD = `{{- /* Generated by apps/helm-chart.ts. Refuses a release that wo
 
 /** Every file of the chart, by path relative to the chart directory. */
 export function helmChart(version: string): Record<string, string> {
-  // An app of its own, never written to disk (cdk8s's Testing.app() would leave a temporary directory).
-  const all = new OperatorChart(new App(), 'install', {
-    ...propsFor(
-      {
-        ...DEFAULT_HELM_VALUES,
-        image: SENTINEL.image,
-        imagePullPolicy: 'Never',
-        replicas: SENTINEL.replicas,
-        credentialsNamespaces: [SENTINEL.credentialsNamespace],
-        watchedNamespaces: [SENTINEL.watchedNamespace],
-        serviceMonitor: true,
-        prometheusRule: true,
-        podMonitor: true,
-        grafanaDashboard: true,
-      },
-      { name: SENTINEL.name, namespace: SENTINEL.namespace },
-    ),
-  }).toJson() as Doc[];
+  // Apps of their own, never written to disk (cdk8s's Testing.app() would leave a temporary directory).
+  const synth = (watchedNamespaces: readonly string[]): Doc[] =>
+    new OperatorChart(new App(), 'install', {
+      ...propsFor(
+        {
+          ...DEFAULT_HELM_VALUES,
+          image: SENTINEL.image,
+          imagePullPolicy: 'Never',
+          replicas: SENTINEL.replicas,
+          credentialsNamespaces: [SENTINEL.credentialsNamespace],
+          watchedNamespaces,
+          serviceMonitor: true,
+          prometheusRule: true,
+          podMonitor: true,
+          grafanaDashboard: true,
+        },
+        { name: SENTINEL.name, namespace: SENTINEL.namespace },
+      ),
+    }).toJson() as Doc[];
+  // Watching namespaces: a RoleBinding of the ClusterRole in each (the credentials namespace must be one
+  // of them: only the watched sentinel's is kept). Watching all: the ClusterRoleBinding instead.
+  const watching = synth([SENTINEL.watchedNamespace, SENTINEL.credentialsNamespace]);
+  const clusterRoleBinding = synth([]).find((d) => d.kind === 'ClusterRoleBinding');
+  const watchedBinding = clusterScopedName({ name: SENTINEL.name, namespace: SENTINEL.namespace });
+  const all = watching.flatMap((d) => {
+    if (d.kind !== 'RoleBinding' || d.metadata.name !== watchedBinding) return [d];
+    if (d.metadata.namespace !== SENTINEL.watchedNamespace) return [];
+    return clusterRoleBinding ? [d, clusterRoleBinding] : [d];
+  });
 
   const crds: string[] = [];
   const templates: string[] = [];
@@ -282,9 +330,15 @@ export function helmChart(version: string): Record<string, string> {
       const container = pod.containers[0] ?? {};
       container.imagePullPolicy = TOKEN.pullPolicy;
       container.resources = TOKEN.resources;
-      // The construct puts --namespaces last: it becomes what watchedNamespaces switches on.
+      // The construct puts these last, in this order: each becomes what its value switches on.
+      const switched = ['--app-service-accounts=', '--app-secrets=', '--namespaces='];
       const args = (container.args ?? []) as string[];
-      container.args = [...args.filter((a) => !a.startsWith('--namespaces=')), TOKEN.namespacesArg];
+      container.args = [
+        ...args.filter((a) => !switched.some((f) => a.startsWith(f))),
+        TOKEN.appServiceAccountsArg,
+        TOKEN.appSecretsArg,
+        TOKEN.namespacesArg,
+      ];
     }
     const text = template(doc, affinity);
     if (doc.kind === 'PodDisruptionBudget')
@@ -298,6 +352,10 @@ export function helmChart(version: string): Record<string, string> {
       templates.push(`{{- if .Values.grafanaDashboard }}\n---\n${text}{{- end }}\n`);
     else if (doc.kind === 'RoleBinding' && original.metadata.namespace === SENTINEL.credentialsNamespace) {
       templates.push(`{{- range .Values.credentialsNamespaces }}\n---\n${text}{{- end }}\n`);
+    } else if (doc.kind === 'RoleBinding' && original.metadata.namespace === SENTINEL.watchedNamespace) {
+      templates.push(`{{- range .Values.watchedNamespaces }}\n---\n${text}{{- end }}\n`);
+    } else if (doc.kind === 'ClusterRoleBinding') {
+      templates.push(`{{- if not .Values.watchedNamespaces }}\n---\n${text}{{- end }}\n`);
     } else templates.push(`---\n${text}`);
   }
 

@@ -16,6 +16,14 @@ export {
   ROTATE_CREDENTIALS_ANNOTATION,
 } from './app/database.js';
 export type { DatabaseAccess } from './app/database.js';
+export {
+  ALLOW_ANY,
+  ALLOW_LIST_ENTRY_HINT,
+  ALLOW_LIST_ENTRY_PATTERN,
+  allowListAllows,
+  allowListProblems,
+  allowsAny,
+} from './app/reference-allow-list.js';
 export { CustomResourceDefinition, Recon8sCrds, crdManifest, APPLYSET_PARENT_TYPE_LABEL } from './crd.js';
 export type { CustomResourceDefinitionProps } from './crd.js';
 export { render, KINDS } from './render.js';
@@ -39,6 +47,8 @@ export {
   MEMBER_REPORTS as MYSQL_MEMBER_REPORTS,
   STORE_REPORTS as MYSQL_STORE_REPORTS,
 } from './mysql/layout.js';
+export { VALUE_GRAMMARS as MYSQL_VALUE_GRAMMARS } from './mysql/grammar.js';
+export type { ValueGrammarName as MySQLValueGrammarName } from './mysql/grammar.js';
 export { InvalidSpecError, formatProblem } from './schema/validate.js';
 export type { Problem } from './schema/validate.js';
 export type { KindDefinition, ResourceType } from './schema/schema.js';

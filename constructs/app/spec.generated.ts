@@ -82,7 +82,9 @@ export interface AppSpec {
    */
   readonly annotations?: Readonly<Record<string, string>>;
   /**
-   * The ServiceAccount the pods run as.
+   * The ServiceAccount the pods run as: any of the namespace, as for a pod, unless the operator's
+   * appServiceAccounts allow-list says otherwise (an App naming another is refused:
+   * Degraded/ReferenceNotAllowed).
    * @default - the namespace default, with no API token mounted
    */
   readonly serviceAccountName?: string;

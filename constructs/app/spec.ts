@@ -280,7 +280,8 @@ export const appSpec = s.object({
     annotations: s.optional(metadataMap('annotations')),
     serviceAccountName: s.optional(
       s.string({
-        description: 'The ServiceAccount the pods run as.',
+        description:
+          "The ServiceAccount the pods run as: any of the namespace, as for a pod, unless the operator's appServiceAccounts allow-list says otherwise (an App naming another is refused: Degraded/ReferenceNotAllowed).",
         pattern: '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$',
         patternHint: 'a DNS subdomain name',
         maxLength: 253,

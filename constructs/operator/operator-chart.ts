@@ -11,9 +11,14 @@
 // Each must watch its own namespaces (`watchedNamespaces`, disjoint): two controllers watching one
 // namespace would both apply and prune the same children.
 //
-// RBAC is the narrowest that works, and has no wildcard anywhere. It follows what lib/controller does
-// (`get` on the children and on /status is not used today — informers list and watch — but it reveals
-// nothing list does not, and keeps a direct read from becoming a 403):
+// RBAC is the narrowest that works, and has no wildcard anywhere. Where it applies: with
+// `watchedNamespaces`, the ClusterRole below is bound by a RoleBinding in each watched namespace and
+// nowhere else (no ClusterRoleBinding: the controller then lists and watches namespace by namespace,
+// and nothing it calls is cluster-scoped — lib/ asks who it is with a SelfSubjectReview, which every
+// authenticated identity may); without it, one ClusterRoleBinding grants it in every namespace.
+// docs/install.md lists every right (a unit test compares its table with these objects). The rules
+// follow what lib/controller does (`get` on the children and on /status is not used today — informers
+// list and watch — but it reveals nothing list does not, and keeps a direct read from becoming a 403):
 // - informers list+watch App and MySQLCluster and every child kind (each KindDefinition's childTypes);
 //   a resource is read live (get) before missing children are created for it;
 // - the reconciler server-side-applies the ApplySet parent labels on the resource (patch), writes
@@ -41,6 +46,7 @@ import { k8s } from 'cdk8s-plus-28';
 import type { Construct } from 'constructs';
 import { selectorLabels } from '../common/metadata.js';
 import { containerSecurityContext, podSecurityContext, preferredAntiAffinity } from '../common/security.js';
+import { ALLOW_ANY, allowListProblems, allowsAny } from '../app/reference-allow-list.js';
 import { Recon8sCrds } from '../crd.js';
 import { MySQLPodMonitor } from '../mysql/exporter.js';
 import { Recon8sAlertRules } from './alert-rules.js';
@@ -72,7 +78,7 @@ export interface OperatorNames {
   readonly metricsService: string;
   readonly leaderElectionRole: string;
   readonly leaderElectionLease: string;
-  /** The ClusterRole and ClusterRoleBinding. */
+  /** The ClusterRole, and its ClusterRoleBinding or its RoleBinding in each watched namespace. */
   readonly clusterRole: string;
   /** The ClusterRole granting Secrets, and its RoleBinding in each credentials namespace. */
   readonly credentialsRole: string;
@@ -155,11 +161,27 @@ export interface OperatorChartProps {
   readonly credentialsNamespaces?: readonly string[];
   /**
    * Namespaces the controller watches (its `--namespaces`); App and MySQLCluster resources elsewhere
-   * are left alone. RBAC stays cluster-wide for the kinds it reconciles (Roles per namespace would
-   * need the namespaces to exist first).
-   * @default all namespaces
+   * are left alone. Its rights are then granted there and nowhere else: the ClusterRole is bound by a
+   * RoleBinding in each of them (so each must exist before the install is applied), and there is no
+   * ClusterRoleBinding. Every credentials namespace must be one of them.
+   * @default all namespaces, through a ClusterRoleBinding
    */
   readonly watchedNamespaces?: readonly string[];
+  /**
+   * The ServiceAccounts an App may run as (`spec.serviceAccountName`), an allow-list of `*` (any),
+   * `NAMESPACE/*`, `NAME` (in every namespace) or `NAMESPACE/NAME`; `[]`: only the namespace default.
+   * An App naming another is refused (Degraded/ReferenceNotAllowed, a Warning Event) and nothing of it
+   * is applied. Without a restriction, creating an App grants what creating a pod grants.
+   * @default ["*"]: any ServiceAccount of the App's namespace
+   */
+  readonly appServiceAccounts?: readonly string[];
+  /**
+   * The Secrets an App's pods may name (`env[].valueFrom.secretKeyRef`, `imagePullSecrets`, and any
+   * other reference in the pod template), likewise; `[]`: none but the App's own database binding,
+   * which is always allowed.
+   * @default ["*"]: any Secret of the App's namespace
+   */
+  readonly appSecrets?: readonly string[];
   /**
    * The controller container's resources. No CPU limit by default: it throttles without protecting anything.
    * @default requests cpu 100m, memory 256Mi; limits memory 512Mi
@@ -239,6 +261,10 @@ export class OperatorChart extends Chart {
   readonly crds: Recon8sCrds;
   readonly serviceAccount: k8s.KubeServiceAccount;
   readonly clusterRole: k8s.KubeClusterRole;
+  /** Without `watchedNamespaces`: the ClusterRole granted in every namespace. */
+  readonly clusterRoleBinding?: k8s.KubeClusterRoleBinding;
+  /** With `watchedNamespaces`: the ClusterRole granted in each of them, and only there. */
+  readonly watchedBindings: readonly k8s.KubeRoleBinding[];
   readonly credentialsRole: k8s.KubeClusterRole;
   readonly leaderElectionRole: k8s.KubeRole;
   readonly credentialsBindings: readonly k8s.KubeRoleBinding[];
@@ -265,7 +291,11 @@ export class OperatorChart extends Chart {
     const imagePullSecrets = [...(props.imagePullSecrets ?? [])];
     const nodeSelector = { ...(props.nodeSelector ?? {}) };
     const tolerations = [...(props.tolerations ?? [])];
+    const appServiceAccounts = [...(props.appServiceAccounts ?? ALLOW_ANY)];
+    const appSecrets = [...(props.appSecrets ?? ALLOW_ANY)];
     validate({
+      appServiceAccounts,
+      appSecrets,
       namespace,
       name,
       clusterScopedName,
@@ -311,7 +341,7 @@ export class OperatorChart extends Chart {
       metadata: { name, namespace, labels },
     });
 
-    // --- Cluster-wide: the custom resources, their children, PVC reads, Events. No Secrets. ---
+    // --- The custom resources, their children, PVC reads, Events (no Secrets): where they are bound, below. ---
     const owners = KINDS.map((k) => k.plural);
     const group = KINDS[0]?.group ?? 'recon8s.dev';
     this.clusterRole = new k8s.KubeClusterRole(this, 'cluster-role', {
@@ -345,11 +375,23 @@ export class OperatorChart extends Chart {
         },
       ],
     });
-    new k8s.KubeClusterRoleBinding(this, 'cluster-role-binding', {
-      metadata: { name: names.clusterRole, labels },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: names.clusterRole },
-      subjects: [subject],
-    });
+    // Granted where the controller works: in each watched namespace, or (watching all) everywhere.
+    const roleRef = { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: names.clusterRole };
+    this.watchedBindings = watchedNamespaces.map(
+      (ns) =>
+        new k8s.KubeRoleBinding(this, `watched-${ns}`, {
+          metadata: { name: names.clusterRole, namespace: ns, labels },
+          roleRef,
+          subjects: [subject],
+        }),
+    );
+    if (watchedNamespaces.length === 0) {
+      this.clusterRoleBinding = new k8s.KubeClusterRoleBinding(this, 'cluster-role-binding', {
+        metadata: { name: names.clusterRole, labels },
+        roleRef,
+        subjects: [subject],
+      });
+    }
 
     // --- Secrets: only where bound. ---
     // To let recon8s manage the credentials of MySQLClusters in another namespace, bind this role there:
@@ -423,6 +465,8 @@ export class OperatorChart extends Chart {
                   `--leader-election-id=${names.leaderElectionLease}`,
                   // Named in the CredentialsForbidden condition: the grant to make is this install's.
                   `--credentials-cluster-role=${names.credentialsRole}`,
+                  ...(allowsAny(appServiceAccounts) ? [] : [`--app-service-accounts=${appServiceAccounts.join(',')}`]),
+                  ...(allowsAny(appSecrets) ? [] : [`--app-secrets=${appSecrets.join(',')}`]),
                   ...(watchedNamespaces.length > 0 ? [`--namespaces=${watchedNamespaces.join(',')}`] : []),
                 ],
                 // --leader-election-namespace defaults to $POD_NAMESPACE.
@@ -518,6 +562,8 @@ const QUANTITY = /^[0-9]+(\.[0-9]+)?(m|k|M|G|T|Ki|Mi|Gi|Ti)?$/;
 
 /** Every prop checked at once; the message names each prop, the value received and what was expected. */
 function validate(p: {
+  appServiceAccounts: readonly string[];
+  appSecrets: readonly string[];
   namespace: string;
   name: string;
   clusterScopedName: string;
@@ -530,7 +576,10 @@ function validate(p: {
   nodeSelector: Readonly<Record<string, string>>;
   tolerations: readonly k8s.Toleration[];
 }): void {
-  const problems: string[] = [];
+  const problems: string[] = [
+    ...allowListProblems('appServiceAccounts', p.appServiceAccounts),
+    ...allowListProblems('appSecrets', p.appSecrets),
+  ];
   const isNamespace = (n: string): boolean => n.length <= 63 && DNS_LABEL.test(n);
   if (!isNamespace(p.namespace)) problems.push(`namespace: got ${JSON.stringify(p.namespace)}, expected a DNS label`);
   if (p.name.length > MAX_NAME_LENGTH || !DNS_LABEL.test(p.name))
@@ -555,6 +604,12 @@ function validate(p: {
       seen.add(n);
     }
   }
+  if (p.watchedNamespaces.length > 0)
+    for (const n of p.credentialsNamespaces)
+      if (!p.watchedNamespaces.includes(n))
+        problems.push(
+          `credentialsNamespaces: ${JSON.stringify(n)} is not one of watchedNamespaces (${p.watchedNamespaces.join(', ')}): the controller would hold Secrets of a namespace it never reconciles`,
+        );
   for (const part of ['requests', 'limits'] as const) {
     for (const [resource, value] of Object.entries(p.resources[part] ?? {})) {
       if (resource !== 'cpu' && resource !== 'memory')

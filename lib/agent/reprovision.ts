@@ -244,7 +244,7 @@ export class Reprovisioner {
     try {
       await sql.exec('SET GLOBAL clone_valid_donor_list = ?', [`${primaryHost}:${MYSQL_PORT}`]);
       await sql.exec(
-        `CLONE INSTANCE FROM ?@?:${MYSQL_PORT} IDENTIFIED BY ? DATA DIRECTORY = ?`,
+        `CLONE INSTANCE FROM ?@?:${MYSQL_PORT} IDENTIFIED BY ? DATA DIRECTORY = ? REQUIRE SSL`,
         [REPLICATION_USER, primaryHost, this.c.replicationPassword(), paths.clone],
         // A clone copies the whole data set: no statement deadline of the usual few seconds.
         24 * 3600_000,

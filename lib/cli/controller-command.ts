@@ -1,3 +1,4 @@
+import { allowListProblems } from '../../constructs/index.js';
 import { startController } from '../controller/controller.js';
 import { isLogLevel, jsonLogger } from '../observability/logger.js';
 import { UsageError } from './usage-error.js';
@@ -21,6 +22,10 @@ Options:
   --health-probe-bind-address HOST:PORT  /healthz and /readyz (default: :8081; "0" disables)
   --resync-period SECONDS              reconcile everything again this often (default: 600)
   --credentials-cluster-role NAME      the ClusterRole granting Secrets, named when a grant is missing (default: recon8s-credentials)
+  --app-service-accounts LIST          the ServiceAccounts an App may run as, comma-separated: *, NAMESPACE/*, NAME or
+                                       NAMESPACE/NAME each; empty: only the namespace default (default: *, any)
+  --app-secrets LIST                   the Secrets an App's pods may name (env, envFrom, volumes, image pull Secrets),
+                                       likewise; empty: none but the App's own database binding (default: *, any)
   --log-level debug|info|warn|error    (default: info)
 `;
 
@@ -39,6 +44,8 @@ export interface ControllerFlags {
   readonly 'health-probe-bind-address'?: string;
   readonly 'resync-period'?: string;
   readonly 'credentials-cluster-role'?: string;
+  readonly 'app-service-accounts'?: string;
+  readonly 'app-secrets'?: string;
   readonly 'log-level'?: string;
 }
 
@@ -57,6 +64,8 @@ export const CONTROLLER_OPTIONS = {
   'health-probe-bind-address': { type: 'string' },
   'resync-period': { type: 'string' },
   'credentials-cluster-role': { type: 'string' },
+  'app-service-accounts': { type: 'string' },
+  'app-secrets': { type: 'string' },
   'log-level': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -67,6 +76,18 @@ function positiveInt(flag: string, value: string | undefined, fallback: number):
   if (!Number.isInteger(n) || n < 1)
     throw new UsageError(`--${flag} must be a positive whole number, got "${value}"`, CONTROLLER_USAGE);
   return n;
+}
+
+/** An allow-list flag: undefined when not given; "" is the empty list (allow none). */
+function allowList(flag: 'app-service-accounts' | 'app-secrets', value: string | undefined): string[] | undefined {
+  if (value === undefined) return undefined;
+  const entries = value
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean);
+  const problems = allowListProblems(`--${flag}`, entries);
+  if (problems.length > 0) throw new UsageError(problems.join('; '), CONTROLLER_USAGE);
+  return entries;
 }
 
 /** Runs until SIGTERM or SIGINT, then shuts down gracefully (releasing the Lease). */
@@ -94,6 +115,8 @@ export async function controllerCommand(flags: ControllerFlags): Promise<number>
     ?.split(',')
     .map((n) => n.trim())
     .filter(Boolean);
+  const appServiceAccounts = allowList('app-service-accounts', flags['app-service-accounts']);
+  const appSecrets = allowList('app-secrets', flags['app-secrets']);
   const inCluster = !flags.kubeconfig && !process.env.KUBECONFIG && process.env.KUBERNETES_SERVICE_HOST !== undefined;
   const controller = await startController({
     kubeconfigPath: flags.kubeconfig ?? process.env.KUBECONFIG,
@@ -103,6 +126,8 @@ export async function controllerCommand(flags: ControllerFlags): Promise<number>
     mysqlWorkers,
     resyncPeriodMs: resyncSeconds * 1000,
     credentialsClusterRole: flags['credentials-cluster-role'],
+    appServiceAccounts,
+    appSecrets,
     metricsAddr: flags['metrics-bind-address'],
     healthAddr: flags['health-probe-bind-address'],
     leaderElection: flags['leader-elect']
@@ -121,6 +146,8 @@ export async function controllerCommand(flags: ControllerFlags): Promise<number>
     workers,
     mysqlWorkers,
     leaderElection: Boolean(flags['leader-elect']),
+    appServiceAccounts: appServiceAccounts ?? '*',
+    appSecrets: appSecrets ?? '*',
     metrics: controller.health?.metricsAddress,
     health: controller.health?.healthAddress,
   });

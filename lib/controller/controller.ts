@@ -69,6 +69,13 @@ export interface ControllerOptions {
   readonly resyncPeriodMs?: number;
   /** The ClusterRole that grants Secrets, named by a CredentialsForbidden condition. @default "recon8s-credentials" */
   readonly credentialsClusterRole?: string;
+  /**
+   * The ServiceAccounts an App may run as, as an allow-list (constructs/app/reference-allow-list.ts);
+   * an App naming another is refused (Degraded/ReferenceNotAllowed). @default ["*"]: any of its namespace
+   */
+  readonly appServiceAccounts?: readonly string[];
+  /** The Secrets an App's pods may name (env, envFrom, volumes, image pull Secrets), likewise. @default ["*"] */
+  readonly appSecrets?: readonly string[];
   readonly logger?: Logger;
   /**
    * Every request the controller's client sends, as it is answered (beside the metrics, which cannot
@@ -225,7 +232,10 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     logger,
     metrics,
     pods: (kind, namespace) => (pods.byKind.get(kind) ?? []).flatMap((i) => i.list(namespace)),
-    install: { credentialsClusterRole: opts.credentialsClusterRole },
+    install: {
+      credentialsClusterRole: opts.credentialsClusterRole,
+      appReferences: { serviceAccounts: opts.appServiceAccounts, secrets: opts.appSecrets },
+    },
     secrets: secrets.read,
     certificates: certificates.read,
     claims: claims.read,

@@ -232,15 +232,29 @@ export interface Manager<Facts = unknown> {
   close?(): Promise<void>;
 }
 
+/** What the install lets an App name; a kind absent (or `["*"]`): anything of its namespace (app/reference-policy.ts). */
+export interface AppReferencePolicy {
+  readonly serviceAccounts?: readonly string[];
+  readonly secrets?: readonly string[];
+}
+
 /** What the install tells the controller about itself (its flags). */
 export interface InstallFacts {
   /** The ClusterRole that grants Secrets, which a CredentialsForbidden condition asks to bind. @default "recon8s-credentials" */
   readonly credentialsClusterRole?: string;
+  /** The ServiceAccounts and Secrets an App may name (--app-service-accounts, --app-secrets). @default anything of its namespace */
+  readonly appReferences?: AppReferencePolicy;
 }
 
 /** `Facts`: what the kind's prepare() hands to its observe() and manager (Preparation). */
 export interface KindController<Facts = unknown> {
   readonly definition: KindDefinition;
+  /**
+   * What the install does not let this resource have, judged on its render before anything is
+   * applied: each refusal becomes Degraded and a Warning Event, nothing of the resource is applied or
+   * pruned, and it is looked at again when its spec changes. Absent, or none: go on.
+   */
+  admit?(cr: CustomResource, rendered: readonly KubernetesObject[], install: InstallFacts): readonly Problem[];
   /** Before the children are applied (credentials, volumes the spec names). Absent: nothing to prepare. */
   prepare?(ctx: PrepareContext): Promise<Preparation<Facts>>;
   /**

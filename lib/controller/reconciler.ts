@@ -226,6 +226,17 @@ export class Reconciler {
       await this.writes.writeStatus(cr, {}, failureConditions('InvalidSpec', message, currentConditions(cr)), true);
       throw new TerminalError(`invalid spec: ${message}`, { cause: e });
     }
+    // What the install does not allow (an App naming a Secret outside its allow-list): refused before
+    // anything is applied, like an invalid spec, and looked at again when the spec changes.
+    const refused = controller.admit?.(cr, rendered, this.o.install ?? {}) ?? [];
+    if (refused.length > 0) {
+      const reason = refused[0]?.reason ?? 'NotAllowed';
+      const message = refused.map((p) => p.message).join('; ');
+      log.warn('refused by the install', { reason, message });
+      this.o.events.record(cr, 'Warning', reason, message);
+      await this.writes.writeStatus(cr, {}, failureConditions(reason, message, currentConditions(cr)), true);
+      throw new TerminalError(`${reason}: ${message}`);
+    }
 
     // The cache can still hold a resource that is gone: after a watch outage, the children's informers may
     // relist (seeing the garbage collector's deletions) before the resource's own informer does. Creating

@@ -284,14 +284,16 @@ export function statementSql(s: AccountStatement): { readonly sql: string; reado
     case 'createDatabase':
       return { sql: `CREATE DATABASE IF NOT EXISTS ${quoteIdentifier(s.database)}`, values: [] };
     case 'createUser':
+      // REQUIRE SSL: the App's password crosses the pod network, and MySQL refuses it in the clear.
       return {
-        sql: "CREATE USER ?@'%' IDENTIFIED BY ? ATTRIBUTE ?",
+        sql: "CREATE USER ?@'%' IDENTIFIED BY ? REQUIRE SSL ATTRIBUTE ?",
         values: [s.user, s.password, attribute(s.app, s.fingerprint)],
       };
     case 'setPassword':
       // Without RETAIN, MySQL keeps a secondary password as it is (it never discards one by itself).
+      // REQUIRE SSL again: an account created before recon8s required it (0.1) is made to at its next password.
       return {
-        sql: `ALTER USER ?@'%' IDENTIFIED BY ?${s.retain ? ' RETAIN CURRENT PASSWORD' : ''} ATTRIBUTE ?`,
+        sql: `ALTER USER ?@'%' IDENTIFIED BY ?${s.retain ? ' RETAIN CURRENT PASSWORD' : ''} REQUIRE SSL ATTRIBUTE ?`,
         values: [s.user, s.password, attribute(s.app, s.fingerprint)],
       };
     case 'discardOldPassword':

@@ -1,6 +1,8 @@
 // The controller's SQL to one member, through mysql2, as the administrative account the bootstrap
 // creates (its password from the credentials Secret; never logged, never on a command line). Thin on
 // purpose: every decision is in decide.ts; this only reads what it needs and does what it is told.
+import { createConnection as createTcpConnection } from 'node:net';
+import type { Socket } from 'node:net';
 import type { Connection, RowDataPacket } from 'mysql2/promise';
 import { GtidSet } from './gtid-set.js';
 import type { FencingSql } from './fencing.js';
@@ -28,7 +30,10 @@ export interface MemberCredentials {
 }
 
 export interface MemberConnectOptions {
+  /** Where the member answers: its pod IP. */
   readonly host: string;
+  /** The member's name in its certificate (`<pod>.<headless>`): verified, with the chain, before the password is sent. */
+  readonly servername: string;
   readonly port: number;
   readonly credentials: MemberCredentials;
   /** The cluster's CA certificate (PEM): the member must present a certificate it signed. */
@@ -44,9 +49,9 @@ export interface MemberConnectOptions {
 
 /**
  * Opens a session to a member. TLS is required and verified before the account's password is sent
- * (it crosses the pod network): the member must present a certificate signed by its cluster's CA, or
- * the handshake fails and no credential leaves. Members are addressed by pod IP, so the check is the
- * chain, not the name: every member of the cluster, and nothing else, holds a certificate that CA signed.
+ * (it crosses the pod network): the member must present a certificate signed by its cluster's CA that
+ * names it (`servername`), or the handshake fails and no credential leaves. The chain alone would admit
+ * any certificate of a shared issuer (a cert-manager ClusterIssuer signs other workloads' too).
  */
 export async function connectMember(o: MemberConnectOptions): Promise<MemberSession> {
   const connection = await openVerified(
@@ -66,7 +71,10 @@ export async function connectMember(o: MemberConnectOptions): Promise<MemberSess
 
 /** Who logs in to a member, and the CA its certificate must chain to. */
 export interface VerifiedLogin {
+  /** Where the member answers (its pod IP, or a name). */
   readonly host: string;
+  /** The name its certificate must hold (a DNS name of memberDnsNames): checked as ssl-mode=VERIFY_IDENTITY. */
+  readonly servername: string;
   readonly port: number;
   readonly user: string;
   readonly password: string;
@@ -91,12 +99,10 @@ export async function openVerified(
   let connection: Connection;
   try {
     connection = await createConnection({
-      host: o.host,
-      port: o.port,
+      ...byName(o),
       user: o.user,
       password: o.password,
       connectTimeout: o.connectTimeoutMs ?? CONNECT_TIMEOUT_MS,
-      ssl: { ca: o.ca, rejectUnauthorized: true },
       multipleStatements: opts.multipleStatements ?? false,
       ...(opts.bigNumbers ? { supportBigNumbers: true, bigNumberStrings: true } : {}),
     });
@@ -107,6 +113,31 @@ export async function openVerified(
   // Backslash escapes in the literals mysql2 quotes, whatever the server's sql_mode.
   await connection.query({ sql: "SET SESSION sql_mode = ''", timeout: QUERY_TIMEOUT_MS });
   return connection;
+}
+
+/**
+ * mysql2's connection options that reach `host` (an address) but verify the certificate by `servername`:
+ * mysql2 takes the name to verify from `host` (and checks none for an address), so the TCP connection to
+ * the address is made here and `host` is the name. A certificate lacking the name fails the handshake
+ * (ERR_TLS_CERT_ALTNAME_INVALID) before any password is sent.
+ */
+export function byName(o: {
+  readonly host: string;
+  readonly port: number;
+  readonly servername: string;
+  readonly ca: string;
+}): {
+  host: string;
+  port: number;
+  stream: () => Socket;
+  ssl: { ca: string; rejectUnauthorized: true; verifyIdentity: true };
+} {
+  return {
+    host: o.servername,
+    port: o.port,
+    stream: () => createTcpConnection({ host: o.host, port: o.port, noDelay: true }),
+    ssl: { ca: o.ca, rejectUnauthorized: true, verifyIdentity: true },
+  };
 }
 
 /**

@@ -109,19 +109,26 @@ describe('two Helm releases of the operator on the real node', function () {
 
   it('runs both controllers, each in its release namespace under its release name', async () => {
     const apps = node().kubeConfig().makeApiClient(AppsV1Api);
-    // Their cluster-scoped objects: new, and named apart.
+    // Their cluster-scoped objects: new, and named apart; no ClusterRoleBinding (each watches one
+    // namespace: its ClusterRole is bound there alone, by a RoleBinding).
     const added = [...(await clusterScoped())].filter((o) => !clusterScopedBefore.has(o)).sort();
     assert.deepEqual(
       added,
       installs
         .map(({ release }) => operatorNames(release.name, clusterScopedName(release)))
-        .flatMap((n) => [
-          `ClusterRole/${n.clusterRole}`,
-          `ClusterRole/${n.credentialsRole}`,
-          `ClusterRoleBinding/${n.clusterRole}`,
-        ])
+        .flatMap((n) => [`ClusterRole/${n.clusterRole}`, `ClusterRole/${n.credentialsRole}`])
         .sort(),
     );
+    const rbac = node().kubeConfig().makeApiClient(RbacAuthorizationV1Api);
+    for (const { release, watched } of installs) {
+      const n = operatorNames(release.name, clusterScopedName(release));
+      const binding = await rbac.readNamespacedRoleBinding({ namespace: watched, name: n.clusterRole });
+      assert.equal(binding.roleRef.name, n.clusterRole);
+      assert.deepEqual(
+        binding.subjects?.map((s) => `${s.kind}/${s.namespace ?? ''}/${s.name}`),
+        [`ServiceAccount/${release.namespace}/${release.name}`],
+      );
+    }
     await Promise.all(
       installs.map(({ release }) =>
         eventually(

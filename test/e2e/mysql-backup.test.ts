@@ -81,6 +81,8 @@ describe('MySQLCluster backups to S3 and restores on a real node (MySQL 9.7, ver
     return {
       bucket: BUCKET,
       endpoint: s3.endpoint,
+      // versitygw on the node's host speaks plain HTTP: said in the spec, as a user must say it.
+      allowInsecureEndpoint: true,
       credentialsSecretName: STORE_SECRET,
       // The test image carries rclone itself (the official MySQL images do not: then the default rclone image).
       rcloneImage: node().images.mysql,

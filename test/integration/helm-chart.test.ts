@@ -109,6 +109,8 @@ describe('the Helm chart (dist/helm/recon8s), generated from the OperatorChart c
       },
       watchedNamespaces: ['shop', 'billing'],
       credentialsNamespaces: ['shop', 'billing'],
+      appServiceAccounts: ['web', 'billing/*'],
+      appSecrets: [],
       serviceMonitor: true,
       // Its rules hold Prometheus template text ({{ $labels.x }}), which Helm must write out as it is;
       // so do the dashboard's legends ({{pod}}).
@@ -125,7 +127,7 @@ describe('the Helm chart (dist/helm/recon8s), generated from the OperatorChart c
       ],
       [
         { name: 'one', namespace: 'ops' },
-        { ...DEFAULT_HELM_VALUES, replicas: 1, watchedNamespaces: ['a'] },
+        { ...DEFAULT_HELM_VALUES, replicas: 1, watchedNamespaces: ['a'], appSecrets: ['a/web-config'] },
       ],
     ] satisfies [HelmRelease, HelmValues][])
       sameObjects(release, values);
@@ -166,6 +168,41 @@ describe('the Helm chart (dist/helm/recon8s), generated from the OperatorChart c
       r.stderr,
       /release name "team\.a": expected a DNS label \(it names a Deployment and the Service team\.a-metrics\)/,
     );
+  });
+
+  it('binds the ClusterRole by a RoleBinding in each watched namespace and nowhere else, and refuses a credentials namespace it does not watch', () => {
+    const scoped = render(DEFAULT_RELEASE, {
+      ...DEFAULT_HELM_VALUES,
+      watchedNamespaces: ['shop', 'billing'],
+      credentialsNamespaces: ['shop'],
+    });
+    const clusterRole = 'recon8s-system:recon8s';
+    assert.deepEqual(
+      [...scoped.keys()].filter((k) => k.startsWith('ClusterRoleBinding/') || k.startsWith(`RoleBinding/`)).sort(),
+      [
+        `RoleBinding/billing/${clusterRole}`,
+        `RoleBinding/recon8s-system/recon8s-leader-election`,
+        `RoleBinding/shop/${clusterRole}`,
+        `RoleBinding/shop/${clusterRole}-credentials`,
+      ],
+    );
+    assert.ok(
+      render(DEFAULT_RELEASE).has(`ClusterRoleBinding//${clusterRole}`),
+      'watching all: the ClusterRoleBinding',
+    );
+    const r = template(DEFAULT_RELEASE, {
+      ...DEFAULT_HELM_VALUES,
+      watchedNamespaces: ['shop'],
+      credentialsNamespaces: ['shop', 'billing'],
+    });
+    assert.notEqual(r.status, 0);
+    assert.match(r.stderr, /credentialsNamespaces: "billing" is not one of watchedNamespaces \(shop\)/);
+  });
+
+  it('fails on an App allow-list entry it cannot read, naming the value and the entry', () => {
+    const r = template(DEFAULT_RELEASE, { ...DEFAULT_HELM_VALUES, appSecrets: ['shop/web', 'Shop/*'] });
+    assert.notEqual(r.status, 0);
+    assert.match(r.stderr, /appSecrets: "Shop\/\*" is not an allow-list entry: expected "\*", "NAMESPACE\/\*"/);
   });
 
   it('keeps the CRDs in crds/ (installed, never deleted by helm uninstall), not in templates/', () => {

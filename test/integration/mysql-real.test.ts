@@ -292,7 +292,7 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
       });
   });
 
-  it("makes a bound App's account on the primary as the controller does: exactly its grant, replicated, refused elsewhere; dropped with its data kept", async () => {
+  it("makes a bound App's account on the primary as the controller does: exactly its grant, TLS required, replicated, refused elsewhere; dropped with its data kept", async () => {
     const user = accountName('shop', 'web');
     const password = `app'"\\#$ x-${'p'.repeat(20)}`;
     const request = (o: Partial<AccountRequest> = {}): AccountRequest => ({
@@ -339,6 +339,17 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
       'ok',
     );
     assert.match(await asApp(0, 'SELECT * FROM shopX1.t'), /DENIED/);
+    // REQUIRE SSL: the right password without TLS does not log in.
+    const plain = client({
+      mode: 'as',
+      host: address(0),
+      user,
+      password,
+      ca: '',
+      statements: ['SELECT 1'],
+      plain: true,
+    });
+    assert.equal(plain.result, 'ER_ACCESS_DENIED_ERROR', JSON.stringify(plain));
     assert.match(await asApp(0, 'CREATE DATABASE other'), /DENIED/);
     assert.match(await asApp(0, 'SELECT * FROM mysql.user'), /DENIED/);
     assert.match(await asApp(0, "GRANT SELECT ON shop_1.* TO 'root'@'%'"), /DENIED/);

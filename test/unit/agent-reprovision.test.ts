@@ -144,7 +144,7 @@ describe('agent: re-provisioning a replica by clone', () => {
       statements.map((s) => s.sql),
       [
         'SET GLOBAL clone_valid_donor_list = ?',
-        'CLONE INSTANCE FROM ?@?:3306 IDENTIFIED BY ? DATA DIRECTORY = ?',
+        'CLONE INSTANCE FROM ?@?:3306 IDENTIFIED BY ? DATA DIRECTORY = ? REQUIRE SSL',
         'SHUTDOWN',
       ],
     );

@@ -87,6 +87,12 @@ describe('the recon8s CLI, when things go wrong', function () {
     assert.equal(r.err.trimEnd().split('\n').length, 1, r.err);
   });
 
+  it('controller with an App allow-list entry it cannot read: one error line naming the flag and the value, exit 2', async () => {
+    const r = await run(['controller', '--app-secrets', 'shop/web,Bad_Name', '--kubeconfig', kubeconfigs.bad ?? '']);
+    assert.equal(r.code, 2, r.err);
+    assert.match(r.err, /^error: --app-secrets: "Bad_Name" is not an allow-list entry: expected "\*", "NAMESPACE\/\*"/);
+  });
+
   it('prints its version with --version, -V and version', async () => {
     const { version } = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string };
     for (const flag of ['--version', '-V', 'version']) {

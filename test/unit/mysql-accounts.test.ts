@@ -86,6 +86,14 @@ describe('App database accounts', () => {
         assert.ok(!ACCESS_PRIVILEGES.readWrite.includes(p), p);
     });
 
+    it('creates every App account REQUIRE SSL, and makes an older one require it at its next password', () => {
+      for (const s of [
+        ...planAccounts([request({ database: 'shop_1' })], server([], [])).statements,
+        ...planAccounts([request()], server([owned({ fingerprint: 'x' })])).statements,
+      ].filter((x) => x.type === 'createUser' || x.type === 'setPassword'))
+        assert.match(statementSql(s).sql, / REQUIRE SSL /, s.type);
+    });
+
     it('renders each statement with placeholders: the password only ever in the values', () => {
       const plan = planAccounts([request({ database: 'shop_1' })], server([], []));
       const sqls = plan.statements.map(statementSql);
@@ -93,7 +101,7 @@ describe('App database accounts', () => {
         sqls.map((s) => s.sql),
         [
           'CREATE DATABASE IF NOT EXISTS `shop_1`',
-          "CREATE USER ?@'%' IDENTIFIED BY ? ATTRIBUTE ?",
+          "CREATE USER ?@'%' IDENTIFIED BY ? REQUIRE SSL ATTRIBUTE ?",
           `GRANT ${ACCESS_PRIVILEGES.readWrite.join(', ')} ON \`shop\\_1\`.* TO ?@'%'`,
         ],
       );
@@ -174,7 +182,7 @@ describe('App database accounts', () => {
           },
         ]);
         const sql = statementSql(plan.statements[0] as never);
-        assert.equal(sql.sql, "ALTER USER ?@'%' IDENTIFIED BY ? RETAIN CURRENT PASSWORD ATTRIBUTE ?");
+        assert.equal(sql.sql, "ALTER USER ?@'%' IDENTIFIED BY ? RETAIN CURRENT PASSWORD REQUIRE SSL ATTRIBUTE ?");
         assert.ok(!sql.sql.includes(NEXT));
         assert.ok(!describeStatement(plan.statements[0] as never).includes(NEXT));
         assert.deepEqual(plan.outcomes[0]?.password, { revision: 'T1', retains: true });
@@ -237,7 +245,7 @@ describe('App database accounts', () => {
         ]);
         const drift = planAccounts([request()], server([owned({ fingerprint: 'x' })])).statements[0];
         assert.ok(drift?.type === 'setPassword' && !drift.retain && drift.purpose === 'repair');
-        assert.equal(statementSql(drift).sql, "ALTER USER ?@'%' IDENTIFIED BY ? ATTRIBUTE ?");
+        assert.equal(statementSql(drift).sql, "ALTER USER ?@'%' IDENTIFIED BY ? REQUIRE SSL ATTRIBUTE ?");
         assert.deepEqual(planAccounts([request()], server([owned()])).outcomes[0]?.password, {
           revision: '0',
           retains: false,

@@ -94,11 +94,14 @@ describe("the controller's session to a member: its certificate", function () {
   let ca: CertificateAndKey;
   let member: ServerCertificate;
   let impostor: ServerCertificate;
+  let neighbour: ServerCertificate;
   const servers: Server[] = [];
   before(() => {
     ca = issueCa('recon8s shop/db CA', T0);
     member = issueServerCertificate(ca, 'db.shop', ['db-0.db-headless'], T0);
     impostor = issueServerCertificate(issueCa('someone else', T0), 'db.shop', ['db-0.db-headless'], T0);
+    // Signed by the same CA (a shared ClusterIssuer), for another cluster's member.
+    neighbour = issueServerCertificate(ca, 'other.shop', ['other-0.other-headless', 'other-primary'], T0);
   });
   after(() => {
     for (const s of servers) s.close();
@@ -109,6 +112,7 @@ describe("the controller's session to a member: its certificate", function () {
     servers.push(fake.server);
     const error = await connectMember({
       host: '127.0.0.1',
+      servername: 'db-0.db-headless',
       port: fake.port,
       ca: ca.certPem,
       credentials: { adminUser: USER, adminPassword: PASSWORD, replicationUser: 'r', replicationPassword: 'r' },
@@ -129,7 +133,15 @@ describe("the controller's session to a member: its certificate", function () {
     assert.deepEqual(received, [], 'the member received something over TLS');
   });
 
-  it('sends the user only over TLS to one the cluster CA signed (the fake is a fair member)', async () => {
+  it('refuses one the cluster CA signed for another name (a shared issuer’s other workload) before the user is sent', async () => {
+    const { error, received } = await attempt({ tls: neighbour });
+    assert.ok(error instanceof MemberCertificateError, `not refused for its certificate: ${String(error)}`);
+    assert.match(error.verifyError, /db-0\.db-headless/);
+    assert.ok(!error.message.includes(PASSWORD));
+    assert.deepEqual(received, [], 'the member received something over TLS');
+  });
+
+  it('sends the user only over TLS to one the cluster CA signed for its name (the fake is a fair member)', async () => {
     const { error, received } = await attempt({ tls: member });
     assert.ok(!(error instanceof MemberCertificateError), String(error));
     assert.ok(Buffer.concat(received).includes(USER), 'the handshake response never came');

@@ -205,6 +205,42 @@ describe('OperatorChart (the operator install construct)', () => {
       );
     });
 
+    it('with watchedNamespaces, binds the ClusterRole recon8s by a RoleBinding in each of them, and grants nothing cluster-wide', () => {
+      const scoped = synth({ watchedNamespaces: ['shop', 'billing'], credentialsNamespaces: ['shop'] });
+      assert.deepEqual(
+        scoped.filter((o) => o.kind === 'ClusterRoleBinding'),
+        [],
+        'no ClusterRoleBinding',
+      );
+      const bindings = scoped.filter((o) => o.kind === 'RoleBinding' && o.roleRef?.name === 'recon8s');
+      assert.deepEqual(
+        bindings.map((b) => `${b.metadata.namespace ?? ''}/${b.metadata.name}`),
+        ['shop/recon8s', 'billing/recon8s'],
+      );
+      for (const b of bindings) {
+        assert.deepEqual(b.roleRef, { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'recon8s' });
+        assert.deepEqual(b.subjects, [SA]);
+      }
+      // The same rules as the cluster-wide install: only where they apply differs.
+      assert.deepEqual(find(scoped, 'ClusterRole', 'recon8s').rules, find(objects, 'ClusterRole', 'recon8s').rules);
+      assert.deepEqual(
+        scoped
+          .filter((o) => o.kind === 'RoleBinding' && o.roleRef?.name === 'recon8s-credentials')
+          .map((b) => b.metadata.namespace),
+        ['shop'],
+      );
+      // Watching every namespace: one ClusterRoleBinding, no RoleBinding of the ClusterRole.
+      assert.equal(objects.filter((o) => o.kind === 'RoleBinding' && o.roleRef?.name === 'recon8s').length, 0);
+      find(objects, 'ClusterRoleBinding', 'recon8s');
+    });
+
+    it('fails on a credentials namespace that is not watched, naming it', () => {
+      assert.throws(
+        () => synth({ watchedNamespaces: ['shop'], credentialsNamespaces: ['shop', 'billing'] }),
+        /credentialsNamespaces: "billing" is not one of watchedNamespaces \(shop\): the controller would hold Secrets of a namespace it never reconciles/,
+      );
+    });
+
     it('grants Leases only in the operator namespace, get and update only on its own Lease', () => {
       const role = find(objects, 'Role', 'recon8s-leader-election', NS);
       assert.deepEqual(role.rules, [
@@ -228,6 +264,28 @@ describe('OperatorChart (the operator install construct)', () => {
       // The Deployment names that Lease (and with the default name it is also the controller's default).
       assert.match(CONTROLLER_USAGE, new RegExp(`--leader-election-id NAME .*\\(default: ${LEADER_ELECTION_LEASE}\\)`));
       assert.ok(containerOf(objects).args?.includes(`--leader-election-id=${LEADER_ELECTION_LEASE}`));
+    });
+
+    it("docs/install.md's table of rights lists exactly what the install's roles grant", () => {
+      const doc = readFileSync(new URL('../../docs/install.md', import.meta.url), 'utf8');
+      const table = doc.slice(doc.indexOf('| role '));
+      const rows = table.slice(0, table.indexOf('\n\n')).split('\n').slice(2);
+      const list = (cell: string): string[] => cell.split(',').map((c) => c.trim().replaceAll('`', ''));
+      const documented = rows.flatMap((row) => {
+        const [role = '', group = '', resources = '', verbs = ''] = row.split('|').slice(1);
+        const name = list(role)[0]?.replace(/ \(Role\)$/, '') ?? '';
+        const g = group.trim() === 'core' ? '' : (list(group)[0] ?? '');
+        return list(resources).flatMap((res) => list(verbs).map((v) => `${name} ${g}/${res} ${v}`));
+      });
+      const granted = rbac(objects).flatMap((role) =>
+        (role.rules ?? []).flatMap((r) =>
+          (r.apiGroups ?? []).flatMap((g) =>
+            (r.resources ?? []).flatMap((res) => r.verbs.map((v) => `${role.metadata.name} ${g}/${res} ${v}`)),
+          ),
+        ),
+      );
+      assert.ok(documented.length > 20, rows.join('\n'));
+      assert.deepEqual([...new Set(documented)].sort(), [...new Set(granted)].sort());
     });
   });
 
@@ -357,6 +415,8 @@ describe('OperatorChart (the operator install construct)', () => {
         replicas: undefined,
         credentialsNamespaces: undefined,
         watchedNamespaces: undefined,
+        appServiceAccounts: undefined,
+        appSecrets: undefined,
       });
       assert.deepEqual(
         operatorPropsFromEnv({
@@ -372,6 +432,8 @@ describe('OperatorChart (the operator install construct)', () => {
           replicas: 3,
           credentialsNamespaces: ['shop', 'billing'],
           watchedNamespaces: ['shop'],
+          appServiceAccounts: undefined,
+          appSecrets: undefined,
         },
       );
     });
@@ -402,15 +464,20 @@ describe('OperatorChart (the operator install construct)', () => {
         /shop, billing: create them before applying it \(kubectl create namespace shop billing\)/,
       );
       assert.equal(installFileHeader({}).notice, undefined);
+      // The watched namespaces too: the ClusterRole is bound there.
+      assert.match(
+        installFileHeader({ watchedNamespaces: ['shop', 'web'], credentialsNamespaces: ['shop'] }).comment,
+        /\n# {3}kubectl create namespace shop web\n/,
+      );
       assert.doesNotMatch(installFileHeader({}).comment, /create namespace/);
     });
 
-    it("docs/install.md's install.yaml steps create the credentials namespace before applying the file", () => {
+    it("docs/install.md's install.yaml steps create the watched and credentials namespace before applying the file", () => {
       const doc = readFileSync(new URL('../../docs/install.md', import.meta.url), 'utf8');
       const section = doc.slice(doc.indexOf('## 2. One file, `dist/install.yaml`'));
       const block = (/```sh\n([\s\S]*?)```/.exec(section)?.[1] ?? '').split('\n');
       const at = (re: RegExp): number => block.findIndex((l) => re.test(l));
-      const synthLine = at(/^RECON8S_CREDENTIALS_NAMESPACES=shop npm run synth/);
+      const synthLine = at(/^RECON8S_WATCHED_NAMESPACES=shop RECON8S_CREDENTIALS_NAMESPACES=shop npm run synth/);
       const create = at(/^kubectl create namespace shop\b/);
       const apply = at(/^kubectl apply -f dist\/install\.yaml/);
       assert.ok(synthLine >= 0 && create >= 0 && apply >= 0, block.join('\n'));
@@ -469,6 +536,38 @@ describe('OperatorChart (the operator install construct)', () => {
         '--namespaces=shop,billing',
       ]);
       assert.match(CONTROLLER_USAGE, /--namespaces NS\[,NS\.\.\.\]/);
+    });
+
+    it("restricts what an App may name with the controller's --app-service-accounts and --app-secrets, nothing by default", () => {
+      const own = [`--leader-election-id=${LEADER_ELECTION_LEASE}`, '--credentials-cluster-role=recon8s-credentials'];
+      assert.deepEqual(controller(synth({ appServiceAccounts: ['*'], appSecrets: ['*'] })).args, [
+        ...CONTROLLER_ARGS,
+        ...own,
+      ]);
+      assert.deepEqual(
+        controller(synth({ appServiceAccounts: ['web', 'billing/*'], appSecrets: [], watchedNamespaces: ['shop'] }))
+          .args,
+        [...CONTROLLER_ARGS, ...own, '--app-service-accounts=web,billing/*', '--app-secrets=', '--namespaces=shop'],
+      );
+      assert.match(CONTROLLER_USAGE, /--app-service-accounts LIST /);
+      assert.match(CONTROLLER_USAGE, /--app-secrets LIST /);
+      // From the environment of `npm run synth`: set but empty is the empty list (none), unset the default (any).
+      assert.deepEqual(operatorPropsFromEnv({ RECON8S_APP_SERVICE_ACCOUNTS: 'web, shop/*', RECON8S_APP_SECRETS: '' }), {
+        ...operatorPropsFromEnv({}),
+        appServiceAccounts: ['web', 'shop/*'],
+        appSecrets: [],
+      });
+      assert.equal(operatorPropsFromEnv({}).appSecrets, undefined);
+    });
+
+    it('fails on an App allow-list entry it cannot read, naming the prop and the value', () => {
+      assert.throws(
+        () => synth({ appServiceAccounts: ['Admin'], appSecrets: ['shop/web', '*/x'] }),
+        (e: Error) =>
+          /appServiceAccounts: "Admin" is not an allow-list entry: expected "\*", "NAMESPACE\/\*", "NAME" or "NAMESPACE\/NAME"/.test(
+            e.message,
+          ) && /appSecrets: "\*\/x" is not an allow-list entry/.test(e.message),
+      );
     });
 
     it("sets the controller's resources and pull policy", () => {

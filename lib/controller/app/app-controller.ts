@@ -8,6 +8,7 @@ import type { CustomResource, KindController, LiveLookup, ObservedState } from '
 import { compact, controlledBy, find, podsControlledBy, selectorString, serviceEndpoint } from '../status.js';
 import type { BindingFacts } from './database-binding.js';
 import { observeBinding, prepareBinding } from './database-binding.js';
+import { refusedReferences } from './reference-policy.js';
 import type { CredentialRotationStatus } from './binding-rotation.js';
 import { rolledRevision } from './binding-rotation.js';
 
@@ -15,6 +16,9 @@ import { rolledRevision } from './binding-rotation.js';
  * An App's pods carry these labels (the MySQL pods, an `app.kubernetes.io/component`, which an App's
  * labels never have: the spec refuses user labels under app.kubernetes.io/).
  */
+/** The Degraded reason of an App whose pods would name a ServiceAccount or Secret the install does not allow. */
+export const REFERENCE_NOT_ALLOWED = 'ReferenceNotAllowed';
+
 export const APP_POD_SELECTOR = `app.kubernetes.io/managed-by=${MANAGED_BY},!app.kubernetes.io/component`;
 
 /** What an App's Deployment and Service report. */
@@ -65,6 +69,12 @@ export function deploymentPods(pods: readonly V1Pod[], deployment: string): V1Po
 
 export const APP_CONTROLLER: KindController<BindingFacts> = {
   definition: APP,
+  // The ServiceAccounts and Secrets the install lets an App's pods name (reference-policy.ts).
+  admit: (cr, rendered, install) =>
+    refusedReferences(cr, rendered, install.appReferences).map((message) => ({
+      reason: REFERENCE_NOT_ALLOWED,
+      message,
+    })),
   // The database binding (spec.database): its Secret, and whether the account is ready.
   prepare: prepareBinding,
   refersTo: {

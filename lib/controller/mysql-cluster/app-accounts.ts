@@ -211,7 +211,14 @@ export function createAppAccounts(opts: AppAccountsOptions = {}) {
     }
 
     ctx.signal?.throwIfAborted();
-    const session = await open({ host: primary.ip, port: MYSQL_PORT, user: 'root', password: rootPassword, ca });
+    const session = await open({
+      host: primary.ip,
+      servername: names.memberHost(primary.name),
+      port: MYSQL_PORT,
+      user: 'root',
+      password: rootPassword,
+      ca,
+    });
     const events: Event[] = [];
     const failed = new Map<string, string>();
     let plan;

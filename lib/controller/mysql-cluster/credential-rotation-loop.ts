@@ -29,7 +29,12 @@ const WAIT_MS = 2_000;
 
 export interface ClusterRotationOptions {
   /** A session as root to a member (default: ClusterAccountSession over verified TLS). */
-  readonly open?: (o: { host: string; password: string; ca: string }) => Promise<ClusterAccountActions>;
+  readonly open?: (o: {
+    host: string;
+    servername: string;
+    password: string;
+    ca: string;
+  }) => Promise<ClusterAccountActions>;
   /** GET /credentials-revision of a member's agent (default: HTTP to the pod's address). */
   readonly agentRevision?: (ip: string) => Promise<string | undefined>;
 }
@@ -85,8 +90,8 @@ export type ClusterRotation = ReturnType<typeof createClusterRotation>;
 export function createClusterRotation(opts: ClusterRotationOptions = {}) {
   const open =
     opts.open ??
-    ((o: { host: string; password: string; ca: string }) =>
-      ClusterAccountSession.open({ host: o.host, port: MYSQL_PORT, user: 'root', password: o.password, ca: o.ca }));
+    ((o: { host: string; servername: string; password: string; ca: string }) =>
+      ClusterAccountSession.open({ ...o, port: MYSQL_PORT, user: 'root' }));
   const agentRevision = opts.agentRevision ?? fetchAgentRevision;
   /** The pass under way, and what finished passes found that manage() has not reported. */
   let running: Promise<void> | undefined;
@@ -126,7 +131,11 @@ export function createClusterRotation(opts: ClusterRotationOptions = {}) {
           bootstrapping: bootstrappingMembers(database),
           jobs: runningJobs(ctx.pods),
           agentRevision,
-          open: (ip, password) => open({ host: ip, password, ca }),
+          // Verified by the name of the member at that address (its pod's): the certificate must hold it.
+          open: (ip, password) => {
+            const member = database.find((p) => p.status?.podIP === ip)?.metadata?.name ?? ip;
+            return open({ host: ip, servername: names.memberHost(member), password, ca });
+          },
           controllerBusy,
           checkLeading: () => ctx.signal?.throwIfAborted(),
         };

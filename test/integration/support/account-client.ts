@@ -6,15 +6,26 @@ import { createConnection } from 'mysql2/promise';
 import type { AccountRequest } from '../../../lib/mysql/accounts.js';
 import { planAccounts } from '../../../lib/mysql/accounts.js';
 import { AccountSession } from '../../../lib/mysql/account-sql.js';
+import { sandboxMemberName } from './sandbox-member-name.js';
 
 type Input =
   | { mode: 'converge'; host: string; rootPassword: string; ca: string; requests: AccountRequest[] }
-  | { mode: 'as'; host: string; user: string; password: string; ca: string; statements: string[] };
+  | {
+      mode: 'as';
+      host: string;
+      user: string;
+      password: string;
+      ca: string;
+      statements: string[];
+      /** Log in without TLS (what a client that skips it would send). */
+      plain?: boolean;
+    };
 
 async function main(input: Input): Promise<unknown> {
   if (input.mode === 'converge') {
     const session = await AccountSession.open({
       host: input.host,
+      servername: sandboxMemberName(input.host),
       port: 3306,
       user: 'root',
       password: input.rootPassword,
@@ -37,7 +48,7 @@ async function main(input: Input): Promise<unknown> {
       user: input.user,
       password: input.password,
       // As an App verifies the server: with the CA its binding Secret carries.
-      ssl: { ca: input.ca, rejectUnauthorized: true },
+      ...(input.plain ? {} : { ssl: { ca: input.ca, rejectUnauthorized: true } }),
       connectTimeout: 3000,
     });
     for (const st of input.statements) await c.query(st);

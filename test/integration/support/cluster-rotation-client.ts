@@ -22,6 +22,7 @@ import {
 } from '../../../lib/controller/mysql-cluster/credential-rotation-pass.js';
 import { fetchAgentRevision } from '../../../lib/controller/mysql-cluster/agent-http.js';
 import { writeSecretVolume } from './mysql-sandbox.js';
+import { sandboxMemberName } from './sandbox-member-name.js';
 
 interface Input {
   readonly members: readonly { readonly name: string; readonly ip: string; readonly credentialsDir: string }[];
@@ -248,7 +249,15 @@ async function main(input: Input): Promise<unknown> {
       return jobRunning() || jobLoggingIn ? ['shop-backup-1'] : [];
     },
     agentRevision: fetchAgentRevision,
-    open: (ip, password) => ClusterAccountSession.open({ host: ip, port: 3306, user: 'root', password, ca: input.ca }),
+    open: (ip, password) =>
+      ClusterAccountSession.open({
+        host: ip,
+        servername: sandboxMemberName(ip),
+        port: 3306,
+        user: 'root',
+        password,
+        ca: input.ca,
+      }),
     controllerBusy: () => false,
     checkLeading: () => undefined,
   };

@@ -3,6 +3,7 @@
 // happened as JSON. Passwords come on stdin, never on the command line.
 import { connectMember } from '../../../lib/mysql/member-sql.js';
 import type { MemberCredentials } from '../../../lib/mysql/member-sql.js';
+import { sandboxMemberName } from './sandbox-member-name.js';
 
 interface Request {
   readonly host: string;
@@ -17,7 +18,13 @@ const chunks: Buffer[] = [];
 for await (const c of process.stdin) chunks.push(c as Buffer);
 const req = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Request;
 try {
-  const session = await connectMember({ host: req.host, port: 3306, credentials: req.credentials, ca: req.ca });
+  const session = await connectMember({
+    host: req.host,
+    servername: sandboxMemberName(req.host),
+    port: 3306,
+    credentials: req.credentials,
+    ca: req.ca,
+  });
   try {
     if (req.fence) {
       await session.fence();

@@ -15,6 +15,7 @@ import { AccountSession } from '../../../lib/mysql/account-sql.js';
 import type { AccountHolds, RotationFacts, RotationPhase } from '../../../lib/mysql/password-rotation.js';
 import { decideRotation, rotationActor, rotationPhase } from '../../../lib/mysql/password-rotation.js';
 import { generatePassword } from '../../../lib/reconcile/credential-keys.js';
+import { sandboxMemberName } from './sandbox-member-name.js';
 
 interface Input {
   readonly primary: string;
@@ -83,7 +84,14 @@ async function main(input: Input): Promise<unknown> {
     ...(rolled() ? { rolledRevision: kube.rollRevision } : {}),
   });
   const admin = () =>
-    AccountSession.open({ host: input.primary, port: 3306, user: 'root', password: input.rootPassword, ca: input.ca });
+    AccountSession.open({
+      host: input.primary,
+      servername: sandboxMemberName(input.primary),
+      port: 3306,
+      user: 'root',
+      password: input.rootPassword,
+      ca: input.ca,
+    });
   /** One pass of the cluster's account loop: plan from what the primary has, run it; what it reports. */
   const clusterPass = async () => {
     const session = await admin();

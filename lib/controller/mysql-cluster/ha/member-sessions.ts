@@ -49,6 +49,8 @@ export interface SessionSetting {
   readonly connect: ConnectMember;
   readonly credentials: MemberCredentials;
   readonly ca: string;
+  /** A member's name in its certificate (`<pod>.<headless>`): verified with the chain before a password is sent. */
+  readonly memberHost: (member: string) => string;
   /** Monotonic milliseconds. */
   readonly now: () => number;
   /** Queues the cluster to be looked at again at once. */
@@ -97,7 +99,7 @@ export interface SessionPass {
    * more try, in the background, in case it answers again (a failover never waits on it). `stillLost`
    * is asked once it answers: the fence is sent only while it holds.
    */
-  fenceInBackground(ip: string, stillLost: () => boolean, failed: (error: string) => void): void;
+  fenceInBackground(name: string, ip: string, stillLost: () => boolean, failed: (error: string) => void): void;
   /**
    * At the end of a pass: the sessions of members not in `asked` (name to pod), or kept for another
    * pod, end; every one does when the cluster was closed during the pass.
@@ -192,9 +194,9 @@ class PassSessions implements SessionPass {
     }
   }
 
-  fenceInBackground(ip: string, stillLost: () => boolean, failed: (error: string) => void): void {
+  fenceInBackground(name: string, ip: string, stillLost: () => boolean, failed: (error: string) => void): void {
     void (async () => {
-      const session = await this.connect(ip);
+      const session = await this.connect(name, ip);
       try {
         if (stillLost()) await session.fence();
       } finally {
@@ -213,9 +215,18 @@ class PassSessions implements SessionPass {
       if (closed || !asked.has(name) || key !== this.key(asked.get(name))) this.drop(name);
   }
 
-  private connect(ip: string, onLost?: () => void): Promise<MemberActions> {
+  /** A session to the member `name` at `ip`, its certificate verified by the cluster CA and that name. */
+  private connect(name: string, ip: string, onLost?: () => void): Promise<MemberActions> {
     const { credentials, ca } = this.setting;
-    return this.setting.connect({ host: ip, port: MYSQL_PORT, credentials, ca, ...(onLost ? { onLost } : {}) });
+    const servername = this.setting.memberHost(name);
+    return this.setting.connect({
+      host: ip,
+      servername,
+      port: MYSQL_PORT,
+      credentials,
+      ca,
+      ...(onLost ? { onLost } : {}),
+    });
   }
 
   /** The member's kept session if it was opened for this pod, these credentials and this CA; else a new one, kept. */
@@ -225,7 +236,7 @@ class PassSessions implements SessionPass {
     if (k?.key === key) return k.session;
     if (k) this.drop(name);
     const opening: { session?: MemberActions } = {};
-    const session = await this.connect(ip, () => {
+    const session = await this.connect(name, ip, () => {
       // Ended under it (its mysqld died, it closed the session): dropped, and the cluster looked at now,
       // but never in a loop (a member that keeps ending new sessions).
       const lost = opening.session;
@@ -248,7 +259,7 @@ class PassSessions implements SessionPass {
     entry.probing = true;
     void (async () => {
       try {
-        const session = await this.connect(ip);
+        const session = await this.connect(name, ip);
         try {
           await session.observe();
         } finally {

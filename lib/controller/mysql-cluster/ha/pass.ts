@@ -81,6 +81,7 @@ export class Pass {
       connect: ports.connect,
       credentials,
       ca,
+      memberHost: (member) => names.memberHost(member),
       now: () => ports.clock.now(),
       ...(ctx.wake ? { wake: ctx.wake } : {}),
     });
@@ -219,6 +220,7 @@ export class Pass {
     const ip = this.pods.find((p) => p.metadata?.name === member)?.status?.podIP;
     if (!ip || this.deposed) return;
     this.sessions.fenceInBackground(
+      member,
       ip,
       () => !this.deposed && this.primary !== member,
       (error) => this.log.debug('the lost primary could not be fenced', { member, error }),
