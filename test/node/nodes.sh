@@ -261,6 +261,20 @@ node_kubelet() { # inside node I's namespaces
   start_kubelet_here
 }
 
+# in_pod_network I POD_IP CMD...: runs CMD (a program of the host) in the network namespace of the pod
+# at POD_IP on node I: what the tests use to send traffic from a pod whose image has no client in it.
+in_pod_network() {
+  node_vars "$1"
+  local pod_ip=$2 init
+  shift 2
+  [[ $pod_ip =~ ^[0-9.]+$ ]] || die "not a pod address: '$pod_ip'"
+  init=$(init_pid "$I") || die "$NAME is off"
+  # shellcheck disable=SC2016 # expanded by the inner shell, in the node's mount namespace
+  nsenter -t "$init" -m -- bash -c 'for f in /run/containerd-state/io.containerd.grpc.v1.cri/netns/*; do
+      if nsenter --net="$f" ip -o -4 addr show dev eth0 2>/dev/null | grep -qF " inet $0/"; then exec nsenter --net="$f" -- "$@"; fi
+    done; echo "no pod at $0 on this node" >&2; exit 3' "$pod_ip" "$@"
+}
+
 volume_dir() { # volume_dir PV: the directory of a pool volume recon8s-worker-I-pv-J
   [[ $1 =~ ^recon8s-worker-([1-9])-pv-([0-9]+)$ ]] && echo "$RUN_DIR/w${BASH_REMATCH[1]}/volumes/pv-${BASH_REMATCH[2]}"
 }
@@ -311,6 +325,7 @@ case "${1:-}" in
   start-kubelet) start_kubelet "${2:-}" ;;
   node-init) node_init "${2:-}" ;;
   node-kubelet) node_kubelet "${2:-}" ;;
+  in-pod-network) shift; in_pod_network "$@" ;;
   recycle-volumes) recycle_volumes ;;
   *) echo "usage: nodes.sh up N ARCHIVE... | down | power-off|power-on|cut|heal|stop-kubelet|start-kubelet I" >&2; exit 2 ;;
 esac

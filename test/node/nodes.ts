@@ -53,6 +53,11 @@ export interface NodesCluster extends NodeCluster {
   /** Kills the node's kubelet alone: its containers (and containerd) keep running. */
   stopKubelet(node: string): Promise<void>;
   startKubelet(node: string): Promise<void>;
+  /**
+   * Runs a program of the host in the network namespace of the pod at `podIp` on `node` (traffic from
+   * that pod, for images with no client in them); resolves with its stdout, rejects when it fails.
+   */
+  inPodNetwork(node: string, podIp: string, command: readonly string[], timeoutMs?: number): Promise<string>;
 }
 
 export interface StartNodesOptions {
@@ -163,12 +168,15 @@ interface Parts {
 function nodesCluster(parts: Parts): NodesCluster {
   const kubeconfigPath = join(NODES_RUN_DIR, 'pki', 'admin.kubeconfig');
   const nodes = Array.from({ length: parts.count }, (_, i) => workerName(i + 1));
+  const indexOf = (node: string): string => {
+    const index = nodes.indexOf(node);
+    if (index < 0) throw new Error(`nodes: no node ${JSON.stringify(node)} (the nodes are ${nodes.join(', ')})`);
+    return String(index + 1);
+  };
   const fault =
     (operation: string) =>
     async (node: string): Promise<void> => {
-      const index = nodes.indexOf(node);
-      if (index < 0) throw new Error(`nodes: no node ${JSON.stringify(node)} (the nodes are ${nodes.join(', ')})`);
-      await runCommand('bash', [NODES_SCRIPT, operation, String(index + 1)], { env: parts.env });
+      await runCommand('bash', [NODES_SCRIPT, operation, indexOf(node)], { env: parts.env });
     };
   return {
     kubeconfigPath,
@@ -196,6 +204,11 @@ function nodesCluster(parts: Parts): NodesCluster {
     heal: fault('heal'),
     stopKubelet: fault('stop-kubelet'),
     startKubelet: fault('start-kubelet'),
+    inPodNetwork: (node, podIp, command, timeoutMs = 30_000) =>
+      runCommand('bash', [NODES_SCRIPT, 'in-pod-network', indexOf(node), podIp, ...command], {
+        env: parts.env,
+        timeoutMs,
+      }),
     stop: parts.stop,
   };
 }
