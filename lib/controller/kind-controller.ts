@@ -3,7 +3,7 @@
 // through the registry in kinds.ts. Adding a kind: its construct and KindDefinition in constructs/, a
 // folder here implementing KindController, one line in kinds.ts.
 import type { KubernetesObject as LiveObject, V1PersistentVolumeClaim, V1Pod, V1Secret } from '@kubernetes/client-node';
-import type { KindDefinition, KubernetesObject } from '../../constructs/index.js';
+import type { KindDefinition, KubernetesObject, OperatorPods } from '../../constructs/index.js';
 import type { KubeClient } from '../kube/index.js';
 import type { ControllerMetrics } from '../observability/controller-metrics.js';
 import type { Logger } from '../observability/logger.js';
@@ -192,6 +192,11 @@ export interface InstallFacts {
   readonly credentialsClusterRole?: string;
   /** The ServiceAccounts and Secrets an App may name (--app-service-accounts, --app-secrets). @default anything of its namespace */
   readonly appReferences?: AppReferencePolicy;
+  /**
+   * The controller's own pods, which a MySQLCluster's NetworkPolicy admits to its members
+   * (--operator-namespace, default $POD_NAMESPACE; --operator-pod-labels). @default every pod of recon8s-system
+   */
+  readonly operatorPods?: OperatorPods;
 }
 
 export interface KindController {
