@@ -2,7 +2,8 @@
 // admit: the node's bridge CNI enforces no policy, so a test that must see a refusal starts this beside
 // it (only the firewall: no router, no service proxy, no CNI of its own) and stops it when done. Its
 // rules (KUBE-ROUTER-*, KUBE-POD-FW-*, KUBE-NWPLCY-* chains, KUBE-* ipsets) are removed on stop by its own
-// --cleanup-config, and the node's teardown removes any KUBE-* chain left.
+// --cleanup-config, and the node's teardown removes any KUBE-* chain left (and kills the process: its
+// command line names the node's run directory, through the kubeconfig).
 import { spawn, spawnSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
@@ -81,13 +82,28 @@ export async function startPolicyController(node: NodeCluster): Promise<PolicyCo
         await exited;
         clearTimeout(timer);
       }
+      // Its policy controller's cleanup, then the rest of --cleanup-config, which on this node panics in
+      // the service proxy's (no IPVS): judged by what is left, not by its exit code.
       const cleanup = spawnSync(binary, ['--cleanup-config', `--kubeconfig=${node.kubeconfigPath}`], {
         encoding: 'utf8',
         timeout: 60_000,
       });
       log.end();
-      if (cleanup.status !== 0)
-        throw new Error(`kube-router --cleanup-config failed (${cleanup.status ?? cleanup.signal}): ${cleanup.stderr}`);
+      const left = leftovers();
+      if (left.length > 0)
+        throw new Error(
+          `kube-router --cleanup-config (exit ${cleanup.status ?? cleanup.signal}) left ${left.join(', ')}: ${cleanup.stderr}`,
+        );
     },
   };
+}
+
+/** kube-router's iptables chains and ipsets still on the host. */
+export function leftovers(): string[] {
+  const rules = spawnSync('iptables-save', [], { encoding: 'utf8' }).stdout;
+  const chains = [...new Set(rules.match(/KUBE-(ROUTER|POD-FW|NWPLCY)[-A-Z0-9]*/g) ?? [])];
+  const sets = spawnSync('ipset', ['list', '-n'], { encoding: 'utf8' })
+    .stdout.split('\n')
+    .filter((n) => /^(KUBE-|kube-router)/.test(n));
+  return [...chains.map((c) => `chain ${c}`), ...sets.map((n) => `ipset ${n}`)];
 }
