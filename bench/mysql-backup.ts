@@ -48,6 +48,7 @@ try {
     bucket: 'bench',
     prefix: 'db',
     endpoint: s3.endpoint,
+    allowInsecureEndpoint: true, // versitygw on the host speaks plain HTTP
     credentialsSecretName: 'store',
     rcloneImage: node.images.mysql,
   };

@@ -51,6 +51,8 @@ export {
   MEMBER_REPORTS as MYSQL_MEMBER_REPORTS,
   STORE_REPORTS as MYSQL_STORE_REPORTS,
 } from './mysql/layout.js';
+export { VALUE_GRAMMARS as MYSQL_VALUE_GRAMMARS } from './mysql/grammar.js';
+export type { ValueGrammarName as MySQLValueGrammarName } from './mysql/grammar.js';
 export { InvalidSpecError, formatProblem } from './schema/validate.js';
 export type { Problem } from './schema/validate.js';
 export type { KindDefinition, ResourceType } from './schema/schema.js';

@@ -130,6 +130,12 @@ const NETWORK_POLICY: Lane = e2e('e2e-network-policy', 'mysql-network-policy');
 const NODE_TEARDOWN: Lane = e2e('e2e-teardown', 'teardown/node-teardown');
 
 /**
+ * The three-node rig (test/node/nodes.sh): a control plane and worker nodes of its own, which use the
+ * host's bridge, routes and sysctls as the single node does, so it starts once that node is down.
+ */
+const NODES_RIG: Lane = { name: 'e2e-nodes', commands: [mocha('test/e2e/nodes.test.ts')], mocha: true };
+
+/**
  * The integration files that need no control plane (real mysqld in a sandbox, the images, the packages
  * as users install them, helm, the S3 server): a lane of their own, beside the ones that use it.
  */
@@ -343,11 +349,12 @@ async function runOnNode(lanes: readonly Lane[], prefixed: boolean, others: Othe
     ];
   }
   const dir = mkdtempSync(join(tmpdir(), 'recon8s-test-run-'));
+  let outcomes: Outcome[];
   try {
     const handleFile = join(dir, 'node.json');
     writeFileSync(handleFile, JSON.stringify(nodeHandle(node)));
     const env = { ...process.env, [NODE_HANDLE_ENV]: handleFile };
-    const outcomes = await inPool(
+    outcomes = await inPool(
       lanes,
       () => (others.running > 0 ? E2E_AT_ONCE.besideOtherLanes : E2E_AT_ONCE.alone),
       (lane) => runLane(lane, prefixed, env),
@@ -355,11 +362,13 @@ async function runOnNode(lanes: readonly Lane[], prefixed: boolean, others: Othe
     );
     outcomes.push(await runLane(NETWORK_POLICY, prefixed, env));
     outcomes.push(await runLane(NODE_TEARDOWN, prefixed, env));
-    return outcomes;
   } finally {
     await node.stop();
     rmSync(dir, { recursive: true, force: true });
   }
+  // In the whole run and the e2e lane set: once the single node is down.
+  if (lanes.some((l) => E2E_LANES.includes(l))) outcomes.push(await runLane(NODES_RIG, prefixed));
+  return outcomes;
 }
 
 function duration(seconds: number): string {

@@ -34,6 +34,9 @@ export function podSecurityContext(opts: {
   };
 }
 
+/** The node label that names each node: a topology of one node per domain. */
+export const HOSTNAME_TOPOLOGY_KEY = 'kubernetes.io/hostname';
+
 /** Spread pods of one instance over nodes when the scheduler can, without ever refusing to schedule. */
 export function preferredAntiAffinity(selector: Readonly<Record<string, string>>): k8s.Affinity {
   return {
@@ -41,7 +44,7 @@ export function preferredAntiAffinity(selector: Readonly<Record<string, string>>
       preferredDuringSchedulingIgnoredDuringExecution: [
         {
           weight: 100,
-          podAffinityTerm: { topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: { ...selector } } },
+          podAffinityTerm: { topologyKey: HOSTNAME_TOPOLOGY_KEY, labelSelector: { matchLabels: { ...selector } } },
         },
       ],
     },

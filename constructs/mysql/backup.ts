@@ -7,7 +7,7 @@ import type { MySQLClusterContext } from './context.js';
 import { clusterLabels, objectMeta, secretEnv } from './context.js';
 import type { ResolvedMySQLBackup } from './spec.generated.js';
 import { BACKUP_COMPONENT, MYSQL_UID, PATHS, SECRET_KEYS } from './layout.js';
-import { rcloneInitContainer, storeEnv, toolsMount, toolsVolume } from './object-store.js';
+import { rcloneInitContainer, storeEnv, storeMounts, storeVolumes } from './object-store.js';
 import { SCRIPT } from './scripts.js';
 import { quantity, quantityBytes, resourceRequirements } from '../common/resources.js';
 
@@ -65,7 +65,7 @@ function withVerification(ctx: MySQLClusterContext, backup: ResolvedMySQLBackup,
         securityContext: containerSecurityContext({ runAsNonRoot: true, readOnlyRootFilesystem: true }),
         volumeMounts: [
           { name: 'scripts', mountPath: PATHS.scripts, readOnly: true },
-          toolsMount,
+          ...storeMounts(backup.s3),
           { name: 'tmp', mountPath: PATHS.tmp },
           { name: 'verify-scratch', mountPath: PATHS.verifyScratch },
         ],
@@ -156,7 +156,7 @@ function backupPodSpec(
 ): k8s.PodSpec {
   const store = backup.s3;
   const destination: { mounts: k8s.VolumeMount[]; volumes: k8s.Volume[] } = store
-    ? { mounts: [toolsMount], volumes: [toolsVolume] }
+    ? { mounts: storeMounts(store), volumes: storeVolumes(store) }
     : {
         mounts: [{ name: 'backup', mountPath: PATHS.backup }],
         volumes: [{ name: 'backup', persistentVolumeClaim: { claimName: backup.persistentVolumeClaimName ?? '' } }],

@@ -17,7 +17,7 @@ const JOB_SCRIPTS: ReadonlySet<string> = new Set<ScriptName>([
   SCRIPT.binlog,
   SCRIPT.listBackups,
   SCRIPT.findBinlog,
-  'binlog-find.sh',
+  'binlog-filter.sh',
   SCRIPT.verifyBackup,
 ]);
 

@@ -136,6 +136,9 @@ export const PATHS = {
   tlsKey: '/etc/mysql/tls/tls.key',
   /** Programs copied into the pod by an init container (rclone, for the object store); an emptyDir. */
   tools: '/opt/recon8s-tools',
+  /** The object store's encryption key (s3.encryption.secretRef), one file of the Secret's, read-only. */
+  storeKey: '/etc/recon8s/store-key',
+  storeKeyFile: '/etc/recon8s/store-key/key',
   /** Where the backup verification's scratch volume (an emptyDir with a size limit) is mounted. */
   verifyScratch: '/var/lib/recon8s-verify',
 } as const;

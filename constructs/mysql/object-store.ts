@@ -7,6 +7,7 @@ import type { ResolvedMySQLObjectStore } from './spec.generated.js';
 import { OBJECT_STORE_SECRET_KEYS } from './spec.js';
 
 export const TOOLS_VOLUME = 'tools';
+const STORE_KEY_VOLUME = 'store-key';
 
 const TOOLS_RESOURCES: k8s.ResourceRequirements = {
   requests: { cpu: k8s.Quantity.fromString('10m'), memory: k8s.Quantity.fromString('16Mi') },
@@ -27,6 +28,8 @@ export function storeEnv(store: ResolvedMySQLObjectStore): k8s.EnvVar[] {
     { name: 'RCLONE_CONFIG_STORE_FORCE_PATH_STYLE', value: String(store.forcePathStyle) },
     key('RCLONE_CONFIG_STORE_ACCESS_KEY_ID', OBJECT_STORE_SECRET_KEYS.accessKeyId),
     key('RCLONE_CONFIG_STORE_SECRET_ACCESS_KEY', OBJECT_STORE_SECRET_KEYS.secretAccessKey),
+    // The encryption key's file: the key itself is never an environment variable (scripts/store.sh).
+    ...(store.encryption ? [{ name: 'STORE_ENCRYPTION_KEY_FILE', value: PATHS.storeKeyFile }] : []),
   ];
 }
 
@@ -43,5 +46,33 @@ export function rcloneInitContainer(store: ResolvedMySQLObjectStore, imagePullPo
   };
 }
 
-export const toolsVolume: k8s.Volume = { name: TOOLS_VOLUME, emptyDir: {} };
-export const toolsMount: k8s.VolumeMount = { name: TOOLS_VOLUME, mountPath: PATHS.tools, readOnly: true };
+const toolsVolume: k8s.Volume = { name: TOOLS_VOLUME, emptyDir: {} };
+const toolsMount: k8s.VolumeMount = { name: TOOLS_VOLUME, mountPath: PATHS.tools, readOnly: true };
+
+/**
+ * The volumes of a pod that uses the store: the tools (rclone), and with encryption the one key of the
+ * Secret, readable by the mysql group alone (fsGroup). A missing Secret or key keeps the pod from
+ * starting, which the Job's events say: no job runs without its key.
+ */
+export function storeVolumes(store: ResolvedMySQLObjectStore): k8s.Volume[] {
+  const key = store.encryption?.secretRef;
+  return [
+    toolsVolume,
+    ...(key
+      ? [
+          {
+            name: STORE_KEY_VOLUME,
+            secret: { secretName: key.name, items: [{ key: key.key, path: 'key' }], defaultMode: 0o440 },
+          },
+        ]
+      : []),
+  ];
+}
+
+/** The mounts of {@link storeVolumes} in a container that uses the store. */
+export function storeMounts(store: ResolvedMySQLObjectStore): k8s.VolumeMount[] {
+  return [
+    toolsMount,
+    ...(store.encryption ? [{ name: STORE_KEY_VOLUME, mountPath: PATHS.storeKey, readOnly: true }] : []),
+  ];
+}

@@ -19,6 +19,7 @@ import {
   SERVER_ID_OFFSET,
   STORE_REPORTS,
 } from './layout.js';
+import { VALUE_GRAMMARS } from './grammar.js';
 
 /** The generated header's file name, in constructs/mysql/scripts/ and in the scripts ConfigMap. */
 export const LAYOUT_SH = 'layout.sh';
@@ -51,6 +52,14 @@ export function scriptVariables(): Readonly<Record<string, string | number>> {
     // The reasons of the jobs' and the restore's reports: RECON8S_REPORT_BACKUP_COMPLETED for backupCompleted...
     ...Object.fromEntries(
       Object.entries(STORE_REPORTS).map(([key, reason]) => [`RECON8S_REPORT_${constantCase(key)}`, reason]),
+    ),
+    // The grammars of outside values (common.sh: valid, checked): RECON8S_GRAMMAR_gtid_set for gtid-set,
+    // and RECON8S_GRAMMAR_WORDS_gtid_set, what it is in words.
+    ...Object.fromEntries(
+      Object.entries(VALUE_GRAMMARS).flatMap(([name, g]) => [
+        [`RECON8S_GRAMMAR_${name.replaceAll('-', '_')}`, g.pattern],
+        [`RECON8S_GRAMMAR_WORDS_${name.replaceAll('-', '_')}`, g.words],
+      ]),
     ),
   };
 }

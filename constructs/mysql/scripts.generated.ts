@@ -3,7 +3,7 @@
 /** The scripts of constructs/mysql/scripts/ (layout.sh aside: script-layout.ts renders it). */
 export type ScriptName =
   | 'backup.sh'
-  | 'binlog-find.sh'
+  | 'binlog-filter.sh'
   | 'binlog.sh'
   | 'bootstrap.sh'
   | 'common.sh'
@@ -87,7 +87,7 @@ finish() {
 trap finish EXIT
 
 source_sql() { # HOST SQL: one result per line, unescaped
-  mysql --defaults-extra-file=<(verified_cnf root "$MYSQL_ROOT_PASSWORD") --host="$1" --port="$RECON8S_MYSQL_PORT" \\
+  mysql_client --defaults-extra-file=<(verified_cnf root "$MYSQL_ROOT_PASSWORD") --host="$1" --port="$RECON8S_MYSQL_PORT" \\
     --get-server-public-key --connect-timeout=10 --batch --skip-column-names --raw -e "$2"
 }
 
@@ -150,7 +150,7 @@ json_escape() {
 }
 snapshot_begin() {
   coproc SNAPSHOT {
-    mysql --defaults-extra-file=<(verified_cnf root "$MYSQL_ROOT_PASSWORD") --host="$host" --port="$RECON8S_MYSQL_PORT" \\
+    mysql_client --defaults-extra-file=<(verified_cnf root "$MYSQL_ROOT_PASSWORD") --host="$host" --port="$RECON8S_MYSQL_PORT" \\
       --get-server-public-key --connect-timeout=10 --batch --skip-column-names --raw --unbuffered 2>&1
   }
   if snapshot_sql "SET SESSION sql_mode = ''; SET SESSION lock_wait_timeout = 10; FLUSH TABLES WITH READ LOCK; SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ; START TRANSACTION WITH CONSISTENT SNAPSHOT; SELECT REPLACE(@@GLOBAL.gtid_executed, '\\n', '')"; then
@@ -217,7 +217,8 @@ if [[ -n $to_store ]]; then
   snapshot_end
   wait "$dump_pid"
   size=$(store_rclone size --json "$(store_path "base/$stamp/dump.sql.gz")")
-  size=$(json_field "$size" bytes) || die "the store did not say the size of $(store_url "base/$stamp/dump.sql.gz")"
+  stored_field size "$size" bytes count "the store's answer for the size of $(store_url "base/$stamp/dump.sql.gz")" ||
+    die "the store did not say the size of $(store_url "base/$stamp/dump.sql.gz")"
 else
   dump >"$partial"
   sync -- "$partial"
@@ -271,12 +272,12 @@ else
 fi
 report "$RECON8S_REPORT_BACKUP_COMPLETED" "$manifest"
 `,
-  'binlog-find.sh': `# recon8s: the binary-log search's filter (sourced by find-binlog.sh, and by tests on a real log).
+  'binlog-filter.sh': `# recon8s: the binary-log search's filter (sourced by find-binlog.sh, and by tests on a real log).
 # shellcheck shell=bash
 #
 # binlog_find_filter LOG: the transactions of one binary log (a file) that may hold the statement, as
 # mysqlbinlog --verbose prints them, with only lines left out, so that what the CLI parses is
-# mysqlbinlog's own text (lib/cli/binlog-find.ts):
+# mysqlbinlog's own text (lib/cli/binlog-command.ts):
 # - Row values (\`###   @1=…\`, \`### WHERE\`, \`### SET\`) and repeated row headers: a bulk DELETE is one
 #   \`### DELETE FROM\` line, not a million. The base64 of row events is never printed (DECODE-ROWS).
 # - Transactions that do not contain every word of FIND_WORDS (lower case, backquotes removed) anywhere:
@@ -333,6 +334,10 @@ binlog_find_filter() {
 #   holds them. Before the first backup nothing can be restored, so nothing is a gap.
 # It talks to the primary by its own name (report_host), so that a failover in the middle of a run
 # cannot mix two servers' logs; a read-only member (not the primary, or fenced) archives nothing and says so.
+# Nothing read from the store is trusted: every value of state.json, a manifest or a log's JSON is checked
+# against its grammar (common.sh: checked, stored_field) before it reaches SQL, and a value that is not
+# of it fails the run (BinlogArchiveFailed), naming the object and the value; a name in a listing that
+# is not one of ours is left alone.
 set -euo pipefail
 # shellcheck source=common.sh
 . "\${BASH_SOURCE[0]%/*}/common.sh"
@@ -356,7 +361,7 @@ trap finish EXIT
 
 host=$PRIMARY_HOST
 member_sql() { # SQL...: bare rows, values escaped (a newline is \\\\n)
-  mysql --defaults-extra-file=<(verified_cnf root "$MYSQL_ROOT_PASSWORD") --host="$host" --port="$RECON8S_MYSQL_PORT" \\
+  mysql_client --defaults-extra-file=<(verified_cnf root "$MYSQL_ROOT_PASSWORD") --host="$host" --port="$RECON8S_MYSQL_PORT" \\
     --get-server-public-key --connect-timeout=10 --batch --skip-column-names -e "SET SESSION sql_mode = ''; $*"
 }
 # A GTID set expression's value, on one line.
@@ -368,13 +373,14 @@ member=$(member_sql 'SELECT @@report_host')
 [[ $member =~ ^[a-z0-9.-]+$ ]] && host=$member
 writable=$(member_sql 'SELECT @@read_only = 0 AND @@super_read_only = 0')
 [[ $writable == 1 ]] || die "$host (behind $PRIMARY_HOST) is read-only: no primary to archive from right now"
-uuid=$(member_sql 'SELECT @@server_uuid')
+uuid=
+checked uuid uuid "$(member_sql 'SELECT @@server_uuid')" "the server_uuid of $host"
 
 archived=
 state=
 if [[ -n $(store_list binlog --files-only --include /state.json) ]]; then
-  state=$(store_rclone cat "$(store_path binlog/state.json)")
-  archived=$(json_field "$state" archivedGtids) || archived=
+  state=$(store_cat binlog/state.json) || die "$(store_failure)"
+  stored_field archived "$state" archivedGtids gtid-set "$(store_url binlog/state.json)" || archived=
 fi
 
 switched_at=$(member_sql "SELECT DATE_FORMAT(UTC_TIMESTAMP(), '%Y-%m-%dT%H:%i:%sZ')")
@@ -384,10 +390,11 @@ mapfile -t logs < <(member_sql 'SHOW BINARY LOGS' | cut -f1)
 printf -v stamp '%(%Y%m%dT%H%M%SZ)T' -1
 
 previous_gtids() { # LOG: the Previous_gtids event of a log (its second event)
-  [[ $1 =~ ^[A-Za-z0-9._-]+$ ]] || die "unexpected binary log name '$1'"
-  local info
+  valid binlog-file "$1" || die "unexpected binary log name $(shown "$1")"
+  local info gtids
   info=$(member_sql "SHOW BINLOG EVENTS IN '$1' LIMIT 2" | sed -n 2p | cut -f6)
-  printf '%s' "\${info//\\\\n/}"
+  checked gtids gtid-set "\${info//\\\\n/}" "the Previous_gtids of $host's binary log $1"
+  printf '%s' "$gtids"
 }
 
 copied=0
@@ -424,10 +431,17 @@ store_rclone rcat "$(store_path binlog/state.json)" <<<"$state"
 mapfile -t complete < <(store_list base -R --files-only --include '/*/manifest.json' | sed -n 's|^\\([0-9]\\{8\\}T[0-9]\\{6\\}Z\\)/manifest\\.json$|\\1|p' | sort)
 if ((\${#complete[@]})); then
   oldest=\${complete[0]}
-  oldest_gtids=$(json_field "$(store_rclone cat "$(store_path "base/$oldest/manifest.json")")" gtidSet) || oldest_gtids=
+  oldest_manifest=$(store_cat "base/$oldest/manifest.json") || die "$(store_failure)"
+  stored_field oldest_gtids "$oldest_manifest" gtidSet gtid-set "$(store_url "base/$oldest/manifest.json")" || oldest_gtids=
   while IFS= read -r segment; do
-    [[ $segment =~ ^([0-9]{8}T[0-9]{6}Z)-.*\\.json$ && \${BASH_REMATCH[1]} < $oldest && -n $oldest_gtids ]] || continue
-    gtids=$(json_field "$(store_rclone cat "$(store_path "binlog/$segment")")" gtidSet) || continue
+    [[ $segment != state.json ]] || continue
+    if ! valid segment "$segment"; then
+      log "left alone: $(store_url binlog/)$(shown "$segment") is not named like an archived binary log"
+      continue
+    fi
+    [[ \${segment:0:16} < $oldest && -n $oldest_gtids ]] || continue
+    meta=$(store_cat "binlog/$segment") || die "$(store_failure)"
+    stored_field gtids "$meta" gtidSet gtid-set "$(store_url "binlog/$segment")" || continue
     [[ $(member_sql "SELECT GTID_SUBSET('$gtids', '$oldest_gtids')") == 1 ]] || continue
     store_rclone deletefile "$(store_path "binlog/\${segment%.json}.gz")"
     store_rclone deletefile "$(store_path "binlog/$segment")"
@@ -438,7 +452,8 @@ log "$copied binary logs archived; the archive holds every transaction committed
 
 gap=
 if ((\${#complete[@]})); then
-  newest_gtids=$(json_field "$(store_rclone cat "$(store_path "base/\${complete[-1]}/manifest.json")")" gtidSet) || newest_gtids=
+  newest_manifest=$(store_cat "base/\${complete[-1]}/manifest.json") || die "$(store_failure)"
+  stored_field newest_gtids "$newest_manifest" gtidSet gtid-set "$(store_url "base/\${complete[-1]}/manifest.json")" || newest_gtids=
   gap=$(gtid_sql "GTID_SUBTRACT(GTID_SUBTRACT(@@GLOBAL.gtid_purged, '$archived'), '$newest_gtids')")
 fi
 if [[ -n $gap ]]; then
@@ -538,7 +553,7 @@ start_server() {
 
 # Runs SQL from stdin as the temporary server's root, which has no password yet.
 temporary_sql() {
-  mysql --no-defaults --socket="$sock" --user=root --batch --max-allowed-packet=1G "$@"
+  mysql_client --no-defaults --socket="$sock" --user=root --batch --max-allowed-packet=1G "$@"
 }
 
 # The SQL ends with SHUTDOWN; wait for the server to finish it.
@@ -601,7 +616,7 @@ initialize_primary() {
 
 # One attempt: does a primary answer on the primary Service?
 primary_answers() {
-  mysql --defaults-extra-file=<(verified_cnf "$RECON8S_REPLICATION_USER" "$MYSQL_REPLICATION_PASSWORD") \\
+  mysql_client --defaults-extra-file=<(verified_cnf "$RECON8S_REPLICATION_USER" "$MYSQL_REPLICATION_PASSWORD") \\
     --host="$PRIMARY_HOST" --port="$RECON8S_MYSQL_PORT" --get-server-public-key --connect-timeout=5 --batch \\
     -e 'SELECT 1' >/dev/null 2>&1
 }
@@ -609,7 +624,7 @@ primary_answers() {
 wait_for_primary() {
   local i out
   for ((i = 1; ; i++)); do
-    if out=$(mysql --defaults-extra-file=<(verified_cnf "$RECON8S_REPLICATION_USER" "$MYSQL_REPLICATION_PASSWORD") \\
+    if out=$(mysql_client --defaults-extra-file=<(verified_cnf "$RECON8S_REPLICATION_USER" "$MYSQL_REPLICATION_PASSWORD") \\
       --host="$PRIMARY_HOST" --port="$RECON8S_MYSQL_PORT" --get-server-public-key --connect-timeout=5 --batch \\
       -e 'SELECT 1' 2>&1); then
       return 0
@@ -784,11 +799,59 @@ last_words() {
   printf '%s' "$*"
 }
 
-# json_field JSON NAME: a string or number field of a flat JSON object written by these scripts.
+# json_field JSON NAME: a string or number field of a flat JSON object written by these scripts. What it
+# returns is text only: a value that comes from outside (the object store above all) goes through
+# stored_field, which checks it against its grammar, before it reaches SQL, a path or arithmetic.
 json_field() {
   local re='"'"$2"'":[[:space:]]*("([^"]*)"|([0-9]+))'
   [[ $1 =~ $re ]] || return 1
   printf '%s' "\${BASH_REMATCH[2]}\${BASH_REMATCH[3]}"
+}
+
+# valid GRAMMAR VALUE: whether VALUE is of GRAMMAR (a GTID set without its blanks). The grammars (gtid-set,
+# gtid, uuid, backup-name, time, count, binlog-file, segment, host) are constructs/mysql/grammar.ts's, in
+# layout.sh as RECON8S_GRAMMAR_<name>: the spec's patterns and the controller's parsers are the same
+# ones. Nothing any of them accepts can close a SQL string literal, start a shell expansion or an
+# arithmetic expression, or name another path.
+valid() {
+  local name=RECON8S_GRAMMAR_\${1//-/_} value=$2
+  [[ -n \${!name+x} ]] || die "unknown grammar '$1'"
+  [[ $1 != gtid-set ]] || value=\${value//[[:space:]]/}
+  [[ $value =~ \${!name} ]]
+}
+
+# shown VALUE: a value for a message: quoted, printable characters only, at most 120 of them.
+shown() {
+  local v=\${1//[^[:print:]]/?}
+  ((\${#v} <= 120)) || v="\${v:0:120}..."
+  printf "'%s'" "$v"
+}
+
+# What refuses a value from outside: die, unless the script names its own (restore.sh: restore_fail, so
+# that the refusal is reported as RestoreFailed).
+on_untrusted=die
+
+# checked VAR GRAMMAR VALUE WHAT: VAR := VALUE (a GTID set without its blanks) when it is of GRAMMAR;
+# otherwise refuses it, naming WHAT (where it came from), the value and what was expected.
+# (The locals' names start with "__": a caller's VAR must not be one of them.)
+checked() {
+  local -n __checked_var=$1
+  local __checked_words=RECON8S_GRAMMAR_WORDS_\${2//-/_}
+  valid "$2" "$3" || "$on_untrusted" "$4 is not \${!__checked_words}: $(shown "$3")"
+  __checked_var=$3
+  [[ $2 != gtid-set ]] || __checked_var=\${__checked_var//[[:space:]]/}
+}
+
+# stored_field VAR JSON FIELD GRAMMAR WHAT: VAR := the FIELD of a JSON object read from outside (WHAT: the
+# object's location), checked against GRAMMAR (see checked). Fails (1) when the field is absent, and
+# leaves VAR empty then.
+stored_field() {
+  local -n __stored_var=$1
+  local __stored_value
+  # shellcheck disable=SC2034 # a nameref: the caller's VAR
+  __stored_var=
+  __stored_value=$(json_field "$2" "$3") || return 1
+  checked "$1" "$4" "$__stored_value" "$3 in $5"
 }
 
 # The GTID set of a mysqldump --set-gtid-purged=COMMENTED header (FILE holds its lines, in 8.x's or 9.x's
@@ -802,7 +865,7 @@ dump_gtid_set() {
   text=\${text%%\\'*}
   text=\${text//[[:space:]]/}
   text=\${text#+}
-  [[ $text =~ ^[0-9A-Fa-f:,_a-z-]*$ ]] || die "cannot read the GTID set from the dump header: '$text'"
+  valid gtid-set "$text" || die "cannot read the GTID set from the dump header: $(shown "$text")"
   printf '%s' "$text"
 }
 
@@ -819,10 +882,19 @@ verified_cnf() {
   printf '%s\\n' 'ssl-mode=VERIFY_CA' "ssl-ca=$RECON8S_TLS_CA"
 }
 
+# The mysql client as every script runs it. OPTIONS_SOURCE (--defaults-extra-file=... or --no-defaults,
+# which mysql takes only as its first option) comes first; then the client's own commands are off
+# (--commands=OFF: \`\\!\` runs a shell, \`source\` and \`tee\` read and write files; a statement from a dump or
+# a binary log, or an image's option file, must never turn them on), and so is LOAD DATA LOCAL (which
+# would send the server any file of this container), whatever an option file says.
+mysql_client() {
+  mysql "$1" --commands=OFF --local-infile=0 "\${@:2}"
+}
+
 # Runs SQL (from -e or stdin) as root over the local socket and prints bare tab-separated rows. The
 # credentials come on fd 3 from a here-string: no process that could outlive the call (see above).
 local_sql() {
-  mysql --defaults-extra-file=/dev/fd/3 --socket="$RECON8S_SOCKET" --batch --skip-column-names "$@" \\
+  mysql_client --defaults-extra-file=/dev/fd/3 --socket="$RECON8S_SOCKET" --batch --skip-column-names "$@" \\
     3<<<"$(client_cnf root "$MYSQL_ROOT_PASSWORD")"
 }
 `,
@@ -840,13 +912,14 @@ set -euo pipefail
 [[ -n \${STORE_BUCKET:-} ]] || die "the backups are not in an object store (spec.backup.s3): no binary logs are archived"
 # shellcheck source=store.sh
 . "\${BASH_SOURCE[0]%/*}/store.sh"
-# shellcheck source=binlog-find.sh
-. "\${BASH_SOURCE[0]%/*}/binlog-find.sh"
+# shellcheck source=binlog-filter.sh
+. "\${BASH_SOURCE[0]%/*}/binlog-filter.sh"
 work=\${FIND_SCRATCH:-$RECON8S_TMP}/find-binlog.$$
 mkdir -p -- "$work"
 trap 'rm -rf -- "$work"' EXIT
 if [[ -n $(store_list binlog --files-only --include /state.json) ]]; then
-  printf 'state\\t%s\\n' "$(store_rclone cat "$(store_path binlog/state.json)")"
+  state=$(store_cat binlog/state.json) || die "$(store_failure)"
+  printf 'state\\t%s\\n' "\${state//[$'\\n\\r']/ }"
 fi
 since_stamp=
 if [[ -n \${FIND_SINCE:-} ]]; then
@@ -855,10 +928,11 @@ if [[ -n \${FIND_SINCE:-} ]]; then
 fi
 count=0
 while IFS= read -r segment; do
-  [[ $segment =~ ^([0-9]{8}T[0-9]{6}Z)-.*\\.json$ ]] || continue
-  [[ -z $since_stamp || ! \${BASH_REMATCH[1]} < $since_stamp ]] || continue
-  store_rclone cat "$(store_path "binlog/\${segment%.json}.gz")" | gunzip -c >"$work/log" ||
-    die "cannot read $(store_url "binlog/\${segment%.json}.gz")"
+  # Only what is named like an archived log (store.sh): a name from the store is never trusted.
+  valid segment "$segment" || continue
+  [[ -z $since_stamp || ! \${segment:0:16} < $since_stamp ]] || continue
+  store_cat "binlog/\${segment%.json}.gz" | gunzip -c >"$work/log" ||
+    die "$(store_failure || echo "cannot read $(store_url "binlog/\${segment%.json}.gz")")"
   printf 'log\\t%s\\n' "\${segment%.json}"
   binlog_find_filter "$work/log"
   rm -f -- "$work/log"
@@ -906,11 +980,15 @@ require_env CLUSTER_NAME
 if [[ -n \${STORE_BUCKET:-} ]]; then
   # shellcheck source=store.sh
   . "\${BASH_SOURCE[0]%/*}/store.sh"
+  # The manifests as the store holds them (the CLI judges their values: lib/cli/backup-command.ts), each on
+  # its one line: a newline in an object must not start a line of its own.
   while IFS= read -r name; do
-    printf 'backup\\t%s\\n' "$(store_rclone cat "$(store_path "base/$name/manifest.json")")"
+    manifest=$(store_cat "base/$name/manifest.json") || die "$(store_failure)"
+    printf 'backup\\t%s\\n' "\${manifest//[$'\\n\\r']/ }"
   done < <(store_list base -R --files-only --include '/*/manifest.json' | sed -n 's|^\\([0-9]\\{8\\}T[0-9]\\{6\\}Z\\)/manifest\\.json$|\\1|p' | sort)
   if [[ -n $(store_list binlog --files-only --include /state.json) ]]; then
-    printf 'binlog\\t%s\\n' "$(store_rclone cat "$(store_path binlog/state.json)")"
+    state=$(store_cat binlog/state.json) || die "$(store_failure)"
+    printf 'binlog\\t%s\\n' "\${state//[$'\\n\\r']/ }"
   fi
 else
   shopt -s nullglob
@@ -1029,6 +1107,13 @@ adopt_clone() {
 #   continue past it. A point in time after the archive's coveredUntil fails too.
 # - Everything bootstrap does afterwards (the new cluster's own accounts and passwords) runs after
 #   the replay, so that nothing in the source's history can change them.
+# - The store is not trusted: every value read from it (names in a listing, a manifest's or a log's
+#   GTID sets and times, state.json) is checked against its grammar (common.sh: checked, stored_field)
+#   before it is used, and one that is not of it fails the restore (RestoreFailed), naming the object
+#   and the value. A manifest must name the backup it sits beside, and a log's JSON the log it describes.
+#   Names from the store are never local paths: each object streams to a file of a fixed name. (The
+#   dump and the logs are SQL the restore runs as root: whoever may write the store can write them.
+#   That is what encryption with a key of the cluster's own stops; see docs/security-data.md.)
 
 restore_fail() {
   report "$RECON8S_REPORT_RESTORE_FAILED" "$1"
@@ -1045,11 +1130,27 @@ restore_backups() {
     sed -n 's|^\\([0-9]\\{8\\}T[0-9]\\{6\\}Z\\)/manifest\\.json$|\\1|p' | sort
 }
 
+# restore_manifest NAME: the manifest of backup NAME (in \`manifest\`), which must say it is NAME's (a
+# manifest copied beside another backup is refused).
+restore_manifest() {
+  local named
+  manifest=$(store_cat "base/$1/manifest.json") || "$on_untrusted" "$(store_failure)"
+  stored_field named "$manifest" name backup-name "$(store_url "base/$1/manifest.json")" || named=
+  [[ $named == "$1" ]] ||
+    "$on_untrusted" "$(store_url "base/$1/manifest.json") is not the manifest of backup $1: it names $(shown "$named")"
+}
+
 restore_from_store() {
   # shellcheck source=store.sh
   . "\${BASH_SOURCE[0]%/*}/store.sh"
-  local point=\${RESTORE_POINT_IN_TIME:-} target=\${RESTORE_GTID_SET:-} before=\${RESTORE_BEFORE_GTID:-}
+  on_untrusted=restore_fail
+  local point='' target='' before=''
   local name='' manifest ended gtids backups candidate
+  # The spec's values (the schema checked them at admission; checked again, as they reach SQL here).
+  [[ $RESTORE_BACKUP == latest ]] || checked RESTORE_BACKUP backup-name "$RESTORE_BACKUP" "spec.restore.backup"
+  [[ -z \${RESTORE_POINT_IN_TIME:-} ]] || checked point time "$RESTORE_POINT_IN_TIME" "spec.restore.pointInTime"
+  [[ -z \${RESTORE_GTID_SET:-} ]] || checked target gtid-set "$RESTORE_GTID_SET" "spec.restore.gtidSet"
+  [[ -z \${RESTORE_BEFORE_GTID:-} ]] || checked before gtid "$RESTORE_BEFORE_GTID" "spec.restore.beforeGtid"
   mapfile -t backups < <(restore_backups)
   ((\${#backups[@]})) || restore_fail "no complete backup in $(store_url base/)"
   if [[ $RESTORE_BACKUP != latest ]]; then
@@ -1057,32 +1158,32 @@ restore_from_store() {
     [[ -n $name ]] || restore_fail "backup $RESTORE_BACKUP is not in $(store_url base/); the newest there: $(last_words 5 "\${backups[@]}")"
   elif [[ -n $point ]]; then
     for ((i = \${#backups[@]} - 1; i >= 0; i--)); do
-      manifest=$(store_rclone cat "$(store_path "base/\${backups[i]}/manifest.json")")
-      ended=$(json_field "$manifest" endTime) || continue
+      restore_manifest "\${backups[i]}"
+      stored_field ended "$manifest" endTime time "$(store_url "base/\${backups[i]}/manifest.json")" || continue
       if [[ ! $ended > $point ]]; then name=\${backups[i]}; break; fi
     done
     [[ -n $name ]] || restore_fail "no backup in $(store_url base/) ended before $point; the oldest is \${backups[0]}"
   elif [[ -n $before ]]; then
     for ((i = \${#backups[@]} - 1; i >= 0; i--)); do
-      manifest=$(store_rclone cat "$(store_path "base/\${backups[i]}/manifest.json")")
-      gtids=$(json_field "$manifest" gtidSet) || continue
+      restore_manifest "\${backups[i]}"
+      stored_field gtids "$manifest" gtidSet gtid-set "$(store_url "base/\${backups[i]}/manifest.json")" || continue
       if [[ $(temporary_value "SELECT GTID_SUBSET('$before', '$gtids')") != 1 ]]; then name=\${backups[i]}; break; fi
     done
     [[ -n $name ]] || restore_fail "every backup in $(store_url base/) holds transaction $before already; the oldest is \${backups[0]}"
   else
     name=\${backups[-1]}
   fi
-  manifest=$(store_rclone cat "$(store_path "base/$name/manifest.json")")
-  gtids=$(json_field "$manifest" gtidSet) || gtids=
-  ended=$(json_field "$manifest" endTime) || ended=
+  restore_manifest "$name"
+  stored_field gtids "$manifest" gtidSet gtid-set "$(store_url "base/$name/manifest.json")" || gtids=
+  stored_field ended "$manifest" endTime time "$(store_url "base/$name/manifest.json")" || ended=
   [[ -z $point || ! $ended > $point ]] ||
     restore_fail "backup $name ended at $ended, after the point in time asked for ($point): name an earlier backup, or leave backup as latest"
   [[ -z $before || $(temporary_value "SELECT GTID_SUBSET('$before', '$gtids')") != 1 ]] ||
     restore_fail "backup $name holds transaction $before already: name an earlier backup, or leave backup as latest"
 
   log "restoring backup $name from $(store_url "base/$name/") (GTID set '$gtids')"
-  store_rclone cat "$(store_path "base/$name/dump.sql.gz")" | gunzip -c | temporary_sql --binary-mode ||
-    restore_fail "loading backup $name from $(store_url "base/$name/") failed (see the bootstrap container's log)"
+  store_cat "base/$name/dump.sql.gz" | gunzip -c | temporary_sql --binary-mode ||
+    restore_fail "loading backup $name from $(store_url "base/$name/") failed: $(store_failure || echo "see the bootstrap container's log")"
   temporary_sql -e "RESET BINARY LOGS AND GTIDS; SET GLOBAL gtid_purged = '$gtids';"
 
   local replayed=0
@@ -1109,6 +1210,18 @@ gtid_event_position() {
   printf '%s' "\${BASH_REMATCH[1]}"
 }
 
+# restore_segment_fields SEGMENT JSON: segment_gtids := the GTID set of the archived log SEGMENT, whose
+# JSON must name that very log (its server and file); fails (1) when it has no GTID set.
+restore_segment_fields() {
+  local what server file
+  what=$(store_url "binlog/$1")
+  stored_field server "$2" server uuid "$what" || server=
+  stored_field file "$2" file binlog-file "$what" || file=
+  [[ $1 == "\${1:0:16}-$server-$file.json" ]] ||
+    "$on_untrusted" "$what does not describe that log: it names server $(shown "$server") and file $(shown "$file")"
+  stored_field segment_gtids "$2" gtidSet gtid-set "$what"
+}
+
 # Replays the archived binary logs up to the point or GTID set (sets replayed).
 restore_replay() {
   # shellcheck disable=SC2154 # volume is the sourcing script's (bootstrap.sh, verify-backup.sh): see the top
@@ -1118,8 +1231,8 @@ restore_replay() {
     # Listed first: rclone cat of a key that does not exist prints nothing and succeeds.
     [[ -n $(store_list binlog --files-only --include /state.json) ]] ||
       restore_fail "no binary logs are archived in $(store_url binlog/): cannot restore to $point"
-    state=$(store_rclone cat "$(store_path binlog/state.json)")
-    covered=$(json_field "$state" coveredUntil) || covered=
+    state=$(store_cat binlog/state.json) || restore_fail "$(store_failure)"
+    stored_field covered "$state" coveredUntil time "$(store_url binlog/state.json)" || covered=
     [[ ! $point > $covered ]] ||
       restore_fail "the archived binary logs reach $covered, before the point in time asked for ($point): restore to an earlier point, or to this one once the next archive run has passed it"
     options+=(--stop-datetime="\${point/T/ }")
@@ -1133,17 +1246,21 @@ restore_replay() {
   rm -rf -- "$work"
   mkdir -p -- "$work"
   for segment in "\${segments[@]}"; do
-    meta=$(store_rclone cat "$(store_path "binlog/$segment")")
-    segment_gtids=$(json_field "$meta" gtidSet) || continue
+    if ! valid segment "$segment"; then
+      log "left out: $(store_url binlog/)$(shown "$segment") is not named like an archived binary log"
+      continue
+    fi
+    meta=$(store_cat "binlog/$segment") || restore_fail "$(store_failure)"
+    restore_segment_fields "$segment" "$meta" || continue
     [[ $(temporary_value "SELECT GTID_SUBSET('$segment_gtids', @@gtid_executed)") != 1 ]] || continue
     if [[ -n $point || -n $before ]]; then
-      previous=$(json_field "$meta" previousGtids) || previous=
+      stored_field previous "$meta" previousGtids gtid-set "$(store_url "binlog/$segment")" || previous=
       missing=$(temporary_value "SELECT REPLACE(GTID_SUBTRACT('$previous', @@gtid_executed), '\\\\n', '')")
       [[ -z $missing ]] ||
         restore_fail "the archive has a gap before $segment: transactions $missing are in no archived binary log after the backup"
     fi
-    store_rclone cat "$(store_path "binlog/\${segment%.json}.gz")" | gunzip -c >"$work/segment" ||
-      restore_fail "cannot read $(store_url "binlog/\${segment%.json}.gz")"
+    store_cat "binlog/\${segment%.json}.gz" | gunzip -c >"$work/segment" ||
+      restore_fail "$(store_failure || echo "cannot read $(store_url "binlog/\${segment%.json}.gz")")"
     # What the server holds already is left out by mysqlbinlog itself: GTID auto-skip alone would still
     # send each such transaction whole (a bulk load before the backup is one huge row event).
     if [[ -n $target ]]; then
@@ -1220,21 +1337,75 @@ export RCLONE_CONFIG_STORE_NO_CHECK_BUCKET=true
 # No config file (the environment is the configuration), caches in the writable scratch volume.
 export RCLONE_CONFIG='' RCLONE_CACHE_DIR=$RECON8S_TMP/rclone XDG_CACHE_HOME=$RECON8S_TMP
 
+# Client-side encryption (s3.encryption): STORE_ENCRYPTION_KEY_FILE is the key, a file of the Secret's
+# volume. Every object is then written and read through rclone's crypt remote "secure" over the prefix
+# (NaCl secretbox, XSalsa20-Poly1305, each 64 KiB block authenticated; names as they are, so the layout
+# above and every listing stay the same): nothing in the store is readable without the key, and what
+# was not written with it (changed, swapped, written without encryption or with another key) fails to
+# read, naming the object, before any of it is used. The key reaches rclone (obscured, as its
+# configuration takes it) in rclone's own environment only: never a command line, this script's
+# environment, a file or a message.
+store_secret=
+if [[ -n \${STORE_ENCRYPTION_KEY_FILE:-} ]]; then
+  store_key_words="the object store's encryption key ($STORE_ENCRYPTION_KEY_FILE, from the Secret that s3.encryption.secretRef names)"
+  [[ -r $STORE_ENCRYPTION_KEY_FILE ]] || die "cannot read $store_key_words"
+  store_key=$(<"$STORE_ENCRYPTION_KEY_FILE")
+  # shellcheck disable=SC2154 # layout.sh's, through common.sh
+  valid encryption-key "$store_key" ||
+    die "$store_key_words is not $RECON8S_GRAMMAR_WORDS_encryption_key: it has \${#store_key} characters"
+  command -v rclone >/dev/null || die "rclone is not on PATH (s3.rcloneImage copies it into the pod)"
+  store_secret=$(printf '%s' "$store_key" | rclone obscure -) || store_secret=
+  [[ -n $store_secret ]] || die "rclone cannot take $store_key_words"
+  unset store_key store_key_words
+  export RCLONE_CONFIG_SECURE_TYPE=crypt RCLONE_CONFIG_SECURE_REMOTE="store:$STORE_BUCKET/$STORE_PREFIX" \\
+    RCLONE_CONFIG_SECURE_FILENAME_ENCRYPTION=off RCLONE_CONFIG_SECURE_DIRECTORY_NAME_ENCRYPTION=false \\
+    RCLONE_CONFIG_SECURE_SUFFIX=none
+fi
+
 # store_url [PATH]: what a user would call the location (no credentials in it).
 store_url() {
   printf 's3://%s/%s%s' "$STORE_BUCKET" "$STORE_PREFIX" "\${1:+/$1}"
 }
 
-# store_path [PATH]: the rclone remote path under the prefix.
+# store_path [PATH]: the rclone remote path under the prefix (through the crypt remote when encrypted).
 store_path() {
-  printf 'store:%s/%s%s' "$STORE_BUCKET" "$STORE_PREFIX" "\${1:+/$1}"
+  if [[ -n $store_secret ]]; then
+    printf 'secure:%s' "\${1:-}"
+  else
+    printf 'store:%s/%s%s' "$STORE_BUCKET" "$STORE_PREFIX" "\${1:+/$1}"
+  fi
 }
 
 # rclone, failing fast: a broken store is reported by the job and retried at the next run, never hot.
 store_rclone() {
-  command -v rclone >/dev/null || die "rclone is not on PATH (spec.backup.s3.rcloneImage copies it into the pod)"
-  rclone --retries 1 --low-level-retries 3 --contimeout 10s --timeout 5m \\
+  command -v rclone >/dev/null || die "rclone is not on PATH (s3.rcloneImage copies it into the pod)"
+  RCLONE_CONFIG_SECURE_PASSWORD=$store_secret rclone --retries 1 --low-level-retries 3 --contimeout 10s --timeout 5m \\
     --s3-chunk-size 16M --s3-upload-concurrency 2 --stats 0 --log-level ERROR "$@"
+}
+
+# store_cat PATH: the object's contents on stdout (streamed). When it cannot be read, it says which object
+# and why on stderr and for store_failure (a pipeline's caller reports it), and fails.
+store_failure_file=$RECON8S_TMP/store-failure.$$
+store_cat() {
+  local why rc=0
+  rm -f -- "$store_failure_file"
+  store_rclone cat "$(store_path "$1")" 2>"$store_failure_file.err" || rc=$?
+  ((rc != 0)) || { rm -f -- "$store_failure_file.err"; return 0; }
+  why=$(last_line "$(cat -- "$store_failure_file.err" 2>/dev/null)")
+  # rclone's "<time> ERROR : <name>: Failed to open: <reason>": the reason.
+  [[ ! $why =~ Failed\\ to\\ [a-z\\ ]+:\\ (.*)$ ]] || why=\${BASH_REMATCH[1]}
+  rm -f -- "$store_failure_file.err"
+  if [[ -n $store_secret && $why =~ bad\\ password|not\\ an\\ encrypted\\ file|too\\ short\\ to\\ be\\ encrypted ]]; then
+    why+=": it was not written with this encryption key (another key, no encryption, or changed since)"
+  fi
+  printf 'cannot read %s: %s' "$(store_url "$1")" "\${why:-rclone failed ($rc)}" >"$store_failure_file"
+  log "$(<"$store_failure_file")"
+  return 1
+}
+
+# store_failure: why the last store_cat failed (nothing when it did not).
+store_failure() {
+  [[ -s $store_failure_file ]] && cat -- "$store_failure_file"
 }
 
 # store_list DIR [rclone lsf options]: the names under DIR, one per line; nothing when DIR is empty.
@@ -1269,6 +1440,9 @@ store_list() {
 # Event and metrics) is JSON: backup, tables, durationSeconds, replayedLogs, and the container's peak
 # memory and CPU time (cgroup v2), or a message. A backup whose tables need more than half the scratch
 # volume is not restored (Skipped): the emptyDir's limit would evict the pod half-way.
+# The archive is treated as hostile, as a restore treats it (restore.sh): every value read from the store
+# is checked against its grammar before it is used, and one that is not of it fails the verification,
+# naming the object and the value.
 set -euo pipefail
 # shellcheck source=common.sh
 . "\${BASH_SOURCE[0]%/*}/common.sh"
@@ -1339,15 +1513,18 @@ finish() {
   rm -rf -- "\${scratch:?}"/*
 }
 trap finish EXIT
+on_untrusted=fail
 
 mapfile -t backups < <(restore_backups)
 ((\${#backups[@]})) || fail "no complete backup in $(store_url base/) to verify"
+[[ -z \${VERIFY_BACKUP:-} ]] || checked VERIFY_BACKUP backup-name "$VERIFY_BACKUP" "the backup asked for (VERIFY_BACKUP)"
 name=\${VERIFY_BACKUP:-\${backups[-1]}}
 printf '%s\\n' "\${backups[@]}" | grep -qxF -- "$name" ||
   fail "backup $name is not in $(store_url base/); the newest there: $(last_words 5 "\${backups[@]}")"
-manifest=$(store_rclone cat "$(store_path "base/$name/manifest.json")")
-gtids=$(json_field "$manifest" gtidSet) || gtids=
-data_bytes=$(json_field "$manifest" dataBytes) || data_bytes=0
+manifest_url=$(store_url "base/$name/manifest.json")
+restore_manifest "$name"
+stored_field gtids "$manifest" gtidSet gtid-set "$manifest_url" || gtids=
+stored_field data_bytes "$manifest" dataBytes count "$manifest_url" || data_bytes=0
 if ((data_bytes * 2 > VERIFY_SCRATCH_BYTES)); then
   why="backup $name holds $data_bytes bytes of tables (data and indexes); the scratch volume allows $VERIFY_SCRATCH_BYTES, and a restore needs about twice that: raise spec.backup.verify.scratchSize"
   log "not verified: $why"
@@ -1371,14 +1548,15 @@ for ((i = 0; i < 300; i++)); do
   sleep 1
 done
 temporary_sql() {
-  mysql --no-defaults --socket="$sock" --user=root --batch --max-allowed-packet=1G "$@"
+  mysql_client --no-defaults --socket="$sock" --user=root --batch --max-allowed-packet=1G "$@"
 }
 
 # 1. The dump, as a restore loads it. gunzip says when the object is not what was written.
 dump_url=$(store_url "base/$name/dump.sql.gz")
-if ! store_rclone cat "$(store_path "base/$name/dump.sql.gz")" | gunzip -c 2>"$scratch/gunzip.err" | temporary_sql --binary-mode 2>"$scratch/load.err"; then
+if ! store_cat "base/$name/dump.sql.gz" | gunzip -c 2>"$scratch/gunzip.err" | temporary_sql --binary-mode 2>"$scratch/load.err"; then
+  if why=$(store_failure); then fail "backup $name cannot be restored: $why"; fi
   # A corrupt object often fails in mysql first (garbage SQL), before gunzip reaches its checksum.
-  if why=$(store_rclone cat "$(store_path "base/$name/dump.sql.gz")" | gzip -t 2>&1); then
+  if why=$(store_cat "base/$name/dump.sql.gz" | gzip -t 2>&1); then
     why=$(grep -m1 '^ERROR' "$scratch/load.err" || last_line "$(cat -- "$scratch/load.err" 2>/dev/null)")
     fail "backup $name cannot be restored: the object $dump_url does not load (\${why%%; check the manual*})"
   fi
@@ -1409,7 +1587,7 @@ if [[ $manifest == *'"tables":['* ]]; then
     fail "backup $name restores different data than it recorded: $(printf '%s; ' "\${differences[@]:0:3}")\${differences[3]:+ (and $((\${#differences[@]} - 3)) more tables)}"
   checked="\${tables} tables match the row counts and checksums recorded in the backup's snapshot"
 else
-  why=$(json_field "$manifest" checksumsSkipped) || why="it predates them"
+  why=$(json_field "$manifest" checksumsSkipped) && why="the manifest says $(shown "$why")" || why="it predates them"
   checked="the backup recorded no checksums ($why)"
 fi
 log "$checked"
@@ -1419,7 +1597,8 @@ replayed=0
 point='' before='' target=''
 volume=$scratch
 if [[ -n $(store_list binlog --files-only --include /state.json) ]]; then
-  target=$(json_field "$(store_rclone cat "$(store_path binlog/state.json)")" archivedGtids) || target=
+  state=$(store_cat binlog/state.json) || fail "$(store_failure)"
+  stored_field target "$state" archivedGtids gtid-set "$(store_url binlog/state.json)" || target=
 fi
 if [[ -n $target && $(temporary_value "SELECT GTID_SUBSET('$target', @@GLOBAL.gtid_executed)") != 1 ]]; then
   restore_replay

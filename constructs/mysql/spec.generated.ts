@@ -154,10 +154,28 @@ export interface MySQLClusterSpec {
   readonly tolerations?: readonly k8s.Toleration[];
   /**
    * Affinity of the pods, as in a PodSpec (validated by the API server when the workload is
-   * applied).
-   * @default - a preferred anti-affinity that spreads pods across nodes
+   * applied). Each of its parts (nodeAffinity, podAffinity, podAntiAffinity) replaces the one
+   * recon8s renders: placement.spreadMembers gives the podAntiAffinity unless this has one.
+   * @default - the podAntiAffinity of placement.spreadMembers
    */
   readonly affinity?: k8s.Affinity;
+  /**
+   * Where the members run: spread over nodes, and optionally over zones, so that one node's (or
+   * zone's) loss costs one member. docs/mysql-ha.md#placement says what each choice costs.
+   * @default - members spread over nodes where the scheduler can (Preferred), no zone spread
+   */
+  readonly placement?: MySQLPlacement;
+  /**
+   * What the controller does for a member lost with its node when the member's volume is bound to
+   * that node (local storage): it removes the member's pod and claim, and the StatefulSet re-creates
+   * the member on another node, where it joins by clone. Always once the node carries the
+   * node.kubernetes.io/out-of-service taint (a person or a fencing agent made sure it is down);
+   * never for the primary before the failover, never for two members at once, never for a volume
+   * that is not bound to the node, never for a member that still answers. Not yet acted on by the
+   * controller: docs/mysql-ha.md#node-loss.
+   * @default - only a node tainted node.kubernetes.io/out-of-service
+   */
+  readonly nodeLoss?: MySQLNodeLoss;
   /**
    * When the kubelet pulls the image.
    * @default "IfNotPresent"
@@ -196,6 +214,8 @@ export interface ResolvedMySQLClusterSpec {
   readonly nodeSelector?: Readonly<Record<string, string>>;
   readonly tolerations?: readonly k8s.Toleration[];
   readonly affinity?: k8s.Affinity;
+  readonly placement: ResolvedMySQLPlacement;
+  readonly nodeLoss: ResolvedMySQLNodeLoss;
   readonly imagePullPolicy: "Always" | "IfNotPresent" | "Never";
   readonly paused: boolean;
 }
@@ -406,10 +426,18 @@ export interface MySQLObjectStore {
    */
   readonly prefix: string;
   /**
-   * The store's URL, e.g. "https://minio.storage.svc:9000".
+   * The store's URL, e.g. "https://minio.storage.svc:9000". https:// (the server's certificate is
+   * verified against the system's CAs) unless allowInsecureEndpoint says otherwise.
    * @default - AWS S3 of the region
    */
   readonly endpoint?: string;
+  /**
+   * Accept an http:// endpoint: the backups (all the data and the account hashes) and the binary
+   * logs then cross the network in the clear, and whoever is on the path can read them and rewrite
+   * what a restore loads. For a store on the same host or a test only.
+   * @default false
+   */
+  readonly allowInsecureEndpoint?: boolean;
   /**
    * The region the requests are signed for.
    * @default "us-east-1"
@@ -427,6 +455,16 @@ export interface MySQLObjectStore {
    */
   readonly credentialsSecretName: string;
   /**
+   * Client-side encryption of everything the jobs write to the store (dumps, manifests, binary logs,
+   * their JSON and state.json): rclone's crypt (NaCl secretbox, XSalsa20-Poly1305, authenticated per
+   * 64 KiB block), names left readable. The store then holds nothing readable without the key, and
+   * an object changed, swapped for one written without the key, or read with another key is refused
+   * by name before any of it is used. A restore or verification of these backups names the same key.
+   * Set it on a new prefix: objects written before it (or without it) are not readable with it.
+   * @default - none
+   */
+  readonly encryption?: MySQLObjectStoreEncryption;
+  /**
    * An image with the rclone client on its PATH and a POSIX shell: rclone is copied from it into the
    * pods that talk to the store (the official MySQL images have none; the mysql image of the project
    * test node has it, so there rcloneImage may name that image).
@@ -440,10 +478,59 @@ export interface ResolvedMySQLObjectStore {
   readonly bucket: string;
   readonly prefix: string;
   readonly endpoint?: string;
+  readonly allowInsecureEndpoint: boolean;
   readonly region: string;
   readonly forcePathStyle: boolean;
   readonly credentialsSecretName: string;
+  readonly encryption?: ResolvedMySQLObjectStoreEncryption;
   readonly rcloneImage: string;
+}
+
+/**
+ * Client-side encryption of everything the jobs write to the store (dumps, manifests, binary logs,
+ * their JSON and state.json): rclone's crypt (NaCl secretbox, XSalsa20-Poly1305, authenticated per
+ * 64 KiB block), names left readable. The store then holds nothing readable without the key, and
+ * an object changed, swapped for one written without the key, or read with another key is refused
+ * by name before any of it is used. A restore or verification of these backups names the same key.
+ * Set it on a new prefix: objects written before it (or without it) are not readable with it.
+ */
+export interface MySQLObjectStoreEncryption {
+  /**
+   * The Secret key holding the encryption passphrase: one line of at least 32 printable characters
+   * without spaces, e.g. from `openssl rand -base64 48`. It reaches the jobs as a file, never an
+   * environment variable or a command line; recon8s only reads it. Keep a copy outside the cluster:
+   * without it no backup can be restored.
+   */
+  readonly secretRef: MySQLObjectStoreEncryptionKeyRef;
+}
+
+/** {@link MySQLObjectStoreEncryption} with every default applied. */
+export interface ResolvedMySQLObjectStoreEncryption {
+  readonly secretRef: ResolvedMySQLObjectStoreEncryptionKeyRef;
+}
+
+/**
+ * The Secret key holding the encryption passphrase: one line of at least 32 printable characters
+ * without spaces, e.g. from `openssl rand -base64 48`. It reaches the jobs as a file, never an
+ * environment variable or a command line; recon8s only reads it. Keep a copy outside the cluster:
+ * without it no backup can be restored.
+ */
+export interface MySQLObjectStoreEncryptionKeyRef {
+  /**
+   * The Secret, in the cluster's namespace.
+   */
+  readonly name: string;
+  /**
+   * The key within the Secret.
+   * @default "encryption-key"
+   */
+  readonly key?: string;
+}
+
+/** {@link MySQLObjectStoreEncryptionKeyRef} with every default applied. */
+export interface ResolvedMySQLObjectStoreEncryptionKeyRef {
+  readonly name: string;
+  readonly key: string;
 }
 
 /**
@@ -673,6 +760,64 @@ export interface MySQLNetworkPolicy {
 export interface ResolvedMySQLNetworkPolicy {
   readonly enabled: boolean;
   readonly metricsNamespaces?: readonly string[];
+}
+
+/**
+ * Where the members run: spread over nodes, and optionally over zones, so that one node's (or
+ * zone's) loss costs one member. docs/mysql-ha.md#placement says what each choice costs.
+ */
+export interface MySQLPlacement {
+  /**
+   * How the members are kept off one node (pod anti-affinity on kubernetes.io/hostname). Preferred:
+   * the scheduler spreads them when it can and otherwise puts two on one node, so that every member
+   * runs (a 3-member cluster on 2 nodes, a scale-up past the nodes, a member re-created while its
+   * node is lost). Required: never two on one node; a member that finds no free node stays Pending
+   * until one is. spec.affinity.podAntiAffinity, when given, replaces it.
+   * @default "Preferred"
+   */
+  readonly spreadMembers?: "Preferred" | "Required";
+  /**
+   * Whether the members are spread over zones (a topology spread constraint on
+   * topology.kubernetes.io/zone, at most one member more in one zone than in another). None: no zone
+   * spread. Preferred: the scheduler favours the spread (ScheduleAnyway). Required: a member that
+   * would break it stays Pending (DoNotSchedule), and none is placed on a node without the zone
+   * label. Nodes whose taints the members do not tolerate (unreachable, out of service) are not
+   * counted in either.
+   * @default "None"
+   */
+  readonly zoneSpread?: "None" | "Preferred" | "Required";
+}
+
+/** {@link MySQLPlacement} with every default applied. */
+export interface ResolvedMySQLPlacement {
+  readonly spreadMembers: "Preferred" | "Required";
+  readonly zoneSpread: "None" | "Preferred" | "Required";
+}
+
+/**
+ * What the controller does for a member lost with its node when the member's volume is bound to
+ * that node (local storage): it removes the member's pod and claim, and the StatefulSet re-creates
+ * the member on another node, where it joins by clone. Always once the node carries the
+ * node.kubernetes.io/out-of-service taint (a person or a fencing agent made sure it is down);
+ * never for the primary before the failover, never for two members at once, never for a volume
+ * that is not bound to the node, never for a member that still answers. Not yet acted on by the
+ * controller: docs/mysql-ha.md#node-loss.
+ */
+export interface MySQLNodeLoss {
+  /**
+   * Also recover a member whose node has been NotReady this long without the taint. The risk: a node
+   * that is only cut off (from the API server and the controller, not from the members) still runs
+   * mysqld on that volume, which may still acknowledge the primary's writes while its data is
+   * discarded, and a failover in that window can lose those writes. Give it only when nodes that
+   * stop reporting are known to be down (docs/mysql-ha.md#node-loss).
+   * @default - never: only the taint
+   */
+  readonly recoverAfterSeconds?: number;
+}
+
+/** {@link MySQLNodeLoss} with every default applied. */
+export interface ResolvedMySQLNodeLoss {
+  readonly recoverAfterSeconds?: number;
 }
 
 /**

@@ -13,6 +13,7 @@ import {
   tolerations,
 } from '../common/spec-nodes.js';
 import { conditions, observedGeneration } from '../common/status-nodes.js';
+import { SPEC_PATTERNS } from './grammar.js';
 
 /** MySQL long-term-support releases we run, oldest first (the order forbids downgrades). */
 export const SUPPORTED_MYSQL_VERSIONS = ['8.4', '9.7'] as const;
@@ -132,19 +133,23 @@ const storage = s.object({
 export const OBJECT_STORE_SECRET_KEYS = { accessKeyId: 'access-key-id', secretAccessKey: 'secret-access-key' } as const;
 /** Where the rclone client is copied from when the MySQL image has none (the official images have none). */
 export const DEFAULT_RCLONE_IMAGE = 'docker.io/rclone/rclone:1.75.2';
-/** A backup's name: the UTC time it started. */
-export const BACKUP_NAME_PATTERN = '^[0-9]{8}T[0-9]{6}Z$';
-const RFC3339_UTC_PATTERN = '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$';
-/** One transaction: a server UUID, an optional tag (MySQL 8.3+), a transaction number. */
-const GTID_PATTERN =
-  '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}(:[A-Za-z_][A-Za-z0-9_]{0,31})?:[1-9][0-9]*$';
-const GTID_SET_PATTERN =
-  '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}(:[A-Za-z0-9_]{0,32})?(:[0-9]+(-[0-9]+)?)+(,\\s*[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}(:[A-Za-z0-9_]{0,32})?(:[0-9]+(-[0-9]+)?)+)*$';
-
 const objectStore = s.object({
   typeName: 'MySQLObjectStore',
   description:
     'An S3-compatible bucket (AWS S3 or a self-hosted store). The credentials come from a Secret: they never appear in the spec, a log, an Event or a command line.',
+  rules: [
+    s.rule<{ endpoint?: string; allowInsecureEndpoint?: boolean }>(
+      "!has(self.endpoint) || self.endpoint.startsWith('https://') || (has(self.allowInsecureEndpoint) && self.allowInsecureEndpoint)",
+      'an https:// endpoint: over http:// anyone on the network path reads every backup and can rewrite what a restore loads (set allowInsecureEndpoint: true to accept that)',
+      (v) => v.endpoint === undefined || v.endpoint.startsWith('https://') || v.allowInsecureEndpoint === true,
+      { fieldPath: '.endpoint' },
+    ),
+    s.transitionRule(
+      'has(self.encryption) == has(oldSelf.encryption) || self.bucket != oldSelf.bucket || self.prefix != oldSelf.prefix',
+      'turning encryption on or off needs a new prefix (or bucket): the jobs read every object of the old one with the new setting, and none of them would be readable',
+      { fieldPath: '.encryption' },
+    ),
+  ],
   properties: {
     bucket: s.required(
       s.string({
@@ -166,11 +171,19 @@ const objectStore = s.object({
     ),
     endpoint: s.optional(
       s.string({
-        description: 'The store\'s URL, e.g. "https://minio.storage.svc:9000".',
+        description:
+          "The store's URL, e.g. \"https://minio.storage.svc:9000\". https:// (the server's certificate is verified against the system's CAs) unless allowInsecureEndpoint says otherwise.",
         pattern: '^https?://[^\\s/]+(/[^\\s]*)?$',
         patternHint: 'an http:// or https:// URL',
         maxLength: 512,
         defaultDoc: 'AWS S3 of the region',
+      }),
+    ),
+    allowInsecureEndpoint: s.optional(
+      s.boolean({
+        description:
+          'Accept an http:// endpoint: the backups (all the data and the account hashes) and the binary logs then cross the network in the clear, and whoever is on the path can read them and rewrite what a restore loads. For a store on the same host or a test only.',
+        default: false,
       }),
     ),
     region: s.optional(
@@ -195,6 +208,41 @@ const objectStore = s.object({
         pattern: '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$',
         patternHint: 'a DNS subdomain name',
         maxLength: 253,
+      }),
+    ),
+    encryption: s.optional(
+      s.object({
+        typeName: 'MySQLObjectStoreEncryption',
+        description:
+          "Client-side encryption of everything the jobs write to the store (dumps, manifests, binary logs, their JSON and state.json): rclone's crypt (NaCl secretbox, XSalsa20-Poly1305, authenticated per 64 KiB block), names left readable. The store then holds nothing readable without the key, and an object changed, swapped for one written without the key, or read with another key is refused by name before any of it is used. A restore or verification of these backups names the same key. Set it on a new prefix: objects written before it (or without it) are not readable with it.",
+        properties: {
+          secretRef: s.required(
+            s.object({
+              typeName: 'MySQLObjectStoreEncryptionKeyRef',
+              description:
+                'The Secret key holding the encryption passphrase: one line of at least 32 printable characters without spaces, e.g. from `openssl rand -base64 48`. It reaches the jobs as a file, never an environment variable or a command line; recon8s only reads it. Keep a copy outside the cluster: without it no backup can be restored.',
+              properties: {
+                name: s.required(
+                  s.string({
+                    description: "The Secret, in the cluster's namespace.",
+                    pattern: '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$',
+                    patternHint: 'a DNS subdomain name',
+                    maxLength: 253,
+                  }),
+                ),
+                key: s.optional(
+                  s.string({
+                    description: 'The key within the Secret.',
+                    pattern: '^[-._a-zA-Z0-9]+$',
+                    patternHint: 'a Secret key (letters, digits, "-", "_" and ".")',
+                    maxLength: 253,
+                    default: 'encryption-key',
+                  }),
+                ),
+              },
+            }),
+          ),
+        },
       }),
     ),
     rcloneImage: s.optional(
@@ -316,7 +364,7 @@ const restore = s.object({
       s.string({
         description:
           'The backup to start from: its name (the UTC time it started, e.g. "20261124T030000Z"), or "latest" (with pointInTime: the latest that ended before it; with beforeGtid: the latest that does not hold that transaction).',
-        pattern: '^(latest|[0-9]{8}T[0-9]{6}Z)$',
+        pattern: SPEC_PATTERNS.backup,
         patternHint: '"latest" or a backup name such as "20261124T030000Z"',
         default: 'latest',
       }),
@@ -325,7 +373,7 @@ const restore = s.object({
       s.string({
         description:
           'Replay the binary logs up to this moment (UTC): every transaction committed before it, none at or after it. The restore fails, serving nothing, if the archive does not reach it.',
-        pattern: RFC3339_UTC_PATTERN,
+        pattern: SPEC_PATTERNS.time,
         patternHint: 'a UTC time such as "2026-11-24T10:15:00Z"',
       }),
     ),
@@ -333,7 +381,7 @@ const restore = s.object({
       s.string({
         description:
           'Replay exactly the archived transactions in this GTID set (beyond the backup). The restore fails if the archive lacks any of them.',
-        pattern: GTID_SET_PATTERN,
+        pattern: SPEC_PATTERNS.gtidSet,
         patternHint: 'a GTID set such as "3e11fa47-71ca-11e1-9e33-c80aa9429562:1-77"',
         maxLength: 4096,
       }),
@@ -342,7 +390,7 @@ const restore = s.object({
       s.string({
         description:
           'Replay the archived binary logs up to this transaction, without it: everything archived before it, in the order it was archived (so a bad statement is left out even when other writes share its second). The restore fails if the archive after the backup does not hold it, or the backup already does.',
-        pattern: GTID_PATTERN,
+        pattern: SPEC_PATTERNS.gtid,
         patternHint: 'one transaction\'s GTID such as "3e11fa47-71ca-11e1-9e33-c80aa9429562:42"',
       }),
     ),
@@ -493,6 +541,56 @@ const tls = s.object({
             }),
           ),
         },
+      }),
+    ),
+  },
+});
+
+/** The label a node's zone is given by the cloud provider (or a person), well known in Kubernetes. */
+export const ZONE_TOPOLOGY_KEY = 'topology.kubernetes.io/zone';
+
+const placement = s.object({
+  typeName: 'MySQLPlacement',
+  description:
+    "Where the members run: spread over nodes, and optionally over zones, so that one node's (or zone's) loss costs one member. docs/mysql-ha.md#placement says what each choice costs.",
+  default: {},
+  defaultDoc: 'members spread over nodes where the scheduler can (Preferred), no zone spread',
+  properties: {
+    spreadMembers: s.optional(
+      s.string({
+        description:
+          'How the members are kept off one node (pod anti-affinity on kubernetes.io/hostname). Preferred: the scheduler spreads them when it can and otherwise puts two on one node, so that every member runs (a 3-member cluster on 2 nodes, a scale-up past the nodes, a member re-created while its node is lost). Required: never two on one node; a member that finds no free node stays Pending until one is. spec.affinity.podAntiAffinity, when given, replaces it.',
+        enum: ['Preferred', 'Required'],
+        default: 'Preferred',
+      }),
+    ),
+    zoneSpread: s.optional(
+      s.string({
+        description: `Whether the members are spread over zones (a topology spread constraint on ${ZONE_TOPOLOGY_KEY}, at most one member more in one zone than in another). None: no zone spread. Preferred: the scheduler favours the spread (ScheduleAnyway). Required: a member that would break it stays Pending (DoNotSchedule), and none is placed on a node without the zone label. Nodes whose taints the members do not tolerate (unreachable, out of service) are not counted in either.`,
+        enum: ['None', 'Preferred', 'Required'],
+        default: 'None',
+      }),
+    ),
+  },
+});
+
+/** The longest a node may be NotReady before nodeLoss.recoverAfterSeconds may act: a week. */
+const MAX_NODE_LOSS_SECONDS = 7 * 24 * 3600;
+
+const nodeLoss = s.object({
+  typeName: 'MySQLNodeLoss',
+  description:
+    "What the controller does for a member lost with its node when the member's volume is bound to that node (local storage): it removes the member's pod and claim, and the StatefulSet re-creates the member on another node, where it joins by clone. Always once the node carries the node.kubernetes.io/out-of-service taint (a person or a fencing agent made sure it is down); never for the primary before the failover, never for two members at once, never for a volume that is not bound to the node, never for a member that still answers. Not yet acted on by the controller: docs/mysql-ha.md#node-loss.",
+  default: {},
+  defaultDoc: 'only a node tainted node.kubernetes.io/out-of-service',
+  properties: {
+    recoverAfterSeconds: s.optional(
+      s.integer({
+        description:
+          "Also recover a member whose node has been NotReady this long without the taint. The risk: a node that is only cut off (from the API server and the controller, not from the members) still runs mysqld on that volume, which may still acknowledge the primary's writes while its data is discarded, and a failover in that window can lose those writes. Give it only when nodes that stop reporting are known to be down (docs/mysql-ha.md#node-loss).",
+        minimum: 60,
+        maximum: MAX_NODE_LOSS_SECONDS,
+        defaultDoc: 'never: only the taint',
       }),
     ),
   },
@@ -657,7 +755,14 @@ export const mysqlSpec = s.object({
     annotations: s.optional(metadataMap('annotations')),
     nodeSelector: s.optional(nodeSelector),
     tolerations: s.optional(tolerations),
-    affinity: s.optional(affinity),
+    affinity: s.optional({
+      ...affinity,
+      description:
+        'Affinity of the pods, as in a PodSpec (validated by the API server when the workload is applied). Each of its parts (nodeAffinity, podAffinity, podAntiAffinity) replaces the one recon8s renders: placement.spreadMembers gives the podAntiAffinity unless this has one.',
+      defaultDoc: 'the podAntiAffinity of placement.spreadMembers',
+    }),
+    placement: s.optional(placement),
+    nodeLoss: s.optional(nodeLoss),
     imagePullPolicy: s.optional(
       s.string({
         description: 'When the kubelet pulls the image.',

@@ -4,7 +4,7 @@ import { k8s } from 'cdk8s-plus-28';
 import type { Construct } from 'constructs';
 import { objectLabels } from '../common/metadata.js';
 import { quantity, resourceRequirements } from '../common/resources.js';
-import { containerSecurityContext, podSecurityContext, preferredAntiAffinity } from '../common/security.js';
+import { containerSecurityContext, podSecurityContext } from '../common/security.js';
 import type { MySQLClusterContext } from './context.js';
 import { clusterLabels, objectMeta, secretEnv } from './context.js';
 import {
@@ -26,9 +26,10 @@ import {
   databaseSelector,
 } from './layout.js';
 import { exporterContainers, metricsLabels, scrapeAnnotations } from './exporter.js';
-import { rcloneInitContainer, storeEnv, toolsMount, toolsVolume } from './object-store.js';
+import { rcloneInitContainer, storeEnv, storeMounts, storeVolumes } from './object-store.js';
 import { SCRIPT } from './scripts.js';
 import type { ResolvedMySQLRestore } from './spec.generated.js';
+import { memberAffinity, memberTopologySpread } from './placement.js';
 
 const VOLUMES = {
   config: 'config',
@@ -114,7 +115,8 @@ function podSpec(ctx: MySQLClusterContext, selector: Record<string, string>): k8
     automountServiceAccountToken: false,
     enableServiceLinks: false,
     terminationGracePeriodSeconds: TERMINATION_GRACE_SECONDS,
-    affinity: spec.affinity ?? preferredAntiAffinity(selector),
+    affinity: memberAffinity(spec, selector),
+    topologySpreadConstraints: memberTopologySpread(spec.placement, selector),
     nodeSelector: spec.nodeSelector ? { ...spec.nodeSelector } : undefined,
     tolerations: spec.tolerations ? [...spec.tolerations] : undefined,
     initContainers: [
@@ -132,7 +134,7 @@ function podSpec(ctx: MySQLClusterContext, selector: Record<string, string>): k8
       { name: VOLUMES.tls, secret: { secretName: ctx.names.tlsSecret, defaultMode: 0o440 } },
       // The passwords, for the agent, which reads them when it uses them (layout.ts PATHS.credentials).
       { name: VOLUMES.credentials, secret: { secretName: ctx.names.credentialsSecret, defaultMode: 0o440 } },
-      ...(spec.restore ? [toolsVolume] : []),
+      ...(spec.restore ? storeVolumes(spec.restore.s3) : []),
       // The pod's annotations, for the agent (a re-provisioning request).
       {
         name: VOLUMES.podInfo,
@@ -224,7 +226,7 @@ function bootstrapContainer(ctx: MySQLClusterContext): k8s.Container {
       mount(DATA_VOLUME, PATHS.dataVolume),
       mount(VOLUMES.tmp, PATHS.tmp),
       mount(VOLUMES.tls, PATHS.tls, true),
-      ...(restore ? [toolsMount] : []),
+      ...(restore ? storeMounts(restore.s3) : []),
     ],
   };
 }

@@ -1,6 +1,6 @@
 // The cluster's own accounts, made sure of on the writable member whenever its mysqld (re)started:
 // replication, the controller's administrative account and (with monitoring) the metrics sidecar's,
-// with the passwords of the mounted credentials Secret (credentials.ts). An account that cannot log in
+// with the passwords of the mounted credentials Secret (credential-files.ts). An account that cannot log in
 // with its password is created or re-keyed, except one a rotation has set to the passwords of another
 // revision than the one this member reads (the kubelet updates the mounted Secret some time after the
 // Secret changed): re-keying it would set an older password than the Secret's again, and undo the
@@ -22,7 +22,7 @@ export interface ClusterPasswords {
   readonly admin: string;
   /** Only with spec.monitoring. */
   readonly exporter?: string;
-  /** The rotation these passwords are of (credentials.ts); absent: not known (as if never rotated). */
+  /** The rotation these passwords are of (credential-files.ts); absent: not known (as if never rotated). */
   readonly revision?: string;
 }
 

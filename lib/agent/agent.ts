@@ -11,29 +11,26 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFile } from 'node:fs/promises';
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Server } from 'node:http';
 import { createServer } from 'node:http';
 import type { RowDataPacket } from 'mysql2/promise';
-import {
-  ADMIN_USER,
-  AGENT_HTTP_PATHS,
-  MEMBER_REPORTS,
-  MYSQL_PORT,
-  REPLICATION_USER,
-} from '../../constructs/mysql-member.js';
+import { ADMIN_USER, MEMBER_REPORTS, MYSQL_PORT, REPLICATION_USER } from '../../constructs/mysql-member.js';
 import { fence } from '../mysql/fencing.js';
 import type { LoginCheck } from './accounts.js';
 import { ensureAccounts } from './accounts.js';
 import type { AgentConfig } from './config.js';
-import type { ClusterCredentials } from './credentials.js';
-import { readCredentials } from './credentials.js';
+import type { ClusterCredentials } from './credential-files.js';
+import { readCredentials } from './credential-files.js';
 import type { Health } from './health.js';
 import { liveness, messageOf, readiness } from './health.js';
+import type { AgentEndpoints } from './http-api.js';
+import { serveAgentRequest } from './http-api.js';
 import type { IsolationState } from './isolation.js';
 import { NOT_ISOLATED, fenced, isolationApplies, judgeIsolation } from './isolation.js';
 import type { LocalSqlApi } from './local-sql.js';
 import { connectVerified } from './local-sql.js';
 import { Peers, isServerError, mysqlPeerProbe, resolveWithSystem } from './peers.js';
+import { POD_STOPPING_WAIT_MS, PRE_STOP_FENCING_MS, PRE_STOP_WAIT_MS, sleep, waitForSwitchover } from './pre-stop.js';
 import { Reprovisioner, dataPaths } from './reprovision.js';
 import { STOPS_FILE, StopRecords, sameRun } from './stops.js';
 
@@ -68,40 +65,6 @@ export interface AgentDependencies {
   readonly reprovisioner?: Pick<Reprovisioner, 'look' | 'forgetPreviousData'>;
   readonly credentials?: () => ClusterCredentials;
   readonly stops?: StopRecords;
-}
-
-/** How long the agent, told to stop, waits for the preStop hook of mysqld's container (sent at the same moment). */
-export const PRE_STOP_WAIT_MS = 10_000;
-/** How long a stop's fencing is tried (the pod's grace period is 120 s; mysqld needs its share to shut down). */
-export const PRE_STOP_FENCING_MS = 60_000;
-/**
- * How long a primary's stop waits, once fenced, for its replicas to leave it (the controller switches
- * over from a primary whose pod is stopping while it answers: decide.ts). Without the wait, mysqld would
- * stop the moment it is fenced, before the controller could see it, and a failover would wait instead.
- */
-export const PRE_STOP_SWITCHOVER_MS = 30_000;
-/** How often a stopping primary looks whether its replicas still receive from it. */
-const PRE_STOP_POLL_MS = 250;
-/**
- * Looks in a row that must find no replica receiving before a stopping primary goes on (2 s): its
- * fencing cuts the receivers off for a moment (they reconnect within a second), which is not the
- * controller's switchover. (Under the full suite's load the HA e2e saw the hook end at that moment, and
- * the drain wait for a failover instead: 18.2 s.)
- */
-export const PRE_STOP_QUIET_POLLS = 8;
-/** How long the hook waits for the agent's own signal, which tells a pod going away from a container restart. */
-export const POD_STOPPING_WAIT_MS = 2_000;
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-/**
- * A connection from inside the member's pod: its loopback (the pod's containers share one network
- * namespace, and nothing outside it can open a connection from 127.0.0.0/8 or ::1 to it).
- */
-export function fromInsideThePod(remoteAddress: string | undefined): boolean {
-  if (remoteAddress === undefined) return false;
-  const v4 = remoteAddress.startsWith('::ffff:') ? remoteAddress.slice('::ffff:'.length) : remoteAddress;
-  return remoteAddress === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(v4);
 }
 
 export class Agent {
@@ -363,7 +326,7 @@ export class Agent {
           await this.stops.stopping(startedAt, fenced).catch(noted);
           // The pod is going away (not only mysqld's container restarting): a primary waits for the
           // controller to switch over from it, while it answers.
-          if (primary && (await this.podStopping())) await this.waitForSwitchover();
+          if (primary && (await this.podStopping())) await waitForSwitchover(this.sql, this.now, this.log);
           // Made writable again meanwhile (a controller that did not know the pod is stopping): fenced
           // again, and recorded again (a commit of its own after the first record counts as unsafe meanwhile).
           if (!(await this.sql.flags()).superReadOnly) throw new Error('it was made writable again');
@@ -394,30 +357,6 @@ export class Agent {
     return this.signalled;
   }
 
-  /** Until no replica receives from this member (the controller switched over), at most PRE_STOP_SWITCHOVER_MS. */
-  private async waitForSwitchover(): Promise<void> {
-    const deadline = this.now() + PRE_STOP_SWITCHOVER_MS;
-    let quiet = 0;
-    let said = false;
-    for (;;) {
-      const receiving = await this.sql.replicasReceiving().catch(() => 0);
-      quiet = receiving > 0 ? 0 : quiet + 1;
-      if (quiet >= PRE_STOP_QUIET_POLLS) return;
-      if (receiving > 0 && !said) {
-        this.log(
-          `stopping: ${receiving} replica(s) still receive from this member; waiting for the controller to switch over`,
-        );
-        said = true;
-      }
-      if (this.now() >= deadline) {
-        if (receiving > 0)
-          this.log(`stopping: ${receiving} replica(s) still receive from this member; stopping all the same`);
-        return;
-      }
-      await sleep(PRE_STOP_POLL_MS);
-    }
-  }
-
   /** mysqld's socket refuses or is not there: no mysqld runs. */
   private async mysqldGone(): Promise<boolean> {
     return this.sql.rows('SELECT 1').then(
@@ -426,63 +365,27 @@ export class Agent {
     );
   }
 
-  private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    if (req.url === AGENT_HTTP_PATHS.preStop && req.method === 'GET') {
-      // Fencing takes the primary's writes away: only the pod itself asks for it (its preStop hook runs
-      // in the mysql container), never another pod that reaches the agent's port.
-      const from = req.socket.remoteAddress;
-      if (!fromInsideThePod(from)) {
-        this.log(
-          `refused a request to fence this member from ${from ?? 'an unknown address'}: only the pod's own preStop hook asks for that`,
-        );
-        res
-          .writeHead(403, { 'content-type': 'text/plain' })
-          .end(
-            `refused: ${AGENT_HTTP_PATHS.preStop} is answered only from inside the pod (over its loopback), not from ${from ?? 'an unknown address'}\n`,
-          );
-        return;
-      }
-      this.hookAsked = true;
-      const h = await this.prepareStop();
-      res.writeHead(h.ok ? 200 : 500, { 'content-type': 'text/plain' }).end(`${h.message}\n`);
-      return;
-    }
-    if (req.url === AGENT_HTTP_PATHS.stops && req.method === 'GET') {
-      // The current run judged first: a start not looked at yet is judged now.
-      const unsafe = await this.sql
-        .startedAt(this.now())
-        .then((startedAt) => this.stops.observeRun(startedAt))
-        .then(() => this.stops.unsafe());
-      res.writeHead(200, { 'content-type': 'application/json' }).end(`${JSON.stringify(unsafe)}\n`);
-      return;
-    }
-    if (req.url === AGENT_HTTP_PATHS.credentials && req.method === 'GET') {
-      // Which passwords the agent uses now (the rotation discards the old ones once every agent says
-      // the new revision): a token, never a password.
-      let revision: string;
-      try {
-        revision = this.credentials().revision;
-      } catch (e) {
-        res.writeHead(503, { 'content-type': 'text/plain' }).end(`${messageOf(e)}\n`);
-        return;
-      }
-      res.writeHead(200, { 'content-type': 'text/plain' }).end(`${revision}\n`);
-      return;
-    }
-    const kind = req.url === AGENT_HTTP_PATHS.live ? 'live' : req.url === AGENT_HTTP_PATHS.ready ? 'ready' : undefined;
-    if (!kind || req.method !== 'GET') {
-      res
-        .writeHead(404, { 'content-type': 'text/plain' })
-        .end(`not found; try ${Object.values(AGENT_HTTP_PATHS).join(' or ')}\n`);
-      return;
-    }
-    const h = await this.health(kind);
-    res.writeHead(h.ok ? 200 : 503, { 'content-type': 'text/plain' }).end(`${h.message}\n`);
+  /** What the HTTP port answers with (http-api.ts). */
+  private endpoints(): AgentEndpoints {
+    return {
+      preStopHook: () => {
+        this.hookAsked = true;
+        return this.prepareStop();
+      },
+      unsafeStops: () =>
+        this.sql
+          .startedAt(this.now())
+          .then((startedAt) => this.stops.observeRun(startedAt))
+          .then(() => this.stops.unsafe()),
+      credentialsRevision: () => this.credentials().revision,
+      health: (kind) => this.health(kind),
+      log: (message) => this.log(message),
+    };
   }
 
   async listen(): Promise<number> {
     const server = createServer((req, res) => {
-      this.serve(req, res).catch((e: unknown) => res.writeHead(500).end(`${messageOf(e)}\n`));
+      serveAgentRequest(this.endpoints(), req, res).catch((e: unknown) => res.writeHead(500).end(`${messageOf(e)}\n`));
     });
     this.server = server;
     await new Promise<void>((resolve, reject) => {

@@ -1,5 +1,5 @@
 // The agent's settings: the pod's environment, as the StatefulSet (constructs/mysql/statefulset.ts)
-// gives it (no password: those are files, read when used: credentials.ts). Paths default to where the pod mounts things; the environment overrides them only where a
+// gives it (no password: those are files, read when used: credential-files.ts). Paths default to where the pod mounts things; the environment overrides them only where a
 // test runs the agent outside a pod (test/integration/support/mysql-sandbox.ts).
 import { AGENT_PORT, DATA_DIR_NAME, MYSQL_PATHS } from '../../constructs/mysql-member.js';
 import { podAddresses } from './peers.js';
@@ -11,7 +11,7 @@ export interface AgentConfig {
   /** The headless Service that names every member; without it there is no self-fencing (a single member). */
   readonly headlessService?: string;
   readonly primaryHost: string;
-  /** The credentials Secret, mounted as files: read each time a password is used (credentials.ts). */
+  /** The credentials Secret, mounted as files: read each time a password is used (credential-files.ts). */
   readonly credentialsDir: string;
   /** The metrics sidecar's account is made sure of too (spec.monitoring). */
   readonly exporterAccount: boolean;

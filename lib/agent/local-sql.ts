@@ -1,6 +1,6 @@
 // The agent's SQL to its own member: over the pod's socket, as root (the password read from the mounted
 // credentials Secret whenever a session is opened, never logged), through a small pool so that a probe
-// never waits behind the loop. A rotated root password (cluster-rotation.ts) reaches the pool without a
+// never waits behind the loop. A rotated root password (lib/mysql/credential-rotation.ts) reaches the pool without a
 // restart: when the file says another password, new sessions come from a new pool, and the old pool is
 // ended once its statements are done (a clone may run for hours on one of its sessions).
 import type { Connection, Pool, PoolOptions, RowDataPacket } from 'mysql2/promise';
@@ -15,6 +15,8 @@ import {
   killStatement,
   killedOrGone,
 } from '../mysql/fencing.js';
+import type { ThreadState } from '../mysql/topology.js';
+import { threadState } from '../mysql/topology.js';
 
 /** The deadline of one statement: a probe answers within the kubelet's timeout. */
 const STATEMENT_MS = 4000;
@@ -29,9 +31,6 @@ export const CRASH_RECOVERY_CODES: readonly string[] = ['MY-010229', 'MY-010232'
 export const REPLICAS_RECEIVING_SQL = `SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE COMMAND IN ('Binlog Dump', 'Binlog Dump GTID') AND USER = '${REPLICATION_USER}'`;
 /** MySQL's "Access denied for user": the password was refused. */
 const ACCESS_DENIED = 1045;
-
-export type ThreadState = 'ON' | 'OFF' | 'CONNECTING';
-const state = (v: unknown): ThreadState => (v === 'ON' || v === 'CONNECTING' ? v : 'OFF');
 
 /** The channel's threads, or undefined when the member has none configured. */
 export interface ChannelThreads {
@@ -165,7 +164,7 @@ export class LocalSql {
          FROM performance_schema.replication_connection_status c
          JOIN performance_schema.replication_applier_status a USING (CHANNEL_NAME) WHERE CHANNEL_NAME = ''`,
     );
-    return row ? { receiver: state(row.receiver), applier: state(row.applier) } : undefined;
+    return row ? { receiver: threadState(row.receiver), applier: threadState(row.applier) } : undefined;
   }
 
   /** The receiver's last error while it is stopped, or undefined. */

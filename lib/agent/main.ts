@@ -2,7 +2,7 @@
 // database pod, and what it does not load (cdk8s, the client, the controller) costs no memory there.
 import { Agent, log } from './agent.js';
 import { AgentConfigError, agentConfig } from './config.js';
-import { readCredentials } from './credentials.js';
+import { readCredentials } from './credential-files.js';
 import { LocalSql } from './local-sql.js';
 
 export const AGENT_USAGE = `Usage: recon8s agent

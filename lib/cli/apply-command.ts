@@ -3,7 +3,7 @@ import { createEventRecorder } from '../controller/events.js';
 import { kindController, queueKey } from '../controller/kinds.js';
 import { Reconciler } from '../controller/reconciler.js';
 import { watchOwnersAndChildren, watchPods } from '../controller/watches.js';
-import type { CustomResource } from '../controller/status.js';
+import type { CustomResource } from '../controller/kind-controller.js';
 import type { Informer } from '../informer/index.js';
 import type { KubeClient } from '../kube/index.js';
 import { apiError, getObject } from '../kube/index.js';

@@ -11,6 +11,7 @@ import { apiError } from '../kube/index.js';
 import { connect, describeApiError } from './diff-command.js';
 import { formatTable } from './table.js';
 import { parseDuration } from './duration.js';
+import { isOf, printable, valueOf } from '../mysql/store-values.js';
 
 export const BACKUP_USAGE = `Usage: recon8s backup NAME [-n NAMESPACE] [--kubeconfig PATH] [--timeout DURATION]
 
@@ -279,7 +280,12 @@ export async function backupsCommand(
     const run = await runJob(client, namespace, o.name, ['bash', LIST_SCRIPT], deadline);
     const log = await podLog(client, namespace, run.pod);
     if (!run.succeeded) {
-      err.write(`listing Job ${run.job} failed:\n${log}`);
+      err.write(
+        `listing Job ${run.job} failed:\n${log
+          .split('\n')
+          .map((l) => printable(l))
+          .join('\n')}`,
+      );
       return 1;
     }
     out.write(formatBackups(log));
@@ -291,11 +297,17 @@ export async function backupsCommand(
   }
 }
 
-/** list-backups.sh's lines as a table, then how far a point-in-time restore reaches. */
+/**
+ * list-backups.sh's lines as a table, then how far a point-in-time restore reaches. The manifests and
+ * state.json are the bucket's: a manifest whose name, end time, size or GTID set is not of its grammar
+ * is listed as not one recon8s wrote (and not as a backup to restore), and nothing of one reaches the
+ * terminal but printable text.
+ */
 export function formatBackups(listing: string): string {
   const rows = [['BACKUP', 'ENDED', 'SIZE', 'GTID SET']];
   let covered: string | undefined;
   let oldestEnd: string | undefined;
+  const refused: string[] = [];
   for (const line of listing.split('\n')) {
     const [kind, first = '', second = ''] = line.split('\t');
     if (kind === 'backup' || kind === 'binlog') {
@@ -306,17 +318,28 @@ export function formatBackups(listing: string): string {
         continue;
       }
       if (kind === 'binlog') {
-        covered = typeof o.coveredUntil === 'string' ? o.coveredUntil : undefined;
+        covered = valueOf('time', o.coveredUntil);
         continue;
       }
-      const ended = typeof o.endTime === 'string' ? o.endTime : '';
+      const name = valueOf('backup-name', o.name);
+      const ended = valueOf('time', o.endTime);
+      const gtids = valueOf('gtid-set', o.gtidSet);
+      const bytes = typeof o.sizeBytes === 'number' ? String(o.sizeBytes) : o.sizeBytes;
+      if (!name || !ended || gtids === undefined || !isOf('count', bytes)) {
+        refused.push(printable(JSON.stringify(o.name ?? null), 80));
+        continue;
+      }
       oldestEnd ??= ended;
-      rows.push([String(o.name ?? ''), ended, size(Number(o.sizeBytes ?? 0)), String(o.gtidSet ?? '')]);
+      rows.push([name, ended, size(Number(bytes)), gtids]);
     } else if (kind === 'file') {
-      rows.push([first, '', size(Number(second)), '']);
+      if (!isOf('count', second)) continue;
+      rows.push([printable(first, 200), '', size(Number(second)), '']);
     }
   }
-  if (rows.length === 1) return 'no backups yet\n';
+  const warning = refused.length
+    ? `warning: ${refused.length} manifest${refused.length === 1 ? '' : 's'} in the store ${refused.length === 1 ? 'is' : 'are'} not as recon8s writes them (a name, end time, size or GTID set that is not one), left out; a restore refuses ${refused.length === 1 ? 'it' : 'them'} too: ${refused.join(', ')}\n`
+    : '';
+  if (rows.length === 1) return `${warning}no backups yet\n`;
   const table = formatTable(rows);
   let reach = '';
   if (covered && oldestEnd) {
@@ -327,7 +350,7 @@ export function formatBackups(listing: string): string {
         ? `\nbinary logs archived until ${covered}: spec.restore.pointInTime may be any time from ${oldestEnd} to ${covered} (whole seconds, UTC)\n`
         : `\nbinary logs archived until ${covered}, before the oldest backup ended: no point in time is reachable yet, only the backups themselves (spec.restore.backup) until the binary-log archive runs again\n`;
   }
-  return `${table}\n${reach}`;
+  return `${table}\n${reach}${warning}`;
 }
 
 function size(bytes: number): string {
@@ -361,7 +384,7 @@ export async function binlogArchiveCommand(
       err.write(`${describeStoreReport(match[1], match[2] ?? '')}\n`);
       return 1;
     }
-    err.write(`binary-log archive Job ${run.job} failed: ${match?.[2] ?? (message || 'no report')}\n`);
+    err.write(`binary-log archive Job ${run.job} failed: ${printable(match?.[2] ?? (message || 'no report'))}\n`);
     return 1;
   } catch (e) {
     return failed(e, client, namespace, o.name, err, 'binlog');
@@ -376,10 +399,10 @@ export function describeArchive(report: string): string {
   try {
     state = JSON.parse(report) as Record<string, unknown>;
   } catch {
-    return report;
+    return printable(report);
   }
-  const covered = typeof state.coveredUntil === 'string' ? state.coveredUntil : undefined;
-  const gtids = typeof state.archivedGtids === 'string' ? state.archivedGtids : '';
+  const covered = valueOf('time', state.coveredUntil);
+  const gtids = valueOf('gtid-set', state.archivedGtids) ?? '?';
   return covered
     ? `binary logs archived until ${covered}: every transaction committed before it can be restored to (spec.restore.pointInTime); archived GTID set '${gtids}'`
     : `binary logs archived; archived GTID set '${gtids}'`;

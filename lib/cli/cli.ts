@@ -16,7 +16,7 @@ import {
   VERIFY_USAGE,
   verifyCommand,
 } from './backup-command.js';
-import { BINLOG_FIND_USAGE, binlogFindCommand, parseTimeOption } from './binlog-find.js';
+import { BINLOG_FIND_USAGE, binlogFindCommand, parseTimeOption } from './binlog-command.js';
 import { CONTROLLER_OPTIONS, CONTROLLER_USAGE, controllerCommand } from './controller-command.js';
 import { CommandError, DIFF_OPTIONS, DIFF_USAGE, diffCommand } from './diff-command.js';
 import {

@@ -5,7 +5,7 @@ import {
   allowListProblems,
 } from '../../constructs/index.js';
 import type { OperatorPods } from '../../constructs/index.js';
-import { startController } from '../controller/manager.js';
+import { startController } from '../controller/controller.js';
 import { isLogLevel, jsonLogger } from '../observability/logger.js';
 import { UsageError } from './usage-error.js';
 

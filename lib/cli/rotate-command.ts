@@ -1,14 +1,14 @@
 // `recon8s rotate-credentials app|mysqlcluster NAME`: asks for a zero-downtime rotation of an App's
 // database password, or of a MySQLCluster's own accounts (root, replication, the controller's). The
 // request is only recorded on the resource (an annotation holding a fresh token); the controller performs
-// it (lib/mysql/rotation.ts, lib/mysql/cluster-rotation.ts), and --wait follows the phases the resource's
+// it (lib/mysql/password-rotation.ts, lib/mysql/credential-rotation.ts), and --wait follows the phases the resource's
 // status reports until that token is completed. No password is ever read or printed here: the command
 // never looks at a Secret.
 import { randomBytes } from 'node:crypto';
 import type { AppStatus, KindDefinition, MySQLCredentialRotationStatus } from '../../constructs/index.js';
 import { APP, MYSQL_CLUSTER, ROTATE_CREDENTIALS_ANNOTATION } from '../../constructs/index.js';
-import type { ClusterAccount } from '../mysql/cluster-rotation.js';
-import { CLUSTER_ACCOUNTS, formatRotationRequest } from '../mysql/cluster-rotation.js';
+import type { ClusterAccount } from '../mysql/credential-rotation.js';
+import { CLUSTER_ACCOUNTS, formatRotationRequest } from '../mysql/credential-rotation.js';
 import type { KubeClient } from '../kube/index.js';
 import { HttpMethod, apiError } from '../kube/index.js';
 import { connect, describeApiError } from './diff-command.js';

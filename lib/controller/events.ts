@@ -4,7 +4,7 @@ import { HttpMethod } from '../kube/index.js';
 import type { KubeClient } from '../kube/index.js';
 import { apiError } from '../kube/index.js';
 import type { Logger } from '../observability/logger.js';
-import type { ManagedEvent } from './kind-controller.js';
+import type { EventType, ManagedEvent } from './kind-controller.js';
 
 /** The object an Event is about. */
 export interface EventSubject {
@@ -17,8 +17,6 @@ export interface EventSubject {
     readonly resourceVersion?: string;
   };
 }
-
-export type EventType = 'Normal' | 'Warning';
 
 /** Emits Kubernetes Events. Messages must never hold a secret value: callers pass names, never data. */
 export interface EventRecorder {

@@ -2,14 +2,42 @@
 // kind's differences live in its own folder (app/, mysql-cluster/) behind this one interface, found
 // through the registry in kinds.ts. Adding a kind: its construct and KindDefinition in constructs/, a
 // folder here implementing KindController, one line in kinds.ts.
-import type { KubernetesObject as LiveObject, V1PersistentVolumeClaim, V1Pod, V1Secret } from '@kubernetes/client-node';
-import type { KindDefinition, KubernetesObject, OperatorPods } from '../../constructs/index.js';
+//
+// A contract module: types only, and it imports no implementation of the controller (events.ts,
+// status.ts and the kinds import it, never the other way round).
+import type {
+  KubernetesObject as LiveObject,
+  V1ObjectMeta,
+  V1PersistentVolumeClaim,
+  V1Pod,
+  V1Secret,
+} from '@kubernetes/client-node';
+import type { Condition, KindDefinition, KubernetesObject, OperatorPods } from '../../constructs/index.js';
 import type { KubeClient } from '../kube/index.js';
 import type { ControllerMetrics } from '../observability/controller-metrics.js';
 import type { Logger } from '../observability/logger.js';
-import type { AppReferencePolicy } from './app/reference-policy.js';
-import type { EventType } from './events.js';
-import type { CustomResource, LiveLookup, ObservedState } from './status.js';
+import type { ConditionInput } from '../reconcile/conditions.js';
+
+/** A custom resource as the controller reads it. */
+export interface CustomResource extends LiveObject {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly metadata: V1ObjectMeta & { readonly name: string };
+  readonly spec?: Record<string, unknown>;
+  readonly status?: { readonly conditions?: readonly Condition[]; readonly [key: string]: unknown };
+}
+
+export type LiveLookup = (apiVersion: string, kind: string, name: string) => LiveObject | undefined;
+
+/** The figures a status reports, and the conditions its children imply. */
+export interface ObservedState {
+  readonly fields: Record<string, unknown>;
+  readonly conditions: ConditionInput[];
+  /** The pods of the resource's own children, whose problems the status names (lib/reconcile/pod-problems.ts). */
+  readonly pods?: readonly V1Pod[];
+}
+
+export type EventType = 'Normal' | 'Warning';
 
 /** Something the user must create or fix outside the spec: a Degraded reason and a message (and an Event). */
 export interface Problem {
@@ -17,16 +45,34 @@ export interface Problem {
   readonly message: string;
 }
 
-/** What a kind found before its children are applied. */
-export interface Preparation {
+/**
+ * What a kind found before its children are applied. `Facts`: what its prepare() learnt for its own
+ * observe() and manager (the MySQLCluster's Secrets and CA, an App's binding), typed by the kind.
+ */
+export interface Preparation<Facts = unknown> {
   /** Reported as Degraded and Events; the resource is looked at again later (never hot). */
   readonly problems: readonly Problem[];
   /** Children not to apply (nor prune) for now: e.g. pods that would read a Secret that is not usable yet. */
   readonly holdBack?: (child: KubernetesObject) => boolean;
   /** A Normal Event to record (e.g. a Secret created). */
   readonly events?: readonly { readonly reason: string; readonly message: string }[];
-  /** Handed back to observe(). */
-  readonly facts?: Readonly<Record<string, string>>;
+  /** Handed back to observe() and to the kind's manager. */
+  readonly facts?: Facts;
+}
+
+/** What a kind's prepare() is given: the resource, and the caches and facts it may read. */
+export interface PrepareContext {
+  readonly client: KubeClient;
+  readonly cr: CustomResource;
+  readonly install: InstallFacts;
+  /** Secrets, from their watches; absent: read live. */
+  readonly secrets?: SecretLookup;
+  /** The other recon8s resources, from the cache (absent where there is none). */
+  readonly resources?: ResourceLookup;
+  /** cert-manager Certificates, from their watches once they exist; absent: read live. */
+  readonly certificates?: CertificateLookup;
+  /** PersistentVolumeClaims the resource names, from watches by name; absent: read live. */
+  readonly claims?: ClaimLookup;
 }
 
 /** What to do after the API server refused (422) to apply a child as rendered. */
@@ -112,13 +158,13 @@ export interface ResourceLookup {
 }
 
 /** What a kind's manager (a loop beside the render reconcile) sees each time its resource is reconciled. */
-export interface ManageContext {
+export interface ManageContext<Facts = unknown> {
   readonly client: KubeClient;
   readonly cr: CustomResource;
   readonly live: LiveLookup;
   /** The resource's pods (as the kind's pod selector finds them), from the cache. */
   readonly pods: readonly V1Pod[];
-  readonly prepared: Preparation;
+  readonly prepared: Preparation<Facts>;
   readonly log: Logger;
   readonly metrics?: ControllerMetrics;
   /** Secrets, from their watches; absent: read live. */
@@ -172,8 +218,8 @@ export interface Management {
  * primary). Stateful per controller process (e.g. how long a primary has been unreachable), so one is
  * created per Reconciler; `forget` drops what it holds of a resource that is gone.
  */
-export interface Manager {
-  manage(ctx: ManageContext): Promise<Management>;
+export interface Manager<Facts = unknown> {
+  manage(ctx: ManageContext<Facts>): Promise<Management>;
   /**
    * A child as it is to be applied now, when what runs decides part of it (a MySQLCluster's StatefulSet
    * keeps the members a scale-down has not yet made safe to remove); `live`: what exists, which this
@@ -184,6 +230,12 @@ export interface Manager {
   forget(uid: string): void;
   /** Ends what it keeps open between looks (sessions to members): at the end of a term of leadership, and at shutdown. */
   close?(): Promise<void>;
+}
+
+/** What the install lets an App name; a kind absent (or `["*"]`): anything of its namespace (app/reference-policy.ts). */
+export interface AppReferencePolicy {
+  readonly serviceAccounts?: readonly string[];
+  readonly secrets?: readonly string[];
 }
 
 /** What the install tells the controller about itself (its flags). */
@@ -199,7 +251,8 @@ export interface InstallFacts {
   readonly operatorPods?: OperatorPods;
 }
 
-export interface KindController {
+/** `Facts`: what the kind's prepare() hands to its observe() and manager (Preparation). */
+export interface KindController<Facts = unknown> {
   readonly definition: KindDefinition;
   /**
    * What the install does not let this resource have, judged on its render before anything is
@@ -208,15 +261,7 @@ export interface KindController {
    */
   admit?(cr: CustomResource, rendered: readonly KubernetesObject[], install: InstallFacts): readonly Problem[];
   /** Before the children are applied (credentials, volumes the spec names). Absent: nothing to prepare. */
-  prepare?(
-    client: KubeClient,
-    cr: CustomResource,
-    install: InstallFacts,
-    secrets?: SecretLookup,
-    resources?: ResourceLookup,
-    certificates?: CertificateLookup,
-    claims?: ClaimLookup,
-  ): Promise<Preparation>;
+  prepare?(ctx: PrepareContext): Promise<Preparation<Facts>>;
   /**
    * A resource of another kind this one refers to (an App to the MySQLCluster its database is on): a
    * change of either queues the other.
@@ -229,10 +274,10 @@ export interface KindController {
     cr: CustomResource,
     rendered: readonly KubernetesObject[],
     live: LiveLookup,
-    prepared: Preparation,
+    prepared: Preparation<Facts>,
     pods: readonly V1Pod[],
   ): ObservedState;
   readonly pods?: PodWatch;
   /** A loop beside the render reconcile, run after the children converged. */
-  createManager?(): Manager;
+  createManager?(): Manager<Facts>;
 }

@@ -4,48 +4,37 @@ import type { KindDefinition, KubernetesObject, Recon8sResource } from '../../co
 import type { Informer } from '../informer/index.js';
 import { deepFreeze } from '../informer/index.js';
 import type { KubeClient } from '../kube/index.js';
-import { apiError, isNotFound } from '../kube/index.js';
 import type { ControllerMetrics } from '../observability/controller-metrics.js';
 import type { Logger } from '../observability/logger.js';
 import type { ReconcileResult } from '../reconcile/contract.js';
 import { PollAgainError, TerminalError } from '../reconcile/contract.js';
-import {
-  APPLYSET_GROUP_KINDS_ANNOTATION,
-  APPLYSET_ID_LABEL,
-  APPLYSET_TOOLING_ANNOTATION,
-  TOOLING,
-  applySetId,
-  groupKind,
-} from '../reconcile/applyset.js';
 import type { ConditionInput } from '../reconcile/conditions.js';
-import { DESIRED_HASH_ANNOTATION, childKey, hashOf, stampChildren } from '../reconcile/desired.js';
+import { childKey, stampChildren } from '../reconcile/desired.js';
 import type { DesiredChild, OwnerResource } from '../reconcile/desired.js';
-import { RenderMemo } from './render-memo.js';
 import { podProblemEvents, podProblems, podRecheckAfterMs, summarizePodProblems } from '../reconcile/pod-problems.js';
-import { failureConditions } from '../reconcile/status.js';
-import { CREATE_ONLY, ChildApplier } from './apply-children.js';
-import type { ApplyDecision } from './apply-children.js';
-import { WritesInFlight, identityKey } from './writes-in-flight.js';
+import { failureConditions } from '../reconcile/workload-conditions.js';
+import { ChildApplier } from './apply-children.js';
+import { ChildConvergence, isLive, ownerOf } from './child-convergence.js';
 import type { EventRecorder } from './events.js';
 import { recordManaged } from './events.js';
-import type { ResourceType } from './kinds.js';
-import { CHILD_TYPES, KIND_CONTROLLERS, childType, kindController, objectPath, parseQueueKey } from './kinds.js';
-import { deleteChild, prunable } from './prune.js';
+import { KIND_CONTROLLERS, kindController, parseQueueKey } from './kinds.js';
 import type {
-  InstallFacts,
-  KindController,
-  Manager,
-  Preparation,
-  ResourceLookup,
   CertificateLookup,
   CertificateReader,
   ClaimLookup,
   ClaimReader,
+  CustomResource,
+  InstallFacts,
+  LiveLookup,
+  Manager,
+  Preparation,
+  ResourceLookup,
   SecretLookup,
   SecretReader,
 } from './kind-controller.js';
-import type { CustomResource, LiveLookup, StatusWrite } from './status.js';
-import { judgedAgainst, nextStatus, pausedConditions, statusWrite, withProblems, withUnavailable } from './status.js';
+import { RenderMemo } from './render-memo.js';
+import { ResourceWrites } from './resource-writes.js';
+import { pausedConditions, withProblems, withUnavailable } from './status.js';
 
 /** How long to wait before looking again for a Secret the user must create. */
 const CREDENTIALS_RECHECK_MS = 30_000;
@@ -100,30 +89,16 @@ export type Term = ReadonlyMap<string, Manager>;
  */
 export class Reconciler {
   private readonly applier: ChildApplier;
-  /** The last status written per resource uid, and the versions of the resource older than it (see StatusWrite). */
-  private readonly statusWritten = new Map<string, StatusWrite>();
   private readonly now: () => Date;
   /** What render() made of each resource, and those children stamped for applying (see RenderMemo). */
   private readonly renders = new RenderMemo<{
     readonly objects: readonly KubernetesObject[];
     desired?: readonly DesiredChild[];
   }>();
-
-  /**
-   * The resourceVersions the controller's own writes to a resource (ApplySet metadata, status) got back,
-   * per uid (the last few): their watch events tell nothing new and do not queue the resource again.
-   */
-  private readonly ownWrites = new Map<string, string[]>();
-  private readonly writesInFlight = new WritesInFlight();
-
-  /** The resourceVersion of the resource each ApplySet parent write was judged from, per uid. */
-  private readonly parentWritten = new Map<string, string | undefined>();
-
-  /** Per resource uid: the labels of its recon8s_resource_degraded series, while it has one. */
-  private readonly degradedSeries = new Map<
-    string,
-    { kind: string; namespace: string; name: string; reason: string }
-  >();
+  /** The children made to match the render (child-convergence.ts). */
+  private readonly children: ChildConvergence;
+  /** What is written to the resource itself, and remembered of those writes (resource-writes.ts). */
+  private readonly writes: ResourceWrites;
 
   /**
    * Per kind, the loop beside the render reconcile (MySQL: who is the primary), of the current term of
@@ -134,6 +109,21 @@ export class Reconciler {
   constructor(private readonly o: ReconcilerOptions) {
     this.applier = new ChildApplier(o.client);
     this.now = o.now ?? (() => new Date());
+    this.children = new ChildConvergence({
+      client: o.client,
+      applier: this.applier,
+      events: o.events,
+      metrics: o.metrics,
+      children: o.children,
+      childNames: o.childNames,
+      forget: (uid) => this.forget(uid),
+    });
+    this.writes = new ResourceWrites({
+      client: o.client,
+      metrics: o.metrics,
+      plural: (kind) => o.owners.get(kind)?.kind.plural ?? '',
+      now: this.now,
+    });
     this.startTerm();
   }
 
@@ -181,46 +171,15 @@ export class Reconciler {
     return this.applier.isOwnEcho(child);
   }
 
-  /**
-   * A resource's watch event that only echoes our own write to it (see rememberOwnWrite): the reconcile
-   * that wrote it already judged this version.
-   */
+  /** A resource's watch event that only echoes our own write to it (see ResourceWrites.isOwnWrite). */
   isOwnWrite(cr: LiveObject): boolean | Promise<boolean> {
-    const meta = cr.metadata ?? {};
-    if (meta.uid === undefined || meta.resourceVersion === undefined) return false;
-    const { uid, resourceVersion } = meta;
-    return this.writesInFlight.whenSettled(
-      identityKey(cr),
-      () => this.ownWrites.get(uid)?.includes(resourceVersion) ?? false,
-    );
-  }
-
-  /**
-   * Remembers the version a write to `cr` returned, unless that version may hold a change this reconcile
-   * did not see: another generation (a spec change: a write that changed nothing returns the latest
-   * version, which may be someone else's) or a deletion. What else a version may hide (labels,
-   * annotations) render never reads, but for an App's password revision, which only the controller
-   * writes, in a patch of its own whose event queues the App; the periodic resync looks again anyway.
-   */
-  private rememberOwnWrite(cr: CustomResource, result: unknown): void {
-    const meta = (result as LiveObject | undefined)?.metadata;
-    if (!meta?.uid || !meta.resourceVersion || meta.uid !== cr.metadata.uid) return;
-    if (meta.generation !== cr.metadata.generation || meta.deletionTimestamp) return;
-    const versions = this.ownWrites.get(meta.uid) ?? [];
-    versions.push(meta.resourceVersion);
-    if (versions.length > 4) versions.shift();
-    this.ownWrites.set(meta.uid, versions);
+    return this.writes.isOwnWrite(cr);
   }
 
   /** Drops what is remembered of an object that is gone, child or resource (the manager calls it on informer deletes). */
   forget(uid: string): void {
-    const series = this.degradedSeries.get(uid);
-    if (series) this.o.metrics?.resourceDegraded.remove(series);
-    this.degradedSeries.delete(uid);
+    this.writes.forget(uid);
     this.applier.forget(uid);
-    this.statusWritten.delete(uid);
-    this.ownWrites.delete(uid);
-    this.parentWritten.delete(uid);
     this.renders.forget(uid);
     for (const m of this.managers.values()) m.forget(uid);
   }
@@ -254,7 +213,7 @@ export class Reconciler {
     const log = this.o.logger.child({ kind: kindName, namespace, name });
     if ((cr.spec as { paused?: boolean } | undefined)?.paused === true) {
       // Nothing of the children is touched, not even read for status: they are the user's to handle now.
-      await this.writeStatus(cr, {}, pausedConditions(currentConditions(cr)), true);
+      await this.writes.writeStatus(cr, {}, pausedConditions(currentConditions(cr)), true);
       return undefined;
     }
 
@@ -266,7 +225,7 @@ export class Reconciler {
       const message = e.problems.map(formatProblem).join('; ');
       log.warn('invalid spec', { problems: e.problems.length, message });
       this.o.events.record(cr, 'Warning', 'InvalidSpec', message);
-      await this.writeStatus(cr, {}, failureConditions('InvalidSpec', message, currentConditions(cr)), true);
+      await this.writes.writeStatus(cr, {}, failureConditions('InvalidSpec', message, currentConditions(cr)), true);
       throw new TerminalError(`invalid spec: ${message}`, { cause: e });
     }
     // What the install does not allow (an App naming a Secret outside its allow-list): refused before
@@ -277,7 +236,7 @@ export class Reconciler {
       const message = refused.map((p) => p.message).join('; ');
       log.warn('refused by the install', { reason, message });
       this.o.events.record(cr, 'Warning', reason, message);
-      await this.writeStatus(cr, {}, failureConditions(reason, message, currentConditions(cr)), true);
+      await this.writes.writeStatus(cr, {}, failureConditions(reason, message, currentConditions(cr)), true);
       throw new TerminalError(`${reason}: ${message}`);
     }
 
@@ -288,14 +247,15 @@ export class Reconciler {
     // metadata-only ones of everything else (see Watches.childNames), so no read past them.
     const missingAtStart = new Set<string>();
     for (const o of rendered) {
-      if (this.nameInUse(o.apiVersion, o.kind, namespace, o.metadata.name)) continue;
+      if (this.children.nameInUse(o.apiVersion, o.kind, namespace, o.metadata.name)) continue;
       missingAtStart.add(childKey({ ...o, metadata: { ...o.metadata, namespace } }));
     }
     // The ApplySet parent write (a resource's first reconcile) answers that: it carries the uid as a
     // precondition and returns what the API server has.
-    const parent = await this.ensureApplySetParent(cr, owner.kind);
+    const parent = await this.writes.ensureApplySetParent(cr, owner.kind);
     if (parent === 'gone') return undefined;
-    if (missingAtStart.size > 0 && parent !== 'live' && !(await this.isLive(cr, owner.kind))) return undefined;
+    if (missingAtStart.size > 0 && parent !== 'live' && !(await isLive(this.o.client, cr, owner.kind)))
+      return undefined;
 
     const reader = this.o.secrets;
     const secrets: SecretLookup | undefined = reader
@@ -310,15 +270,15 @@ export class Reconciler {
     const claims: ClaimLookup | undefined = claimReader
       ? (ns, claimName) => claimReader({ uid: cr.metadata.uid ?? '', kind: kindName, name }, ns, claimName)
       : undefined;
-    const prepared: Preparation = (await controller.prepare?.(
-      this.o.client,
+    const prepared: Preparation = (await controller.prepare?.({
+      client: this.o.client,
       cr,
-      this.o.install ?? {},
-      secrets,
-      this.resources,
-      certificates,
-      claims,
-    )) ?? { problems: [] };
+      install: this.o.install ?? {},
+      resources: this.resources,
+      ...(secrets ? { secrets } : {}),
+      ...(certificates ? { certificates } : {}),
+      ...(claims ? { claims } : {}),
+    })) ?? { problems: [] };
     for (const e of prepared.events ?? []) this.o.events.record(cr, 'Normal', e.reason, e.message);
     const problems = prepared.problems;
 
@@ -327,7 +287,8 @@ export class Reconciler {
     const applied = new Map<string, LiveObject>();
     // The kind's manager, when this reconciler runs managers (it needs the pods).
     const manager = this.o.pods && this.o.manage !== false ? this.managers.get(kindName) : undefined;
-    const failure = await this.converge(cr, owner.kind, controller, rendered, log, {
+    const desired = this.desired(cr, rendered, ownerOf(cr));
+    const failure = await this.children.converge(cr, owner.kind, controller, desired, log, {
       holdBack: prepared.holdBack,
       ...(manager?.amend
         ? {
@@ -340,7 +301,7 @@ export class Reconciler {
 
     const live: LiveLookup = (apiVersion, kind, childName) =>
       applied.get(`${apiVersion}/${kind}/${childName}`) ??
-      this.childInformer(apiVersion, kind).get(namespace, childName);
+      this.children.childInformer(apiVersion, kind).get(namespace, childName);
     const pods = this.o.pods?.(kindName, namespace) ?? [];
     const observed = controller.observe(cr, rendered, live, prepared, pods);
     const podProblemsNow = podProblems(observed.pods ?? [], this.now());
@@ -384,7 +345,7 @@ export class Reconciler {
     // One Event per pod and problem, however many reconciles see it (the key names the Event).
     for (const e of podProblemEvents(podProblemsNow))
       this.o.events.record(cr, 'Warning', e.reason, e.message, { once: `${cr.metadata.uid ?? ''}/${e.key}` });
-    await this.writeStatus(cr, { ...observed.fields, ...management?.fields }, conditions, false);
+    await this.writes.writeStatus(cr, { ...observed.fields, ...management?.fields }, conditions, false);
     // The manager's poll (failure detection) goes on whatever failed: it bounds every other delay. A
     // problem that ends by itself (a crash loop that stopped) is looked at again when it would end.
     const pollMs = minDefined(management?.requeueAfterMs, podRecheckAfterMs(podProblemsNow));
@@ -398,356 +359,6 @@ export class Reconciler {
     if (pollMs !== undefined) return { requeueAfterMs: pollMs };
     return undefined;
   }
-
-  /** Applies what differs and prunes what is no longer rendered; returns a failure to report. */
-  private async converge(
-    cr: CustomResource,
-    definition: KindDefinition,
-    kind: KindController,
-    rendered: readonly KubernetesObject[],
-    log: Logger,
-    o: {
-      readonly holdBack?: (child: KubernetesObject) => boolean;
-      /** What the kind's manager decides of a child (Manager.amend). */
-      readonly amend?: (child: KubernetesObject, live: LiveObject | undefined) => KubernetesObject;
-      /** The children no object's name matched when the reconcile began (resource checked live since), by childKey. */
-      readonly missingAtStart: ReadonlySet<string>;
-      /** Filled with what was applied, by `apiVersion/kind/name`. */
-      readonly applied: Map<string, LiveObject>;
-    },
-  ): Promise<{ reason: string; message: string; retry?: boolean } | undefined> {
-    const uid = cr.metadata.uid ?? '';
-    const owner = {
-      apiVersion: cr.apiVersion,
-      kind: cr.kind,
-      group: cr.apiVersion.split('/')[0] ?? '',
-      namespace: cr.metadata.namespace ?? '',
-      name: cr.metadata.name,
-      uid,
-    };
-    const desired = this.desired(cr, rendered, owner);
-    // One Event per reconcile, not one per child: Events are writes too.
-    const applied: string[] = [];
-    const reportApplied = (): void => {
-      if (applied.length) this.o.events.record(cr, 'Normal', 'Applied', applied.join('; '));
-    };
-    // Objects of a child's name that recon8s does not control for this resource: never written.
-    const conflicts: string[] = [];
-    // A failure that must not hold the other children back: reported once they are converged.
-    let deferred: { reason: string; message: string; retry?: boolean } | undefined;
-    // Whether the resource is still live (not deleted, not being deleted), asked once and only if a child is to be created.
-    let creatable: Promise<boolean> | undefined;
-    const cachedChild = (child: KubernetesObject): LiveObject | undefined =>
-      this.childInformer(child.apiVersion, child.kind).get(owner.namespace, child.metadata.name);
-    const sent: {
-      readonly child: DesiredChild;
-      readonly live: LiveObject | undefined;
-      readonly decision: Extract<ApplyDecision, { send: true }>;
-      readonly outcome: Promise<LiveObject>;
-    }[] = [];
-    for (const stamped of desired) {
-      if (o.holdBack?.(stamped.object)) continue;
-      let child = stamped;
-      const cached = cachedChild(child.object);
-      let live = cached;
-      if (!cached) {
-        const named = this.childNameInformer(child.object.apiVersion, child.object.kind).get(
-          owner.namespace,
-          child.object.metadata.name,
-        );
-        // Controlled by this resource but not in the labelled cache (someone removed the label, or that
-        // cache is behind): the one case read past the caches.
-        live = named && controllerUid(named) === uid ? await this.readUncached(cr.kind, child.object) : named;
-      }
-      if (live && controllerUid(live) !== uid) {
-        // Who wrote an object that no one controls is in its managedFields, which the caches drop.
-        const described = controllerUid(live) ? live : ((await this.readUncached(cr.kind, child.object)) ?? live);
-        conflicts.push(notOursMessage(child.object, described));
-        continue;
-      }
-      const amended = o.amend?.(child.object, live);
-      if (amended && amended !== child.object) {
-        const hash = hashOf(amended);
-        child = { object: withDesiredHash(amended, hash), hash };
-      }
-      const decision = this.applier.decide(child, live);
-      if (!decision.send) continue;
-      // A child can vanish between the look at the cache when the reconcile began and now (the garbage
-      // collector deleting a resource's children while its Secret and volumes were checked): creating
-      // it then would fight the collector. One that was there at the start is created again only if the
-      // resource is still live (asked once); one missing at the start was checked then.
-      if (decision.why === 'missing' && !o.missingAtStart.has(childKey(child.object))) {
-        creatable ??= this.isLive(cr, definition);
-        if (!(await creatable)) return undefined;
-      }
-      // Sent now, judged below in order: the children's applies go out together, not one round trip each.
-      const outcome = this.applier.apply(child, live?.metadata?.uid ?? CREATE_ONLY);
-      outcome.catch(() => undefined); // awaited below, unless an earlier child's failure ends the reconcile
-      sent.push({ child, live, decision, outcome });
-    }
-    const failed: { readonly child: DesiredChild; readonly live: LiveObject | undefined; readonly error: unknown }[] =
-      [];
-    for (const { child, live, decision, outcome } of sent) {
-      try {
-        const result = await outcome;
-        o.applied.set(`${child.object.apiVersion}/${child.object.kind}/${child.object.metadata.name}`, result);
-        this.o.metrics?.applyTotal.inc({ kind: child.object.kind, result: decision.why });
-        log.info('applied', {
-          child: `${child.object.kind}/${child.object.metadata.name}`,
-          why: decision.why,
-          ...(decision.path ? { path: decision.path } : {}),
-        });
-        applied.push(
-          `${decision.why === 'missing' ? 'created' : decision.why === 'drifted' ? 'reverted a change to' : 'updated'} ${child.object.kind} ${child.object.metadata.name}`,
-        );
-      } catch (error) {
-        failed.push({ child, live, error });
-      }
-    }
-    // Failures are looked at once every success is recorded (the Event names everything written).
-    for (const { child, live, error: e } of failed) {
-      reportApplied();
-      const info = apiError(e);
-      this.o.metrics?.applyTotal.inc({ kind: child.object.kind, result: 'error' });
-      // An object of this name appeared since the caches were read (someone else's, or ours whose
-      // watch event is still on its way): nothing was written. Judged again, from the caches, later.
-      if (!live && info.code === 409)
-        throw new Error(
-          `${child.object.kind} ${child.object.metadata.name} appeared while being created; looking again: ${info.message}`,
-          { cause: e },
-        );
-      // The child this apply was judged against is gone (or replaced): look again, from the cache, later.
-      if (info.code === 409 && /uid mismatch|Precondition failed: UID/i.test(info.message))
-        throw new Error(
-          `${child.object.kind} ${child.object.metadata.name} changed identity while being applied: ${info.message}`,
-          { cause: e },
-        );
-      // The kind may know a way past the refusal (MySQLCluster: grow the claims of a StatefulSet).
-      const recovery =
-        info.code === 422 && live && kind.recoverRefusedApply
-          ? await kind.recoverRefusedApply(this.o.client, child.object, live)
-          : undefined;
-      if (recovery?.outcome === 'recovering') {
-        log.info(recovery.message, { child: `${child.object.kind}/${child.object.metadata.name}` });
-        this.o.events.record(cr, 'Normal', recovery.reason, recovery.message);
-        // What it changed comes back through the informers, and the next reconcile applies again.
-        continue;
-      }
-      if (recovery?.outcome === 'partial' && live) {
-        // Everything but the refused part still converges; the rest is tried again with backoff.
-        await this.applier.apply(
-          { object: withDesiredHash(recovery.apply, hashOf(recovery.apply)), hash: hashOf(recovery.apply) },
-          live.metadata?.uid ?? CREATE_ONLY,
-        );
-        this.o.events.record(cr, 'Warning', recovery.reason, recovery.message);
-        deferred ??= { reason: recovery.reason, message: recovery.message, retry: true };
-        continue;
-      }
-      // 400/422: the API server refuses what we render; retrying the same thing cannot help.
-      if (info.code === 400 || info.code === 422) {
-        const message = `${child.object.kind} ${child.object.metadata.name} was refused: ${info.message}`;
-        this.o.events.record(cr, 'Warning', 'ApplyFailed', message);
-        return { reason: 'ApplyFailed', message };
-      }
-      if (info.code === 403) {
-        const message = `recon8s may not write ${child.object.kind} ${child.object.metadata.name}: ${info.message}`;
-        this.o.events.record(cr, 'Warning', 'ApplyForbidden', message);
-        return { reason: 'ApplyForbidden', message, retry: true };
-      }
-      this.o.events.record(
-        cr,
-        'Warning',
-        'ApplyFailed',
-        `${child.object.kind} ${child.object.metadata.name}: ${info.reason || `HTTP ${info.code}`}`,
-      );
-      throw e;
-    }
-    reportApplied();
-    const desiredKeys = new Set(desired.map((d) => childKey(d.object)));
-    const setId = applySetId(owner);
-    for (const type of CHILD_TYPES[cr.kind] ?? []) {
-      const informer = this.childInformer(type.apiVersion, type.kind);
-      for (const orphan of prunable(informer.byOwner(uid), desiredKeys, setId, uid)) {
-        await deleteChild(this.o.client, type, orphan);
-        if (orphan.metadata?.uid) this.forget(orphan.metadata.uid);
-        this.o.metrics?.pruneTotal.inc({ kind: type.kind });
-        log.info('pruned', { child: `${type.kind}/${orphan.metadata?.name ?? ''}` });
-        this.o.events.record(
-          cr,
-          'Normal',
-          'Pruned',
-          `deleted ${type.kind} ${orphan.metadata?.name ?? ''}: no longer rendered`,
-        );
-      }
-    }
-    if (conflicts.length > 0) {
-      const message = `${conflicts.join('; ')}. recon8s never modifies, adopts or deletes an object it does not control: rename or remove it, and this resource converges`;
-      this.o.events.record(cr, 'Warning', 'OwnershipConflict', message);
-      // Looked at again with backoff (someone may remove the object), never hot.
-      return { reason: 'OwnershipConflict', message, retry: true };
-    }
-    return deferred;
-  }
-
-  /** Whether an object of this name exists, recon8s's or not (from the caches). */
-  private nameInUse(apiVersion: string, kind: string, namespace: string, name: string): boolean {
-    return (
-      this.childInformer(apiVersion, kind).get(namespace, name) !== undefined ||
-      this.childNameInformer(apiVersion, kind).get(namespace, name) !== undefined
-    );
-  }
-
-  /** A child read past the cache (a GET): undefined when no object of that name exists. */
-  private async readUncached(ownerKind: string, child: KubernetesObject): Promise<LiveObject | undefined> {
-    const type = childType(ownerKind, child.apiVersion, child.kind);
-    if (!type) throw new Error(`${child.kind} is not a child kind of ${ownerKind}`);
-    try {
-      return await this.o.client.requestJson<LiveObject>({
-        path: objectPath(type, child.metadata.namespace ?? '', child.metadata.name),
-      });
-    } catch (e) {
-      if (isNotFound(e)) return undefined;
-      throw e;
-    }
-  }
-
-  /**
-   * Makes the resource the ApplySet parent (KEP-3659) of its children; written once, then unchanged.
-   * The write carries the resource's uid as a precondition, so it never creates a resource that is gone,
-   * and it tells whether this very resource is live: 'live' (written, not being deleted), 'gone'
-   * (deleted, replaced or being deleted), or 'unchanged' (nothing to write: nothing learnt).
-   */
-  private async ensureApplySetParent(cr: CustomResource, kind: KindDefinition): Promise<'live' | 'gone' | 'unchanged'> {
-    const owner = {
-      group: kind.group,
-      kind: kind.kind,
-      namespace: cr.metadata.namespace ?? '',
-      name: cr.metadata.name,
-    };
-    const id = applySetId(owner);
-    const groupKinds = (CHILD_TYPES[kind.kind] ?? [])
-      .map((t: ResourceType) => groupKind(t.apiVersion, t.kind))
-      .sort()
-      .join(',');
-    const meta = cr.metadata as { labels?: Record<string, string>; annotations?: Record<string, string> };
-    if (
-      meta.labels?.[APPLYSET_ID_LABEL] === id &&
-      meta.annotations?.[APPLYSET_TOOLING_ANNOTATION] === TOOLING &&
-      meta.annotations[APPLYSET_GROUP_KINDS_ANNOTATION] === groupKinds
-    )
-      return 'unchanged';
-    // The cache may not have our last write yet.
-    if (this.parentWritten.get(cr.metadata.uid ?? '') === cr.metadata.resourceVersion) return 'unchanged';
-    let result: CustomResource;
-    try {
-      const write = this.o.client.apply<CustomResource>({
-        apiVersion: cr.apiVersion,
-        kind: cr.kind,
-        metadata: {
-          name: cr.metadata.name,
-          namespace: cr.metadata.namespace,
-          uid: cr.metadata.uid,
-          labels: { [APPLYSET_ID_LABEL]: id },
-          annotations: { [APPLYSET_TOOLING_ANNOTATION]: TOOLING, [APPLYSET_GROUP_KINDS_ANNOTATION]: groupKinds },
-        },
-      });
-      result = await this.writesInFlight.track(
-        identityKey(cr),
-        write.then((r) => {
-          this.rememberOwnWrite(cr, r);
-          return r;
-        }),
-      );
-    } catch (e) {
-      const info = apiError(e);
-      if (isNotFound(e) || (info.code === 409 && /uid mismatch|Precondition failed: UID/i.test(info.message)))
-        return 'gone';
-      throw e;
-    }
-    this.parentWritten.set(cr.metadata.uid ?? '', cr.metadata.resourceVersion);
-    return result.metadata.uid === cr.metadata.uid && !result.metadata.deletionTimestamp ? 'live' : 'gone';
-  }
-
-  /**
-   * recon8s_resource_degraded: 1 for the reason a resource's Degraded condition says, while it is True
-   * (what the shipped alert Recon8sDegraded reads); the series of a reason no longer said goes.
-   */
-  private reportDegraded(cr: CustomResource, conditions: readonly ConditionInput[]): void {
-    const gauge = this.o.metrics?.resourceDegraded;
-    if (!gauge) return;
-    const uid = cr.metadata.uid ?? '';
-    const degraded = conditions.find((c) => c.type === 'Degraded');
-    const reason = degraded?.status === 'True' ? degraded.reason : undefined;
-    const labels = { kind: cr.kind, namespace: cr.metadata.namespace ?? '', name: cr.metadata.name, reason };
-    const before = this.degradedSeries.get(uid);
-    if (before && before.reason !== reason) gauge.remove(before);
-    if (reason === undefined) this.degradedSeries.delete(uid);
-    else {
-      gauge.set({ ...labels, reason }, 1);
-      this.degradedSeries.set(uid, { ...labels, reason });
-    }
-  }
-
-  /** Writes the status through /status, only when it differs from what the resource already says. */
-  private async writeStatus(
-    cr: CustomResource,
-    fields: Record<string, unknown>,
-    conditions: readonly ConditionInput[],
-    keepFields: boolean,
-  ): Promise<void> {
-    this.reportDegraded(cr, conditions);
-    // The cache may not have our last status write yet: then judged against what that write said, so
-    // that the same status is not written again (see judgedAgainst).
-    const uid = cr.metadata.uid ?? '';
-    const last = this.statusWritten.get(uid);
-    const judged = judgedAgainst(cr, last);
-    const base = keepFields ? { ...withoutConditions(judged.status), ...fields } : fields;
-    const status = nextStatus(judged, base, conditions, this.now());
-    if (!status) return;
-    const owner = this.o.owners.get(cr.kind);
-    const result = await this.writesInFlight.track(
-      identityKey(cr),
-      this.o.client
-        .applyStatus({
-          apiVersion: cr.apiVersion,
-          kind: cr.kind,
-          plural: owner?.kind.plural ?? '',
-          metadata: { name: cr.metadata.name, namespace: cr.metadata.namespace },
-          status,
-        })
-        .then((r) => {
-          this.rememberOwnWrite(cr, r);
-          return r;
-        }),
-    );
-    const wrote = (result as LiveObject | undefined)?.metadata?.resourceVersion;
-    this.statusWritten.set(uid, statusWrite(last, cr, status, wrote, this.ownWrites.get(uid) ?? []));
-  }
-
-  /** Whether the API server still has this very resource (same uid), not being deleted. */
-  private async isLive(cr: CustomResource, kind: KindDefinition): Promise<boolean> {
-    try {
-      const live = await this.o.client.requestJson<CustomResource>({
-        path: `/apis/${kind.group}/${kind.version}/namespaces/${cr.metadata.namespace ?? ''}/${kind.plural}/${cr.metadata.name}`,
-      });
-      return live.metadata.uid === cr.metadata.uid && !live.metadata.deletionTimestamp;
-    } catch (e) {
-      if (isNotFound(e)) return false;
-      throw e;
-    }
-  }
-
-  private childNameInformer(apiVersion: string, kind: string): Informer<LiveObject> {
-    const informer = this.o.childNames.get(`${apiVersion}/${kind}`);
-    if (!informer) throw new Error(`no metadata informer for ${apiVersion} ${kind}`);
-    return informer;
-  }
-
-  private childInformer(apiVersion: string, kind: string): Informer<LiveObject> {
-    const informer = this.o.children.get(`${apiVersion}/${kind}`);
-    if (!informer) throw new Error(`no informer for ${apiVersion} ${kind}`);
-    return informer;
-  }
 }
 
 function currentConditions(cr: CustomResource): ConditionInput[] {
@@ -757,35 +368,6 @@ function currentConditions(cr: CustomResource): ConditionInput[] {
     reason: c.reason,
     message: c.message,
   }));
-}
-
-function withoutConditions(status: CustomResource['status']): Record<string, unknown> {
-  const { conditions: _c, observedGeneration: _g, ...rest } = status ?? {};
-  return rest;
-}
-
-/** The object with this desired-hash annotation. */
-function withDesiredHash(o: KubernetesObject, hash: string): KubernetesObject {
-  return {
-    ...o,
-    metadata: { ...o.metadata, annotations: { ...(o.metadata.annotations ?? {}), [DESIRED_HASH_ANNOTATION]: hash } },
-  };
-}
-
-/** The uid of an object's controller owner, if it has one. */
-function controllerUid(o: LiveObject): string | undefined {
-  return o.metadata?.ownerReferences?.find((r) => r.controller)?.uid;
-}
-
-/** "Service web exists and is controlled by App other" — who holds an object we would have written. */
-function notOursMessage(child: KubernetesObject, live: LiveObject): string {
-  const controller = live.metadata?.ownerReferences?.find((r) => r.controller);
-  if (controller)
-    return `${child.kind} ${child.metadata.name} exists and is controlled by ${controller.kind} ${controller.name}`;
-  const managers = [
-    ...new Set((live.metadata?.managedFields ?? []).map((m) => m.manager).filter((m): m is string => m !== undefined)),
-  ];
-  return `${child.kind} ${child.metadata.name} exists and is controlled by no one${managers.length ? ` (written by ${managers.join(', ')})` : ''}`;
 }
 
 function minDefined(a: number | undefined, b: number | undefined): number | undefined {

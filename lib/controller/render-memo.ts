@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { KubernetesObject } from '../../constructs/index.js';
 import { PASSWORD_REVISION_ANNOTATION } from '../../constructs/index.js';
-import type { CustomResource } from './status.js';
+import type { CustomResource } from './kind-controller.js';
 
 /**
  * What render() made of one resource, remembered per uid: render() is a pure function of the apiVersion,

@@ -1,28 +1,9 @@
 import { isDeepStrictEqual } from 'node:util';
-import type { KubernetesObject as LiveObject, V1ObjectMeta, V1OwnerReference, V1Pod } from '@kubernetes/client-node';
-import type { Condition, KubernetesObject } from '../../constructs/index.js';
+import type { KubernetesObject as LiveObject, V1OwnerReference, V1Pod } from '@kubernetes/client-node';
+import type { KubernetesObject } from '../../constructs/index.js';
 import type { ConditionInput } from '../reconcile/conditions.js';
-import type { Problem } from './kind-controller.js';
+import type { CustomResource, Problem } from './kind-controller.js';
 import { mergeConditions } from '../reconcile/conditions.js';
-
-/** A custom resource as the controller reads it. */
-export interface CustomResource extends LiveObject {
-  readonly apiVersion: string;
-  readonly kind: string;
-  readonly metadata: V1ObjectMeta & { readonly name: string };
-  readonly spec?: Record<string, unknown>;
-  readonly status?: { readonly conditions?: readonly Condition[]; readonly [key: string]: unknown };
-}
-
-export type LiveLookup = (apiVersion: string, kind: string, name: string) => LiveObject | undefined;
-
-/** The figures a status reports, and the conditions its children imply. */
-export interface ObservedState {
-  readonly fields: Record<string, unknown>;
-  readonly conditions: ConditionInput[];
-  /** The pods of the resource's own children, whose problems the status names (lib/reconcile/pod-problems.ts). */
-  readonly pods?: readonly V1Pod[];
-}
 
 /** Whether a live child is controlled by this resource (the ownership rule: never judge someone else's). */
 export function controlledBy(live: LiveObject | undefined, uid: string | undefined): boolean {

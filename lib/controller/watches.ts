@@ -1,5 +1,5 @@
 // The resources of some kinds and their children, watched, each change turned into the owner's queue
-// key. Used by the controller (manager.ts) and by `recon8s apply` (lib/cli/apply-command.ts), so both
+// key. Used by the controller (controller.ts) and by `recon8s apply` (lib/cli/apply-command.ts), so both
 // see the world the same way.
 import type { KubernetesObject as LiveObject, V1Pod } from '@kubernetes/client-node';
 import type { KindDefinition } from '../../constructs/index.js';
@@ -9,8 +9,7 @@ import { createInformer, mergeInformers } from '../informer/index.js';
 import type { KubeClient } from '../kube/index.js';
 import type { Logger } from '../observability/logger.js';
 import { allChildTypes, kindController, ownerType, queueKey } from './kinds.js';
-import type { KindController } from './kind-controller.js';
-import type { CustomResource } from './status.js';
+import type { CustomResource, KindController } from './kind-controller.js';
 
 /**
  * managedFields are about half of every object and nothing reads them from the cache (the ownership

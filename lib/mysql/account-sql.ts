@@ -71,7 +71,7 @@ export class AccountSession {
         WHERE HOST = '%' AND (JSON_EXTRACT(ATTRIBUTE, '$.recon8s.app') IS NOT NULL${names.length ? ' OR USER IN (?)' : ''})`,
       names.length ? [names] : [],
     );
-    // A retained (secondary) password, from dual passwords (rotation.ts): only mysql.user says so.
+    // A retained (secondary) password, from dual passwords (password-rotation.ts): only mysql.user says so.
     const retaining = new Set(
       users.length === 0
         ? []

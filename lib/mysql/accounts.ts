@@ -11,12 +11,12 @@
 //   (global, on another database, on a table, the grant option) is revoked.
 // - An owned account whose App no longer binds this cluster is dropped; one whose App's password is not
 //   known yet (its Secret not written yet) is kept as it is.
-// - Its password follows the App's Secret through rotation.ts's decision: during a rotation the account
+// - Its password follows the App's Secret through password-rotation.ts's decision: during a rotation the account
 //   may hold the staged `password-next` (that is no drift), and a repair never discards a retained password
 //   pods may still log in with.
 import { createHash } from 'node:crypto';
-import type { AccountHolds, RotationFacts } from './rotation.js';
-import { decideRotation } from './rotation.js';
+import type { AccountHolds, RotationFacts } from './password-rotation.js';
+import { decideRotation } from './password-rotation.js';
 
 export type DatabaseAccess = 'readWrite' | 'readOnly';
 

@@ -1,4 +1,4 @@
-// The SQL of a rotation of the cluster's own accounts (cluster-rotation.ts decides): what the primary
+// The SQL of a rotation of the cluster's own accounts (credential-rotation.ts decides): what the primary
 // holds of root, replication and recon8s-admin, what a replica's channel holds, and the statements.
 // Thin on purpose. As root, over TLS that verified the member (member-sql.ts openVerified): setting
 // another account's password and reading a replica's connection metadata take it. Passwords are values
@@ -10,9 +10,9 @@ import type { AccountAdminOptions } from './account-sql.js';
 import { closeSession, takesWrites } from './account-sql.js';
 import { QUERY_TIMEOUT_MS, openVerified } from './member-sql.js';
 import { passwordFingerprint } from './accounts.js';
-import type { ClusterAccount, ReplicaChannel } from './cluster-rotation.js';
-import { CLUSTER_ACCOUNTS } from './cluster-rotation.js';
-import type { ThreadState } from './decide.js';
+import type { ClusterAccount, ReplicaChannel } from './credential-rotation.js';
+import { CLUSTER_ACCOUNTS } from './credential-rotation.js';
+import { threadState } from './topology.js';
 
 /** STOP REPLICA IO_THREAD waits for the receiver to end what it is writing to the relay log. */
 const STOP_RECEIVER_TIMEOUT_MS = 60_000;
@@ -46,8 +46,6 @@ export interface PasswordToSet {
   /** RETAIN CURRENT PASSWORD: the one it replaces still logs in until discarded. */
   readonly retain: boolean;
 }
-
-const state = (v: unknown): ThreadState => (v === 'ON' || v === 'CONNECTING' ? v : 'OFF');
 
 /** The fingerprint of a cluster account's password (accounts.ts): root's is its user's. */
 export function clusterFingerprint(account: ClusterAccount, password: string): string {
@@ -154,8 +152,8 @@ export class ClusterAccountSession implements ClusterAccountActions {
     if (!row) return { password: 'none', receiver: 'OFF', applier: 'OFF' };
     return {
       password: Number(row.current) === 1 ? 'current' : 'other',
-      receiver: state(row.receiver),
-      applier: state(row.applier),
+      receiver: threadState(row.receiver),
+      applier: threadState(row.applier),
     };
   }
 
@@ -167,7 +165,7 @@ export class ClusterAccountSession implements ClusterAccountActions {
     const [row] = await this.rows(
       "SELECT SERVICE_STATE AS receiver FROM performance_schema.replication_connection_status WHERE CHANNEL_NAME = ''",
     );
-    const running = state(row?.receiver) !== 'OFF';
+    const running = threadState(row?.receiver) !== 'OFF';
     await this.rows('STOP REPLICA IO_THREAD', undefined, STOP_RECEIVER_TIMEOUT_MS);
     await this.rows('CHANGE REPLICATION SOURCE TO SOURCE_PASSWORD = ?', [replicationPassword]);
     if (running) await this.rows('START REPLICA IO_THREAD');

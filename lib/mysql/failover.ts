@@ -18,9 +18,8 @@
 //   heard from its source (an event or a heartbeat, ReplicationChannel.sourceSilentMs): that is counted
 //   from the last good observation itself, on the replica's own clock, whatever the controller's polls.
 //   The controller fences the primary (it still reaches it) before any replica stops receiving.
-import type { ClusterView, MemberView, Step } from './decide.js';
-import { GtidSet } from './gtid-set.js';
-import { isLeaving } from './scale-down.js';
+import type { ClusterView, MemberView, Step } from './topology.js';
+import { history, isLeaving, termAcknowledgements } from './topology.js';
 
 export const seconds = (ms: number): string => `${Math.round(ms / 1000)} s`;
 
@@ -40,13 +39,6 @@ const DEFAULT_HEARTBEAT_MS = 30_000;
  * 3159 secure transport required.
  */
 const REFUSED_BY_SOURCE = new Set([1040, 1045, 1129, 1130, 1226, 1862, 2026, 2061, 3118, 3159]);
-
-/** The transactions a member has or will have applied: executed plus received. */
-export const history = (m: MemberView): GtidSet => (m.sql ? m.sql.executed.union(m.sql.received) : GtidSet.EMPTY);
-
-/** What the recorded primary's commits were acknowledged with: its term's, never more than the spec's. */
-export const termAcknowledgements = (view: ClusterView): number =>
-  Math.min(view.waitCount, view.termWaitCount ?? view.waitCount);
 
 /** Why a member did not answer, as status.members says it: a refused certificate before anything its pod says. */
 export function notAnswering(m: MemberView): string | undefined {

@@ -19,7 +19,8 @@ import {
   underFencingLock,
 } from './fencing.js';
 import { MYSQL_TLS_CA_PATH } from '../../constructs/index.js';
-import type { MemberSql, ThreadState } from './decide.js';
+import type { MemberSql } from './topology.js';
+import { threadState } from './topology.js';
 
 export interface MemberCredentials {
   readonly adminUser: string;
@@ -215,8 +216,6 @@ export function changeSourceStatement(source: {
 /** STOP REPLICA waits for the applier to finish the transaction it is applying. */
 const STOP_REPLICA_TIMEOUT_MS = 60_000;
 
-const state = (v: unknown): ThreadState => (v === 'ON' || v === 'CONNECTING' ? v : 'OFF');
-
 export class MemberSession {
   constructor(
     private readonly c: Connection,
@@ -301,8 +300,8 @@ export class MemberSession {
       deadlineMs,
     );
     if (!vars) throw new Error('the member returned no server variables');
-    const receiver = state(channel?.receiver);
-    const applier = state(channel?.applier);
+    const receiver = threadState(channel?.receiver);
+    const applier = threadState(channel?.applier);
     // An error only counts while the thread it belongs to is stopped: a receiver that reconnected keeps its last error.
     const error =
       (applier === 'OFF' ? String(channel?.applierError ?? channel?.coordinatorError ?? '') : '') ||

@@ -17,7 +17,7 @@
 //   (it had restarted), its own transactions at that moment. Later looks add why the proof no longer
 //   holds (the former primary found writable without semi-synchronous replication guarding its
 //   commits), and what the controller asked its agent to discard (done once).
-import type { MemberSql } from './decide.js';
+import type { MemberSql } from './topology.js';
 import { GtidSet } from './gtid-set.js';
 
 /** A primary's term, as status.primaryTerm records it. */

@@ -14,21 +14,8 @@
 //    every remaining replica when there are fewer.
 // Until then the controller applies the StatefulSet with the members it keeps (ClusterView.heldReplicas),
 // and one that does not answer is kept: what it holds cannot be known.
-import type { ClusterView, MemberView, Step } from './decide.js';
-import { history, termAcknowledgements } from './failover.js';
-
-/** The StatefulSet's size the members allow now, and why a larger one than spec.replicas. */
-export interface MembersKept {
-  /** ≥ spec.replicas; ≤ the StatefulSet's size now. */
-  readonly keep: number;
-  /** Why the highest member kept cannot go yet; absent when `keep` is spec.replicas. */
-  readonly why?: string;
-}
-
-/** A member above spec.replicas that the StatefulSet still holds. */
-export function isLeaving(view: ClusterView, m: MemberView): boolean {
-  return m.ordinal >= view.replicas && m.ordinal < (view.heldReplicas ?? view.replicas);
-}
+import type { ClusterView, MembersKept, MemberView, Step } from './topology.js';
+import { history, isLeaving, termAcknowledgements } from './topology.js';
 
 /**
  * How many members the StatefulSet keeps: it shrinks from its highest ordinal, so down to just above the

@@ -11,6 +11,9 @@
  *   npm run cluster -- env --node     export lines for it
  *   npm run cluster -- down --node    stop it and leave the host as it was
  *
+ *   npm run cluster -- up --nodes 3   a control plane and 3 real worker nodes, each in namespaces of its own
+ *                                     (test/node/nodes.sh; root, Linux): env, status and down take --nodes too
+ *
  * State, certificates, etcd data and logs live in ${XDG_CACHE_HOME:-~/.cache}/recon8s/cluster/.
  */
 import { existsSync } from 'node:fs';
@@ -19,6 +22,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { Health } from '@kubernetes/client-node';
 import { NODE_RUN_DIR, startNodeCluster, stopNodeCluster } from '../node/index.js';
+import { NODES_RUN_DIR, startNodesCluster, stopNodesCluster } from '../node/nodes.js';
 import { loadKubeConfig } from './kubeconfig.js';
 import {
   DEFAULT_CONTROLLERS,
@@ -36,7 +40,7 @@ const cacheHome =
     ? process.env.XDG_CACHE_HOME
     : join(homedir(), '.cache');
 const CLUSTER_DIR = join(cacheHome, 'recon8s', 'cluster');
-const USAGE = 'usage: npm run cluster -- up|down|env|status [--node]';
+const USAGE = 'usage: npm run cluster -- up|down|env|status [--node | --nodes N]';
 
 /** POSIX single-quoting, so the printed lines survive any path when eval'ed. */
 function quote(value: string): string {
@@ -183,17 +187,79 @@ async function nodeEnv(): Promise<number> {
   return 0;
 }
 
+function nodesExportLines(): string {
+  return [
+    `export KUBECONFIG=${quote(join(NODES_RUN_DIR, 'pki', 'admin.kubeconfig'))}`,
+    `export PATH=${quote(nodeBinDir())}:"$PATH"  # kubectl ${KUBE_VERSION}`,
+  ].join('\n');
+}
+
+async function nodesUp(count: number): Promise<number> {
+  if (existsSync(join(NODES_RUN_DIR, 'pki', 'admin.kubeconfig'))) {
+    console.log(`The nodes are already up (${NODES_RUN_DIR}).\n\n${nodesExportLines()}`);
+    return 0;
+  }
+  const rig = await startNodesCluster({ nodes: count, persistent: true, onOutput: (line) => console.error(line) });
+  console.log(`
+A control plane and ${rig.nodes.length} real worker nodes, Kubernetes ${KUBE_VERSION}, are up (${NODES_RUN_DIR}):
+  nodes: ${rig.nodes.join(', ')} (each its own network namespace, kubelet and containerd)
+  images imported into every node: ${rig.imported.join(', ')}
+
+${nodesExportLines()}
+
+Faults by hand: bash test/node/nodes.sh power-off|power-on|cut|heal|stop-kubelet|start-kubelet I
+  (with RUN_DIR=${NODES_RUN_DIR} BIN_DIR=${nodeBinDir()})
+Stop it with: npm run cluster -- down --nodes`);
+  return 0;
+}
+
+async function nodesDown(): Promise<number> {
+  const was = existsSync(NODES_RUN_DIR);
+  await stopNodesCluster((line) => console.error(line));
+  console.log(was ? 'Stopped the nodes and cleaned the host.' : 'The nodes are not running.');
+  return 0;
+}
+
+async function nodesEnv(): Promise<number> {
+  if (!existsSync(join(NODES_RUN_DIR, 'pki', 'admin.kubeconfig'))) {
+    console.error('The nodes are not running; start them with: npm run cluster -- up --nodes 3');
+    return 1;
+  }
+  console.log(nodesExportLines());
+  return 0;
+}
+
+/** The command named on the command line, or undefined when the line is not one of USAGE's. */
+function parse(argv: readonly string[]): (() => Promise<number>) | undefined {
+  const [name, flag, value, ...rest] = argv;
+  if (name === undefined || rest.length > 0) return undefined;
+  if (flag === undefined) return commands[name];
+  if (flag === '--node') return value === undefined ? nodeCommands[name] : undefined;
+  if (flag !== '--nodes') return undefined;
+  if (name !== 'up') return value === undefined ? nodesCommands[name] : undefined;
+  const count = value === undefined ? 3 : Number(value);
+  if (!Number.isInteger(count) || count < 1 || count > 9) {
+    console.error(`cluster up --nodes: expected a number of worker nodes from 1 to 9, got ${JSON.stringify(value)}`);
+    return undefined;
+  }
+  return () => nodesUp(count);
+}
+
 const nodeCommands: Readonly<Record<string, () => Promise<number>>> = {
   up: nodeUp,
   down: nodeDown,
   env: nodeEnv,
   status: nodeEnv,
 };
+const nodesCommands: Readonly<Record<string, () => Promise<number>>> = {
+  down: nodesDown,
+  env: nodesEnv,
+  status: nodesEnv,
+};
 const commands: Readonly<Record<string, () => Promise<number>>> = { up, down, env, status };
 const name = process.argv[2];
-const wantsNode = process.argv[3] === '--node';
-const command = name === undefined ? undefined : (wantsNode ? nodeCommands : commands)[name];
-if (command === undefined || process.argv.length > (wantsNode ? 4 : 3)) {
+const command = parse(process.argv.slice(2));
+if (command === undefined) {
   console.error(USAGE);
   process.exitCode = 2;
 } else {

@@ -10,7 +10,7 @@ import { AppsV1Api, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node'
 import type { Connection } from 'mysql2/promise';
 import { createConnection } from 'mysql2/promise';
 import { parseAllDocuments } from 'yaml';
-import type { Controller } from '../../lib/controller/manager.js';
+import type { Controller } from '../../lib/controller/controller.js';
 import { accountName } from '../../lib/mysql/accounts.js';
 import { eventually } from '../integration/eventually.js';
 import { startTestController } from '../integration/support/controller.js';

@@ -11,7 +11,7 @@ import { PassThrough } from 'node:stream';
 import type { CoreV1Event, KubeConfig } from '@kubernetes/client-node';
 import { BatchV1Api, CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { main } from '../../lib/cli/cli.js';
-import type { Controller } from '../../lib/controller/manager.js';
+import type { Controller } from '../../lib/controller/controller.js';
 import { NODE_IP } from '../node/index.js';
 import type { S3Server } from '../s3/index.js';
 import { startS3Server } from '../s3/index.js';
@@ -81,6 +81,8 @@ describe('MySQLCluster backups to S3 and restores on a real node (MySQL 9.7, ver
     return {
       bucket: BUCKET,
       endpoint: s3.endpoint,
+      // versitygw on the node's host speaks plain HTTP: said in the spec, as a user must say it.
+      allowInsecureEndpoint: true,
       credentialsSecretName: STORE_SECRET,
       // The test image carries rclone itself (the official MySQL images do not: then the default rclone image).
       rcloneImage: node().images.mysql,

@@ -18,7 +18,7 @@ import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@k
 import type { RowDataPacket } from 'mysql2/promise';
 import { createConnection } from 'mysql2/promise';
 import { main } from '../../lib/cli/cli.js';
-import type { Controller } from '../../lib/controller/manager.js';
+import type { Controller } from '../../lib/controller/controller.js';
 import type { RequestEvent } from '../../lib/kube/index.js';
 import { eventually } from '../integration/eventually.js';
 import { podProcesses } from './support/pod-processes.js';

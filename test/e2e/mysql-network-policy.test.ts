@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { CoreV1Api, CustomObjectsApi, NetworkingV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { MYSQL_AGENT_PORT } from '../../constructs/index.js';
-import type { Controller } from '../../lib/controller/manager.js';
+import type { Controller } from '../../lib/controller/controller.js';
 import { eventually } from '../integration/eventually.js';
 import { startTestController } from '../integration/support/controller.js';
 import type { PolicyController } from '../node/kube-router.js';

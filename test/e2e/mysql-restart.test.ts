@@ -16,7 +16,7 @@ import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import type { Connection, RowDataPacket } from 'mysql2/promise';
 import { createConnection } from 'mysql2/promise';
 import { main } from '../../lib/cli/cli.js';
-import type { Controller } from '../../lib/controller/manager.js';
+import type { Controller } from '../../lib/controller/controller.js';
 import { eventually } from '../integration/eventually.js';
 import { startTestController } from '../integration/support/controller.js';
 import { NODE_HOOK_TIMEOUT_MS, discardNamespace, freshRestrictedNamespace, useSharedNode } from './cluster.js';

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
 import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import type { Controller } from '../../lib/controller/manager.js';
+import type { Controller } from '../../lib/controller/controller.js';
 import { eventually } from '../integration/eventually.js';
 import { EXPORTER_METRICS } from '../../constructs/index.js';
 import { REFUSED_LOGINS_SQL } from '../support/mysql-counters.js';

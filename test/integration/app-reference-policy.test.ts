@@ -6,7 +6,7 @@
 // Deployment untouched; a compliant spec is applied at once. (What the pods name: unit/app-reference-policy.test.ts.)
 import assert from 'node:assert/strict';
 import { AppsV1Api, CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import type { Controller } from '../../lib/controller/manager.js';
+import type { Controller } from '../../lib/controller/controller.js';
 import type { RequestEvent } from '../../lib/kube/index.js';
 import { freshNamespace, useSharedControlPlane } from './cluster.js';
 import { eventually } from './eventually.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { Buffer } from 'node:buffer';
-import type { Controller, ControllerOptions } from '../../lib/controller/manager.js';
+import type { Controller, ControllerOptions } from '../../lib/controller/controller.js';
 import { createKubeClient } from '../../lib/kube/index.js';
 import type { KubeClient } from '../../lib/kube/index.js';
 import { DEFAULT_CONTROLLERS, startControlPlane } from '../controlplane/index.js';

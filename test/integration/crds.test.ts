@@ -310,6 +310,49 @@ describe('CRDs and manifests on a real API server', function () {
       assert.notEqual(on.status, 0, 'turning backups on later is refused too');
     });
 
+    it('fails on a plain-HTTP object store unless allowInsecureEndpoint says so, naming the endpoint', () => {
+      const s3 = { bucket: 'backups', prefix: 'shop', credentialsSecretName: 'keys' };
+      for (const [name, spec] of [
+        ['http-backup', { backup: { schedule: '@daily', s3: { ...s3, endpoint: 'http://minio:9000' } } }],
+        ['http-restore', { restore: { s3: { ...s3, endpoint: 'http://minio:9000' } } }],
+      ] as const) {
+        const r = create(mysql(name, spec));
+        assert.notEqual(r.status, 0, name);
+        assert.match(r.stderr, /spec\.(backup|restore)\.s3\.endpoint: Invalid value: .*an https:\/\/ endpoint/, name);
+      }
+      for (const [name, store] of [
+        ['https-backup', { ...s3, endpoint: 'https://minio:9000' }],
+        ['http-accepted', { ...s3, endpoint: 'http://minio:9000', allowInsecureEndpoint: true }],
+      ] as const) {
+        const r = create(mysql(name, { backup: { schedule: '@daily', s3: store } }));
+        assert.equal(r.status, 0, `${name}: ${r.stderr}`);
+      }
+    });
+
+    it('takes s3.encryption with a Secret reference, and refuses turning it on or off on the same prefix, naming the field', () => {
+      const s3 = { bucket: 'backups', prefix: 'shop', endpoint: 'https://minio:9000', credentialsSecretName: 'keys' };
+      const encryption = { secretRef: { name: 'backup-key' } };
+      const bad = create(
+        mysql('bad-key-ref', {
+          backup: { schedule: '@daily', s3: { ...s3, encryption: { secretRef: { name: 'Bad Name' } } } },
+        }),
+      );
+      assert.notEqual(bad.status, 0);
+      assert.match(bad.stderr, /spec\.backup\.s3\.encryption\.secretRef\.name: Invalid value/);
+      assert.equal(apply(mysql('encrypted', { backup: { schedule: '@daily', s3 } })).status, 0);
+      const on = apply(mysql('encrypted', { backup: { schedule: '@daily', s3: { ...s3, encryption } } }));
+      assert.notEqual(on.status, 0, 'encryption turned on over the same prefix');
+      assert.match(on.stderr, /spec\.backup\.s3\.encryption: Invalid value: .*needs a new prefix/);
+      const moved = apply(
+        mysql('encrypted', { backup: { schedule: '@daily', s3: { ...s3, prefix: 'shop-encrypted', encryption } } }),
+      );
+      assert.equal(moved.status, 0, moved.stderr);
+      const off = apply(
+        mysql('encrypted', { backup: { schedule: '@daily', s3: { ...s3, prefix: 'shop-encrypted' } } }),
+      );
+      assert.notEqual(off.status, 0, 'encryption turned off over the same prefix');
+    });
+
     it('fails on a storage size of zero, in any spelling', () => {
       for (const size of ['0', '0Gi', 0]) {
         const r = create(mysql('zero', { storage: { size } }));

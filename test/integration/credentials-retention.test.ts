@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { V1Secret } from '@kubernetes/client-node';
 import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import type { Controller } from '../../lib/controller/manager.js';
+import type { Controller } from '../../lib/controller/controller.js';
 import { jsonLogger } from '../../lib/observability/logger.js';
 import { freshNamespace, useSharedControlPlane } from './cluster.js';
 import { eventually } from './eventually.js';

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import type { V1Deployment } from '@kubernetes/client-node';
 import { AppsV1Api, CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import type { Controller } from '../../lib/controller/manager.js';
+import type { Controller } from '../../lib/controller/controller.js';
 import { accountName } from '../../lib/mysql/accounts.js';
 import { freshNamespace, useSharedControlPlane } from './cluster.js';
 import { eventually } from './eventually.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { KubeConfig, V1StatefulSet } from '@kubernetes/client-node';
 import { AppsV1Api, CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import type { Controller } from '../../lib/controller/manager.js';
+import type { Controller } from '../../lib/controller/controller.js';
 import { freshNamespace, useSharedControlPlane } from './cluster.js';
 import { eventually } from './eventually.js';
 import { startTestController } from './support/controller.js';

@@ -18,15 +18,18 @@
 import assert from 'node:assert/strict';
 import type { V1ConfigMap, V1ContainerStatus, V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import { MANAGED_BY, MYSQL_CLUSTER, MYSQL_HISTORY_KEYS, mysqlClusterNames } from '../../constructs/index.js';
-import type { ClusterManagerOptions, MemberActions } from '../../lib/controller/mysql-cluster/cluster-manager.js';
-import { createMySQLClusterManager } from '../../lib/controller/mysql-cluster/cluster-manager.js';
+import type { MySQLClusterFacts } from '../../lib/controller/mysql-cluster/facts.js';
+import type { ConnectMember, MemberActions } from '../../lib/controller/mysql-cluster/ha/ports.js';
+import { kubePorts } from '../../lib/controller/mysql-cluster/ha/kube-ports.js';
+import { withKeptMembers } from '../../lib/controller/mysql-cluster/ha/kept-members.js';
+import { runPass } from '../../lib/controller/mysql-cluster/ha/loop.js';
+import { HaMemory } from '../../lib/controller/mysql-cluster/ha/memory.js';
 import { createEventRecorder, recordManaged } from '../../lib/controller/events.js';
-import type { ManageContext, Management, Manager } from '../../lib/controller/kind-controller.js';
-import type { CustomResource } from '../../lib/controller/status.js';
+import type { CustomResource, ManageContext, Management, Manager } from '../../lib/controller/kind-controller.js';
 import { withProblems } from '../../lib/controller/status.js';
 import type { KubeClient } from '../../lib/kube/index.js';
 import { HttpMethod, PatchStrategy, apiError, createKubeClient } from '../../lib/kube/index.js';
-import type { MemberSql, ThreadState } from '../../lib/mysql/decide.js';
+import type { MemberSql, ThreadState } from '../../lib/mysql/topology.js';
 import { GtidSet } from '../../lib/mysql/gtid-set.js';
 import { MemberCertificateError } from '../../lib/mysql/member-sql.js';
 import type { UnsafeStop } from '../../lib/mysql/rejoin.js';
@@ -120,7 +123,7 @@ class FakeMembers {
     return { held, release };
   }
 
-  connect(who: string, ips: ReadonlyMap<string, string>): ClusterManagerOptions['connect'] {
+  connect(who: string, ips: ReadonlyMap<string, string>): ConnectMember {
     return async ({ host, onLost }) => {
       const name = ips.get(host) ?? '';
       const member = this.state.get(name);
@@ -310,7 +313,7 @@ describe('MySQLCluster manager steps (real API server, fake members)', function 
     cr: CustomResource,
     signal?: AbortSignal,
     podOf = (pod: V1Pod): V1Pod | undefined => pod,
-  ): ManageContext {
+  ): ManageContext<MySQLClusterFacts> {
     const pods: V1Pod[] = MEMBERS.flatMap((m, i) => {
       const pod = podOf({
         metadata: {
@@ -349,7 +352,14 @@ describe('MySQLCluster manager steps (real API server, fake members)', function 
       cr,
       live: (_v, kind) => (kind === 'StatefulSet' ? sts : undefined),
       pods,
-      prepared: { problems: [], facts: { tlsCa: FAKE_CA, tlsNotAfter: '2099-01-01T00:00:00.000Z' } },
+      prepared: {
+        problems: [],
+        facts: {
+          credentialsSecretName: `${NAME}-credentials`,
+          tlsSecretName: `${NAME}-tls`,
+          tls: { caPem: FAKE_CA, notAfter: '2099-01-01T00:00:00.000Z' },
+        },
+      },
       log: silentLogger,
       ...(signal ? { signal } : {}),
     };
@@ -360,13 +370,27 @@ describe('MySQLCluster manager steps (real API server, fake members)', function 
     who: string,
     members: FakeMembers,
     agentUnsafeStops: (ip: string) => Promise<readonly UnsafeStop[] | undefined> = () => Promise.resolve([]),
-  ): { manage: (ctx: ManageContext) => Promise<unknown>; clock: { t: number }; manager: Manager } {
+  ): {
+    manage: (ctx: ManageContext<MySQLClusterFacts>) => Promise<unknown>;
+    clock: { t: number };
+    manager: Manager<MySQLClusterFacts>;
+  } {
     const clock = { t: 0 };
-    const manager = createMySQLClusterManager({
+    let memory = new HaMemory();
+    const options = {
       connect: members.connect(who, ips),
-      now: () => clock.t,
+      clock: { now: () => clock.t, wallClock: () => new Date() },
       agentUnsafeStops,
-    });
+    };
+    const manager: Manager<MySQLClusterFacts> = {
+      manage: (ctx) => runPass(ctx, memory, kubePorts(ctx, options)),
+      amend: (cr, child, live) => withKeptMembers(cr, child, live, memory.keptMembers),
+      forget: () => {
+        memory.close();
+        memory = new HaMemory();
+      },
+      close: () => Promise.resolve(memory.close()),
+    };
     return { manage: (ctx) => manager.manage(ctx), clock, manager };
   }
 
@@ -679,7 +703,10 @@ describe('MySQLCluster manager steps (real API server, fake members)', function 
       const members = healthyMembers();
       const ctl = controller('ctl', members);
       let woken = 0;
-      const ctx = async (): Promise<ManageContext> => ({ ...context(await read()), wake: () => woken++ });
+      const ctx = async (): Promise<ManageContext<MySQLClusterFacts>> => ({
+        ...context(await read()),
+        wake: () => woken++,
+      });
       await ctl.manage(await ctx());
       assert.equal(woken, 0);
       members.sessions.find((x) => x.member === `${NAME}-0`)?.lose();
@@ -1415,7 +1442,9 @@ describe('MySQLCluster manager steps (real API server, fake members)', function 
   });
 
   /** A look by the controller `ctl()` names at that moment (it may restart), its Events recorded by the real recorder. */
-  function looker(ctl: () => { manage: (ctx: ManageContext) => Promise<unknown> }): () => Promise<Management> {
+  function looker(
+    ctl: () => { manage: (ctx: ManageContext<MySQLClusterFacts>) => Promise<unknown> },
+  ): () => Promise<Management> {
     const recorder = createEventRecorder(client, silentLogger);
     return async () => {
       const cr = await read();

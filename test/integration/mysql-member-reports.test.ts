@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import type { CoreV1Event, KubeConfig } from '@kubernetes/client-node';
 import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import type { Controller } from '../../lib/controller/manager.js';
+import type { Controller } from '../../lib/controller/controller.js';
 import { freshNamespace, useSharedControlPlane } from './cluster.js';
 import { eventually } from './eventually.js';
 import { startTestController } from './support/controller.js';

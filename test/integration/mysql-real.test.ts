@@ -14,7 +14,7 @@ import { READ_ONLY_QUEUED, READ_ONLY_REQUEST, clientSessionsQuery, fence } from 
 import { GtidSet } from '../../lib/mysql/gtid-set.js';
 import type { FailoverRecord, UnsafeStop } from '../../lib/mysql/rejoin.js';
 import { discardRequest, rejoinVerdict } from '../../lib/mysql/rejoin.js';
-import { findInListing } from '../../lib/cli/binlog-find.js';
+import { findInListing } from '../../lib/cli/binlog-command.js';
 import { coarseWords, parseBinlogText } from '../../lib/mysql/binlog-text.js';
 import { REFUSED_LOGINS_SQL } from '../support/mysql-counters.js';
 import { eventually } from './eventually.js';
@@ -873,7 +873,7 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
       const r = primary.exec([
         'bash',
         '-c',
-        '. /opt/recon8s/common.sh && . /opt/recon8s/binlog-find.sh && FIND_WORDS=$2 binlog_find_filter "$1"',
+        '. /opt/recon8s/common.sh && . /opt/recon8s/binlog-filter.sh && FIND_WORDS=$2 binlog_find_filter "$1"',
         'find',
         log,
         coarseWords(statement).join(' '),

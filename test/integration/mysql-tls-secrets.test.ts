@@ -7,7 +7,7 @@ import type { V1Secret } from '@kubernetes/client-node';
 import { MYSQL_CLUSTER } from '../../constructs/index.js';
 import type { TlsState } from '../../lib/controller/mysql-cluster/tls.js';
 import { ensureTls } from '../../lib/controller/mysql-cluster/tls.js';
-import type { CustomResource } from '../../lib/controller/status.js';
+import type { CustomResource } from '../../lib/controller/kind-controller.js';
 import type { KubeClient } from '../../lib/kube/index.js';
 import { HttpMethod, PatchStrategy, createKubeClient, getObject } from '../../lib/kube/index.js';
 import { issueCa, issueServerCertificate } from '../../lib/mysql/certificate-issuer.js';

@@ -20,8 +20,8 @@ import {
   OPERATOR_NAME,
 } from '../../constructs/index.js';
 import { CHILD_TYPES, OWNER_KINDS } from '../../lib/controller/kinds.js';
-import type { Controller } from '../../lib/controller/manager.js';
-import { startController } from '../../lib/controller/manager.js';
+import type { Controller } from '../../lib/controller/controller.js';
+import { startController } from '../../lib/controller/controller.js';
 import { apiError, createKubeClient } from '../../lib/kube/index.js';
 import { jsonLogger } from '../../lib/observability/logger.js';
 import { DEFAULT_CONTROLLERS, startControlPlane } from '../controlplane/index.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { AppsV1Api, CoreV1Api, CustomObjectsApi, PolicyV1Api } from '@kubernetes/client-node';
-import type { Controller } from '../../lib/controller/manager.js';
+import type { Controller } from '../../lib/controller/controller.js';
 import type { RequestEvent } from '../../lib/kube/index.js';
 import { freshNamespace, useSharedControlPlane } from './cluster.js';
 import { eventually } from './eventually.js';

@@ -9,7 +9,7 @@ import {
   PatchStrategy,
   PolicyV1Api,
 } from '@kubernetes/client-node';
-import type { Controller } from '../../lib/controller/manager.js';
+import type { Controller } from '../../lib/controller/controller.js';
 import { freshNamespace, useSharedControlPlane } from './cluster.js';
 import { eventually } from './eventually.js';
 import { startTestController } from './support/controller.js';

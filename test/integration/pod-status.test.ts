@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { KubeConfig, V1Container, V1ContainerStatus, V1OwnerReference, V1Pod } from '@kubernetes/client-node';
 import { AppsV1Api, CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import type { Controller } from '../../lib/controller/manager.js';
+import type { Controller } from '../../lib/controller/controller.js';
 import { runCli, runCliHere } from '../support/run.js';
 import { freshNamespace, useSharedControlPlane } from './cluster.js';
 import { eventually } from './eventually.js';

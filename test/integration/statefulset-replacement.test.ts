@@ -8,12 +8,11 @@ import {
   StorageV1Api,
   setHeaderOptions,
 } from '@kubernetes/client-node';
-import type { KubernetesObject } from '../../constructs/index.js';
+import type { KubernetesObject, Recon8sResource } from '../../constructs/index.js';
 import { render } from '../../constructs/index.js';
-import type { Recon8sResource } from '../../constructs/index.js';
-import type { Controller } from '../../lib/controller/manager.js';
-import { ensureCredentials } from '../../lib/controller/mysql-cluster/credentials.js';
-import type { CustomResource } from '../../lib/controller/status.js';
+import type { Controller } from '../../lib/controller/controller.js';
+import { ensureCredentials } from '../../lib/controller/mysql-cluster/credentials-secret.js';
+import type { CustomResource } from '../../lib/controller/kind-controller.js';
 import { createKubeClient } from '../../lib/kube/index.js';
 import { stampChildren } from '../../lib/reconcile/desired.js';
 import { DEFAULT_CONTROLLERS, startControlPlane } from '../controlplane/index.js';

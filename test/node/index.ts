@@ -245,7 +245,7 @@ function reapStale(say: (line: string) => void): void {
   if (r.status !== 0) throw new Error(`Could not reap the node left in ${NODE_RUN_DIR}: ${r.stderr}`);
 }
 
-function processAlive(pid: number): boolean {
+export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
@@ -270,7 +270,7 @@ function startWatchdog(env: NodeJS.ProcessEnv): ReturnType<typeof spawn> {
   return child;
 }
 
-async function ensurePackages(say: (line: string) => void): Promise<void> {
+export async function ensurePackages(say: (line: string) => void): Promise<void> {
   const missing = Object.entries(PACKAGES)
     .filter(([, file]) => !existsSync(file))
     .map(([name]) => name);

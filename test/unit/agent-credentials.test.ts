@@ -1,11 +1,11 @@
-// The agent's passwords come from the mounted credentials Secret, read when used (lib/agent/credentials.ts),
+// The agent's passwords come from the mounted credentials Secret, read when used (lib/agent/credential-files.ts),
 // and its pooled root sessions follow a rotated root password without a restart (lib/agent/local-sql.ts).
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync, renameSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Pool, PoolOptions } from 'mysql2/promise';
-import { CredentialsError, readCredentials } from '../../lib/agent/credentials.js';
+import { CredentialsError, readCredentials } from '../../lib/agent/credential-files.js';
 import { LocalSql } from '../../lib/agent/local-sql.js';
 
 /** A Secret volume as the kubelet writes it: a version directory, `..data` linking to it, a link per key. */

@@ -2,9 +2,10 @@
 // the test moves: what it does on a primary, on one cut off, on a replica, and what the kubelet is told.
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
-import { Agent, fromInsideThePod } from '../../lib/agent/agent.js';
+import { Agent } from '../../lib/agent/agent.js';
+import { fromInsideThePod } from '../../lib/agent/http-api.js';
 import { ROTATED_REVISIONS_SQL, accountStatements, ensureAccounts } from '../../lib/agent/accounts.js';
-import type { ClusterCredentials } from '../../lib/agent/credentials.js';
+import type { ClusterCredentials } from '../../lib/agent/credential-files.js';
 import type { AgentConfig } from '../../lib/agent/config.js';
 import { agentConfig } from '../../lib/agent/config.js';
 import { liveness, readiness } from '../../lib/agent/health.js';

@@ -1,4 +1,4 @@
-// The App's side of a password rotation (lib/controller/app/password-rotation.ts): the facts it reads
+// The App's side of a password rotation (lib/controller/app/binding-rotation.ts): the facts it reads
 // from the App, its Secret and the cluster's report of the account, whether every pod runs the new
 // template, and what render() puts on that template. No I/O.
 import assert from 'node:assert/strict';
@@ -17,12 +17,13 @@ import {
   rolledRevision,
   rotateAppPassword,
   rotationFactsOf,
-} from '../../lib/controller/app/password-rotation.js';
+} from '../../lib/controller/app/binding-rotation.js';
 import type { KubeClient } from '../../lib/kube/index.js';
 import { KubeApiError } from '../../lib/kube/errors.js';
-import { BINDING_FACTS, observeBinding } from '../../lib/controller/app/database-binding.js';
-import type { CustomResource } from '../../lib/controller/status.js';
-import { decideRotation } from '../../lib/mysql/rotation.js';
+import type { BindingFacts } from '../../lib/controller/app/database-binding.js';
+import { observeBinding } from '../../lib/controller/app/database-binding.js';
+import type { CustomResource } from '../../lib/controller/kind-controller.js';
+import { decideRotation } from '../../lib/mysql/password-rotation.js';
 
 const app = (annotations: Record<string, string> = {}, status: Record<string, unknown> = {}): CustomResource => ({
   apiVersion: 'recon8s.dev/v1alpha1',
@@ -256,14 +257,14 @@ describe("App password rotation: the App's side", () => {
   });
 
   it('status.credentialRotation is said once a rotation was asked for, never as an empty object', () => {
-    const facts = (rotation?: string) => ({
-      [BINDING_FACTS.secret]: 'web-db',
-      [BINDING_FACTS.status]: 'True',
-      ...(rotation !== undefined ? { [BINDING_FACTS.rotation]: rotation } : {}),
+    const facts = (rotation?: BindingFacts['rotation']): BindingFacts => ({
+      secretName: 'web-db',
+      ready: { status: 'True', reason: 'AccountReady', message: '' },
+      ...(rotation !== undefined ? { rotation } : {}),
     });
     assert.deepEqual(observeBinding(facts()).fields, { binding: { name: 'web-db' } });
-    assert.deepEqual(observeBinding(facts('{}')).fields, { binding: { name: 'web-db' } });
-    assert.deepEqual(observeBinding(facts('{"requested":"T1","phase":"Staging"}')).fields, {
+    assert.deepEqual(observeBinding(facts({})).fields, { binding: { name: 'web-db' } });
+    assert.deepEqual(observeBinding(facts({ requested: 'T1', phase: 'Staging' })).fields, {
       binding: { name: 'web-db' },
       credentialRotation: { requested: 'T1', phase: 'Staging' },
     });

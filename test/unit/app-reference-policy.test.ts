@@ -5,9 +5,8 @@
 import assert from 'node:assert/strict';
 import type { AppResource } from '../../constructs/index.js';
 import { allowListAllows, render } from '../../constructs/index.js';
-import type { AppReferencePolicy } from '../../lib/controller/app/reference-policy.js';
 import { podReferences, refusedReferences } from '../../lib/controller/app/reference-policy.js';
-import type { CustomResource } from '../../lib/controller/status.js';
+import type { AppReferencePolicy, CustomResource } from '../../lib/controller/kind-controller.js';
 
 const app = (spec: Record<string, unknown>, name = 'web'): AppResource => ({
   apiVersion: 'recon8s.dev/v1alpha1',

@@ -4,7 +4,7 @@
 // the same parse on a log it writes itself), once whole and once through the search Job's filter.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { findInListing, formatFind, parseTimeOption } from '../../lib/cli/binlog-find.js';
+import { findInListing, formatFind, parseTimeOption } from '../../lib/cli/binlog-command.js';
 import { coarseWords, parseBinlogText, statementMatches } from '../../lib/mysql/binlog-text.js';
 import { runCliHere } from '../support/run.js';
 
@@ -12,6 +12,8 @@ const fixture = (name: string) => readFileSync(new URL(`fixtures/${name}`, impor
 const FULL = fixture('mysqlbinlog-verbose.txt');
 const FILTERED = fixture('mysqlbinlog-filtered-drop.txt');
 const UUID = 'cb76e4ef-e8fe-11f1-9425-e18807868c2c';
+/** The server of a second primary's log (after a failover). */
+const OTHER_UUID = 'da0279d4-cdac-11ee-a636-b64a489e42e6';
 
 describe('mysqlbinlog text', () => {
   it('yields every transaction with its GTID, commit time to the microsecond and statements, BEGIN and COMMIT left out', () => {
@@ -112,9 +114,9 @@ describe('recon8s binlog find', () => {
   // Two archived logs, the second a new primary's that repeats transaction 10 (after a failover).
   const listing = [
     'state\t{"archivedGtids":"u:1-12","coveredUntil":"2026-11-25T18:40:00Z"}',
-    'log\t20261125T183500Z-uuid-binlog.000004',
+    `log\t20261125T183500Z-${UUID}-binlog.000004`,
     FULL,
-    'log\t20261125T184000Z-uuid2-binlog.000002',
+    `log\t20261125T184000Z-${OTHER_UUID}-binlog.000002`,
     FILTERED,
     '2026-11-25T18:40:01Z recon8s find-binlog.sh: searched 2 archived binary logs in s3://b/p/binlog',
   ].join('\n');
@@ -125,7 +127,7 @@ describe('recon8s binlog find', () => {
     assert.equal(r.coveredUntil, '2026-11-25T18:40:00Z');
     assert.deepEqual(
       r.transactions.map((t) => [t.gtid, t.committedAt, t.log]),
-      [[`${UUID}:10`, '2026-11-25T18:34:26.998033Z', '20261125T183500Z-uuid-binlog.000004']],
+      [[`${UUID}:10`, '2026-11-25T18:34:26.998033Z', `20261125T183500Z-${UUID}-binlog.000004`]],
     );
     assert.equal(findInListing(listing, { statement: 'DROP TABLE' }).transactions.length, 2);
   });
@@ -164,6 +166,30 @@ describe('recon8s binlog find', () => {
       formatFind(findInListing(listing, none), none),
       /^no archived transaction holds a statement matching "TRUNCATE x" \(2 archived binary logs searched;/,
     );
+  });
+
+  it("leaves out a log not named as the archive names them and a GTID that is not one, and prints a statement's escape sequences harmlessly", () => {
+    const o = { statement: 'DROP TABLE orders' };
+    const hostile = [
+      'state\t{"archivedGtids":"u:1-12","coveredUntil":"2026-11-25T18:40:00Z; x"}',
+      // The whole log under a name that is not an archived log's.
+      'log\t../../20261125T183500Z-x',
+      FULL,
+      // The DROP under a GTID that is not one (a restore would refuse it as beforeGtid).
+      `log\t20261125T183500Z-${UUID}-binlog.000004`,
+      FULL.replaceAll(`${UUID}:10'`, `${UUID}:10,$(id)'`),
+    ].join('\n');
+    const r = findInListing(hostile, o);
+    assert.equal(r.coveredUntil, undefined);
+    assert.deepEqual(r.transactions, []);
+    const escaped = [
+      `log\t20261125T183500Z-${UUID}-binlog.000004`,
+      FULL.replace('DROP TABLE `shop`.`orders`', 'DROP TABLE `shop`.`orders` \u001b]0;owned\u0007'),
+    ].join('\n');
+    const text = formatFind(findInListing(escaped, o), o);
+    assert.match(text, /DROP TABLE `shop`\.`orders` \?\]0;owned\?/);
+    // eslint-disable-next-line no-control-regex -- what must not reach a terminal
+    assert.doesNotMatch(text, /[\u0000-\u0009\u000b-\u001f]/);
   });
 
   it('refuses a time it cannot compare, naming the option and the value', () => {

@@ -97,6 +97,16 @@ describe('MySQLCluster CRD rules', () => {
     assert.match(rules[1]?.message ?? '', /end-of-life/);
   });
 
+  it('refuses a placement or nodeLoss the construct would refuse, by schema enums and bounds', () => {
+    const placement = spec?.properties?.placement?.properties;
+    assert.deepEqual(placement?.spreadMembers?.enum, ['Preferred', 'Required']);
+    assert.equal(placement?.spreadMembers?.default, 'Preferred');
+    assert.deepEqual(placement?.zoneSpread?.enum, ['None', 'Preferred', 'Required']);
+    assert.equal(placement?.zoneSpread?.default, 'None');
+    const recoverAfter = spec?.properties?.nodeLoss?.properties?.recoverAfterSeconds;
+    assert.deepEqual([recoverAfter?.minimum, recoverAfter?.maximum, recoverAfter?.default], [60, 604800, undefined]);
+  });
+
   it('forbids shrinking storage, changing storageClassName and downgrading', () => {
     const storageRules = spec?.properties?.storage?.['x-kubernetes-validations']?.map((r) => r.message) ?? [];
     assert.ok(storageRules.some((m) => /never shrink/.test(m)));

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { ensureCredentials } from '../../lib/controller/mysql-cluster/credentials.js';
-import type { CustomResource } from '../../lib/controller/status.js';
+import { ensureCredentials } from '../../lib/controller/mysql-cluster/credentials-secret.js';
+import type { CustomResource } from '../../lib/controller/kind-controller.js';
 import type { KubeClient, RawRequest } from '../../lib/kube/index.js';
 import { KubeApiError } from '../../lib/kube/index.js';
 

@@ -9,8 +9,8 @@ import type { AccountStatement, ObservedServer } from '../../lib/mysql/accounts.
 import { accountName, passwordFingerprint } from '../../lib/mysql/accounts.js';
 import type { AccountActions, PrimaryView } from '../../lib/controller/mysql-cluster/app-accounts.js';
 import { createAppAccounts, primaryView } from '../../lib/controller/mysql-cluster/app-accounts.js';
-import type { ManageContext, ResourceLookup } from '../../lib/controller/kind-controller.js';
-import type { CustomResource } from '../../lib/controller/status.js';
+import type { CustomResource, ManageContext, ResourceLookup } from '../../lib/controller/kind-controller.js';
+import type { MySQLClusterFacts } from '../../lib/controller/mysql-cluster/facts.js';
 
 const NS = 'shop';
 const APP_PASSWORD = 'app-password-0123456789abcdefghij';
@@ -78,16 +78,23 @@ const lookup = (apps: CustomResource[] | undefined): ResourceLookup => ({
   get: () => undefined,
   list: () => apps,
 });
-const ctx = (apps: CustomResource[] | undefined, client: KubeClient): ManageContext =>
+const ctx = (apps: CustomResource[] | undefined, client: KubeClient): ManageContext<MySQLClusterFacts> =>
   ({
     client,
     cr: cluster,
     live: () => undefined,
     pods: [],
-    prepared: { problems: [], facts: { tlsCa: 'a CA (the fake sessions verify nothing)' } },
+    prepared: {
+      problems: [],
+      facts: {
+        credentialsSecretName: 'db-credentials',
+        tlsSecretName: 'db-tls',
+        tls: { caPem: 'a CA (the fake sessions verify nothing)', notAfter: '2099-01-01T00:00:00.000Z' },
+      },
+    },
     log: silentLogger,
     resources: lookup(apps),
-  }) as ManageContext;
+  }) as ManageContext<MySQLClusterFacts>;
 const secrets = {
   'db-credentials': { data: { 'root-password': b64('root') } },
   'web-db': { data: { password: b64(APP_PASSWORD) }, owner: 'web-uid' },

@@ -193,29 +193,30 @@ describe('recon8s_mysql_backup_schedule_max_interval_seconds (BackupIntervalSeri
   it('follows the schedule, goes while suspended or unparseable, and with the cluster', async () => {
     const metrics = createControllerMetrics(new Registry());
     const gauge = metrics.mysqlBackupScheduleMaxInterval;
-    const reporter = new BackupIntervalSeries();
-    reporter.report('uid-db', DB, { schedule: '0 3 * * *' }, gauge);
-    reporter.report('uid-other', OTHER, { schedule: '@hourly' }, gauge);
+    const db = new BackupIntervalSeries();
+    const other = new BackupIntervalSeries();
+    db.report(DB, { schedule: '0 3 * * *' }, gauge);
+    other.report(OTHER, { schedule: '@hourly' }, gauge);
     assert.deepEqual(await series(metrics.registry), [
       'recon8s_mysql_backup_schedule_max_interval_seconds{namespace="shop",cluster="db"} 86400',
       'recon8s_mysql_backup_schedule_max_interval_seconds{namespace="shop",cluster="other"} 3600',
     ]);
-    reporter.report('uid-db', DB, { schedule: '0 3 * * 1-5' }, gauge);
+    db.report(DB, { schedule: '0 3 * * 1-5' }, gauge);
     assert.match((await series(metrics.registry))[0] ?? '', /cluster="db"\} 259200$/);
-    reporter.report('uid-db', DB, { schedule: '0 3 * * 1-5', suspend: true }, gauge);
+    db.report(DB, { schedule: '0 3 * * 1-5', suspend: true }, gauge);
     assert.deepEqual(await series(metrics.registry), [
       'recon8s_mysql_backup_schedule_max_interval_seconds{namespace="shop",cluster="other"} 3600',
     ]);
-    reporter.report('uid-db', DB, { schedule: '0 3 * * 1-5', suspend: false }, gauge);
+    db.report(DB, { schedule: '0 3 * * 1-5', suspend: false }, gauge);
     assert.equal((await series(metrics.registry)).length, 2);
-    reporter.report('uid-db', DB, { schedule: '0 3 * * 8' }, gauge);
+    db.report(DB, { schedule: '0 3 * * 8' }, gauge);
     assert.equal((await series(metrics.registry)).length, 1);
-    reporter.report('uid-db', DB, undefined, gauge);
+    db.report(DB, undefined, gauge);
     assert.equal((await series(metrics.registry)).length, 1);
-    reporter.forget('uid-other');
-    reporter.forget('uid-never-seen');
+    other.remove();
+    new BackupIntervalSeries().remove();
     assert.deepEqual(await series(metrics.registry), []);
     // Without metrics (a controller started without them), nothing to do.
-    reporter.report('uid-db', DB, { schedule: '@daily' }, undefined);
+    db.report(DB, { schedule: '@daily' }, undefined);
   });
 });

@@ -66,7 +66,7 @@ describe('MySQLCluster backup status', () => {
         jobPod('backup', `BackupCompleted: ${JSON.stringify(MANIFEST)}`, '2026-11-24T03:00:43Z'),
         jobPod(
           'binlog',
-          'BinlogsArchived: {"archivedGtids":"x:1-80","coveredUntil":"2026-11-24T03:05:00Z"}',
+          'BinlogsArchived: {"archivedGtids":"3e11fa47-71ca-11e1-9e33-c80aa9429562:1-80","coveredUntil":"2026-11-24T03:05:00Z"}',
           '2026-11-24T03:05:02Z',
         ),
       ],
@@ -89,7 +89,7 @@ describe('MySQLCluster backup status', () => {
   it('reports binary logs that expired unarchived (BinlogArchiveGap) as a problem naming the lost transactions, until a run finds none', () => {
     const gapRun = jobPod(
       'binlog',
-      'BinlogArchiveGap: {"archivedGtids":"x:1-80","coveredUntil":"2026-11-24T05:05:00Z","member":"shop-0.shop-headless","server":"x","gap":"x:81-95","newestBackup":"20261124T030000Z"}',
+      'BinlogArchiveGap: {"archivedGtids":"3e11fa47-71ca-11e1-9e33-c80aa9429562:1-80","coveredUntil":"2026-11-24T05:05:00Z","member":"shop-0.shop-headless","server":"3e11fa47-71ca-11e1-9e33-c80aa9429562","gap":"3e11fa47-71ca-11e1-9e33-c80aa9429562:81-95","newestBackup":"20261124T030000Z"}',
       '2026-11-24T05:05:02Z',
     );
     const found = backupFindings('shop', [gapRun], {});
@@ -100,11 +100,11 @@ describe('MySQLCluster backup status', () => {
     assert.equal(found.problems[0]?.reason, 'BinlogArchiveGap');
     assert.match(
       found.problems[0]?.message ?? '',
-      /^binary logs of shop-0\.shop-headless expired before they were archived: transactions 'x:81-95' are in no archived log and not in the newest backup \(20261124T030000Z\), so no point-in-time restore reaches past them; take a backup/,
+      /^binary logs of shop-0\.shop-headless expired before they were archived: transactions '3e11fa47-71ca-11e1-9e33-c80aa9429562:81-95' are in no archived log and not in the newest backup \(20261124T030000Z\), so no point-in-time restore reaches past them; take a backup/,
     );
     const closed = jobPod(
       'binlog',
-      'BinlogsArchived: {"archivedGtids":"x:1-80,x:96-120","coveredUntil":"2026-11-24T05:10:00Z"}',
+      'BinlogsArchived: {"archivedGtids":"3e11fa47-71ca-11e1-9e33-c80aa9429562:1-80,3e11fa47-71ca-11e1-9e33-c80aa9429562:96-120","coveredUntil":"2026-11-24T05:10:00Z"}',
       '2026-11-24T05:10:02Z',
     );
     const later = backupFindings('shop', [gapRun, closed], {});
@@ -153,10 +153,46 @@ describe('MySQLCluster backup status', () => {
     assert.deepEqual(found.problems, []);
   });
 
+  it('takes from a report only values of their grammar: a GTID set, host or time that is not one never reaches status or an Event, nor does a control character', () => {
+    const poisoned = {
+      ...MANIFEST,
+      gtidSet: "3e11fa47-71ca-11e1-9e33-c80aa9429562:1-77', ''); DROP DATABASE shop; -- ",
+      source: 'shop-1\u001b]8;;https://evil\u0007',
+      location: 's3://b/p/\u001b[2J',
+    };
+    const found = backupFindings(
+      'shop',
+      [jobPod('backup', `BackupCompleted: ${JSON.stringify(poisoned)}`, '2026-11-24T03:00:43Z')],
+      {},
+    );
+    assert.equal(found.backup?.name, '20261124T030000Z');
+    assert.equal(found.backup?.gtidSet, '');
+    assert.equal(found.backup?.source, undefined);
+    assert.equal(found.backup?.location, 's3://b/p/?[2J');
+    const words = describeStoreReport('BackupCompleted', JSON.stringify(poisoned));
+    assert.doesNotMatch(words, /DROP/);
+    assert.equal(words.includes('\u001b'), false);
+    // A completion whose name or end time is not as backup.sh writes them is no completion.
+    for (const bad of [{ name: '../20261124T030000Z' }, { endTime: '9999-99-99T99:99:99Z' }]) {
+      const ignored = backupFindings(
+        'shop',
+        [jobPod('backup', `BackupCompleted: ${JSON.stringify({ ...MANIFEST, ...bad })}`, '2026-11-24T03:00:43Z')],
+        {},
+      );
+      assert.equal(ignored.backup, undefined, JSON.stringify(bad));
+    }
+    const failed = backupFindings(
+      'shop',
+      [jobPod('backup', 'BackupFailed: gtidSet in s3://b/p/x is not a GTID set: \u001b[31m', '2026-11-24T03:00:43Z')],
+      {},
+    );
+    assert.equal(failed.problems[0]?.message, 'gtidSet in s3://b/p/x is not a GTID set: ?[31m');
+  });
+
   it('records a completed restore once, and a failed one as a problem while it keeps failing', () => {
     const restored = member({
       state: terminated(
-        'Restored: {"backup":"20261124T030000Z","location":"s3://b/p/base/20261124T030000Z/","pointInTime":"2026-11-24T10:15:00Z","gtidSet":"x:1-90","replayedLogs":2}',
+        'Restored: {"backup":"20261124T030000Z","location":"s3://b/p/base/20261124T030000Z/","pointInTime":"2026-11-24T10:15:00Z","gtidSet":"3e11fa47-71ca-11e1-9e33-c80aa9429562:1-90","replayedLogs":2}',
         '2026-11-24T11:00:00Z',
       ),
     });
@@ -164,7 +200,7 @@ describe('MySQLCluster backup status', () => {
       backup: '20261124T030000Z',
       location: 's3://b/p/base/20261124T030000Z/',
       pointInTime: '2026-11-24T10:15:00Z',
-      gtidSet: 'x:1-90',
+      gtidSet: '3e11fa47-71ca-11e1-9e33-c80aa9429562:1-90',
       replayedLogs: 2,
       completedAt: '2026-11-24T11:00:00.000Z',
     });
@@ -216,7 +252,10 @@ describe('MySQLCluster backup status', () => {
     assert.deepEqual(backupFindings('shop', [phases[5] as V1Pod], status, 4).problems, []);
     // A restore that succeeds clears it.
     const restored = member({
-      state: terminated('Restored: {"backup":"20261124T030000Z","gtidSet":"x:1-3"}', '2026-11-24T11:05:00Z'),
+      state: terminated(
+        'Restored: {"backup":"20261124T030000Z","gtidSet":"3e11fa47-71ca-11e1-9e33-c80aa9429562:1-3"}',
+        '2026-11-24T11:05:00Z',
+      ),
     });
     const done = backupFindings('shop', [restored], status, 3);
     assert.deepEqual(done.problems, []);

@@ -89,7 +89,7 @@ describe('MySQLCluster backups to an object store, and restores', () => {
   const S3 = {
     bucket: 'shop-backups',
     prefix: 'prod/shop',
-    endpoint: 'http://minio.storage:9000',
+    endpoint: 'https://minio.storage:9000',
     credentialsSecretName: 'store-keys',
   };
   const cronJob = (props: Parameters<typeof synthMySQL>[0], name: string) =>
@@ -102,7 +102,7 @@ describe('MySQLCluster backups to an object store, and restores', () => {
     assert.ok(container);
     assert.equal(env(container, 'STORE_BUCKET')?.value, 'shop-backups');
     assert.equal(env(container, 'STORE_PREFIX')?.value, 'prod/shop');
-    assert.equal(env(container, 'RCLONE_CONFIG_STORE_ENDPOINT')?.value, 'http://minio.storage:9000');
+    assert.equal(env(container, 'RCLONE_CONFIG_STORE_ENDPOINT')?.value, 'https://minio.storage:9000');
     assert.equal(env(container, 'RCLONE_CONFIG_STORE_REGION')?.value, 'us-east-1');
     assert.equal(env(container, 'RCLONE_CONFIG_STORE_FORCE_PATH_STYLE')?.value, 'true');
     for (const [name, key] of [
@@ -221,6 +221,54 @@ describe('MySQLCluster backups to an object store, and restores', () => {
       (synthMySQL().statefulSet.spec?.template.spec?.initContainers ?? []).map((c) => c.name),
       ['bootstrap'],
       'no restore, no rclone',
+    );
+  });
+
+  it('with s3.encryption, every container that uses the store (dump, verification, restore) gets the key as a file of its Secret, never by value or in the environment', () => {
+    const encrypted = { ...S3, encryption: { secretRef: { name: 'backup-key' } } };
+    const pod = cronJob({ backup: { schedule: '@daily', s3: encrypted } }, 'shop-backup')?.spec?.jobTemplate.spec
+      ?.template.spec;
+    const restored = synthMySQL({
+      restore: { s3: { ...S3, encryption: { secretRef: { name: 'old-key', key: 'k' } } } },
+    });
+    const cases = [
+      {
+        pod,
+        containers: [...(pod?.initContainers ?? []), ...(pod?.containers ?? [])].filter((c) => c.name !== 'rclone'),
+      },
+      { pod: restored.statefulSet.spec?.template.spec, containers: [restored.container('bootstrap')] },
+    ];
+    for (const [i, { pod: spec, containers }] of cases.entries()) {
+      const volume = spec?.volumes?.find((v) => v.name === 'store-key');
+      assert.deepEqual(volume?.secret, {
+        secretName: i === 0 ? 'backup-key' : 'old-key',
+        items: [{ key: i === 0 ? 'encryption-key' : 'k', path: 'key' }],
+        defaultMode: 0o440,
+      });
+      assert.ok(containers.length >= 1);
+      for (const c of containers) {
+        assert.equal(env(c, 'STORE_ENCRYPTION_KEY_FILE')?.value, '/etc/recon8s/store-key/key', c.name);
+        assert.ok(
+          c.volumeMounts?.some((m) => m.name === 'store-key' && m.readOnly),
+          c.name,
+        );
+        assert.equal(
+          (c.env ?? []).some((e) => e.valueFrom?.secretKeyRef?.name === (i === 0 ? 'backup-key' : 'old-key')),
+          false,
+          `${c.name}: the key is not an environment variable`,
+        );
+      }
+    }
+    assert.deepEqual(
+      cases[0]?.containers.map((c) => c.name),
+      ['backup', 'verify'],
+    );
+    const plain = cronJob({ backup: { schedule: '@daily', s3: S3 } }, 'shop-backup')?.spec?.jobTemplate.spec?.template
+      .spec;
+    assert.equal(
+      plain?.volumes?.some((v) => v.name === 'store-key'),
+      false,
+      'no encryption, no key',
     );
   });
 });

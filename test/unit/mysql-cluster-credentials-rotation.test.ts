@@ -1,4 +1,4 @@
-// A pass of the rotation of a MySQLCluster's own accounts (lib/controller/mysql-cluster/cluster-rotation.ts)
+// A pass of the rotation of a MySQLCluster's own accounts (lib/controller/mysql-cluster/credential-rotation-pass.ts)
 // against fakes: the credentials Secret (merge patches with a resourceVersion, and a cache that is behind
 // it), members whose accounts and channels behave as MySQL's do, and agents that report the revision
 // their mounted copy of the Secret has. Passes run until the rotation completes, as the manager runs
@@ -11,18 +11,21 @@ import type {
   PasswordToSet,
 } from '../../lib/mysql/cluster-account-sql.js';
 import { clusterFingerprint, setPasswordSql } from '../../lib/mysql/cluster-account-sql.js';
-import type { ClusterAccount, ClusterRotationRequest } from '../../lib/mysql/cluster-rotation.js';
-import { CLUSTER_ACCOUNTS } from '../../lib/mysql/cluster-rotation.js';
-import type { ThreadState } from '../../lib/mysql/decide.js';
-import type { RotationEnvironment, RotationOutcome } from '../../lib/controller/mysql-cluster/cluster-rotation.js';
+import type { ClusterAccount, ClusterRotationRequest } from '../../lib/mysql/credential-rotation.js';
+import { CLUSTER_ACCOUNTS } from '../../lib/mysql/credential-rotation.js';
+import type { ThreadState } from '../../lib/mysql/topology.js';
+import type {
+  RotationEnvironment,
+  RotationOutcome,
+} from '../../lib/controller/mysql-cluster/credential-rotation-pass.js';
 import {
   ACCOUNT_KEYS,
   rotateClusterCredentials,
   secretState,
   stagePatch,
   switchPatch,
-} from '../../lib/controller/mysql-cluster/cluster-rotation.js';
-import { bootstrappingMembers, runningJobs } from '../../lib/controller/mysql-cluster/cluster-rotation-loop.js';
+} from '../../lib/controller/mysql-cluster/credential-rotation-pass.js';
+import { bootstrappingMembers, runningJobs } from '../../lib/controller/mysql-cluster/credential-rotation-loop.js';
 import { mergeSecret } from './support/merge-secret.js';
 
 const b64 = (v: string) => Buffer.from(v).toString('base64');

@@ -8,10 +8,10 @@ import { KubeApiError } from '../../lib/kube/errors.js';
 import { silentLogger } from '../../lib/observability/logger.js';
 import type { ClusterAccountActions, ObservedClusterAccount } from '../../lib/mysql/cluster-account-sql.js';
 import { clusterFingerprint } from '../../lib/mysql/cluster-account-sql.js';
-import type { ClusterAccount } from '../../lib/mysql/cluster-rotation.js';
-import { createClusterRotation } from '../../lib/controller/mysql-cluster/cluster-rotation-loop.js';
-import type { ManageContext } from '../../lib/controller/kind-controller.js';
-import type { CustomResource } from '../../lib/controller/status.js';
+import type { ClusterAccount } from '../../lib/mysql/credential-rotation.js';
+import { createClusterRotation } from '../../lib/controller/mysql-cluster/credential-rotation-loop.js';
+import type { CustomResource, ManageContext } from '../../lib/controller/kind-controller.js';
+import type { MySQLClusterFacts } from '../../lib/controller/mysql-cluster/facts.js';
 import { mergeSecret } from './support/merge-secret.js';
 
 const b64 = (s: string): string => Buffer.from(s).toString('base64');
@@ -67,15 +67,22 @@ function fakeApi(generatedFor = 'db') {
   return { client, patches, secret: () => secret };
 }
 
-const ctx = (cr: CustomResource, client: KubeClient, pods: V1Pod[]): ManageContext =>
+const ctx = (cr: CustomResource, client: KubeClient, pods: V1Pod[]): ManageContext<MySQLClusterFacts> =>
   ({
     client,
     cr,
     live: () => undefined,
     pods,
-    prepared: { problems: [], facts: { tlsCa: 'a CA (the fake sessions verify nothing)' } },
+    prepared: {
+      problems: [],
+      facts: {
+        credentialsSecretName: 'db-credentials',
+        tlsSecretName: 'db-tls',
+        tls: { caPem: 'a CA (the fake sessions verify nothing)', notAfter: '2099-01-01T00:00:00.000Z' },
+      },
+    },
     log: silentLogger,
-  }) as ManageContext;
+  }) as ManageContext<MySQLClusterFacts>;
 
 /** Members whose accounts record what is set (by fingerprint); records the hosts opened and the statements. */
 function fakeMembers() {
@@ -186,7 +193,10 @@ describe('MySQLCluster: the rotation of its own accounts, as the manager runs it
     const api = fakeApi();
     const members = fakeMembers();
     const rotation = createClusterRotation({ open: members.open, agentRevision: () => Promise.resolve('0') });
-    const c = { ...ctx(cluster('T1'), api.client, pods), prepared: { problems: [] } } as ManageContext;
+    const c = {
+      ...ctx(cluster('T1'), api.client, pods),
+      prepared: { problems: [] },
+    } as ManageContext<MySQLClusterFacts>;
     const r = await rotation.sync(c, pods, 'db-0', () => false);
     assert.deepEqual(members.opened, []);
     assert.deepEqual(api.patches, []);

@@ -1,4 +1,4 @@
-// The rotation of a MySQLCluster's own accounts (lib/mysql/cluster-rotation.ts): the next step over every
+// The rotation of a MySQLCluster's own accounts (lib/mysql/credential-rotation.ts): the next step over every
 // combination of observed facts, and a model of the world driven by the decision from every state an
 // interruption can leave. The model holds what a real cluster holds: each account's primary and retained
 // password (the same on every member: they replicate), the credentials Secret, the controller's cache of
@@ -8,8 +8,8 @@
 // the world no user of any password is refused, the Secret's passwords are always accepted, and every
 // rotation ends with the old passwords refused.
 import assert from 'node:assert/strict';
-import type { AccountHolds } from '../../lib/mysql/rotation.js';
-import type { ThreadState } from '../../lib/mysql/decide.js';
+import type { AccountHolds } from '../../lib/mysql/password-rotation.js';
+import type { ThreadState } from '../../lib/mysql/topology.js';
 import type {
   ClusterAccount,
   ClusterAccountFacts,
@@ -17,7 +17,7 @@ import type {
   ClusterRotationRequest,
   ClusterRotationStep,
   ReplicaChannel,
-} from '../../lib/mysql/cluster-rotation.js';
+} from '../../lib/mysql/credential-rotation.js';
 import {
   CLUSTER_ACCOUNTS,
   clusterRotationInFlight,
@@ -26,7 +26,7 @@ import {
   describeClusterRotationStep,
   formatRotationRequest,
   parseRotationRequest,
-} from '../../lib/mysql/cluster-rotation.js';
+} from '../../lib/mysql/credential-rotation.js';
 
 const HOLDS: readonly AccountHolds[] = ['current', 'next', 'other', 'unknown'];
 const ALL = CLUSTER_ACCOUNTS;

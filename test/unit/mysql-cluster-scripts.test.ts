@@ -24,10 +24,17 @@ const MEMBER = { HEADLESS_SERVICE: 'shop-headless', PRIMARY_HOST: 'shop-primary'
 const argvLines = (calls: string) =>
   calls.split('\n').filter((l) => /^(mysql|mysqld|mysqladmin|mysqldump|mysql_tzinfo_to_sql) /.test(l));
 
-function assertPasswordsOnlyInCredentials(calls: string): void {
+/**
+ * What every command line the scripts ran holds: no password, and each mysql client with its own
+ * commands off (`\!` would run a shell, `source` read a file, from whatever SQL it is fed) and no LOAD
+ * DATA LOCAL, whatever an option file says (common.sh: mysql_client).
+ */
+function assertCommandLines(calls: string): void {
   for (const line of argvLines(calls)) {
     for (const p of [ROOT_PASSWORD, REPLICATION_PASSWORD, ADMIN_PASSWORD, 'r00t', "repl'", '4dmin'])
       assert.equal(line.includes(p), false, `a password is on a command line: ${line}`);
+    if (line.startsWith('mysql '))
+      assert.match(line, /^mysql --(defaults-extra-file=\S+|no-defaults) --commands=OFF --local-infile=0 /, line);
   }
 }
 
@@ -42,7 +49,7 @@ describe('MySQLCluster scripts', () => {
     const scripts = shippedScripts();
     assert.deepEqual(Object.keys(scripts).sort(), [
       'backup.sh',
-      'binlog-find.sh',
+      'binlog-filter.sh',
       'binlog.sh',
       'bootstrap.sh',
       'common.sh',
@@ -272,7 +279,7 @@ describe('MySQLCluster scripts', () => {
       assert.equal(calls.includes('CLONE INSTANCE'), false);
       assert.ok(calls.includes('FCTY'), 'the time zone tables are loaded, patched as the official image does');
       assert.ok(calls.includes('SHUTDOWN;'));
-      assertPasswordsOnlyInCredentials(calls);
+      assertCommandLines(calls);
     });
 
     it('clones a replica from the primary Service into a fresh data directory with its own identity', () => {
@@ -281,7 +288,10 @@ describe('MySQLCluster scripts', () => {
       assert.deepEqual(readdirSync(volume()).sort(), ['data']);
       assert.deepEqual(readdirSync(volume('data')).sort(), ['mysql.ibd']);
       const calls = box.calls();
-      assert.match(calls, /^mysql --defaults-extra-file=\S+ --host=shop-primary --port=3306 /m);
+      assert.match(
+        calls,
+        /^mysql --defaults-extra-file=\S+ --commands=OFF --local-infile=0 --host=shop-primary --port=3306 /m,
+      );
       assert.ok(calls.includes("SET GLOBAL clone_valid_donor_list = 'shop-primary:3306';"), calls);
       assert.ok(
         calls.includes(
@@ -290,7 +300,7 @@ describe('MySQLCluster scripts', () => {
         calls,
       );
       assert.equal(calls.includes("ALTER USER 'root'"), false);
-      assertPasswordsOnlyInCredentials(calls);
+      assertCommandLines(calls);
     });
 
     it('clones ordinal 0 too when a primary answers (its volume was lost), creating no account', () => {
@@ -310,7 +320,7 @@ describe('MySQLCluster scripts', () => {
       // Only the throwaway recipient is initialized, never the data directory itself.
       assert.doesNotMatch(calls, /--initialize-insecure --datadir=\S+\/data\.bootstrap$/m);
       assert.equal(/CREATE USER|ALTER USER/.test(calls), false, calls);
-      assertPasswordsOnlyInCredentials(calls);
+      assertCommandLines(calls);
     });
 
     it('always clones a member other than ordinal 0, asking the primary only to wait for it', () => {
@@ -413,7 +423,7 @@ describe('MySQLCluster scripts', () => {
       assert.ok(!args.includes('--all-databases'), argv);
       // Binary logging stays on while a restore runs, so the restored rows reach the new cluster's replicas.
       assert.doesNotMatch(newestDump(), /SQL_LOG_BIN= 0/);
-      assertPasswordsOnlyInCredentials(box.calls());
+      assertCommandLines(box.calls());
     });
 
     it('appends the application accounts as listed, with their password hashes, then their grants', () => {

@@ -11,6 +11,14 @@ const VERIFY_DEFAULTS = {
 };
 const BACKUP = { schedule: '0 3 * * *', persistentVolumeClaimName: 'shop-backups' };
 const STORE = { bucket: 'shop-backups', prefix: 'prod/shop', credentialsSecretName: 'store-keys' };
+/** STORE as the construct resolves it (its defaults applied), as a refused value shows it. */
+const RESOLVED_STORE = {
+  ...STORE,
+  region: 'us-east-1',
+  forcePathStyle: true,
+  allowInsecureEndpoint: false,
+  rcloneImage: 'docker.io/rclone/rclone:1.75.2',
+};
 const EOL = /end-of-life and get no security fixes/;
 
 interface FailCase extends ExpectedMySQLProblem {
@@ -460,7 +468,7 @@ const cases: FailCase[] = [
     field: 'spec.backup',
     value: {
       ...BACKUP,
-      s3: { ...STORE, region: 'us-east-1', forcePathStyle: true, rcloneImage: 'docker.io/rclone/rclone:1.75.2' },
+      s3: RESOLVED_STORE,
       retain: 7,
       suspend: false,
       verify: VERIFY_DEFAULTS,
@@ -482,6 +490,20 @@ const cases: FailCase[] = [
     expected: /an S3 bucket name/,
   },
   {
+    name: 'fails on a plain-HTTP store endpoint unless the spec accepts the risk by name',
+    props: { backup: { schedule: '@daily', s3: { ...STORE, endpoint: 'http://minio.storage:9000' } } },
+    field: 'spec.backup.s3.endpoint',
+    value: 'http://minio.storage:9000',
+    expected: /an https:\/\/ endpoint: .*set allowInsecureEndpoint: true/,
+  },
+  {
+    name: 'fails on a plain-HTTP endpoint of the store a restore reads too',
+    props: { restore: { s3: { ...STORE, endpoint: 'http://minio.storage:9000', allowInsecureEndpoint: false } } },
+    field: 'spec.restore.s3.endpoint',
+    value: 'http://minio.storage:9000',
+    expected: /an https:\/\/ endpoint/,
+  },
+  {
     name: 'fails on a restore point that is not a UTC time',
     props: { restore: { s3: STORE, pointInTime: '2026-11-24 10:15' } },
     field: 'spec.restore.pointInTime',
@@ -495,7 +517,7 @@ const cases: FailCase[] = [
     },
     field: 'spec.restore',
     value: {
-      s3: { ...STORE, region: 'us-east-1', forcePathStyle: true, rcloneImage: 'docker.io/rclone/rclone:1.75.2' },
+      s3: RESOLVED_STORE,
       backup: 'latest',
       pointInTime: '2026-11-24T10:15:00Z',
       gtidSet: '3e11fa47-71ca-11e1-9e33-c80aa9429562:1-77',
@@ -513,7 +535,7 @@ const cases: FailCase[] = [
     },
     field: 'spec.restore',
     value: {
-      s3: { ...STORE, region: 'us-east-1', forcePathStyle: true, rcloneImage: 'docker.io/rclone/rclone:1.75.2' },
+      s3: RESOLVED_STORE,
       backup: 'latest',
       pointInTime: '2026-11-24T10:15:00Z',
       beforeGtid: '3e11fa47-71ca-11e1-9e33-c80aa9429562:78',
@@ -627,6 +649,35 @@ const cases: FailCase[] = [
     value: 'spread',
     expected: /an object/,
   },
+  // placement, nodeLoss
+  {
+    name: 'fails on placement.spreadMembers "Always"',
+    props: { placement: { spreadMembers: 'Always' } },
+    field: 'spec.placement.spreadMembers',
+    value: 'Always',
+    expected: /one of "Preferred", "Required"/,
+  },
+  {
+    name: 'fails on placement.zoneSpread "Zones"',
+    props: { placement: { zoneSpread: 'Zones' } },
+    field: 'spec.placement.zoneSpread',
+    value: 'Zones',
+    expected: /one of "None", "Preferred", "Required"/,
+  },
+  {
+    name: 'fails on nodeLoss.recoverAfterSeconds under a minute (a node that missed a few heartbeats is not lost)',
+    props: { nodeLoss: { recoverAfterSeconds: 30 } },
+    field: 'spec.nodeLoss.recoverAfterSeconds',
+    value: 30,
+    expected: /an integer from 60 to 604800/,
+  },
+  {
+    name: 'fails on nodeLoss.recoverAfterSeconds past a week',
+    props: { nodeLoss: { recoverAfterSeconds: 604801 } },
+    field: 'spec.nodeLoss.recoverAfterSeconds',
+    value: 604801,
+    expected: /an integer from 60 to 604800/,
+  },
   {
     name: 'fails on an unknown imagePullPolicy',
     props: { imagePullPolicy: 'Sometimes' },
@@ -688,6 +739,15 @@ describe('MySQLCluster validation', () => {
       { field: 'spec.replica', value: 3, expected: /no such field/ },
     ];
     for (const w of want) assertMySQLProblem(error, w);
+  });
+
+  it('accepts an https:// store endpoint, and an http:// one only with allowInsecureEndpoint', () => {
+    for (const s3 of [
+      { ...STORE, endpoint: 'https://minio.storage:9000' },
+      { ...STORE, endpoint: 'http://10.250.0.1:9000', allowInsecureEndpoint: true },
+      { ...STORE, endpoint: undefined },
+    ])
+      assert.equal(synthMySQL({ backup: { schedule: '@daily', s3 } }).cluster.spec.backup?.s3?.endpoint, s3.endpoint);
   });
 
   it('accepts semiSyncReplicas below replicas, 0 with a single member, and defaults failoverAfterSeconds to 30', () => {

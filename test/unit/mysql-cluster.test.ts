@@ -519,30 +519,72 @@ describe('MySQLCluster', () => {
     });
   });
 
-  describe('affinity', () => {
-    it('prefers spreading the members over nodes by default', () => {
-      assert.deepEqual(synthMySQL().podSpec.affinity, {
-        podAntiAffinity: {
-          preferredDuringSchedulingIgnoredDuringExecution: [
-            {
-              weight: 100,
-              podAffinityTerm: { topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: SELECTOR } },
-            },
-          ],
-        },
+  describe('placement', () => {
+    const hostnameTerm = { topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: SELECTOR } };
+    const preferred = {
+      podAntiAffinity: {
+        preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 100, podAffinityTerm: hostnameTerm }],
+      },
+    };
+    const nodeAffinity = {
+      requiredDuringSchedulingIgnoredDuringExecution: {
+        nodeSelectorTerms: [{ matchExpressions: [{ key: 'pool', operator: 'In', values: ['db'] }] }],
+      },
+    };
+
+    it('prefers spreading the members over nodes by default, with no zone spread', () => {
+      const { podSpec, cluster } = synthMySQL();
+      assert.deepEqual(cluster.spec.placement, { spreadMembers: 'Preferred', zoneSpread: 'None' });
+      assert.deepEqual(podSpec.affinity, preferred);
+      assert.ok(!('topologySpreadConstraints' in podSpec));
+    });
+
+    it('never puts two members on one node with spreadMembers Required', () => {
+      assert.deepEqual(synthMySQL({ placement: { spreadMembers: 'Required' } }).podSpec.affinity, {
+        podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [hostnameTerm] },
       });
     });
 
-    it('uses the affinity given instead', () => {
-      const affinity = {
-        nodeAffinity: {
-          requiredDuringSchedulingIgnoredDuringExecution: {
-            nodeSelectorTerms: [{ matchExpressions: [{ key: 'zone', operator: 'In', values: ['a'] }] }],
-          },
-        },
-      };
-      assert.deepEqual(synthMySQL({ affinity }).podSpec.affinity, affinity);
+    it('keeps the members spread beside a nodeAffinity given in spec.affinity', () => {
+      assert.deepEqual(synthMySQL({ affinity: { nodeAffinity } }).podSpec.affinity, { ...preferred, nodeAffinity });
+      assert.deepEqual(
+        synthMySQL({ affinity: { nodeAffinity }, placement: { spreadMembers: 'Required' } }).podSpec.affinity
+          ?.podAntiAffinity,
+        { requiredDuringSchedulingIgnoredDuringExecution: [hostnameTerm] },
+      );
     });
+
+    it("replaces the spread by spec.affinity's own podAntiAffinity (an empty one opts out)", () => {
+      const own = {
+        preferredDuringSchedulingIgnoredDuringExecution: [
+          { weight: 50, podAffinityTerm: { ...hostnameTerm, topologyKey: 'example.com/rack' } },
+        ],
+      };
+      assert.deepEqual(synthMySQL({ affinity: { podAntiAffinity: own } }).podSpec.affinity, { podAntiAffinity: own });
+      assert.deepEqual(
+        synthMySQL({ affinity: { podAntiAffinity: {} }, placement: { spreadMembers: 'Required' } }).podSpec.affinity,
+        { podAntiAffinity: {} },
+      );
+    });
+
+    for (const [zoneSpread, whenUnsatisfiable] of [
+      ['Preferred', 'ScheduleAnyway'],
+      ['Required', 'DoNotSchedule'],
+    ] as const) {
+      it(`spreads the members over zones with zoneSpread ${zoneSpread} (${whenUnsatisfiable}), beside the node spread`, () => {
+        const { podSpec } = synthMySQL({ placement: { zoneSpread } });
+        assert.deepEqual(podSpec.topologySpreadConstraints, [
+          {
+            topologyKey: 'topology.kubernetes.io/zone',
+            maxSkew: 1,
+            whenUnsatisfiable,
+            labelSelector: { matchLabels: SELECTOR },
+            nodeTaintsPolicy: 'Honor',
+          },
+        ]);
+        assert.deepEqual(podSpec.affinity, preferred);
+      });
+    }
   });
 
   describe('PodDisruptionBudget', () => {

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'mocha';
 import { decide } from '../../lib/mysql/decide.js';
-import type { ClusterView, MemberView, ReplicationChannel, Step } from '../../lib/mysql/decide.js';
+import type { ClusterView, MemberView, ReplicationChannel, Step } from '../../lib/mysql/topology.js';
 import { HEARTBEAT_GRACE_MS } from '../../lib/mysql/failover.js';
 import { GtidSet } from '../../lib/mysql/gtid-set.js';
 

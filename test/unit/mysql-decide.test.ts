@@ -1,7 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'mocha';
 import { decide } from '../../lib/mysql/decide.js';
-import type { ClusterView, Decision, MemberSql, MemberView, ReplicationChannel, Step } from '../../lib/mysql/decide.js';
+import type {
+  ClusterView,
+  Decision,
+  MemberSql,
+  MemberView,
+  ReplicationChannel,
+  Step,
+} from '../../lib/mysql/topology.js';
 import { GtidSet } from '../../lib/mysql/gtid-set.js';
 
 /** The uuid of the cluster's writes. */

@@ -8,8 +8,8 @@ import {
   failoverToStatus,
   termFromStatus,
   termToStatus,
-} from '../../lib/controller/mysql-cluster/primary-records.js';
-import type { MemberSql } from '../../lib/mysql/decide.js';
+} from '../../lib/controller/mysql-cluster/ha/primary-records.js';
+import type { MemberSql } from '../../lib/mysql/topology.js';
 import { GtidSet } from '../../lib/mysql/gtid-set.js';
 import type { FailoverRecord, PrimaryTerm, RejoinVerdict, SurplusFacts } from '../../lib/mysql/rejoin.js';
 import {

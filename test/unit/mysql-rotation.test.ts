@@ -1,16 +1,16 @@
-// An App's password rotation (lib/mysql/rotation.ts): the next step from what is observed, over every
+// An App's password rotation (lib/mysql/password-rotation.ts): the next step from what is observed, over every
 // combination of observed facts, and a model of the world (the account's two passwords, the Secret, the
 // pods and the passwords they started with) driven by the decision from every state an interruption can
 // leave: no pod is ever refused, and every rotation ends with the old password refused.
 import assert from 'node:assert/strict';
-import type { AccountHolds, RotationFacts, RotationStep } from '../../lib/mysql/rotation.js';
+import type { AccountHolds, RotationFacts, RotationStep } from '../../lib/mysql/password-rotation.js';
 import {
   decideRotation,
   describeRotationStep,
   rotationActor,
   rotationInFlight,
   rotationPhase,
-} from '../../lib/mysql/rotation.js';
+} from '../../lib/mysql/password-rotation.js';
 
 const TOKENS = [undefined, 'T1', 'T2'] as const;
 const HOLDS: readonly AccountHolds[] = ['current', 'next', 'other', 'unknown'];

@@ -6,7 +6,7 @@ import { APP_POD_SELECTOR, observeApp } from '../../lib/controller/app/app-contr
 import { createEventRecorder } from '../../lib/controller/events.js';
 import { MYSQL_MEMBER_SELECTOR } from '../../lib/controller/mysql-cluster/member-reports.js';
 import { observeMySQL } from '../../lib/controller/mysql-cluster/mysql-cluster-controller.js';
-import type { CustomResource, LiveLookup } from '../../lib/controller/status.js';
+import type { CustomResource, LiveLookup } from '../../lib/controller/kind-controller.js';
 import { withProblems, withUnavailable } from '../../lib/controller/status.js';
 import { silentLogger } from '../../lib/observability/logger.js';
 import type { ConditionInput } from '../../lib/reconcile/conditions.js';

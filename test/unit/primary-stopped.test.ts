@@ -3,13 +3,13 @@
 // pod shutting down gracefully, a restart counted before the last good look, a replica that restarted).
 import assert from 'node:assert/strict';
 import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
-import type { AnsweringPod } from '../../lib/controller/mysql-cluster/primary-stopped.js';
+import type { AnsweringPod } from '../../lib/controller/mysql-cluster/ha/primary-stopped.js';
 import {
   BOOTSTRAP_ON_DATA_MS,
   buildingDataDirectory,
   mysqlRestarts,
   primaryStopped,
-} from '../../lib/controller/mysql-cluster/primary-stopped.js';
+} from '../../lib/controller/mysql-cluster/ha/primary-stopped.js';
 
 const running: V1ContainerStatus['state'] = { running: { startedAt: new Date(0) } };
 function pod(

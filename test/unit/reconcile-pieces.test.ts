@@ -2,14 +2,15 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { CREATE_ONLY, ChildApplier } from '../../lib/controller/apply-children.js';
 import { RenderMemo } from '../../lib/controller/render-memo.js';
-import type { CustomResource, StatusWrite } from '../../lib/controller/status.js';
+import type { StatusWrite } from '../../lib/controller/status.js';
+import type { CustomResource } from '../../lib/controller/kind-controller.js';
 import { judgedAgainst, nextStatus, statusWrite } from '../../lib/controller/status.js';
 import type { KubeClient } from '../../lib/kube/index.js';
 import { applySetId, groupKind } from '../../lib/reconcile/applyset.js';
 import { containsDesired, firstDifference } from '../../lib/reconcile/compare.js';
 import { mergeConditions } from '../../lib/reconcile/conditions.js';
 import { stampChildren } from '../../lib/reconcile/desired.js';
-import { updatedAvailable, workloadConditions, workloadFigures } from '../../lib/reconcile/status.js';
+import { updatedAvailable, workloadConditions, workloadFigures } from '../../lib/reconcile/workload-conditions.js';
 
 describe('comparing desired with live', () => {
   const desired = {

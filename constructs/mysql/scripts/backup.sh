@@ -66,7 +66,7 @@ finish() {
 trap finish EXIT
 
 source_sql() { # HOST SQL: one result per line, unescaped
-  mysql --defaults-extra-file=<(verified_cnf root "$MYSQL_ROOT_PASSWORD") --host="$1" --port="$RECON8S_MYSQL_PORT" \
+  mysql_client --defaults-extra-file=<(verified_cnf root "$MYSQL_ROOT_PASSWORD") --host="$1" --port="$RECON8S_MYSQL_PORT" \
     --get-server-public-key --connect-timeout=10 --batch --skip-column-names --raw -e "$2"
 }
 
@@ -129,7 +129,7 @@ json_escape() {
 }
 snapshot_begin() {
   coproc SNAPSHOT {
-    mysql --defaults-extra-file=<(verified_cnf root "$MYSQL_ROOT_PASSWORD") --host="$host" --port="$RECON8S_MYSQL_PORT" \
+    mysql_client --defaults-extra-file=<(verified_cnf root "$MYSQL_ROOT_PASSWORD") --host="$host" --port="$RECON8S_MYSQL_PORT" \
       --get-server-public-key --connect-timeout=10 --batch --skip-column-names --raw --unbuffered 2>&1
   }
   if snapshot_sql "SET SESSION sql_mode = ''; SET SESSION lock_wait_timeout = 10; FLUSH TABLES WITH READ LOCK; SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ; START TRANSACTION WITH CONSISTENT SNAPSHOT; SELECT REPLACE(@@GLOBAL.gtid_executed, '\n', '')"; then
@@ -196,7 +196,8 @@ if [[ -n $to_store ]]; then
   snapshot_end
   wait "$dump_pid"
   size=$(store_rclone size --json "$(store_path "base/$stamp/dump.sql.gz")")
-  size=$(json_field "$size" bytes) || die "the store did not say the size of $(store_url "base/$stamp/dump.sql.gz")"
+  stored_field size "$size" bytes count "the store's answer for the size of $(store_url "base/$stamp/dump.sql.gz")" ||
+    die "the store did not say the size of $(store_url "base/$stamp/dump.sql.gz")"
 else
   dump >"$partial"
   sync -- "$partial"

@@ -23,6 +23,10 @@
 #   holds them. Before the first backup nothing can be restored, so nothing is a gap.
 # It talks to the primary by its own name (report_host), so that a failover in the middle of a run
 # cannot mix two servers' logs; a read-only member (not the primary, or fenced) archives nothing and says so.
+# Nothing read from the store is trusted: every value of state.json, a manifest or a log's JSON is checked
+# against its grammar (common.sh: checked, stored_field) before it reaches SQL, and a value that is not
+# of it fails the run (BinlogArchiveFailed), naming the object and the value; a name in a listing that
+# is not one of ours is left alone.
 set -euo pipefail
 # shellcheck source=common.sh
 . "${BASH_SOURCE[0]%/*}/common.sh"
@@ -46,7 +50,7 @@ trap finish EXIT
 
 host=$PRIMARY_HOST
 member_sql() { # SQL...: bare rows, values escaped (a newline is \\n)
-  mysql --defaults-extra-file=<(verified_cnf root "$MYSQL_ROOT_PASSWORD") --host="$host" --port="$RECON8S_MYSQL_PORT" \
+  mysql_client --defaults-extra-file=<(verified_cnf root "$MYSQL_ROOT_PASSWORD") --host="$host" --port="$RECON8S_MYSQL_PORT" \
     --get-server-public-key --connect-timeout=10 --batch --skip-column-names -e "SET SESSION sql_mode = ''; $*"
 }
 # A GTID set expression's value, on one line.
@@ -58,13 +62,14 @@ member=$(member_sql 'SELECT @@report_host')
 [[ $member =~ ^[a-z0-9.-]+$ ]] && host=$member
 writable=$(member_sql 'SELECT @@read_only = 0 AND @@super_read_only = 0')
 [[ $writable == 1 ]] || die "$host (behind $PRIMARY_HOST) is read-only: no primary to archive from right now"
-uuid=$(member_sql 'SELECT @@server_uuid')
+uuid=
+checked uuid uuid "$(member_sql 'SELECT @@server_uuid')" "the server_uuid of $host"
 
 archived=
 state=
 if [[ -n $(store_list binlog --files-only --include /state.json) ]]; then
-  state=$(store_rclone cat "$(store_path binlog/state.json)")
-  archived=$(json_field "$state" archivedGtids) || archived=
+  state=$(store_cat binlog/state.json) || die "$(store_failure)"
+  stored_field archived "$state" archivedGtids gtid-set "$(store_url binlog/state.json)" || archived=
 fi
 
 switched_at=$(member_sql "SELECT DATE_FORMAT(UTC_TIMESTAMP(), '%Y-%m-%dT%H:%i:%sZ')")
@@ -74,10 +79,11 @@ mapfile -t logs < <(member_sql 'SHOW BINARY LOGS' | cut -f1)
 printf -v stamp '%(%Y%m%dT%H%M%SZ)T' -1
 
 previous_gtids() { # LOG: the Previous_gtids event of a log (its second event)
-  [[ $1 =~ ^[A-Za-z0-9._-]+$ ]] || die "unexpected binary log name '$1'"
-  local info
+  valid binlog-file "$1" || die "unexpected binary log name $(shown "$1")"
+  local info gtids
   info=$(member_sql "SHOW BINLOG EVENTS IN '$1' LIMIT 2" | sed -n 2p | cut -f6)
-  printf '%s' "${info//\\n/}"
+  checked gtids gtid-set "${info//\\n/}" "the Previous_gtids of $host's binary log $1"
+  printf '%s' "$gtids"
 }
 
 copied=0
@@ -114,10 +120,17 @@ store_rclone rcat "$(store_path binlog/state.json)" <<<"$state"
 mapfile -t complete < <(store_list base -R --files-only --include '/*/manifest.json' | sed -n 's|^\([0-9]\{8\}T[0-9]\{6\}Z\)/manifest\.json$|\1|p' | sort)
 if ((${#complete[@]})); then
   oldest=${complete[0]}
-  oldest_gtids=$(json_field "$(store_rclone cat "$(store_path "base/$oldest/manifest.json")")" gtidSet) || oldest_gtids=
+  oldest_manifest=$(store_cat "base/$oldest/manifest.json") || die "$(store_failure)"
+  stored_field oldest_gtids "$oldest_manifest" gtidSet gtid-set "$(store_url "base/$oldest/manifest.json")" || oldest_gtids=
   while IFS= read -r segment; do
-    [[ $segment =~ ^([0-9]{8}T[0-9]{6}Z)-.*\.json$ && ${BASH_REMATCH[1]} < $oldest && -n $oldest_gtids ]] || continue
-    gtids=$(json_field "$(store_rclone cat "$(store_path "binlog/$segment")")" gtidSet) || continue
+    [[ $segment != state.json ]] || continue
+    if ! valid segment "$segment"; then
+      log "left alone: $(store_url binlog/)$(shown "$segment") is not named like an archived binary log"
+      continue
+    fi
+    [[ ${segment:0:16} < $oldest && -n $oldest_gtids ]] || continue
+    meta=$(store_cat "binlog/$segment") || die "$(store_failure)"
+    stored_field gtids "$meta" gtidSet gtid-set "$(store_url "binlog/$segment")" || continue
     [[ $(member_sql "SELECT GTID_SUBSET('$gtids', '$oldest_gtids')") == 1 ]] || continue
     store_rclone deletefile "$(store_path "binlog/${segment%.json}.gz")"
     store_rclone deletefile "$(store_path "binlog/$segment")"
@@ -128,7 +141,8 @@ log "$copied binary logs archived; the archive holds every transaction committed
 
 gap=
 if ((${#complete[@]})); then
-  newest_gtids=$(json_field "$(store_rclone cat "$(store_path "base/${complete[-1]}/manifest.json")")" gtidSet) || newest_gtids=
+  newest_manifest=$(store_cat "base/${complete[-1]}/manifest.json") || die "$(store_failure)"
+  stored_field newest_gtids "$newest_manifest" gtidSet gtid-set "$(store_url "base/${complete[-1]}/manifest.json")" || newest_gtids=
   gap=$(gtid_sql "GTID_SUBTRACT(GTID_SUBTRACT(@@GLOBAL.gtid_purged, '$archived'), '$newest_gtids')")
 fi
 if [[ -n $gap ]]; then

@@ -88,7 +88,7 @@ start_server() {
 
 # Runs SQL from stdin as the temporary server's root, which has no password yet.
 temporary_sql() {
-  mysql --no-defaults --socket="$sock" --user=root --batch --max-allowed-packet=1G "$@"
+  mysql_client --no-defaults --socket="$sock" --user=root --batch --max-allowed-packet=1G "$@"
 }
 
 # The SQL ends with SHUTDOWN; wait for the server to finish it.
@@ -151,7 +151,7 @@ initialize_primary() {
 
 # One attempt: does a primary answer on the primary Service?
 primary_answers() {
-  mysql --defaults-extra-file=<(verified_cnf "$RECON8S_REPLICATION_USER" "$MYSQL_REPLICATION_PASSWORD") \
+  mysql_client --defaults-extra-file=<(verified_cnf "$RECON8S_REPLICATION_USER" "$MYSQL_REPLICATION_PASSWORD") \
     --host="$PRIMARY_HOST" --port="$RECON8S_MYSQL_PORT" --get-server-public-key --connect-timeout=5 --batch \
     -e 'SELECT 1' >/dev/null 2>&1
 }
@@ -159,7 +159,7 @@ primary_answers() {
 wait_for_primary() {
   local i out
   for ((i = 1; ; i++)); do
-    if out=$(mysql --defaults-extra-file=<(verified_cnf "$RECON8S_REPLICATION_USER" "$MYSQL_REPLICATION_PASSWORD") \
+    if out=$(mysql_client --defaults-extra-file=<(verified_cnf "$RECON8S_REPLICATION_USER" "$MYSQL_REPLICATION_PASSWORD") \
       --host="$PRIMARY_HOST" --port="$RECON8S_MYSQL_PORT" --get-server-public-key --connect-timeout=5 --batch \
       -e 'SELECT 1' 2>&1); then
       return 0

@@ -97,11 +97,59 @@ last_words() {
   printf '%s' "$*"
 }
 
-# json_field JSON NAME: a string or number field of a flat JSON object written by these scripts.
+# json_field JSON NAME: a string or number field of a flat JSON object written by these scripts. What it
+# returns is text only: a value that comes from outside (the object store above all) goes through
+# stored_field, which checks it against its grammar, before it reaches SQL, a path or arithmetic.
 json_field() {
   local re='"'"$2"'":[[:space:]]*("([^"]*)"|([0-9]+))'
   [[ $1 =~ $re ]] || return 1
   printf '%s' "${BASH_REMATCH[2]}${BASH_REMATCH[3]}"
+}
+
+# valid GRAMMAR VALUE: whether VALUE is of GRAMMAR (a GTID set without its blanks). The grammars (gtid-set,
+# gtid, uuid, backup-name, time, count, binlog-file, segment, host) are constructs/mysql/grammar.ts's, in
+# layout.sh as RECON8S_GRAMMAR_<name>: the spec's patterns and the controller's parsers are the same
+# ones. Nothing any of them accepts can close a SQL string literal, start a shell expansion or an
+# arithmetic expression, or name another path.
+valid() {
+  local name=RECON8S_GRAMMAR_${1//-/_} value=$2
+  [[ -n ${!name+x} ]] || die "unknown grammar '$1'"
+  [[ $1 != gtid-set ]] || value=${value//[[:space:]]/}
+  [[ $value =~ ${!name} ]]
+}
+
+# shown VALUE: a value for a message: quoted, printable characters only, at most 120 of them.
+shown() {
+  local v=${1//[^[:print:]]/?}
+  ((${#v} <= 120)) || v="${v:0:120}..."
+  printf "'%s'" "$v"
+}
+
+# What refuses a value from outside: die, unless the script names its own (restore.sh: restore_fail, so
+# that the refusal is reported as RestoreFailed).
+on_untrusted=die
+
+# checked VAR GRAMMAR VALUE WHAT: VAR := VALUE (a GTID set without its blanks) when it is of GRAMMAR;
+# otherwise refuses it, naming WHAT (where it came from), the value and what was expected.
+# (The locals' names start with "__": a caller's VAR must not be one of them.)
+checked() {
+  local -n __checked_var=$1
+  local __checked_words=RECON8S_GRAMMAR_WORDS_${2//-/_}
+  valid "$2" "$3" || "$on_untrusted" "$4 is not ${!__checked_words}: $(shown "$3")"
+  __checked_var=$3
+  [[ $2 != gtid-set ]] || __checked_var=${__checked_var//[[:space:]]/}
+}
+
+# stored_field VAR JSON FIELD GRAMMAR WHAT: VAR := the FIELD of a JSON object read from outside (WHAT: the
+# object's location), checked against GRAMMAR (see checked). Fails (1) when the field is absent, and
+# leaves VAR empty then.
+stored_field() {
+  local -n __stored_var=$1
+  local __stored_value
+  # shellcheck disable=SC2034 # a nameref: the caller's VAR
+  __stored_var=
+  __stored_value=$(json_field "$2" "$3") || return 1
+  checked "$1" "$4" "$__stored_value" "$3 in $5"
 }
 
 # The GTID set of a mysqldump --set-gtid-purged=COMMENTED header (FILE holds its lines, in 8.x's or 9.x's
@@ -115,7 +163,7 @@ dump_gtid_set() {
   text=${text%%\'*}
   text=${text//[[:space:]]/}
   text=${text#+}
-  [[ $text =~ ^[0-9A-Fa-f:,_a-z-]*$ ]] || die "cannot read the GTID set from the dump header: '$text'"
+  valid gtid-set "$text" || die "cannot read the GTID set from the dump header: $(shown "$text")"
   printf '%s' "$text"
 }
 
@@ -132,9 +180,18 @@ verified_cnf() {
   printf '%s\n' 'ssl-mode=VERIFY_CA' "ssl-ca=$RECON8S_TLS_CA"
 }
 
+# The mysql client as every script runs it. OPTIONS_SOURCE (--defaults-extra-file=... or --no-defaults,
+# which mysql takes only as its first option) comes first; then the client's own commands are off
+# (--commands=OFF: `\!` runs a shell, `source` and `tee` read and write files; a statement from a dump or
+# a binary log, or an image's option file, must never turn them on), and so is LOAD DATA LOCAL (which
+# would send the server any file of this container), whatever an option file says.
+mysql_client() {
+  mysql "$1" --commands=OFF --local-infile=0 "${@:2}"
+}
+
 # Runs SQL (from -e or stdin) as root over the local socket and prints bare tab-separated rows. The
 # credentials come on fd 3 from a here-string: no process that could outlive the call (see above).
 local_sql() {
-  mysql --defaults-extra-file=/dev/fd/3 --socket="$RECON8S_SOCKET" --batch --skip-column-names "$@" \
+  mysql_client --defaults-extra-file=/dev/fd/3 --socket="$RECON8S_SOCKET" --batch --skip-column-names "$@" \
     3<<<"$(client_cnf root "$MYSQL_ROOT_PASSWORD")"
 }

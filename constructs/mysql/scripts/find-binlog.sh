@@ -12,13 +12,14 @@ set -euo pipefail
 [[ -n ${STORE_BUCKET:-} ]] || die "the backups are not in an object store (spec.backup.s3): no binary logs are archived"
 # shellcheck source=store.sh
 . "${BASH_SOURCE[0]%/*}/store.sh"
-# shellcheck source=binlog-find.sh
-. "${BASH_SOURCE[0]%/*}/binlog-find.sh"
+# shellcheck source=binlog-filter.sh
+. "${BASH_SOURCE[0]%/*}/binlog-filter.sh"
 work=${FIND_SCRATCH:-$RECON8S_TMP}/find-binlog.$$
 mkdir -p -- "$work"
 trap 'rm -rf -- "$work"' EXIT
 if [[ -n $(store_list binlog --files-only --include /state.json) ]]; then
-  printf 'state\t%s\n' "$(store_rclone cat "$(store_path binlog/state.json)")"
+  state=$(store_cat binlog/state.json) || die "$(store_failure)"
+  printf 'state\t%s\n' "${state//[$'\n\r']/ }"
 fi
 since_stamp=
 if [[ -n ${FIND_SINCE:-} ]]; then
@@ -27,10 +28,11 @@ if [[ -n ${FIND_SINCE:-} ]]; then
 fi
 count=0
 while IFS= read -r segment; do
-  [[ $segment =~ ^([0-9]{8}T[0-9]{6}Z)-.*\.json$ ]] || continue
-  [[ -z $since_stamp || ! ${BASH_REMATCH[1]} < $since_stamp ]] || continue
-  store_rclone cat "$(store_path "binlog/${segment%.json}.gz")" | gunzip -c >"$work/log" ||
-    die "cannot read $(store_url "binlog/${segment%.json}.gz")"
+  # Only what is named like an archived log (store.sh): a name from the store is never trusted.
+  valid segment "$segment" || continue
+  [[ -z $since_stamp || ! ${segment:0:16} < $since_stamp ]] || continue
+  store_cat "binlog/${segment%.json}.gz" | gunzip -c >"$work/log" ||
+    die "$(store_failure || echo "cannot read $(store_url "binlog/${segment%.json}.gz")")"
   printf 'log\t%s\n' "${segment%.json}"
   binlog_find_filter "$work/log"
   rm -f -- "$work/log"

@@ -11,11 +11,15 @@ require_env CLUSTER_NAME
 if [[ -n ${STORE_BUCKET:-} ]]; then
   # shellcheck source=store.sh
   . "${BASH_SOURCE[0]%/*}/store.sh"
+  # The manifests as the store holds them (the CLI judges their values: lib/cli/backup-command.ts), each on
+  # its one line: a newline in an object must not start a line of its own.
   while IFS= read -r name; do
-    printf 'backup\t%s\n' "$(store_rclone cat "$(store_path "base/$name/manifest.json")")"
+    manifest=$(store_cat "base/$name/manifest.json") || die "$(store_failure)"
+    printf 'backup\t%s\n' "${manifest//[$'\n\r']/ }"
   done < <(store_list base -R --files-only --include '/*/manifest.json' | sed -n 's|^\([0-9]\{8\}T[0-9]\{6\}Z\)/manifest\.json$|\1|p' | sort)
   if [[ -n $(store_list binlog --files-only --include /state.json) ]]; then
-    printf 'binlog\t%s\n' "$(store_rclone cat "$(store_path binlog/state.json)")"
+    state=$(store_cat binlog/state.json) || die "$(store_failure)"
+    printf 'binlog\t%s\n' "${state//[$'\n\r']/ }"
   fi
 else
   shopt -s nullglob

@@ -20,6 +20,13 @@
 #   continue past it. A point in time after the archive's coveredUntil fails too.
 # - Everything bootstrap does afterwards (the new cluster's own accounts and passwords) runs after
 #   the replay, so that nothing in the source's history can change them.
+# - The store is not trusted: every value read from it (names in a listing, a manifest's or a log's
+#   GTID sets and times, state.json) is checked against its grammar (common.sh: checked, stored_field)
+#   before it is used, and one that is not of it fails the restore (RestoreFailed), naming the object
+#   and the value. A manifest must name the backup it sits beside, and a log's JSON the log it describes.
+#   Names from the store are never local paths: each object streams to a file of a fixed name. (The
+#   dump and the logs are SQL the restore runs as root: whoever may write the store can write them.
+#   That is what encryption with a key of the cluster's own stops; see docs/security-data.md.)
 
 restore_fail() {
   report "$RECON8S_REPORT_RESTORE_FAILED" "$1"
@@ -36,11 +43,27 @@ restore_backups() {
     sed -n 's|^\([0-9]\{8\}T[0-9]\{6\}Z\)/manifest\.json$|\1|p' | sort
 }
 
+# restore_manifest NAME: the manifest of backup NAME (in `manifest`), which must say it is NAME's (a
+# manifest copied beside another backup is refused).
+restore_manifest() {
+  local named
+  manifest=$(store_cat "base/$1/manifest.json") || "$on_untrusted" "$(store_failure)"
+  stored_field named "$manifest" name backup-name "$(store_url "base/$1/manifest.json")" || named=
+  [[ $named == "$1" ]] ||
+    "$on_untrusted" "$(store_url "base/$1/manifest.json") is not the manifest of backup $1: it names $(shown "$named")"
+}
+
 restore_from_store() {
   # shellcheck source=store.sh
   . "${BASH_SOURCE[0]%/*}/store.sh"
-  local point=${RESTORE_POINT_IN_TIME:-} target=${RESTORE_GTID_SET:-} before=${RESTORE_BEFORE_GTID:-}
+  on_untrusted=restore_fail
+  local point='' target='' before=''
   local name='' manifest ended gtids backups candidate
+  # The spec's values (the schema checked them at admission; checked again, as they reach SQL here).
+  [[ $RESTORE_BACKUP == latest ]] || checked RESTORE_BACKUP backup-name "$RESTORE_BACKUP" "spec.restore.backup"
+  [[ -z ${RESTORE_POINT_IN_TIME:-} ]] || checked point time "$RESTORE_POINT_IN_TIME" "spec.restore.pointInTime"
+  [[ -z ${RESTORE_GTID_SET:-} ]] || checked target gtid-set "$RESTORE_GTID_SET" "spec.restore.gtidSet"
+  [[ -z ${RESTORE_BEFORE_GTID:-} ]] || checked before gtid "$RESTORE_BEFORE_GTID" "spec.restore.beforeGtid"
   mapfile -t backups < <(restore_backups)
   ((${#backups[@]})) || restore_fail "no complete backup in $(store_url base/)"
   if [[ $RESTORE_BACKUP != latest ]]; then
@@ -48,32 +71,32 @@ restore_from_store() {
     [[ -n $name ]] || restore_fail "backup $RESTORE_BACKUP is not in $(store_url base/); the newest there: $(last_words 5 "${backups[@]}")"
   elif [[ -n $point ]]; then
     for ((i = ${#backups[@]} - 1; i >= 0; i--)); do
-      manifest=$(store_rclone cat "$(store_path "base/${backups[i]}/manifest.json")")
-      ended=$(json_field "$manifest" endTime) || continue
+      restore_manifest "${backups[i]}"
+      stored_field ended "$manifest" endTime time "$(store_url "base/${backups[i]}/manifest.json")" || continue
       if [[ ! $ended > $point ]]; then name=${backups[i]}; break; fi
     done
     [[ -n $name ]] || restore_fail "no backup in $(store_url base/) ended before $point; the oldest is ${backups[0]}"
   elif [[ -n $before ]]; then
     for ((i = ${#backups[@]} - 1; i >= 0; i--)); do
-      manifest=$(store_rclone cat "$(store_path "base/${backups[i]}/manifest.json")")
-      gtids=$(json_field "$manifest" gtidSet) || continue
+      restore_manifest "${backups[i]}"
+      stored_field gtids "$manifest" gtidSet gtid-set "$(store_url "base/${backups[i]}/manifest.json")" || continue
       if [[ $(temporary_value "SELECT GTID_SUBSET('$before', '$gtids')") != 1 ]]; then name=${backups[i]}; break; fi
     done
     [[ -n $name ]] || restore_fail "every backup in $(store_url base/) holds transaction $before already; the oldest is ${backups[0]}"
   else
     name=${backups[-1]}
   fi
-  manifest=$(store_rclone cat "$(store_path "base/$name/manifest.json")")
-  gtids=$(json_field "$manifest" gtidSet) || gtids=
-  ended=$(json_field "$manifest" endTime) || ended=
+  restore_manifest "$name"
+  stored_field gtids "$manifest" gtidSet gtid-set "$(store_url "base/$name/manifest.json")" || gtids=
+  stored_field ended "$manifest" endTime time "$(store_url "base/$name/manifest.json")" || ended=
   [[ -z $point || ! $ended > $point ]] ||
     restore_fail "backup $name ended at $ended, after the point in time asked for ($point): name an earlier backup, or leave backup as latest"
   [[ -z $before || $(temporary_value "SELECT GTID_SUBSET('$before', '$gtids')") != 1 ]] ||
     restore_fail "backup $name holds transaction $before already: name an earlier backup, or leave backup as latest"
 
   log "restoring backup $name from $(store_url "base/$name/") (GTID set '$gtids')"
-  store_rclone cat "$(store_path "base/$name/dump.sql.gz")" | gunzip -c | temporary_sql --binary-mode ||
-    restore_fail "loading backup $name from $(store_url "base/$name/") failed (see the bootstrap container's log)"
+  store_cat "base/$name/dump.sql.gz" | gunzip -c | temporary_sql --binary-mode ||
+    restore_fail "loading backup $name from $(store_url "base/$name/") failed: $(store_failure || echo "see the bootstrap container's log")"
   temporary_sql -e "RESET BINARY LOGS AND GTIDS; SET GLOBAL gtid_purged = '$gtids';"
 
   local replayed=0
@@ -100,6 +123,18 @@ gtid_event_position() {
   printf '%s' "${BASH_REMATCH[1]}"
 }
 
+# restore_segment_fields SEGMENT JSON: segment_gtids := the GTID set of the archived log SEGMENT, whose
+# JSON must name that very log (its server and file); fails (1) when it has no GTID set.
+restore_segment_fields() {
+  local what server file
+  what=$(store_url "binlog/$1")
+  stored_field server "$2" server uuid "$what" || server=
+  stored_field file "$2" file binlog-file "$what" || file=
+  [[ $1 == "${1:0:16}-$server-$file.json" ]] ||
+    "$on_untrusted" "$what does not describe that log: it names server $(shown "$server") and file $(shown "$file")"
+  stored_field segment_gtids "$2" gtidSet gtid-set "$what"
+}
+
 # Replays the archived binary logs up to the point or GTID set (sets replayed).
 restore_replay() {
   # shellcheck disable=SC2154 # volume is the sourcing script's (bootstrap.sh, verify-backup.sh): see the top
@@ -109,8 +144,8 @@ restore_replay() {
     # Listed first: rclone cat of a key that does not exist prints nothing and succeeds.
     [[ -n $(store_list binlog --files-only --include /state.json) ]] ||
       restore_fail "no binary logs are archived in $(store_url binlog/): cannot restore to $point"
-    state=$(store_rclone cat "$(store_path binlog/state.json)")
-    covered=$(json_field "$state" coveredUntil) || covered=
+    state=$(store_cat binlog/state.json) || restore_fail "$(store_failure)"
+    stored_field covered "$state" coveredUntil time "$(store_url binlog/state.json)" || covered=
     [[ ! $point > $covered ]] ||
       restore_fail "the archived binary logs reach $covered, before the point in time asked for ($point): restore to an earlier point, or to this one once the next archive run has passed it"
     options+=(--stop-datetime="${point/T/ }")
@@ -124,17 +159,21 @@ restore_replay() {
   rm -rf -- "$work"
   mkdir -p -- "$work"
   for segment in "${segments[@]}"; do
-    meta=$(store_rclone cat "$(store_path "binlog/$segment")")
-    segment_gtids=$(json_field "$meta" gtidSet) || continue
+    if ! valid segment "$segment"; then
+      log "left out: $(store_url binlog/)$(shown "$segment") is not named like an archived binary log"
+      continue
+    fi
+    meta=$(store_cat "binlog/$segment") || restore_fail "$(store_failure)"
+    restore_segment_fields "$segment" "$meta" || continue
     [[ $(temporary_value "SELECT GTID_SUBSET('$segment_gtids', @@gtid_executed)") != 1 ]] || continue
     if [[ -n $point || -n $before ]]; then
-      previous=$(json_field "$meta" previousGtids) || previous=
+      stored_field previous "$meta" previousGtids gtid-set "$(store_url "binlog/$segment")" || previous=
       missing=$(temporary_value "SELECT REPLACE(GTID_SUBTRACT('$previous', @@gtid_executed), '\\n', '')")
       [[ -z $missing ]] ||
         restore_fail "the archive has a gap before $segment: transactions $missing are in no archived binary log after the backup"
     fi
-    store_rclone cat "$(store_path "binlog/${segment%.json}.gz")" | gunzip -c >"$work/segment" ||
-      restore_fail "cannot read $(store_url "binlog/${segment%.json}.gz")"
+    store_cat "binlog/${segment%.json}.gz" | gunzip -c >"$work/segment" ||
+      restore_fail "$(store_failure || echo "cannot read $(store_url "binlog/${segment%.json}.gz")")"
     # What the server holds already is left out by mysqlbinlog itself: GTID auto-skip alone would still
     # send each such transaction whole (a bulk load before the backup is one huge row event).
     if [[ -n $target ]]; then

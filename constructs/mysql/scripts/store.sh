@@ -26,21 +26,75 @@ export RCLONE_CONFIG_STORE_NO_CHECK_BUCKET=true
 # No config file (the environment is the configuration), caches in the writable scratch volume.
 export RCLONE_CONFIG='' RCLONE_CACHE_DIR=$RECON8S_TMP/rclone XDG_CACHE_HOME=$RECON8S_TMP
 
+# Client-side encryption (s3.encryption): STORE_ENCRYPTION_KEY_FILE is the key, a file of the Secret's
+# volume. Every object is then written and read through rclone's crypt remote "secure" over the prefix
+# (NaCl secretbox, XSalsa20-Poly1305, each 64 KiB block authenticated; names as they are, so the layout
+# above and every listing stay the same): nothing in the store is readable without the key, and what
+# was not written with it (changed, swapped, written without encryption or with another key) fails to
+# read, naming the object, before any of it is used. The key reaches rclone (obscured, as its
+# configuration takes it) in rclone's own environment only: never a command line, this script's
+# environment, a file or a message.
+store_secret=
+if [[ -n ${STORE_ENCRYPTION_KEY_FILE:-} ]]; then
+  store_key_words="the object store's encryption key ($STORE_ENCRYPTION_KEY_FILE, from the Secret that s3.encryption.secretRef names)"
+  [[ -r $STORE_ENCRYPTION_KEY_FILE ]] || die "cannot read $store_key_words"
+  store_key=$(<"$STORE_ENCRYPTION_KEY_FILE")
+  # shellcheck disable=SC2154 # layout.sh's, through common.sh
+  valid encryption-key "$store_key" ||
+    die "$store_key_words is not $RECON8S_GRAMMAR_WORDS_encryption_key: it has ${#store_key} characters"
+  command -v rclone >/dev/null || die "rclone is not on PATH (s3.rcloneImage copies it into the pod)"
+  store_secret=$(printf '%s' "$store_key" | rclone obscure -) || store_secret=
+  [[ -n $store_secret ]] || die "rclone cannot take $store_key_words"
+  unset store_key store_key_words
+  export RCLONE_CONFIG_SECURE_TYPE=crypt RCLONE_CONFIG_SECURE_REMOTE="store:$STORE_BUCKET/$STORE_PREFIX" \
+    RCLONE_CONFIG_SECURE_FILENAME_ENCRYPTION=off RCLONE_CONFIG_SECURE_DIRECTORY_NAME_ENCRYPTION=false \
+    RCLONE_CONFIG_SECURE_SUFFIX=none
+fi
+
 # store_url [PATH]: what a user would call the location (no credentials in it).
 store_url() {
   printf 's3://%s/%s%s' "$STORE_BUCKET" "$STORE_PREFIX" "${1:+/$1}"
 }
 
-# store_path [PATH]: the rclone remote path under the prefix.
+# store_path [PATH]: the rclone remote path under the prefix (through the crypt remote when encrypted).
 store_path() {
-  printf 'store:%s/%s%s' "$STORE_BUCKET" "$STORE_PREFIX" "${1:+/$1}"
+  if [[ -n $store_secret ]]; then
+    printf 'secure:%s' "${1:-}"
+  else
+    printf 'store:%s/%s%s' "$STORE_BUCKET" "$STORE_PREFIX" "${1:+/$1}"
+  fi
 }
 
 # rclone, failing fast: a broken store is reported by the job and retried at the next run, never hot.
 store_rclone() {
-  command -v rclone >/dev/null || die "rclone is not on PATH (spec.backup.s3.rcloneImage copies it into the pod)"
-  rclone --retries 1 --low-level-retries 3 --contimeout 10s --timeout 5m \
+  command -v rclone >/dev/null || die "rclone is not on PATH (s3.rcloneImage copies it into the pod)"
+  RCLONE_CONFIG_SECURE_PASSWORD=$store_secret rclone --retries 1 --low-level-retries 3 --contimeout 10s --timeout 5m \
     --s3-chunk-size 16M --s3-upload-concurrency 2 --stats 0 --log-level ERROR "$@"
+}
+
+# store_cat PATH: the object's contents on stdout (streamed). When it cannot be read, it says which object
+# and why on stderr and for store_failure (a pipeline's caller reports it), and fails.
+store_failure_file=$RECON8S_TMP/store-failure.$$
+store_cat() {
+  local why rc=0
+  rm -f -- "$store_failure_file"
+  store_rclone cat "$(store_path "$1")" 2>"$store_failure_file.err" || rc=$?
+  ((rc != 0)) || { rm -f -- "$store_failure_file.err"; return 0; }
+  why=$(last_line "$(cat -- "$store_failure_file.err" 2>/dev/null)")
+  # rclone's "<time> ERROR : <name>: Failed to open: <reason>": the reason.
+  [[ ! $why =~ Failed\ to\ [a-z\ ]+:\ (.*)$ ]] || why=${BASH_REMATCH[1]}
+  rm -f -- "$store_failure_file.err"
+  if [[ -n $store_secret && $why =~ bad\ password|not\ an\ encrypted\ file|too\ short\ to\ be\ encrypted ]]; then
+    why+=": it was not written with this encryption key (another key, no encryption, or changed since)"
+  fi
+  printf 'cannot read %s: %s' "$(store_url "$1")" "${why:-rclone failed ($rc)}" >"$store_failure_file"
+  log "$(<"$store_failure_file")"
+  return 1
+}
+
+# store_failure: why the last store_cat failed (nothing when it did not).
+store_failure() {
+  [[ -s $store_failure_file ]] && cat -- "$store_failure_file"
 }
 
 # store_list DIR [rclone lsf options]: the names under DIR, one per line; nothing when DIR is empty.

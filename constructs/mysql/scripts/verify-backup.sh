@@ -18,6 +18,9 @@
 # Event and metrics) is JSON: backup, tables, durationSeconds, replayedLogs, and the container's peak
 # memory and CPU time (cgroup v2), or a message. A backup whose tables need more than half the scratch
 # volume is not restored (Skipped): the emptyDir's limit would evict the pod half-way.
+# The archive is treated as hostile, as a restore treats it (restore.sh): every value read from the store
+# is checked against its grammar before it is used, and one that is not of it fails the verification,
+# naming the object and the value.
 set -euo pipefail
 # shellcheck source=common.sh
 . "${BASH_SOURCE[0]%/*}/common.sh"
@@ -88,15 +91,18 @@ finish() {
   rm -rf -- "${scratch:?}"/*
 }
 trap finish EXIT
+on_untrusted=fail
 
 mapfile -t backups < <(restore_backups)
 ((${#backups[@]})) || fail "no complete backup in $(store_url base/) to verify"
+[[ -z ${VERIFY_BACKUP:-} ]] || checked VERIFY_BACKUP backup-name "$VERIFY_BACKUP" "the backup asked for (VERIFY_BACKUP)"
 name=${VERIFY_BACKUP:-${backups[-1]}}
 printf '%s\n' "${backups[@]}" | grep -qxF -- "$name" ||
   fail "backup $name is not in $(store_url base/); the newest there: $(last_words 5 "${backups[@]}")"
-manifest=$(store_rclone cat "$(store_path "base/$name/manifest.json")")
-gtids=$(json_field "$manifest" gtidSet) || gtids=
-data_bytes=$(json_field "$manifest" dataBytes) || data_bytes=0
+manifest_url=$(store_url "base/$name/manifest.json")
+restore_manifest "$name"
+stored_field gtids "$manifest" gtidSet gtid-set "$manifest_url" || gtids=
+stored_field data_bytes "$manifest" dataBytes count "$manifest_url" || data_bytes=0
 if ((data_bytes * 2 > VERIFY_SCRATCH_BYTES)); then
   why="backup $name holds $data_bytes bytes of tables (data and indexes); the scratch volume allows $VERIFY_SCRATCH_BYTES, and a restore needs about twice that: raise spec.backup.verify.scratchSize"
   log "not verified: $why"
@@ -120,14 +126,15 @@ for ((i = 0; i < 300; i++)); do
   sleep 1
 done
 temporary_sql() {
-  mysql --no-defaults --socket="$sock" --user=root --batch --max-allowed-packet=1G "$@"
+  mysql_client --no-defaults --socket="$sock" --user=root --batch --max-allowed-packet=1G "$@"
 }
 
 # 1. The dump, as a restore loads it. gunzip says when the object is not what was written.
 dump_url=$(store_url "base/$name/dump.sql.gz")
-if ! store_rclone cat "$(store_path "base/$name/dump.sql.gz")" | gunzip -c 2>"$scratch/gunzip.err" | temporary_sql --binary-mode 2>"$scratch/load.err"; then
+if ! store_cat "base/$name/dump.sql.gz" | gunzip -c 2>"$scratch/gunzip.err" | temporary_sql --binary-mode 2>"$scratch/load.err"; then
+  if why=$(store_failure); then fail "backup $name cannot be restored: $why"; fi
   # A corrupt object often fails in mysql first (garbage SQL), before gunzip reaches its checksum.
-  if why=$(store_rclone cat "$(store_path "base/$name/dump.sql.gz")" | gzip -t 2>&1); then
+  if why=$(store_cat "base/$name/dump.sql.gz" | gzip -t 2>&1); then
     why=$(grep -m1 '^ERROR' "$scratch/load.err" || last_line "$(cat -- "$scratch/load.err" 2>/dev/null)")
     fail "backup $name cannot be restored: the object $dump_url does not load (${why%%; check the manual*})"
   fi
@@ -158,7 +165,7 @@ if [[ $manifest == *'"tables":['* ]]; then
     fail "backup $name restores different data than it recorded: $(printf '%s; ' "${differences[@]:0:3}")${differences[3]:+ (and $((${#differences[@]} - 3)) more tables)}"
   checked="${tables} tables match the row counts and checksums recorded in the backup's snapshot"
 else
-  why=$(json_field "$manifest" checksumsSkipped) || why="it predates them"
+  why=$(json_field "$manifest" checksumsSkipped) && why="the manifest says $(shown "$why")" || why="it predates them"
   checked="the backup recorded no checksums ($why)"
 fi
 log "$checked"
@@ -168,7 +175,8 @@ replayed=0
 point='' before='' target=''
 volume=$scratch
 if [[ -n $(store_list binlog --files-only --include /state.json) ]]; then
-  target=$(json_field "$(store_rclone cat "$(store_path binlog/state.json)")" archivedGtids) || target=
+  state=$(store_cat binlog/state.json) || fail "$(store_failure)"
+  stored_field target "$state" archivedGtids gtid-set "$(store_url binlog/state.json)" || target=
 fi
 if [[ -n $target && $(temporary_value "SELECT GTID_SUBSET('$target', @@GLOBAL.gtid_executed)") != 1 ]]; then
   restore_replay

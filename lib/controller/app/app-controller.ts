@@ -3,14 +3,14 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import type { KubernetesObject } from '../../../constructs/index.js';
 import { APP, MANAGED_BY, MYSQL_CLUSTER } from '../../../constructs/index.js';
-import { workloadConditions, workloadFigures } from '../../reconcile/status.js';
-import type { KindController } from '../kind-controller.js';
-import type { CustomResource, LiveLookup, ObservedState } from '../status.js';
+import { workloadConditions, workloadFigures } from '../../reconcile/workload-conditions.js';
+import type { CustomResource, KindController, LiveLookup, ObservedState } from '../kind-controller.js';
 import { compact, controlledBy, find, podsControlledBy, selectorString, serviceEndpoint } from '../status.js';
+import type { BindingFacts } from './database-binding.js';
 import { observeBinding, prepareBinding } from './database-binding.js';
 import { refusedReferences } from './reference-policy.js';
-import type { CredentialRotationStatus } from './password-rotation.js';
-import { rolledRevision } from './password-rotation.js';
+import type { CredentialRotationStatus } from './binding-rotation.js';
+import { rolledRevision } from './binding-rotation.js';
 
 /**
  * An App's pods carry these labels (the MySQL pods, an `app.kubernetes.io/component`, which an App's
@@ -67,7 +67,7 @@ export function deploymentPods(pods: readonly V1Pod[], deployment: string): V1Po
   );
 }
 
-export const APP_CONTROLLER: KindController = {
+export const APP_CONTROLLER: KindController<BindingFacts> = {
   definition: APP,
   // The ServiceAccounts and Secrets the install lets an App's pods name (reference-policy.ts).
   admit: (cr, rendered, install) =>

@@ -14,23 +14,22 @@ import type { KubeClient } from '../../kube/index.js';
 import { HttpMethod, PatchStrategy, apiError, bindingSubject, isAlreadyExists, whoAmI } from '../../kube/index.js';
 import { accountName } from '../../mysql/accounts.js';
 import type { ConditionInput } from '../../reconcile/conditions.js';
-import { GENERATED_BY_LABEL, generatePassword } from '../../reconcile/credentials.js';
-import type { InstallFacts, Preparation, Problem, ResourceLookup, SecretLookup } from '../kind-controller.js';
-import { readSecret } from '../mysql-cluster/credentials.js';
-import type { CustomResource } from '../status.js';
+import { GENERATED_BY_LABEL, generatePassword } from '../../reconcile/credential-keys.js';
+import type { CustomResource, PrepareContext, Preparation, Problem, SecretLookup } from '../kind-controller.js';
+import { readSecret } from '../mysql-cluster/credentials-secret.js';
 import { controllerReference } from '../status.js';
-import type { CredentialRotationStatus } from './password-rotation.js';
-import { rotateAppPassword, rotationStatusOf } from './password-rotation.js';
+import type { CredentialRotationStatus } from './binding-rotation.js';
+import { rotateAppPassword, rotationStatusOf } from './binding-rotation.js';
 
-/** The facts prepare() hands to observe(). */
-export const BINDING_FACTS = {
-  secret: 'databaseSecret',
-  status: 'databaseStatus',
-  reason: 'databaseReason',
-  message: 'databaseMessage',
-  /** status.credentialRotation, as JSON (password-rotation.ts). */
-  rotation: 'databaseRotation',
-} as const;
+/** What prepare() found of an App's database binding, for observe(). */
+export interface BindingFacts {
+  /** The binding Secret (status.binding). */
+  readonly secretName: string;
+  /** status.credentialRotation (binding-rotation.ts). */
+  readonly rotation?: CredentialRotationStatus;
+  /** The DatabaseReady condition. */
+  readonly ready: { readonly status: 'True' | 'False'; readonly reason: string; readonly message: string };
+}
 
 /** The binding Secret's data other than the password: what the App's spec and name determine. */
 export function bindingData(
@@ -57,13 +56,13 @@ export function bindingData(
  * password; a Secret of that name that is not this App's is never touched. Then what the cluster says of
  * the account. Passwords never leave this function.
  */
-export async function prepareBinding(
-  client: KubeClient,
-  cr: CustomResource,
-  install: InstallFacts,
-  secrets: SecretLookup | undefined,
-  resources: ResourceLookup | undefined,
-): Promise<Preparation> {
+export async function prepareBinding({
+  client,
+  cr,
+  install,
+  secrets,
+  resources,
+}: PrepareContext): Promise<Preparation<BindingFacts>> {
   const database = (cr.spec as { database?: AppDatabase } | undefined)?.database;
   if (!database) return { problems: [] };
   const namespace = cr.metadata.namespace ?? '';
@@ -71,24 +70,25 @@ export async function prepareBinding(
   const secretName = databaseBindingSecretName(name);
   const problems: Problem[] = [];
   const events: { reason: string; message: string }[] = [];
-  const facts: Record<string, string> = { [BINDING_FACTS.secret]: secretName };
   // What the status said of rotations is said again until a rotation step says more (a status write
   // that left it out would forget which rotation completed).
   const carried = rotationStatusOf(cr);
-  if (carried.requested !== undefined || carried.completed !== undefined)
-    facts[BINDING_FACTS.rotation] = JSON.stringify({
-      ...(carried.requested !== undefined ? { requested: carried.requested } : {}),
-      ...(carried.completed !== undefined ? { completed: carried.completed } : {}),
-    });
-  const notReady = (reason: string, message: string): Preparation => ({
+  let rotationStatus: CredentialRotationStatus | undefined =
+    carried.requested !== undefined || carried.completed !== undefined
+      ? {
+          ...(carried.requested !== undefined ? { requested: carried.requested } : {}),
+          ...(carried.completed !== undefined ? { completed: carried.completed } : {}),
+        }
+      : undefined;
+  const facts = (ready: BindingFacts['ready']): BindingFacts => ({
+    secretName,
+    ...(rotationStatus !== undefined ? { rotation: rotationStatus } : {}),
+    ready,
+  });
+  const notReady = (reason: string, message: string): Preparation<BindingFacts> => ({
     problems,
     events,
-    facts: {
-      ...facts,
-      [BINDING_FACTS.status]: 'False',
-      [BINDING_FACTS.reason]: reason,
-      [BINDING_FACTS.message]: message,
-    },
+    facts: facts({ status: 'False', reason, message }),
   });
 
   const read: SecretLookup = secrets ?? ((ns, n) => readSecret(client, ns, n));
@@ -137,7 +137,7 @@ export async function prepareBinding(
   let rotating: string | undefined;
   if (secret) {
     const rotation = await rotateAppPassword(client, cr, secret, account);
-    facts[BINDING_FACTS.rotation] = JSON.stringify(rotation.status);
+    rotationStatus = rotation.status;
     events.push(...rotation.events);
     rotating = rotation.status.message;
   }
@@ -157,39 +157,25 @@ export async function prepareBinding(
   return {
     problems,
     events,
-    facts: {
-      ...facts,
-      [BINDING_FACTS.status]: 'True',
-      [BINDING_FACTS.reason]: 'AccountReady',
-      [BINDING_FACTS.message]: message,
-    },
+    facts: facts({ status: 'True', reason: 'AccountReady', message }),
   };
 }
 
 /** status.binding and the DatabaseReady condition, from what prepare found. */
-export function observeBinding(facts: Readonly<Record<string, string>> | undefined): {
+export function observeBinding(facts: BindingFacts | undefined): {
   fields: Record<string, unknown>;
   conditions: ConditionInput[];
 } {
-  const secret = facts?.[BINDING_FACTS.secret];
-  if (!secret) return { fields: {}, conditions: [] };
-  const parsed = facts[BINDING_FACTS.rotation];
+  if (!facts) return { fields: {}, conditions: [] };
+  const rotation = facts.rotation;
   // Nothing to say before the first rotation is asked for: no empty object in every App's status.
-  const rotation = parsed ? (JSON.parse(parsed) as CredentialRotationStatus) : undefined;
   const said = rotation !== undefined && Object.keys(rotation).length > 0;
   return {
     fields: {
-      binding: { name: secret },
+      binding: { name: facts.secretName },
       ...(said ? { credentialRotation: rotation } : {}),
     },
-    conditions: [
-      {
-        type: 'DatabaseReady',
-        status: facts[BINDING_FACTS.status] === 'True' ? 'True' : 'False',
-        reason: facts[BINDING_FACTS.reason] ?? 'AccountPending',
-        message: facts[BINDING_FACTS.message] ?? '',
-      },
-    ],
+    conditions: [{ type: 'DatabaseReady', ...facts.ready }],
   };
 }
 

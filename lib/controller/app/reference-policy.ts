@@ -15,13 +15,7 @@
 // handing a stolen operator token more than the restriction takes from App authors.
 import type { KubernetesObject } from '../../../constructs/index.js';
 import { allowListAllows, allowsAny, databaseBindingSecretName } from '../../../constructs/index.js';
-import type { CustomResource } from '../status.js';
-
-/** What the install lets an App name; a kind absent (or `["*"]`): anything of its namespace. */
-export interface AppReferencePolicy {
-  readonly serviceAccounts?: readonly string[];
-  readonly secrets?: readonly string[];
-}
+import type { AppReferencePolicy, CustomResource } from '../kind-controller.js';
 
 /** A ServiceAccount or Secret a rendered pod template names, and the App field it came from. */
 export interface PodReference {

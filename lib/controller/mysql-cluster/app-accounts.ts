@@ -21,17 +21,15 @@ import {
   databaseBindingSecretName,
   mysqlClusterNames,
 } from '../../../constructs/index.js';
-import { rotationFactsOf, rotationStatusOf } from '../app/password-rotation.js';
-import { rotationInFlight } from '../../mysql/rotation.js';
+import { rotationFactsOf, rotationStatusOf } from '../app/binding-rotation.js';
+import { rotationInFlight } from '../../mysql/password-rotation.js';
 import type { AccountStatement, AccountRequest, DatabaseAccess } from '../../mysql/accounts.js';
 import { accountName, describeStatement, planAccounts } from '../../mysql/accounts.js';
 import type { AccountAdminOptions } from '../../mysql/account-sql.js';
 import { AccountSession } from '../../mysql/account-sql.js';
-import type { EventType } from '../events.js';
-import type { ManageContext } from '../kind-controller.js';
-import type { CustomResource } from '../status.js';
-import { readSecret } from './credentials.js';
-import { TLS_CA_FACT } from './facts.js';
+import type { CustomResource, EventType, ManageContext } from '../kind-controller.js';
+import { readSecret } from './credentials-secret.js';
+import type { MySQLClusterFacts } from './facts.js';
 
 /** How often accounts that are as they should be are looked at again (someone may have changed them). */
 const RESYNC_MS = 60_000;
@@ -70,57 +68,52 @@ export interface PrimaryView {
   readonly writable: boolean;
 }
 
+/** The Apps' accounts of one cluster: what its passes found, held by the cluster's runtime (cluster-runtime.ts). */
+export type AppAccounts = ReturnType<typeof createAppAccounts>;
+
 export function createAppAccounts(opts: AppAccountsOptions = {}) {
   const open = opts.open ?? ((o: AccountAdminOptions) => AccountSession.open(o));
   const now = opts.now ?? ((): number => performance.now());
-  const memo = new Map<string, Memo>();
-  /** Per cluster uid: the pass under way, and what finished passes said that manage() has not reported yet. */
-  const running = new Map<string, Promise<void>>();
-  const reported = new Map<string, { accounts?: MySQLAccountStatus[]; events: Event[] }>();
+  let memo: Memo | undefined;
+  /** The pass under way, and what finished passes said that manage() has not reported yet. */
+  let running: Promise<void> | undefined;
+  let reported: { accounts?: MySQLAccountStatus[]; events: Event[] } | undefined;
 
   return {
-    forget(uid: string): void {
-      memo.delete(uid);
-      reported.delete(uid);
-    },
     /** A pass is under way (it logs in as root with the Secret it read when it began). */
-    busy(uid: string): boolean {
-      return running.has(uid);
+    busy(): boolean {
+      return running !== undefined;
     },
     /**
      * Starts a pass (unless one is under way) and waits for it a moment at most: a primary that stops
      * answering in the middle of a pass must not delay the failover step of the next manage().
      */
-    async sync(ctx: ManageContext, primary: PrimaryView | undefined): Promise<AccountsResult> {
-      const uid = ctx.cr.metadata.uid ?? '';
-      let run = running.get(uid);
+    async sync(ctx: ManageContext<MySQLClusterFacts>, primary: PrimaryView | undefined): Promise<AccountsResult> {
+      let run = running;
       if (!run) {
-        const last = memo.get(uid);
-        run = syncOnce(ctx, primary, last, (m) => memo.set(uid, m))
+        run = syncOnce(ctx, primary, memo, (m) => (memo = m))
           .then((r) => {
-            const before = reported.get(uid)?.events ?? [];
-            reported.set(uid, { accounts: r.accounts, events: [...before, ...r.events] });
+            reported = { accounts: r.accounts, events: [...(reported?.events ?? []), ...r.events] };
           })
           .catch((e: unknown) => {
             // Said in the log, tried again at the next poll; the status keeps what was last found.
             ctx.log.warn('app accounts', { error: `could not manage the Apps' accounts: ${describe(e)}` });
-            const m = memo.get(uid);
-            if (m) memo.set(uid, { ...m, settled: false });
+            if (memo) memo = { ...memo, settled: false };
           })
-          .finally(() => running.delete(uid));
-        running.set(uid, run);
+          .finally(() => (running = undefined));
+        running = run;
       }
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([run, new Promise<void>((resolve) => (timer = setTimeout(resolve, WAIT_MS)))]);
       clearTimeout(timer);
-      const found = reported.get(uid);
-      reported.set(uid, { ...(found?.accounts ? { accounts: found.accounts } : {}), events: [] });
+      const found = reported;
+      reported = { ...(found?.accounts ? { accounts: found.accounts } : {}), events: [] };
       return { ...(found?.accounts ? { accounts: found.accounts } : {}), events: found?.events ?? [] };
     },
   };
 
   async function syncOnce(
-    ctx: ManageContext,
+    ctx: ManageContext<MySQLClusterFacts>,
     primary: PrimaryView | undefined,
     last: Memo | undefined,
     remember: (m: Memo) => void,
@@ -193,7 +186,7 @@ export function createAppAccounts(opts: AppAccountsOptions = {}) {
     const credentials = await read(namespace, names.credentialsSecret);
     const rootPassword = decode(credentials?.data?.[MYSQL_SECRET_KEYS.rootPassword]);
     // No password goes to a member that could not be verified (the TLS Secret's problem is reported).
-    const ca = ctx.prepared.facts?.[TLS_CA_FACT];
+    const ca = ctx.prepared.facts?.tls?.caPem;
     if (!rootPassword || !ca) return { accounts: last?.accounts, events: [] };
     // The Apps' passwords, from their Secrets (watched by name once read), only from a Secret the App owns.
     const requests: AccountRequest[] = [];
@@ -210,7 +203,7 @@ export function createAppAccounts(opts: AppAccountsOptions = {}) {
         database: db.name,
         access: (db.access ?? 'readWrite') as DatabaseAccess,
         ...(password ? { password } : {}),
-        // The rotation (rotation.ts decides; the SQL steps are this side's): the staged password, and
+        // The rotation (lib/mysql/password-rotation.ts decides; the SQL steps are this side's): the staged password, and
         // what the App and its Secret say.
         ...(password && secret && nextPassword ? { nextPassword } : {}),
         ...(password && secret ? { rotation: rotationFactsOf(a, secret) } : {}),

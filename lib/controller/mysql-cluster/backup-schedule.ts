@@ -10,7 +10,7 @@
 // field's end), lists, month and weekday names (`jan`, `mon`, any case), weekdays 0-6 (0 is Sunday, 7
 // is refused), and a day of the month and a weekday both restricted matching either (both must match
 // when one starts with `*` or `?` without a step above 1). Pure: no clock, the same expression gives the
-// same answer; BackupIntervalSeries, at the end, keeps the series of each cluster.
+// same answer; BackupIntervalSeries, at the end, keeps a cluster's series.
 import type { MySQLBackup, Problem } from '../../../constructs/index.js';
 import type { Gauge } from '../../observability/metrics.js';
 
@@ -222,40 +222,34 @@ type IntervalLabels = Readonly<Record<'namespace' | 'cluster', string>>;
 type IntervalGauge = Pick<Gauge<'namespace' | 'cluster'>, 'set' | 'remove'>;
 
 /**
- * recon8s_mysql_backup_schedule_max_interval_seconds of each cluster: set on every look, worked out
- * again only when the schedule (or suspend) changes, removed when there is nothing to expect any more
- * (see backupScheduleIntervalSeconds) and when the cluster is gone (forget).
+ * recon8s_mysql_backup_schedule_max_interval_seconds of one cluster (held by its runtime,
+ * cluster-runtime.ts): set on every look, worked out again only when the schedule (or suspend)
+ * changes, removed when there is nothing to expect any more (see backupScheduleIntervalSeconds) and
+ * when the cluster is gone (remove).
  */
 export class BackupIntervalSeries {
-  readonly #byUid = new Map<
-    string,
-    {
-      readonly schedule: string | undefined;
-      readonly seconds: number | undefined;
-      readonly labels: IntervalLabels;
-      readonly gauge: IntervalGauge;
-    }
-  >();
+  #last:
+    | {
+        readonly schedule: string | undefined;
+        readonly seconds: number | undefined;
+        readonly labels: IntervalLabels;
+        readonly gauge: IntervalGauge;
+      }
+    | undefined;
 
-  report(
-    uid: string,
-    labels: IntervalLabels,
-    backup: BackupSchedule | undefined,
-    gauge: IntervalGauge | undefined,
-  ): void {
+  report(labels: IntervalLabels, backup: BackupSchedule | undefined, gauge: IntervalGauge | undefined): void {
     if (!gauge) return;
     const schedule = backup && backup.suspend !== true ? backup.schedule : undefined;
-    const before = this.#byUid.get(uid);
+    const before = this.#last;
     const seconds = before && before.schedule === schedule ? before.seconds : backupScheduleIntervalSeconds(backup);
     if (seconds === undefined) gauge.remove(labels);
     else gauge.set(labels, seconds);
-    this.#byUid.set(uid, { schedule, seconds, labels, gauge });
+    this.#last = { schedule, seconds, labels, gauge };
   }
 
   /** The cluster is gone: its series goes too. */
-  forget(uid: string): void {
-    const s = this.#byUid.get(uid);
-    s?.gauge.remove(s.labels);
-    this.#byUid.delete(uid);
+  remove(): void {
+    this.#last?.gauge.remove(this.#last.labels);
+    this.#last = undefined;
   }
 }

@@ -2,10 +2,14 @@
 // constructs/mysql/scripts/store.sh), turned into status.backup, status.restore and problems.
 // Pure: the pods in the cache and the status last written go in, the findings come out. Job pods are
 // kept only a few runs (the CronJobs' history limits), so what was last seen is carried forward.
+// A report carries values the jobs read from the object store: each is taken only when it is of its
+// grammar (lib/mysql/store-values.ts; a name, a time, a GTID set), free text only as printable text, so
+// that nothing a bucket holds reaches status, an Event or a terminal as anything else.
 import type { V1ContainerStateTerminated, V1Pod } from '@kubernetes/client-node';
 import type { MySQLBackupStatus, MySQLRestoreFailureStatus, MySQLRestoreStatus } from '../../../constructs/index.js';
 import { MYSQL_STORE_REPORTS } from '../../../constructs/index.js';
 import type { Problem } from '../kind-controller.js';
+import { printable, valueOf } from '../../mysql/store-values.js';
 
 export type BackupStatus = MySQLBackupStatus;
 export type RestoreStatus = MySQLRestoreStatus;
@@ -71,7 +75,8 @@ function json(text: string): Record<string, unknown> | undefined {
   }
 }
 
-const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
+/** Free text of a report (a location, a message), printable, or undefined when empty. */
+const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? printable(v) : undefined);
 const int = (v: unknown): number | undefined =>
   typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : undefined;
 
@@ -113,19 +118,22 @@ export function backupFindings(
   const archived = binlogRuns.find(
     (r) => r.reason === MYSQL_STORE_REPORTS.binlogsArchived || r.reason === MYSQL_STORE_REPORTS.binlogArchiveGap,
   );
-  const archivedUntil = archived ? str(json(archived.text)?.coveredUntil) : undefined;
+  const archivedUntil = archived ? valueOf('time', json(archived.text)?.coveredUntil) : undefined;
 
   let backup: BackupStatus | undefined = previous.backup;
-  if (manifest && (!backup?.lastSuccessfulTime || (str(manifest.endTime) ?? '') >= backup.lastSuccessfulTime)) {
+  // A completion counts only with its name and end time as backup.sh writes them.
+  const ended = valueOf('time', manifest?.endTime);
+  const name = valueOf('backup-name', manifest?.name);
+  if (manifest && ended && name && (!backup?.lastSuccessfulTime || ended >= backup.lastSuccessfulTime)) {
     backup = compact({
       ...backup,
-      lastSuccessfulTime: str(manifest.endTime),
-      name: str(manifest.name),
+      lastSuccessfulTime: ended,
+      name,
       location: str(manifest.location),
       sizeBytes: int(manifest.sizeBytes),
-      gtidSet: str(manifest.gtidSet) ?? '',
+      gtidSet: valueOf('gtid-set', manifest.gtidSet) ?? '',
       durationSeconds: int(manifest.durationSeconds),
-      source: str(manifest.source),
+      source: valueOf('host', manifest.source),
     });
   }
   if (archivedUntil && (!backup?.binlogsArchivedUntil || archivedUntil > backup.binlogsArchivedUntil))
@@ -137,10 +145,10 @@ export function backupFindings(
 
   const lastBackup = backupRuns[0];
   if (lastBackup?.reason === MYSQL_STORE_REPORTS.backupFailed)
-    problems.push({ reason: MYSQL_STORE_REPORTS.backupFailed, message: lastBackup.text });
+    problems.push({ reason: MYSQL_STORE_REPORTS.backupFailed, message: printable(lastBackup.text) });
   const lastBinlog = binlogRuns[0];
   if (lastBinlog?.reason === MYSQL_STORE_REPORTS.binlogArchiveFailed)
-    problems.push({ reason: MYSQL_STORE_REPORTS.binlogArchiveFailed, message: lastBinlog.text });
+    problems.push({ reason: MYSQL_STORE_REPORTS.binlogArchiveFailed, message: printable(lastBinlog.text) });
   if (lastBinlog?.reason === MYSQL_STORE_REPORTS.binlogArchiveGap)
     problems.push({
       reason: MYSQL_STORE_REPORTS.binlogArchiveGap,
@@ -155,14 +163,14 @@ export function backupFindings(
   const lastRestore = restoreRuns[0];
   if (lastRestore?.reason === MYSQL_STORE_REPORTS.restored && !restore) {
     const r = json(lastRestore.text);
-    const from = str(r?.backup);
+    const from = valueOf('backup-name', r?.backup);
     if (r && from)
       restore = compact({
         backup: from,
         location: str(r.location),
-        pointInTime: str(r.pointInTime),
-        beforeGtid: str(r.beforeGtid),
-        gtidSet: str(r.gtidSet),
+        pointInTime: valueOf('time', r.pointInTime),
+        beforeGtid: valueOf('gtid', r.beforeGtid),
+        gtidSet: valueOf('gtid-set', r.gtidSet) || undefined,
         replayedLogs: int(r.replayedLogs),
         completedAt: lastRestore.finishedAt || undefined,
       });
@@ -170,7 +178,7 @@ export function backupFindings(
   let restoreFailure: RestoreFailure | undefined;
   if (!restore) {
     if (lastRestore?.reason === MYSQL_STORE_REPORTS.restoreFailed)
-      restoreFailure = { message: lastRestore.text, generation };
+      restoreFailure = { message: printable(lastRestore.text), generation };
     else if (previous.restoreFailure && previous.restoreFailure.generation === generation)
       restoreFailure = previous.restoreFailure;
   }
@@ -218,7 +226,7 @@ function verificationFindings(
   const o = run ? json(run.text) : undefined;
   if (run && o && run.finishedAt && (!last || run.finishedAt >= last.time)) {
     last = compact({
-      backup: str(o.backup) ?? '',
+      backup: valueOf('backup-name', o.backup) ?? '',
       time: run.finishedAt,
       result: VERIFICATION_RESULTS[run.reason] ?? 'Failed',
       durationSeconds: int(o.durationSeconds),
@@ -242,11 +250,11 @@ function verificationFindings(
 /** An Event's words for a report whose text is JSON (the rest are words already). */
 export function describeStoreReport(reason: string, text: string): string {
   const o = json(text);
-  if (!o) return text;
+  if (!o) return printable(text);
   if (reason === MYSQL_STORE_REPORTS.backupCompleted)
-    return `backup ${str(o.name) ?? ''} of ${str(o.source) ?? 'the cluster'} completed: ${int(o.sizeBytes) ?? 0} bytes in ${int(o.durationSeconds) ?? 0} s, GTID set '${str(o.gtidSet) ?? ''}', at ${str(o.location) ?? ''}`;
+    return `backup ${valueOf('backup-name', o.name) ?? '?'} of ${valueOf('host', o.source) ?? 'the cluster'} completed: ${int(o.sizeBytes) ?? 0} bytes in ${int(o.durationSeconds) ?? 0} s, GTID set '${valueOf('gtid-set', o.gtidSet) ?? '?'}', at ${str(o.location) ?? ''}`;
   if (reason === MYSQL_STORE_REPORTS.binlogArchiveGap)
-    return `binary logs of ${str(o.member) ?? 'the primary'} expired before they were archived: transactions '${str(o.gap) ?? ''}' are in no archived log and not in the newest backup (${str(o.newestBackup) ?? 'none'}), so no point-in-time restore reaches past them; take a backup (recon8s backup NAME) to close the gap, and keep the binlog job running within binlog_expire_logs_seconds. The archive holds every other transaction committed before ${str(o.coveredUntil) ?? '?'}`;
+    return `binary logs of ${valueOf('host', o.member) ?? 'the primary'} expired before they were archived: transactions '${valueOf('gtid-set', o.gap) ?? '?'}' are in no archived log and not in the newest backup (${valueOf('backup-name', o.newestBackup) ?? 'none'}), so no point-in-time restore reaches past them; take a backup (recon8s backup NAME) to close the gap, and keep the binlog job running within binlog_expire_logs_seconds. The archive holds every other transaction committed before ${valueOf('time', o.coveredUntil) ?? '?'}`;
   if (reason === MYSQL_STORE_REPORTS.backupVerified) {
     const usage = [
       int(o.peakMemoryBytes) !== undefined
@@ -254,14 +262,14 @@ export function describeStoreReport(reason: string, text: string): string {
         : '',
       int(o.cpuMilliseconds) !== undefined ? `CPU ${((int(o.cpuMilliseconds) ?? 0) / 1000).toFixed(1)} s` : '',
     ].filter(Boolean);
-    return `backup ${str(o.backup) ?? ''} verified by a restore in ${int(o.durationSeconds) ?? 0} s: ${o.checksums === true ? `${int(o.tables) ?? 0} tables match the row counts and checksums recorded in its snapshot` : `${int(o.tables) ?? 0} tables loaded (it recorded no checksums)`}, ${int(o.replayedLogs) ?? 0} archived binary logs replayed after it, CHECK TABLE found nothing wrong${usage.length ? ` (${usage.join(', ')})` : ''}`;
+    return `backup ${valueOf('backup-name', o.backup) ?? '?'} verified by a restore in ${int(o.durationSeconds) ?? 0} s: ${o.checksums === true ? `${int(o.tables) ?? 0} tables match the row counts and checksums recorded in its snapshot` : `${int(o.tables) ?? 0} tables loaded (it recorded no checksums)`}, ${int(o.replayedLogs) ?? 0} archived binary logs replayed after it, CHECK TABLE found nothing wrong${usage.length ? ` (${usage.join(', ')})` : ''}`;
   }
   if (
     reason === MYSQL_STORE_REPORTS.backupVerificationFailed ||
     reason === MYSQL_STORE_REPORTS.backupVerificationSkipped
   )
-    return str(o.message) ?? text;
+    return str(o.message) ?? printable(text);
   if (reason === MYSQL_STORE_REPORTS.restored)
-    return `restored from backup ${str(o.backup) ?? ''} (${str(o.location) ?? ''})${str(o.pointInTime) ? ` to ${str(o.pointInTime) ?? ''}` : ''}${str(o.beforeGtid) ? ` to just before transaction ${str(o.beforeGtid) ?? ''}` : ''}, ${int(o.replayedLogs) ?? 0} archived binary logs replayed; GTID set '${str(o.gtidSet) ?? ''}'`;
-  return text;
+    return `restored from backup ${valueOf('backup-name', o.backup) ?? '?'} (${str(o.location) ?? ''})${valueOf('time', o.pointInTime) ? ` to ${valueOf('time', o.pointInTime) ?? ''}` : ''}${valueOf('gtid', o.beforeGtid) ? ` to just before transaction ${valueOf('gtid', o.beforeGtid) ?? ''}` : ''}, ${int(o.replayedLogs) ?? 0} archived binary logs replayed; GTID set '${valueOf('gtid-set', o.gtidSet) ?? '?'}'`;
+  return printable(text);
 }

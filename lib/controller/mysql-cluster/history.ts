@@ -14,7 +14,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { MANAGED_BY, MYSQL_HISTORY_KEYS, mysqlClusterNames } from '../../../constructs/index.js';
 import type { KubeClient } from '../../kube/index.js';
 import { HttpMethod, isAlreadyExists } from '../../kube/index.js';
-import type { CustomResource, LiveLookup } from '../status.js';
+import type { CustomResource, LiveLookup } from '../kind-controller.js';
 import { controllerReference } from '../status.js';
 
 /** The history ConfigMap as it is created: `firstPrimary` is the member first recorded as the primary. */

@@ -4,7 +4,7 @@
 // status, and the controller, which watches the database pods, records it.
 import type { V1Pod } from '@kubernetes/client-node';
 import { MYSQL_MEMBER_REPORTS, MYSQL_STORE_REPORTS } from '../../../constructs/index.js';
-import type { EventType } from '../events.js';
+import type { EventType } from '../kind-controller.js';
 import { describeStoreReport } from './backup-status.js';
 
 /** The database pods and the backup and binary-log job pods of every MySQLCluster. */

@@ -3,36 +3,28 @@
 // its status, and what its members report.
 // The home of everything MySQL-specific the controller does.
 import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
-import type { KubernetesObject, MySQLBackup } from '../../../constructs/index.js';
+import type { KubernetesObject } from '../../../constructs/index.js';
 import { MYSQL_CLUSTER, MYSQL_OBJECT_STORE_SECRET_KEYS, mysqlClusterNames } from '../../../constructs/index.js';
-import type { KubeClient } from '../../kube/index.js';
 import { getObject } from '../../kube/index.js';
-import { workloadConditions, workloadFigures } from '../../reconcile/status.js';
+import { workloadConditions, workloadFigures } from '../../reconcile/workload-conditions.js';
 import type {
-  CertificateLookup,
   ClaimLookup,
-  InstallFacts,
+  CustomResource,
   KindController,
-  Management,
-  Manager,
+  LiveLookup,
+  ObservedState,
+  PrepareContext,
   Preparation,
   Problem,
-  ResourceLookup,
   SecretLookup,
 } from '../kind-controller.js';
-import type { CustomResource, LiveLookup, ObservedState } from '../status.js';
 import { compact, controlledBy, find, podsControlledBy, selectorString, serviceEndpoint } from '../status.js';
-import type { BackupStatus, RestoreFailure, RestoreStatus } from './backup-status.js';
-import { backupFindings } from './backup-status.js';
-import { BackupIntervalSeries } from './backup-schedule.js';
-import { createAppAccounts, primaryView } from './app-accounts.js';
 import { createMySQLClusterManager } from './cluster-manager.js';
-import { createClusterRotation } from './cluster-rotation-loop.js';
-import { ensureCredentials, readSecret } from './credentials.js';
+import { ensureCredentials, readSecret } from './credentials-secret.js';
 import { MYSQL_MEMBER_SELECTOR, memberReports } from './member-reports.js';
 import { describeChange, replaceStatefulSet, withLiveImmutableFields } from './statefulset-replacement.js';
 import { ensureTls } from './tls.js';
-import { SECRET_FACT, TLS_CA_FACT, TLS_NOT_AFTER_FACT, TLS_SECRET_FACT } from './facts.js';
+import type { MySQLClusterFacts } from './facts.js';
 import { realClock } from '../../clock/index.js';
 
 const CREDENTIALS_REASONS = {
@@ -52,15 +44,14 @@ const TLS_REASONS = {
   certificateForbidden: 'CertificateForbidden',
 } as const;
 
-async function prepare(
-  client: KubeClient,
-  cr: CustomResource,
-  install: InstallFacts,
-  secrets?: SecretLookup,
-  _resources?: ResourceLookup,
-  certificates?: CertificateLookup,
-  claims?: ClaimLookup,
-): Promise<Preparation> {
+async function prepare({
+  client,
+  cr,
+  install,
+  secrets,
+  certificates,
+  claims,
+}: PrepareContext): Promise<Preparation<MySQLClusterFacts>> {
   const read = secrets ?? ((namespace: string, name: string) => readSecret(client, namespace, name));
   const credentials = await ensureCredentials(client, cr, install.credentialsClusterRole, read);
   const tls = await ensureTls(client, cr, new Date(realClock.now()), read, certificates);
@@ -110,9 +101,9 @@ async function prepare(
         : []),
     ],
     facts: {
-      [SECRET_FACT]: credentials.secretName,
-      [TLS_SECRET_FACT]: tls.secretName,
-      ...('caPem' in tls ? { [TLS_CA_FACT]: tls.caPem, [TLS_NOT_AFTER_FACT]: tls.notAfter } : {}),
+      credentialsSecretName: credentials.secretName,
+      tlsSecretName: tls.secretName,
+      ...('caPem' in tls ? { tls: { caPem: tls.caPem, notAfter: tls.notAfter } } : {}),
     },
   };
 }
@@ -163,90 +154,6 @@ async function storeCredentialsProblems(read: SecretLookup, cr: CustomResource):
     });
   }
   return problems;
-}
-
-/**
- * The HA manager (cluster-manager.ts) on the database pods, then what the backup, binary-log and
- * restore runs reported: status.backup, status.restore, their problems and metrics.
- */
-function createManager(): Manager {
-  const ha = createMySQLClusterManager();
-  const appAccounts = createAppAccounts();
-  const rotation = createClusterRotation();
-  const backupIntervals = new BackupIntervalSeries();
-  return {
-    // The StatefulSet keeps the members a scale-down has not yet made safe to remove (lib/mysql/scale-down.ts).
-    amend: (cr, child, live) => ha.amend?.(cr, child, live) ?? child,
-    // The HA manager's kept sessions end with the term of leadership (and at shutdown).
-    close: () => ha.close?.() ?? Promise.resolve(),
-    forget: (uid) => {
-      ha.forget(uid);
-      appAccounts.forget(uid);
-      rotation.forget(uid);
-      backupIntervals.forget(uid);
-    },
-    async manage(ctx): Promise<Management> {
-      const database = ctx.pods.filter((p) => p.metadata?.labels?.['app.kubernetes.io/component'] === 'database');
-      const managed = await ha.manage({ ...ctx, pods: database });
-      // The bound Apps' accounts, on the primary the HA step left writable (app-accounts.ts).
-      const accounts = await appAccounts.sync(
-        ctx,
-        primaryView(managed.fields, database, managed.unavailable !== undefined),
-      );
-      // The cluster's own accounts (`recon8s rotate-credentials mysqlcluster`), on the primary the HA step left.
-      const uid = ctx.cr.metadata.uid ?? '';
-      const currentPrimary = managed.fields.currentPrimary;
-      const rotated = await rotation.sync(
-        ctx,
-        database,
-        typeof currentPrimary === 'string' ? currentPrimary : undefined,
-        () => appAccounts.busy(uid),
-      );
-      const status = (ctx.cr.status ?? {}) as {
-        backup?: BackupStatus;
-        restore?: RestoreStatus;
-        restoreFailure?: RestoreFailure;
-      };
-      const found = backupFindings(ctx.cr.metadata.name, ctx.pods, status, ctx.cr.metadata.generation ?? 0);
-      const labels = { namespace: ctx.cr.metadata.namespace ?? '', cluster: ctx.cr.metadata.name };
-      // What Recon8sMySQLBackupTooOld compares the last backup's age with: the schedule's longest gap.
-      backupIntervals.report(
-        ctx.cr.metadata.uid ?? '',
-        labels,
-        (ctx.cr.spec as { backup?: MySQLBackup } | undefined)?.backup,
-        ctx.metrics?.mysqlBackupScheduleMaxInterval,
-      );
-      if (found.backup?.lastSuccessfulTime)
-        ctx.metrics?.mysqlBackupLastSuccess.set(labels, Date.parse(found.backup.lastSuccessfulTime) / 1000);
-      if (found.backup?.binlogsArchivedUntil)
-        ctx.metrics?.mysqlBinlogArchivedUntil.set(labels, Date.parse(found.backup.binlogsArchivedUntil) / 1000);
-      if (found.binlogGap !== undefined) ctx.metrics?.mysqlBinlogArchiveGap.set(labels, found.binlogGap ? 1 : 0);
-      if (found.verification?.passedAt)
-        ctx.metrics?.mysqlBackupVerified.set(labels, Date.parse(found.verification.passedAt) / 1000);
-      if (found.verification?.failed !== undefined)
-        ctx.metrics?.mysqlBackupVerificationFailed.set(labels, found.verification.failed ? 1 : 0);
-      for (const task of ['backup', 'binlog'] as const) {
-        const failing = found.failing[task];
-        if (failing !== undefined) ctx.metrics?.mysqlBackupFailing.set({ ...labels, task }, failing ? 1 : 0);
-      }
-      return {
-        ...managed,
-        events: [...managed.events, ...accounts.events, ...rotated.events],
-        problems: [...managed.problems, ...rotated.problems],
-        // While a rotation is under way its next step is looked for every second.
-        ...(rotated.busy ? { requeueAfterMs: Math.min(managed.requeueAfterMs ?? 1000, 1000) } : {}),
-        fields: {
-          ...managed.fields,
-          ...(accounts.accounts ? { accounts: accounts.accounts } : {}),
-          ...(rotated.status ? { credentialRotation: rotated.status } : {}),
-          ...(found.backup ? { backup: found.backup } : {}),
-          ...(found.restore ? { restore: found.restore } : {}),
-          ...(found.restoreFailure ? { restoreFailure: found.restoreFailure } : {}),
-        },
-        reports: found.problems,
-      };
-    },
-  };
 }
 
 /** What a MySQLCluster's StatefulSet and Services report. */
@@ -307,7 +214,7 @@ function clusterPods(
   );
 }
 
-export const MYSQL_CLUSTER_CONTROLLER: KindController = {
+export const MYSQL_CLUSTER_CONTROLLER: KindController<MySQLClusterFacts> = {
   definition: MYSQL_CLUSTER,
   prepare,
   async recoverRefusedApply(client, child, live) {
@@ -342,11 +249,11 @@ export const MYSQL_CLUSTER_CONTROLLER: KindController = {
       cr,
       rendered,
       live,
-      prepared.facts?.[SECRET_FACT] ?? mysqlClusterNames(cr.metadata.name).credentialsSecret,
+      prepared.facts?.credentialsSecretName ?? mysqlClusterNames(cr.metadata.name).credentialsSecret,
       pods,
-      prepared.facts?.[TLS_SECRET_FACT],
+      prepared.facts?.tlsSecretName,
     ),
-  createManager,
+  createManager: () => createMySQLClusterManager(),
   pods: {
     selector: MYSQL_MEMBER_SELECTOR,
     reports: (pod) =>

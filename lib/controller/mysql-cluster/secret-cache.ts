@@ -11,7 +11,7 @@ import { createInformer } from '../../informer/index.js';
 import type { KubeClient } from '../../kube/index.js';
 import type { Logger } from '../../observability/logger.js';
 import type { SecretReader } from '../kind-controller.js';
-import { readSecret } from './credentials.js';
+import { readSecret } from './credentials-secret.js';
 
 export interface SecretCache {
   readonly read: SecretReader;

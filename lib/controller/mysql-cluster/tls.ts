@@ -11,12 +11,11 @@ import {
   certificateSpecMatches,
   issuedTls,
 } from '../../mysql/cert-manager.js';
-import { GENERATED_BY_LABEL } from '../../reconcile/credentials.js';
+import { GENERATED_BY_LABEL } from '../../reconcile/credential-keys.js';
 import { mysqlClusterNames, resolveMySQLClusterSpec } from '../../../constructs/index.js';
-import type { CustomResource } from '../status.js';
+import type { CertificateLookup, CustomResource, SecretLookup } from '../kind-controller.js';
 import { controllerReference } from '../status.js';
-import type { CertificateLookup, SecretLookup } from '../kind-controller.js';
-import { readSecret } from './credentials.js';
+import { readSecret } from './credentials-secret.js';
 
 /** The keys of a TLS Secret, as Kubernetes (kubernetes.io/tls) and cert-manager name them. */
 export const TLS_KEYS = { cert: 'tls.crt', key: 'tls.key', ca: 'ca.crt' } as const;

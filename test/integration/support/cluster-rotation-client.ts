@@ -1,6 +1,6 @@
 // Run inside the MySQL sandbox's network (MySQLSandbox.inNetwork): a rotation of the cluster's own
 // accounts against the real members and their real agents, by the controller's own passes
-// (rotateClusterCredentials, lib/controller/mysql-cluster/cluster-rotation.ts) over its own SQL
+// (rotateClusterCredentials, lib/controller/mysql-cluster/credential-rotation-pass.ts) over its own SQL
 // (ClusterAccountSession), while clients keep using the accounts. What lives in Kubernetes is modelled:
 // the credentials Secret is an object here (patched compare-and-swap); the controller's cache of it
 // catches up `cacheLagMs` after each write; the kubelet rewrites each member's mounted copy (which its
@@ -10,10 +10,16 @@ import { readFileSync } from 'node:fs';
 import type { V1Secret } from '@kubernetes/client-node';
 import type { Connection, RowDataPacket } from 'mysql2/promise';
 import { createConnection } from 'mysql2/promise';
-import type { ClusterAccount } from '../../../lib/mysql/cluster-rotation.js';
+import type { ClusterAccount } from '../../../lib/mysql/credential-rotation.js';
 import { ClusterAccountSession } from '../../../lib/mysql/cluster-account-sql.js';
-import type { RotationEnvironment, SecretPatch } from '../../../lib/controller/mysql-cluster/cluster-rotation.js';
-import { rotateClusterCredentials, secretState } from '../../../lib/controller/mysql-cluster/cluster-rotation.js';
+import type {
+  RotationEnvironment,
+  SecretPatch,
+} from '../../../lib/controller/mysql-cluster/credential-rotation-pass.js';
+import {
+  rotateClusterCredentials,
+  secretState,
+} from '../../../lib/controller/mysql-cluster/credential-rotation-pass.js';
 import { fetchAgentRevision } from '../../../lib/controller/mysql-cluster/agent-http.js';
 import { writeSecretVolume } from './mysql-sandbox.js';
 import { sandboxMemberName } from './sandbox-member-name.js';

@@ -1,8 +1,8 @@
 import { ApiextensionsV1Api } from '@kubernetes/client-node';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { APP, MYSQL_CLUSTER, crdManifest } from '../../../constructs/index.js';
-import type { Controller, ControllerOptions } from '../../../lib/controller/manager.js';
-import { startController } from '../../../lib/controller/manager.js';
+import type { Controller, ControllerOptions } from '../../../lib/controller/controller.js';
+import { startController } from '../../../lib/controller/controller.js';
 import { createKubeClient } from '../../../lib/kube/index.js';
 import type { LogLevel } from '../../../lib/observability/logger.js';
 import { LOG_LEVELS, isLogLevel, jsonLogger } from '../../../lib/observability/logger.js';

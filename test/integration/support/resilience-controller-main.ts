@@ -6,7 +6,7 @@
  * on SIGTERM stops gracefully (releasing the Lease). SIGKILL is a crash. It also exits when its stdin
  * closes: the test process that started it is gone.
  */
-import { startController } from '../../../lib/controller/manager.js';
+import { startController } from '../../../lib/controller/controller.js';
 import { jsonLogger } from '../../../lib/observability/logger.js';
 import type { ScriptControllerOptions } from './resilience-process.js';
 

@@ -12,9 +12,9 @@ import { createConnection } from 'mysql2/promise';
 import type { AccountRequest } from '../../../lib/mysql/accounts.js';
 import { INITIAL_PASSWORD_REVISION, planAccounts } from '../../../lib/mysql/accounts.js';
 import { AccountSession } from '../../../lib/mysql/account-sql.js';
-import type { AccountHolds, RotationFacts, RotationPhase } from '../../../lib/mysql/rotation.js';
-import { decideRotation, rotationActor, rotationPhase } from '../../../lib/mysql/rotation.js';
-import { generatePassword } from '../../../lib/reconcile/credentials.js';
+import type { AccountHolds, RotationFacts, RotationPhase } from '../../../lib/mysql/password-rotation.js';
+import { decideRotation, rotationActor, rotationPhase } from '../../../lib/mysql/password-rotation.js';
+import { generatePassword } from '../../../lib/reconcile/credential-keys.js';
 import { sandboxMemberName } from './sandbox-member-name.js';
 
 interface Input {

@@ -40,7 +40,7 @@ if [[ -z $query ]]; then
   exit "\${FAKE_SQL_STATUS:-0}"
 fi
 case $query in
-  'SELECT @@report_host') printf '%s\\n' "\${FAKE_REPORT_HOST-shop-1.shop-headless}" ;;
+  *'SELECT @@report_host') printf '%s\\n' "\${FAKE_REPORT_HOST-shop-1.shop-headless}" ;;
   *information_schema.schemata*) [[ -n \${FAKE_SCHEMAS-x} ]] && printf '%s\\n' \${FAKE_SCHEMAS-orders shop} ;;
   *'FROM mysql.user'*) [[ -n \${FAKE_ACCOUNTS-x} ]] && printf '%s\\n' \${FAKE_ACCOUNTS-"'reader'@'%'" "'app'@'%'"} ;;
   *'SHOW CREATE USER'*) printf 'CREATE USER \`%s\` IDENTIFIED WITH caching_sha2_password AS 0x2441\\n' reader app ;;
@@ -50,8 +50,14 @@ case $query in
   *'@@GLOBAL.read_only, REPLACE'*) printf '%s\\t%s\\n' "\${FAKE_DONOR_READ_ONLY:-0}" 'aaaaaaaa-0000-0000-0000-000000000000:1-20' ;;
   *PROCESSLIST*) [[ -n \${FAKE_SESSIONS:-} ]] && printf '%s\\n' $FAKE_SESSIONS ;;
   'SELECT @@GLOBAL.rpl_semi_sync_source_enabled') printf '%s\\n' "\${FAKE_SEMI:-0}" ;;
+  *'SELECT @@server_uuid') printf '%s\\n' "\${FAKE_SERVER_UUID-aaaaaaaa-0000-0000-0000-000000000000}" ;;
   *super_read_only*) printf '%s\\n' "\${FAKE_SUPER_READ_ONLY:-1}" ;;
   *GTID_SUBSET*) printf '%s\\n' "\${FAKE_GTID_SUBSET:-1}" ;;
+  # The binary-log job's questions (binlog.sh): two logs, the first with no Previous_gtids, and nothing
+  # to archive unless FAKE_GTID_SUBTRACT names it.
+  *'SHOW BINARY LOGS'*) printf 'binlog.000001\\t100\\tNo\\nbinlog.000002\\t100\\tNo\\n' ;;
+  *'SHOW BINLOG EVENTS'*) printf 'x\\t4\\tFormat_desc\\t1\\t127\\tServer ver\\nx\\t127\\tPrevious_gtids\\t1\\t158\\t%s\\n' "\${FAKE_PREVIOUS_GTIDS:-}" ;;
+  *GTID_SUBTRACT*) printf '%s\\n' "\${FAKE_GTID_SUBTRACT:-}" ;;
   *clone_status*) printf '%s\\n' "\${FAKE_CLONE_STATE:-}" ;;
   *@@GLOBAL.read_only*) printf '%s\\n' "\${FAKE_READ_ONLY:-0}" ;;
   *JOIN*) printf '%s\\n' "\${FAKE_STATES:-}" ;;
@@ -95,9 +101,89 @@ fi
 PATH=\${PATH#*:} exec sleep "$@"`,
   mysql_tzinfo_to_sql: `${LOG_CALL}
 echo "INSERT INTO time_zone_name VALUES ('Local time zone must be set--see zic manual page');"`,
+  // An object store: store:BUCKET/PREFIX/... is $FAKE_STORE/BUCKET/PREFIX/... (what the scripts ask of
+  // rclone: lsf with --files-only, --dirs-only, -R and one --include, cat, rcat, size --json, deletefile,
+  // purge, obscure -). Nothing is recorded but the command: the store's contents are the test's.
+  // The crypt remote "secure" (scripts/store.sh's encryption) is the objects under its remote, written as
+  // rclone's crypt writes them in kind: its magic, then what only the same password opens (openssl here,
+  // keyed with the obscured password rclone is handed in its environment), with crypt's words for what
+  // does not open. (rclone's own crypt: checked by hand against the mysql image's rclone 1.75, not yet in a test.)
+  rclone: `printf '%s\n' "rclone $*" >>"$FAKE_DIR/calls"
+files=1 dirs=1 recursive= include= args=()
+while (($#)); do
+  case $1 in
+    --retries | --low-level-retries | --contimeout | --timeout | --s3-chunk-size | --s3-upload-concurrency | --stats | --log-level) shift 2 ;;
+    --files-only) dirs= && shift ;;
+    --dirs-only) files= && shift ;;
+    -R) recursive=1 && shift ;;
+    --include) include=$2 && shift 2 ;;
+    --json) shift ;;
+    *) args+=("$1") && shift ;;
+  esac
+done
+at() {
+  if [[ $1 == secure:* ]]; then printf '%s/%s/%s' "$FAKE_STORE" "\${RCLONE_CONFIG_SECURE_REMOTE#*:}" "\${1#secure:}"
+  else printf '%s/%s' "$FAKE_STORE" "\${1#*:}"; fi
+}
+decrypt() {
+  local f=$1 out
+  (($(stat -c %s -- "$f") >= 32)) || { echo "ERROR : \${f##*/}: Failed to open: file is too short to be encrypted" >&2; exit 1; }
+  [[ $(head -c 6 -- "$f") == RCLONE ]] || { echo "ERROR : \${f##*/}: Failed to open: not an encrypted file - bad magic string" >&2; exit 1; }
+  out=$FAKE_DIR/decrypted.$$
+  tail -c +9 -- "$f" | openssl enc -d -aes-256-cbc -pbkdf2 -pass env:RCLONE_CONFIG_SECURE_PASSWORD -out "$out" 2>/dev/null ||
+    { rm -f -- "$out"; echo "ERROR : \${f##*/}: Failed to send to output: failed to authenticate decrypted block - bad password?" >&2; exit 1; }
+  cat -- "$out" && rm -f -- "$out"
+}
+# An rclone filter as a regular expression: "*" within one name; anchored at the listed directory with
+# a leading "/", else at the end of the path.
+filter_re() {
+  local p=$1 re
+  re=$(printf '%s' "\${p#/}" | sed -e 's/[.]/[.]/g' -e 's|[*]|[^/]*|g')
+  [[ $p == /* ]] && printf '^%s$' "$re" || printf '(^|/)%s$' "$re"
+}
+case \${args[0]} in
+  lsf)
+    d=$(at "\${args[1]}")
+    [[ -d $d ]] || { echo 'directory not found' >&2; exit 3; }
+    re=
+    [[ -z $include ]] || re=$(filter_re "$include")
+    depth=1 && [[ -z $recursive ]] || depth=64
+    (cd "$d" && find . -mindepth 1 -maxdepth "$depth" | sort) | while IFS= read -r e; do
+      e=\${e#./}
+      if [[ -d $d/$e ]]; then [[ -z $dirs || -n $include ]] || printf '%s/\n' "$e"
+      elif [[ -n $files && ( -z $re || $e =~ $re ) ]]; then printf '%s\n' "$e"; fi
+    done ;;
+  cat)
+    f=$(at "\${args[1]}")
+    if [[ ! -f $f ]]; then :
+    elif [[ \${args[1]} == secure:* ]]; then decrypt "$f"
+    else cat -- "$f"; fi ;;
+  rcat)
+    f=$(at "\${args[1]}") && mkdir -p -- "\${f%/*}"
+    if [[ \${args[1]} == secure:* ]]; then
+      { printf 'RCLONE\\0\\0'; openssl enc -aes-256-cbc -pbkdf2 -salt -pass env:RCLONE_CONFIG_SECURE_PASSWORD; } >"$f"
+    else cat >"$f"; fi ;;
+  size) printf '{"count":1,"bytes":%s,"sizeless":0}\n' "\${FAKE_STORE_SIZE:-$(stat -c %s -- "$(at "\${args[1]}")")}" ;;
+  deletefile) rm -f -- "$(at "\${args[1]}")" ;;
+  purge) rm -rf -- "$(at "\${args[1]}")" ;;
+  obscure) printf 'obscured:%s\n' "$(cat)" ;;
+  *) echo "the fake rclone does not know \${args[0]}" >&2; exit 1 ;;
+esac`,
   mysqldump: `${LOG_CALL}
 [[ -n \${FAKE_DUMP_FAIL:-} ]] && { echo '-- half a dump'; exit 2; }
 printf -- '-- the dump\\nSET @MYSQLDUMP_TEMP_LOG_BIN = @@SESSION.SQL_LOG_BIN;\\nSET @@SESSION.SQL_LOG_BIN= 0;\\n-- Dump completed\\n'`,
+};
+
+/** bootstrap.sh's environment for the first member of a new cluster restoring a backup (spec.restore), but its volume. */
+export const RESTORE_MEMBER_ENV: Readonly<Record<string, string>> = {
+  POD_NAME: 'shop-0',
+  HEADLESS_SERVICE: 'shop-headless',
+  PRIMARY_HOST: 'shop-primary',
+  MYSQL_REPLICATION_PASSWORD: 'repl-pw',
+  MYSQL_ADMIN_PASSWORD: 'admin-pw',
+  // No member answers: this one is the first.
+  FAKE_PRIMARY_STATUS: '1',
+  RESTORE_BACKUP: 'latest',
 };
 
 /**

@@ -3,7 +3,7 @@
 #
 # binlog_find_filter LOG: the transactions of one binary log (a file) that may hold the statement, as
 # mysqlbinlog --verbose prints them, with only lines left out, so that what the CLI parses is
-# mysqlbinlog's own text (lib/cli/binlog-find.ts):
+# mysqlbinlog's own text (lib/cli/binlog-command.ts):
 # - Row values (`###   @1=…`, `### WHERE`, `### SET`) and repeated row headers: a bulk DELETE is one
 #   `### DELETE FROM` line, not a million. The base64 of row events is never printed (DECODE-ROWS).
 # - Transactions that do not contain every word of FIND_WORDS (lower case, backquotes removed) anywhere:

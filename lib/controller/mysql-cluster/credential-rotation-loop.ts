@@ -1,4 +1,4 @@
-// The rotation of a MySQLCluster's own accounts, as its manager runs it (cluster-rotation.ts is a pass):
+// The rotation of a MySQLCluster's own accounts, as its manager runs it (credential-rotation-pass.ts is a pass):
 // the environment of a pass built from the manager's context, and the pass run beside the HA step
 // without holding it up (a member that stops answering in the middle of a pass must not delay the
 // failover step of the next manage()).
@@ -15,14 +15,14 @@ import { HttpMethod, PatchStrategy, apiError } from '../../kube/index.js';
 import type { KubeClient } from '../../kube/index.js';
 import type { ClusterAccountActions } from '../../mysql/cluster-account-sql.js';
 import { ClusterAccountSession } from '../../mysql/cluster-account-sql.js';
-import { parseRotationRequest } from '../../mysql/cluster-rotation.js';
-import { GENERATED_BY_LABEL } from '../../reconcile/credentials.js';
+import { parseRotationRequest } from '../../mysql/credential-rotation.js';
+import { GENERATED_BY_LABEL } from '../../reconcile/credential-keys.js';
 import type { ManageContext, ManagedEvent, Problem } from '../kind-controller.js';
-import type { RotationEnvironment, RotationOutcome, SecretPatch } from './cluster-rotation.js';
-import { rotateClusterCredentials } from './cluster-rotation.js';
+import type { RotationEnvironment, RotationOutcome, SecretPatch } from './credential-rotation-pass.js';
+import { rotateClusterCredentials } from './credential-rotation-pass.js';
 import { fetchAgentRevision } from './agent-http.js';
-import { readSecret } from './credentials.js';
-import { SECRET_FACT, TLS_CA_FACT } from './facts.js';
+import { readSecret } from './credentials-secret.js';
+import type { MySQLClusterFacts } from './facts.js';
 
 /** How long manage() waits for a pass before it reports what it has (the pass goes on). */
 const WAIT_MS = 2_000;
@@ -84,39 +84,38 @@ async function patchSecret(client: KubeClient, secret: V1Secret, patch: SecretPa
   }
 }
 
+/** The rotation of one cluster's own accounts: the pass under way, held by the cluster's runtime (cluster-runtime.ts). */
+export type ClusterRotation = ReturnType<typeof createClusterRotation>;
+
 export function createClusterRotation(opts: ClusterRotationOptions = {}) {
   const open =
     opts.open ??
     ((o: { host: string; servername: string; password: string; ca: string }) =>
       ClusterAccountSession.open({ ...o, port: MYSQL_PORT, user: 'root' }));
   const agentRevision = opts.agentRevision ?? fetchAgentRevision;
-  /** Per cluster uid: the pass under way, and what finished passes found that manage() has not reported. */
-  const running = new Map<string, Promise<void>>();
-  const reported = new Map<string, { outcome?: RotationOutcome; events: ManagedEvent[] }>();
+  /** The pass under way, and what finished passes found that manage() has not reported. */
+  let running: Promise<void> | undefined;
+  let reported: { outcome?: RotationOutcome; events: ManagedEvent[] } | undefined;
 
   return {
-    forget(uid: string): void {
-      reported.delete(uid);
-    },
     /**
      * `database`: the member pods; `primary`: status.currentPrimary as the HA step left it;
      * `controllerBusy`: whether the Apps' accounts' pass (as root, with the Secret it read) is under way.
      */
     async sync(
-      ctx: ManageContext,
+      ctx: ManageContext<MySQLClusterFacts>,
       database: readonly V1Pod[],
       primary: string | undefined,
       controllerBusy: () => boolean,
     ): Promise<ClusterRotationReport> {
       const { cr, client } = ctx;
-      const uid = cr.metadata.uid ?? '';
       const last = (cr.status?.credentialRotation ?? undefined) as MySQLCredentialRotationStatus | undefined;
-      const ca = ctx.prepared.facts?.[TLS_CA_FACT];
-      let run = running.get(uid);
+      const ca = ctx.prepared.facts?.tls?.caPem;
+      let run = running;
       // No credential goes to a member that could not be verified (the TLS Secret's problem is reported).
       if (!run && ca) {
         const namespace = cr.metadata.namespace ?? '';
-        const names = mysqlClusterNames(cr.metadata.name, ctx.prepared.facts?.[SECRET_FACT]);
+        const names = mysqlClusterNames(cr.metadata.name, ctx.prepared.facts?.credentialsSecretName);
         const read = ctx.secrets ?? ((ns: string, n: string) => readSecret(client, ns, n));
         const ipOf = (name: string) => database.find((p) => p.metadata?.name === name)?.status?.podIP;
         const members = database.map((p) => {
@@ -155,8 +154,7 @@ export function createClusterRotation(opts: ClusterRotationOptions = {}) {
           env,
         )
           .then((outcome) => {
-            const before = reported.get(uid)?.events ?? [];
-            reported.set(uid, { outcome, events: [...before, ...outcome.events] });
+            reported = { outcome, events: [...(reported?.events ?? []), ...outcome.events] };
             for (const e of outcome.events)
               if (e.type === 'Warning') ctx.log.warn('cluster accounts rotation', { error: e.message });
               else ctx.log.info('cluster accounts rotation', { did: e.message });
@@ -165,14 +163,14 @@ export function createClusterRotation(opts: ClusterRotationOptions = {}) {
             if ((e as { name?: string }).name === 'AbortError') return;
             ctx.log.warn('cluster accounts rotation', { error: `a pass failed: ${String((e as Error).message ?? e)}` });
           })
-          .finally(() => running.delete(uid));
-        running.set(uid, run);
+          .finally(() => (running = undefined));
+        running = run;
       }
       let timer: NodeJS.Timeout | undefined;
       if (run) await Promise.race([run, new Promise<void>((resolve) => (timer = setTimeout(resolve, WAIT_MS)))]);
       clearTimeout(timer);
-      const found = reported.get(uid);
-      reported.set(uid, { ...(found?.outcome ? { outcome: found.outcome } : {}), events: [] });
+      const found = reported;
+      reported = { ...(found?.outcome ? { outcome: found.outcome } : {}), events: [] };
       // Until a pass has reported, what the status says; after, what the last pass found (nothing, once
       // the request is gone and no rotation was ever completed).
       const status = found?.outcome ? found.outcome.status : last;
@@ -180,7 +178,7 @@ export function createClusterRotation(opts: ClusterRotationOptions = {}) {
         ...(status ? { status } : {}),
         events: found?.events ?? [],
         problems: found?.outcome?.problems ?? [],
-        busy: running.has(uid) || found?.outcome?.busy === true,
+        busy: running !== undefined || found?.outcome?.busy === true,
       };
     },
   };

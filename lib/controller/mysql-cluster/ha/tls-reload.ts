@@ -1,5 +1,5 @@
-import type { EventType } from '../events.js';
-import type { MemberActions } from './cluster-manager.js';
+import type { EventType } from '../../kind-controller.js';
+import type { MemberActions } from './ports.js';
 
 /**
  * Members serving another certificate than the TLS Secret's current one (renewed by recon8s, or by

@@ -10,6 +10,7 @@ import { connect } from './diff-command.js';
 import { parseDuration } from './duration.js';
 import { formatTable } from './table.js';
 import { UsageError } from './usage-error.js';
+import { isOf, printable, valueOf } from '../mysql/store-values.js';
 
 export const BINLOG_FIND_USAGE = `Usage: recon8s binlog find NAME --statement TEXT [--since TIME] [--until TIME]
                           [-n NAMESPACE] [--kubeconfig PATH] [--timeout DURATION]
@@ -60,24 +61,29 @@ function micros(iso: string): bigint {
   return whole + BigInt((m?.[2] ?? '').padEnd(6, '0') || '0');
 }
 
-/** The search Job's output (see constructs/mysql/scripts/find-binlog.sh) searched for a statement. */
+/**
+ * The search Job's output (see constructs/mysql/scripts/find-binlog.sh) searched for a statement. The
+ * archive is the bucket's: a log not named as the archive names them, and a transaction whose GTID is
+ * not one, are left out (a GTID printed here becomes a user's spec.restore.beforeGtid).
+ */
 export function findInListing(listing: string, o: FindOptions): FindResult {
   let coveredUntil: string | undefined;
   let logs = 0;
   const seen = new Set<string>();
   const transactions: (BinlogTransaction & { matched: string })[] = [];
   // Each archived log's text, parsed on its own: a transaction never spans two logs.
-  const chunks: { log: string; lines: string[] }[] = [];
+  const chunks: { log: string; lines: string[]; named: boolean }[] = [];
   for (const line of listing.split('\n')) {
     if (line.startsWith('state\t')) {
       try {
         const state = JSON.parse(line.slice('state\t'.length)) as Record<string, unknown>;
-        if (typeof state.coveredUntil === 'string') coveredUntil = state.coveredUntil;
+        coveredUntil = valueOf('time', state.coveredUntil) ?? coveredUntil;
       } catch {
         // Not the state: nothing to say about the archive's reach.
       }
     } else if (line.startsWith('log\t')) {
-      chunks.push({ log: line.slice('log\t'.length), lines: [] });
+      const log = line.slice('log\t'.length);
+      chunks.push({ log, lines: [], named: isOf('segment', `${log}.json`) });
       logs++;
     } else {
       chunks.at(-1)?.lines.push(line);
@@ -86,8 +92,9 @@ export function findInListing(listing: string, o: FindOptions): FindResult {
   const since = o.since ? micros(o.since) : undefined;
   const until = o.until ? micros(o.until) : undefined;
   for (const chunk of chunks) {
+    if (!chunk.named) continue;
     for (const tx of parseBinlogText(chunk.lines.join('\n'))) {
-      if (seen.has(tx.gtid)) continue;
+      if (seen.has(tx.gtid) || !isOf('gtid', tx.gtid)) continue;
       const at = micros(tx.committedAt);
       if ((since !== undefined && at < since) || (until !== undefined && at > until)) continue;
       const matched = tx.statements.find((s) => statementMatches(s, o.statement));
@@ -99,10 +106,9 @@ export function findInListing(listing: string, o: FindOptions): FindResult {
   return { transactions, logs, coveredUntil };
 }
 
-/** One line, at most `max` characters. */
+/** One line of printable text (a statement is the archive's: no escape sequence reaches the terminal), at most `max` characters. */
 function oneLine(text: string, max = 100): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+  return printable(text.replace(/\s+/g, ' ').trim(), max);
 }
 
 /** What the command prints. */

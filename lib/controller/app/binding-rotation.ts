@@ -1,4 +1,4 @@
-// The App's side of a database password rotation (lib/mysql/rotation.ts decides): the binding Secret
+// The App's side of a database password rotation (lib/mysql/password-rotation.ts decides): the binding Secret
 // (stage a new password, switch to it), the pod template's revision (roll the pods), and the status
 // (completed). The SQL side (retain, discard) is the MySQLCluster's (mysql-cluster/app-accounts.ts); this
 // side sees the account only as the cluster reports it in status.accounts. Passwords never leave the
@@ -17,10 +17,10 @@ import {
 import type { KubeClient } from '../../kube/index.js';
 import { HttpMethod, PatchStrategy, apiError } from '../../kube/index.js';
 import { INITIAL_PASSWORD_REVISION } from '../../mysql/accounts.js';
-import type { AccountHolds, RotationFacts, RotationStep } from '../../mysql/rotation.js';
-import { decideRotation, describeRotationStep, rotationActor, rotationPhase } from '../../mysql/rotation.js';
-import { generatePassword } from '../../reconcile/credentials.js';
-import type { CustomResource } from '../status.js';
+import type { AccountHolds, RotationFacts, RotationStep } from '../../mysql/password-rotation.js';
+import { decideRotation, describeRotationStep, rotationActor, rotationPhase } from '../../mysql/password-rotation.js';
+import { generatePassword } from '../../reconcile/credential-keys.js';
+import type { CustomResource } from '../kind-controller.js';
 
 /** What an App's status says of its rotations (status.credentialRotation). */
 export interface CredentialRotationStatus {

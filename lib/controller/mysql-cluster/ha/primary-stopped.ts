@@ -11,7 +11,7 @@
 //   sidecar proxy or a REJECT rule refuses for a mysqld that runs;
 // - anything without a last good look to compare with (a controller that just started).
 import type { V1Pod } from '@kubernetes/client-node';
-import { MYSQL_BOOTSTRAP_CONTAINER, MYSQL_CONTAINER } from '../../../constructs/index.js';
+import { MYSQL_BOOTSTRAP_CONTAINER, MYSQL_CONTAINER } from '../../../../constructs/index.js';
 
 /** A member's pod when a look last found the primary answering. */
 export interface AnsweringPod {

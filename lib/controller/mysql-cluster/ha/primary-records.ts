@@ -2,19 +2,17 @@
 // rest of the status at the end of a look): status.currentPrimary, status.primaryTerm and
 // status.lastFailover. lib/mysql/rejoin.ts says what the two records prove and why; this is their I/O.
 //
-// Every write is a merge patch of the status subresource built from the resource as the API server has
-// it (read live: the cache may be a write behind), on the condition that the recorded primary is still
-// the one the manager judged from, with that version as a precondition (409 Conflict for anything
-// written in between). A record is written before what it guards: a new primary's term in the patch
+// Every write is a merge patch of the status built from the resource as the API server has it (read
+// live through the records port: the cache may be a write behind), on the condition that the recorded
+// primary is still the one the loop judged from, with that version as a precondition (409 Conflict for
+// anything written in between). A record is written before what it guards: a new primary's term in the patch
 // that records it, before it can take a write; a term's lower semi-synchronous wait before the primary
 // is made writable with it; a former primary's rejoin request before the Event that announces it.
-import type { MySQLFailoverStatus, MySQLPrimaryTermStatus } from '../../../constructs/index.js';
-import { MYSQL_CLUSTER, MYSQL_REPROVISION_ANNOTATION } from '../../../constructs/index.js';
-import type { KubeClient } from '../../kube/index.js';
-import { HttpMethod, PatchStrategy, isConflict } from '../../kube/index.js';
-import type { MemberSql, MemberView, Step } from '../../mysql/decide.js';
-import { GtidSet } from '../../mysql/gtid-set.js';
-import type { FailoverRecord, PrimaryTerm, RejoinVerdict, UnsafeStop } from '../../mysql/rejoin.js';
+import type { MySQLFailoverStatus, MySQLPrimaryTermStatus } from '../../../../constructs/index.js';
+import { MYSQL_REPROVISION_ANNOTATION } from '../../../../constructs/index.js';
+import type { MemberSql, MemberView, Step } from '../../../mysql/topology.js';
+import { GtidSet } from '../../../mysql/gtid-set.js';
+import type { FailoverRecord, PrimaryTerm, RejoinVerdict, UnsafeStop } from '../../../mysql/rejoin.js';
 import {
   discardRequest,
   failoverAfterLook,
@@ -23,9 +21,10 @@ import {
   startTerm,
   termAfterLook,
   unsafeStopHolding,
-} from '../../mysql/rejoin.js';
-import { PollAgainError } from '../../reconcile/contract.js';
-import type { ManagedEvent } from '../kind-controller.js';
+} from '../../../mysql/rejoin.js';
+import { PollAgainError } from '../../../reconcile/contract.js';
+import type { ManagedEvent } from '../../kind-controller.js';
+import type { ClusterRecords, PodActions, RecordedStatus } from './ports.js';
 
 /** How soon a refused write is looked at again: at once, from the resource as it is now. */
 const REFUSED_POLL_MS = 1_000;
@@ -36,13 +35,6 @@ const MAX_SET_IN_MESSAGE = 400;
 export interface RecordsMemory {
   term?: PrimaryTerm;
   failover?: FailoverRecord;
-}
-
-/** The status fields these records live in, as the API server has them. */
-export interface RecordedStatus {
-  readonly currentPrimary?: string;
-  readonly primaryTerm?: MySQLPrimaryTermStatus;
-  readonly lastFailover?: MySQLFailoverStatus;
 }
 
 const parseSet = (text: string | undefined): GtidSet | undefined => {
@@ -127,37 +119,30 @@ const short = (set: GtidSet): string => {
  * changed in between. `what` names the record in that error. Returns what was written.
  */
 async function patchStatusIf<T extends Record<string, unknown>>(
-  client: KubeClient,
+  records: ClusterRecords,
   target: { readonly namespace: string; readonly name: string },
   judgedFrom: string | undefined,
   what: string,
   build: (live: RecordedStatus) => T,
 ): Promise<T> {
-  const path = `/apis/${MYSQL_CLUSTER.group}/${MYSQL_CLUSTER.version}/namespaces/${target.namespace}/${MYSQL_CLUSTER.plural}/${encodeURIComponent(target.name)}`;
   const refused = (why: string): PollAgainError =>
     new PollAgainError(REFUSED_POLL_MS, new Error(`MySQLCluster ${target.namespace}/${target.name} ${why}: ${what}`));
-  const live = await client.requestJson<{ metadata?: { resourceVersion?: string }; status?: RecordedStatus }>({ path });
-  if (live.status?.currentPrimary !== judgedFrom)
+  const live = await records.read();
+  if (live.status.currentPrimary !== judgedFrom)
     throw refused(
-      `records ${live.status?.currentPrimary ?? 'no'} primary now, not ${judgedFrom ?? 'none'} as judged (another controller acted)`,
+      `records ${live.status.currentPrimary ?? 'no'} primary now, not ${judgedFrom ?? 'none'} as judged (another controller acted)`,
     );
-  const fields = build(live.status ?? {});
-  try {
-    await client.request({
-      method: HttpMethod.PATCH,
-      path: `${path}/status`,
-      body: JSON.stringify({ metadata: { resourceVersion: live.metadata?.resourceVersion }, status: fields }),
-      headers: { 'Content-Type': PatchStrategy.MergePatch },
-    });
-  } catch (e) {
-    if (!isConflict(e)) throw e;
+  const fields = build(live.status);
+  if (!(await records.patch(live.version, fields)))
     throw refused('changed while it was being written (another controller may have acted)');
-  }
   return fields;
 }
 
 export interface PrimaryRecordsOptions {
-  readonly client: KubeClient;
+  /** Where they are written, and the pods a rejoin request annotates. */
+  readonly records: ClusterRecords;
+  readonly pods: Pick<PodActions, 'annotate'>;
+  /** The cluster, as refusals name it. */
   readonly namespace: string;
   readonly name: string;
   /** status, as the cache has it. */
@@ -167,7 +152,7 @@ export interface PrimaryRecordsOptions {
   /** Throws once this controller no longer leads: checked before every write. */
   readonly leading: () => void;
   /** Wall-clock time, for the records' times. */
-  readonly now?: () => Date;
+  readonly now: () => Date;
   /**
    * What `member`'s agent reports of the stops of its mysqld (rejoin.ts, condition 11); undefined when
    * it does not answer. Default: none reported.
@@ -175,12 +160,12 @@ export interface PrimaryRecordsOptions {
   readonly unsafeStops?: (member: string) => Promise<readonly UnsafeStop[] | undefined>;
 }
 
-/** The records of one cluster, for one manage() call. */
+/** The records of one cluster, for one pass of its loop. */
 export class PrimaryRecords {
   private readonly now: () => Date;
 
   constructor(private readonly o: PrimaryRecordsOptions) {
-    this.now = o.now ?? ((): Date => new Date());
+    this.now = o.now;
     o.memory.term ??= termFromStatus(o.status.primaryTerm);
     o.memory.failover ??= failoverFromStatus(o.status.lastFailover);
   }
@@ -219,7 +204,7 @@ export class PrimaryRecords {
     const term = o.sql ? startTerm(member, o.sql, o.waitCount) : undefined;
     let failover: FailoverRecord | undefined;
     await patchStatusIf(
-      this.o.client,
+      this.o.records,
       this.o,
       judgedFrom,
       `${member} was not recorded as the primary, and is not promoted`,
@@ -267,7 +252,7 @@ export class PrimaryRecords {
     const sql = current?.sql;
     if (sql && termAfterLook(this.term, { name: primary, sql }, waitCount) !== this.term) {
       this.o.leading();
-      const written = await patchStatusIf(this.o.client, this.o, primary, 'its term was not recorded', (live) => ({
+      const written = await patchStatusIf(this.o.records, this.o, primary, 'its term was not recorded', (live) => ({
         primaryTerm: termToStatus(termAfterLook(termFromStatus(live.primaryTerm), { name: primary, sql }, waitCount)),
       }));
       this.o.memory.term = termFromStatus(written.primaryTerm);
@@ -279,7 +264,7 @@ export class PrimaryRecords {
     if (failoverAfterLook(failover, former, time) === failover) return;
     this.o.leading();
     const written = await patchStatusIf(
-      this.o.client,
+      this.o.records,
       this.o,
       primary,
       `what was seen of ${failover.from} was not recorded`,
@@ -298,7 +283,7 @@ export class PrimaryRecords {
     if (term?.member !== member || waitCount >= term.semiSyncReplicas) return;
     this.o.leading();
     const written = await patchStatusIf(
-      this.o.client,
+      this.o.records,
       this.o,
       member,
       `its lower semi-synchronous wait (${waitCount}) was not recorded, and it is not made writable`,
@@ -351,7 +336,7 @@ export class PrimaryRecords {
       if (found) {
         this.o.leading();
         const written = await patchStatusIf(
-          this.o.client,
+          this.o.records,
           this.o,
           failover.to,
           `what ${v.member}'s agent reported of its stops was not recorded`,
@@ -371,16 +356,10 @@ export class PrimaryRecords {
         continue;
       }
       this.o.leading();
-      await annotatePod(
-        this.o.client,
-        this.o.namespace,
-        v.member,
-        MYSQL_REPROVISION_ANNOTATION,
-        discardRequest(v.surplus),
-      );
+      await this.o.pods.annotate(v.member, MYSQL_REPROVISION_ANNOTATION, discardRequest(v.surplus));
       this.o.leading();
       const written = await patchStatusIf(
-        this.o.client,
+        this.o.records,
         this.o,
         failover.to,
         `the request to discard ${v.member}'s transactions was not recorded`,
@@ -404,19 +383,4 @@ export class PrimaryRecords {
     }
     return events;
   }
-}
-
-async function annotatePod(
-  client: KubeClient,
-  namespace: string,
-  pod: string,
-  annotation: string,
-  value: string,
-): Promise<void> {
-  await client.request({
-    method: HttpMethod.PATCH,
-    path: `/api/v1/namespaces/${namespace}/pods/${encodeURIComponent(pod)}`,
-    body: JSON.stringify({ metadata: { annotations: { [annotation]: value } } }),
-    headers: { 'Content-Type': PatchStrategy.MergePatch },
-  });
 }

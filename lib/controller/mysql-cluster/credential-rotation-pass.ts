@@ -1,4 +1,4 @@
-// A pass of the rotation of a MySQLCluster's own accounts (lib/mysql/cluster-rotation.ts decides): it
+// A pass of the rotation of a MySQLCluster's own accounts (lib/mysql/credential-rotation.ts decides): it
 // observes what the decision reads, takes the step, and looks again, until the step is one of waiting.
 // The loop around the decision, and nothing more: the Secret, the members and the agents are reached
 // through a RotationEnvironment (the MySQLCluster's manager builds it from its context, the real-mysqld
@@ -15,7 +15,7 @@ import {
   PASSWORD_NEXT_REVISION_ANNOTATION,
   PASSWORD_REVISION_ANNOTATION,
 } from '../../../constructs/index.js';
-import type { AccountHolds } from '../../mysql/rotation.js';
+import type { AccountHolds } from '../../mysql/password-rotation.js';
 import type { ClusterAccountActions, ObservedClusterAccount } from '../../mysql/cluster-account-sql.js';
 import { clusterFingerprint } from '../../mysql/cluster-account-sql.js';
 import type {
@@ -24,15 +24,15 @@ import type {
   ClusterRotationRequest,
   ClusterRotationStep,
   ReplicaChannel,
-} from '../../mysql/cluster-rotation.js';
+} from '../../mysql/credential-rotation.js';
 import {
   CLUSTER_ACCOUNTS,
   clusterRotationInFlight,
   clusterRotationPhase,
   decideClusterRotation,
   describeClusterRotationStep,
-} from '../../mysql/cluster-rotation.js';
-import { generatePassword } from '../../reconcile/credentials.js';
+} from '../../mysql/credential-rotation.js';
+import { generatePassword } from '../../reconcile/credential-keys.js';
 import type { ManagedEvent, Problem } from '../kind-controller.js';
 
 /** Steps per pass: stage, retain, switch in the first; a replica re-pointed and the discard in later ones. */

@@ -2,7 +2,7 @@
 // downtime, with MySQL's dual passwords: the next step, decided from what is observed now (never from
 // a remembered phase), so that a rotation interrupted anywhere (the controller restarted, a write
 // lost, a failover) resumes from what it finds. Pure: facts in, one step out. The model is an App's
-// rotation (rotation.ts); what differs is who uses the old password until when:
+// rotation (password-rotation.ts); what differs is who uses the old password until when:
 //
 // - replication: every replica's channel (its SOURCE_PASSWORD, stored in the replica's connection
 //   metadata), the members' agents (their kept sessions to the peers, re-provisioning by clone), a member
@@ -27,8 +27,8 @@
 //              member bootstraps and no job runs that started with the old one.
 // 6. discard:  ALTER USER ... DISCARD OLD PASSWORD, for each account whose users have all moved.
 // 7. complete: the token is recorded as done in the MySQLCluster's status.
-import type { ThreadState } from './decide.js';
-import type { AccountHolds } from './rotation.js';
+import type { ThreadState } from './topology.js';
+import type { AccountHolds } from './password-rotation.js';
 
 export const CLUSTER_ACCOUNTS = ['root', 'replication', 'admin'] as const;
 export type ClusterAccount = (typeof CLUSTER_ACCOUNTS)[number];

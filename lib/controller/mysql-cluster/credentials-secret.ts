@@ -10,7 +10,7 @@ import {
   isNotFound,
   whoAmI,
 } from '../../kube/index.js';
-import type { CredentialsState } from '../../reconcile/credentials.js';
+import type { CredentialsState } from '../../reconcile/credential-keys.js';
 import {
   GENERATED_BY_LABEL,
   GENERATED_KEYS,
@@ -18,10 +18,9 @@ import {
   generatePassword,
   missingKeys,
   requiredKeys,
-} from '../../reconcile/credentials.js';
+} from '../../reconcile/credential-keys.js';
 import { CREDENTIALS_CLUSTER_ROLE, mysqlClusterNames } from '../../../constructs/index.js';
-import type { SecretLookup } from '../kind-controller.js';
-import type { CustomResource } from '../status.js';
+import type { CustomResource, SecretLookup } from '../kind-controller.js';
 import { controllerReference } from '../status.js';
 
 /**
