@@ -259,6 +259,35 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
     }
   });
 
+  it("verifies a member by name from the scripts' clients (ssl-mode=VERIFY_IDENTITY): the primary Service and a member's name log in; the same member by address, or by a name its certificate lacks, is refused before any password is sent", () => {
+    const replica = members[1] as SandboxMember;
+    const scriptClient = (host: string) =>
+      replica.exec([
+        'bash',
+        '-c',
+        '. /opt/recon8s/common.sh && mysql_client --defaults-extra-file=<(verified_cnf root "$MYSQL_ROOT_PASSWORD") --host="$1" --port=3306 --connect-timeout=5 --batch --skip-column-names -e "SELECT @@server_uuid"',
+        'script-client',
+        host,
+      ]);
+    const primaryUuid = sql(primary, 'SELECT @@server_uuid');
+    for (const host of [SANDBOX_NAMES.services[0], SANDBOX_NAMES.members[0]]) {
+      const r = scriptClient(host);
+      assert.ok(r.ok, `${host}: ${r.stderr}`);
+      assert.equal(r.stdout.trim(), primaryUuid, host);
+    }
+    const refusedBefore = Number(sql(primary, REFUSED_LOGINS_SQL) || 0);
+    const refusedOnReplica = Number(sql(replica, REFUSED_LOGINS_SQL) || 0);
+    // 127.0.0.1 is the primary, shop-headless (in this member's lookups) the replica itself: neither is a
+    // name the certificate carries.
+    for (const host of ['127.0.0.1', 'shop-headless']) {
+      const r = scriptClient(host);
+      assert.equal(r.ok, false, `${host}: logged in without the certificate naming it`);
+      assert.match(r.stderr, /SSL certificate validation failure|certificate/i, `${host}: ${r.stderr}`);
+    }
+    assert.equal(Number(sql(primary, REFUSED_LOGINS_SQL) || 0), refusedBefore, 'the primary saw a login attempt');
+    assert.equal(Number(sql(replica, REFUSED_LOGINS_SQL) || 0), refusedOnReplica, 'the replica saw a login attempt');
+  });
+
   it('serves a renewed certificate once told to reload it, without a restart, and replication carries on', async () => {
     const uptime = Number(
       sql(primary, "SELECT VARIABLE_VALUE FROM performance_schema.global_status WHERE VARIABLE_NAME = 'Uptime'"),
@@ -903,7 +932,7 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
     // The store: rclone's local backend in place of S3 (the same rclone, the same commands).
     const store = '/tmp/store';
     const env = [
-      'export PATH=/tmp/fakebin:$PATH CLUSTER_NAME=shop BACKUP_HOST=127.0.0.1 BACKUP_RETAIN=3',
+      'export PATH=/tmp/fakebin:$PATH CLUSTER_NAME=shop BACKUP_HOST=shop-primary BACKUP_RETAIN=3',
       `STORE_BUCKET=${store} STORE_PREFIX=shop RCLONE_CONFIG_STORE_ACCESS_KEY_ID=k RCLONE_CONFIG_STORE_SECRET_ACCESS_KEY=s`,
       'VERIFY_SCRATCH=/tmp/verify VERIFY_SCRATCH_BYTES=10000000000 TERMINATION_LOG=/tmp/termination-log.job',
     ].join(' ');

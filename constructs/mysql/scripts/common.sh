@@ -173,11 +173,14 @@ client_cnf() {
 }
 
 # The same for a connection over the network: the server must present a certificate the cluster's CA
-# signed, or the client gives up before it sends the password (ssl-mode=VERIFY_CA: members are also
-# reached by address, which no certificate names; replication, by name, verifies the name too).
+# signed for the name the client connects to, or the client gives up before it sends the password
+# (ssl-mode=VERIFY_IDENTITY). Every host these scripts connect to is a name the members' certificate
+# carries (memberDnsNames): the primary and replicas Services (PRIMARY_HOST, BACKUP_HOST) and a member's
+# report_host (<pod>.<headless>); never an address, which no certificate names. What runs inside the
+# member itself uses the local socket (local_sql), where TLS has nothing to prove.
 verified_cnf() {
   client_cnf "$1" "$2"
-  printf '%s\n' 'ssl-mode=VERIFY_CA' "ssl-ca=$RECON8S_TLS_CA"
+  printf '%s\n' 'ssl-mode=VERIFY_IDENTITY' "ssl-ca=$RECON8S_TLS_CA"
 }
 
 # The mysql client as every script runs it. OPTIONS_SOURCE (--defaults-extra-file=... or --no-defaults,
