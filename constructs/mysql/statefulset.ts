@@ -123,7 +123,11 @@ function podSpec(ctx: MySQLClusterContext, selector: Record<string, string>): k8
       ...(spec.restore ? [rcloneInitContainer(spec.restore.s3, spec.imagePullPolicy)] : []),
       bootstrapContainer(ctx),
     ],
-    containers: [mysqlContainer(ctx), agentContainer(ctx), ...exporterContainers(ctx)],
+    containers: [
+      mysqlContainer(ctx),
+      agentContainer(ctx),
+      ...exporterContainers(ctx, { config: VOLUMES.config, run: VOLUMES.run }),
+    ],
     volumes: [
       { name: VOLUMES.config, configMap: { name: ctx.names.config } },
       { name: VOLUMES.scripts, configMap: { name: ctx.names.scripts } },

@@ -426,6 +426,14 @@ describe('MySQLCluster', () => {
       assert.equal(/rpl_semi_sync_source_enabled/.test(myCnf()), false);
     });
 
+    it('requires TLS of every TCP login (require_secure_transport=ON), unless spec.mysqlConf turns it off', () => {
+      const lines = myCnf().split('\n');
+      assert.ok(lines.includes('require_secure_transport=ON'), myCnf());
+      // The user's options come after recon8s' own: the last one read wins.
+      const off = myCnf({ mysqlConf: { require_secure_transport: 'OFF' } }).split('\n');
+      assert.ok(off.lastIndexOf('require_secure_transport=OFF') > off.indexOf('require_secure_transport=ON'));
+    });
+
     it('includes the per-member directory last', () => {
       assert.match(myCnf(), /\n!includedir \/etc\/mysql\/recon8s\.d\n$/);
     });
