@@ -16,6 +16,7 @@ import {
   MYSQL_PORT,
   PATHS,
   REPLICATION_USER,
+  SECRET_KEYS,
   SERVER_ID_OFFSET,
   STORE_REPORTS,
 } from './layout.js';
@@ -29,6 +30,8 @@ export function scriptVariables(): Readonly<Record<string, string | number>> {
   return {
     RECON8S_SOCKET: PATHS.socket,
     RECON8S_TLS_CA: PATHS.tlsCa,
+    RECON8S_CREDENTIALS_DIR: PATHS.credentials,
+    RECON8S_ROOT_PASSWORD_KEY: SECRET_KEYS.rootPassword,
     RECON8S_MY_CNF: PATHS.myCnf,
     RECON8S_MEMBER_CONFIG_DIR: PATHS.memberConfig,
     RECON8S_DATA_VOLUME: PATHS.dataVolume,

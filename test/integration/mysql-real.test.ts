@@ -306,6 +306,17 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
     const verified = tcpLogin('ssl-mode=VERIFY_IDENTITY "ssl-ca=$RECON8S_TLS_CA"');
     assert.ok(verified.ok, verified.stderr);
     assert.equal(sql(primary, 'SELECT 1'), '1', 'the socket needs no TLS');
+    // As in the mysql container, which has no password in its environment: local_sql reads root's from
+    // the mounted credentials Secret.
+    const mounted = primary.exec([
+      'env',
+      '-u',
+      'MYSQL_ROOT_PASSWORD',
+      'bash',
+      '-c',
+      '. /opt/recon8s/common.sh && local_sql -e "SELECT CURRENT_USER()"',
+    ]);
+    assert.equal(mounted.stdout.trim(), 'root@localhost', mounted.stderr);
 
     // The sidecar as the construct renders it (its arguments and option file), with the exporter's
     // account as the agent makes it, reading the primary over the socket.

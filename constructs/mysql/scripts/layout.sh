@@ -3,6 +3,8 @@
 # shellcheck shell=bash disable=SC2034 # the scripts that source this file use these
 readonly RECON8S_SOCKET='/var/run/mysqld/mysqld.sock'
 readonly RECON8S_TLS_CA='/etc/mysql/tls/ca.crt'
+readonly RECON8S_CREDENTIALS_DIR='/etc/recon8s/credentials'
+readonly RECON8S_ROOT_PASSWORD_KEY='root-password'
 readonly RECON8S_MY_CNF='/etc/mysql/recon8s/my.cnf'
 readonly RECON8S_MEMBER_CONFIG_DIR='/etc/mysql/recon8s.d'
 readonly RECON8S_DATA_VOLUME='/var/lib/mysql'

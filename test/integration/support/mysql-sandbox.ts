@@ -97,6 +97,9 @@ mkdir -p "$m$dir/volume" && mount --bind "$dir/volume" "$m$dir/volume"
 # The pod's annotations, as the downward API volume shows them (written by annotate()).
 mkdir -p "$m/etc/recon8s/pod"
 mount --bind "$dir/pod-info" "$m/etc/recon8s/pod"
+# The credentials Secret's volume, as the mysql container mounts it (local_sql reads root's password there).
+mkdir -p "$m/etc/recon8s/credentials"
+mount --bind "$dir/credentials" "$m/etc/recon8s/credentials"
 cp "$dir/files/scripts/"* "$m/opt/recon8s/" && cp "$dir/files/my.cnf" "$m/etc/mysql/recon8s/"
 # The cluster's certificate, as the tls Secret's volume shows it (read-only to the mysql group), in a
 # directory of the member's that the test may update (replaceTls), as the kubelet updates the volume.
