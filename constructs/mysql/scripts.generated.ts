@@ -33,8 +33,9 @@ export const SCRIPT_SOURCES: Readonly<Record<ScriptName, string>> = {
 # - --single-transaction: one consistent InnoDB snapshot of all of them, without locking writers out.
 #   --routines --events --triggers: the schemas' code too. --hex-blob: binary columns survive any
 #   client character set.
-# - The application's accounts (everyone but root, the replication account, the controller's account and
-#   MySQL's own mysql.* accounts) follow as CREATE USER IF NOT EXISTS with their password hashes (hex), then their grants.
+# - The application's accounts (everyone but root, the replication account, the controller's account, the
+#   metrics sidecar's account and MySQL's own mysql.* accounts) follow as CREATE USER IF NOT EXISTS with their
+#   password hashes (hex), then their grants.
 #   Locked accounts first: roles are usually locked, and a user's DEFAULT ROLE must exist before it.
 # - --set-gtid-purged=COMMENTED records the snapshot's GTID point as a comment. mysqldump still writes
 #   SET @@SESSION.SQL_LOG_BIN= 0 before the data, which would keep the restored rows on the new primary
@@ -101,7 +102,7 @@ fi
 schemas=$(source_sql "$host" "SELECT schema_name FROM information_schema.schemata WHERE schema_name NOT IN ('mysql', 'sys', 'information_schema', 'performance_schema') ORDER BY schema_name")
 mapfile -t schemas <<<"$schemas"
 [[ -n \${schemas[0]:-} ]] || schemas=()
-accounts=$(source_sql "$host" "SELECT CONCAT(QUOTE(user), '@', QUOTE(host)) FROM mysql.user WHERE user NOT IN ('root', '$RECON8S_REPLICATION_USER', '$RECON8S_ADMIN_USER') AND user NOT LIKE 'mysql.%' ORDER BY account_locked = 'Y' DESC, user, host")
+accounts=$(source_sql "$host" "SELECT CONCAT(QUOTE(user), '@', QUOTE(host)) FROM mysql.user WHERE user NOT IN ('root', '$RECON8S_REPLICATION_USER', '$RECON8S_ADMIN_USER', '$RECON8S_EXPORTER_USER') AND user NOT LIKE 'mysql.%' ORDER BY account_locked = 'Y' DESC, user, host")
 mapfile -t accounts <<<"$accounts"
 [[ -n \${accounts[0]:-} ]] || accounts=()
 
@@ -597,6 +598,10 @@ initialize_primary() {
     printf "ALTER USER '%s'@'%%' IDENTIFIED BY %s REQUIRE SSL;\\n" "$RECON8S_ADMIN_USER" "$admin"
     printf "GRANT %s ON *.* TO '%s'@'%%';\\n" "$RECON8S_ADMIN_GRANTS" "$RECON8S_ADMIN_USER"
     printf "GRANT SELECT ON performance_schema.* TO '%s'@'%%';\\n" "$RECON8S_ADMIN_USER"
+    # The metrics sidecar's account as it was before the sidecar moved to the socket (a TCP login from
+    # the pod's loopback), which a restored history may hold: gone, so that no exporter password logs in
+    # over TCP.
+    printf "DROP USER IF EXISTS '%s'@'%s';\\n" "$RECON8S_EXPORTER_USER" "$RECON8S_FORMER_EXPORTER_HOST"
     # With spec.monitoring: the metrics sidecar's account, here like the others. Created later by the
     # primary's agent instead, it would be a replicated write waiting for an acknowledgement
     # that no replica can give while it clones.

@@ -170,6 +170,36 @@ describe('MySQLCluster spec.monitoring', () => {
         sql.indexOf('recon8s-exporter') > sql.lastIndexOf('sql_log_bin = 0'),
         'created after binary logging is off',
       );
+      // The former loopback account, which a restored history may hold, is dropped.
+      assert.ok(sql.includes("DROP USER IF EXISTS 'recon8s-exporter'@'127.0.0.1';"), sql);
+    } finally {
+      box.cleanup();
+    }
+  });
+
+  it("leaves the exporter's account out of a backup, as the cluster's other own accounts: the restored cluster makes its own", () => {
+    const box = scriptSandbox();
+    try {
+      mkdirSync(box.path('backup'));
+      const r = box.run('backup.sh', {
+        CLUSTER_NAME: 'shop',
+        BACKUP_HOST: 'shop-replicas',
+        BACKUP_RETAIN: '3',
+        BACKUP_DIR: box.path('backup'),
+        MYSQL_ROOT_PASSWORD: 'r',
+      });
+      assert.equal(r.status, 0, r.stderr);
+      // The recorded argv is shell-quoted (printf %q): unquoted here.
+      const query = box
+        .calls()
+        .split('\n')
+        .map((l) => l.replace(/\\(.)/g, '$1'))
+        .find((l) => l.includes('FROM mysql.user'));
+      assert.match(
+        query ?? '',
+        /user NOT IN \('root', 'replication', 'recon8s-admin', 'recon8s-exporter'\)/,
+        box.calls(),
+      );
     } finally {
       box.cleanup();
     }
