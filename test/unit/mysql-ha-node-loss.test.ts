@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import type { ManagedEvent } from '../../lib/controller/kind-controller.js';
 import type { Controller, World } from './support/ha-world.js';
-import { assertOnePrimary, healthyCluster, reasons } from './support/ha-world.js';
+import { WALL_START, assertOnePrimary, healthyCluster, reasons } from './support/ha-world.js';
 
 const warnings = (events: readonly ManagedEvent[], reason: string): ManagedEvent[] =>
   events.filter((e) => e.type === 'Warning' && e.reason === reason);
@@ -29,6 +29,38 @@ describe('the HA loop and a member lost with its node (fake ports)', () => {
     }
     assert.deepEqual(world.kubeReads, []);
     assert.deepEqual(world.deleted, []);
+  });
+
+  it('a member whose pod cannot start on a Ready node: its claim and node read once, not again while its pod stays as it is', async () => {
+    const { world, ctl } = await spreadCluster();
+    const pod = world.pods.get('ha-2');
+    if (pod) pod.status = { ...pod.status, conditions: [{ type: 'Ready', status: 'False' }] };
+    world.m('ha-2').up = false;
+    world.t += 1_000;
+    await ctl.pass();
+    assert.deepEqual(world.kubeReads.sort(), [
+      'claim data-ha-0',
+      'claim data-ha-1',
+      'claim data-ha-2',
+      'node node-0',
+      'node node-1',
+      'node node-2',
+    ]);
+    world.kubeReads.length = 0;
+    for (let i = 0; i < 3; i++) {
+      world.t += 5_000;
+      await ctl.pass();
+    }
+    assert.equal(world.kubeReads.length, 0, `nothing changed: nothing read, not ${world.kubeReads.join(', ')}`);
+    // Its node is lost and tainted out-of-service: the taint manager evicts the pod (NoExecute), which
+    // changes it (its kubelet never confirms the deletion), so it is read again, and recovered.
+    world.powerOff('node-2', { outOfService: true });
+    const evicted = world.pods.get('ha-2');
+    if (evicted?.metadata) evicted.metadata.deletionTimestamp = new Date(WALL_START + world.t);
+    world.t += 1_000;
+    await ctl.pass();
+    assert.ok(world.kubeReads.includes('node node-2'));
+    assert.deepEqual(world.deleted, ['claim data-ha-2', 'pod ha-2']);
   });
 
   it('a replica whose node carries node.kubernetes.io/out-of-service: its claim, then its pod, deleted once; no other member touched', async () => {

@@ -46,6 +46,15 @@ export class HaMemory {
    * every member the StatefulSet has.
    */
   keptMembers?: { readonly replicas: number; readonly keep: number; readonly of: number };
+  /**
+   * The members' pods as the last node-loss read saw them (node-loss.ts), when it found no member's node
+   * other than Ready: while the pods stay so, nothing is read again (a pod that cannot start costs no
+   * request per look). A Node that goes NotReady, or is deleted, changes its pods (their Ready
+   * condition, their eviction or deletion), which ends it; for a pod that was not Ready already, that
+   * is its eviction: at once under the out-of-service taint, else after its toleration of
+   * `unreachable` (300 s by default).
+   */
+  nodeLossQuiet?: string;
   /** The members' sessions, kept between looks, and the members found silent. */
   readonly sessions = new MemberSessions();
 

@@ -35,8 +35,19 @@ export async function handleNodeLoss(pass: Pass, look: Look): Promise<NodeLossOu
   const ready = (m: string): boolean =>
     (podOf.get(m)?.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
   // Steady state: nothing is read.
-  if (members.every((m) => podOf.get(m)?.metadata?.deletionTimestamp === undefined && ready(m) && answers(m)))
+  if (members.every((m) => podOf.get(m)?.metadata?.deletionTimestamp === undefined && ready(m) && answers(m))) {
+    pass.memory.nodeLossQuiet = undefined;
     return NOTHING;
+  }
+  // Nor again while the pods are as they were when the last read found every node they name Ready.
+  const seen = JSON.stringify(
+    members.map((m) => {
+      const p = podOf.get(m);
+      const deleting = p?.metadata?.deletionTimestamp !== undefined;
+      return [m, p?.metadata?.uid, p?.metadata?.resourceVersion, p?.spec?.nodeName, deleting, ready(m), answers(m)];
+    }),
+  );
+  if (pass.memory.nodeLossQuiet === seen) return NOTHING;
 
   const { nodeLoss } = pass.ports;
   let facts: NodeLossFacts;
@@ -89,7 +100,14 @@ export async function handleNodeLoss(pass: Pass, look: Look): Promise<NodeLossOu
   const problems: Problem[] = [];
   const events: ManagedEvent[] = [];
   let acted = false;
-  for (const v of decideNodeLoss(facts)) {
+  const verdicts = decideNodeLoss(facts);
+  const allReady = facts.members.every((m) =>
+    [m.pod?.nodeName, m.claim?.volumeNode].every(
+      (n) => !n || facts.nodes.some((f) => f.name === n && f.ready === 'True'),
+    ),
+  );
+  pass.memory.nodeLossQuiet = allReady && verdicts.every((v) => v.kind === 'none') ? seen : undefined;
+  for (const v of verdicts) {
     if (v.kind === 'wait') {
       problems.push({ reason: v.reason, message: v.message });
       events.push({
