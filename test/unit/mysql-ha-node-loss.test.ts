@@ -162,9 +162,14 @@ describe('the HA loop and a member lost with its node (fake ports)', () => {
     );
     assert.deepEqual(world.deleted, []);
     assertOnePrimary(world, 'ha-0');
-    // Allowed again: the member is recovered.
+    // Asked once, not at every look, while the pods stay as they are.
+    assert.equal(world.kubeReads.filter((r) => r === 'node node-2').length, 1, world.kubeReads.join(', '));
+    // Granted meanwhile: tried again within a minute, and the member is recovered.
     world.nodesForbidden = false;
     world.t += 1_000;
+    await ctl.pass();
+    assert.deepEqual(world.deleted, []);
+    world.t += 60_000;
     await ctl.pass();
     assert.deepEqual(world.deleted, ['claim data-ha-2', 'pod ha-2']);
   });

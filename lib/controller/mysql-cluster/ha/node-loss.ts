@@ -25,6 +25,9 @@ export interface NodeLossOutcome {
 
 const NOTHING: NodeLossOutcome = { problems: [], events: [], acted: false };
 
+/** How soon refused reads are tried again while the pods stay as they were. */
+export const FORBIDDEN_RETRY_MS = 60_000;
+
 /** Judges and carries out node loss on what the pass's last look found. */
 export async function handleNodeLoss(pass: Pass, look: Look): Promise<NodeLossOutcome> {
   const cluster = pass.ctx.cr.metadata.name;
@@ -47,7 +50,10 @@ export async function handleNodeLoss(pass: Pass, look: Look): Promise<NodeLossOu
       return [m, p?.metadata?.uid, p?.metadata?.resourceVersion, p?.spec?.nodeName, deleting, ready(m), answers(m)];
     }),
   );
-  if (pass.memory.nodeLossQuiet === seen) return NOTHING;
+  const quiet = pass.memory.nodeLossQuiet;
+  const now = pass.ports.clock.now();
+  if (quiet?.seen === seen && (quiet.until === undefined || now < quiet.until))
+    return { problems: quiet.problems, events: [], acted: false };
 
   const { nodeLoss } = pass.ports;
   let facts: NodeLossFacts;
@@ -90,8 +96,11 @@ export async function handleNodeLoss(pass: Pass, look: Look): Promise<NodeLossOu
   } catch (e) {
     if (apiError(e).code !== 403) throw e;
     const message = `the controller may not read the Nodes, PersistentVolumes or claims a member lost with its node is judged by (${apiError(e).message}): node loss is not acted on; bind the install's node-reader ClusterRole (docs/install.md)`;
+    const problems = [{ reason: 'NodeLossForbidden', message }];
+    // Not asked again for a while unless the pods change: a refusal costs a request a minute, not one per look.
+    pass.memory.nodeLossQuiet = { seen, problems, until: now + FORBIDDEN_RETRY_MS };
     return {
-      problems: [{ reason: 'NodeLossForbidden', message }],
+      problems,
       events: [{ type: 'Warning', reason: 'NodeLossForbidden', message, once: 'node-loss/forbidden' }],
       acted: false,
     };
@@ -106,7 +115,7 @@ export async function handleNodeLoss(pass: Pass, look: Look): Promise<NodeLossOu
       (n) => !n || facts.nodes.some((f) => f.name === n && f.ready === 'True'),
     ),
   );
-  pass.memory.nodeLossQuiet = allReady && verdicts.every((v) => v.kind === 'none') ? seen : undefined;
+  pass.memory.nodeLossQuiet = allReady && verdicts.every((v) => v.kind === 'none') ? { seen, problems: [] } : undefined;
   for (const v of verdicts) {
     if (v.kind === 'wait') {
       problems.push({ reason: v.reason, message: v.message });
