@@ -6,8 +6,10 @@
 //   uid precondition), in that order, with a Warning Event MemberLostWithNode, and asks for a look soon;
 // - `wait`: a Degraded problem with the verdict's reason and message, and one Warning Event per member,
 //   node and reason (the `once` key), so a wait that lasts is not repeated every poll.
-// A read the controller is not allowed (403: the node-reader ClusterRole is not bound) is reported
-// once as a problem and an Event, and nothing is judged about node loss.
+// Nothing is read again while the members' pods stay as they were when a read found every node they
+// name Ready (a pod that cannot start costs one read, not one per look). A read the controller is not
+// allowed (403: the node-reader ClusterRole is not bound) is reported as a problem and one Event,
+// nothing is judged about node loss, and it is tried again after FORBIDDEN_RETRY_MS (or a pod change).
 import { apiError } from '../../../kube/index.js';
 import type { NodeLossClaim, NodeLossFacts, NodeLossMember } from '../../../mysql/node-loss.js';
 import { decideNodeLoss } from '../../../mysql/node-loss.js';
