@@ -6,7 +6,9 @@
 // decision itself is tested over every combination in test/unit/mysql-node-loss.test.ts; on real nodes
 // it is not tested yet.
 import assert from 'node:assert/strict';
+import type { V1PersistentVolume } from '@kubernetes/client-node';
 import type { ManagedEvent } from '../../lib/controller/kind-controller.js';
+import { volumeNode } from '../../lib/controller/mysql-cluster/ha/kube-ports.js';
 import type { Controller, World } from './support/ha-world.js';
 import { WALL_START, assertOnePrimary, healthyCluster, reasons } from './support/ha-world.js';
 
@@ -172,5 +174,35 @@ describe('the HA loop and a member lost with its node (fake ports)', () => {
     world.t += 60_000;
     await ctl.pass();
     assert.deepEqual(world.deleted, ['claim data-ha-2', 'pod ha-2']);
+  });
+});
+
+describe("where a claim's volume lives (kube-ports.ts volumeNode)", () => {
+  const pv = (...terms: { key: string; operator: string; values?: string[] }[][]): V1PersistentVolume => ({
+    spec: {
+      nodeAffinity: { required: { nodeSelectorTerms: terms.map((matchExpressions) => ({ matchExpressions })) } },
+    },
+  });
+  const host = (operator: string, ...values: string[]): { key: string; operator: string; values: string[] } => ({
+    key: 'kubernetes.io/hostname',
+    operator,
+    values,
+  });
+
+  it('one node when every term pins kubernetes.io/hostname In, to one name in all', () => {
+    assert.equal(volumeNode(pv([host('In', 'w-1')])), 'w-1');
+    assert.equal(
+      volumeNode(pv([host('In', 'w-1')], [host('In', 'w-1'), { key: 'zone', operator: 'In', values: ['a'] }])),
+      'w-1',
+    );
+  });
+
+  it('none when any node may reach it: no affinity, two hostnames, a term without the hostname, or NotIn', () => {
+    assert.equal(volumeNode(undefined), undefined);
+    assert.equal(volumeNode({ spec: {} }), undefined);
+    assert.equal(volumeNode(pv([host('In', 'w-1', 'w-2')])), undefined);
+    assert.equal(volumeNode(pv([host('In', 'w-1')], [host('In', 'w-2')])), undefined);
+    assert.equal(volumeNode(pv([host('In', 'w-1')], [{ key: 'zone', operator: 'In', values: ['a'] }])), undefined);
+    assert.equal(volumeNode(pv([host('NotIn', 'w-1')])), undefined);
   });
 });
