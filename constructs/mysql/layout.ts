@@ -185,6 +185,8 @@ export interface MySQLClusterNames {
   readonly config: string;
   readonly scripts: string;
   readonly disruptionBudget: string;
+  /** The NetworkPolicy admitting to the members only what the cluster needs (spec.networkPolicy). */
+  readonly networkPolicy: string;
   readonly backup: string;
   /** The CronJob that archives the binary logs (with backups to an object store). */
   readonly binlogArchive: string;
@@ -224,6 +226,7 @@ export function clusterNames(
     scripts: `${cluster}-scripts`,
     // Not the bare name: an App of the same name in the namespace has a PodDisruptionBudget called that.
     disruptionBudget: `${cluster}-mysql`,
+    networkPolicy: `${cluster}-mysql`,
     backup: `${cluster}-backup`,
     binlogArchive: `${cluster}-binlog`,
     credentialsSecret: credentialsSecretName ?? `${cluster}-credentials`,
@@ -240,6 +243,13 @@ export function clusterNames(
 export function databaseSelector(cluster: string): Record<string, string> {
   return selectorLabels({ name: APP_NAME, instance: cluster, component: DATABASE_COMPONENT });
 }
+
+/** The labels of a cluster's backup, binary-log and verification job pods (never the database selector). */
+export function backupSelector(cluster: string): Record<string, string> {
+  return selectorLabels({ name: APP_NAME, instance: cluster, component: BACKUP_COMPONENT });
+}
+
+export { BOUND_CLUSTER_LABEL } from '../common/metadata.js';
 
 /** The port of the agent beside each member (`recon8s agent`): the kubelet's probes, as HTTP. */
 export const AGENT_PORT = 9080;

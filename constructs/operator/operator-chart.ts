@@ -57,9 +57,9 @@ import type { KindDefinition } from '../schema/schema.js';
 import { QUALIFIED_KEY_PATTERN } from '../schema/schema.js';
 
 import { DEFAULT_OPERATOR_IMAGE } from '../common/operator-image.js';
+import { DEFAULT_OPERATOR_NAMESPACE } from '../common/operator-install.js';
 
-export { DEFAULT_OPERATOR_IMAGE };
-export const DEFAULT_OPERATOR_NAMESPACE = 'recon8s-system';
+export { DEFAULT_OPERATOR_IMAGE, DEFAULT_OPERATOR_NAMESPACE };
 export const DEFAULT_OPERATOR_REPLICAS = 2;
 
 /** The default install name: the ServiceAccount, ClusterRole(Binding) and Deployment name. */

@@ -869,6 +869,7 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
     const drop = `${range[1] ?? ''}:${range[3] ?? ''}`;
     const basename = sql(primary, 'SELECT @@global.log_bin_basename');
     const log = `${basename.slice(0, basename.lastIndexOf('/'))}/${sql(primary, 'SHOW BINARY LOG STATUS').split('\t')[0] ?? ''}`;
+    const SEGMENT = '20261125T183500Z-00000000-0000-0000-0000-000000000000-binlog.000001';
     const search = (statement: string) => {
       const r = primary.exec([
         'bash',
@@ -879,7 +880,11 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
         coarseWords(statement).join(' '),
       ]);
       assert.ok(r.ok, r.stderr);
-      return { text: r.stdout, found: findInListing(`log\tbinlog\n${r.stdout}`, { statement }).transactions };
+      return {
+        text: r.stdout,
+        // Under a segment's name as the archive stores it (the search reads nothing else).
+        found: findInListing(`log\t${SEGMENT}\n${r.stdout}`, { statement }).transactions,
+      };
     };
     const dropped = search('DROP TABLE orders');
     assert.deepEqual(

@@ -15,11 +15,12 @@ const mountAt = (c: V1Container, path: string) => c.volumeMounts?.find((m) => m.
 
 describe('MySQLCluster', () => {
   describe('objects and names', () => {
-    it('renders the StatefulSet, three Services, two ConfigMaps and a PodDisruptionBudget named after the cluster', () => {
+    it('renders the StatefulSet, three Services, two ConfigMaps, a PodDisruptionBudget and a NetworkPolicy named after the cluster', () => {
       const { objects } = synthMySQL();
       assert.deepEqual(objects.map((o) => `${o.kind}/${o.metadata?.name}`).sort(), [
         'ConfigMap/shop-config',
         'ConfigMap/shop-scripts',
+        'NetworkPolicy/shop-mysql',
         'PodDisruptionBudget/shop-mysql',
         'Service/shop-headless',
         'Service/shop-primary',
