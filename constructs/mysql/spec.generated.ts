@@ -171,8 +171,8 @@ export interface MySQLClusterSpec {
    * the member on another node, where it joins by clone. Always once the node carries the
    * node.kubernetes.io/out-of-service taint (a person or a fencing agent made sure it is down);
    * never for the primary before the failover, never for two members at once, never for a volume
-   * that is not bound to the node, never for a member that still answers. Not yet acted on by the
-   * controller: docs/mysql-ha.md#node-loss.
+   * that is not bound to the node, never for a member that still answers. What it waits for, and
+   * why, is in status (Degraded) and Events: docs/mysql-ha.md#node-loss.
    * @default - only a node tainted node.kubernetes.io/out-of-service
    */
   readonly nodeLoss?: MySQLNodeLoss;
@@ -800,8 +800,8 @@ export interface ResolvedMySQLPlacement {
  * the member on another node, where it joins by clone. Always once the node carries the
  * node.kubernetes.io/out-of-service taint (a person or a fencing agent made sure it is down);
  * never for the primary before the failover, never for two members at once, never for a volume
- * that is not bound to the node, never for a member that still answers. Not yet acted on by the
- * controller: docs/mysql-ha.md#node-loss.
+ * that is not bound to the node, never for a member that still answers. What it waits for, and
+ * why, is in status (Degraded) and Events: docs/mysql-ha.md#node-loss.
  */
 export interface MySQLNodeLoss {
   /**

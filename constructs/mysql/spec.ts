@@ -580,7 +580,7 @@ const MAX_NODE_LOSS_SECONDS = 7 * 24 * 3600;
 const nodeLoss = s.object({
   typeName: 'MySQLNodeLoss',
   description:
-    "What the controller does for a member lost with its node when the member's volume is bound to that node (local storage): it removes the member's pod and claim, and the StatefulSet re-creates the member on another node, where it joins by clone. Always once the node carries the node.kubernetes.io/out-of-service taint (a person or a fencing agent made sure it is down); never for the primary before the failover, never for two members at once, never for a volume that is not bound to the node, never for a member that still answers. Not yet acted on by the controller: docs/mysql-ha.md#node-loss.",
+    "What the controller does for a member lost with its node when the member's volume is bound to that node (local storage): it removes the member's pod and claim, and the StatefulSet re-creates the member on another node, where it joins by clone. Always once the node carries the node.kubernetes.io/out-of-service taint (a person or a fencing agent made sure it is down); never for the primary before the failover, never for two members at once, never for a volume that is not bound to the node, never for a member that still answers. What it waits for, and why, is in status (Degraded) and Events: docs/mysql-ha.md#node-loss.",
   default: {},
   defaultDoc: 'only a node tainted node.kubernetes.io/out-of-service',
   properties: {
