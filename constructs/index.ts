@@ -77,6 +77,7 @@ export {
   ROTATED_ACCOUNTS_ANNOTATION as MYSQL_ROTATED_ACCOUNTS_ANNOTATION,
   AGENT_HTTP_PATHS as MYSQL_AGENT_HTTP_PATHS,
   AGENT_PORT as MYSQL_AGENT_PORT,
+  AGENT_TLS_PORT as MYSQL_AGENT_TLS_PORT,
 } from './mysql/layout.js';
 export type { MySQLClusterNames } from './mysql/layout.js';
 export { MANAGED_BY } from './common/metadata.js';

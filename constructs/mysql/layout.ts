@@ -259,6 +259,13 @@ export { BOUND_CLUSTER_LABEL } from '../common/metadata.js';
 /** The port of the agent beside each member (`recon8s agent`): the kubelet's probes, as HTTP. */
 export const AGENT_PORT = 9080;
 export const AGENT_PORT_NAME = 'agent';
+/**
+ * The agent's TLS port: what the controller asks of the member (its mysqld's stops, the credentials
+ * revision it reads), served with the member's own certificate, so that the controller verifies the
+ * answer comes from that member (by the CA and the member's name), as it verifies its SQL sessions.
+ */
+export const AGENT_TLS_PORT = 9443;
+export const AGENT_TLS_PORT_NAME = 'agent-tls';
 /** What the agent serves: liveness (mysqld answers) and readiness (the member does its job). */
 export const AGENT_HTTP_PATHS = {
   live: '/livez',

@@ -8,6 +8,7 @@ import type { MySQLClusterContext } from './context.js';
 import { objectMeta } from './context.js';
 import {
   AGENT_PORT,
+  AGENT_TLS_PORT,
   BOUND_CLUSTER_LABEL,
   DATABASE_COMPONENT,
   MYSQL_PORT,
@@ -40,7 +41,7 @@ export function networkPolicy(
   });
   const namespace = (name: string): k8s.LabelSelector => ({ matchLabels: { [NAMESPACE_NAME_LABEL]: name } });
   const ingress: k8s.NetworkPolicyIngressRule[] = [
-    { from: [pods(databaseSelector(names.cluster))], ports: tcp(MYSQL_PORT, AGENT_PORT) },
+    { from: [pods(databaseSelector(names.cluster))], ports: tcp(MYSQL_PORT, AGENT_PORT, AGENT_TLS_PORT) },
     {
       from: [
         {
@@ -49,7 +50,7 @@ export function networkPolicy(
           podSelector: operator.podLabels ? { matchLabels: { ...operator.podLabels } } : undefined,
         },
       ],
-      ports: tcp(MYSQL_PORT, AGENT_PORT),
+      ports: tcp(MYSQL_PORT, AGENT_PORT, AGENT_TLS_PORT),
     },
     {
       from: [pods(backupSelector(names.cluster)), pods({ [BOUND_CLUSTER_LABEL]: names.cluster })],

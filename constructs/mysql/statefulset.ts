@@ -18,6 +18,8 @@ import {
   MYSQL_UID,
   AGENT_HTTP_PATHS,
   AGENT_PORT,
+  AGENT_TLS_PORT,
+  AGENT_TLS_PORT_NAME,
   AGENT_PORT_NAME,
   PATHS,
   SECRET_KEYS,
@@ -311,12 +313,17 @@ function agentContainer(ctx: MySQLClusterContext): k8s.Container {
     securityContext: containerSecurityContext({ runAsNonRoot: true, readOnlyRootFilesystem: true }),
     // The image's entrypoint is the recon8s CLI.
     args: ['agent'],
-    ports: [{ name: AGENT_PORT_NAME, containerPort: AGENT_PORT }],
+    ports: [
+      { name: AGENT_PORT_NAME, containerPort: AGENT_PORT },
+      { name: AGENT_TLS_PORT_NAME, containerPort: AGENT_TLS_PORT },
+    ],
     // No password in its environment: it reads them from the mounted Secret each time it uses one, so
     // that a rotated password reaches it without a restart, and it never sets an older one again.
     env: [
       ...memberPlaceEnv(ctx),
       ...(ctx.spec.monitoring.enabled ? [{ name: 'EXPORTER_ACCOUNT', value: 'true' }] : []),
+      // The controller's questions, over TLS with the member's certificate (mounted below).
+      { name: 'AGENT_TLS_PORT', value: String(AGENT_TLS_PORT) },
       { name: 'POD_IP', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'status.podIP' } } },
       // Every address of the pod (dual-stack: one per family), none of which is a peer.
       { name: 'POD_IPS', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'status.podIPs' } } },

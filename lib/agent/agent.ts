@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { writeFile } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import { createServer } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RowDataPacket } from 'mysql2/promise';
 import {
   ADMIN_USER,
@@ -31,6 +32,7 @@ import type { Health } from './health.js';
 import { liveness, messageOf, readiness } from './health.js';
 import type { AgentEndpoints } from './http-api.js';
 import { serveAgentRequest } from './http-api.js';
+import { AgentTlsServer } from './tls-server.js';
 import type { IsolationState } from './isolation.js';
 import { NOT_ISOLATED, fenced, isolationApplies, judgeIsolation } from './isolation.js';
 import type { LocalSqlApi } from './local-sql.js';
@@ -112,6 +114,7 @@ export class Agent {
   private stopsFailure = '';
   private wake: (() => void) | undefined;
   private server: Server | undefined;
+  private tlsServer: AgentTlsServer | undefined;
 
   constructor(
     private readonly config: AgentConfig,
@@ -404,16 +407,31 @@ export class Agent {
   }
 
   async listen(): Promise<number> {
-    const server = createServer((req, res) => {
+    const handle = (req: IncomingMessage, res: ServerResponse): void => {
       serveAgentRequest(this.endpoints(), req, res).catch((e: unknown) => res.writeHead(500).end(`${messageOf(e)}\n`));
-    });
+    };
+    const server = createServer(handle);
     this.server = server;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(this.config.listen.port, this.config.listen.host, resolve);
     });
+    const tls = this.config.tlsListen;
+    if (tls) {
+      this.tlsServer = new AgentTlsServer(
+        { ...tls, ...(this.config.listen.host ? { host: this.config.listen.host } : {}) },
+        handle,
+        (m) => this.log(m),
+      );
+      await this.tlsServer.start();
+    }
     const address = server.address();
     return typeof address === 'object' && address ? address.port : this.config.listen.port;
+  }
+
+  /** The TLS port, once it listens (it waits for the member's certificate). */
+  tlsPort(): number | undefined {
+    return this.tlsServer?.port();
   }
 
   /** Runs until stop() or until the pod must restart; resolves with the exit code. */
@@ -463,6 +481,7 @@ export class Agent {
     this.stopping = true;
     this.wake?.();
     await this.peers?.close();
+    await this.tlsServer?.stop();
     await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
   }
 }

@@ -25,6 +25,11 @@ export interface AgentConfig {
   /** Where this member's mysqld listens for TCP, as seen from the agent (the accounts' login check). */
   readonly localAddress: string;
   readonly listen: { readonly host?: string; readonly port: number };
+  /**
+   * The TLS port the controller asks on (AGENT_TLS_PORT), with the member's certificate and key (the
+   * files the kubelet keeps current: read again when they change); absent when AGENT_TLS_PORT is unset.
+   */
+  readonly tlsListen?: { readonly port: number; readonly certFile: string; readonly keyFile: string };
 }
 
 export class AgentConfigError extends Error {}
@@ -48,6 +53,10 @@ export function agentConfig(env: NodeJS.ProcessEnv): AgentConfig {
   const port = Number(env.AGENT_PORT ?? AGENT_PORT);
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     problems.push(`AGENT_PORT is "${env.AGENT_PORT ?? ''}", expected a TCP port (0-65535)`);
+  const tlsPort =
+    env.AGENT_TLS_PORT === undefined || env.AGENT_TLS_PORT === '' ? undefined : Number(env.AGENT_TLS_PORT);
+  if (tlsPort !== undefined && (!Number.isInteger(tlsPort) || tlsPort < 0 || tlsPort > 65535))
+    problems.push(`AGENT_TLS_PORT is "${env.AGENT_TLS_PORT ?? ''}", expected a TCP port (0-65535)`);
   const config: AgentConfig = {
     podName: env.POD_NAME || env.HOSTNAME || '',
     podAddresses: podAddresses(env.POD_IP, env.POD_IPS),
@@ -64,6 +73,15 @@ export function agentConfig(env: NodeJS.ProcessEnv): AgentConfig {
     terminationLog: env.TERMINATION_LOG || '/dev/termination-log',
     localAddress: env.MYSQL_LOCAL_ADDRESS || '127.0.0.1',
     listen: { ...(env.AGENT_ADDRESS ? { host: env.AGENT_ADDRESS } : {}), port },
+    ...(tlsPort !== undefined
+      ? {
+          tlsListen: {
+            port: tlsPort,
+            certFile: env.TLS_CERT_FILE || MYSQL_PATHS.tlsCert,
+            keyFile: env.TLS_KEY_FILE || MYSQL_PATHS.tlsKey,
+          },
+        }
+      : {}),
   };
   if (problems.length > 0) throw new AgentConfigError(`recon8s agent: ${problems.join('; ')}`);
   return config;

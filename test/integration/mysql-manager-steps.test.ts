@@ -16,6 +16,7 @@
 //   by one Warning Event per pod and reason (recorded through the real Event recorder), and is failed
 //   over from exactly as a member that does not answer.
 import assert from 'node:assert/strict';
+import type { AgentTarget } from '../../lib/controller/mysql-cluster/agent-http.js';
 import type { V1ConfigMap, V1ContainerStatus, V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import { MANAGED_BY, MYSQL_CLUSTER, MYSQL_HISTORY_KEYS, mysqlClusterNames } from '../../constructs/index.js';
 import type { MySQLClusterFacts } from '../../lib/controller/mysql-cluster/facts.js';
@@ -373,7 +374,7 @@ describe('MySQLCluster manager steps (real API server, fake members)', function 
   function controller(
     who: string,
     members: FakeMembers,
-    agentUnsafeStops: (ip: string) => Promise<readonly UnsafeStop[] | undefined> = () => Promise.resolve([]),
+    agentUnsafeStops: (to: AgentTarget) => Promise<readonly UnsafeStop[] | undefined> = () => Promise.resolve([]),
   ): {
     manage: (ctx: ManageContext<MySQLClusterFacts>) => Promise<unknown>;
     clock: { t: number };
@@ -1195,7 +1196,7 @@ describe('MySQLCluster manager steps (real API server, fake members)', function 
       const members = healthyMembers();
       const agent: { report?: readonly UnsafeStop[] } = {};
       const asked: string[] = [];
-      const agentSays = (ip: string) => (asked.push(ip), Promise.resolve(agent.report));
+      const agentSays = (to: AgentTarget) => (asked.push(to.ip), Promise.resolve(agent.report));
       let ctl = controller('ctl', members, agentSays);
       const look = looker(() => ctl);
       await look();

@@ -3,6 +3,8 @@
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { Agent } from '../../lib/agent/agent.js';
+import { fetchAgentRevision, fetchAgentUnsafeStops } from '../../lib/controller/mysql-cluster/agent-http.js';
+import { issueCa, issueServerCertificate } from '../../lib/mysql/certificate-issuer.js';
 import { fromInsideThePod } from '../../lib/agent/http-api.js';
 import { ROTATED_REVISIONS_SQL, accountStatements, ensureAccounts } from '../../lib/agent/accounts.js';
 import type { ClusterCredentials } from '../../lib/agent/credential-files.js';
@@ -14,7 +16,7 @@ import type { PeerLook } from '../../lib/agent/isolation.js';
 import type { FencingSql } from '../../lib/mysql/fencing.js';
 import { Peers } from '../../lib/agent/peers.js';
 import { StopRecords } from '../../lib/agent/stops.js';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -386,6 +388,38 @@ describe('agent', () => {
     assert.deepEqual(logins, []);
     assert.deepEqual(member.statements, []);
     assert.equal(reprovisionLooks, 1);
+  });
+
+  it("answers the controller over TLS with the member's certificate: verified by the cluster's CA and the member's name, refused for another name or another CA", async () => {
+    const now = new Date();
+    const ca = issueCa('shop CA', now);
+    const member0 = 'shop-0.shop-headless.sandbox.svc';
+    const cert = issueServerCertificate(ca, 'shop.sandbox', [member0], now);
+    const dir = mkdtempSync(join(tmpdir(), 'agent-tls-'));
+    writeFileSync(join(dir, 'tls.crt'), cert.certPem);
+    writeFileSync(join(dir, 'tls.key'), cert.keyPem);
+    const a = agent(
+      agentConfig({
+        ...ENV,
+        AGENT_TLS_PORT: '0',
+        TLS_CERT_FILE: join(dir, 'tls.crt'),
+        TLS_KEY_FILE: join(dir, 'tls.key'),
+      }),
+    );
+    await a.listen();
+    try {
+      const port = a.tlsPort();
+      assert.ok(port, 'the TLS port listens');
+      const to = { ip: '127.0.0.1', servername: member0, ca: ca.certPem, port };
+      assert.equal(await fetchAgentRevision(to), '0');
+      assert.deepEqual(await fetchAgentUnsafeStops(to), []);
+      // A certificate of the same CA for another member, or a CA the cluster does not have: no answer.
+      assert.equal(await fetchAgentRevision({ ...to, servername: 'shop-1.shop-headless.sandbox.svc' }), undefined);
+      assert.equal(await fetchAgentRevision({ ...to, ca: issueCa('another CA', now).certPem }), undefined);
+    } finally {
+      await a.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('answers the kubelet over HTTP: /livez while mysqld answers, /readyz as the member does its job', async () => {

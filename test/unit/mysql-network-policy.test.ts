@@ -10,7 +10,7 @@ import type {
   V1NetworkPolicyPeer,
   V1StatefulSet,
 } from '@kubernetes/client-node';
-import { MYSQL_AGENT_PORT, render } from '../../constructs/index.js';
+import { MYSQL_AGENT_PORT, MYSQL_AGENT_TLS_PORT, render } from '../../constructs/index.js';
 import type { KubernetesObject, RenderInstall } from '../../constructs/index.js';
 import type { MySQLClusterSpec } from '../../constructs/mysql/spec.generated.js';
 import type { AppSpec } from '../../constructs/app/spec.generated.js';
@@ -98,7 +98,7 @@ const OPERATOR = {
   namespace: 'recon8s-system',
   labels: { 'app.kubernetes.io/name': 'recon8s', 'app.kubernetes.io/component': 'controller' },
 };
-const PORTS = { mysql: 3306, agent: MYSQL_AGENT_PORT, metrics: 9104 } as const;
+const PORTS = { mysql: 3306, agent: MYSQL_AGENT_PORT, agentTls: MYSQL_AGENT_TLS_PORT, metrics: 9104 } as const;
 
 /** The ports of a member the source may open, by name. */
 function openPorts(objects: readonly KubernetesObject[], source: Source): string[] {
@@ -127,7 +127,7 @@ describe('MySQLCluster NetworkPolicy', () => {
 
   it('admits the members to each other on 3306 and the agent\u2019s port (replication, clone, peers)', () => {
     const objects = mysql();
-    assert.deepEqual(openPorts(objects, member(objects)), ['mysql', 'agent']);
+    assert.deepEqual(openPorts(objects, member(objects)), ['mysql', 'agent', 'agentTls']);
   });
 
   it('admits the pods of an App bound to the cluster on 3306 only, and refuses an App that is not bound', () => {
@@ -178,14 +178,14 @@ describe('MySQLCluster NetworkPolicy', () => {
 
   it('admits the operator from the install\u2019s namespace (any pod of recon8s-system by default) on 3306 and the agent\u2019s port', () => {
     const objects = mysql();
-    assert.deepEqual(openPorts(objects, OPERATOR), ['mysql', 'agent']);
-    assert.deepEqual(openPorts(objects, { namespace: 'recon8s-system', labels: {} }), ['mysql', 'agent']);
+    assert.deepEqual(openPorts(objects, OPERATOR), ['mysql', 'agent', 'agentTls']);
+    assert.deepEqual(openPorts(objects, { namespace: 'recon8s-system', labels: {} }), ['mysql', 'agent', 'agentTls']);
     assert.deepEqual(openPorts(objects, { namespace: 'kube-system', labels: OPERATOR.labels }), []);
   });
 
   it('admits the operator the controller names (its namespace and pod labels) and no other pod of that namespace', () => {
     const objects = mysql({}, { operator: { namespace: 'ops', podLabels: OPERATOR.labels } });
-    assert.deepEqual(openPorts(objects, { namespace: 'ops', labels: OPERATOR.labels }), ['mysql', 'agent']);
+    assert.deepEqual(openPorts(objects, { namespace: 'ops', labels: OPERATOR.labels }), ['mysql', 'agent', 'agentTls']);
     assert.deepEqual(openPorts(objects, { namespace: 'ops', labels: { app: 'other' } }), []);
     assert.deepEqual(openPorts(objects, OPERATOR), [], 'not recon8s-system any more');
   });

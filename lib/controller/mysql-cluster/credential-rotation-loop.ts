@@ -21,6 +21,7 @@ import type { ManageContext, ManagedEvent, Problem } from '../kind-controller.js
 import type { RotationEnvironment, RotationOutcome, SecretPatch } from './credential-rotation-pass.js';
 import { rotateClusterCredentials } from './credential-rotation-pass.js';
 import { fetchAgentRevision } from './agent-http.js';
+import type { AgentTarget } from './agent-http.js';
 import { readSecret } from './credentials-secret.js';
 import type { MySQLClusterFacts } from './facts.js';
 
@@ -36,7 +37,7 @@ export interface ClusterRotationOptions {
     ca: string;
   }) => Promise<ClusterAccountActions>;
   /** GET /credentials-revision of a member's agent (default: HTTP to the pod's address). */
-  readonly agentRevision?: (ip: string) => Promise<string | undefined>;
+  readonly agentRevision?: (to: AgentTarget) => Promise<string | undefined>;
 }
 
 export interface ClusterRotationReport {
@@ -130,7 +131,11 @@ export function createClusterRotation(opts: ClusterRotationOptions = {}) {
           members,
           bootstrapping: bootstrappingMembers(database),
           jobs: runningJobs(ctx.pods),
-          agentRevision,
+          // The member's agent over TLS, verified by the CA and the name of the member at that address.
+          agentRevision: (ip) => {
+            const member = database.find((p) => p.status?.podIP === ip)?.metadata?.name ?? ip;
+            return agentRevision({ ip, servername: names.memberHost(member), ca });
+          },
           // Verified by the name of the member at that address (its pod's): the certificate must hold it.
           open: (ip, password) => {
             const member = database.find((p) => p.status?.podIP === ip)?.metadata?.name ?? ip;

@@ -248,7 +248,8 @@ async function main(input: Input): Promise<unknown> {
     get jobs() {
       return jobRunning() || jobLoggingIn ? ['shop-backup-1'] : [];
     },
-    agentRevision: fetchAgentRevision,
+    // The sandbox agent's TLS port, verified as the controller verifies it (the member's name, the CA).
+    agentRevision: (ip) => fetchAgentRevision({ ip, servername: sandboxMemberName(ip), ca: input.ca }),
     open: (ip, password) =>
       ClusterAccountSession.open({
         host: ip,

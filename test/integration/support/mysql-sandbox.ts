@@ -127,6 +127,7 @@ agent() {
     (cd "$repo" && HEADLESS_SERVICE= MYSQL_SOCKET=$m/run/mysqld/mysqld.sock TLS_CA_FILE=$dir/tls/ca.crt CREDENTIALS_DIR=$dir/credentials \
       DATA_VOLUME=$dir/volume POD_ANNOTATIONS=$dir/pod-info/annotations TERMINATION_LOG=$m/tmp/termination-log.agent \
       AGENT_ADDRESS=$address MYSQL_LOCAL_ADDRESS=$address PRIMARY_HOST=$primary_address \
+      AGENT_TLS_PORT=9443 TLS_CERT_FILE=$dir/tls/tls.crt TLS_KEY_FILE=$dir/tls/tls.key \
       exec setpriv --reuid=999 --regid=999 --clear-groups "$node" --import tsx lib/cli/main.ts agent) >>"$dir/agent.log" 2>&1
     echo "recon8s-sandbox: the agent container exited with $?: $(cat "$m/tmp/termination-log.agent" 2>/dev/null)" >>"$dir/agent.log"
     sleep 1

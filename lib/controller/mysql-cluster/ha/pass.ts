@@ -154,9 +154,13 @@ export class Pass {
       memory: memory.records,
       leading: this.leading,
       now: () => ports.clock.wallClock(),
+      // Asked of the member's agent over TLS, verified by the CA and the member's name (agent-http.ts).
       unsafeStops: (member) => {
         const ip = this.pods.find((p) => p.metadata?.name === member)?.status?.podIP;
-        return ip ? ports.agentUnsafeStops(ip) : Promise.resolve(undefined);
+        const ca = ctx.prepared.facts?.tls?.caPem;
+        return ip && ca
+          ? ports.agentUnsafeStops({ ip, servername: this.names.memberHost(member), ca })
+          : Promise.resolve(undefined);
       },
     });
   }

@@ -5,6 +5,7 @@
 // members' agents).
 //
 // A contract module (types only): the loop and its helpers import it, never the other way round.
+import type { AgentTarget } from '../agent-http.js';
 import type { MySQLFailoverStatus, MySQLPrimaryTermStatus } from '../../../../constructs/index.js';
 import type { MemberConnectOptions, MemberSession } from '../../../mysql/member-sql.js';
 import type { NodeLossClaim, NodeLossNode } from '../../../mysql/node-loss.js';
@@ -18,7 +19,7 @@ export type MemberActions = Pick<MemberSession, keyof MemberSession>;
 export type ConnectMember = (o: MemberConnectOptions) => Promise<MemberActions>;
 
 /** GET /unsafe-stops of the agent at a pod's address: undefined when it does not answer. */
-export type AgentUnsafeStops = (ip: string) => Promise<readonly UnsafeStop[] | undefined>;
+export type AgentUnsafeStops = (to: AgentTarget) => Promise<readonly UnsafeStop[] | undefined>;
 
 /** What the loop changes on the cluster's pods. */
 export interface PodActions {
