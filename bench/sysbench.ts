@@ -143,6 +143,20 @@ try {
       'utf8',
     );
 
+  /** `attempt` until it succeeds, for up to 60 s. */
+  const retried = async <T>(what: string, attempt: () => Promise<T>): Promise<T> => {
+    const until = performance.now() + 60_000;
+    for (;;) {
+      try {
+        return await attempt();
+      } catch (e) {
+        if (performance.now() > until)
+          throw new Error(`waited 60 s for ${what}: ${(e as Error).message}`, { cause: e });
+        await sleep(1000);
+      }
+    }
+  };
+
   /** A cluster Ready, an account for sysbench, its files in a private directory, the tables prepared. */
   const prepare = async (members: number): Promise<{ name: string; dir: string; host: string }> => {
     const name = `sb${members}`;
@@ -156,12 +170,11 @@ try {
     const host = (await core.readNamespacedService({ namespace: ns, name: `${name}-primary` })).spec?.clusterIP ?? '';
     const ca = await secretValue(tls, 'ca.crt');
     const password = randomBytes(18).toString('base64url');
-    const root = await createConnection({
-      host,
-      user: 'root',
-      password: await secretValue(`${name}-credentials`, 'root-password'),
-      ssl: { ca, rejectUnauthorized: true },
-    });
+    const rootPassword = await secretValue(`${name}-credentials`, 'root-password');
+    // Ready can come a moment before the primary Service's endpoints reach kube-proxy (refused meanwhile).
+    const root = await retried(`${name}-primary to answer`, () =>
+      createConnection({ host, user: 'root', password: rootPassword, ssl: { ca, rejectUnauthorized: true } }),
+    );
     for (const sql of [
       'CREATE DATABASE sbtest',
       "CREATE USER 'sbtest'@'%' IDENTIFIED BY ? REQUIRE SSL",
