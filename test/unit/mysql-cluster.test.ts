@@ -159,7 +159,15 @@ describe('MySQLCluster', () => {
     it('asks the agent for liveness and readiness over HTTP (no process per probe), and allows a long start-up', () => {
       const s = synthMySQL();
       const mysql = s.container('mysql');
-      assert.deepEqual(s.container('agent').ports, [{ name: 'agent', containerPort: 9080 }]);
+      // The probes on the HTTP port; the controller's questions on the TLS port (the member's certificate).
+      assert.deepEqual(s.container('agent').ports, [
+        { name: 'agent', containerPort: 9080 },
+        { name: 'agent-tls', containerPort: 9443 },
+      ]);
+      assert.deepEqual(
+        s.container('agent').env?.find((e) => e.name === 'AGENT_TLS_PORT'),
+        { name: 'AGENT_TLS_PORT', value: '9443' },
+      );
       const ping = { path: '/livez', port: 9080 };
       assert.deepEqual(mysql.livenessProbe?.httpGet, ping);
       assert.deepEqual(mysql.startupProbe?.httpGet, ping);
