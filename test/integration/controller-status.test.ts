@@ -96,7 +96,10 @@ describe('controller status that tells the truth (real API server)', function ()
       async () => {
         const degraded = condition(await getCr('mysqlclusters', 'nosecret'), 'Degraded');
         assert.deepEqual([degraded?.status, degraded?.reason], ['True', 'CredentialsMissing']);
-        assert.match(degraded?.message ?? '', /Secret nosecret-passwords has no admin-password key/);
+        assert.match(
+          degraded?.message ?? '',
+          /Secret nosecret-passwords has no admin-password or clone-password or backup-password key/,
+        );
       },
       { description: 'CredentialsMissing naming the admin-password key' },
     );
@@ -162,6 +165,8 @@ describe('controller status that tells the truth (real API server)', function ()
           'root-password': 'fine-root-password',
           'replication-password': tooLong,
           'admin-password': 'fine-admin-password',
+          'clone-password': 'fine-clone-password',
+          'backup-password': 'fine-backup-password',
         },
       },
     });

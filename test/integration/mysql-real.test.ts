@@ -25,6 +25,8 @@ import { memberDnsNames } from '../../lib/mysql/certificates.js';
 import type { MySQLSandbox, SandboxMember } from './support/mysql-sandbox.js';
 import {
   ADMIN_PASSWORD,
+  BACKUP_PASSWORD,
+  CLONE_PASSWORD,
   REPLICATION_PASSWORD,
   ROOT_PASSWORD,
   SANDBOX_NAMES,
@@ -333,7 +335,13 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
           : a,
     );
     const password = 'exp0rter-pw';
-    const create = accountStatements({ replication: REPLICATION_PASSWORD, admin: ADMIN_PASSWORD, exporter: password })
+    const create = accountStatements({
+      replication: REPLICATION_PASSWORD,
+      admin: ADMIN_PASSWORD,
+      clone: CLONE_PASSWORD,
+      backup: BACKUP_PASSWORD,
+      exporter: password,
+    })
       .filter((st) => st.sql.includes('recon8s-exporter'))
       .map((st) => st.sql.replace('?', literal(st.values[0] ?? '')))
       .join('; ');

@@ -319,6 +319,8 @@ async function main(input: Input): Promise<unknown> {
     root: ['root', 'root-password'],
     replication: ['replication', 'replication-password'],
     admin: ['recon8s-admin', 'admin-password'],
+    clone: ['recon8s-clone', 'clone-password'],
+    backup: ['recon8s-backup', 'backup-password'],
   };
   const oldPasswords: Record<string, string> = {};
   const newPasswords: Record<string, string> = {};
