@@ -196,7 +196,7 @@ export class Agent {
     try {
       await this.sql.fencingSession((f) =>
         fence(f, {
-          spare: [ADMIN_USER, REPLICATION_USER],
+          spare: [ADMIN_USER, REPLICATION_USER, CLONE_USER],
           waitForCommitsSeconds: 0,
           ...(stillNeeded ? { stillNeeded } : {}),
         }),
@@ -343,7 +343,11 @@ export class Agent {
           // waiting for an acknowledgement (its replicas cut off) holds read-only up: one second, then the
           // slow path. mysqld stops next: the source side stays as it is unless commits are stranded.
           await this.sql.fencingSession((f) =>
-            fence(f, { spare: [ADMIN_USER, REPLICATION_USER], waitForCommitsSeconds: 1, leaveSourceSide: true }),
+            fence(f, {
+              spare: [ADMIN_USER, REPLICATION_USER, CLONE_USER],
+              waitForCommitsSeconds: 1,
+              leaveSourceSide: true,
+            }),
           );
           // Recorded at once, before any wait: a pod deleted with no grace period gives the hook 2 s
           // before SIGTERM, and a fencing done but not recorded would be judged unsafe at the next start.
