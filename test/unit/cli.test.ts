@@ -50,6 +50,7 @@ describe('recon8s render', function () {
     const objects = parseAllDocuments(r.stdout).map((d) => d.toJS() as Obj);
     assert.deepEqual(objects.map((o) => `${o.kind}/${o.metadata.name}`).sort(), [
       'Deployment/nginx',
+      'NetworkPolicy/nginx',
       'PodDisruptionBudget/nginx',
       'Service/nginx',
     ]);
