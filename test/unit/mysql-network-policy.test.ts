@@ -9,7 +9,8 @@ import type { MySQLClusterSpec } from '../../constructs/mysql/spec.generated.js'
 import type { AppSpec } from '../../constructs/app/spec.generated.js';
 import { assertProblem, invalidApp } from './support/app-synth.js';
 import { InvalidSpecError } from '../../constructs/schema/validate.js';
-import { operatorPods } from '../../lib/cli/controller-command.js';
+import { CONTROLLER_USAGE } from '../../lib/cli/controller-command.js';
+import { operatorPods } from '../../lib/cli/operator-pods.js';
 import type { Endpoint } from './support/network-policy-judge.js';
 import { admits, matches } from './support/network-policy-judge.js';
 
@@ -184,17 +185,20 @@ describe('MySQLCluster NetworkPolicy', () => {
 
 describe('recon8s controller --operator-namespace, --operator-pod-labels', () => {
   it('admits the namespace the controller runs in ($POD_NAMESPACE) unless told, else recon8s-system', () => {
-    assert.deepEqual(operatorPods(undefined, undefined, 'ops'), { namespace: 'ops' });
-    assert.deepEqual(operatorPods(undefined, undefined, undefined), { namespace: 'recon8s-system' });
-    assert.deepEqual(operatorPods('other', 'app.kubernetes.io/name=recon8s,tier=control', 'ops'), {
+    assert.deepEqual(operatorPods(undefined, undefined, 'ops', CONTROLLER_USAGE), { namespace: 'ops' });
+    assert.deepEqual(operatorPods(undefined, undefined, undefined, CONTROLLER_USAGE), { namespace: 'recon8s-system' });
+    assert.deepEqual(operatorPods('other', 'app.kubernetes.io/name=recon8s,tier=control', 'ops', CONTROLLER_USAGE), {
       namespace: 'other',
       podLabels: { 'app.kubernetes.io/name': 'recon8s', tier: 'control' },
     });
   });
 
   it('refuses a namespace or a label it cannot put in a selector, naming the flag and the value', () => {
-    assert.throws(() => operatorPods('Bad_NS', undefined, undefined), /--operator-namespace .*"Bad_NS"/);
+    assert.throws(
+      () => operatorPods('Bad_NS', undefined, undefined, CONTROLLER_USAGE),
+      /--operator-namespace .*"Bad_NS"/,
+    );
     for (const labels of ['noequals', '=v', 'k=bad value', 'k=v,,'])
-      assert.throws(() => operatorPods('ops', labels, undefined), /--operator-pod-labels .*got/);
+      assert.throws(() => operatorPods('ops', labels, undefined, CONTROLLER_USAGE), /--operator-pod-labels .*got/);
   });
 });
