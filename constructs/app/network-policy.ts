@@ -64,7 +64,9 @@ export function appNetworkPolicy(
 }
 
 function peer(p: ResolvedAppNetworkPolicyPeer): k8s.NetworkPolicyPeer {
-  if (p.ipBlock) return { ipBlock: { cidr: p.ipBlock.cidr, except: p.ipBlock.except && [...p.ipBlock.except] } };
+  // No empty `except`: an empty list would be a field the controller owns for nothing.
+  if (p.ipBlock)
+    return { ipBlock: { cidr: p.ipBlock.cidr, except: p.ipBlock.except?.length ? [...p.ipBlock.except] : undefined } };
   return {
     podSelector: p.podSelector && { matchLabels: { ...p.podSelector.matchLabels } },
     namespaceSelector: p.namespaceSelector && { matchLabels: { ...p.namespaceSelector.matchLabels } },

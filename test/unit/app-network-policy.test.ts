@@ -7,7 +7,7 @@ import type { V1Deployment, V1NetworkPolicy, V1StatefulSet } from '@kubernetes/c
 import { render } from '../../constructs/index.js';
 import type { KubernetesObject } from '../../constructs/index.js';
 import type { AppSpec } from '../../constructs/app/spec.generated.js';
-import { assertProblem, invalidApp } from './support/app-synth.js';
+import { assertProblem, emptyValues, invalidApp } from './support/app-synth.js';
 import type { Endpoint } from './support/network-policy-judge.js';
 import { admits, admitsEgress } from './support/network-policy-judge.js';
 
@@ -147,6 +147,15 @@ describe('App NetworkPolicy', () => {
       assert.ok(admitsEgress(policyOf(r), r.pod, member('db'), 3306), `egress, restrictEgress ${restrictEgress}`);
       assert.ok(admits(mysqlPolicy, member('db'), r.pod, 3306), 'the cluster admits the bound pod');
     }
+  });
+
+  it('emits no empty list or map, whatever the spec leaves empty', () => {
+    for (const spec of [
+      {},
+      { ports: [HTTP], networkPolicy: { from: [{ ipBlock: { cidr: '10.0.0.0/8', except: [] } }] } },
+      { networkPolicy: { restrictEgress: true } },
+    ])
+      assert.deepEqual(emptyValues(policyOf(renderApp(spec))), [], JSON.stringify(spec));
   });
 
   it('renders no NetworkPolicy with networkPolicy.enabled false', () => {
