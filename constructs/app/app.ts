@@ -12,6 +12,7 @@ import { containerSecurityContext, podSecurityContext, preferredAntiAffinity } f
 import { resolveSpec } from '../schema/kind.js';
 import { InvalidSpecError } from '../schema/validate.js';
 import { PASSWORD_REVISION_ANNOTATION, databaseEnv, databaseVolume, databaseVolumeMount } from './database.js';
+import { appNetworkPolicy } from './network-policy.js';
 import { APP } from './spec.js';
 import type { AppSpec, ResolvedAppPort, ResolvedAppSpec, ResolvedEnvVar, ResolvedProbe } from './spec.generated.js';
 
@@ -43,8 +44,9 @@ export function markControlledScope(scope: Construct, passwordRevision?: string)
 
 /**
  * An application: a Deployment, a Service when it has ports, a HorizontalPodAutoscaler when it
- * autoscales, and a PodDisruptionBudget when it runs more than one pod (unless
- * `disruptionBudget.enabled` is false).
+ * autoscales, a PodDisruptionBudget when it runs more than one pod (unless
+ * `disruptionBudget.enabled` is false), and a NetworkPolicy admitting only its declared ports (unless
+ * `networkPolicy.enabled` is false).
  *
  * The construct id is the name of the App and of every object it renders. The props are validated
  * (and defaulted) before anything is created: an invalid spec throws an `InvalidSpecError` that
@@ -62,6 +64,8 @@ export class App extends Construct {
   readonly autoscaler?: k8s.KubeHorizontalPodAutoscalerV2;
   /** Present when more than one pod is guaranteed to run and `disruptionBudget.enabled` is not false. */
   readonly disruptionBudget?: k8s.KubePodDisruptionBudget;
+  /** Who may connect to the pods, on which ports (spec.networkPolicy; absent when turned off). */
+  readonly networkPolicy?: k8s.KubeNetworkPolicy;
 
   constructor(scope: Construct, id: string, props: AppProps) {
     // Validate before super(): a spec that cannot be rendered must not leave a half-built node behind.
@@ -103,6 +107,7 @@ export class App extends Construct {
         spec: disruptionBudgetSpec(spec.disruptionBudget.maxUnavailable, this.selector),
       });
     }
+    this.networkPolicy = appNetworkPolicy(this, metadata(), spec, this.selector);
   }
 }
 

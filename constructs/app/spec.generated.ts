@@ -116,6 +116,17 @@ export interface AppSpec {
    */
   readonly database?: AppDatabase;
   /**
+   * The NetworkPolicy <name> (networking.k8s.io/v1) that admits to the App's pods connections on its
+   * declared ports (spec.ports, the container side: targetPort) and nothing else: a port the
+   * container listens on but the spec does not declare is closed, and an App without ports takes no
+   * connection. From any source unless `from` narrows it; egress unrestricted unless
+   * `restrictEgress`. Where the network plugin does not enforce NetworkPolicies the policy is inert
+   * (docs/security.md). NetworkPolicies add up: a policy of your own that selects the App's pods can
+   * admit more (another port, another destination), never less.
+   * @default - on: the declared ports from any source, egress unrestricted
+   */
+  readonly networkPolicy?: AppNetworkPolicy;
+  /**
    * Node labels a pod requires (nodeSelector).
    * @default - none
    */
@@ -162,6 +173,7 @@ export interface ResolvedAppSpec {
   readonly imagePullSecrets?: readonly string[];
   readonly securityContext: ResolvedAppSecurityContext;
   readonly database?: ResolvedAppDatabase;
+  readonly networkPolicy: ResolvedAppNetworkPolicy;
   readonly nodeSelector?: Readonly<Record<string, string>>;
   readonly tolerations?: readonly k8s.Toleration[];
   readonly affinity?: k8s.Affinity;
@@ -590,6 +602,128 @@ export interface ResolvedAppDatabase {
   readonly cluster: string;
   readonly name: string;
   readonly access: "readWrite" | "readOnly";
+}
+
+/**
+ * The NetworkPolicy <name> (networking.k8s.io/v1) that admits to the App's pods connections on its
+ * declared ports (spec.ports, the container side: targetPort) and nothing else: a port the
+ * container listens on but the spec does not declare is closed, and an App without ports takes no
+ * connection. From any source unless `from` narrows it; egress unrestricted unless
+ * `restrictEgress`. Where the network plugin does not enforce NetworkPolicies the policy is inert
+ * (docs/security.md). NetworkPolicies add up: a policy of your own that selects the App's pods can
+ * admit more (another port, another destination), never less.
+ */
+export interface AppNetworkPolicy {
+  /**
+   * Render the NetworkPolicy. Turn it off only to manage the App’s traffic with policies of your
+   * own: without it, any pod that can reach the App’s pods may try every port they listen on.
+   * @default true
+   */
+  readonly enabled?: boolean;
+  /**
+   * The only sources admitted to the declared ports (any of them). The kubelet's probes come from
+   * the node, which NetworkPolicies always admit.
+   * @default - any source
+   */
+  readonly from?: readonly AppNetworkPolicyPeer[];
+  /**
+   * Let the App's pods open connections only to DNS (port 53, UDP and TCP, anywhere) and, with
+   * spec.database, to its MySQLCluster's members on 3306. Off by default: what an application must
+   * reach (APIs, object stores, other Services) is its own, and a default that guessed would break
+   * it; add a policy of your own to admit more.
+   * @default false
+   */
+  readonly restrictEgress?: boolean;
+}
+
+/** {@link AppNetworkPolicy} with every default applied. */
+export interface ResolvedAppNetworkPolicy {
+  readonly enabled: boolean;
+  readonly from?: readonly ResolvedAppNetworkPolicyPeer[];
+  readonly restrictEgress: boolean;
+}
+
+/**
+ * A source admitted to the App's ports, as a NetworkPolicy peer: pods (podSelector, in the App's
+ * namespace unless namespaceSelector is set too), the pods of namespaces (namespaceSelector), or
+ * addresses (ipBlock, alone).
+ */
+export interface AppNetworkPolicyPeer {
+  /**
+   * Selects pods by their labels (all of them must match).
+   * @default - none
+   */
+  readonly podSelector?: AppNetworkPolicyPodSelector;
+  /**
+   * Selects namespaces by their labels (all of them must match).
+   * @default - none
+   */
+  readonly namespaceSelector?: AppNetworkPolicyNamespaceSelector;
+  /**
+   * Addresses, e.g. a load balancer’s or the nodes’ network (what a NodePort or LoadBalancer Service
+   * forwards from, unless it keeps the client’s address).
+   * @default - none
+   */
+  readonly ipBlock?: AppNetworkPolicyIpBlock;
+}
+
+/** {@link AppNetworkPolicyPeer} with every default applied. */
+export interface ResolvedAppNetworkPolicyPeer {
+  readonly podSelector?: ResolvedAppNetworkPolicyPodSelector;
+  readonly namespaceSelector?: ResolvedAppNetworkPolicyNamespaceSelector;
+  readonly ipBlock?: ResolvedAppNetworkPolicyIpBlock;
+}
+
+/**
+ * Selects pods by their labels (all of them must match).
+ */
+export interface AppNetworkPolicyPodSelector {
+  /**
+   * The labels the pods must carry.
+   */
+  readonly matchLabels: Readonly<Record<string, string>>;
+}
+
+/** {@link AppNetworkPolicyPodSelector} with every default applied. */
+export interface ResolvedAppNetworkPolicyPodSelector {
+  readonly matchLabels: Readonly<Record<string, string>>;
+}
+
+/**
+ * Selects namespaces by their labels (all of them must match).
+ */
+export interface AppNetworkPolicyNamespaceSelector {
+  /**
+   * The labels the namespaces must carry.
+   */
+  readonly matchLabels: Readonly<Record<string, string>>;
+}
+
+/** {@link AppNetworkPolicyNamespaceSelector} with every default applied. */
+export interface ResolvedAppNetworkPolicyNamespaceSelector {
+  readonly matchLabels: Readonly<Record<string, string>>;
+}
+
+/**
+ * Addresses, e.g. a load balancer’s or the nodes’ network (what a NodePort or LoadBalancer Service
+ * forwards from, unless it keeps the client’s address).
+ */
+export interface AppNetworkPolicyIpBlock {
+  /**
+   * The network.
+   */
+  readonly cidr: string;
+  /**
+   * Networks inside cidr that are not admitted.
+   * @default - none
+   */
+  readonly except?: readonly string[];
+}
+
+/** {@link AppNetworkPolicyIpBlock} with every default applied. */
+export interface ResolvedAppNetworkPolicyIpBlock {
+  readonly cidr: string;
+  readonly except?: readonly string[];
 }
 
 /**

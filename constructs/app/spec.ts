@@ -207,6 +207,111 @@ const database = s.object({
   },
 });
 
+/** An IPv4 or IPv6 network in CIDR notation, as NetworkPolicy's ipBlock takes it. */
+const CIDR_PATTERN =
+  '^(([0-9]{1,3}\\.){3}[0-9]{1,3}/([0-9]|[12][0-9]|3[0-2])|[0-9a-fA-F:]*:[0-9a-fA-F:.]*/([0-9]|[1-9][0-9]|1[01][0-9]|12[0-8]))$';
+const CIDR_HINT = 'a network in CIDR notation, e.g. "10.0.0.0/8" or "fd00::/8"';
+
+const matchLabels = (whose: string): s.ObjectNode =>
+  s.object({
+    typeName: whose === 'pods' ? 'AppNetworkPolicyPodSelector' : 'AppNetworkPolicyNamespaceSelector',
+    description: `Selects ${whose} by their labels (all of them must match).`,
+    properties: {
+      matchLabels: s.required(
+        s.map({
+          description: `The labels the ${whose} must carry.`,
+          values: s.string({
+            description: 'A label value.',
+            pattern: '^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$',
+            patternHint:
+              'a label value (at most 63 letters, digits, "-", "_" or ".", starting and ending alphanumeric)',
+            maxLength: 63,
+          }),
+          keyPattern: s.QUALIFIED_KEY_PATTERN,
+          keyPatternHint: 'a qualified name such as "team" or "example.com/team"',
+          maxProperties: 16,
+        }),
+      ),
+    },
+  });
+
+const networkPolicyPeer = s.object({
+  typeName: 'AppNetworkPolicyPeer',
+  description:
+    "A source admitted to the App's ports, as a NetworkPolicy peer: pods (podSelector, in the App's namespace unless namespaceSelector is set too), the pods of namespaces (namespaceSelector), or addresses (ipBlock, alone).",
+  properties: {
+    podSelector: s.optional(matchLabels('pods')),
+    namespaceSelector: s.optional(matchLabels('namespaces')),
+    ipBlock: s.optional(
+      s.object({
+        typeName: 'AppNetworkPolicyIpBlock',
+        description:
+          'Addresses, e.g. a load balancer\u2019s or the nodes\u2019 network (what a NodePort or LoadBalancer Service forwards from, unless it keeps the client\u2019s address).',
+        properties: {
+          cidr: s.required(s.string({ description: 'The network.', pattern: CIDR_PATTERN, patternHint: CIDR_HINT })),
+          except: s.optional(
+            s.array({
+              description: 'Networks inside cidr that are not admitted.',
+              items: s.string({ description: 'A network.', pattern: CIDR_PATTERN, patternHint: CIDR_HINT }),
+              maxItems: 16,
+              listType: 'set',
+              defaultDoc: 'none',
+            }),
+          ),
+        },
+      }),
+    ),
+  },
+  rules: [
+    s.rule<{ podSelector?: unknown; namespaceSelector?: unknown; ipBlock?: unknown }>(
+      'has(self.podSelector) || has(self.namespaceSelector) || has(self.ipBlock)',
+      'one of podSelector, namespaceSelector or ipBlock (an empty peer would admit nothing)',
+      (v) => v.podSelector !== undefined || v.namespaceSelector !== undefined || v.ipBlock !== undefined,
+    ),
+    s.rule<{ podSelector?: unknown; namespaceSelector?: unknown; ipBlock?: unknown }>(
+      '!has(self.ipBlock) || !(has(self.podSelector) || has(self.namespaceSelector))',
+      'ipBlock alone: NetworkPolicy does not combine it with podSelector or namespaceSelector',
+      (v) => v.ipBlock === undefined || (v.podSelector === undefined && v.namespaceSelector === undefined),
+      { fieldPath: '.ipBlock' },
+    ),
+  ],
+});
+
+const networkPolicy = s.object({
+  typeName: 'AppNetworkPolicy',
+  description:
+    "The NetworkPolicy <name> (networking.k8s.io/v1) that admits to the App's pods connections on its declared ports (spec.ports, the container side: targetPort) and nothing else: a port the container listens on but the spec does not declare is closed, and an App without ports takes no connection. From any source unless `from` narrows it; egress unrestricted unless `restrictEgress`. Where the network plugin does not enforce NetworkPolicies the policy is inert (docs/security.md). NetworkPolicies add up: a policy of your own that selects the App's pods can admit more (another port, another destination), never less.",
+  default: {},
+  defaultDoc: 'on: the declared ports from any source, egress unrestricted',
+  properties: {
+    enabled: s.optional(
+      s.boolean({
+        description:
+          'Render the NetworkPolicy. Turn it off only to manage the App\u2019s traffic with policies of your own: without it, any pod that can reach the App\u2019s pods may try every port they listen on.',
+        default: true,
+      }),
+    ),
+    from: s.optional(
+      s.array({
+        description:
+          "The only sources admitted to the declared ports (any of them). The kubelet's probes come from the node, which NetworkPolicies always admit.",
+        items: networkPolicyPeer,
+        // At least one: an empty list of sources would admit every source.
+        minItems: 1,
+        maxItems: 16,
+        defaultDoc: 'any source',
+      }),
+    ),
+    restrictEgress: s.optional(
+      s.boolean({
+        description:
+          "Let the App's pods open connections only to DNS (port 53, UDP and TCP, anywhere) and, with spec.database, to its MySQLCluster's members on 3306. Off by default: what an application must reach (APIs, object stores, other Services) is its own, and a default that guessed would break it; add a policy of your own to admit more.",
+        default: false,
+      }),
+    ),
+  },
+});
+
 export const appSpec = s.object({
   typeName: 'AppSpec',
   description:
@@ -309,6 +414,7 @@ export const appSpec = s.object({
     ),
     securityContext: s.optional(securityContext),
     database: s.optional(database),
+    networkPolicy: s.optional(networkPolicy),
     nodeSelector: s.optional(nodeSelector),
     tolerations: s.optional(tolerations),
     affinity: s.optional({ ...affinity, defaultDoc: 'a preferred anti-affinity that spreads replicas across nodes' }),
@@ -445,6 +551,7 @@ export const APP: KindDefinition = {
     { apiVersion: 'v1', kind: 'Service', plural: 'services' },
     { apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler', plural: 'horizontalpodautoscalers' },
     { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', plural: 'poddisruptionbudgets' },
+    { apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', plural: 'networkpolicies' },
   ],
   spec: appSpec,
   status: appStatus,

@@ -56,7 +56,15 @@ async function tcpQuery(
   sql: string,
 ): Promise<Record<string, unknown> | undefined> {
   const ca = readFileSync(config.caFile, 'utf8');
-  const c = await connectVerified({ host, port: MYSQL_PORT, user, password, ca, timeoutMs: 5000 });
+  const c = await connectVerified({
+    host,
+    servername: config.memberTlsName,
+    port: MYSQL_PORT,
+    user,
+    password,
+    ca,
+    timeoutMs: 5000,
+  });
   try {
     const [rows] = await c.query<RowDataPacket[]>({ sql, timeout: 5000 });
     return rows[0];
@@ -142,7 +150,13 @@ export class Agent {
             config.headlessService,
             config.podAddresses,
             resolveWithSystem,
-            mysqlPeerProbe({ port: MYSQL_PORT, user: REPLICATION_USER, password: replicationPassword, ca }),
+            mysqlPeerProbe({
+              port: MYSQL_PORT,
+              user: REPLICATION_USER,
+              password: replicationPassword,
+              ca,
+              servername: config.memberTlsName,
+            }),
             this.log,
           )
         : undefined);

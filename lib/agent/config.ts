@@ -11,6 +11,14 @@ export interface AgentConfig {
   /** The headless Service that names every member; without it there is no self-fencing (a single member). */
   readonly headlessService?: string;
   readonly primaryHost: string;
+  /**
+   * The name a member's certificate must carry before the agent sends a password to it (its peers, the
+   * primary, its own mysqld over TCP): the primary Service's (PRIMARY_HOST), which the one certificate of
+   * all the cluster's members carries (memberDnsNames) and another workload's certificate from a shared
+   * issuer does not. Peers are reached by address, which no certificate names. TLS_SERVER_NAME overrides
+   * it only where a test dials the primary by address.
+   */
+  readonly memberTlsName: string;
   /** The credentials Secret, mounted as files: read each time a password is used (credential-files.ts). */
   readonly credentialsDir: string;
   /** The metrics sidecar's account is made sure of too (spec.monitoring). */
@@ -53,6 +61,7 @@ export function agentConfig(env: NodeJS.ProcessEnv): AgentConfig {
   const port = Number(env.AGENT_PORT ?? AGENT_PORT);
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     problems.push(`AGENT_PORT is "${env.AGENT_PORT ?? ''}", expected a TCP port (0-65535)`);
+  const primaryHost = required('PRIMARY_HOST');
   const tlsPort =
     env.AGENT_TLS_PORT === undefined || env.AGENT_TLS_PORT === '' ? undefined : Number(env.AGENT_TLS_PORT);
   if (tlsPort !== undefined && (!Number.isInteger(tlsPort) || tlsPort < 0 || tlsPort > 65535))
@@ -61,7 +70,8 @@ export function agentConfig(env: NodeJS.ProcessEnv): AgentConfig {
     podName: env.POD_NAME || env.HOSTNAME || '',
     podAddresses: podAddresses(env.POD_IP, env.POD_IPS),
     ...(env.HEADLESS_SERVICE ? { headlessService: env.HEADLESS_SERVICE } : {}),
-    primaryHost: required('PRIMARY_HOST'),
+    primaryHost,
+    memberTlsName: env.TLS_SERVER_NAME || primaryHost,
     credentialsDir: env.CREDENTIALS_DIR || MYSQL_PATHS.credentials,
     exporterAccount: env.EXPORTER_ACCOUNT === 'true',
     selfFenceAfterMs: seconds('SELF_FENCE_AFTER_SECONDS', 7) * 1000,

@@ -15,6 +15,7 @@ import {
   killStatement,
   killedOrGone,
 } from '../mysql/fencing.js';
+import { asCertificateError, byName } from '../mysql/member-sql.js';
 import type { ThreadState } from '../mysql/topology.js';
 import { threadState } from '../mysql/topology.js';
 
@@ -318,11 +319,15 @@ export type LocalSqlApi = Omit<LocalSql, 'close'>;
 
 /**
  * A session over TCP to a member (this one, a peer, the primary) that sends the password only to a
- * server whose certificate the cluster's CA signed. The chain is checked, not the name (as
- * ssl-mode=VERIFY_CA): members are reached by address, which no certificate names.
+ * server whose certificate the cluster's CA signed for `servername` (as ssl-mode=VERIFY_IDENTITY, through
+ * the controller's byName): the chain alone would admit any certificate of a shared issuer. A refused
+ * certificate is a MemberCertificateError naming the name it lacked.
  */
 export async function connectVerified(o: {
+  /** Where the member answers: an address or a name. */
   readonly host: string;
+  /** A name its certificate must carry (the agent's members are verified by the primary Service's: AgentConfig.clusterName). */
+  readonly servername: string;
   readonly port: number;
   readonly user: string;
   readonly password: string;
@@ -331,12 +336,14 @@ export async function connectVerified(o: {
   readonly timeoutMs: number;
 }): Promise<Connection> {
   const { createConnection } = await import('mysql2/promise');
-  return createConnection({
-    host: o.host,
-    port: o.port,
-    user: o.user,
-    password: o.password,
-    connectTimeout: o.timeoutMs,
-    ssl: { ca: o.ca, rejectUnauthorized: true },
-  });
+  try {
+    return await createConnection({
+      ...byName(o),
+      user: o.user,
+      password: o.password,
+      connectTimeout: o.timeoutMs,
+    });
+  } catch (e) {
+    throw asCertificateError(e);
+  }
 }

@@ -131,6 +131,8 @@ export interface MysqlPeerProbeOptions {
   readonly password: () => string;
   /** The cluster's CA (PEM): a peer must present a certificate it signed before the password is sent. */
   readonly ca: () => string;
+  /** The name a peer's certificate must carry (AgentConfig.memberTlsName). */
+  readonly servername: string;
   /** @default 2000 */
   readonly deadlineMs?: number;
 }
@@ -139,8 +141,9 @@ export interface MysqlPeerProbeOptions {
  * A peer answers when its mysqld says anything. Each peer's session is kept open between looks and
  * asked `SELECT 1`: a look costs a round trip, not a process, a TLS handshake and a login every second
  * (and a failed bare TCP connection would count an aborted connect on the peer, up to
- * max_connect_errors). Members are reached by address, so the certificate's chain is checked, not its
- * name (as ssl-mode=VERIFY_CA).
+ * max_connect_errors). Members are reached by address, which no certificate names: a peer's must carry
+ * the cluster's name (`servername`) and chain to its CA, or it is not asked (and does not count as a
+ * peer that answers).
  */
 export function mysqlPeerProbe(o: MysqlPeerProbeOptions): PeerProbe {
   const sessions = new Map<string, Promise<Connection>>();
@@ -153,6 +156,7 @@ export function mysqlPeerProbe(o: MysqlPeerProbeOptions): PeerProbe {
   const open = (address: string): Promise<Connection> =>
     connectVerified({
       host: address,
+      servername: o.servername,
       port: o.port,
       user: o.user,
       password: o.password(),

@@ -1,4 +1,5 @@
 import type { KubernetesObject as LiveObject } from '@kubernetes/client-node';
+import type { OperatorPods } from '../../constructs/index.js';
 import { createEventRecorder } from '../controller/events.js';
 import { kindController, queueKey } from '../controller/kinds.js';
 import { Reconciler } from '../controller/reconciler.js';
@@ -22,6 +23,7 @@ import {
   resourcePath,
 } from './diff-command.js';
 import { formatDuration, parseDuration } from './duration.js';
+import { OPERATOR_POD_OPTIONS, OPERATOR_POD_USAGE } from './operator-pods.js';
 
 export const APPLY_USAGE = `Usage: recon8s apply -f FILE [--kubeconfig PATH] [--timeout 5m] [--wait | --no-wait] [--force-conflicts]
 
@@ -41,7 +43,7 @@ Options:
   --timeout DURATION     how long to wait, e.g. 90s, 5m, 1h30m (default: 5m; a bare number is seconds)
   --wait / --no-wait     wait until ready (default), or return after one full reconcile of each resource
   --force-conflicts      take over fields of the resources that another field manager owns
-`;
+${OPERATOR_POD_USAGE}`;
 
 export const APPLY_OPTIONS = {
   filename: { type: 'string', short: 'f' },
@@ -49,6 +51,7 @@ export const APPLY_OPTIONS = {
   timeout: { type: 'string', default: '5m' },
   wait: { type: 'boolean', default: true },
   'force-conflicts': { type: 'boolean', default: false },
+  ...OPERATOR_POD_OPTIONS,
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -58,6 +61,8 @@ export interface ApplyOptions {
   readonly timeout: string;
   readonly wait: boolean;
   readonly forceConflicts: boolean;
+  /** The operator's pods, which the MySQLClusters' NetworkPolicies admit: the controller's flags of the same names. */
+  readonly operator: OperatorPods;
 }
 
 interface Condition {
@@ -164,7 +169,7 @@ export async function applyCommand(
     return await converge(
       client,
       resources,
-      { wait: opts.wait, deadline, timeoutMs, signal: interrupted.signal, informers },
+      { wait: opts.wait, deadline, timeoutMs, signal: interrupted.signal, informers, operator: opts.operator },
       out,
       err,
     );
@@ -191,6 +196,7 @@ interface ConvergeOptions {
   readonly signal: AbortSignal;
   /** Filled with the informers started, for the caller to stop. */
   readonly informers: Informer<LiveObject>[];
+  readonly operator: OperatorPods;
 }
 
 /**
@@ -287,6 +293,7 @@ async function converge(
     pods: (kind, namespace) => (pods.byKind.get(kind) ?? []).flatMap((i) => i.list(namespace)),
     // Who is the MySQL primary is the controller's to decide (it must be one authority).
     manage: false,
+    install: { operatorPods: o.operator },
   });
   late.reconciler = reconciler;
   const label = (key: string): string => {

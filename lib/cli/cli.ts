@@ -26,6 +26,7 @@ import {
   statusCommand,
   switchoverCommand,
 } from './mysql-command.js';
+import { OPERATOR_POD_OPTIONS, operatorPods } from './operator-pods.js';
 import { RENDER_USAGE, renderCommand } from './render-command.js';
 import { ROTATE_OPTIONS, ROTATE_USAGE, rotateCredentialsCommand } from './rotate-command.js';
 import { UsageError } from './usage-error.js';
@@ -119,6 +120,7 @@ export async function main(
           options: {
             filename: { type: 'string', short: 'f' },
             output: { type: 'string', short: 'o', default: 'yaml' },
+            ...OPERATOR_POD_OPTIONS,
             help: { type: 'boolean', short: 'h' },
           },
           strict: true,
@@ -130,7 +132,17 @@ export async function main(
         if (!values.filename) throw new UsageError('render needs -f FILE', RENDER_USAGE);
         if (values.output !== 'yaml' && values.output !== 'json')
           throw new UsageError(`-o must be yaml or json, got "${values.output}"`, RENDER_USAGE);
-        return await renderCommand({ filename: values.filename, output: values.output }, out, err);
+        const operator = operatorPods(
+          values['operator-namespace'],
+          values['operator-pod-labels'],
+          undefined,
+          RENDER_USAGE,
+        );
+        return await renderCommand(
+          { filename: values.filename, output: values.output, install: { operator } },
+          out,
+          err,
+        );
       }
       case 'controller': {
         const { values } = parseArgs({ args: [...rest], options: CONTROLLER_OPTIONS, strict: true });
@@ -155,6 +167,14 @@ export async function main(
             kubeconfig: values.kubeconfig,
             color: values.color,
             forceConflicts: values['force-conflicts'],
+            install: {
+              operator: operatorPods(
+                values['operator-namespace'],
+                values['operator-pod-labels'],
+                undefined,
+                DIFF_USAGE,
+              ),
+            },
           },
           out,
           err,
@@ -174,6 +194,7 @@ export async function main(
             timeout: values.timeout,
             wait: values.wait,
             forceConflicts: values['force-conflicts'],
+            operator: operatorPods(values['operator-namespace'], values['operator-pod-labels'], undefined, APPLY_USAGE),
           },
           out,
           err,

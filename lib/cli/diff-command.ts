@@ -1,7 +1,7 @@
 import type { KubernetesObject as LiveObject } from '@kubernetes/client-node';
 import { HttpMethod } from '../kube/index.js';
 import { InvalidSpecError, formatProblem, render } from '../../constructs/index.js';
-import type { KindDefinition, KubernetesObject, Recon8sResource } from '../../constructs/index.js';
+import type { KindDefinition, KubernetesObject, Recon8sResource, RenderInstall } from '../../constructs/index.js';
 import { ChildApplier } from '../controller/apply-children.js';
 import type { ResourceType } from '../controller/kinds.js';
 import { CHILD_TYPES, OWNER_KINDS, allChildTypes } from '../controller/kinds.js';
@@ -15,9 +15,11 @@ import { apiError, createKubeClient, getObject, isNotFound } from '../kube/index
 import { APPLYSET_PART_OF_LABEL, applySetId } from '../reconcile/applyset.js';
 import { childKey, stampChildren } from '../reconcile/desired.js';
 import { readManifests } from '../manifest-io.js';
+import { OPERATOR_POD_OPTIONS, OPERATOR_POD_USAGE } from './operator-pods.js';
 import { UsageError } from './usage-error.js';
 
 export const DIFF_USAGE = `Usage: recon8s diff -f FILE [--kubeconfig PATH] [--color auto|always|never] [--force-conflicts]
+                   [--operator-namespace NS] [--operator-pod-labels K=V,...]
 
 Shows what would change in the cluster if the App and MySQLCluster resources in FILE were applied and
 reconciled: each resource itself, and every child the controller would create, change or prune, as a
@@ -35,13 +37,14 @@ Options:
   --color WHEN           auto (default: only on a terminal, and NO_COLOR unset), always or never
   --force-conflicts      show the result of taking over fields another field manager owns
                          (as "recon8s apply --force-conflicts" would); without it such a conflict is an error
-`;
+${OPERATOR_POD_USAGE}`;
 
 export const DIFF_OPTIONS = {
   filename: { type: 'string', short: 'f' },
   kubeconfig: { type: 'string' },
   color: { type: 'string', default: 'auto' },
   'force-conflicts': { type: 'boolean', default: false },
+  ...OPERATOR_POD_OPTIONS,
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -53,6 +56,8 @@ export interface DiffOptions {
   readonly kubeconfig?: string;
   readonly color: ColorMode;
   readonly forceConflicts: boolean;
+  /** What the install is (the operator's pods), as the controller that reconciles renders it. */
+  readonly install: RenderInstall;
 }
 
 /** A custom resource from a file, checked by render() and placed in its namespace. */
@@ -220,14 +225,14 @@ function objectId(o: { apiVersion?: string; kind?: string; metadata?: { namespac
 async function changesFor(
   client: KubeClient,
   r: FileResource,
-  forceConflicts: boolean,
+  opts: Pick<DiffOptions, 'forceConflicts' | 'install'>,
   refused: string[],
 ): Promise<Change[]> {
   const label = `${r.kind.kind} ${r.namespace}/${r.name}`;
   const live = await getObject<LiveObject>(client, resourcePath(r.kind, r.namespace, r.name));
   let next: LiveObject;
   try {
-    next = await applyResource(client, r, { dryRun: true, force: forceConflicts });
+    next = await applyResource(client, r, { dryRun: true, force: opts.forceConflicts });
   } catch (e) {
     const info = apiError(e);
     if (info.code === 400 || info.code === 422 || info.code === 409)
@@ -241,7 +246,7 @@ async function changesFor(
   // The children as the controller renders them from the resource the API server would store.
   let rendered: KubernetesObject[];
   try {
-    rendered = render(next as unknown as Recon8sResource);
+    rendered = render(next as unknown as Recon8sResource, opts.install);
   } catch (e) {
     if (!(e instanceof InvalidSpecError)) throw e;
     throw new CommandError(
@@ -323,7 +328,7 @@ export async function diffCommand(
   try {
     await requireCrds(client);
     for (const r of placeResources(resources, defaultNamespace)) {
-      for (const change of await changesFor(client, r, opts.forceConflicts, refused)) text += renderChange(change);
+      for (const change of await changesFor(client, r, opts, refused)) text += renderChange(change);
     }
   } catch (e) {
     err.write(`error: ${e instanceof CommandError ? e.message : describeApiError(e, client, 'computing the diff')}\n`);

@@ -1,9 +1,10 @@
 import { InvalidSpecError, formatProblem, render } from '../../constructs/index.js';
-import type { KubernetesObject, Recon8sResource } from '../../constructs/index.js';
+import type { KubernetesObject, Recon8sResource, RenderInstall } from '../../constructs/index.js';
 import { readManifests, toYaml } from '../manifest-io.js';
+import { OPERATOR_POD_USAGE } from './operator-pods.js';
 import { UsageError } from './usage-error.js';
 
-export const RENDER_USAGE = `Usage: recon8s render -f FILE [-o yaml|json]
+export const RENDER_USAGE = `Usage: recon8s render -f FILE [-o yaml|json] [--operator-namespace NS] [--operator-pod-labels K=V,...]
 
 Prints the Kubernetes objects that App and MySQLCluster resources in FILE (YAML or JSON, several
 documents allowed; "-" reads standard input) render to. Offline: no cluster is contacted.
@@ -11,11 +12,13 @@ documents allowed; "-" reads standard input) render to. Offline: no cluster is c
 Options:
   -f, --filename FILE   the resources to render (required)
   -o, --output FORMAT   yaml (default: multi-document YAML) or json (a List)
-`;
+${OPERATOR_POD_USAGE}`;
 
 export interface RenderOptions {
   readonly filename: string;
   readonly output: 'yaml' | 'json';
+  /** What the install is (the operator's pods): the controller's flags of the same names. */
+  readonly install: RenderInstall;
 }
 
 /** Renders every resource in the file; reports the problems of every invalid one before failing. */
@@ -31,7 +34,7 @@ export async function renderCommand(
   for (const resource of resources) {
     try {
       // render() validates whatever it is given.
-      rendered.push(...render(resource as Recon8sResource));
+      rendered.push(...render(resource as Recon8sResource, opts.install));
     } catch (e) {
       if (!(e instanceof InvalidSpecError)) throw e;
       failed = true;

@@ -1,12 +1,16 @@
 // A MySQLCluster's NetworkPolicy enforced on the real node: kube-router's policy controller (built from
 // the Go module proxy, test/node/build-kube-router.sh) judges the pod traffic of the node's bridge, as a
 // cluster's network plugin would. Its members still replicate and clone through the policy, a bound
-// App's pod logs in, a pod of the same namespace that is not bound is refused on 3306 and the agent's
-// port; with spec.networkPolicy.enabled false the controller prunes the policy and that pod connects.
+// App's pod logs in (through its own App policy, egress restricted to DNS and its cluster), a pod of the
+// same namespace that is not bound is refused on 3306 and the agent's port; with
+// spec.networkPolicy.enabled false the controller prunes the policy and that pod connects. An App's own
+// policy admits its declared port and refuses a port its container listens on but does not declare,
+// until the App turns its policy off.
 import assert from 'node:assert/strict';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { CoreV1Api, CustomObjectsApi, NetworkingV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { MYSQL_AGENT_PORT } from '../../constructs/index.js';
+import { WEB_PORT } from '../images/web.js';
 import type { Controller } from '../../lib/controller/controller.js';
 import { eventually } from '../integration/eventually.js';
 import { startTestController } from '../integration/support/controller.js';
@@ -37,6 +41,8 @@ describe('a MySQLCluster NetworkPolicy enforced on the real node (kube-router)',
   let controller: Controller | undefined;
   let policies: PolicyController | undefined;
   let appPod = '';
+  /** Pods of the Apps that serve WEB_PORT: `site` declares it, `hidden` declares another port only. */
+  const webPods: Record<'site' | 'hidden', string> = { site: '', hidden: '' };
 
   const podIp = async (name: string): Promise<string> => {
     const ip = (await core.readNamespacedPod({ namespace: ns, name })).status?.podIP;
@@ -89,9 +95,32 @@ describe('a MySQLCluster NetworkPolicy enforced on the real node (kube-router)',
           securityContext: { runAsUser: 999, runAsGroup: 999 },
           resources: { requests: { cpu: '10m', memory: '32Mi' }, limits: { memory: '256Mi' } },
           database: { cluster: NAME, name: 'shop' },
+          // The App's own policy too: its login below goes through DNS and 3306 egress rules only.
+          networkPolicy: { restrictEgress: true },
         },
       },
     });
+    // The web image listens on WEB_PORT; `hidden` declares only another port, which nothing serves.
+    for (const [name, port] of [
+      ['site', WEB_PORT],
+      ['hidden', WEB_PORT + 1],
+    ] as const)
+      await custom.createNamespacedCustomObject({
+        ...GROUP,
+        plural: 'apps',
+        namespace: ns,
+        body: {
+          apiVersion: 'recon8s.dev/v1alpha1',
+          kind: 'App',
+          metadata: { name },
+          spec: {
+            image: node().images.web,
+            imagePullPolicy: 'Never',
+            ports: [{ name: 'http', port }],
+            resources: { requests: { cpu: '10m', memory: '16Mi' }, limits: { memory: '64Mi' } },
+          },
+        },
+      });
     // A pod of the same namespace that no App binds: what any workload there could be.
     await core.createNamespacedPod({
       namespace: ns,
@@ -124,15 +153,22 @@ describe('a MySQLCluster NetworkPolicy enforced on the real node (kube-router)',
       },
       { timeoutMs: BOOTSTRAP_MS, intervalMs: 2000, description: 'both members Ready' },
     );
-    appPod = await eventually(
-      async () => {
-        const pods = await core.listNamespacedPod({ namespace: ns, labelSelector: 'app.kubernetes.io/instance=web' });
-        const running = pods.items.find((p) => p.status?.phase === 'Running' && !p.metadata?.deletionTimestamp);
-        assert.ok(running?.metadata?.name, 'no running web pod');
-        return running.metadata.name;
-      },
-      { timeoutMs: 120_000, intervalMs: 2000, description: 'a running web pod' },
-    );
+    const runningPod = (app: string): Promise<string> =>
+      eventually(
+        async () => {
+          const pods = await core.listNamespacedPod({
+            namespace: ns,
+            labelSelector: `app.kubernetes.io/instance=${app}`,
+          });
+          const running = pods.items.find((p) => p.status?.phase === 'Running' && !p.metadata?.deletionTimestamp);
+          assert.ok(running?.metadata?.name, `no running ${app} pod`);
+          return running.metadata.name;
+        },
+        { timeoutMs: 120_000, intervalMs: 2000, description: `a running ${app} pod` },
+      );
+    appPod = await runningPod('web');
+    webPods.site = await runningPod('site');
+    webPods.hidden = await runningPod('hidden');
     await eventually(
       async () =>
         assert.equal((await core.readNamespacedPod({ namespace: ns, name: 'stranger' })).status?.phase, 'Running'),
@@ -150,6 +186,8 @@ describe('a MySQLCluster NetworkPolicy enforced on the real node (kube-router)',
       .makeApiClient(NetworkingV1Api)
       .readNamespacedNetworkPolicy({ namespace: ns, name: `${NAME}-mysql` });
     assert.deepEqual(policy.spec?.policyTypes, ['Ingress']);
+    const own = await kc.makeApiClient(NetworkingV1Api).readNamespacedNetworkPolicy({ namespace: ns, name: 'web' });
+    assert.deepEqual(own.spec?.policyTypes, ['Ingress', 'Egress'], 'the App\u2019s own policy');
     const web = await core.readNamespacedPod({ namespace: ns, name: appPod });
     assert.equal(web.metadata?.labels?.['recon8s.dev/mysql-cluster'], NAME);
   });
@@ -193,6 +231,37 @@ describe('a MySQLCluster NetworkPolicy enforced on the real node (kube-router)',
     assert.equal(await portOpen(kc, ns, 'stranger', await podIp(`${NAME}-0`), 3306), false);
   });
 
+  it('admits an App\u2019s declared port to a pod of the namespace, and refuses a port its container serves undeclared', async () => {
+    const site = await podIp(webPods.site);
+    const hidden = await podIp(webPods.hidden);
+    await eventually(async () => assert.equal(await portOpen(kc, ns, 'stranger', site, WEB_PORT), true), {
+      timeoutMs: ENFORCED_MS,
+      intervalMs: 2000,
+      description: `site:${WEB_PORT} (declared) admitted`,
+    });
+    await eventually(async () => assert.equal(await portOpen(kc, ns, 'stranger', hidden, WEB_PORT), false), {
+      timeoutMs: ENFORCED_MS,
+      intervalMs: 2000,
+      description: `hidden:${WEB_PORT} (undeclared) refused`,
+    });
+    // The same server, once the App's policy is off: it was the policy that refused it.
+    await custom.patchNamespacedCustomObject(
+      {
+        ...GROUP,
+        plural: 'apps',
+        namespace: ns,
+        name: 'hidden',
+        body: { spec: { networkPolicy: { enabled: false } } },
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    await eventually(async () => assert.equal(await portOpen(kc, ns, 'stranger', hidden, WEB_PORT), true), {
+      timeoutMs: ENFORCED_MS,
+      intervalMs: 2000,
+      description: `hidden:${WEB_PORT} admitted once its policy is pruned`,
+    });
+  });
+
   it('with spec.networkPolicy.enabled false, the policy is pruned and the same pod connects', async () => {
     await custom.patchNamespacedCustomObject(
       {
@@ -206,7 +275,13 @@ describe('a MySQLCluster NetworkPolicy enforced on the real node (kube-router)',
     );
     const networking = kc.makeApiClient(NetworkingV1Api);
     await eventually(
-      async () => assert.deepEqual((await networking.listNamespacedNetworkPolicy({ namespace: ns })).items, []),
+      async () =>
+        assert.deepEqual(
+          (await networking.listNamespacedNetworkPolicy({ namespace: ns })).items
+            .map((p) => p.metadata?.name)
+            .filter((n) => n === `${NAME}-mysql`),
+          [],
+        ),
       { timeoutMs: 60_000, intervalMs: 1000, description: 'the NetworkPolicy pruned' },
     );
     const ip = await podIp(`${NAME}-0`);

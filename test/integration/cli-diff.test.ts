@@ -76,6 +76,7 @@ ${spec}`;
       `/dev/null recon8s/apps/v1/Deployment/${ns}/web`,
       `/dev/null recon8s/v1/Service/${ns}/web`,
       `/dev/null recon8s/policy/v1/PodDisruptionBudget/${ns}/web`,
+      `/dev/null recon8s/networking.k8s.io/v1/NetworkPolicy/${ns}/web`,
     ]);
     assert.ok(
       changedLines(r.stdout).every((l) => l.startsWith('+')),
@@ -144,15 +145,26 @@ ${spec}`;
     assert.equal(diff(join(dir, 'web.yaml')).status, 0);
   });
 
-  it('shows the Service as pruned when the ports are removed (and prunes nothing)', async () => {
+  it('shows the Service as pruned when the ports are removed, and the NetworkPolicy as admitting none (and prunes nothing)', async () => {
     const r = diff(file('no-ports.yaml', appYaml('  replicas: 2\n')));
     assert.equal(r.status, 1, r.stderr);
     noAnsi(r);
     assert.deepEqual(files(r.stdout), [
       `live/recon8s.dev/v1alpha1/App/${ns}/web recon8s/recon8s.dev/v1alpha1/App/${ns}/web`,
       `live/apps/v1/Deployment/${ns}/web recon8s/apps/v1/Deployment/${ns}/web`,
+      `live/networking.k8s.io/v1/NetworkPolicy/${ns}/web recon8s/networking.k8s.io/v1/NetworkPolicy/${ns}/web`,
       `live/v1/Service/${ns}/web /dev/null`,
     ]);
+    // Its port is no longer declared: the policy's only ingress rule goes.
+    const policy = r.stdout.slice(
+      r.stdout.indexOf(`--- live/networking.k8s.io/v1/NetworkPolicy/${ns}/web`),
+      r.stdout.indexOf(`--- live/v1/Service/${ns}/web`),
+    );
+    assert.match(policy, /^- {2}ingress:$/m);
+    assert.ok(
+      changedLines(policy).every((l) => l.startsWith('-')),
+      policy,
+    );
     const service = r.stdout.slice(r.stdout.indexOf(`--- live/v1/Service/${ns}/web`));
     assert.match(service, /^--- live\/v1\/Service\/\S+\n\+\+\+ \/dev\/null\n@@ -1,\d+ \+0,0 @@\n-apiVersion: v1\n/);
     assert.ok(changedLines(service).every((l) => l.startsWith('-')));
@@ -202,6 +214,25 @@ spec: { replicas: 1, storage: { size: ${size} } }
       r.stderr,
       /^error: MySQLCluster \S+\/db was refused: .*spec\.storage\.size.*may grow but never shrink/m,
     );
+  });
+
+  it('renders a MySQLCluster\u2019s NetworkPolicy for the operator named by --operator-namespace (recon8s-system by default)', () => {
+    const path = file(
+      'policy-db.yaml',
+      `apiVersion: recon8s.dev/v1alpha1\nkind: MySQLCluster\nmetadata: { name: fenced, namespace: ${ns} }\nspec: { replicas: 1 }\n`,
+    );
+    /** The namespaces the new NetworkPolicy's namespaceSelectors name. */
+    const operatorNamespaces = (r: RunResult): string[] => {
+      assert.equal(r.status, 1, r.stderr);
+      const policy = r.stdout.split(/^--- /m).find((f) => f.includes(`NetworkPolicy/${ns}/fenced-mysql`));
+      assert.ok(policy, `no NetworkPolicy in the diff:\n${files(r.stdout).join('\n')}`);
+      return [...policy.matchAll(/kubernetes\.io\/metadata\.name: (\S+)/g)].map((m) => m[1] ?? '');
+    };
+    assert.deepEqual(operatorNamespaces(diff(path)), ['recon8s-system']);
+    assert.deepEqual(operatorNamespaces(diff(path, '--operator-namespace', 'ops')), ['ops']);
+    const bad = diff(path, '--operator-pod-labels', 'no-equals-sign');
+    assert.equal(bad.status, 2);
+    assert.match(bad.stderr, /--operator-pod-labels must be KEY=VALUE pairs .*got "no-equals-sign"/);
   });
 
   it('says so, exit 2, when the API server cannot be reached', () => {

@@ -386,6 +386,38 @@ describe('CRDs and manifests on a real API server', function () {
       }
     });
 
+    it('takes an App networkPolicy of pods, namespaces or addresses, and refuses an empty or mixed source and a bad CIDR, naming the field', () => {
+      const policy = (name: string, networkPolicy: Record<string, unknown>) =>
+        create(app(name, { image: 'nginx', ports: [{ port: 80 }], networkPolicy }));
+      const good = policy('np-good', {
+        restrictEgress: true,
+        from: [
+          { podSelector: { matchLabels: { tier: 'frontend' } } },
+          { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'ingress' } } },
+          { ipBlock: { cidr: '10.0.0.0/8', except: ['10.1.0.0/16'] } },
+          { ipBlock: { cidr: 'fd00::/8' } },
+        ],
+      });
+      assert.equal(good.status, 0, good.stderr);
+      const empty = policy('np-empty', { from: [{}] });
+      assert.notEqual(empty.status, 0);
+      assert.match(
+        empty.stderr,
+        /spec\.networkPolicy\.from\[0\]: Invalid value: .*one of podSelector, namespaceSelector or ipBlock/,
+      );
+      const mixed = policy('np-mixed', {
+        from: [{ ipBlock: { cidr: '10.0.0.0/8' }, podSelector: { matchLabels: { a: 'b' } } }],
+      });
+      assert.notEqual(mixed.status, 0);
+      assert.match(mixed.stderr, /spec\.networkPolicy\.from\[0\]\.ipBlock: Invalid value: .*ipBlock alone/);
+      const cidr = policy('np-cidr', { from: [{ ipBlock: { cidr: '10.0.0.0/33' } }] });
+      assert.notEqual(cidr.status, 0);
+      assert.match(cidr.stderr, /spec\.networkPolicy\.from\[0\]\.ipBlock\.cidr: Invalid value: "10\.0\.0\.0\/33"/);
+      const none = policy('np-none', { from: [] });
+      assert.notEqual(none.status, 0);
+      assert.match(none.stderr, /spec\.networkPolicy\.from: Invalid value: .*at least 1/);
+    });
+
     it('accepts one unnamed App port, but several need names, unique ones', () => {
       assert.equal(create(app('one-port', { image: 'nginx', ports: [{ port: 80 }] })).status, 0);
       const several = create(app('two-ports', { image: 'nginx', ports: [{ name: 'http', port: 80 }, { port: 81 }] }));

@@ -299,6 +299,7 @@ describe('operator install and least-privilege RBAC (own control plane, OwnerRef
     assert.deepEqual(await assertChildren(await getCr('App', GRANTED, 'scaled')), [
       'Deployment/scaled',
       'HorizontalPodAutoscaler/scaled',
+      'NetworkPolicy/scaled',
       'PodDisruptionBudget/scaled',
     ]);
     // An update (patch of existing children), then a prune (delete).
@@ -307,7 +308,7 @@ describe('operator install and least-privilege RBAC (own control plane, OwnerRef
       async () => {
         const cr = await getCr('App', GRANTED, 'web');
         assert.equal(cr.status?.observedGeneration, cr.metadata.generation);
-        assert.deepEqual(await assertChildren(cr), ['Deployment/web', 'PodDisruptionBudget/web']);
+        assert.deepEqual(await assertChildren(cr), ['Deployment/web', 'NetworkPolicy/web', 'PodDisruptionBudget/web']);
         const d = (await objects().read({
           apiVersion: 'apps/v1',
           kind: 'Deployment',

@@ -117,6 +117,7 @@ describe('ownership from the caches (real API server)', function () {
       'PATCH deployments': names.length,
       'PATCH services': names.length,
       'PATCH poddisruptionbudgets': names.length,
+      'PATCH networkpolicies': names.length,
       'POST events': names.length,
       'PATCH apps/status': names.length,
     });

@@ -74,8 +74,8 @@ describe('App', () => {
   describe('the acceptance example (nginx, 2 replicas, env, resources, port 8080→80)', () => {
     const s = synthApp(ACCEPTANCE);
 
-    it('renders a Deployment and a Service named after the App (and a PDB, having 2 replicas)', () => {
-      assert.deepEqual(kinds(s), ['Deployment', 'Service', 'PodDisruptionBudget']);
+    it('renders a Deployment, a Service and a NetworkPolicy named after the App (and a PDB, having 2 replicas)', () => {
+      assert.deepEqual(kinds(s), ['Deployment', 'Service', 'PodDisruptionBudget', 'NetworkPolicy']);
       for (const o of s.objects) assert.deepEqual([o.metadata.name, o.metadata.namespace], ['web', 'ns'], o.kind);
     });
 
@@ -105,8 +105,8 @@ describe('App', () => {
   describe('defaults', () => {
     const s = synthApp({ image: 'nginx:1.27' });
 
-    it('renders only a Deployment for an image alone, with 1 replica', () => {
-      assert.deepEqual(kinds(s), ['Deployment']);
+    it('renders only a Deployment (and its NetworkPolicy) for an image alone, with 1 replica', () => {
+      assert.deepEqual(kinds(s), ['Deployment', 'NetworkPolicy']);
       assert.equal(deploymentOf(s).spec?.replicas, 1);
       assert.equal(s.app.service, undefined);
       assert.equal(s.app.autoscaler, undefined);
@@ -181,7 +181,7 @@ describe('App', () => {
       });
       assert.deepEqual(emptyValues(empties.objects), []);
       assert.ok(!('resources' in containerOf(empties)));
-      assert.deepEqual(kinds(empties), ['Deployment']);
+      assert.deepEqual(kinds(empties), ['Deployment', 'NetworkPolicy']);
     });
 
     it('exposes the validated spec with every default applied, frozen, leaving the props untouched', () => {
@@ -204,7 +204,13 @@ describe('App', () => {
   describe('names and selectors', () => {
     it('names every object after the construct id, without hashes', () => {
       const s = synthApp(EVERYTHING, { id: 'shop-web' });
-      assert.deepEqual(kinds(s), ['Deployment', 'Service', 'HorizontalPodAutoscaler', 'PodDisruptionBudget']);
+      assert.deepEqual(kinds(s), [
+        'Deployment',
+        'Service',
+        'HorizontalPodAutoscaler',
+        'PodDisruptionBudget',
+        'NetworkPolicy',
+      ]);
       for (const o of s.objects) assert.equal(o.metadata.name, 'shop-web', o.kind);
       assert.equal(s.app.node.id, 'shop-web');
     });
@@ -237,7 +243,7 @@ describe('App', () => {
       const s = synthApp({ ...EVERYTHING, autoscaling: undefined, replicas: 2, affinity: undefined });
       const labels = { ...LABELS, team: 'shop', 'example.com/tier': 'frontend' };
       const annotations = { 'example.com/owner': 'shop@example.com' };
-      assert.deepEqual(kinds(s), ['Deployment', 'Service', 'PodDisruptionBudget']);
+      assert.deepEqual(kinds(s), ['Deployment', 'Service', 'PodDisruptionBudget', 'NetworkPolicy']);
       for (const o of s.objects)
         assert.deepEqual([o.metadata.labels, o.metadata.annotations], [labels, annotations], o.kind);
       assert.deepEqual(deploymentOf(s).spec?.template.metadata, { labels, annotations });

@@ -50,6 +50,7 @@ describe('recon8s render', function () {
     const objects = parseAllDocuments(r.stdout).map((d) => d.toJS() as Obj);
     assert.deepEqual(objects.map((o) => `${o.kind}/${o.metadata.name}`).sort(), [
       'Deployment/nginx',
+      'NetworkPolicy/nginx',
       'PodDisruptionBudget/nginx',
       'Service/nginx',
     ]);
@@ -127,6 +128,33 @@ describe('recon8s render', function () {
     assert.match(r.stderr, /spec\.replicas: got 12, expected an integer from 1 to 9/);
     assert.match(r.stderr, /spec\.version: got "8\.0", expected .*end-of-life/);
     assert.match(r.stderr, /spec\.storage\.size: got "lots", expected a Kubernetes quantity/);
+  });
+
+  it('renders the MySQLCluster NetworkPolicy for the operator it is told of (--operator-namespace, --operator-pod-labels), recon8s-system by default', () => {
+    const cluster = file(
+      'db.yaml',
+      'apiVersion: recon8s.dev/v1alpha1\nkind: MySQLCluster\nmetadata: { name: db, namespace: shop }\n',
+    );
+    /** The `from` of the policy's rule that admits the operator (the one with a namespaceSelector). */
+    const operatorPeer = (args: readonly string[]): unknown => {
+      const r = runCli(['render', '-f', cluster, '-o', 'json', ...args]);
+      assert.equal(r.status, 0, r.stderr);
+      const policy = (
+        JSON.parse(r.stdout) as { items: { kind: string; spec: { ingress: { from: object[] }[] } }[] }
+      ).items.find((o) => o.kind === 'NetworkPolicy');
+      return policy?.spec.ingress.flatMap((rule) => rule.from).find((peer) => 'namespaceSelector' in peer);
+    };
+    const inNamespace = (ns: string) => ({ matchLabels: { 'kubernetes.io/metadata.name': ns } });
+    assert.deepEqual(operatorPeer([]), { namespaceSelector: inNamespace('recon8s-system') });
+    assert.deepEqual(operatorPeer(['--operator-namespace', 'ops']), { namespaceSelector: inNamespace('ops') });
+    assert.deepEqual(operatorPeer(['--operator-namespace', 'ops', '--operator-pod-labels', 'app=recon8s']), {
+      namespaceSelector: inNamespace('ops'),
+      podSelector: { matchLabels: { app: 'recon8s' } },
+    });
+    const bad = runCli(['render', '-f', cluster, '--operator-namespace', 'Not_A_Namespace']);
+    assert.equal(bad.status, 2);
+    assert.match(bad.stderr, /--operator-namespace must be a namespace name \(a DNS label\), got "Not_A_Namespace"/);
+    assert.match(bad.stderr, /Usage: recon8s render/);
   });
 
   it('fails with exit 2 on a missing file, bad YAML or a bad option', () => {

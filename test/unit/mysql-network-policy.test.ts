@@ -1,30 +1,23 @@
 // What a MySQLCluster's NetworkPolicy admits to its members, judged by the rules of NetworkPolicy
-// (networking.k8s.io/v1) on pods as render() makes them: the App's own pod template, the backup job's,
-// the member's. The enforcement itself is proven on the node (test/e2e/mysql-network-policy.test.ts).
+// (networking.k8s.io/v1, test/unit/support/network-policy-judge.ts) on pods as render() makes them: the
+// App's own pod template, the backup job's, the member's. The enforcement itself is proven on the node (test/e2e/mysql-network-policy.test.ts).
 import assert from 'node:assert/strict';
-import type {
-  V1CronJob,
-  V1Deployment,
-  V1LabelSelector,
-  V1NetworkPolicy,
-  V1NetworkPolicyPeer,
-  V1StatefulSet,
-} from '@kubernetes/client-node';
+import type { V1CronJob, V1Deployment, V1NetworkPolicy, V1StatefulSet } from '@kubernetes/client-node';
 import { MYSQL_AGENT_PORT, MYSQL_AGENT_TLS_PORT, render } from '../../constructs/index.js';
 import type { KubernetesObject, RenderInstall } from '../../constructs/index.js';
 import type { MySQLClusterSpec } from '../../constructs/mysql/spec.generated.js';
 import type { AppSpec } from '../../constructs/app/spec.generated.js';
 import { assertProblem, invalidApp } from './support/app-synth.js';
 import { InvalidSpecError } from '../../constructs/schema/validate.js';
-import { operatorPods } from '../../lib/cli/controller-command.js';
+import { CONTROLLER_USAGE } from '../../lib/cli/controller-command.js';
+import { operatorPods } from '../../lib/cli/operator-pods.js';
+import type { Endpoint } from './support/network-policy-judge.js';
+import { admits, matches } from './support/network-policy-judge.js';
 
 const NS = 'shop';
 const BACKUP = { schedule: '0 3 * * *', persistentVolumeClaimName: 'backups' };
 
-interface Source {
-  readonly namespace: string;
-  readonly labels: Readonly<Record<string, string>>;
-}
+type Source = Endpoint;
 
 function mysql(spec: MySQLClusterSpec = {}, install?: RenderInstall): KubernetesObject[] {
   return render(
@@ -58,40 +51,6 @@ function member(objects: readonly KubernetesObject[]): Source {
 function backupJob(objects: readonly KubernetesObject[]): Source {
   const cron = objects.find((o) => o.kind === 'CronJob') as unknown as V1CronJob;
   return { namespace: NS, labels: cron.spec?.jobTemplate.spec?.template.metadata?.labels ?? {} };
-}
-
-function matches(selector: V1LabelSelector | undefined, labels: Readonly<Record<string, string>>): boolean {
-  assert.equal(selector?.matchExpressions, undefined, 'only matchLabels are judged here');
-  return Object.entries(selector?.matchLabels ?? {}).every(([k, v]) => labels[k] === v);
-}
-
-/** Whether the policy lets `source` open a TCP connection to `port` of a pod labelled `target`, by the NetworkPolicy rules. */
-function admits(policy: V1NetworkPolicy, target: Source, source: Source, port: number): boolean {
-  const spec = policy.spec;
-  assert.ok(spec);
-  const ns = policy.metadata?.namespace;
-  assert.ok(ns, 'the policy has a namespace');
-  if (target.namespace !== ns || !matches(spec.podSelector, target.labels)) return true; // not isolated by it
-  if (!(spec.policyTypes ?? ['Ingress']).includes('Ingress')) return true;
-  const nsLabels = { 'kubernetes.io/metadata.name': source.namespace };
-  return (spec.ingress ?? []).some((rule) => {
-    const portOk =
-      (rule.ports ?? []).length === 0 ||
-      (rule.ports ?? []).some((p) => (p.protocol ?? 'TCP') === 'TCP' && (p.port === undefined || p.port === port));
-    if (!portOk) return false;
-    // The JSON's `from` (client-node's model calls it _from).
-    const from = (rule as { from?: V1NetworkPolicyPeer[] }).from ?? [];
-    if (from.length === 0) return true;
-    return from.some((peer) => {
-      assert.equal(peer.ipBlock, undefined, 'no ipBlock');
-      if (peer.namespaceSelector === undefined)
-        return source.namespace === ns && matches(peer.podSelector, source.labels);
-      return (
-        matches(peer.namespaceSelector, nsLabels) &&
-        (peer.podSelector === undefined || matches(peer.podSelector, source.labels))
-      );
-    });
-  });
 }
 
 const OPERATOR = {
@@ -226,17 +185,20 @@ describe('MySQLCluster NetworkPolicy', () => {
 
 describe('recon8s controller --operator-namespace, --operator-pod-labels', () => {
   it('admits the namespace the controller runs in ($POD_NAMESPACE) unless told, else recon8s-system', () => {
-    assert.deepEqual(operatorPods(undefined, undefined, 'ops'), { namespace: 'ops' });
-    assert.deepEqual(operatorPods(undefined, undefined, undefined), { namespace: 'recon8s-system' });
-    assert.deepEqual(operatorPods('other', 'app.kubernetes.io/name=recon8s,tier=control', 'ops'), {
+    assert.deepEqual(operatorPods(undefined, undefined, 'ops', CONTROLLER_USAGE), { namespace: 'ops' });
+    assert.deepEqual(operatorPods(undefined, undefined, undefined, CONTROLLER_USAGE), { namespace: 'recon8s-system' });
+    assert.deepEqual(operatorPods('other', 'app.kubernetes.io/name=recon8s,tier=control', 'ops', CONTROLLER_USAGE), {
       namespace: 'other',
       podLabels: { 'app.kubernetes.io/name': 'recon8s', tier: 'control' },
     });
   });
 
   it('refuses a namespace or a label it cannot put in a selector, naming the flag and the value', () => {
-    assert.throws(() => operatorPods('Bad_NS', undefined, undefined), /--operator-namespace .*"Bad_NS"/);
+    assert.throws(
+      () => operatorPods('Bad_NS', undefined, undefined, CONTROLLER_USAGE),
+      /--operator-namespace .*"Bad_NS"/,
+    );
     for (const labels of ['noequals', '=v', 'k=bad value', 'k=v,,'])
-      assert.throws(() => operatorPods('ops', labels, undefined), /--operator-pod-labels .*got/);
+      assert.throws(() => operatorPods('ops', labels, undefined, CONTROLLER_USAGE), /--operator-pod-labels .*got/);
   });
 });

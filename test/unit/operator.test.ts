@@ -120,8 +120,8 @@ describe('OperatorChart (the operator install construct)', () => {
         { apiGroups: [''], resources: ['configmaps', 'services'], verbs: CHILD_VERBS },
         { apiGroups: ['autoscaling'], resources: ['horizontalpodautoscalers'], verbs: CHILD_VERBS },
         { apiGroups: ['policy'], resources: ['poddisruptionbudgets'], verbs: CHILD_VERBS },
-        { apiGroups: ['batch'], resources: ['cronjobs'], verbs: CHILD_VERBS },
         { apiGroups: ['networking.k8s.io'], resources: ['networkpolicies'], verbs: CHILD_VERBS },
+        { apiGroups: ['batch'], resources: ['cronjobs'], verbs: CHILD_VERBS },
         {
           apiGroups: [''],
           resources: ['persistentvolumeclaims'],

@@ -83,9 +83,9 @@ const hosts = (ordinal: number): string =>
 // the sandbox models no cluster DNS, and a primary here must stay writable while a test stops its
 // replicas (self-fencing is proven on the real node, test/e2e/mysql-ha.test.ts). The agent, outside the
 // member's root, has the host's name lookups, which know no shop-primary: it is given the primary's
-// address (it checks a certificate's chain there, not its name).
+// address, and the primary Service's name to verify certificates by (TLS_SERVER_NAME), as in a pod.
 const POD_SH = String.raw`set -u
-dir=$1 root=$2 address=$3 hosts=$4 node=$5 repo=$6 primary_address=$7
+dir=$1 root=$2 address=$3 hosts=$4 node=$5 repo=$6 primary_address=$7 tls_name=$8
 m=$dir/merged
 mkdir -p "$dir/upper" "$dir/work" "$m"
 mount -t overlay overlay -o "lowerdir=$root,upperdir=$dir/upper,workdir=$dir/work" "$m"
@@ -128,7 +128,7 @@ agent() {
     rm -f "$m/tmp/termination-log.agent"
     (cd "$repo" && HEADLESS_SERVICE= MYSQL_SOCKET=$m/run/mysqld/mysqld.sock TLS_CA_FILE=$dir/tls/ca.crt CREDENTIALS_DIR=$dir/credentials \
       DATA_VOLUME=$dir/volume POD_ANNOTATIONS=$dir/pod-info/annotations TERMINATION_LOG=$m/tmp/termination-log.agent \
-      AGENT_ADDRESS=$address MYSQL_LOCAL_ADDRESS=$address PRIMARY_HOST=$primary_address \
+      AGENT_ADDRESS=$address MYSQL_LOCAL_ADDRESS=$address PRIMARY_HOST=$primary_address TLS_SERVER_NAME=$tls_name \
       AGENT_TLS_PORT=9443 TLS_CERT_FILE=$dir/tls/tls.crt TLS_KEY_FILE=$dir/tls/tls.key \
       exec setpriv --reuid=999 --regid=999 --clear-groups "$node" --import tsx lib/cli/main.ts agent) >>"$dir/agent.log" 2>&1
     echo "recon8s-sandbox: the agent container exited with $?: $(cat "$m/tmp/termination-log.agent" 2>/dev/null)" >>"$dir/agent.log"
@@ -457,6 +457,7 @@ export async function startMySQLSandbox(): Promise<MySQLSandbox> {
               process.execPath,
               REPO_ROOT,
               PRIMARY_ADDRESS,
+              PRIMARY_SERVICE,
             ],
             { stdio: 'ignore', env: ENV(ordinal, secret()) },
           ),
