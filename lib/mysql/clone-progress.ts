@@ -10,7 +10,9 @@
 export const CLONE_DONATIONS_SQL =
   'SELECT s.EVENT_NAME AS stage, s.WORK_COMPLETED AS done, s.WORK_ESTIMATED AS total, t.PROCESSLIST_HOST AS host ' +
   'FROM performance_schema.events_stages_current s JOIN performance_schema.threads t USING (THREAD_ID) ' +
-  "WHERE s.EVENT_NAME LIKE 'stage/innodb/clone%'";
+  // A thread's last stage stays in events_stages_current once it ended (END_EVENT_ID set): a clone
+  // finished while the donor's session lingers is no clone under way.
+  "WHERE s.EVENT_NAME LIKE 'stage/innodb/clone%' AND s.END_EVENT_ID IS NULL";
 
 /** One clone a donor serves: the recipient's address, the stage and its work in MiB. */
 export interface CloneDonation {
