@@ -264,7 +264,7 @@ export function formatReport(r: BenchResults): string {
       out.push(
         `  ${
           s.workload === 'peer-job'
-            ? 'Workload peer-job: both sides render the same Deployment and Service per App (recon8s with spec.disruptionBudget.enabled false and no autoscaling); recon8s also writes its ApplySet parent metadata, Events and conditions.'
+            ? 'Workload peer-job: both sides render the same Deployment and Service per App (recon8s with spec.disruptionBudget.enabled and spec.networkPolicy.enabled false and no autoscaling); recon8s also writes its ApplySet parent metadata, Events and conditions.'
             : 'Workload realistic: the peer renders a Deployment and a Service per App; recon8s adds a PodDisruptionBudget, an HPA for autoscaled Apps, its ApplySet parent metadata, Events and conditions.'
         } The peer's requests are its own rest_client counts; the API server's counts are the bench's own subtracted, each controller running alone. The floor is recon8s's render of the same workload.`,
       );

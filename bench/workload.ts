@@ -67,10 +67,15 @@ function appSpec(i: number): AppSpec {
   } as AppSpec;
 }
 
-/** What the peer renders in full: a Deployment and a Service, no PodDisruptionBudget, no autoscaler. */
+/** What the peer renders in full: a Deployment and a Service, no PodDisruptionBudget, autoscaler or NetworkPolicy. */
 function peerJobAppSpec(i: number): AppSpec {
   const { autoscaling: _autoscaling, ...rest } = appSpec(i);
-  return { ...rest, replicas: INITIAL_REPLICAS, disruptionBudget: { enabled: false } } as AppSpec;
+  return {
+    ...rest,
+    replicas: INITIAL_REPLICAS,
+    disruptionBudget: { enabled: false },
+    networkPolicy: { enabled: false },
+  } as AppSpec;
 }
 
 function mysqlSpec(i: number): MySQLClusterSpec {
