@@ -104,6 +104,7 @@ describe('bench arguments with --peer', () => {
       Service: 20,
       PodDisruptionBudget: 20,
       HorizontalPodAutoscaler: 2,
+      NetworkPolicy: 20,
     });
   });
 });
