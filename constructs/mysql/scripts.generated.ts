@@ -501,7 +501,7 @@ set -euo pipefail
 . "\${BASH_SOURCE[0]%/*}/reprovision.sh"
 # shellcheck source=restore.sh
 . "\${BASH_SOURCE[0]%/*}/restore.sh"
-require_env PRIMARY_HOST MYSQL_ROOT_PASSWORD MYSQL_REPLICATION_PASSWORD MYSQL_ADMIN_PASSWORD MYSQL_CLONE_PASSWORD MYSQL_BACKUP_PASSWORD
+require_env PRIMARY_HOST MYSQL_ROOT_PASSWORD MYSQL_REPLICATION_PASSWORD MYSQL_ADMIN_PASSWORD
 
 volume=\${DATA_VOLUME:-$RECON8S_DATA_VOLUME} # overridden by unit tests only
 datadir=$volume/$RECON8S_DATA_DIR_NAME
@@ -564,6 +564,8 @@ await_shutdown() {
 }
 
 initialize_primary() {
+  # A new cluster's pod template always has them (an earlier version's, which lacks them, never starts one).
+  require_env MYSQL_CLONE_PASSWORD MYSQL_BACKUP_PASSWORD
   initialize "$stage"
   start_server "$stage"
   # Nothing here is binary-logged: replicas receive it through the clone, and the GTID history of a
@@ -656,14 +658,21 @@ clone_primary() {
   initialize "$scratch"
   start_server "$scratch"
   printf 'SET GLOBAL clone_valid_donor_list = %s;\\n' "$(sql_quote "$PRIMARY_HOST:$RECON8S_MYSQL_PORT")" | temporary_sql
-  local donor i out
+  local donor i out clone_user=$RECON8S_CLONE_USER clone_password=\${MYSQL_CLONE_PASSWORD-}
+  # A pod of an earlier version's template (its StatefulSet not rolled yet; these scripts are already this
+  # version's) lacks MYSQL_CLONE_PASSWORD, so it clones as replication, as that version did, for as long as the
+  # primary lets that account clone (its agent of this version revokes it).
+  if [[ -z $clone_password ]]; then
+    log "this pod's template has no MYSQL_CLONE_PASSWORD (an earlier version's): cloning as $RECON8S_REPLICATION_USER"
+    clone_user=$RECON8S_REPLICATION_USER clone_password=$MYSQL_REPLICATION_PASSWORD
+  fi
   donor=$(sql_quote "$PRIMARY_HOST")
   for ((i = 1; ; i++)); do
     log "cloning the primary $PRIMARY_HOST:$RECON8S_MYSQL_PORT"
     if out=$({
       printf "SET SESSION sql_mode = '';\\n"
       printf "CLONE INSTANCE FROM '%s'@%s:%d IDENTIFIED BY %s DATA DIRECTORY = %s REQUIRE SSL;\\n" \\
-        "$RECON8S_CLONE_USER" "$donor" "$RECON8S_MYSQL_PORT" "$(sql_quote "$MYSQL_CLONE_PASSWORD")" "$(sql_quote "$stage")"
+        "$clone_user" "$donor" "$RECON8S_MYSQL_PORT" "$(sql_quote "$clone_password")" "$(sql_quote "$stage")"
     } | temporary_sql 2>&1); then
       break
     fi

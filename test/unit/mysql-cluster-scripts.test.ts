@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { MYSQL_GAVE_UP_PREFIX } from '../../constructs/index.js';
 import { generatedScriptLayout, generatedScriptSources } from '../../constructs/generated-sources.js';
@@ -326,6 +326,26 @@ describe('MySQLCluster scripts', () => {
       );
       assert.equal(calls.includes("ALTER USER 'root'"), false);
       assertCommandLines(calls);
+    });
+
+    it("upgrading: a pod of an earlier version's template (no clone password, these scripts already this version's) clones as replication, as it did; a new cluster refuses to start without the new accounts' passwords", () => {
+      const r = bootstrap('shop-2', { MYSQL_CLONE_PASSWORD: '', MYSQL_BACKUP_PASSWORD: '' });
+      assert.equal(r.status, 0, r.stderr);
+      assert.match(r.stderr, /no MYSQL_CLONE_PASSWORD \(an earlier version's\): cloning as replication/);
+      assert.ok(
+        box
+          .calls()
+          .includes(
+            `CLONE INSTANCE FROM 'replication'@'shop-primary':3306 IDENTIFIED BY 'repl\\'"\\\\#;--' DATA DIRECTORY = '${volume('data.bootstrap')}' REQUIRE SSL;`,
+          ),
+        box.calls(),
+      );
+      rmSync(volume(), { recursive: true, force: true });
+      mkdirSync(volume());
+      const first = bootstrap('shop-0', { FAKE_PRIMARY_STATUS: '1', MYSQL_BACKUP_PASSWORD: '' });
+      assert.notEqual(first.status, 0);
+      assert.match(first.stderr, /the environment variable MYSQL_BACKUP_PASSWORD is not set/);
+      assert.deepEqual(readdirSync(volume()), [], 'nothing initialized');
     });
 
     it('clones ordinal 0 too when a primary answers (its volume was lost), creating no account', () => {
