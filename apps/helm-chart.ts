@@ -298,8 +298,11 @@ export function helmChart(version: string): Record<string, string> {
   // Watching namespaces: a RoleBinding of the ClusterRole in each (the credentials namespace must be one
   // of them: only the watched sentinel's is kept). Watching all: the ClusterRoleBinding instead.
   const watching = synth([SENTINEL.watchedNamespace, SENTINEL.credentialsNamespace]);
-  const clusterRoleBinding = synth([]).find((d) => d.kind === 'ClusterRoleBinding');
+  // (The node reader's ClusterRoleBinding is in both: Nodes and PersistentVolumes have no namespace.)
   const watchedBinding = clusterScopedName({ name: SENTINEL.name, namespace: SENTINEL.namespace });
+  const clusterRoleBinding = synth([]).find(
+    (d) => d.kind === 'ClusterRoleBinding' && d.metadata.name === watchedBinding,
+  );
   const all = watching.flatMap((d) => {
     if (d.kind !== 'RoleBinding' || d.metadata.name !== watchedBinding) return [d];
     if (d.metadata.namespace !== SENTINEL.watchedNamespace) return [];
@@ -354,7 +357,7 @@ export function helmChart(version: string): Record<string, string> {
       templates.push(`{{- range .Values.credentialsNamespaces }}\n---\n${text}{{- end }}\n`);
     } else if (doc.kind === 'RoleBinding' && original.metadata.namespace === SENTINEL.watchedNamespace) {
       templates.push(`{{- range .Values.watchedNamespaces }}\n---\n${text}{{- end }}\n`);
-    } else if (doc.kind === 'ClusterRoleBinding') {
+    } else if (doc.kind === 'ClusterRoleBinding' && original.metadata.name === watchedBinding) {
       templates.push(`{{- if not .Values.watchedNamespaces }}\n---\n${text}{{- end }}\n`);
     } else templates.push(`---\n${text}`);
   }

@@ -32,8 +32,12 @@ export type {
   KubernetesObject,
   MySQLClusterResource,
   Recon8sResource,
+  RenderInstall,
   ResourceMetadata,
 } from './render.js';
+export { DEFAULT_OPERATOR_PODS } from './common/operator-install.js';
+export type { OperatorPods } from './common/operator-install.js';
+export { BOUND_CLUSTER_LABEL as MYSQL_BOUND_CLUSTER_LABEL } from './mysql/layout.js';
 export { APP } from './app/spec.js';
 export {
   MYSQL_CLUSTER,
@@ -52,6 +56,7 @@ export type { ValueGrammarName as MySQLValueGrammarName } from './mysql/grammar.
 export { InvalidSpecError, formatProblem } from './schema/validate.js';
 export type { Problem } from './schema/validate.js';
 export type { KindDefinition, ResourceType } from './schema/schema.js';
+export { DNS_LABEL_PATTERN, QUALIFIED_KEY_PATTERN } from './schema/schema.js';
 export {
   clusterNames as mysqlClusterNames,
   SECRET_KEYS as MYSQL_SECRET_KEYS,

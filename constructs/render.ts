@@ -5,6 +5,7 @@ import type { AppSpec } from './app/spec.generated.js';
 import { APP } from './app/spec.js';
 import { MySQLClusterObjects } from './mysql/mysql-cluster-objects.js';
 import type { KubernetesObject } from './common/custom-resource.js';
+import type { OperatorPods } from './common/operator-install.js';
 import { synthesizeAlone } from './common/custom-resource.js';
 import type { MySQLClusterSpec } from './mysql/spec.generated.js';
 import { MYSQL_CLUSTER } from './mysql/spec.js';
@@ -43,6 +44,7 @@ type RenderOne = (
   name: string,
   spec: unknown,
   annotations: Readonly<Record<string, unknown>>,
+  install: RenderInstall,
 ) => void;
 const CONSTRUCTS: ReadonlyMap<KindDefinition, RenderOne> = new Map<KindDefinition, RenderOne>([
   [
@@ -55,13 +57,22 @@ const CONSTRUCTS: ReadonlyMap<KindDefinition, RenderOne> = new Map<KindDefinitio
   ],
   [
     MYSQL_CLUSTER,
-    (chart, name, spec) => {
-      new MySQLClusterObjects(chart, name, spec as MySQLClusterSpec);
+    (chart, name, spec, _annotations, install) => {
+      new MySQLClusterObjects(chart, name, spec as MySQLClusterSpec, install);
     },
   ],
 ]);
 
 export const KINDS: readonly KindDefinition[] = [...CONSTRUCTS.keys()];
+
+/**
+ * What a render depends on besides the resource: facts of the operator's install (the controller's
+ * flags). Absent: the default install's.
+ */
+export interface RenderInstall {
+  /** The operator's pods, which a MySQLCluster's NetworkPolicy admits to its members. @default every pod of recon8s-system */
+  readonly operator?: OperatorPods;
+}
 
 /**
  * The desired children of a recon8s custom resource, rendered by the very constructs a cdk8s user
@@ -72,11 +83,11 @@ export const KINDS: readonly KindDefinition[] = [...CONSTRUCTS.keys()];
  * the environment. The resource is validated whatever its static type (it often comes from parsed
  * YAML or the API): throws {@link InvalidSpecError} listing every problem when it is invalid.
  */
-export function render(resource: Recon8sResource): KubernetesObject[] {
+export function render(resource: Recon8sResource, install: RenderInstall = {}): KubernetesObject[] {
   const { kind, name, namespace, spec } = identify(resource);
   const annotations = resource.metadata.annotations;
   return synthesizeAlone(namespace, (chart) =>
-    CONSTRUCTS.get(kind)?.(chart, name, spec, isPlainObject(annotations) ? annotations : {}),
+    CONSTRUCTS.get(kind)?.(chart, name, spec, isPlainObject(annotations) ? annotations : {}, install),
   );
 }
 

@@ -119,6 +119,13 @@ class OtherLanes extends EventEmitter {
   }
 }
 
+/**
+ * The NetworkPolicy file runs kube-router's policy controller, which enforces every NetworkPolicy on the
+ * node, the other lanes' MySQLClusters' included (whose tests reach members from pods no policy
+ * admits, e.g. a restore pod): so alone, once every other end-to-end lane is done.
+ */
+const NETWORK_POLICY: Lane = e2e('e2e-network-policy', 'mysql-network-policy');
+
 /** The node's own teardown: it stops the node, so it runs once every other end-to-end lane is done. */
 const NODE_TEARDOWN: Lane = e2e('e2e-teardown', 'teardown/node-teardown');
 
@@ -353,6 +360,7 @@ async function runOnNode(lanes: readonly Lane[], prefixed: boolean, others: Othe
       (lane) => runLane(lane, prefixed, env),
       others,
     );
+    outcomes.push(await runLane(NETWORK_POLICY, prefixed, env));
     outcomes.push(await runLane(NODE_TEARDOWN, prefixed, env));
   } finally {
     await node.stop();

@@ -6,7 +6,7 @@
 import { Construct } from 'constructs';
 import { k8s } from 'cdk8s-plus-28';
 import { refuseDuplicateObjects } from '../common/unique-objects.js';
-import { objectAnnotations, objectLabels, selectorLabels } from '../common/metadata.js';
+import { BOUND_CLUSTER_LABEL, objectAnnotations, objectLabels, selectorLabels } from '../common/metadata.js';
 import { resourceRequirements } from '../common/resources.js';
 import { containerSecurityContext, podSecurityContext, preferredAntiAffinity } from '../common/security.js';
 import { resolveSpec } from '../schema/kind.js';
@@ -149,7 +149,11 @@ function deploymentSpec(
     },
     template: {
       metadata: {
-        labels: objectLabels({ name, instance: name }, spec.labels),
+        labels: {
+          ...objectLabels({ name, instance: name }, spec.labels),
+          // What the bound cluster's NetworkPolicy admits to 3306 (constructs/mysql/network-policy.ts).
+          ...(spec.database ? { [BOUND_CLUSTER_LABEL]: spec.database.cluster } : {}),
+        },
         // A new password revision is a new template: the Deployment replaces every pod, and the new
         // ones read the rotated password from the Secret.
         annotations: objectAnnotations({

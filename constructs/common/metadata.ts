@@ -2,6 +2,12 @@
 // selectors are immutable once applied, so they never depend on construct paths or user labels.
 export const MANAGED_BY = 'recon8s';
 
+/**
+ * On the pods of an App bound to a MySQLCluster (App spec.database): the cluster's name. The cluster's
+ * NetworkPolicy admits the pods carrying it to 3306; the App construct sets it, never the user's labels.
+ */
+export const BOUND_CLUSTER_LABEL = 'recon8s.dev/mysql-cluster';
+
 export interface InstanceLabels {
   /** app.kubernetes.io/name: what the thing is (the App's name, or "mysql"). */
   readonly name: string;

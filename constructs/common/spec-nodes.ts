@@ -1,5 +1,6 @@
 // Spec nodes that App and MySQLCluster share. Each is part of the one definition of both kinds.
 import * as s from '../schema/schema.js';
+import { BOUND_CLUSTER_LABEL } from './metadata.js';
 
 const RESERVED_LABEL_PREFIX = 'app.kubernetes.io/';
 
@@ -212,6 +213,15 @@ export function metadataMap(what: 'labels' | 'annotations'): s.MapNode {
         `no keys under ${RESERVED_LABEL_PREFIX}: recon8s sets those and selects on them`,
         (m) => Object.keys(m).every((k) => !k.startsWith(RESERVED_LABEL_PREFIX)),
       ),
+      ...(what === 'labels'
+        ? [
+            s.rule<Record<string, string>>(
+              `!('${BOUND_CLUSTER_LABEL}' in self)`,
+              `no key ${BOUND_CLUSTER_LABEL}: recon8s sets it on the pods of an App bound to a MySQLCluster, whose NetworkPolicy admits them`,
+              (m) => !Object.hasOwn(m, BOUND_CLUSTER_LABEL),
+            ),
+          ]
+        : []),
     ],
   });
 }

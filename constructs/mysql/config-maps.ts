@@ -6,6 +6,7 @@ import type { MySQLClusterContext } from './context.js';
 import { objectMeta } from './context.js';
 import { DATABASE_COMPONENT } from './layout.js';
 import { renderMyCnf } from './my-cnf.js';
+import { EXPORTER_CNF_KEY, exporterCnf } from './exporter.js';
 import { SCRIPT, scriptFiles } from './scripts.js';
 import type { ScriptName } from './scripts.generated.js';
 
@@ -35,7 +36,7 @@ export function configMaps(scope: Construct, ctx: MySQLClusterContext): MySQLCon
   return {
     config: new k8s.KubeConfigMap(scope, 'Config', {
       metadata: objectMeta(ctx, ctx.names.config, DATABASE_COMPONENT),
-      data: { [MY_CNF_KEY]: myCnf },
+      data: { [MY_CNF_KEY]: myCnf, ...(ctx.spec.monitoring.enabled ? { [EXPORTER_CNF_KEY]: exporterCnf() } : {}) },
     }),
     scripts: new k8s.KubeConfigMap(scope, 'Scripts', {
       metadata: objectMeta(ctx, ctx.names.scripts, DATABASE_COMPONENT),

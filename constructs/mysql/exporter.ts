@@ -15,7 +15,7 @@ import { resourceRequirements } from '../common/resources.js';
 import { containerSecurityContext } from '../common/security.js';
 import type { MySQLClusterContext } from './context.js';
 import { secretEnv } from './context.js';
-import { APP_NAME, DATABASE_COMPONENT, EXPORTER_HOST, EXPORTER_USER, MYSQL_PORT, SECRET_KEYS } from './layout.js';
+import { APP_NAME, DATABASE_COMPONENT, EXPORTER_USER, PATHS, SECRET_KEYS } from './layout.js';
 
 /** The container port name the PodMonitor scrapes. */
 export const METRICS_PORT_NAME = 'metrics';
@@ -63,8 +63,33 @@ export const EXPORTER_METRICS = {
   ],
 } as const;
 
+/** The sidecar's option file's key in the config ConfigMap (only with spec.monitoring). */
+export const EXPORTER_CNF_KEY = 'exporter.cnf';
+
+/**
+ * The sidecar's option file: mysqld's local socket, not TCP. mysqld requires TLS of every TCP login
+ * (require_secure_transport), and mysqld_exporter would verify a certificate only by the name it dials,
+ * which no certificate gives 127.0.0.1; on the socket, which only this pod's containers can reach,
+ * there is nothing for TLS to prove. The password is not in it: mysqld_exporter reads it from
+ * MYSQLD_EXPORTER_PASSWORD.
+ */
+export function exporterCnf(): string {
+  return [
+    '# The metrics sidecar (mysqld_exporter): over the local socket, as recon8s-exporter@localhost.',
+    '[client]',
+    `socket=${PATHS.socket}`,
+    '',
+  ].join('\n');
+}
+
+/** The pod's volumes the sidecar mounts (read-only): the config ConfigMap and mysqld's socket directory. */
+export interface ExporterVolumes {
+  readonly config: string;
+  readonly run: string;
+}
+
 /** The sidecar, or nothing when monitoring is off. */
-export function exporterContainers(ctx: MySQLClusterContext): k8s.Container[] {
+export function exporterContainers(ctx: MySQLClusterContext, volumes: ExporterVolumes): k8s.Container[] {
   const m = ctx.spec.monitoring;
   if (!m.enabled) return [];
   return [
@@ -76,14 +101,18 @@ export function exporterContainers(ctx: MySQLClusterContext): k8s.Container[] {
       command: ['mysqld_exporter'],
       args: [
         `--web.listen-address=:${m.port}`,
-        `--mysqld.address=${EXPORTER_HOST}:${MYSQL_PORT}`,
         `--mysqld.username=${EXPORTER_USER}`,
-        // No my.cnf: the password comes from MYSQLD_EXPORTER_PASSWORD (never an argument).
-        '--config.my-cnf=',
+        // The socket (exporterCnf); the password comes from MYSQLD_EXPORTER_PASSWORD (never an argument).
+        `--config.my-cnf=${PATHS.exporterConfig}/${EXPORTER_CNF_KEY}`,
         ...EXPORTER_COLLECTORS,
       ],
       env: [secretEnv(ctx, 'MYSQLD_EXPORTER_PASSWORD', SECRET_KEYS.exporterPassword)],
       ports: [{ name: METRICS_PORT_NAME, containerPort: m.port }],
+      volumeMounts: [
+        { name: volumes.config, mountPath: PATHS.exporterConfig, readOnly: true },
+        // A socket is connected to, never written: the directory can be read-only here.
+        { name: volumes.run, mountPath: PATHS.run, readOnly: true },
+      ],
       securityContext: containerSecurityContext({ runAsNonRoot: true, readOnlyRootFilesystem: true }),
       resources: resourceRequirements(m.resources),
       // Restarts only this container when it stops answering; no readiness probe: a broken exporter

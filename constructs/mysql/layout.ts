@@ -64,11 +64,14 @@ export const ADMIN_GRANTS =
   'SYSTEM_VARIABLES_ADMIN, REPLICATION_SLAVE_ADMIN, REPLICATION CLIENT, RELOAD, PROCESS, CONNECTION_ADMIN, SYSTEM_USER';
 
 /**
- * The account the metrics sidecar (spec.monitoring) reads the member's figures as: from the pod's own
- * loopback only, reading status and performance_schema, never data.
+ * The account the metrics sidecar (spec.monitoring) reads the member's figures as: over mysqld's local
+ * socket only ('localhost' matches nothing but a socket login under skip_name_resolve), reading status
+ * and performance_schema, never data. A socket needs no TLS, and require_secure_transport admits it.
  */
 export const EXPORTER_USER = 'recon8s-exporter';
-export const EXPORTER_HOST = '127.0.0.1';
+export const EXPORTER_HOST = 'localhost';
+/** What the account was before it moved to the socket: dropped where it is found (lib/agent/accounts.ts). */
+export const FORMER_EXPORTER_HOST = '127.0.0.1';
 export const EXPORTER_GRANTS = 'PROCESS, REPLICATION CLIENT';
 /** A scrape opens one connection; a few more allow for overlapping scrapes, never a flood. */
 export const EXPORTER_MAX_CONNECTIONS = 3;
@@ -114,6 +117,8 @@ export const PATHS = {
   tmp: '/tmp',
   /** The rendered my.cnf (the config ConfigMap, read-only). */
   config: '/etc/mysql/recon8s',
+  /** The config ConfigMap again, in the metrics sidecar: its option file (exporter.cnf). */
+  exporterConfig: '/etc/recon8s/exporter',
   myCnf: '/etc/mysql/recon8s/my.cnf',
   /** Per-member settings written at pod start (an emptyDir), included from my.cnf. */
   memberConfig: '/etc/mysql/recon8s.d',
@@ -185,6 +190,8 @@ export interface MySQLClusterNames {
   readonly config: string;
   readonly scripts: string;
   readonly disruptionBudget: string;
+  /** The NetworkPolicy admitting to the members only what the cluster needs (spec.networkPolicy). */
+  readonly networkPolicy: string;
   readonly backup: string;
   /** The CronJob that archives the binary logs (with backups to an object store). */
   readonly binlogArchive: string;
@@ -224,6 +231,7 @@ export function clusterNames(
     scripts: `${cluster}-scripts`,
     // Not the bare name: an App of the same name in the namespace has a PodDisruptionBudget called that.
     disruptionBudget: `${cluster}-mysql`,
+    networkPolicy: `${cluster}-mysql`,
     backup: `${cluster}-backup`,
     binlogArchive: `${cluster}-binlog`,
     credentialsSecret: credentialsSecretName ?? `${cluster}-credentials`,
@@ -240,6 +248,13 @@ export function clusterNames(
 export function databaseSelector(cluster: string): Record<string, string> {
   return selectorLabels({ name: APP_NAME, instance: cluster, component: DATABASE_COMPONENT });
 }
+
+/** The labels of a cluster's backup, binary-log and verification job pods (never the database selector). */
+export function backupSelector(cluster: string): Record<string, string> {
+  return selectorLabels({ name: APP_NAME, instance: cluster, component: BACKUP_COMPONENT });
+}
+
+export { BOUND_CLUSTER_LABEL } from '../common/metadata.js';
 
 /** The port of the agent beside each member (`recon8s agent`): the kubelet's probes, as HTTP. */
 export const AGENT_PORT = 9080;

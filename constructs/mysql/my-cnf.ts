@@ -50,6 +50,9 @@ const MANAGED_OPTIONS: readonly (readonly [string, string])[] = [
   ['ssl_ca', PATHS.tlsCa],
   ['ssl_cert', PATHS.tlsCert],
   ['ssl_key', PATHS.tlsKey],
+  // No login over TCP without TLS, whoever the account: the local socket (the agent, the scripts in the
+  // pod, the metrics sidecar) needs none. spec.mysqlConf may set it OFF: the user's options come after.
+  ['require_secure_transport', 'ON'],
   // A recipient verifies its donor, and presents its own certificate, when it clones.
   ['loose_clone_ssl_ca', PATHS.tlsCa],
   ['loose_clone_ssl_cert', PATHS.tlsCert],

@@ -1,6 +1,8 @@
 import type { k8s } from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
 import type { KubernetesObject } from '../common/custom-resource.js';
+import type { OperatorPods } from '../common/operator-install.js';
+import { DEFAULT_OPERATOR_PODS } from '../common/operator-install.js';
 import { synthesizeAlone } from '../common/custom-resource.js';
 import { refuseDuplicateObjects } from '../common/unique-objects.js';
 import { resolveSpec } from '../schema/kind.js';
@@ -8,6 +10,7 @@ import { backupCronJob, binlogCronJob } from './backup.js';
 import { configMaps } from './config-maps.js';
 import { clusterContext } from './context.js';
 import { disruptionBudget } from './disruption-budget.js';
+import { networkPolicy } from './network-policy.js';
 import { MYSQL_PORT, databaseSelector } from './layout.js';
 import { services } from './services.js';
 import { MYSQL_CLUSTER } from './spec.js';
@@ -26,7 +29,8 @@ import { statefulSet } from './statefulset.js';
  * StatefulSet `<name>`, the Services `<name>-headless` (members are `<name>-N.<name>-headless`),
  * `<name>-primary` (writes: the pod labelled primary, wherever it is) and `<name>-replicas` (reads:
  * the ready pods labelled replica), the ConfigMaps `<name>-config` and `<name>-scripts`, the
- * PodDisruptionBudget `<name>-mysql` and, with `backup`, the CronJob `<name>-backup` (with `backup.s3`
+ * PodDisruptionBudget `<name>-mysql`, the NetworkPolicy `<name>-mysql` (unless networkPolicy.enabled is
+ * false) and, with `backup`, the CronJob `<name>-backup` (with `backup.s3`
  * also `<name>-binlog`, which archives the binary logs). Objects get the chart's namespace.
  *
  * Passwords never appear in props or in the output: the pods read them from the Secret named by
@@ -51,6 +55,8 @@ export class MySQLClusterObjects extends Construct {
   /** The scripts the init containers, the sidecar, the readiness probe and the backup job run. */
   readonly scripts: k8s.KubeConfigMap;
   readonly disruptionBudget: k8s.KubePodDisruptionBudget;
+  /** Who may connect to the members (spec.networkPolicy; absent when turned off). */
+  readonly networkPolicy?: k8s.KubeNetworkPolicy;
   /** The backup CronJob, when `backup` is set. */
   readonly backup?: k8s.KubeCronJob;
   /** The binary-log archive CronJob, when `backup.s3` is set (and binlogIntervalMinutes is not 0). */
@@ -65,7 +71,7 @@ export class MySQLClusterObjects extends Construct {
   readonly podSelector: Readonly<Record<string, string>>;
 
   /** @throws InvalidSpecError listing every problem, when the name or the props are invalid. */
-  constructor(scope: Construct, id: string, props: MySQLClusterSpec = {}) {
+  constructor(scope: Construct, id: string, props: MySQLClusterSpec = {}, install: MySQLClusterInstall = {}) {
     // Validate before the construct exists: an invalid spec must leave nothing half-built behind.
     const spec = resolveSpec<ResolvedMySQLClusterSpec>(MYSQL_CLUSTER, id, props);
     super(scope, id);
@@ -86,6 +92,7 @@ export class MySQLClusterObjects extends Construct {
     this.replicasService = svc.replicas;
     this.statefulSet = statefulSet(this, ctx, maps.hash);
     this.disruptionBudget = disruptionBudget(this, ctx);
+    this.networkPolicy = networkPolicy(this, ctx, install.operator ?? DEFAULT_OPERATOR_PODS);
     if (spec.backup) {
       this.backup = backupCronJob(this, ctx, spec.backup);
       this.binlogArchive = binlogCronJob(this, ctx, spec.backup);
@@ -93,11 +100,21 @@ export class MySQLClusterObjects extends Construct {
   }
 }
 
+/** What the objects depend on besides the spec: facts of the operator's install, which the controller knows. */
+export interface MySQLClusterInstall {
+  /**
+   * The operator's pods, which the NetworkPolicy admits to the members.
+   * @default every pod of the namespace recon8s-system
+   */
+  readonly operator?: OperatorPods;
+}
+
 /** The objects of MySQLCluster `name` in `namespace`, alone in a chart, as the controller renders them. */
 export function renderMySQLClusterObjects(
   name: string,
   namespace: string | undefined,
   spec: MySQLClusterSpec,
+  install: MySQLClusterInstall = {},
 ): KubernetesObject[] {
-  return synthesizeAlone(namespace, (chart) => new MySQLClusterObjects(chart, name, spec));
+  return synthesizeAlone(namespace, (chart) => new MySQLClusterObjects(chart, name, spec, install));
 }

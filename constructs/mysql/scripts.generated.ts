@@ -33,8 +33,9 @@ export const SCRIPT_SOURCES: Readonly<Record<ScriptName, string>> = {
 # - --single-transaction: one consistent InnoDB snapshot of all of them, without locking writers out.
 #   --routines --events --triggers: the schemas' code too. --hex-blob: binary columns survive any
 #   client character set.
-# - The application's accounts (everyone but root, the replication account, the controller's account and
-#   MySQL's own mysql.* accounts) follow as CREATE USER IF NOT EXISTS with their password hashes (hex), then their grants.
+# - The application's accounts (everyone but root, the replication account, the controller's account, the
+#   metrics sidecar's account and MySQL's own mysql.* accounts) follow as CREATE USER IF NOT EXISTS with their
+#   password hashes (hex), then their grants.
 #   Locked accounts first: roles are usually locked, and a user's DEFAULT ROLE must exist before it.
 # - --set-gtid-purged=COMMENTED records the snapshot's GTID point as a comment. mysqldump still writes
 #   SET @@SESSION.SQL_LOG_BIN= 0 before the data, which would keep the restored rows on the new primary
@@ -101,7 +102,7 @@ fi
 schemas=$(source_sql "$host" "SELECT schema_name FROM information_schema.schemata WHERE schema_name NOT IN ('mysql', 'sys', 'information_schema', 'performance_schema') ORDER BY schema_name")
 mapfile -t schemas <<<"$schemas"
 [[ -n \${schemas[0]:-} ]] || schemas=()
-accounts=$(source_sql "$host" "SELECT CONCAT(QUOTE(user), '@', QUOTE(host)) FROM mysql.user WHERE user NOT IN ('root', '$RECON8S_REPLICATION_USER', '$RECON8S_ADMIN_USER') AND user NOT LIKE 'mysql.%' ORDER BY account_locked = 'Y' DESC, user, host")
+accounts=$(source_sql "$host" "SELECT CONCAT(QUOTE(user), '@', QUOTE(host)) FROM mysql.user WHERE user NOT IN ('root', '$RECON8S_REPLICATION_USER', '$RECON8S_ADMIN_USER', '$RECON8S_EXPORTER_USER') AND user NOT LIKE 'mysql.%' ORDER BY account_locked = 'Y' DESC, user, host")
 mapfile -t accounts <<<"$accounts"
 [[ -n \${accounts[0]:-} ]] || accounts=()
 
@@ -597,6 +598,10 @@ initialize_primary() {
     printf "ALTER USER '%s'@'%%' IDENTIFIED BY %s REQUIRE SSL;\\n" "$RECON8S_ADMIN_USER" "$admin"
     printf "GRANT %s ON *.* TO '%s'@'%%';\\n" "$RECON8S_ADMIN_GRANTS" "$RECON8S_ADMIN_USER"
     printf "GRANT SELECT ON performance_schema.* TO '%s'@'%%';\\n" "$RECON8S_ADMIN_USER"
+    # The metrics sidecar's account as it was before the sidecar moved to the socket (a TCP login from
+    # the pod's loopback), which a restored history may hold: gone, so that no exporter password logs in
+    # over TCP.
+    printf "DROP USER IF EXISTS '%s'@'%s';\\n" "$RECON8S_EXPORTER_USER" "$RECON8S_FORMER_EXPORTER_HOST"
     # With spec.monitoring: the metrics sidecar's account, here like the others. Created later by the
     # primary's agent instead, it would be a replicated write waiting for an acknowledgement
     # that no replica can give while it clones.
@@ -875,11 +880,14 @@ client_cnf() {
 }
 
 # The same for a connection over the network: the server must present a certificate the cluster's CA
-# signed, or the client gives up before it sends the password (ssl-mode=VERIFY_CA: members are also
-# reached by address, which no certificate names; replication, by name, verifies the name too).
+# signed for the name the client connects to, or the client gives up before it sends the password
+# (ssl-mode=VERIFY_IDENTITY). Every host these scripts connect to is a name the members' certificate
+# carries (memberDnsNames): the primary and replicas Services (PRIMARY_HOST, BACKUP_HOST) and a member's
+# report_host (<pod>.<headless>); never an address, which no certificate names. What runs inside the
+# member itself uses the local socket (local_sql), where TLS has nothing to prove.
 verified_cnf() {
   client_cnf "$1" "$2"
-  printf '%s\\n' 'ssl-mode=VERIFY_CA' "ssl-ca=$RECON8S_TLS_CA"
+  printf '%s\\n' 'ssl-mode=VERIFY_IDENTITY' "ssl-ca=$RECON8S_TLS_CA"
 }
 
 # The mysql client as every script runs it. OPTIONS_SOURCE (--defaults-extra-file=... or --no-defaults,
@@ -891,11 +899,35 @@ mysql_client() {
   mysql "$1" --commands=OFF --local-infile=0 "\${@:2}"
 }
 
+# root_password VAR: VAR := root's password as it is now: the mounted credentials Secret's file where the
+# container has it (the mysql container: the kubelet updates the file after a rotation, where an
+# environment variable would keep the password of the container's start, so the mysql container has
+# none), else MYSQL_ROOT_PASSWORD (the bootstrap and the jobs, which run once with the passwords of their
+# start). Byte for byte: no command substitution, which would drop a trailing newline.
+# (The locals' names start with "__": a caller's VAR must not be one of them.)
+root_password() {
+  local -n __root_password=$1
+  local __root_password_file=\${CREDENTIALS_DIR:-$RECON8S_CREDENTIALS_DIR}/$RECON8S_ROOT_PASSWORD_KEY
+  # shellcheck disable=SC2034 # a nameref: the caller's VAR
+  __root_password=''
+  if [[ -r $__root_password_file ]]; then
+    # read -d '' reads to the end of the file, and says 1 there.
+    IFS= read -r -d '' __root_password <"$__root_password_file" || [[ -n $__root_password ]] ||
+      die "$__root_password_file is empty"
+  elif [[ -n \${MYSQL_ROOT_PASSWORD-} ]]; then
+    __root_password=$MYSQL_ROOT_PASSWORD
+  else
+    die "root's password is neither in $__root_password_file nor in MYSQL_ROOT_PASSWORD"
+  fi
+}
+
 # Runs SQL (from -e or stdin) as root over the local socket and prints bare tab-separated rows. The
 # credentials come on fd 3 from a here-string: no process that could outlive the call (see above).
 local_sql() {
+  local password
+  root_password password
   mysql_client --defaults-extra-file=/dev/fd/3 --socket="$RECON8S_SOCKET" --batch --skip-column-names "$@" \\
-    3<<<"$(client_cnf root "$MYSQL_ROOT_PASSWORD")"
+    3<<<"$(client_cnf root "$password")"
 }
 `,
   'find-binlog.sh': `#!/bin/bash

@@ -120,6 +120,17 @@ export interface MySQLClusterSpec {
    */
   readonly monitoring?: MySQLMonitoring;
   /**
+   * The NetworkPolicy <name>-mysql (networking.k8s.io/v1) that admits to the members only what the
+   * cluster needs: the members themselves (replication, clones, the agents' peers) on 3306 and the
+   * agent's port; the operator's controller pods on 3306 and the agent's port; the cluster's backup,
+   * binary-log and verification jobs on 3306; the pods of Apps bound to it (App spec.database,
+   * labelled recon8s.dev/mysql-cluster=<name>) on 3306; and, with monitoring, the metrics port from
+   * metricsNamespaces. Everything else is refused where the network plugin enforces NetworkPolicies;
+   * where it does not, the policy is inert (docs/security.md).
+   * @default - on
+   */
+  readonly networkPolicy?: MySQLNetworkPolicy;
+  /**
    * Labels added to every rendered object and to the pod template (never to selectors). Keys under
    * app.kubernetes.io/ are reserved.
    * @default - none
@@ -160,8 +171,8 @@ export interface MySQLClusterSpec {
    * the member on another node, where it joins by clone. Always once the node carries the
    * node.kubernetes.io/out-of-service taint (a person or a fencing agent made sure it is down);
    * never for the primary before the failover, never for two members at once, never for a volume
-   * that is not bound to the node, never for a member that still answers. Not yet acted on by the
-   * controller: docs/mysql-ha.md#node-loss.
+   * that is not bound to the node, never for a member that still answers. What it waits for, and
+   * why, is in status (Degraded) and Events: docs/mysql-ha.md#node-loss.
    * @default - only a node tainted node.kubernetes.io/out-of-service
    */
   readonly nodeLoss?: MySQLNodeLoss;
@@ -197,6 +208,7 @@ export interface ResolvedMySQLClusterSpec {
   readonly restore?: ResolvedMySQLRestore;
   readonly pvcRetention: ResolvedMySQLPvcRetention;
   readonly monitoring: ResolvedMySQLMonitoring;
+  readonly networkPolicy: ResolvedMySQLNetworkPolicy;
   readonly labels?: Readonly<Record<string, string>>;
   readonly annotations?: Readonly<Record<string, string>>;
   readonly nodeSelector?: Readonly<Record<string, string>>;
@@ -721,6 +733,36 @@ export interface ResolvedMySQLExporterResources {
 }
 
 /**
+ * The NetworkPolicy <name>-mysql (networking.k8s.io/v1) that admits to the members only what the
+ * cluster needs: the members themselves (replication, clones, the agents' peers) on 3306 and the
+ * agent's port; the operator's controller pods on 3306 and the agent's port; the cluster's backup,
+ * binary-log and verification jobs on 3306; the pods of Apps bound to it (App spec.database,
+ * labelled recon8s.dev/mysql-cluster=<name>) on 3306; and, with monitoring, the metrics port from
+ * metricsNamespaces. Everything else is refused where the network plugin enforces NetworkPolicies;
+ * where it does not, the policy is inert (docs/security.md).
+ */
+export interface MySQLNetworkPolicy {
+  /**
+   * Render the NetworkPolicy. Turn it off only to manage the members’ ingress yourself: without it,
+   * any pod that can reach a member may try its ports.
+   * @default true
+   */
+  readonly enabled?: boolean;
+  /**
+   * The namespaces whose pods may scrape the metrics port (spec.monitoring), e.g. where Prometheus
+   * runs. The port serves figures only, never data or credentials.
+   * @default - any namespace
+   */
+  readonly metricsNamespaces?: readonly string[];
+}
+
+/** {@link MySQLNetworkPolicy} with every default applied. */
+export interface ResolvedMySQLNetworkPolicy {
+  readonly enabled: boolean;
+  readonly metricsNamespaces?: readonly string[];
+}
+
+/**
  * Where the members run: spread over nodes, and optionally over zones, so that one node's (or
  * zone's) loss costs one member. docs/mysql-ha.md#placement says what each choice costs.
  */
@@ -758,8 +800,8 @@ export interface ResolvedMySQLPlacement {
  * the member on another node, where it joins by clone. Always once the node carries the
  * node.kubernetes.io/out-of-service taint (a person or a fencing agent made sure it is down);
  * never for the primary before the failover, never for two members at once, never for a volume
- * that is not bound to the node, never for a member that still answers. Not yet acted on by the
- * controller: docs/mysql-ha.md#node-loss.
+ * that is not bound to the node, never for a member that still answers. What it waits for, and
+ * why, is in status (Degraded) and Events: docs/mysql-ha.md#node-loss.
  */
 export interface MySQLNodeLoss {
   /**

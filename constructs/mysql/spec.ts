@@ -465,6 +465,41 @@ const monitoring = s.object({
   },
 });
 
+const networkPolicy = s.object({
+  typeName: 'MySQLNetworkPolicy',
+  description:
+    "The NetworkPolicy <name>-mysql (networking.k8s.io/v1) that admits to the members only what the cluster needs: the members themselves (replication, clones, the agents' peers) on 3306 and the agent's port; the operator's controller pods on 3306 and the agent's port; the cluster's backup, binary-log and verification jobs on 3306; the pods of Apps bound to it (App spec.database, labelled recon8s.dev/mysql-cluster=<name>) on 3306; and, with monitoring, the metrics port from metricsNamespaces. Everything else is refused where the network plugin enforces NetworkPolicies; where it does not, the policy is inert (docs/security.md).",
+  default: {},
+  defaultDoc: 'on',
+  properties: {
+    enabled: s.optional(
+      s.boolean({
+        description:
+          'Render the NetworkPolicy. Turn it off only to manage the members\u2019 ingress yourself: without it, any pod that can reach a member may try its ports.',
+        default: true,
+      }),
+    ),
+    metricsNamespaces: s.optional(
+      s.array({
+        description:
+          'The namespaces whose pods may scrape the metrics port (spec.monitoring), e.g. where Prometheus runs. The port serves figures only, never data or credentials.',
+        items: s.string({
+          description: 'A namespace.',
+          minLength: 1,
+          maxLength: 63,
+          pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$',
+          patternHint: 'a namespace name (a DNS label)',
+        }),
+        // At least one: an empty list of sources would admit every source.
+        minItems: 1,
+        maxItems: 16,
+        listType: 'set',
+        defaultDoc: 'any namespace',
+      }),
+    ),
+  },
+});
+
 /** The group of cert-manager's own issuers. */
 export const CERT_MANAGER_GROUP = 'cert-manager.io';
 
@@ -545,7 +580,7 @@ const MAX_NODE_LOSS_SECONDS = 7 * 24 * 3600;
 const nodeLoss = s.object({
   typeName: 'MySQLNodeLoss',
   description:
-    "What the controller does for a member lost with its node when the member's volume is bound to that node (local storage): it removes the member's pod and claim, and the StatefulSet re-creates the member on another node, where it joins by clone. Always once the node carries the node.kubernetes.io/out-of-service taint (a person or a fencing agent made sure it is down); never for the primary before the failover, never for two members at once, never for a volume that is not bound to the node, never for a member that still answers. Not yet acted on by the controller: docs/mysql-ha.md#node-loss.",
+    "What the controller does for a member lost with its node when the member's volume is bound to that node (local storage): it removes the member's pod and claim, and the StatefulSet re-creates the member on another node, where it joins by clone. Always once the node carries the node.kubernetes.io/out-of-service taint (a person or a fencing agent made sure it is down); never for the primary before the failover, never for two members at once, never for a volume that is not bound to the node, never for a member that still answers. What it waits for, and why, is in status (Degraded) and Events: docs/mysql-ha.md#node-loss.",
   default: {},
   defaultDoc: 'only a node tainted node.kubernetes.io/out-of-service',
   properties: {
@@ -715,6 +750,7 @@ export const mysqlSpec = s.object({
     restore: s.optional(restore),
     pvcRetention: s.optional(pvcRetention),
     monitoring: s.optional(monitoring),
+    networkPolicy: s.optional(networkPolicy),
     labels: s.optional(metadataMap('labels')),
     annotations: s.optional(metadataMap('annotations')),
     nodeSelector: s.optional(nodeSelector),
@@ -1008,6 +1044,7 @@ export const MYSQL_CLUSTER: KindDefinition = {
     { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps' },
     { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', plural: 'poddisruptionbudgets' },
     { apiVersion: 'batch/v1', kind: 'CronJob', plural: 'cronjobs' },
+    { apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', plural: 'networkpolicies' },
   ],
   spec: mysqlSpec,
   status: mysqlStatus,

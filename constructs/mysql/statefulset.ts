@@ -123,7 +123,11 @@ function podSpec(ctx: MySQLClusterContext, selector: Record<string, string>): k8
       ...(spec.restore ? [rcloneInitContainer(spec.restore.s3, spec.imagePullPolicy)] : []),
       bootstrapContainer(ctx),
     ],
-    containers: [mysqlContainer(ctx), agentContainer(ctx), ...exporterContainers(ctx)],
+    containers: [
+      mysqlContainer(ctx),
+      agentContainer(ctx),
+      ...exporterContainers(ctx, { config: VOLUMES.config, run: VOLUMES.run }),
+    ],
     volumes: [
       { name: VOLUMES.config, configMap: { name: ctx.names.config } },
       { name: VOLUMES.scripts, configMap: { name: ctx.names.scripts } },
@@ -247,8 +251,9 @@ function mysqlContainer(ctx: MySQLClusterContext): k8s.Container {
     // mysqld with our my.cnf only, once a clone waiting to replace the data directory is in place.
     command: runScript(SCRIPT.startMysqld),
     ports: [{ name: MYSQL_PORT_NAME, containerPort: MYSQL_PORT }],
-    // For a person's (and the tests') `kubectl exec … mysql`: the probes no longer need it.
-    env: [podNameEnv, secretEnv(ctx, 'MYSQL_ROOT_PASSWORD', SECRET_KEYS.rootPassword)],
+    // No password in its environment (it would stay the one of the container's start after a rotation):
+    // a person's (and the tests') `kubectl exec … local_sql` reads root's from the mounted credentials.
+    env: [podNameEnv],
     resources: resourceRequirements(ctx.spec.resources),
     volumeMounts: [
       mount(VOLUMES.config, PATHS.config, true),

@@ -13,9 +13,10 @@
 //
 // RBAC is the narrowest that works, and has no wildcard anywhere. Where it applies: with
 // `watchedNamespaces`, the ClusterRole below is bound by a RoleBinding in each watched namespace and
-// nowhere else (no ClusterRoleBinding: the controller then lists and watches namespace by namespace,
-// and nothing it calls is cluster-scoped — lib/ asks who it is with a SelfSubjectReview, which every
-// authenticated identity may); without it, one ClusterRoleBinding grants it in every namespace.
+// nowhere else (the controller then lists and watches namespace by namespace; lib/ asks who it is with
+// a SelfSubjectReview, which every authenticated identity may); without it, one ClusterRoleBinding
+// grants it in every namespace. The one cluster-scoped grant either way: `get` of a named Node or
+// PersistentVolume (the node-reader role), to judge a member lost with its node.
 // docs/install.md lists every right (a unit test compares its table with these objects). The rules
 // follow what lib/controller does (`get` on the children and on /status is not used today — informers
 // list and watch — but it reveals nothing list does not, and keeps a direct read from becoming a 403):
@@ -56,9 +57,9 @@ import type { KindDefinition } from '../schema/schema.js';
 import { QUALIFIED_KEY_PATTERN } from '../schema/schema.js';
 
 import { DEFAULT_OPERATOR_IMAGE } from '../common/operator-image.js';
+import { DEFAULT_OPERATOR_NAMESPACE } from '../common/operator-install.js';
 
-export { DEFAULT_OPERATOR_IMAGE };
-export const DEFAULT_OPERATOR_NAMESPACE = 'recon8s-system';
+export { DEFAULT_OPERATOR_IMAGE, DEFAULT_OPERATOR_NAMESPACE };
 export const DEFAULT_OPERATOR_REPLICAS = 2;
 
 /** The default install name: the ServiceAccount, ClusterRole(Binding) and Deployment name. */
@@ -82,6 +83,8 @@ export interface OperatorNames {
   readonly clusterRole: string;
   /** The ClusterRole granting Secrets, and its RoleBinding in each credentials namespace. */
   readonly credentialsRole: string;
+  /** The read-only ClusterRole on Nodes and PersistentVolumes (cluster-scoped), and its ClusterRoleBinding. */
+  readonly nodeReaderRole: string;
 }
 
 /** With the defaults: recon8s, recon8s-metrics, recon8s-credentials, ... (the constants above). */
@@ -93,6 +96,7 @@ export function operatorNames(name: string = OPERATOR_NAME, clusterScopedName: s
     leaderElectionLease: `${name}-controller`,
     clusterRole: clusterScopedName,
     credentialsRole: `${clusterScopedName}-credentials`,
+    nodeReaderRole: `${clusterScopedName}-node-reader`,
   };
 }
 export const METRICS_PORT = 8080;
@@ -266,6 +270,8 @@ export class OperatorChart extends Chart {
   /** With `watchedNamespaces`: the ClusterRole granted in each of them, and only there. */
   readonly watchedBindings: readonly k8s.KubeRoleBinding[];
   readonly credentialsRole: k8s.KubeClusterRole;
+  /** Get on Nodes and PersistentVolumes, bound cluster-wide (they have no namespace), even with `watchedNamespaces`. */
+  readonly nodeReaderRole: k8s.KubeClusterRole;
   readonly leaderElectionRole: k8s.KubeRole;
   readonly credentialsBindings: readonly k8s.KubeRoleBinding[];
   readonly deployment: k8s.KubeDeployment;
@@ -354,10 +360,17 @@ export class OperatorChart extends Chart {
         { apiGroups: [group], resources: owners.map((p) => `${p}/finalizers`), verbs: ['update'] },
         // The children render() produces (each kind's childTypes), by API group.
         ...childRules(KINDS),
-        // get: is there data from an earlier cluster of that name (before generating passwords)?
+        // get: is there data from an earlier cluster of that name (before generating passwords)? And a
+        // member's data claim while a member is unwell (its volume may be bound to a lost node).
         // patch: grow the claims when a MySQLCluster's storage.size grows. list, watch: the backup volume
-        // a MySQLCluster names, watched by its name alone (a field selector). Never create or delete.
-        { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get', 'list', 'patch', 'watch'] },
+        // a MySQLCluster names, watched by its name alone (a field selector). delete: only the data claim
+        // of a member lost with its node, bound to that node, once the node is known to be down
+        // (docs/mysql-ha.md#node-loss), with a precondition on its uid. Never created.
+        {
+          apiGroups: [''],
+          resources: ['persistentvolumeclaims'],
+          verbs: ['get', 'list', 'patch', 'watch', 'delete'],
+        },
         // Pods: the recon8s-labelled ones watched for why they cannot run (named in status), MySQL's
         // also for what their containers report on termination (lib/controller/mysql-cluster/member-reports.ts)
         // and for readiness; MySQL's patched to move the role label the Services select by, and deleted
@@ -415,6 +428,21 @@ export class OperatorChart extends Chart {
           subjects: [subject],
         }),
     );
+
+    // --- Nodes and PersistentVolumes, read-only: cluster-scoped, so bound cluster-wide even with watchedNamespaces. ---
+    // A member lost with its node (lib/controller/mysql-cluster/ha/node-loss.ts): the Node its pod and its
+    // volume name (Ready, the out-of-service taint), and the PersistentVolume its claim is bound to (is it
+    // pinned to that node?). Read only while a member is unwell; never changed. Without it a cluster
+    // reports Degraded/NodeLossForbidden and node loss is not acted on.
+    this.nodeReaderRole = new k8s.KubeClusterRole(this, 'node-reader-role', {
+      metadata: { name: names.nodeReaderRole, labels },
+      rules: [{ apiGroups: [''], resources: ['nodes', 'persistentvolumes'], verbs: ['get'] }],
+    });
+    new k8s.KubeClusterRoleBinding(this, 'node-reader-role-binding', {
+      metadata: { name: names.nodeReaderRole, labels },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: names.nodeReaderRole },
+      subjects: [subject],
+    });
 
     // --- Leader election: a Lease in the operator namespace, and only there. ---
     // create cannot be limited to a name (the name is in the body); get and update are, to our Lease

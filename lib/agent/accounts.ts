@@ -13,6 +13,7 @@ import {
   EXPORTER_HOST,
   EXPORTER_MAX_CONNECTIONS,
   EXPORTER_USER,
+  FORMER_EXPORTER_HOST,
   REPLICATION_USER,
 } from '../../constructs/mysql-member.js';
 import type { LocalSqlApi } from './local-sql.js';
@@ -26,7 +27,11 @@ export interface ClusterPasswords {
   readonly revision?: string;
 }
 
-/** Logs in as `user` over TCP to this member, verifying its certificate against the cluster's CA. */
+/**
+ * Logs in as `user` to this member the way that account logs in: over TCP, verifying the member's
+ * certificate against the cluster's CA (replication, the administrative account), or over the local
+ * socket (the exporter's account, which exists for the socket only).
+ */
 export type LoginCheck = (user: string, password: string) => Promise<boolean>;
 
 type Statement = { sql: string; values: string[] };
@@ -35,13 +40,16 @@ type Statement = { sql: string; values: string[] };
 function statementsByAccount(p: ClusterPasswords): { user: string; host: string; statements: Statement[] }[] {
   const out: { user: string; host: string; statements: Statement[] }[] = [];
   if (p.exporter !== undefined) {
-    // From the pod's loopback only, status and performance_schema only, a few connections at most.
+    // Over the local socket only, status and performance_schema only, a few connections at most.
     const who = `'${EXPORTER_USER}'@'${EXPORTER_HOST}'`;
     const limit = `WITH MAX_USER_CONNECTIONS ${EXPORTER_MAX_CONNECTIONS}`;
     out.push({
       user: EXPORTER_USER,
       host: EXPORTER_HOST,
       statements: [
+        // The account as it was before the sidecar moved to the socket (a TCP login from the pod's
+        // loopback): gone, so that no password of the exporter's logs in over TCP.
+        { sql: `DROP USER IF EXISTS '${EXPORTER_USER}'@'${FORMER_EXPORTER_HOST}'`, values: [] },
         { sql: `CREATE USER IF NOT EXISTS ${who} IDENTIFIED BY ? ${limit}`, values: [p.exporter] },
         { sql: `ALTER USER ${who} IDENTIFIED BY ? ${limit}`, values: [p.exporter] },
         { sql: `GRANT ${EXPORTER_GRANTS} ON *.* TO ${who}`, values: [] },

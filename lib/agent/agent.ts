@@ -14,7 +14,13 @@ import { writeFile } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import { createServer } from 'node:http';
 import type { RowDataPacket } from 'mysql2/promise';
-import { ADMIN_USER, MEMBER_REPORTS, MYSQL_PORT, REPLICATION_USER } from '../../constructs/mysql-member.js';
+import {
+  ADMIN_USER,
+  EXPORTER_USER,
+  MEMBER_REPORTS,
+  MYSQL_PORT,
+  REPLICATION_USER,
+} from '../../constructs/mysql-member.js';
 import { fence } from '../mysql/fencing.js';
 import type { LoginCheck } from './accounts.js';
 import { ensureAccounts } from './accounts.js';
@@ -53,6 +59,18 @@ async function tcpQuery(
     return rows[0];
   } finally {
     c.destroy();
+  }
+}
+
+/** Whether `user` logs in with `password` over mysqld's local socket (no TLS: nothing leaves the pod). */
+async function socketLoginWorks(socketPath: string, user: string, password: string): Promise<boolean> {
+  const { createConnection } = await import('mysql2/promise');
+  try {
+    const c = await createConnection({ socketPath, user, password, connectTimeout: 5000 });
+    c.destroy();
+    return true;
+  } catch {
+    return false;
   }
 }
 
@@ -127,10 +145,12 @@ export class Agent {
     this.loginWorks =
       deps.loginWorks ??
       ((user, password) =>
-        tcpQuery(config, config.localAddress, user, password, 'SELECT 1').then(
-          () => true,
-          () => false,
-        ));
+        user === EXPORTER_USER
+          ? socketLoginWorks(config.socket, user, password)
+          : tcpQuery(config, config.localAddress, user, password, 'SELECT 1').then(
+              () => true,
+              () => false,
+            ));
     this.reprovisioner =
       deps.reprovisioner ??
       new Reprovisioner({

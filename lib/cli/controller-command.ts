@@ -1,4 +1,10 @@
-import { allowListProblems } from '../../constructs/index.js';
+import {
+  DEFAULT_OPERATOR_PODS,
+  DNS_LABEL_PATTERN,
+  QUALIFIED_KEY_PATTERN,
+  allowListProblems,
+} from '../../constructs/index.js';
+import type { OperatorPods } from '../../constructs/index.js';
 import { startController } from '../controller/controller.js';
 import { isLogLevel, jsonLogger } from '../observability/logger.js';
 import { UsageError } from './usage-error.js';
@@ -26,6 +32,9 @@ Options:
                                        NAMESPACE/NAME each; empty: only the namespace default (default: *, any)
   --app-secrets LIST                   the Secrets an App's pods may name (env, envFrom, volumes, image pull Secrets),
                                        likewise; empty: none but the App's own database binding (default: *, any)
+  --operator-namespace NS              the namespace of the controller's pods, which every MySQLCluster's NetworkPolicy
+                                       admits to its members (default: $POD_NAMESPACE, else recon8s-system)
+  --operator-pod-labels K=V[,K=V...]   the labels of the controller's pods there (default: any pod of that namespace)
   --log-level debug|info|warn|error    (default: info)
 `;
 
@@ -46,6 +55,8 @@ export interface ControllerFlags {
   readonly 'credentials-cluster-role'?: string;
   readonly 'app-service-accounts'?: string;
   readonly 'app-secrets'?: string;
+  readonly 'operator-namespace'?: string;
+  readonly 'operator-pod-labels'?: string;
   readonly 'log-level'?: string;
 }
 
@@ -66,6 +77,8 @@ export const CONTROLLER_OPTIONS = {
   'credentials-cluster-role': { type: 'string' },
   'app-service-accounts': { type: 'string' },
   'app-secrets': { type: 'string' },
+  'operator-namespace': { type: 'string' },
+  'operator-pod-labels': { type: 'string' },
   'log-level': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -88,6 +101,39 @@ function allowList(flag: 'app-service-accounts' | 'app-secrets', value: string |
   const problems = allowListProblems(`--${flag}`, entries);
   if (problems.length > 0) throw new UsageError(problems.join('; '), CONTROLLER_USAGE);
   return entries;
+}
+
+const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$/;
+
+/**
+ * The controller's own pods, for the MySQLClusters' NetworkPolicies: the flags, else the namespace the
+ * pod runs in (the downward API's $POD_NAMESPACE), else the default install's.
+ */
+export function operatorPods(
+  namespaceFlag: string | undefined,
+  labelsFlag: string | undefined,
+  podNamespace: string | undefined,
+): OperatorPods {
+  const namespace = namespaceFlag ?? (podNamespace || DEFAULT_OPERATOR_PODS.namespace);
+  if (!new RegExp(DNS_LABEL_PATTERN).test(namespace) || namespace.length > 63)
+    throw new UsageError(
+      `--operator-namespace must be a namespace name (a DNS label), got "${namespace}"`,
+      CONTROLLER_USAGE,
+    );
+  if (labelsFlag === undefined) return { namespace };
+  const podLabels: Record<string, string> = {};
+  for (const entry of labelsFlag.split(',').map((e) => e.trim())) {
+    const at = entry.indexOf('=');
+    const key = entry.slice(0, at);
+    const value = entry.slice(at + 1);
+    if (at < 1 || !new RegExp(QUALIFIED_KEY_PATTERN).test(key) || !LABEL_VALUE.test(value))
+      throw new UsageError(
+        `--operator-pod-labels must be KEY=VALUE pairs of label keys and values, comma-separated, got "${entry}"`,
+        CONTROLLER_USAGE,
+      );
+    podLabels[key] = value;
+  }
+  return { namespace, podLabels };
 }
 
 /** Runs until SIGTERM or SIGINT, then shuts down gracefully (releasing the Lease). */
@@ -117,6 +163,7 @@ export async function controllerCommand(flags: ControllerFlags): Promise<number>
     .filter(Boolean);
   const appServiceAccounts = allowList('app-service-accounts', flags['app-service-accounts']);
   const appSecrets = allowList('app-secrets', flags['app-secrets']);
+  const operator = operatorPods(flags['operator-namespace'], flags['operator-pod-labels'], process.env.POD_NAMESPACE);
   const inCluster = !flags.kubeconfig && !process.env.KUBECONFIG && process.env.KUBERNETES_SERVICE_HOST !== undefined;
   const controller = await startController({
     kubeconfigPath: flags.kubeconfig ?? process.env.KUBECONFIG,
@@ -128,6 +175,7 @@ export async function controllerCommand(flags: ControllerFlags): Promise<number>
     credentialsClusterRole: flags['credentials-cluster-role'],
     appServiceAccounts,
     appSecrets,
+    operatorPods: operator,
     metricsAddr: flags['metrics-bind-address'],
     healthAddr: flags['health-probe-bind-address'],
     leaderElection: flags['leader-elect']
@@ -148,6 +196,7 @@ export async function controllerCommand(flags: ControllerFlags): Promise<number>
     leaderElection: Boolean(flags['leader-elect']),
     appServiceAccounts: appServiceAccounts ?? '*',
     appSecrets: appSecrets ?? '*',
+    operatorPods: operator,
     metrics: controller.health?.metricsAddress,
     health: controller.health?.healthAddress,
   });

@@ -5,6 +5,7 @@ import type {
   V1Pod,
 } from '@kubernetes/client-node';
 import { APP, MYSQL_CLUSTER } from '../../constructs/index.js';
+import type { OperatorPods } from '../../constructs/index.js';
 import type { Informer } from '../informer/index.js';
 import type { KubeClient, RequestEvent } from '../kube/index.js';
 import { createKubeClient, getObject } from '../kube/index.js';
@@ -76,6 +77,8 @@ export interface ControllerOptions {
   readonly appServiceAccounts?: readonly string[];
   /** The Secrets an App's pods may name (env, envFrom, volumes, image pull Secrets), likewise. @default ["*"] */
   readonly appSecrets?: readonly string[];
+  /** The controller's own pods, admitted to every MySQLCluster's members by its NetworkPolicy. @default every pod of recon8s-system */
+  readonly operatorPods?: OperatorPods;
   readonly logger?: Logger;
   /**
    * Every request the controller's client sends, as it is answered (beside the metrics, which cannot
@@ -235,6 +238,7 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     install: {
       credentialsClusterRole: opts.credentialsClusterRole,
       appReferences: { serviceAccounts: opts.appServiceAccounts, secrets: opts.appSecrets },
+      operatorPods: opts.operatorPods,
     },
     secrets: secrets.read,
     certificates: certificates.read,

@@ -12,7 +12,7 @@ import type {
   V1Pod,
   V1Secret,
 } from '@kubernetes/client-node';
-import type { Condition, KindDefinition, KubernetesObject } from '../../constructs/index.js';
+import type { Condition, KindDefinition, KubernetesObject, OperatorPods } from '../../constructs/index.js';
 import type { KubeClient } from '../kube/index.js';
 import type { ControllerMetrics } from '../observability/controller-metrics.js';
 import type { Logger } from '../observability/logger.js';
@@ -244,6 +244,11 @@ export interface InstallFacts {
   readonly credentialsClusterRole?: string;
   /** The ServiceAccounts and Secrets an App may name (--app-service-accounts, --app-secrets). @default anything of its namespace */
   readonly appReferences?: AppReferencePolicy;
+  /**
+   * The controller's own pods, which a MySQLCluster's NetworkPolicy admits to its members
+   * (--operator-namespace, default $POD_NAMESPACE; --operator-pod-labels). @default every pod of recon8s-system
+   */
+  readonly operatorPods?: OperatorPods;
 }
 
 /** `Facts`: what the kind's prepare() hands to its observe() and manager (Preparation). */

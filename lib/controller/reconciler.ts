@@ -186,7 +186,9 @@ export class Reconciler {
 
   /** render(), remembered (see RenderMemo). */
   private render(cr: CustomResource): readonly KubernetesObject[] {
-    return this.renders.get(cr, () => ({ objects: deepFreeze(render(cr as unknown as Recon8sResource)) })).objects;
+    const install = { operator: this.o.install?.operatorPods };
+    return this.renders.get(cr, () => ({ objects: deepFreeze(render(cr as unknown as Recon8sResource, install)) }))
+      .objects;
   }
 
   /** The rendered children stamped for applying (owner reference, ApplySet label, hash), remembered with the render. */

@@ -109,14 +109,20 @@ describe('two Helm releases of the operator on the real node', function () {
 
   it('runs both controllers, each in its release namespace under its release name', async () => {
     const apps = node().kubeConfig().makeApiClient(AppsV1Api);
-    // Their cluster-scoped objects: new, and named apart; no ClusterRoleBinding (each watches one
-    // namespace: its ClusterRole is bound there alone, by a RoleBinding).
+    // Their cluster-scoped objects: new, and named apart; one ClusterRoleBinding each, of the read-only
+    // node reader (Nodes and PersistentVolumes have no namespace); each watches one namespace: its
+    // ClusterRole is bound there alone, by a RoleBinding.
     const added = [...(await clusterScoped())].filter((o) => !clusterScopedBefore.has(o)).sort();
     assert.deepEqual(
       added,
       installs
         .map(({ release }) => operatorNames(release.name, clusterScopedName(release)))
-        .flatMap((n) => [`ClusterRole/${n.clusterRole}`, `ClusterRole/${n.credentialsRole}`])
+        .flatMap((n) => [
+          `ClusterRole/${n.clusterRole}`,
+          `ClusterRole/${n.credentialsRole}`,
+          `ClusterRole/${n.nodeReaderRole}`,
+          `ClusterRoleBinding/${n.nodeReaderRole}`,
+        ])
         .sort(),
     );
     const rbac = node().kubeConfig().makeApiClient(RbacAuthorizationV1Api);

@@ -180,9 +180,9 @@ describe('MySQLCluster on a real node (MySQL 9.7)', function () {
 
   it('serves per-member metrics (spec.monitoring): lag on the replicas, semi-sync on the primary, connections and InnoDB everywhere', async () => {
     // The exporter's account exists with only what it reads (created by the primary's agent).
-    assert.deepEqual((await sql(PRIMARY, "SHOW GRANTS FOR 'recon8s-exporter'@'127.0.0.1'")).split('\n').sort(), [
-      'GRANT PROCESS, REPLICATION CLIENT ON *.* TO `recon8s-exporter`@`127.0.0.1`',
-      'GRANT SELECT ON `performance_schema`.* TO `recon8s-exporter`@`127.0.0.1`',
+    assert.deepEqual((await sql(PRIMARY, "SHOW GRANTS FOR 'recon8s-exporter'@'localhost'")).split('\n').sort(), [
+      'GRANT PROCESS, REPLICATION CLIENT ON *.* TO `recon8s-exporter`@`localhost`',
+      'GRANT SELECT ON `performance_schema`.* TO `recon8s-exporter`@`localhost`',
     ]);
     const byMember = new Map<string, Map<string, number>>();
     await eventually(

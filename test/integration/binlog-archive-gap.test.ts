@@ -25,6 +25,9 @@ mkdir -p "$dir/upper" "$dir/work" "$m" "$dir/s3/backups"
 mount -t overlay overlay -o "lowerdir=$root,upperdir=$dir/upper,workdir=$dir/work" "$m"
 mount -t proc proc "$m/proc"
 mount --rbind /dev "$m/dev"
+# The names the job connects to and verifies (ssl-mode=VERIFY_IDENTITY), as cluster DNS answers them: the
+# primary Service and the member's own name (its report_host).
+printf '127.0.0.1 localhost shop-primary shop-0.shop-headless\n' >"$m/etc/hosts"
 ip link set lo up
 mkdir -p "$m/opt/recon8s" "$m/srv/mysql" "$m/etc/mysql/tls"
 cp "$dir/scripts/"* "$m/opt/recon8s/"
@@ -36,7 +39,7 @@ as_mysql() { chroot --userspec=999:999 "$m" env -i PATH=/usr/local/sbin:/usr/loc
 as_mysql mysqld --no-defaults --initialize-insecure --datadir=/srv/mysql/data >"$dir/init.log" 2>&1
 as_mysql mysqld --no-defaults --datadir=/srv/mysql/data --socket=/tmp/mysqld.sock --port=3306 --bind-address=127.0.0.1 \
   --mysqlx=OFF --pid-file=/tmp/mysqld.pid --gtid-mode=ON --enforce-gtid-consistency=ON --log-bin=binlog --server-id=1 \
-  --report-host=127.0.0.1 --skip-name-resolve --ssl-ca=/etc/mysql/tls/ca.crt --ssl-cert=/etc/mysql/tls/tls.crt \
+  --report-host=shop-0.shop-headless --skip-name-resolve --ssl-ca=/etc/mysql/tls/ca.crt --ssl-cert=/etc/mysql/tls/tls.crt \
   --ssl-key=/etc/mysql/tls/tls.key >"$dir/mysqld.log" 2>&1 &
 for ((i = 0; i < 120; i++)); do as_mysql mysqladmin --no-defaults --socket=/tmp/mysqld.sock -uroot ping >/dev/null 2>&1 && break; sleep 0.5; done
 sql() { as_mysql mysql --no-defaults --socket=/tmp/mysqld.sock -uroot --batch --skip-column-names -e "$1"; }
@@ -54,7 +57,7 @@ backup() { printf '{"name":"%s","gtidSet":"%s"}' "$1" "$(sql 'SELECT REPLACE(@@G
 job() {
   echo "STEP $1"
   rm -f "$m/tmp/termination-log"
-  chroot --userspec=999:999 "$m" env -i PATH=/usr/local/bin:/usr/bin:/bin CLUSTER_NAME=shop PRIMARY_HOST=127.0.0.1 \
+  chroot --userspec=999:999 "$m" env -i PATH=/usr/local/bin:/usr/bin:/bin CLUSTER_NAME=shop PRIMARY_HOST=shop-primary \
     MYSQL_ROOT_PASSWORD="$MYSQL_ROOT_PASSWORD" STORE_BUCKET=backups STORE_PREFIX=shop \
     RCLONE_CONFIG_STORE_ENDPOINT=http://127.0.0.1:9000 RCLONE_CONFIG_STORE_ACCESS_KEY_ID="$ROOT_ACCESS_KEY_ID" \
     RCLONE_CONFIG_STORE_SECRET_ACCESS_KEY="$ROOT_SECRET_ACCESS_KEY" RCLONE_CONFIG_STORE_REGION="$S3_REGION" \

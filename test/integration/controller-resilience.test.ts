@@ -209,7 +209,7 @@ describe('controller resilience (own control plane)', function () {
         metadata: { name: 'recon8s-no-statefulsets' },
         rules: [
           {
-            apiGroups: ['recon8s.dev', '', 'policy', 'autoscaling', 'batch', 'events.k8s.io'],
+            apiGroups: ['recon8s.dev', '', 'policy', 'autoscaling', 'batch', 'networking.k8s.io', 'events.k8s.io'],
             resources: ['*'],
             verbs: ['*'],
           },

@@ -516,6 +516,7 @@ const OUR_RESOURCES = new Set([
   'horizontalpodautoscalers',
   'poddisruptionbudgets',
   'cronjobs',
+  'networkpolicies',
   'events',
   'secrets',
 ]);

@@ -170,7 +170,7 @@ describe('the Helm chart (dist/helm/recon8s), generated from the OperatorChart c
     );
   });
 
-  it('binds the ClusterRole by a RoleBinding in each watched namespace and nowhere else, and refuses a credentials namespace it does not watch', () => {
+  it('binds the ClusterRole by a RoleBinding in each watched namespace and nowhere else (cluster-wide only the read-only node reader), and refuses a credentials namespace it does not watch', () => {
     const scoped = render(DEFAULT_RELEASE, {
       ...DEFAULT_HELM_VALUES,
       watchedNamespaces: ['shop', 'billing'],
@@ -180,6 +180,7 @@ describe('the Helm chart (dist/helm/recon8s), generated from the OperatorChart c
     assert.deepEqual(
       [...scoped.keys()].filter((k) => k.startsWith('ClusterRoleBinding/') || k.startsWith(`RoleBinding/`)).sort(),
       [
+        `ClusterRoleBinding//${clusterRole}-node-reader`,
         `RoleBinding/billing/${clusterRole}`,
         `RoleBinding/recon8s-system/recon8s-leader-election`,
         `RoleBinding/shop/${clusterRole}`,

@@ -177,6 +177,8 @@ describe('test images, built locally and cached by content', function () {
         'admin-password': `adm'n "secret"`,
       };
       const volumes = new Map<string, string>();
+      const hostsFile = join(work, 'hosts');
+      writeFileSync(hostsFile, '127.0.0.1 localhost shop-0.shop-headless shop-primary\n', { mode: 0o444 });
       for (const v of [...(pod.volumes ?? []), { name: 'data', emptyDir: {} }]) {
         const dir = join(work, v.name);
         mkdirSync(dir);
@@ -227,10 +229,15 @@ describe('test images, built locally and cached by content', function () {
           assert.ok(key in secrets, `${c.name}: unexpected env source for ${e.name}`);
           return [`${e.name}=${secrets[key]}`];
         });
-        const mounts = (c.volumeMounts ?? []).map(
-          (m) =>
-            `type=bind,src=${volumes.get(m.name) ?? ''},dst=${m.mountPath},options=rbind:${m.readOnly ? 'ro' : 'rw'}`,
-        );
+        const mounts = [
+          ...(c.volumeMounts ?? []).map(
+            (m) =>
+              `type=bind,src=${volumes.get(m.name) ?? ''},dst=${m.mountPath},options=rbind:${m.readOnly ? 'ro' : 'rw'}`,
+          ),
+          // The pod's /etc/hosts, as the kubelet writes it (its own stable name), with the primary Service's
+          // name that cluster DNS would answer: the scripts verify a member by the name they connect to.
+          `type=bind,src=${hostsFile},dst=/etc/hosts,options=rbind:ro`,
+        ];
         return [
           'run',
           '--rm',
@@ -296,7 +303,7 @@ describe('test images, built locally and cached by content', function () {
             `${id}-mysql`,
             'bash',
             '-c',
-            `. /opt/recon8s/common.sh && mysql --defaults-extra-file=<(client_cnf recon8s-admin "$(base64 -d <<<${adminPassword})") --host=127.0.0.1 --port=3306 --ssl-mode=VERIFY_CA --ssl-ca=/etc/mysql/tls/ca.crt --batch -e "SET GLOBAL rpl_semi_sync_source_enabled = OFF; SET GLOBAL super_read_only = OFF; SET GLOBAL read_only = OFF"`,
+            `. /opt/recon8s/common.sh && mysql --defaults-extra-file=<(client_cnf recon8s-admin "$(base64 -d <<<${adminPassword})") --host=shop-0.shop-headless --port=3306 --ssl-mode=VERIFY_IDENTITY --ssl-ca=/etc/mysql/tls/ca.crt --batch -e "SET GLOBAL rpl_semi_sync_source_enabled = OFF; SET GLOBAL super_read_only = OFF; SET GLOBAL read_only = OFF"`,
           ],
           { timeoutMs: 30_000 },
         );
@@ -308,8 +315,8 @@ describe('test images, built locally and cached by content', function () {
         }
         assert.equal(ready.status, 0, `readiness never passed: ${ready.stdout}${ready.stderr}\n${server.output()}`);
         // The backup job's script (same image, same scripts ConfigMap) dumps it with the image's mysql
-        // client, mysqldump and gzip: the application's schema, never the mysql schema. (No DNS here: the
-        // member's name does not resolve, so every query goes through BACKUP_HOST.)
+        // client, mysqldump and gzip: the application's schema, never the mysql schema, from the primary
+        // Service and then the member by its name (both in the pod's /etc/hosts), each verified by name.
         const backup = containerd.ctr(
           [
             'task',
@@ -321,7 +328,9 @@ describe('test images, built locally and cached by content', function () {
             '-c',
             [
               '. /opt/recon8s/common.sh && local_sql -e "CREATE DATABASE shopdb; CREATE TABLE shopdb.orders (id INT PRIMARY KEY); INSERT INTO shopdb.orders VALUES (1)"',
-              'CLUSTER_NAME=shop BACKUP_HOST=127.0.0.1 BACKUP_RETAIN=1 BACKUP_DIR=/tmp bash /opt/recon8s/backup.sh',
+              // The job has root's password in its environment (the mysql container has none: local_sql
+              // above read it from the mounted Secret).
+              'root_password pw && MYSQL_ROOT_PASSWORD=$pw CLUSTER_NAME=shop BACKUP_HOST=shop-primary BACKUP_RETAIN=1 BACKUP_DIR=/tmp bash /opt/recon8s/backup.sh',
               'gzip -dc /tmp/shop-*.sql.gz | grep -E "^(CREATE TABLE|CREATE DATABASE|INSERT INTO)" >/tmp/dumped',
             ].join(' && '),
           ],

@@ -43,6 +43,9 @@ interface SessionOutcome {
 }
 import type { AccountRequest } from '../../lib/mysql/accounts.js';
 import { accountName } from '../../lib/mysql/accounts.js';
+import { accountStatements } from '../../lib/agent/accounts.js';
+import { EXPORTER_CNF_KEY, exporterCnf } from '../../constructs/mysql/exporter.js';
+import { synthMySQL } from '../unit/support/mysql-synth.js';
 import { alive, controllerSql, follow, inline, literal, makePrimary, ready, sql } from './support/sandbox-cluster.js';
 
 /** gtid_executed on one line (the mysql client prints the newlines MySQL wraps long sets with as \\n). */
@@ -257,6 +260,108 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
         'ON',
       );
     }
+  });
+
+  it("verifies a member by name from the scripts' clients (ssl-mode=VERIFY_IDENTITY): the primary Service and a member's name log in; the same member by address, or by a name its certificate lacks, is refused before any password is sent", () => {
+    const replica = members[1] as SandboxMember;
+    const scriptClient = (host: string) =>
+      replica.exec([
+        'bash',
+        '-c',
+        '. /opt/recon8s/common.sh && mysql_client --defaults-extra-file=<(verified_cnf root "$MYSQL_ROOT_PASSWORD") --host="$1" --port=3306 --connect-timeout=5 --batch --skip-column-names -e "SELECT @@server_uuid"',
+        'script-client',
+        host,
+      ]);
+    const primaryUuid = sql(primary, 'SELECT @@server_uuid');
+    for (const host of [SANDBOX_NAMES.services[0], SANDBOX_NAMES.members[0]]) {
+      const r = scriptClient(host);
+      assert.ok(r.ok, `${host}: ${r.stderr}`);
+      assert.equal(r.stdout.trim(), primaryUuid, host);
+    }
+    const refusedBefore = Number(sql(primary, REFUSED_LOGINS_SQL) || 0);
+    const refusedOnReplica = Number(sql(replica, REFUSED_LOGINS_SQL) || 0);
+    // 127.0.0.1 is the primary, shop-headless (in this member's lookups) the replica itself: neither is a
+    // name the certificate carries.
+    for (const host of ['127.0.0.1', 'shop-headless']) {
+      const r = scriptClient(host);
+      assert.equal(r.ok, false, `${host}: logged in without the certificate naming it`);
+      assert.match(r.stderr, /SSL certificate validation failure|certificate/i, `${host}: ${r.stderr}`);
+    }
+    assert.equal(Number(sql(primary, REFUSED_LOGINS_SQL) || 0), refusedBefore, 'the primary saw a login attempt');
+    assert.equal(Number(sql(replica, REFUSED_LOGINS_SQL) || 0), refusedOnReplica, 'the replica saw a login attempt');
+  });
+
+  it('requires TLS of every TCP login (require_secure_transport=ON): a plain TCP login is refused, TLS and the local socket log in, and the metrics sidecar reads the member over the socket', () => {
+    assert.equal(sql(primary, 'SELECT @@GLOBAL.require_secure_transport'), '1');
+    const replica = members[1] as SandboxMember;
+    const tcpLogin = (sslOptions: string) =>
+      replica.exec([
+        'bash',
+        '-c',
+        `. /opt/recon8s/common.sh && mysql_client --defaults-extra-file=<(client_cnf root "$MYSQL_ROOT_PASSWORD"; printf '%s\\n' ${sslOptions}) --host=${SANDBOX_NAMES.services[0]} --port=3306 --connect-timeout=5 --batch --skip-column-names -e "SELECT 1"`,
+      ]);
+    const plain = tcpLogin('ssl-mode=DISABLED');
+    assert.equal(plain.ok, false, 'a plain TCP login was let in');
+    assert.match(plain.stderr, /ERROR 3159 .*insecure transport are prohibited/, plain.stderr);
+    const verified = tcpLogin('ssl-mode=VERIFY_IDENTITY "ssl-ca=$RECON8S_TLS_CA"');
+    assert.ok(verified.ok, verified.stderr);
+    assert.equal(sql(primary, 'SELECT 1'), '1', 'the socket needs no TLS');
+    // As in the mysql container, which has no password in its environment: local_sql reads root's from
+    // the mounted credentials Secret.
+    const mounted = primary.exec([
+      'env',
+      '-u',
+      'MYSQL_ROOT_PASSWORD',
+      'bash',
+      '-c',
+      '. /opt/recon8s/common.sh && local_sql -e "SELECT CURRENT_USER()"',
+    ]);
+    assert.equal(mounted.stdout.trim(), 'root@localhost', mounted.stderr);
+
+    // The sidecar as the construct renders it (its arguments and option file), with the exporter's
+    // account as the agent makes it, reading the primary over the socket.
+    const { container, podSpec, configMap } = synthMySQL({ monitoring: { enabled: true } });
+    const cnf = configMap(podSpec.volumes?.find((v) => v.name === 'config')?.configMap?.name ?? '').data?.[
+      EXPORTER_CNF_KEY
+    ];
+    assert.equal(cnf, exporterCnf());
+    const args = (container('metrics').args ?? []).map((a) =>
+      a.startsWith('--web.listen-address=')
+        ? '--web.listen-address=127.0.0.1:19104'
+        : a.startsWith('--config.my-cnf=')
+          ? '--config.my-cnf=/tmp/exporter.cnf'
+          : a,
+    );
+    const password = 'exp0rter-pw';
+    const create = accountStatements({ replication: REPLICATION_PASSWORD, admin: ADMIN_PASSWORD, exporter: password })
+      .filter((st) => st.sql.includes('recon8s-exporter'))
+      .map((st) => st.sql.replace('?', literal(st.values[0] ?? '')))
+      .join('; ');
+    sql(primary, create);
+    const scrape = primary.exec(
+      [
+        'bash',
+        '-c',
+        `cat >/tmp/exporter.cnf; MYSQLD_EXPORTER_PASSWORD=${password} mysqld_exporter "$@" >/tmp/exporter.log 2>&1 & pid=$!
+        for ((i = 0; i < 100; i++)); do
+          body=$( (exec 3<>/dev/tcp/127.0.0.1/19104 && printf 'GET /metrics HTTP/1.0\\r\\n\\r\\n' >&3 && cat <&3) 2>/dev/null)
+          [[ $body == *'mysql_up '* ]] && break
+          sleep 0.2
+        done
+        kill $pid; wait $pid 2>/dev/null
+        grep -E '^mysql_(up|global_status_threads_connected) ' <<<"$body"; cat /tmp/exporter.log >&2`,
+        'scrape',
+        ...args,
+      ],
+      cnf,
+    );
+    assert.match(scrape.stdout, /^mysql_up 1$/m, `${scrape.stdout}${scrape.stderr}`);
+    assert.match(scrape.stdout, /^mysql_global_status_threads_connected \d+$/m, scrape.stdout);
+    // The account exists for the socket only ('localhost' under skip_name_resolve): none for TCP.
+    assert.equal(
+      sql(primary, "SELECT GROUP_CONCAT(HOST) FROM mysql.user WHERE USER = 'recon8s-exporter'"),
+      'localhost',
+    );
   });
 
   it('serves a renewed certificate once told to reload it, without a restart, and replication carries on', async () => {
@@ -869,6 +974,7 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
     const drop = `${range[1] ?? ''}:${range[3] ?? ''}`;
     const basename = sql(primary, 'SELECT @@global.log_bin_basename');
     const log = `${basename.slice(0, basename.lastIndexOf('/'))}/${sql(primary, 'SHOW BINARY LOG STATUS').split('\t')[0] ?? ''}`;
+    const SEGMENT = '20261125T183500Z-00000000-0000-0000-0000-000000000000-binlog.000001';
     const search = (statement: string) => {
       const r = primary.exec([
         'bash',
@@ -879,7 +985,11 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
         coarseWords(statement).join(' '),
       ]);
       assert.ok(r.ok, r.stderr);
-      return { text: r.stdout, found: findInListing(`log\tbinlog\n${r.stdout}`, { statement }).transactions };
+      return {
+        text: r.stdout,
+        // Under a segment's name as the archive stores it (the search reads nothing else).
+        found: findInListing(`log\t${SEGMENT}\n${r.stdout}`, { statement }).transactions,
+      };
     };
     const dropped = search('DROP TABLE orders');
     assert.deepEqual(
@@ -903,7 +1013,7 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
     // The store: rclone's local backend in place of S3 (the same rclone, the same commands).
     const store = '/tmp/store';
     const env = [
-      'export PATH=/tmp/fakebin:$PATH CLUSTER_NAME=shop BACKUP_HOST=127.0.0.1 BACKUP_RETAIN=3',
+      'export PATH=/tmp/fakebin:$PATH CLUSTER_NAME=shop BACKUP_HOST=shop-primary BACKUP_RETAIN=3',
       `STORE_BUCKET=${store} STORE_PREFIX=shop RCLONE_CONFIG_STORE_ACCESS_KEY_ID=k RCLONE_CONFIG_STORE_SECRET_ACCESS_KEY=s`,
       'VERIFY_SCRATCH=/tmp/verify VERIFY_SCRATCH_BYTES=10000000000 TERMINATION_LOG=/tmp/termination-log.job',
     ].join(' ');

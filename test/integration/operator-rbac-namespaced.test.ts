@@ -102,7 +102,7 @@ describe('operator install watching namespaces: RBAC granted there alone (own co
   const custom = (): CustomObjectsApi => admin.makeApiClient(CustomObjectsApi);
   const logTail = (): string => logLines.slice(-15).join('\n');
 
-  it('binds the ClusterRole recon8s in each watched namespace alone: no ClusterRoleBinding names the ServiceAccount', async () => {
+  it('binds the ClusterRole recon8s in each watched namespace alone: the one ClusterRoleBinding naming the ServiceAccount is the read-only node reader', async () => {
     const rbac = admin.makeApiClient(RbacAuthorizationV1Api);
     const mine = (subjects: { kind: string; name: string; namespace?: string }[] | undefined): boolean =>
       (subjects ?? []).some(
@@ -110,8 +110,8 @@ describe('operator install watching namespaces: RBAC granted there alone (own co
       );
     const clusterBindings = (await rbac.listClusterRoleBinding()).items.filter((b) => mine(b.subjects));
     assert.deepEqual(
-      clusterBindings.map((b) => b.metadata?.name),
-      [],
+      clusterBindings.map((b) => `${b.metadata?.name} → ${b.roleRef.name}`),
+      ['recon8s-node-reader → recon8s-node-reader'],
     );
     const bindings = (await rbac.listRoleBindingForAllNamespaces()).items.filter((b) => mine(b.subjects));
     assert.deepEqual(bindings.map((b) => `${b.metadata?.namespace}/${b.metadata?.name} → ${b.roleRef.name}`).sort(), [

@@ -438,8 +438,11 @@ describe('operator install and least-privilege RBAC (own control plane, OwnerRef
           out.push({ verb, group, resource: type.plural, namespace: FORBIDDEN });
         for (const verb of ['list', 'watch']) out.push({ verb, group, resource: type.plural });
       }
-      for (const verb of ['get', 'list', 'watch', 'patch'])
+      // delete: only a member's data claim, once the member is lost with its node (docs/mysql-ha.md#node-loss).
+      for (const verb of ['get', 'list', 'watch', 'patch', 'delete'])
         out.push({ verb, group: '', resource: 'persistentvolumeclaims', namespace: FORBIDDEN });
+      // Read-only, by name: is a member's node down, is its volume bound there (node loss).
+      for (const resource of ['nodes', 'persistentvolumes']) out.push({ verb: 'get', group: '', resource });
       for (const verb of ['list', 'watch'])
         out.push({ verb, group: '', resource: 'pods', namespace: FORBIDDEN }, { verb, group: '', resource: 'pods' });
       // The role label the Services select by, and the one-at-a-time re-creation of a rolling update.
@@ -480,7 +483,7 @@ describe('operator install and least-privilege RBAC (own control plane, OwnerRef
       ...['get', 'list', 'watch'].map((verb) => ({ verb, group: '', resource: 'secrets' })),
       { verb: 'get', group: '', resource: 'secrets', namespace: 'kube-system' },
       // Pods: watched, labelled and deleted one by one (MySQL members), never created, entered or read from;
-      // nodes: not its business.
+      // nodes and persistent volumes: read by name only, never listed, watched or changed.
       { verb: 'get', group: '', resource: 'pods', namespace: GRANTED },
       ...['create', 'update', 'deletecollection'].map((verb) => ({
         verb,
@@ -491,7 +494,9 @@ describe('operator install and least-privilege RBAC (own control plane, OwnerRef
       { verb: 'patch', group: '', resource: 'pods', subresource: 'status', namespace: GRANTED },
       { verb: 'create', group: '', resource: 'pods', subresource: 'exec', namespace: GRANTED },
       { verb: 'get', group: '', resource: 'pods', subresource: 'log', namespace: GRANTED },
-      { verb: 'get', group: '', resource: 'nodes' },
+      ...['nodes', 'persistentvolumes'].flatMap((resource) =>
+        ['list', 'watch', 'create', 'patch', 'update', 'delete'].map((verb) => ({ verb, group: '', resource })),
+      ),
       // Namespaces, RBAC, CRDs, tokens, impersonation: no escalation path.
       ...['create', 'delete', 'update'].map((verb) => ({ verb, group: '', resource: 'namespaces', name: FORBIDDEN })),
       ...['create', 'update', 'escalate', 'bind'].map((verb) => ({
@@ -520,10 +525,10 @@ describe('operator install and least-privilege RBAC (own control plane, OwnerRef
       // Its own resources: it never creates, replaces or deletes them (only patches metadata and status).
       ...['create', 'update', 'delete'].map((verb) => ({ verb, group: GROUP, resource: 'apps', namespace: GRANTED })),
       { verb: 'delete', group: GROUP, resource: 'mysqlclusters', namespace: GRANTED },
-      // Children: no replace (update), no deletecollection; PVCs are only read and grown.
+      // Children: no replace (update), no deletecollection; PVCs are read, grown, and deleted one at a time.
       { verb: 'update', group: 'apps', resource: 'deployments', namespace: GRANTED },
       { verb: 'deletecollection', group: '', resource: 'configmaps', namespace: GRANTED },
-      ...['create', 'update', 'delete', 'deletecollection'].map((verb) => ({
+      ...['create', 'update', 'deletecollection'].map((verb) => ({
         verb,
         group: '',
         resource: 'persistentvolumeclaims',

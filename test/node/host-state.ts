@@ -21,6 +21,11 @@ export function nodeLeftovers(): string[] {
     .split('\n')
     .filter((l) => /KUBE-|CNI-/.test(l));
   if (chains.length > 0) left.push(`${chains.length} iptables lines with KUBE-/CNI- chains`);
+  // kube-router's policy controller (kube-router.ts), when a test ran it.
+  const sets = run('ipset', ['list', '-n'])
+    .split('\n')
+    .filter((n) => /^(KUBE-|kube-router)/.test(n));
+  if (sets.length > 0) left.push(`ipsets ${sets.join(', ')}`);
   const mounts = readFileSync('/proc/self/mounts', 'utf8')
     .split('\n')
     .filter((l) => l.includes(`${NODE_RUN_DIR}/`));

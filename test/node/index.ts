@@ -34,6 +34,8 @@ const PACKAGES: Readonly<Record<string, string>> = {
   'containernetworking-plugins': '/usr/lib/cni/bridge',
   iptables: '/usr/sbin/iptables',
   conntrack: '/usr/sbin/conntrack',
+  // kube-router's policy controller (the NetworkPolicy test, kube-router.ts) programs ipsets.
+  ipset: '/usr/sbin/ipset',
 };
 
 export interface NodeCluster {

@@ -39,6 +39,7 @@ describe('MySQLCluster (the construct)', () => {
       'ConfigMap/shop/db-config',
       'ConfigMap/shop/db-scripts',
       'CronJob/shop/db-backup',
+      'NetworkPolicy/shop/db-mysql',
       'PodDisruptionBudget/shop/db-mysql',
       'Service/shop/db-headless',
       'Service/shop/db-primary',

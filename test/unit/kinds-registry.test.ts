@@ -50,7 +50,7 @@ describe('the registry of kinds', () => {
     });
   }
 
-  it('lets the operator prune (delete) exactly the union of the child types, and the MySQL pods it rolls', () => {
+  it('lets the operator prune (delete) exactly the union of the child types, the MySQL pods it rolls, and the claims of members lost with their node', () => {
     const chart = Testing.synth(new OperatorChart(new Cdk8sApp(), 'operator'));
     const role = chart.find(
       (o: { kind?: string; metadata?: { name?: string } }) =>
@@ -63,7 +63,8 @@ describe('the registry of kinds', () => {
     const children = allChildTypes().map(
       (t) => `${t.apiVersion.includes('/') ? t.apiVersion.split('/')[0] : ''}/${t.plural}`,
     );
-    // Pods are not children: the controller deletes a MySQL member's pod to roll it (OnDelete).
-    assert.deepEqual(granted, [...children, '/pods'].sort());
+    // Pods are not children: the controller deletes a MySQL member's pod to roll it (OnDelete). Claims
+    // neither: it deletes a member's data claim only when the member is lost with its node (node-loss.ts).
+    assert.deepEqual(granted, [...children, '/persistentvolumeclaims', '/pods'].sort());
   });
 });

@@ -23,19 +23,45 @@ describe('MySQLCluster spec.monitoring', () => {
     assert.equal(template?.labels?.['recon8s.dev/metrics'], undefined);
   });
 
-  it('adds the metrics sidecar: mysqld_exporter on 9104 over the pod loopback as recon8s-exporter', () => {
-    const { container } = synthMySQL(ON);
+  it("adds the metrics sidecar: mysqld_exporter on 9104 over mysqld's local socket as recon8s-exporter", () => {
+    const { container, podSpec, configMap } = synthMySQL(ON);
     const metrics = container('metrics');
     assert.equal(metrics.image, 'quay.io/prometheus/mysqld-exporter:v0.19.0');
     assert.deepEqual(metrics.command, ['mysqld_exporter']);
     assert.deepEqual(metrics.ports, [{ name: 'metrics', containerPort: 9104 }]);
     for (const arg of [
       '--web.listen-address=:9104',
-      '--mysqld.address=127.0.0.1:3306',
       '--mysqld.username=recon8s-exporter',
+      '--config.my-cnf=/etc/recon8s/exporter/exporter.cnf',
       '--collect.perf_schema.replication_applier_status_by_worker',
     ])
       assert.ok(metrics.args?.includes(arg), `${arg} in ${metrics.args?.join(' ')}`);
+    assert.ok(!metrics.args?.some((a) => a.startsWith('--mysqld.address')), metrics.args?.join(' '));
+    // Its option file names the socket mysqld listens on, in the directory the sidecar mounts from the
+    // mysql container's volume (read-only: a socket is connected to, never written).
+    const configVolume = podSpec.volumes?.find((v) => v.name === 'config')?.configMap?.name ?? '';
+    const data = configMap(configVolume).data ?? {};
+    const socket = /^socket=(.+)$/m.exec(data['my.cnf'] ?? '')?.[1];
+    assert.equal(socket, '/var/run/mysqld/mysqld.sock');
+    // Nothing but the socket: no host or port (TCP), and no password (MYSQLD_EXPORTER_PASSWORD has it).
+    assert.deepEqual(
+      (data['exporter.cnf'] ?? '').split('\n').filter((l) => l !== '' && !l.startsWith('#')),
+      ['[client]', `socket=${socket}`],
+    );
+    const runOfMysql = container('mysql').volumeMounts?.find((m) => m.mountPath === '/var/run/mysqld');
+    assert.ok(runOfMysql);
+    assert.deepEqual(
+      metrics.volumeMounts?.map((m) => [m.name, m.mountPath, m.readOnly]),
+      [
+        ['config', '/etc/recon8s/exporter', true],
+        [runOfMysql.name, '/var/run/mysqld', true],
+      ],
+    );
+    assert.equal(
+      synthMySQL().configMap(configVolume).data?.['exporter.cnf'],
+      undefined,
+      'no option file without monitoring',
+    );
   });
 
   it('passes the password from the Secret key exporter-password as an environment variable, never an argument', () => {
@@ -98,16 +124,17 @@ describe('MySQLCluster spec.monitoring', () => {
     );
   });
 
-  it('the primary creates the exporter account from loopback only, with status and performance_schema reads only', () => {
+  it('the primary creates the exporter account for the local socket only, with status and performance_schema reads only, and drops the former loopback one', () => {
     const statements = accountStatements({ replication: 'r', admin: 'a', exporter: 'e' }).map((x) => x.sql);
+    assert.ok(statements.includes("DROP USER IF EXISTS 'recon8s-exporter'@'127.0.0.1'"), statements.join('\n'));
     assert.ok(
       statements.includes(
-        "CREATE USER IF NOT EXISTS 'recon8s-exporter'@'127.0.0.1' IDENTIFIED BY ? WITH MAX_USER_CONNECTIONS 3",
+        "CREATE USER IF NOT EXISTS 'recon8s-exporter'@'localhost' IDENTIFIED BY ? WITH MAX_USER_CONNECTIONS 3",
       ),
       statements.join('\n'),
     );
-    assert.ok(statements.includes("GRANT PROCESS, REPLICATION CLIENT ON *.* TO 'recon8s-exporter'@'127.0.0.1'"));
-    assert.ok(statements.includes("GRANT SELECT ON performance_schema.* TO 'recon8s-exporter'@'127.0.0.1'"));
+    assert.ok(statements.includes("GRANT PROCESS, REPLICATION CLIENT ON *.* TO 'recon8s-exporter'@'localhost'"));
+    assert.ok(statements.includes("GRANT SELECT ON performance_schema.* TO 'recon8s-exporter'@'localhost'"));
     assert.ok(!statements.some((x) => /GRANT [^;]*(ALL|SUPER|INSERT|UPDATE|DELETE)[^;]*recon8s-exporter/.test(x)));
     assert.ok(!accountStatements({ replication: 'r', admin: 'a' }).some((x) => x.sql.includes('recon8s-exporter')));
     // A new cluster's bootstrap creates it unlogged, like the other accounts: a replicated CREATE USER
@@ -131,10 +158,10 @@ describe('MySQLCluster spec.monitoring', () => {
       assert.ok(
         sql.includes(
           [
-            "CREATE USER IF NOT EXISTS 'recon8s-exporter'@'127.0.0.1' IDENTIFIED BY 'e' WITH MAX_USER_CONNECTIONS 3;",
-            "ALTER USER 'recon8s-exporter'@'127.0.0.1' IDENTIFIED BY 'e' WITH MAX_USER_CONNECTIONS 3;",
-            "GRANT PROCESS, REPLICATION CLIENT ON *.* TO 'recon8s-exporter'@'127.0.0.1';",
-            "GRANT SELECT ON performance_schema.* TO 'recon8s-exporter'@'127.0.0.1';",
+            "CREATE USER IF NOT EXISTS 'recon8s-exporter'@'localhost' IDENTIFIED BY 'e' WITH MAX_USER_CONNECTIONS 3;",
+            "ALTER USER 'recon8s-exporter'@'localhost' IDENTIFIED BY 'e' WITH MAX_USER_CONNECTIONS 3;",
+            "GRANT PROCESS, REPLICATION CLIENT ON *.* TO 'recon8s-exporter'@'localhost';",
+            "GRANT SELECT ON performance_schema.* TO 'recon8s-exporter'@'localhost';",
           ].join('\n'),
         ),
         sql,
@@ -142,6 +169,36 @@ describe('MySQLCluster spec.monitoring', () => {
       assert.ok(
         sql.indexOf('recon8s-exporter') > sql.lastIndexOf('sql_log_bin = 0'),
         'created after binary logging is off',
+      );
+      // The former loopback account, which a restored history may hold, is dropped.
+      assert.ok(sql.includes("DROP USER IF EXISTS 'recon8s-exporter'@'127.0.0.1';"), sql);
+    } finally {
+      box.cleanup();
+    }
+  });
+
+  it("leaves the exporter's account out of a backup, as the cluster's other own accounts: the restored cluster makes its own", () => {
+    const box = scriptSandbox();
+    try {
+      mkdirSync(box.path('backup'));
+      const r = box.run('backup.sh', {
+        CLUSTER_NAME: 'shop',
+        BACKUP_HOST: 'shop-replicas',
+        BACKUP_RETAIN: '3',
+        BACKUP_DIR: box.path('backup'),
+        MYSQL_ROOT_PASSWORD: 'r',
+      });
+      assert.equal(r.status, 0, r.stderr);
+      // The recorded argv is shell-quoted (printf %q): unquoted here.
+      const query = box
+        .calls()
+        .split('\n')
+        .map((l) => l.replace(/\\(.)/g, '$1'))
+        .find((l) => l.includes('FROM mysql.user'));
+      assert.match(
+        query ?? '',
+        /user NOT IN \('root', 'replication', 'recon8s-admin', 'recon8s-exporter'\)/,
+        box.calls(),
       );
     } finally {
       box.cleanup();

@@ -269,6 +269,8 @@ describe('MySQLCluster scripts', () => {
             "ALTER USER 'recon8s-admin'@'%' IDENTIFIED BY '4dmin\\'\"\\\\#%s' REQUIRE SSL;",
             "GRANT SYSTEM_VARIABLES_ADMIN, REPLICATION_SLAVE_ADMIN, REPLICATION CLIENT, RELOAD, PROCESS, CONNECTION_ADMIN, SYSTEM_USER ON *.* TO 'recon8s-admin'@'%';",
             "GRANT SELECT ON performance_schema.* TO 'recon8s-admin'@'%';",
+            // The metrics sidecar's former loopback account, which a restored history may hold.
+            "DROP USER IF EXISTS 'recon8s-exporter'@'127.0.0.1';",
             'SHUTDOWN;',
           ].join('\n'),
         ),

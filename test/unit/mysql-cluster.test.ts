@@ -15,11 +15,12 @@ const mountAt = (c: V1Container, path: string) => c.volumeMounts?.find((m) => m.
 
 describe('MySQLCluster', () => {
   describe('objects and names', () => {
-    it('renders the StatefulSet, three Services, two ConfigMaps and a PodDisruptionBudget named after the cluster', () => {
+    it('renders the StatefulSet, three Services, two ConfigMaps, a PodDisruptionBudget and a NetworkPolicy named after the cluster', () => {
       const { objects } = synthMySQL();
       assert.deepEqual(objects.map((o) => `${o.kind}/${o.metadata?.name}`).sort(), [
         'ConfigMap/shop-config',
         'ConfigMap/shop-scripts',
+        'NetworkPolicy/shop-mysql',
         'PodDisruptionBudget/shop-mysql',
         'Service/shop-headless',
         'Service/shop-primary',
@@ -335,7 +336,8 @@ describe('MySQLCluster', () => {
           assert.equal(e.valueFrom?.secretKeyRef?.name, 'shop-credentials', `${c.name} ${e.name}`);
         }
       }
-      assert.ok(seen >= 5, `password variables seen: ${seen}`);
+      // The bootstrap's three and the backup's root password (mysqld's container has none).
+      assert.ok(seen >= 4, `password variables seen: ${seen}`);
     });
 
     it('maps the root, replication and admin passwords to the root-password, replication-password and admin-password keys', () => {
@@ -354,28 +356,29 @@ describe('MySQLCluster', () => {
       }
     });
 
-    it('gives the agent no password in its environment but the credentials Secret as files, which the kubelet keeps up to date (a rotation reaches it without a restart)', () => {
-      const s = synthMySQL({ credentialsSecretName: 'vault-synced' });
+    it('gives the agent and mysqld no password in their environment but the credentials Secret as files, which the kubelet keeps up to date (a rotation reaches them without a restart)', () => {
+      const s = synthMySQL({ credentialsSecretName: 'vault-synced', monitoring: { enabled: true } });
       const agent = s.container('agent');
-      assert.deepEqual(
-        (agent.env ?? []).filter((e) => /PASSWORD/.test(e.name)),
-        [],
-        'the agent reads no password from its environment',
-      );
+      for (const name of ['agent', 'mysql'])
+        assert.deepEqual(
+          (s.container(name).env ?? []).filter((e) => /PASSWORD/.test(e.name) || e.valueFrom?.secretKeyRef),
+          [],
+          `the ${name} container reads no password from its environment`,
+        );
       const mount = mountAt(agent, '/etc/recon8s/credentials');
       assert.equal(mount?.readOnly, true);
       const volume = s.podSpec.volumes?.find((v) => v.name === mount?.name);
       // The whole Secret, as files (not subPaths, which the kubelet never updates).
       assert.deepEqual(volume?.secret, { secretName: 'vault-synced', defaultMode: 0o440 });
       assert.equal(mountAt(agent, '/etc/recon8s/credentials')?.subPath, undefined);
-      // Also beside mysqld, for a person's mysql client (its MYSQL_ROOT_PASSWORD is that of the pod's start).
+      // Also beside mysqld, where local_sql (a person's kubectl exec) reads root's password as it is now.
       assert.equal(mountAt(s.container('mysql'), '/etc/recon8s/credentials')?.readOnly, true);
     });
 
     it('uses spec.credentialsSecretName', () => {
       const s = synthMySQL({ credentialsSecretName: 'vault-synced' });
       assert.equal(s.cluster.credentialsSecretName, 'vault-synced');
-      assert.equal(env(s.container('mysql'), 'MYSQL_ROOT_PASSWORD')?.valueFrom?.secretKeyRef?.name, 'vault-synced');
+      assert.equal(env(s.container('bootstrap'), 'MYSQL_ROOT_PASSWORD')?.valueFrom?.secretKeyRef?.name, 'vault-synced');
       assert.equal(s.json.includes('shop-credentials'), false);
     });
 
@@ -424,6 +427,14 @@ describe('MySQLCluster', () => {
       }
       // The controller enables the source side on the primary only.
       assert.equal(/rpl_semi_sync_source_enabled/.test(myCnf()), false);
+    });
+
+    it('requires TLS of every TCP login (require_secure_transport=ON), unless spec.mysqlConf turns it off', () => {
+      const lines = myCnf().split('\n');
+      assert.ok(lines.includes('require_secure_transport=ON'), myCnf());
+      // The user's options come after recon8s' own: the last one read wins.
+      const off = myCnf({ mysqlConf: { require_secure_transport: 'OFF' } }).split('\n');
+      assert.ok(off.lastIndexOf('require_secure_transport=OFF') > off.indexOf('require_secure_transport=ON'));
     });
 
     it('includes the per-member directory last', () => {

@@ -94,7 +94,7 @@ describe('OperatorChart (the operator install construct)', () => {
   describe('RBAC', () => {
     it('has no wildcard in any rule, and no non-resource URL', () => {
       const roles = rbac(objects);
-      assert.equal(roles.length, 3);
+      assert.equal(roles.length, 4);
       for (const role of roles) {
         for (const rule of role.rules ?? []) {
           for (const value of [
@@ -121,7 +121,12 @@ describe('OperatorChart (the operator install construct)', () => {
         { apiGroups: ['autoscaling'], resources: ['horizontalpodautoscalers'], verbs: CHILD_VERBS },
         { apiGroups: ['policy'], resources: ['poddisruptionbudgets'], verbs: CHILD_VERBS },
         { apiGroups: ['batch'], resources: ['cronjobs'], verbs: CHILD_VERBS },
-        { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get', 'list', 'patch', 'watch'] },
+        { apiGroups: ['networking.k8s.io'], resources: ['networkpolicies'], verbs: CHILD_VERBS },
+        {
+          apiGroups: [''],
+          resources: ['persistentvolumeclaims'],
+          verbs: ['get', 'list', 'patch', 'watch', 'delete'],
+        },
         { apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch', 'patch', 'delete'] },
         { apiGroups: [''], resources: ['events'], verbs: ['create'] },
         // spec.tls.issuerRef: the cluster's cert-manager Certificate, watched by name, never deleted.
@@ -154,7 +159,8 @@ describe('OperatorChart (the operator install construct)', () => {
         'create',
       );
       // Pods: never created; deleted one at a time to roll a MySQLCluster (its StatefulSet is OnDelete).
-      assert.deepEqual(grants(rules, 'delete'), [...children, '/pods'].sort(), 'delete');
+      // Claims: never created; a member's deleted only when it is lost with its node (docs/mysql-ha.md#node-loss).
+      assert.deepEqual(grants(rules, 'delete'), [...children, '/persistentvolumeclaims', '/pods'].sort(), 'delete');
       // Pods: watched (the MySQL members' reports and readiness); a MySQLCluster's backup claim, by name.
       assert.deepEqual(
         grants(rules, 'watch'),
@@ -205,13 +211,18 @@ describe('OperatorChart (the operator install construct)', () => {
       );
     });
 
-    it('with watchedNamespaces, binds the ClusterRole recon8s by a RoleBinding in each of them, and grants nothing cluster-wide', () => {
+    it('with watchedNamespaces, binds the ClusterRole recon8s by a RoleBinding in each of them, and cluster-wide only the read of Nodes and PersistentVolumes', () => {
       const scoped = synth({ watchedNamespaces: ['shop', 'billing'], credentialsNamespaces: ['shop'] });
       assert.deepEqual(
-        scoped.filter((o) => o.kind === 'ClusterRoleBinding'),
-        [],
-        'no ClusterRoleBinding',
+        scoped.filter((o) => o.kind === 'ClusterRoleBinding').map((b) => b.roleRef?.name),
+        ['recon8s-node-reader'],
+        'one ClusterRoleBinding: the node reader',
       );
+      assert.deepEqual(find(scoped, 'ClusterRoleBinding', 'recon8s-node-reader').subjects, [SA]);
+      // Read-only, and only what has no namespace: get, never list or watch, on Nodes and PersistentVolumes.
+      assert.deepEqual(find(scoped, 'ClusterRole', 'recon8s-node-reader').rules, [
+        { apiGroups: [''], resources: ['nodes', 'persistentvolumes'], verbs: ['get'] },
+      ]);
       const bindings = scoped.filter((o) => o.kind === 'RoleBinding' && o.roleRef?.name === 'recon8s');
       assert.deepEqual(
         bindings.map((b) => `${b.metadata.namespace ?? ''}/${b.metadata.name}`),

@@ -132,6 +132,10 @@ initialize_primary() {
     printf "ALTER USER '%s'@'%%' IDENTIFIED BY %s REQUIRE SSL;\n" "$RECON8S_ADMIN_USER" "$admin"
     printf "GRANT %s ON *.* TO '%s'@'%%';\n" "$RECON8S_ADMIN_GRANTS" "$RECON8S_ADMIN_USER"
     printf "GRANT SELECT ON performance_schema.* TO '%s'@'%%';\n" "$RECON8S_ADMIN_USER"
+    # The metrics sidecar's account as it was before the sidecar moved to the socket (a TCP login from
+    # the pod's loopback), which a restored history may hold: gone, so that no exporter password logs in
+    # over TCP.
+    printf "DROP USER IF EXISTS '%s'@'%s';\n" "$RECON8S_EXPORTER_USER" "$RECON8S_FORMER_EXPORTER_HOST"
     # With spec.monitoring: the metrics sidecar's account, here like the others. Created later by the
     # primary's agent instead, it would be a replicated write waiting for an acknowledgement
     # that no replica can give while it clones.

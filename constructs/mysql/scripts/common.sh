@@ -173,11 +173,14 @@ client_cnf() {
 }
 
 # The same for a connection over the network: the server must present a certificate the cluster's CA
-# signed, or the client gives up before it sends the password (ssl-mode=VERIFY_CA: members are also
-# reached by address, which no certificate names; replication, by name, verifies the name too).
+# signed for the name the client connects to, or the client gives up before it sends the password
+# (ssl-mode=VERIFY_IDENTITY). Every host these scripts connect to is a name the members' certificate
+# carries (memberDnsNames): the primary and replicas Services (PRIMARY_HOST, BACKUP_HOST) and a member's
+# report_host (<pod>.<headless>); never an address, which no certificate names. What runs inside the
+# member itself uses the local socket (local_sql), where TLS has nothing to prove.
 verified_cnf() {
   client_cnf "$1" "$2"
-  printf '%s\n' 'ssl-mode=VERIFY_CA' "ssl-ca=$RECON8S_TLS_CA"
+  printf '%s\n' 'ssl-mode=VERIFY_IDENTITY' "ssl-ca=$RECON8S_TLS_CA"
 }
 
 # The mysql client as every script runs it. OPTIONS_SOURCE (--defaults-extra-file=... or --no-defaults,
@@ -189,9 +192,33 @@ mysql_client() {
   mysql "$1" --commands=OFF --local-infile=0 "${@:2}"
 }
 
+# root_password VAR: VAR := root's password as it is now: the mounted credentials Secret's file where the
+# container has it (the mysql container: the kubelet updates the file after a rotation, where an
+# environment variable would keep the password of the container's start, so the mysql container has
+# none), else MYSQL_ROOT_PASSWORD (the bootstrap and the jobs, which run once with the passwords of their
+# start). Byte for byte: no command substitution, which would drop a trailing newline.
+# (The locals' names start with "__": a caller's VAR must not be one of them.)
+root_password() {
+  local -n __root_password=$1
+  local __root_password_file=${CREDENTIALS_DIR:-$RECON8S_CREDENTIALS_DIR}/$RECON8S_ROOT_PASSWORD_KEY
+  # shellcheck disable=SC2034 # a nameref: the caller's VAR
+  __root_password=''
+  if [[ -r $__root_password_file ]]; then
+    # read -d '' reads to the end of the file, and says 1 there.
+    IFS= read -r -d '' __root_password <"$__root_password_file" || [[ -n $__root_password ]] ||
+      die "$__root_password_file is empty"
+  elif [[ -n ${MYSQL_ROOT_PASSWORD-} ]]; then
+    __root_password=$MYSQL_ROOT_PASSWORD
+  else
+    die "root's password is neither in $__root_password_file nor in MYSQL_ROOT_PASSWORD"
+  fi
+}
+
 # Runs SQL (from -e or stdin) as root over the local socket and prints bare tab-separated rows. The
 # credentials come on fd 3 from a here-string: no process that could outlive the call (see above).
 local_sql() {
+  local password
+  root_password password
   mysql_client --defaults-extra-file=/dev/fd/3 --socket="$RECON8S_SOCKET" --batch --skip-column-names "$@" \
-    3<<<"$(client_cnf root "$MYSQL_ROOT_PASSWORD")"
+    3<<<"$(client_cnf root "$password")"
 }

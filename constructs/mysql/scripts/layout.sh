@@ -3,6 +3,8 @@
 # shellcheck shell=bash disable=SC2034 # the scripts that source this file use these
 readonly RECON8S_SOCKET='/var/run/mysqld/mysqld.sock'
 readonly RECON8S_TLS_CA='/etc/mysql/tls/ca.crt'
+readonly RECON8S_CREDENTIALS_DIR='/etc/recon8s/credentials'
+readonly RECON8S_ROOT_PASSWORD_KEY='root-password'
 readonly RECON8S_MY_CNF='/etc/mysql/recon8s/my.cnf'
 readonly RECON8S_MEMBER_CONFIG_DIR='/etc/mysql/recon8s.d'
 readonly RECON8S_DATA_VOLUME='/var/lib/mysql'
@@ -19,7 +21,8 @@ readonly RECON8S_REPLICATION_USER='replication'
 readonly RECON8S_ADMIN_USER='recon8s-admin'
 readonly RECON8S_ADMIN_GRANTS='SYSTEM_VARIABLES_ADMIN, REPLICATION_SLAVE_ADMIN, REPLICATION CLIENT, RELOAD, PROCESS, CONNECTION_ADMIN, SYSTEM_USER'
 readonly RECON8S_EXPORTER_USER='recon8s-exporter'
-readonly RECON8S_EXPORTER_HOST='127.0.0.1'
+readonly RECON8S_EXPORTER_HOST='localhost'
+readonly RECON8S_FORMER_EXPORTER_HOST='127.0.0.1'
 readonly RECON8S_EXPORTER_GRANTS='PROCESS, REPLICATION CLIENT'
 readonly RECON8S_EXPORTER_MAX_CONNECTIONS=3
 readonly RECON8S_GAVE_UP_PREFIX='recon8s gave up: '

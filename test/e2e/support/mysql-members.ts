@@ -46,8 +46,8 @@ export async function execIn(
   };
 }
 
-/** The members' own client settings: root, the password from the container's environment. */
-const ROOT = 'mysql --defaults-extra-file=<(client_cnf root "$MYSQL_ROOT_PASSWORD") --batch --skip-column-names';
+/** The members' own client settings: root, its password from the mounted credentials Secret (common.sh's root_password). */
+const ROOT = 'mysql --defaults-extra-file=<(root_password pw && client_cnf root "$pw") --batch --skip-column-names';
 const COMMON = '. /opt/recon8s/common.sh';
 
 /** Runs SQL on a member's own mysqld (its socket); rows as tab-separated lines. */

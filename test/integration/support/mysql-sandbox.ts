@@ -36,6 +36,7 @@ import { mysqlRootfs } from '../../images/index.js';
 import { issueCa, issueServerCertificate } from '../../../lib/mysql/certificate-issuer.js';
 import type { CertificateAndKey } from '../../../lib/mysql/certificates.js';
 import { memberDnsNames } from '../../../lib/mysql/certificates.js';
+import { sandboxMemberName } from './sandbox-member-name.js';
 
 /** What the sandbox's members are called (a cluster "shop" in namespace "sandbox"). */
 export const SANDBOX_NAMES = {
@@ -48,6 +49,8 @@ export const ROOT_PASSWORD = `r00t'"\\#$ x`;
 export const REPLICATION_PASSWORD = `repl'"\\#;--`;
 export const ADMIN_PASSWORD = `adm'"\\n$(x)`;
 const PRIMARY_ADDRESS = '127.0.0.1';
+/** The primary Service's name, as in a cluster: a name the certificate carries (hosts() resolves it to member 0). */
+const PRIMARY_SERVICE = SANDBOX_NAMES.services[0];
 
 /**
  * A member's address in the sandbox's network. PRIMARY_HOST (the primary Service, in a cluster) is
@@ -56,13 +59,19 @@ const PRIMARY_ADDRESS = '127.0.0.1';
 export const address = (ordinal: number): string => (ordinal === 0 ? PRIMARY_ADDRESS : `127.0.0.${10 + ordinal}`);
 
 /**
- * A member's /etc/hosts: the headless Service names only the member itself; member 0 has its stable
- * name, which replicas use as SOURCE_HOST and verify its certificate against. The sandbox does not model
+ * A member's /etc/hosts: the headless Service names only the member itself; the member's own stable
+ * name (as a pod's /etc/hosts has it), member 0's, which replicas use as SOURCE_HOST and verify its
+ * certificate against, and the primary Service (member 0), which the scripts verify by name
+ * (ssl-mode=VERIFY_IDENTITY) as in a cluster. The sandbox does not model
  * cluster DNS, and a primary here must stay writable while a test stops its replicas: self-fencing
  * (which looks up the other members there) is proven on the real node (test/e2e/mysql-ha.test.ts).
  */
 const hosts = (ordinal: number): string =>
-  `127.0.0.1 localhost\n${address(ordinal)} shop-headless\n${address(0)} ${SANDBOX_NAMES.members[0]}`;
+  [
+    '127.0.0.1 localhost',
+    `${address(ordinal)} shop-headless${ordinal === 0 ? '' : ` ${sandboxMemberName(address(ordinal))}`}`,
+    `${address(0)} ${SANDBOX_NAMES.members[0]} ${PRIMARY_SERVICE}`,
+  ].join('\n');
 
 // One member ("pod"): its root, then bootstrap (init-config first), then mysqld and the agent, each
 // started again when it exits. Runs as PID 1 of the member's PID namespace. The agent (Node, which the
@@ -70,9 +79,11 @@ const hosts = (ordinal: number): string =>
 // socket, volume, certificate and annotations; the volume is also mounted in the member's root at that
 // same path, so that a clone directory the agent names is the one mysqld writes. No HEADLESS_SERVICE:
 // the sandbox models no cluster DNS, and a primary here must stay writable while a test stops its
-// replicas (self-fencing is proven on the real node, test/e2e/mysql-ha.test.ts).
+// replicas (self-fencing is proven on the real node, test/e2e/mysql-ha.test.ts). The agent, outside the
+// member's root, has the host's name lookups, which know no shop-primary: it is given the primary's
+// address (it checks a certificate's chain there, not its name).
 const POD_SH = String.raw`set -u
-dir=$1 root=$2 address=$3 hosts=$4 node=$5 repo=$6
+dir=$1 root=$2 address=$3 hosts=$4 node=$5 repo=$6 primary_address=$7
 m=$dir/merged
 mkdir -p "$dir/upper" "$dir/work" "$m"
 mount -t overlay overlay -o "lowerdir=$root,upperdir=$dir/upper,workdir=$dir/work" "$m"
@@ -86,6 +97,9 @@ mkdir -p "$m$dir/volume" && mount --bind "$dir/volume" "$m$dir/volume"
 # The pod's annotations, as the downward API volume shows them (written by annotate()).
 mkdir -p "$m/etc/recon8s/pod"
 mount --bind "$dir/pod-info" "$m/etc/recon8s/pod"
+# The credentials Secret's volume, as the mysql container mounts it (local_sql reads root's password there).
+mkdir -p "$m/etc/recon8s/credentials"
+mount --bind "$dir/credentials" "$m/etc/recon8s/credentials"
 cp "$dir/files/scripts/"* "$m/opt/recon8s/" && cp "$dir/files/my.cnf" "$m/etc/mysql/recon8s/"
 # The cluster's certificate, as the tls Secret's volume shows it (read-only to the mysql group), in a
 # directory of the member's that the test may update (replaceTls), as the kubelet updates the volume.
@@ -112,7 +126,7 @@ agent() {
     rm -f "$m/tmp/termination-log.agent"
     (cd "$repo" && HEADLESS_SERVICE= MYSQL_SOCKET=$m/run/mysqld/mysqld.sock TLS_CA_FILE=$dir/tls/ca.crt CREDENTIALS_DIR=$dir/credentials \
       DATA_VOLUME=$dir/volume POD_ANNOTATIONS=$dir/pod-info/annotations TERMINATION_LOG=$m/tmp/termination-log.agent \
-      AGENT_ADDRESS=$address MYSQL_LOCAL_ADDRESS=$address \
+      AGENT_ADDRESS=$address MYSQL_LOCAL_ADDRESS=$address PRIMARY_HOST=$primary_address \
       exec setpriv --reuid=999 --regid=999 --clear-groups "$node" --import tsx lib/cli/main.ts agent) >>"$dir/agent.log" 2>&1
     echo "recon8s-sandbox: the agent container exited with $?: $(cat "$m/tmp/termination-log.agent" 2>/dev/null)" >>"$dir/agent.log"
     sleep 1
@@ -205,7 +219,7 @@ const ENV = (ordinal: number, secret: Readonly<Record<string, string>>): Record<
   POD_NAME: `shop-${ordinal}`,
   POD_IP: address(ordinal),
   HEADLESS_SERVICE: 'shop-headless',
-  PRIMARY_HOST: PRIMARY_ADDRESS,
+  PRIMARY_HOST: PRIMARY_SERVICE,
   MYSQL_ROOT_PASSWORD: secret['root-password'] ?? '',
   MYSQL_REPLICATION_PASSWORD: secret['replication-password'] ?? '',
   MYSQL_ADMIN_PASSWORD: secret['admin-password'] ?? '',
@@ -395,7 +409,7 @@ export async function startMySQLSandbox(): Promise<MySQLSandbox> {
           '-c',
           '. /opt/recon8s/common.sh && mysql --defaults-extra-file=<(verified_cnf recon8s-admin "$MYSQL_ADMIN_PASSWORD") --host="$1" --port=3306 --connect-timeout=5 --batch --skip-column-names',
           'admin-sql',
-          address(ordinal),
+          sandboxMemberName(address(ordinal)),
         ],
         text,
       );
@@ -435,6 +449,7 @@ export async function startMySQLSandbox(): Promise<MySQLSandbox> {
               hosts(ordinal),
               process.execPath,
               REPO_ROOT,
+              PRIMARY_ADDRESS,
             ],
             { stdio: 'ignore', env: ENV(ordinal, secret()) },
           ),

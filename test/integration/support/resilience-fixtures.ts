@@ -38,6 +38,7 @@ export const CHILD_KINDS = [
   { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', plural: 'poddisruptionbudgets' },
   { apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler', plural: 'horizontalpodautoscalers' },
   { apiVersion: 'batch/v1', kind: 'CronJob', plural: 'cronjobs' },
+  { apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', plural: 'networkpolicies' },
 ] as const;
 
 /** What a `replicas >= 1` MySQLCluster `name` renders, as `Kind/name`, sorted. */
@@ -45,6 +46,7 @@ export function mysqlChildren(name: string): string[] {
   return [
     `ConfigMap/${name}-config`,
     `ConfigMap/${name}-scripts`,
+    `NetworkPolicy/${name}-mysql`,
     `PodDisruptionBudget/${name}-mysql`,
     `Service/${name}-headless`,
     `Service/${name}-primary`,

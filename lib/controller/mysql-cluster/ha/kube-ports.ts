@@ -3,8 +3,11 @@
 // over MySQL and their agents over HTTP. Thin on purpose: what to do is decided elsewhere.
 import { MYSQL_CLUSTER, MYSQL_ROLE_LABEL } from '../../../../constructs/index.js';
 import { monotonicClock, realClock } from '../../../clock/index.js';
-import { HttpMethod, PatchStrategy, isConflict, isNotFound } from '../../../kube/index.js';
+import type { V1Node, V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
+import { HttpMethod, PatchStrategy, getObject, isConflict, isNotFound } from '../../../kube/index.js';
+import type { KubeClient } from '../../../kube/index.js';
 import { connectMember } from '../../../mysql/member-sql.js';
+import type { NodeLossNode } from '../../../mysql/node-loss.js';
 import type { ControllerMetrics } from '../../../observability/controller-metrics.js';
 import type { ManageContext } from '../../kind-controller.js';
 import { fetchAgentUnsafeStops } from '../agent-http.js';
@@ -16,6 +19,7 @@ import type {
   HaClock,
   HaMetrics,
   HaPorts,
+  NodeLossActions,
   PodActions,
   RecordedStatus,
   SwitchoverOutcome,
@@ -41,6 +45,7 @@ export function kubePorts(ctx: ManageContext, o: HaOptions = {}): HaPorts {
     connect: o.connect ?? connectMember,
     agentUnsafeStops: o.agentUnsafeStops ?? fetchAgentUnsafeStops,
     pods: kubePods(ctx),
+    nodeLoss: kubeNodeLoss(ctx),
     records: kubeRecords(ctx),
     metrics: clusterMetrics(ctx.metrics, { namespace: ctx.cr.metadata.namespace ?? '', cluster: ctx.cr.metadata.name }),
     clock: o.clock ?? processClock,
@@ -71,6 +76,94 @@ function kubePods({ client, cr }: ManageContext): PodActions {
     },
     async annotate(pod, annotation, value) {
       await patch(pod, { annotations: { [annotation]: value } });
+    },
+    async forceDelete(pod, uid) {
+      await deleteIfStill(client, path(pod), uid, { gracePeriodSeconds: 0 });
+    },
+  };
+}
+
+/**
+ * DELETE with a precondition on the uid: one gone (404), or replaced by another of that name (409: the
+ * precondition failed), is not deleted, and the next look judges what there is now.
+ */
+async function deleteIfStill(client: KubeClient, path: string, uid: string, options: object = {}): Promise<void> {
+  const body = { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { uid }, ...options };
+  try {
+    await client.request({
+      method: HttpMethod.DELETE,
+      path,
+      body: JSON.stringify(body),
+      headers: { 'Content-Type': 'application/json' },
+    });
+  } catch (e) {
+    if (isNotFound(e) || isConflict(e)) return;
+    throw e;
+  }
+}
+
+const HOSTNAME_LABEL = 'kubernetes.io/hostname';
+
+/**
+ * The one node a PersistentVolume's required node affinity pins it to on kubernetes.io/hostname (local
+ * storage): every term names hostnames with In, and all of them together one. Undefined otherwise.
+ */
+export function volumeNode(pv: V1PersistentVolume | undefined): string | undefined {
+  const terms = pv?.spec?.nodeAffinity?.required?.nodeSelectorTerms ?? [];
+  if (terms.length === 0) return undefined;
+  const hosts = new Set<string>();
+  for (const term of terms) {
+    const named = (term.matchExpressions ?? []).filter((e) => e.key === HOSTNAME_LABEL && e.operator === 'In');
+    if (named.length === 0) return undefined;
+    for (const e of named) for (const v of e.values ?? []) hosts.add(v);
+  }
+  return hosts.size === 1 ? [...hosts][0] : undefined;
+}
+
+/** A Node as lib/mysql/node-loss.ts takes it: Ready's status and since when, and its taints' keys. */
+export function nodeLossNode(node: V1Node, name: string): NodeLossNode {
+  const ready = node.status?.conditions?.find((c) => c.type === 'Ready');
+  const status = ready?.status === 'True' || ready?.status === 'False' ? ready.status : 'Unknown';
+  const since = ready?.lastTransitionTime ? new Date(ready.lastTransitionTime).getTime() : Number.NaN;
+  return {
+    name,
+    ready: status,
+    // A Ready condition with no time (or none at all): NotReady since now, never long enough by itself.
+    readySince: Number.isFinite(since) ? since : realClock.now(),
+    taintKeys: (node.spec?.taints ?? []).map((t) => t.key),
+  };
+}
+
+function kubeNodeLoss({ client, cr }: ManageContext): NodeLossActions {
+  const claimPath = (name: string): string =>
+    `/api/v1/namespaces/${cr.metadata.namespace ?? ''}/persistentvolumeclaims/${encodeURIComponent(name)}`;
+  return {
+    async nodes(names) {
+      const found = await Promise.all(
+        names.map(async (name) => {
+          const node = await getObject<V1Node>(client, `/api/v1/nodes/${encodeURIComponent(name)}`);
+          return node ? nodeLossNode(node, name) : undefined;
+        }),
+      );
+      return found.filter((n): n is NodeLossNode => n !== undefined);
+    },
+    async claim(name) {
+      const pvc = await getObject<V1PersistentVolumeClaim>(client, claimPath(name));
+      if (!pvc?.metadata?.uid) return undefined;
+      const bound = pvc.status?.phase === 'Bound' ? pvc.spec?.volumeName : undefined;
+      const pv = bound
+        ? await getObject<V1PersistentVolume>(client, `/api/v1/persistentvolumes/${encodeURIComponent(bound)}`)
+        : undefined;
+      const node = volumeNode(pv);
+      return {
+        name,
+        uid: pvc.metadata.uid,
+        deleting: pvc.metadata.deletionTimestamp !== undefined,
+        ...(node !== undefined ? { volumeNode: node } : {}),
+      };
+    },
+    async deleteClaim(name, uid) {
+      await deleteIfStill(client, claimPath(name), uid);
     },
   };
 }

@@ -15,7 +15,9 @@
 // before what it guards (primary-records.ts); a former primary whose surplus rejoin.ts proves never
 // acknowledged is asked to rejoin by clone (its pod's reprovision annotation, once) with a
 // DiscardingUnacknowledged Event, once its agent reports no stop of its mysqld that could have
-// acknowledged any of it (lib/agent/stops.ts).
+// acknowledged any of it (lib/agent/stops.ts). At the end of a pass, a member lost with its node
+// (its volume bound there) is judged and, when it is safe, removed so that the StatefulSet re-creates
+// it elsewhere (node-loss.ts): nothing is read for it while every member's pod is Ready and answers.
 //
 // Leader safety: nothing is done once `ctx.signal` is aborted (leadership lost): it is checked before
 // every step and every write, and after every wait. A new primary is recorded only if the recorded one
@@ -30,6 +32,7 @@ import { decide } from '../../../mysql/decide.js';
 import type { ManageContext, ManagedEvent, Management } from '../../kind-controller.js';
 import type { MySQLClusterFacts } from '../facts.js';
 import type { HaMemory } from './memory.js';
+import { handleNodeLoss } from './node-loss.js';
 import { look } from './observe.js';
 import { Pass } from './pass.js';
 import type { HaPorts, MemberActions } from './ports.js';
@@ -37,7 +40,7 @@ import type { Judged } from './report.js';
 import { finish, reportLook } from './report.js';
 import { describeStep, execute } from './steps.js';
 import { reloadRenewedCertificates } from './tls-reload.js';
-import { MAX_STEPS } from './timing.js';
+import { BUSY_POLL_MS, MAX_STEPS } from './timing.js';
 
 /** One pass of the HA loop over `ctx`'s cluster, remembering in `memory`, acting through `ports`. */
 export async function runPass(
@@ -90,5 +93,13 @@ export async function runPass(
     }
   }
   if (!last) throw new Error('MAX_STEPS is at least 1');
-  return finish(pass, last, events);
+  const nodeLoss = await handleNodeLoss(pass, last.look);
+  events.push(...nodeLoss.events);
+  const managed = await finish(pass, last, events);
+  // Not in what the poll compares (finish): a NotReady node's wait counts its seconds.
+  return {
+    ...managed,
+    problems: [...managed.problems, ...nodeLoss.problems],
+    ...(nodeLoss.acted ? { requeueAfterMs: Math.min(managed.requeueAfterMs ?? BUSY_POLL_MS, BUSY_POLL_MS) } : {}),
+  };
 }

@@ -4,6 +4,7 @@
 // of leadership starts with none (the API server's record is all that is trusted then).
 import type { V1Pod } from '@kubernetes/client-node';
 import type { MySQLClusterStatus } from '../../../../constructs/index.js';
+import type { Problem } from '../../kind-controller.js';
 import { MemberSessions } from './member-sessions.js';
 import type { AnsweringPod } from './primary-stopped.js';
 import type { RecordsMemory } from './primary-records.js';
@@ -46,6 +47,20 @@ export class HaMemory {
    * every member the StatefulSet has.
    */
   keptMembers?: { readonly replicas: number; readonly keep: number; readonly of: number };
+  /**
+   * The members' pods as the last node-loss read saw them (node-loss.ts), when it found no member's node
+   * other than Ready, or was refused (403), and the problems it reported: while the pods stay so, nothing
+   * is read again (a pod that cannot start costs no request per look), and those problems stand. A Node that goes NotReady, or is deleted, changes its pods (their Ready
+   * condition, their eviction or deletion), which ends it; for a pod that was not Ready already, that
+   * is its eviction: at once under the out-of-service taint, else after its toleration of
+   * `unreachable` (300 s by default).
+   */
+  nodeLossQuiet?: {
+    readonly seen: string;
+    readonly problems: readonly Problem[];
+    /** Monotonic ms after which it is read again all the same (a refusal: the grant may come meanwhile). */
+    readonly until?: number;
+  };
   /** The members' sessions, kept between looks, and the members found silent. */
   readonly sessions = new MemberSessions();
 

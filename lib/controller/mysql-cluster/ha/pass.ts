@@ -96,6 +96,8 @@ export class Pass {
   /** The semi-synchronous acknowledgements the spec asks for. */
   readonly waitCount: number;
   readonly failoverAfterMs: number;
+  /** spec.nodeLoss.recoverAfterSeconds: absent, only a fenced node counts as down (node-loss.ts). */
+  readonly recoverAfterSeconds: number | undefined;
   readonly sessions: SessionPass;
   readonly records: PrimaryRecords;
   readonly log: Logger;
@@ -135,6 +137,7 @@ export class Pass {
     this.replicas = spec.replicas;
     this.waitCount = semiSyncWaitCount(spec);
     this.failoverAfterMs = spec.failoverAfterSeconds * 1000;
+    this.recoverAfterSeconds = spec.nodeLoss.recoverAfterSeconds;
     this.log = ctx.log;
     this.notAfter = ctx.prepared.facts?.tls?.notAfter;
     this.leading = () => ctx.signal?.throwIfAborted();

@@ -7,6 +7,7 @@
 // A contract module (types only): the loop and its helpers import it, never the other way round.
 import type { MySQLFailoverStatus, MySQLPrimaryTermStatus } from '../../../../constructs/index.js';
 import type { MemberConnectOptions, MemberSession } from '../../../mysql/member-sql.js';
+import type { NodeLossClaim, NodeLossNode } from '../../../mysql/node-loss.js';
 import type { UnsafeStop } from '../../../mysql/rejoin.js';
 import type { Role } from '../../../mysql/topology.js';
 
@@ -27,6 +28,28 @@ export interface PodActions {
   restart(pod: string): Promise<void>;
   /** Sets an annotation of the pod (the request that its agent re-provision it). */
   annotate(pod: string, annotation: string, value: string): Promise<void>;
+  /**
+   * Deletes the pod at once (gracePeriodSeconds 0) if it still has `uid`: a member lost with its node,
+   * whose kubelet will never confirm a graceful deletion. One already gone is done.
+   */
+  forceDelete(pod: string, uid: string): Promise<void>;
+}
+
+/**
+ * What the loop reads and removes for a member lost with its node (node-loss.ts), only while a member
+ * is unwell: a steady cluster sends none of these requests. A read the controller is not allowed
+ * (403) throws, and the loop then judges nothing about node loss.
+ */
+export interface NodeLossActions {
+  /** The Nodes named, as lib/mysql/node-loss.ts takes them; one the API does not have (deleted) is left out. */
+  nodes(names: readonly string[]): Promise<readonly NodeLossNode[]>;
+  /**
+   * The member's data claim, with the one node its bound PersistentVolume's required node affinity pins
+   * it to on kubernetes.io/hostname; undefined when there is no such claim.
+   */
+  claim(name: string): Promise<NodeLossClaim | undefined>;
+  /** Deletes the claim if it still has `uid`; one already gone is done. */
+  deleteClaim(name: string, uid: string): Promise<void>;
 }
 
 /** The status fields the primary's records live in (primary-records.ts), as the API server has them. */
@@ -86,6 +109,7 @@ export interface HaPorts {
   readonly connect: ConnectMember;
   readonly agentUnsafeStops: AgentUnsafeStops;
   readonly pods: PodActions;
+  readonly nodeLoss: NodeLossActions;
   readonly records: ClusterRecords;
   readonly metrics: HaMetrics;
   readonly clock: HaClock;
