@@ -6,6 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Connection } from 'mysql2/promise';
 import { createConnection } from 'mysql2/promise';
 import { eventually } from '../../integration/eventually.js';
+import { dropSession } from '../../../lib/mysql/session-end.js';
 
 export interface RowWriterOptions {
   /**
@@ -23,17 +24,9 @@ export interface RowWriterOptions {
   readonly pauseMs?: number;
 }
 
-/**
- * Closes a connection now. mysql2's destroy() only ends its socket (a FIN queued after whatever is
- * unsent): a peer whose node lost power never answers it, and the socket then keeps this process alive
- * until TCP gives up (~15 min). destroy() first marks the connection closing (so the socket's close is
- * no error), then the socket itself is destroyed.
- */
+/** Closes a connection now, its socket destroyed (lib/mysql/session-end.ts says why): undefined is nothing. */
 export function dropConnection(c: Connection | undefined): void {
-  if (!c) return;
-  c.destroy();
-  // The promise wrapper's callback connection, whose socket mysql2's typings do not name.
-  (c as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+  if (c) dropSession(c);
 }
 
 export class RowWriter {
