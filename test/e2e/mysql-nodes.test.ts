@@ -437,10 +437,11 @@ describe('MySQLCluster on four worker nodes, one member per node (MySQL 9.7): no
     console.log(
       `      ${node}'s kubelet (under ${old}) stopped ${secondsSince(stoppedAt, startedAt)}, the node NotReady after ${notReadyAt === undefined ? 'never' : secondsSince(stoppedAt, notReadyAt)}: primaries seen ${[...seen].join(', ')}; ${writesFailed(w.writer, stoppedAt)}`,
     );
+    // Its pods are reached again (exec goes through its kubelet) once they are Ready.
+    await healthy(RECOVERY_MS);
     await safely(w, 'the stopped kubelet', { 'the stop': stoppedAt, 'the start': startedAt });
     assert.deepEqual([...seen], [old], 'the primary changed while its mysqld served');
     assert.equal((await cluster()).status?.lastFailover?.time, failoverBefore, 'a failover was recorded');
-    await healthy(RECOVERY_MS);
   });
 
   it('switches over before `kubectl drain` evicts the primary, and the drain completes', async function () {
