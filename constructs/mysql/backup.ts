@@ -182,7 +182,8 @@ function backupPodSpec(
         env: [
           { name: 'CLUSTER_NAME', value: ctx.names.cluster },
           ...env,
-          secretEnv(ctx, 'MYSQL_ROOT_PASSWORD', SECRET_KEYS.rootPassword),
+          // The backup account's password, and no other of the cluster's (root's least of all).
+          secretEnv(ctx, 'MYSQL_BACKUP_PASSWORD', SECRET_KEYS.backupPassword),
           ...(store ? storeEnv(store) : []),
         ],
         resources: BACKUP_RESOURCES,

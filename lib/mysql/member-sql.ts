@@ -4,6 +4,8 @@
 import { createConnection as createTcpConnection } from 'node:net';
 import type { Socket } from 'node:net';
 import type { Connection, RowDataPacket } from 'mysql2/promise';
+import { CLONE_DONATIONS_SQL, cloneDonationsFrom } from './clone-progress.js';
+import type { CloneDonation } from './clone-progress.js';
 import { GtidSet } from './gtid-set.js';
 import type { FencingSql } from './fencing.js';
 import {
@@ -18,7 +20,7 @@ import {
   killedOrGone,
   underFencingLock,
 } from './fencing.js';
-import { MYSQL_TLS_CA_PATH } from '../../constructs/index.js';
+import { MYSQL_CLONE_USER, MYSQL_TLS_CA_PATH } from '../../constructs/index.js';
 import { dropIfTimedOut, dropSession, endSession } from './session-end.js';
 import type { MemberSql } from './topology.js';
 import { threadState } from './topology.js';
@@ -343,7 +345,9 @@ export class MemberSession {
    */
   async fence(o: { readonly cutOff?: boolean; readonly stopping?: boolean } = {}): Promise<void> {
     await fence(this.fencingSql(), {
-      spare: [this.credentials.adminUser, this.credentials.replicationUser],
+      // The clone account's sessions (a donor's copy, which writes nothing) are spared, as they were while
+      // cloning was the replication account's.
+      spare: [this.credentials.adminUser, this.credentials.replicationUser, MYSQL_CLONE_USER],
       // The member may still reach its replicas: commits in flight get their acknowledgement first.
       waitForCommitsSeconds: o.cutOff ? 0 : 5,
       ...(o.stopping ? { leaveSourceSide: true } : {}),
@@ -444,6 +448,11 @@ export class MemberSession {
     const [row] = await this.rows("SHOW GLOBAL STATUS LIKE 'Ssl_server_not_after'");
     const t = Date.parse(String(row?.Value ?? ''));
     return Number.isNaN(t) ? '' : new Date(t).toISOString();
+  }
+
+  /** The clones this member serves as a donor now (clone-progress.ts): none unless a member clones it. */
+  async cloneDonations(): Promise<CloneDonation[]> {
+    return cloneDonationsFrom(await this.rows(CLONE_DONATIONS_SQL));
   }
 
   /** Reads the certificate files again: new connections get the renewed certificate, open ones keep theirs. */

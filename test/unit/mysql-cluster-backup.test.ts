@@ -95,6 +95,31 @@ describe('MySQLCluster backups to an object store, and restores', () => {
   const cronJob = (props: Parameters<typeof synthMySQL>[0], name: string) =>
     synthMySQL(props).objects.find((o) => o.kind === 'CronJob' && o.metadata?.name === name) as V1CronJob | undefined;
 
+  it("gives the backup and binary-log jobs the backup account's password and no other of the cluster's: never root's, in env or mounts", () => {
+    for (const name of ['shop-backup', 'shop-binlog']) {
+      const pod = cronJob({ backup: { schedule: '@daily', s3: S3 } }, name)?.spec?.jobTemplate.spec?.template.spec;
+      assert.ok(pod, name);
+      const containers = [...(pod.initContainers ?? []), ...pod.containers];
+      const credentialRefs = containers.flatMap((c) =>
+        (c.env ?? []).flatMap((e) =>
+          e.valueFrom?.secretKeyRef?.name === 'shop-credentials'
+            ? [`${c.name}:${e.name}=${e.valueFrom.secretKeyRef.key}`]
+            : [],
+        ),
+      );
+      const job = name === 'shop-backup' ? 'backup' : 'binlog';
+      assert.deepEqual(credentialRefs, [`${job}:MYSQL_BACKUP_PASSWORD=backup-password`], name);
+      // No volume of the credentials Secret either (only the CA of the TLS Secret, and the store's keys).
+      assert.deepEqual(
+        (pod.volumes ?? []).filter((v) => v.secret?.secretName === 'shop-credentials'),
+        [],
+        name,
+      );
+      for (const c of containers)
+        assert.ok(!(c.env ?? []).some((e) => e.name === 'MYSQL_ROOT_PASSWORD'), `${name}/${c.name}`);
+    }
+  });
+
   it('streams the backup to the bucket with rclone copied from its image, credentials only by Secret reference', () => {
     const pod = cronJob({ backup: { schedule: '@daily', s3: S3 } }, 'shop-backup')?.spec?.jobTemplate.spec?.template
       .spec;

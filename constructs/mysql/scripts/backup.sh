@@ -12,7 +12,7 @@
 # - --single-transaction: one consistent InnoDB snapshot of all of them, without locking writers out.
 #   --routines --events --triggers: the schemas' code too. --hex-blob: binary columns survive any
 #   client character set.
-# - The application's accounts (everyone but root, the replication account, the controller's account, the
+# - The application's accounts (everyone but root, the replication, clone, backup and controller's accounts, the
 #   metrics sidecar's account and MySQL's own mysql.* accounts) follow as CREATE USER IF NOT EXISTS with their
 #   password hashes (hex), then their grants.
 #   Locked accounts first: roles are usually locked, and a user's DEFAULT ROLE must exist before it.
@@ -30,7 +30,7 @@
 set -euo pipefail
 # shellcheck source=common.sh
 . "${BASH_SOURCE[0]%/*}/common.sh"
-require_env CLUSTER_NAME BACKUP_HOST BACKUP_RETAIN MYSQL_ROOT_PASSWORD
+require_env CLUSTER_NAME BACKUP_HOST BACKUP_RETAIN MYSQL_BACKUP_PASSWORD
 [[ $BACKUP_RETAIN =~ ^[1-9][0-9]*$ ]] || die "BACKUP_RETAIN must be a positive integer, got '$BACKUP_RETAIN'"
 to_store=
 if [[ -n ${STORE_BUCKET:-} ]]; then
@@ -67,7 +67,7 @@ finish() {
 trap finish EXIT
 
 source_sql() { # HOST SQL: one result per line, unescaped
-  mysql_client --defaults-extra-file=<(verified_cnf root "$MYSQL_ROOT_PASSWORD") --host="$1" --port="$RECON8S_MYSQL_PORT" \
+  mysql_client --defaults-extra-file=<(verified_cnf "$RECON8S_BACKUP_USER" "$MYSQL_BACKUP_PASSWORD") --host="$1" --port="$RECON8S_MYSQL_PORT" \
     --get-server-public-key --connect-timeout=10 --batch --skip-column-names --raw -e "$2"
 }
 
@@ -81,7 +81,7 @@ fi
 schemas=$(source_sql "$host" "SELECT schema_name FROM information_schema.schemata WHERE schema_name NOT IN ('mysql', 'sys', 'information_schema', 'performance_schema') ORDER BY schema_name")
 mapfile -t schemas <<<"$schemas"
 [[ -n ${schemas[0]:-} ]] || schemas=()
-accounts=$(source_sql "$host" "SELECT CONCAT(QUOTE(user), '@', QUOTE(host)) FROM mysql.user WHERE user NOT IN ('root', '$RECON8S_REPLICATION_USER', '$RECON8S_ADMIN_USER', '$RECON8S_EXPORTER_USER') AND user NOT LIKE 'mysql.%' ORDER BY account_locked = 'Y' DESC, user, host")
+accounts=$(source_sql "$host" "SELECT CONCAT(QUOTE(user), '@', QUOTE(host)) FROM mysql.user WHERE user NOT IN ('root', '$RECON8S_REPLICATION_USER', '$RECON8S_CLONE_USER', '$RECON8S_BACKUP_USER', '$RECON8S_ADMIN_USER', '$RECON8S_EXPORTER_USER') AND user NOT LIKE 'mysql.%' ORDER BY account_locked = 'Y' DESC, user, host")
 mapfile -t accounts <<<"$accounts"
 [[ -n ${accounts[0]:-} ]] || accounts=()
 
@@ -103,7 +103,7 @@ dump_accounts() {
 dump() {
   {
     if ((${#schemas[@]})); then
-      mysqldump --defaults-extra-file=<(verified_cnf root "$MYSQL_ROOT_PASSWORD") --host="$host" --port="$RECON8S_MYSQL_PORT" \
+      mysqldump --defaults-extra-file=<(verified_cnf "$RECON8S_BACKUP_USER" "$MYSQL_BACKUP_PASSWORD") --host="$host" --port="$RECON8S_MYSQL_PORT" \
         --get-server-public-key --single-transaction --routines --events --triggers --hex-blob \
         --set-gtid-purged=COMMENTED --databases "${schemas[@]}" |
         sed -e '/^SET @@SESSION\.SQL_LOG_BIN= 0;$/d' -e '/^\(-- \|\/\* \)SET @@GLOBAL\.GTID_PURGED=/{' -e ':more' \
@@ -130,7 +130,7 @@ json_escape() {
 }
 snapshot_begin() {
   coproc SNAPSHOT {
-    mysql_client --defaults-extra-file=<(verified_cnf root "$MYSQL_ROOT_PASSWORD") --host="$host" --port="$RECON8S_MYSQL_PORT" \
+    mysql_client --defaults-extra-file=<(verified_cnf "$RECON8S_BACKUP_USER" "$MYSQL_BACKUP_PASSWORD") --host="$host" --port="$RECON8S_MYSQL_PORT" \
       --get-server-public-key --connect-timeout=10 --batch --skip-column-names --raw --unbuffered 2>&1
   }
   if snapshot_sql "SET SESSION sql_mode = ''; SET SESSION lock_wait_timeout = 10; FLUSH TABLES WITH READ LOCK; SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ; START TRANSACTION WITH CONSISTENT SNAPSHOT; SELECT REPLACE(@@GLOBAL.gtid_executed, '\n', '')"; then
