@@ -540,7 +540,9 @@ describe('MySQLCluster on four worker nodes, one member per node (MySQL 9.7): no
     });
     const promotedAt = performance.now();
     const promoted = await primary();
-    const event = (await clusterEvents()).filter((e) => e.reason === 'FailedOver').at(-1);
+    const event = (await clusterEvents()).find(
+      (e) => e.reason === 'FailedOver' && e.message?.startsWith(`promoted ${promoted}: the primary ${old} `),
+    );
     console.log(
       `      ${node} (under ${old}) powered off: ${promoted} primary after ${secondsSince(poweredOffAt, promotedAt)}; ${writesFailed(w.writer, poweredOffAt)}; the controller: ${event?.message ?? '(no FailedOver Event)'}`,
     );
