@@ -24,6 +24,7 @@ import {
   REPLICATION_USER,
 } from '../../constructs/mysql-member.js';
 import { fence } from '../mysql/fencing.js';
+import { dropSession } from '../mysql/session-end.js';
 import type { LoginCheck } from './accounts.js';
 import { ensureAccounts } from './accounts.js';
 import type { AgentConfig } from './config.js';
@@ -69,7 +70,8 @@ async function tcpQuery(
     const [rows] = await c.query<RowDataPacket[]>({ sql, timeout: 5000 });
     return rows[0];
   } finally {
-    c.destroy();
+    // A peer that fell silent mid-query (its node gone) does not keep the socket open.
+    dropSession(c);
   }
 }
 

@@ -4,6 +4,7 @@ import { lookup } from 'node:dns/promises';
 import type { Connection } from 'mysql2/promise';
 import type { PeerLook } from './isolation.js';
 import { connectVerified } from './local-sql.js';
+import { dropSession } from '../mysql/session-end.js';
 
 /** A MySQL error the server sent (1xxx): the peer is up and reachable, whatever it refused. Client errors are 2xxx, or a code without a number. */
 export function isServerError(e: unknown): boolean {
@@ -151,7 +152,7 @@ export function mysqlPeerProbe(o: MysqlPeerProbeOptions): PeerProbe {
   const drop = (address: string): void => {
     const s = sessions.get(address);
     sessions.delete(address);
-    void s?.then((c) => c.destroy()).catch(() => undefined);
+    void s?.then(dropSession).catch(() => undefined);
   };
   const open = (address: string): Promise<Connection> =>
     connectVerified({

@@ -8,14 +8,14 @@ import type { AccountStatement, HeldPrivilege, ObservedAccount, ObservedServer }
 import { quoteIdentifier, statementSql } from './accounts.js';
 import type { VerifiedLogin } from './member-sql.js';
 import { QUERY_TIMEOUT_MS, openVerified } from './member-sql.js';
+import { dropIfTimedOut, endSession } from './session-end.js';
 
 /** root's login to the primary (see above). */
 export type AccountAdminOptions = VerifiedLogin;
 
-/** Ends a session; a member that no longer answers does not hold it up. */
+/** Ends a session, its socket included; a member that no longer answers does not hold it up (session-end.ts). */
 export async function closeSession(c: Connection): Promise<void> {
-  await c.end().catch(() => undefined);
-  c.destroy();
+  await endSession(c);
 }
 
 /**
@@ -25,13 +25,15 @@ export async function closeSession(c: Connection): Promise<void> {
  * not end that wait (the session is killed, the commit keeps waiting).
  */
 export async function takesWrites(c: Connection): Promise<boolean> {
-  const [[row]] = await c.query<RowDataPacket[]>({
-    sql:
-      'SELECT @@read_only AS ro, @@super_read_only AS sro, @@rpl_semi_sync_source_enabled AS semi, ' +
-      '@@rpl_semi_sync_source_wait_for_replica_count AS waitCount, ' +
-      "(SELECT VARIABLE_VALUE FROM performance_schema.global_status WHERE VARIABLE_NAME = 'Rpl_semi_sync_source_clients') AS clients",
-    timeout: QUERY_TIMEOUT_MS,
-  });
+  const [[row]] = await c
+    .query<RowDataPacket[]>({
+      sql:
+        'SELECT @@read_only AS ro, @@super_read_only AS sro, @@rpl_semi_sync_source_enabled AS semi, ' +
+        '@@rpl_semi_sync_source_wait_for_replica_count AS waitCount, ' +
+        "(SELECT VARIABLE_VALUE FROM performance_schema.global_status WHERE VARIABLE_NAME = 'Rpl_semi_sync_source_clients') AS clients",
+      timeout: QUERY_TIMEOUT_MS,
+    })
+    .catch(dropIfTimedOut(c));
   if (Number(row?.ro) !== 0 || Number(row?.sro) !== 0) return false;
   return Number(row?.semi) !== 1 || Number(row?.clients ?? 0) >= Number(row?.waitCount);
 }
@@ -49,7 +51,9 @@ export class AccountSession {
   }
 
   private async rows(sql: string, values?: unknown[]): Promise<RowDataPacket[]> {
-    const [rows] = await this.c.query<RowDataPacket[]>({ sql, values, timeout: QUERY_TIMEOUT_MS });
+    const [rows] = await this.c
+      .query<RowDataPacket[]>({ sql, values, timeout: QUERY_TIMEOUT_MS })
+      .catch(dropIfTimedOut(this.c));
     return rows;
   }
 
@@ -122,7 +126,7 @@ export class AccountSession {
   /** One statement (the password, when there is one, is a placeholder value: never in the SQL text). */
   async run(statement: AccountStatement): Promise<void> {
     const { sql, values } = statementSql(statement);
-    await this.c.query({ sql, values: [...values], timeout: QUERY_TIMEOUT_MS });
+    await this.c.query({ sql, values: [...values], timeout: QUERY_TIMEOUT_MS }).catch(dropIfTimedOut(this.c));
   }
 }
 

@@ -13,6 +13,7 @@ import {
 } from '../../constructs/index.js';
 import type { AccountAdminOptions } from './account-sql.js';
 import { closeSession, takesWrites } from './account-sql.js';
+import { dropIfTimedOut } from './session-end.js';
 import { QUERY_TIMEOUT_MS, openVerified } from './member-sql.js';
 import { passwordFingerprint } from './accounts.js';
 import type { ClusterAccount, ReplicaChannel } from './credential-rotation.js';
@@ -99,7 +100,9 @@ export class ClusterAccountSession implements ClusterAccountActions {
   }
 
   private async rows(sql: string, values?: readonly unknown[], timeout = QUERY_TIMEOUT_MS): Promise<RowDataPacket[]> {
-    const [rows] = await this.c.query<RowDataPacket[]>({ sql, values: values ? [...values] : undefined, timeout });
+    const [rows] = await this.c
+      .query<RowDataPacket[]>({ sql, values: values ? [...values] : undefined, timeout })
+      .catch(dropIfTimedOut(this.c));
     return rows;
   }
 

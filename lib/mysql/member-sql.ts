@@ -21,6 +21,7 @@ import {
   underFencingLock,
 } from './fencing.js';
 import { MYSQL_CLONE_USER, MYSQL_TLS_CA_PATH } from '../../constructs/index.js';
+import { dropIfTimedOut, dropSession, endSession } from './session-end.js';
 import type { MemberSql } from './topology.js';
 import { threadState } from './topology.js';
 
@@ -62,7 +63,10 @@ export async function connectMember(o: MemberConnectOptions): Promise<MemberSess
   );
   // A session the controller lost (a partition) ends within 2 minutes rather than MySQL's 8 hours: it
   // may hold the fencing lock (fencing.ts), which every later fencing of the member waits for.
-  await connection.query({ sql: 'SET SESSION wait_timeout = 120', timeout: QUERY_TIMEOUT_MS });
+  await connection.query({ sql: 'SET SESSION wait_timeout = 120', timeout: QUERY_TIMEOUT_MS }).catch((e: unknown) => {
+    dropSession(connection);
+    throw e;
+  });
   const another = () =>
     openVerified(
       { ...o, user: o.credentials.adminUser, password: o.credentials.adminPassword },
@@ -112,8 +116,12 @@ export async function openVerified(
     // mysql2 sends the credentials only once the TLS handshake succeeded.
     throw asCertificateError(e);
   }
-  // Backslash escapes in the literals mysql2 quotes, whatever the server's sql_mode.
-  await connection.query({ sql: "SET SESSION sql_mode = ''", timeout: QUERY_TIMEOUT_MS });
+  // Backslash escapes in the literals mysql2 quotes, whatever the server's sql_mode. A member that let the
+  // session in and then fell silent does not keep it open.
+  await connection.query({ sql: "SET SESSION sql_mode = ''", timeout: QUERY_TIMEOUT_MS }).catch((e: unknown) => {
+    dropSession(connection);
+    throw e;
+  });
   return connection;
 }
 
@@ -239,16 +247,13 @@ export class MemberSession {
 
   private closing = false;
 
-  /** Ends the session; a member that no longer answers (partitioned) does not hold it up. */
+  /**
+   * Ends the session, its socket included; a member that no longer answers (partitioned, its node
+   * powered off) neither holds it up nor keeps the socket open (session-end.ts).
+   */
   async close(): Promise<void> {
     this.closing = true;
-    let timer: NodeJS.Timeout | undefined;
-    const gaveUp = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, QUERY_TIMEOUT_MS);
-    });
-    await Promise.race([this.c.end().catch(() => undefined), gaveUp]);
-    clearTimeout(timer);
-    this.c.destroy();
+    await endSession(this.c);
   }
 
   /**
@@ -258,16 +263,11 @@ export class MemberSession {
    * then, so that nothing after it (the controller keeps its sessions between looks) queues behind it.
    */
   private async rows(sql: string, values?: unknown[], timeoutMs = QUERY_TIMEOUT_MS): Promise<RowDataPacket[]> {
-    try {
-      const [rows] = await this.c.query<RowDataPacket[]>({ sql, values, timeout: timeoutMs });
-      return rows;
-    } catch (e) {
-      if ((e as { code?: string }).code === 'PROTOCOL_SEQUENCE_TIMEOUT') {
-        this.closing = true;
-        this.c.destroy();
-      }
-      throw e;
-    }
+    const [rows] = await this.c.query<RowDataPacket[]>({ sql, values, timeout: timeoutMs }).catch((e: unknown) => {
+      if ((e as { code?: string }).code === 'PROTOCOL_SEQUENCE_TIMEOUT') this.closing = true;
+      return dropIfTimedOut(this.c)(e);
+    });
+    return rows;
   }
 
   /** A statement that returns no rows, with the same deadline. */
@@ -368,7 +368,7 @@ export class MemberSession {
           try {
             await c.query(statements.join(';\n'));
           } finally {
-            c.destroy();
+            dropSession(c);
           }
         })();
         return { id: c.threadId, done };

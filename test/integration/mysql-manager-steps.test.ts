@@ -102,6 +102,11 @@ class FakeMembers {
   readonly attempts = new Map<string, number>();
   /** Every session opened, by whom and to which member, whether it was closed, and how to end it under its owner. */
   readonly sessions: { who: string; member: string; closed: boolean; lose: () => void }[] = [];
+  /**
+   * Called when an attempt or a statement meets a 'timesOut' partition, before it fails: a test moves
+   * its clock by the deadline the real one would have waited.
+   */
+  onTimeout?: (member: string) => void;
   /** Attempts held by a hanging partition. */
   private readonly hanging: (() => void)[] = [];
   private readonly held = new Map<string, { reached: () => void; release: Promise<void> }>();
@@ -132,7 +137,10 @@ class FakeMembers {
       const member = this.state.get(name);
       this.attempts.set(name, (this.attempts.get(name) ?? 0) + 1);
       const timedOut = (): Error => Object.assign(new Error('connect ETIMEDOUT'), { code: 'ETIMEDOUT' });
-      if (member?.partition === 'timesOut') throw timedOut();
+      if (member?.partition === 'timesOut') {
+        this.onTimeout?.(name);
+        throw timedOut();
+      }
       if (member?.partition === 'hangs')
         await new Promise<void>((_resolve, reject) => this.hanging.push(() => reject(timedOut())));
       if (!member?.up)
@@ -151,8 +159,10 @@ class FakeMembers {
       this.sessions.push(record);
       /** What a session finds on every call: a member cut off, stopped, or a session that ended. */
       const reach = async (): Promise<void> => {
-        if (member.partition === 'timesOut')
+        if (member.partition === 'timesOut') {
+          this.onTimeout?.(name);
           throw Object.assign(new Error('Query inactivity timeout'), { code: 'PROTOCOL_SEQUENCE_TIMEOUT' });
+        }
         if (member.partition === 'hangs')
           await new Promise<void>((_resolve, reject) => this.hanging.push(() => reject(timedOut())));
         if (!member.up || record.ended || record.closed)
@@ -454,6 +464,32 @@ describe('MySQLCluster manager steps (real API server, fake members)', function 
     await ctl.manage(context(await read()));
     assert.equal(((await read()).status as { currentPrimary?: string }).currentPrimary, 'ha-1');
     assert.deepEqual(members.writable(), ['ha-1']);
+  });
+
+  it('counts failoverAfterSeconds from the look that last found the primary answering, not from the end of the look that waited out its deadline', async () => {
+    const members = new FakeMembers();
+    const primary = members.state.get(`${NAME}-0`) as Member;
+    primary.up = true;
+    const ctl = controller('ctl', members);
+    await ctl.manage(context(await read()));
+    // Its node powers off right after that look. The next one, a steady poll 4.9 s on, waits the
+    // deadline of its kept session (3 s) before it finds the primary silent: it ends at 7.9 s.
+    primary.partition = 'timesOut';
+    members.onTimeout = (member) => {
+      if (member === `${NAME}-0`) ctl.clock.t += 3_000;
+    };
+    ctl.clock.t = 4_900;
+    await ctl.manage(context(await read()));
+    assert.equal(ctl.clock.t, 7_900, 'the look waited the deadline');
+    assert.equal(((await read()).status as { currentPrimary?: string }).currentPrimary, 'ha-0');
+    members.onTimeout = undefined;
+    // failoverAfterSeconds (10) after it last answered: promoted (counted from the end of the look that
+    // found it silent, it would wait 3 s more).
+    ctl.clock.t = 10_000;
+    await ctl.manage(context(await read()));
+    assert.equal(((await read()).status as { currentPrimary?: string }).currentPrimary, 'ha-1');
+    // The old primary is powered off: it fences nothing and answers nothing.
+    assert.deepEqual(members.writable(), ['ha-0', 'ha-1']);
   });
 
   describe('a primary whose mysqld crashed (its container exited or restarted) or may still run', () => {

@@ -29,6 +29,8 @@
 #   propagation) with a tmpfs on /run and /var/lib/cni (containerd's shims, runc's state, CNI's cache and
 #   pod addresses are per node and gone at power off, as on a reboot), and its own cgroup parent
 #   recon8s-wI in every v1 hierarchy (two kubelets under one cgroup root kill each other's pods);
+# - each node's containerd directory (images, unpacked snapshots) is a tmpfs of the host's
+#   (containerd_disk): kept over a power off, gone in one umount at `down`;
 # - node faults are seen quickly: nodes report every 4 s, the controller manager marks a silent node
 #   NotReady after 16 s, and pods tolerate an unreachable or not-ready node for 30 s (not 300 s).
 set -uo pipefail
@@ -122,6 +124,7 @@ up() {
 
   APISERVER_FLAGS=(--default-not-ready-toleration-seconds=30 --default-unreachable-toleration-seconds=30)
   start_control_plane --node-monitor-period=2s --node-monitor-grace-period=16s
+  for i in $(seq "$n"); do containerd_disk "$i"; done
   for i in $(seq "$n"); do power_on "$i"; done
   for i in $(seq "$n"); do
     node_vars "$i"
@@ -149,6 +152,19 @@ label_zones() {
   for i in $(seq "$1"); do
     $KC label node "recon8s-worker-$i" "topology.kubernetes.io/zone=zone-$i" --overwrite >/dev/null || die "could not label node $i"
   done
+}
+
+# containerd_disk I: node I's containerd directory (its root: content store and unpacked snapshots) is a
+# tmpfs of the host's. Removing three unpacked mysql images from disk took `down` over 7 minutes; a
+# tmpfs goes in one umount. It is mounted on the host before the node's first boot, so a power off keeps
+# it (the node's images survive, as a disk's would) and `down` unmounts it with everything under RUN_DIR.
+# Its pages are RAM (~1.5 GiB a node with mysql and operator); `size` caps it. The volumes stay on disk.
+containerd_disk() {
+  node_vars "$1"
+  mkdir -p "$ND/containerd"
+  mountpoint -q "$ND/containerd" && return 0
+  mount -t tmpfs -o size=4g,mode=0700 "recon8s-w$I-containerd" "$ND/containerd" ||
+    die "could not mount a tmpfs on $ND/containerd"
 }
 
 # power_on I: node I boots. Its namespaces are made by unshare, whose child is the node's init

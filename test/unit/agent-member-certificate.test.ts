@@ -3,7 +3,7 @@
 // member whose certificate the cluster's CA signed for the cluster's name (the primary Service's, which
 // the one certificate of all members carries): a certificate the same CA (a shared ClusterIssuer) signed
 // for another workload is refused before the user is sent. Through mysql2, against a fake member on
-// loopback serving a real TLS handshake (test/support/fake-mysql-member.ts).
+// loopback serving a real TLS handshake (test/unit/support/fake-member.ts).
 import assert from 'node:assert/strict';
 import type { Server } from 'node:net';
 import { connectVerified } from '../../lib/agent/local-sql.js';
@@ -11,8 +11,8 @@ import { mysqlPeerProbe } from '../../lib/agent/peers.js';
 import { issueCa, issueServerCertificate } from '../../lib/mysql/certificate-issuer.js';
 import type { CertificateAndKey, ServerCertificate } from '../../lib/mysql/certificates.js';
 import { MemberCertificateError } from '../../lib/mysql/member-sql.js';
-import type { Behaviour } from '../support/fake-mysql-member.js';
-import { fakeMember } from '../support/fake-mysql-member.js';
+import type { Behaviour } from './support/fake-member.js';
+import { fakeMember } from './support/fake-member.js';
 
 const USER = 'repl';
 const PASSWORD = 'the-replication-password-7d2e';

@@ -1,15 +1,14 @@
 // The controller's session to a member refuses a certificate its cluster's CA did not sign before it
 // sends a credential, and says so (MemberCertificateError); a TLS handshake that fails for any other
 // reason (the member restarting mid-handshake, a peer that does not speak TLS) is not reported as a
-// certificate. Through mysql2 itself, against a fake member on loopback (test/support/fake-mysql-member.ts)
-// that serves a certificate over a real TLS handshake.
+// certificate. Through mysql2 itself, against a fake member on loopback (support/fake-member.ts).
 import assert from 'node:assert/strict';
 import type { Server } from 'node:net';
 import { issueCa, issueServerCertificate } from '../../lib/mysql/certificate-issuer.js';
 import type { CertificateAndKey, ServerCertificate } from '../../lib/mysql/certificates.js';
 import { MemberCertificateError, certificateRejection, connectMember } from '../../lib/mysql/member-sql.js';
-import type { Behaviour } from '../support/fake-mysql-member.js';
-import { fakeMember } from '../support/fake-mysql-member.js';
+import type { Behaviour } from './support/fake-member.js';
+import { fakeMember } from './support/fake-member.js';
 
 const USER = 'recon8s-admin';
 const PASSWORD = 'the-admin-password-0f3c';

@@ -14,6 +14,7 @@ import { createConnection } from 'mysql2/promise';
 import type { RegisterCheck, RegisterOperation } from '../../support/linearizability.js';
 import { checkRegisters } from '../../support/linearizability.js';
 import { eventually } from '../../integration/eventually.js';
+import { dropConnection } from './row-writer.js';
 
 /** A run's history, checked: `assertLinearizable` asserts on it. */
 export interface CheckedRun {
@@ -252,7 +253,7 @@ export class RegisterRun {
         error = (e as Error).message;
         this.errors.push(`${new Date().toISOString()} client ${id} ${writing ? 'write' : 'read'}: ${error}`);
         if (this.errors.length > 20) this.errors.shift();
-        c?.destroy();
+        dropConnection(c);
         c = undefined;
       }
       this.history.push({
@@ -267,7 +268,7 @@ export class RegisterRun {
       });
       await sleep(outcome === 'ok' ? this.pauseMs : 200);
     }
-    c?.destroy();
+    dropConnection(c);
   }
 }
 
@@ -309,7 +310,7 @@ export class RegisterTable {
       ])
         await root.query({ sql, values: sql.includes('?') ? [password] : [], timeout: 30_000 });
     } finally {
-      root.destroy();
+      dropConnection(root);
     }
     return new RegisterTable({ user: REGISTERS_USER, password, ca: o.ca }, o.keysPerRun ?? 4);
   }

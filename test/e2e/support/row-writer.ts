@@ -6,10 +6,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Connection } from 'mysql2/promise';
 import { createConnection } from 'mysql2/promise';
 import { eventually } from '../../integration/eventually.js';
+import { dropSession } from '../../../lib/mysql/session-end.js';
 
 export interface RowWriterOptions {
-  /** The address to connect to (the primary Service's cluster IP). */
-  readonly host: string;
+  /**
+   * The address to connect to (the primary Service's cluster IP), or a function giving it at each
+   * connection (where this process reaches no cluster IP: the address the Service routes to).
+   */
+  readonly host: string | (() => Promise<string>);
   /** root's password. */
   readonly password: string;
   /** The table written to (`db.table`, with an INT PRIMARY KEY column `id`). */
@@ -18,6 +22,11 @@ export interface RowWriterOptions {
   readonly first: number;
   /** A pause after each acknowledged insert (ms), to keep the writer from saturating a small node. @default 0 */
   readonly pauseMs?: number;
+}
+
+/** Closes a connection now, its socket destroyed (lib/mysql/session-end.ts says why): undefined is nothing. */
+export function dropConnection(c: Connection | undefined): void {
+  if (c) dropSession(c);
 }
 
 export class RowWriter {
@@ -68,7 +77,7 @@ export class RowWriter {
       const id = this.next++;
       try {
         c ??= await createConnection({
-          host: this.o.host,
+          host: typeof this.o.host === 'string' ? this.o.host : await this.o.host(),
           port: 3306,
           user: 'root',
           password: this.o.password,
@@ -84,11 +93,11 @@ export class RowWriter {
         this.failures.push(performance.now());
         this.errors.push(`${new Date().toISOString()} ${(e as Error).message}`);
         if (this.errors.length > 50) this.errors.shift();
-        c?.destroy();
+        dropConnection(c);
         c = undefined;
         await sleep(200);
       }
     }
-    c?.destroy();
+    dropConnection(c);
   }
 }

@@ -16,7 +16,7 @@ export class HaMemory {
   /**
    * Since when (monotonic ms) the recorded primary has been down: from the last look that found it
    * answering, not the first that did not (a poll is up to STEADY_POLL_MS late), but never more than a
-   * poll before that first failed look (a pass delayed by a backlog must not turn one failed look into
+   * poll before that first failed look began (a pass delayed by a backlog must not turn one failed look into
    * a failover).
    */
   down?: { readonly primary: string; readonly since: number };

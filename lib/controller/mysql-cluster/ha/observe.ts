@@ -86,6 +86,8 @@ export function podsToAsk(pass: Pass): { readonly pods: V1Pod[]; readonly former
 export async function look(pass: Pass, sessions: Map<string, MemberActions>): Promise<Look> {
   const { memory, ports, names, primary } = pass;
   const { pods: asking, former } = podsToAsk(pass);
+  // Before any member is asked: a look that finds the primary silent has waited its deadline on it.
+  const startedAt = ports.clock.now();
   const views = memberViews(
     asking,
     names,
@@ -128,7 +130,10 @@ export async function look(pass: Pass, sessions: Map<string, MemberActions>): Pr
   if (primary === undefined || current?.sql?.writable) memory.down = undefined;
   else if (!current?.sql && memory.down?.primary !== primary) {
     const lastGood = memory.answered?.primary === primary ? memory.answered.at : now();
-    memory.down = { primary, since: Math.max(lastGood, now() - STEADY_POLL_MS) };
+    // At most a poll before this look began, not before it ended: the look waited out the deadline of
+    // the session to the silent primary (up to CONNECT_TIMEOUT_MS), which counted against
+    // failoverAfterSeconds would put every failover after a power off or a partition up to 3 s late.
+    memory.down = { primary, since: Math.max(lastGood, startedAt - STEADY_POLL_MS) };
   }
   const { down, answered } = memory;
   // With the semi-synchronous acknowledgements the primary's term enforced, not only those the spec

@@ -1,17 +1,24 @@
-// A fake MySQL member on loopback for the tests of who a client sends its credentials to: it greets as
-// MySQL does, offering TLS, and serves a certificate over a real TLS handshake; it records what the
-// client sent once TLS was up (decrypted). What a real mysqld does is in test/integration/mysql-real.test.ts.
+// A fake member on loopback for mysql2 itself: it greets as MySQL does, offering TLS, and serves a
+// certificate over a real TLS handshake; then, as told, it takes the login and answers statements, or
+// falls silent as a member whose node powered off (what a real mysqld does is in
+// test/integration/mysql-real.test.ts).
 import type { AddressInfo, Server, Socket } from 'node:net';
 import { createServer } from 'node:net';
 import { Duplex } from 'node:stream';
 import { TLSSocket } from 'node:tls';
-import type { ServerCertificate } from '../../lib/mysql/certificates.js';
+import type { ServerCertificate } from '../../../lib/mysql/certificates.js';
 
 /** The SSLRequest packet: a 4-byte header and 32 bytes of capabilities, packet size and character set. */
 const SSL_REQUEST_BYTES = 36;
 
-/** What the member does once the client asked for TLS (its SSLRequest packet). */
-export type Behaviour = { readonly tls: ServerCertificate } | 'hangUp' | 'plaintext';
+/**
+ * What the member does once the client asked for TLS (its SSLRequest packet): a TLS handshake, after
+ * which it keeps the handshake response and hangs up (`tls`), or lets the client in and answers its first
+ * `answer` statements with OK, then never answers nor closes anything again (`silentAfter`); or it hangs
+ * up, or answers in plaintext.
+ */
+export type Behaviour =
+  { readonly tls: ServerCertificate; readonly silentAfter?: { readonly answer: number } } | 'hangUp' | 'plaintext';
 
 /** A MySQL protocol packet: 3-byte length, sequence id, payload. */
 function packet(sequence: number, payload: Buffer): Buffer {
@@ -46,10 +53,21 @@ function greeting(): Buffer {
   );
 }
 
-/** A fake member, and everything it received from the client once TLS was up (decrypted). */
-export async function fakeMember(behaviour: Behaviour): Promise<{ server: Server; port: number; received: Buffer[] }> {
+/** An OK packet: no rows affected, no insert id, autocommit, no warnings. */
+const ok = (sequence: number): Buffer => packet(sequence, Buffer.from([0, 0, 0, 2, 0, 0, 0]));
+
+export interface FakeMember {
+  readonly server: Server;
+  readonly port: number;
+  /** Everything it received from the client once TLS was up (decrypted). */
+  readonly received: Buffer[];
+}
+
+export async function fakeMember(behaviour: Behaviour): Promise<FakeMember> {
   const received: Buffer[] = [];
-  const server = createServer((socket: Socket) => {
+  // A silent member never closes its side of a connection: the client's FIN is acknowledged by the
+  // kernel (as a stopped mysqld's host does) or not at all (a powered-off one); nothing comes back.
+  const server = createServer({ allowHalfOpen: true }, (socket: Socket) => {
     socket.on('error', () => undefined);
     socket.write(greeting());
     // The client's SSLRequest: its capabilities, nothing else (no user, no password); its TLS hello may
@@ -57,21 +75,42 @@ export async function fakeMember(behaviour: Behaviour): Promise<{ server: Server
     socket.once('data', (first: Buffer) => {
       if (behaviour === 'hangUp') return void socket.destroy();
       if (behaviour === 'plaintext') return void socket.write('HTTP/1.1 400 Bad Request\r\n\r\n');
+      const silent = behaviour.silentAfter;
+      let answers = silent?.answer ?? 0;
       const stream = new Duplex({
+        allowHalfOpen: true,
         read: () => undefined,
         write: (chunk: Buffer, _encoding, done) => void socket.write(chunk, done),
-        final: (done) => void socket.end(done),
+        final: (done) => (silent ? done() : void socket.end(done)),
       });
       stream.push(first.subarray(SSL_REQUEST_BYTES));
       socket.on('data', (chunk: Buffer) => stream.push(chunk));
-      socket.on('close', () => stream.destroy());
-      const tls = new TLSSocket(stream, { isServer: true, key: behaviour.tls.keyPem, cert: behaviour.tls.certPem });
+      if (!silent) socket.on('close', () => stream.destroy());
+      const tls = new TLSSocket(stream, {
+        isServer: true,
+        key: behaviour.tls.keyPem,
+        cert: behaviour.tls.certPem,
+        allowHalfOpen: true,
+      } as ConstructorParameters<typeof TLSSocket>[1] & { allowHalfOpen: boolean });
       tls.on('error', () => undefined);
+      let loggedIn = false;
       tls.on('data', (chunk: Buffer) => {
         received.push(chunk);
-        // The handshake response came (the user and the password's proof): that is all this test needs.
-        tls.destroy();
-        socket.destroy();
+        if (!silent) {
+          // The handshake response came (the user and the password's proof): that is all this needs.
+          tls.destroy();
+          socket.destroy();
+          return;
+        }
+        // The handshake response (sequence 2), then one statement per chunk (sequence 0): OK to each of
+        // the first `answer` statements, then nothing.
+        if (!loggedIn) {
+          loggedIn = true;
+          tls.write(ok(3));
+        } else if (answers > 0) {
+          answers--;
+          tls.write(ok(1));
+        }
       });
     });
   });
