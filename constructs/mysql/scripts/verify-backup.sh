@@ -115,9 +115,10 @@ log "verifying backup $name ($method, $(store_url "base/$name/")) in a scratch m
 mkdir -p -- "$scratch/files"
 # mysqld itself, not a function: server_pid must be the server's (to stop it, and to read its usage).
 server_options=(--no-defaults --datadir="$scratch/data" --tmpdir="$scratch" --secure-file-priv="$scratch/files" --log-error="$scratch/mysqld.err")
-# Small and quiet: no binary log (the restore's GTIDs are kept in mysql.gtid_executed), no network.
+# Small and quiet: no binary log (the restore's GTIDs are kept in mysql.gtid_executed), no network, no
+# replication (a physical copy of a replica holds the replica's settings).
 temporary_start() {
-  mysqld "${server_options[@]}" --socket="$sock" --pid-file="$scratch/mysqld.pid" --skip-networking --mysqlx=OFF --skip-log-bin \
+  mysqld "${server_options[@]}" --socket="$sock" --pid-file="$scratch/mysqld.pid" --skip-networking --mysqlx=OFF --skip-log-bin --skip-replica-start \
     --gtid-mode=ON --enforce-gtid-consistency=ON --performance-schema=OFF --innodb-buffer-pool-size=128M \
     --max-allowed-packet=1G "$@" &
   server_pid=$!
