@@ -57,6 +57,11 @@ const MANAGED_OPTIONS: readonly (readonly [string, string])[] = [
   ['loose_clone_ssl_ca', PATHS.tlsCa],
   ['loose_clone_ssl_cert', PATHS.tlsCert],
   ['loose_clone_ssl_key', PATHS.tlsKey],
+  // A donor's clone stages (file, page and redo copy) with their work done and estimated: the
+  // controller reads them from the primary while a member clones it, and says in status how far along
+  // it is (only the clone stages are instrumented; nothing else is recorded).
+  ['performance_schema_instrument', 'stage/innodb/clone%=ON'],
+  ['performance_schema_consumer_events_stages_current', 'ON'],
 ];
 
 /** The shared my.cnf: recon8s' options, then the user's (sorted by key), then the per-member directory. */

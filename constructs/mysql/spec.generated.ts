@@ -1052,6 +1052,12 @@ export interface MySQLMemberStatus {
    * @default - none
    */
   readonly message?: string;
+  /**
+   * The clone this member receives, as its donor reports it (present while the member clones the
+   * primary: a new member, a replacement, a re-provisioning).
+   * @default - none
+   */
+  readonly cloning?: MySQLMemberCloning;
 }
 
 /** {@link MySQLMemberStatus} with every default applied. */
@@ -1063,6 +1069,38 @@ export interface ResolvedMySQLMemberStatus {
   readonly replicating?: boolean;
   readonly errantTransactions?: string;
   readonly message?: string;
+  readonly cloning?: ResolvedMySQLMemberCloning;
+}
+
+/**
+ * The clone this member receives, as its donor reports it (present while the member clones the
+ * primary: a new member, a replacement, a re-provisioning).
+ */
+export interface MySQLMemberCloning {
+  /**
+   * The donor member.
+   */
+  readonly from: string;
+  /**
+   * file copy, page copy or redo copy.
+   */
+  readonly stage: string;
+  /**
+   * The work of this stage done, in MiB.
+   */
+  readonly doneMiB: number;
+  /**
+   * The work of this stage estimated, in MiB.
+   */
+  readonly totalMiB: number;
+}
+
+/** {@link MySQLMemberCloning} with every default applied. */
+export interface ResolvedMySQLMemberCloning {
+  readonly from: string;
+  readonly stage: string;
+  readonly doneMiB: number;
+  readonly totalMiB: number;
 }
 
 /**

@@ -863,6 +863,19 @@ export const mysqlStatus = s.object({
               s.string({ description: 'Transactions it holds that the primary lacks (a GTID set).' }),
             ),
             message: s.optional(s.string({ description: 'Why it did not answer, or its replication error.' })),
+            cloning: s.optional(
+              s.object({
+                typeName: 'MySQLMemberCloning',
+                description:
+                  'The clone this member receives, as its donor reports it (present while the member clones the primary: a new member, a replacement, a re-provisioning).',
+                properties: {
+                  from: s.required(s.string({ description: 'The donor member.' })),
+                  stage: s.required(s.string({ description: 'file copy, page copy or redo copy.' })),
+                  doneMiB: s.required(s.integer({ description: 'The work of this stage done, in MiB.' })),
+                  totalMiB: s.required(s.integer({ description: 'The work of this stage estimated, in MiB.' })),
+                },
+              }),
+            ),
           },
         }),
       }),

@@ -4,7 +4,7 @@
 import type { KubernetesObject as LiveObject, V1Pod } from '@kubernetes/client-node';
 import type { KindDefinition } from '../../constructs/index.js';
 import { MANAGED_BY } from '../../constructs/index.js';
-import type { Informer, InformerHooks } from '../informer/index.js';
+import type { Informer, InformerHooks, InformerOptions } from '../informer/index.js';
 import { createInformer, mergeInformers } from '../informer/index.js';
 import type { KubeClient } from '../kube/index.js';
 import type { Logger } from '../observability/logger.js';
@@ -185,19 +185,26 @@ export function watchOwnersAndChildren(o: WatchOptions): Watches {
     if (ref) o.onKey(queueKey(ref.kind, child.metadata?.namespace ?? '', ref.name));
   };
   for (const type of allChildTypes(o.kinds)) {
-    const perNamespace = o.namespaces.map((namespace) =>
-      createInformer<LiveObject>({
-        client: o.client,
-        apiVersion: type.apiVersion,
-        kind: type.kind,
-        plural: type.plural,
-        namespace,
-        labelSelector: CHILD_SELECTOR,
-        logger: o.logger,
-        hooks: o.hooks?.(type.plural),
-        transform: withoutManagedFields,
-      }),
-    );
+    // One informer of this child type per watched namespace.
+    const inEachNamespace = (
+      options: Omit<InformerOptions<LiveObject>, 'client' | 'apiVersion' | 'kind' | 'plural' | 'namespace' | 'logger'>,
+    ) =>
+      o.namespaces.map((namespace) =>
+        createInformer<LiveObject>({
+          client: o.client,
+          apiVersion: type.apiVersion,
+          kind: type.kind,
+          plural: type.plural,
+          namespace,
+          logger: o.logger,
+          ...options,
+        }),
+      );
+    const perNamespace = inEachNamespace({
+      labelSelector: CHILD_SELECTOR,
+      hooks: o.hooks?.(type.plural),
+      transform: withoutManagedFields,
+    });
     for (const informer of perNamespace) {
       informer.addHandlers({
         onAdd: (c) => unlessEcho(o.isEcho?.(c), () => onChild(c)),
@@ -211,21 +218,13 @@ export function watchOwnersAndChildren(o: WatchOptions): Watches {
     }
     children.set(`${type.apiVersion}/${type.kind}`, mergeInformers(perNamespace));
     // No handlers: an object of someone else's never queues anything (a conflict is retried with backoff).
-    const names = o.namespaces.map((namespace) =>
-      createInformer<LiveObject>({
-        client: o.client,
-        apiVersion: type.apiVersion,
-        kind: type.kind,
-        plural: type.plural,
-        namespace,
-        labelSelector: NOT_CHILD_SELECTOR,
-        metadataOnly: true,
-        name: `${type.plural} (metadata)`,
-        logger: o.logger,
-        hooks: o.hooks?.(`${type.plural}/metadata`),
-        transform: ownershipMetadata,
-      }),
-    );
+    const names = inEachNamespace({
+      labelSelector: NOT_CHILD_SELECTOR,
+      metadataOnly: true,
+      name: `${type.plural} (metadata)`,
+      hooks: o.hooks?.(`${type.plural}/metadata`),
+      transform: ownershipMetadata,
+    });
     informers.push(...names);
     childNames.set(`${type.apiVersion}/${type.kind}`, mergeInformers(names));
   }

@@ -8,7 +8,7 @@ export type {
   RelistReason,
   UpdateInfo,
   WatchRestartReason,
-} from './informer.js';
+} from './types.js';
 export { OWNER_INDEX, ObjectStore, controllerOwnerUid, deepFreeze, keyOf, objectKey } from './store.js';
 export type { IndexFunc, ReplaceDiff, Store } from './store.js';
 export { METADATA_LIST_ACCEPT, METADATA_WATCH_ACCEPT, kubeListWatch } from './source.js';

@@ -19,17 +19,6 @@ import type {
   WatchRestartReason,
 } from './types.js';
 
-export type {
-  DeleteInfo,
-  Informer,
-  InformerHandlers,
-  InformerHooks,
-  InformerOptions,
-  RelistReason,
-  UpdateInfo,
-  WatchRestartReason,
-} from './types.js';
-
 const SHORT_WATCH_MS = 1000;
 
 /**

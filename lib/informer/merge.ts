@@ -1,5 +1,5 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
-import type { Informer } from './informer.js';
+import type { Informer } from './types.js';
 
 /**
  * Per-namespace informers of one type seen as one: lookups go to every namespace's informer. What a

@@ -4,6 +4,8 @@
 import { createConnection as createTcpConnection } from 'node:net';
 import type { Socket } from 'node:net';
 import type { Connection, RowDataPacket } from 'mysql2/promise';
+import { CLONE_DONATIONS_SQL, cloneDonationsFrom } from './clone-progress.js';
+import type { CloneDonation } from './clone-progress.js';
 import { GtidSet } from './gtid-set.js';
 import type { FencingSql } from './fencing.js';
 import {
@@ -444,6 +446,11 @@ export class MemberSession {
     const [row] = await this.rows("SHOW GLOBAL STATUS LIKE 'Ssl_server_not_after'");
     const t = Date.parse(String(row?.Value ?? ''));
     return Number.isNaN(t) ? '' : new Date(t).toISOString();
+  }
+
+  /** The clones this member serves as a donor now (clone-progress.ts): none unless a member clones it. */
+  async cloneDonations(): Promise<CloneDonation[]> {
+    return cloneDonationsFrom(await this.rows(CLONE_DONATIONS_SQL));
   }
 
   /** Reads the certificate files again: new connections get the renewed certificate, open ones keep theirs. */

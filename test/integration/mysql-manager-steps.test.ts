@@ -161,6 +161,10 @@ class FakeMembers {
         close: async () => {
           record.closed = true;
         },
+        cloneDonations: async () => {
+          await reach();
+          return [];
+        },
         observe: async (): Promise<MemberSql> => {
           const failure = member.failReads;
           if (failure) {

@@ -46,6 +46,8 @@ import { accountName } from '../../lib/mysql/accounts.js';
 import { accountStatements } from '../../lib/agent/accounts.js';
 import { EXPORTER_CNF_KEY, exporterCnf } from '../../constructs/mysql/exporter.js';
 import { synthMySQL } from '../unit/support/mysql-synth.js';
+import { CLONE_DONATIONS_SQL, cloneDonationsFrom } from '../../lib/mysql/clone-progress.js';
+import type { CloneDonation } from '../../lib/mysql/clone-progress.js';
 import { alive, controllerSql, follow, inline, literal, makePrimary, ready, sql } from './support/sandbox-cluster.js';
 
 /** gtid_executed on one line (the mysql client prints the newlines MySQL wraps long sets with as \\n). */
@@ -1185,8 +1187,24 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
 
     replica.start();
     await alive(replica);
+    // A clone slow enough to be seen under way (this run of mysqld only: the clone restarts it).
+    sql(replica, 'SET GLOBAL clone_max_data_bandwidth = 8');
     // The controller points it at the primary again (skip_replica_start); the primary lacks what it needs.
     follow(replica);
+    // What status.members[].cloning reads: the primary, asked as the controller asks it, tells the
+    // clone it serves, the recipient's address and the MiB done of those estimated, done growing.
+    const seen: CloneDonation[] = [];
+    await eventually(
+      () => {
+        const out = controllerSql(primary, CLONE_DONATIONS_SQL);
+        const [stage, done, total, host] = out.split('\t');
+        seen.push(...cloneDonationsFrom(out ? [{ stage, done, total, host }] : []));
+        assert.ok(new Set(seen.map((d) => d.doneMiB)).size >= 2, `the donor's progress: ${JSON.stringify(seen)}`);
+      },
+      { timeoutMs: 60_000, intervalMs: 500, description: 'the clone under way, from the donor' },
+    );
+    assert.deepEqual(new Set(seen.map((d) => d.recipientHost)), new Set(['127.0.0.1']));
+    assert.ok(seen.every((d) => ['file copy', 'page copy', 'redo copy'].includes(d.stage) && d.doneMiB <= d.totalMiB));
     await eventually(
       () =>
         assert.match(

@@ -226,6 +226,27 @@ describe('the HA loop with fake ports (failover, switchover, scale-down, rotatio
     assert.deepEqual(world.doubleWritable, []);
   });
 
+  it("says in status how far along a member cloning the primary is, from the primary's answer, while that member is not Ready", async () => {
+    const { world, ctl } = await healthyCluster();
+    const pod = world.pods.get('ha-2');
+    assert.ok(pod?.status);
+    pod.status = { ...pod.status, conditions: [{ type: 'Ready', status: 'False' }] };
+    world.m('ha-0').donating = [
+      { recipientHost: pod.status.podIP ?? '', stage: 'file copy', doneMiB: 140, totalMiB: 377 },
+    ];
+    world.t += 1_000;
+    await ctl.pass();
+    const member = (name: string) => world.status.members?.find((m) => m.name === name);
+    assert.deepEqual(member('ha-2')?.cloning, { from: 'ha-0', stage: 'file copy', doneMiB: 140, totalMiB: 377 });
+    assert.equal(member('ha-1')?.cloning, undefined);
+    // Done: Ready again, and the primary serves no clone; the field goes.
+    world.m('ha-0').donating = [];
+    pod.status = { ...pod.status, conditions: [{ type: 'Ready', status: 'True' }] };
+    world.t += 1_000;
+    await ctl.pass();
+    assert.equal(member('ha-2')?.cloning, undefined);
+  });
+
   it('scale-down: a leaving replica is kept until a remaining replica holds what it acknowledged, then let go at once', async () => {
     const { world, ctl } = await healthyCluster();
     // ha-1 lags: ha-2 alone acknowledged the last writes.

@@ -24,6 +24,7 @@ import type {
 import type { KubeClient } from '../../../lib/kube/index.js';
 import { KubeApiError } from '../../../lib/kube/index.js';
 import { GtidSet } from '../../../lib/mysql/gtid-set.js';
+import type { CloneDonation } from '../../../lib/mysql/clone-progress.js';
 import type { NodeLossClaim, NodeLossNode } from '../../../lib/mysql/node-loss.js';
 import type { MemberSql, Role } from '../../../lib/mysql/topology.js';
 import { silentLogger } from '../../../lib/observability/logger.js';
@@ -52,6 +53,8 @@ export interface Mysqld {
   /** The certificate it serves, and the one its mounted Secret holds (what a reload serves). */
   servedNotAfter: string;
   mountedNotAfter: string;
+  /** The clones it serves as a donor (its stage events), by recipient address. */
+  donating?: CloneDonation[];
 }
 
 /** The cluster as the world has it: mysqlds, pods, the API server's record, and what was done to them. */
@@ -246,6 +249,10 @@ export class World {
           ...(m.channel ? { channel: { applier: 'ON' as const, ...m.channel } } : {}),
           semiSync: { enabled: m.semiSyncWaitCount > 0, waitCount: m.semiSyncWaitCount },
         };
+      },
+      cloneDonations: async () => {
+        reach();
+        return m.donating ?? [];
       },
       fence: async (o) => {
         reach();

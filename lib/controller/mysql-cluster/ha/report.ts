@@ -1,6 +1,8 @@
 // What a pass of the HA loop reports: the metrics of every look, and at its end the status fields,
 // problems, Events and when to look again (Management); with it, what the cluster's memory keeps of
 // the pass (the members a scale-down keeps, the sessions still of use, how unsettled the cluster is).
+import type { MemberCloning } from '../../../mysql/clone-progress.js';
+import { cloningByMember } from '../../../mysql/clone-progress.js';
 import type { Decision } from '../../../mysql/topology.js';
 import type { ManagedEvent, Management, Problem } from '../../kind-controller.js';
 import type { Look } from './observe.js';
@@ -66,6 +68,8 @@ export async function finish(pass: Pass, last: Judged, events: ManagedEvent[]): 
   const unready = pass.pods.some(
     (p) => !(p.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True'),
   );
+  // Only while a member is not Ready (a healthy cluster's look asks nothing more).
+  const cloning = unready && primary !== undefined ? await clonesServedBy(primary, last.look, pass) : new Map();
   const poll = nextPoll(
     memory.unsettled,
     {
@@ -99,7 +103,10 @@ export async function finish(pass: Pass, last: Judged, events: ManagedEvent[]): 
   return {
     fields: {
       ...(primary !== undefined ? { currentPrimary: primary } : {}),
-      members: members.map(({ behind: _behind, ...rest }) => rest),
+      members: members.map(({ behind: _behind, ...rest }) => {
+        const clone = cloning.get(rest.name);
+        return clone ? { ...rest, cloning: clone } : rest;
+      }),
       ...(pass.switchoverStatus ? { switchover: pass.switchoverStatus } : {}),
       ...pass.records.fields(),
     },
@@ -108,4 +115,20 @@ export async function finish(pass: Pass, last: Judged, events: ManagedEvent[]): 
     requeueAfterMs: replacing ? Math.min(poll.pollMs, REPLACEMENT_POLL_MS) : poll.pollMs,
     ...(writesWait ? { unavailable: { reason: 'WaitingForReplicaAck', message: writesWait } } : {}),
   };
+}
+
+/**
+ * The clones the primary serves, by recipient member (clone-progress.ts). Asked on the session this
+ * look kept to it; a primary that does not answer serves none that can be told.
+ */
+async function clonesServedBy(primary: string, look: Look, pass: Pass): Promise<Map<string, MemberCloning>> {
+  const session = look.sessions.get(primary);
+  if (!session) return new Map();
+  const donations = await session.cloneDonations().catch(() => []);
+  if (donations.length === 0) return new Map();
+  const members = pass.pods.map((p) => ({
+    name: p.metadata?.name ?? '',
+    addresses: (p.status?.podIPs ?? []).map((a) => a.ip).concat(p.status?.podIP ? [p.status.podIP] : []),
+  }));
+  return cloningByMember(primary, donations, members);
 }
