@@ -1011,19 +1011,28 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
     );
   });
 
-  it("backs up with each table's row count and checksum taken in the dump's own snapshot while a writer writes, and a restore into a scratch mysqld verifies it; a flipped byte fails the verification, naming the object", () => {
-    // The store: rclone's local backend in place of S3 (the same rclone, the same commands).
-    const store = '/tmp/store';
-    const env = [
-      'export PATH=/tmp/fakebin:$PATH CLUSTER_NAME=shop BACKUP_HOST=shop-primary BACKUP_RETAIN=3',
+  /**
+   * Runs the backup jobs' scripts on the primary with a store of rclone's local backend in place of S3
+   * (the same rclone, the same commands), at STORE, as a backup CronJob's pod would (BACKUP_HOST the
+   * primary Service), with the environment given beside.
+   */
+  function storeJobs(store: string, verifyScratch: string, terminationLog: string, env: string) {
+    const exports = [
+      `export PATH=/tmp/fakebin:$PATH CLUSTER_NAME=shop BACKUP_HOST=shop-primary BACKUP_RETAIN=3 ${env}`,
       `STORE_BUCKET=${store} STORE_PREFIX=shop RCLONE_CONFIG_STORE_ACCESS_KEY_ID=k RCLONE_CONFIG_STORE_SECRET_ACCESS_KEY=s`,
-      'VERIFY_SCRATCH=/tmp/verify VERIFY_SCRATCH_BYTES=10000000000 TERMINATION_LOG=/tmp/termination-log.job',
+      `VERIFY_SCRATCH=${verifyScratch} VERIFY_SCRATCH_BYTES=10000000000 TERMINATION_LOG=${terminationLog}`,
     ].join(' ');
-    const run = (script: string) => primary.exec(['bash', '-c', `${env}; ${script}`]);
+    const run = (script: string) => primary.exec(['bash', '-c', `${exports}; ${script}`]);
     const setup = run(
       `mkdir -p /tmp/fakebin ${store} && printf '%s\\n' '#!/bin/bash' 'export RCLONE_CONFIG_STORE_TYPE=local' 'exec /usr/bin/rclone "$@"' >/tmp/fakebin/rclone && chmod +x /tmp/fakebin/rclone`,
     );
     assert.ok(setup.ok, setup.stderr);
+    return run;
+  }
+
+  it("backs up with each table's row count and checksum taken in the dump's own snapshot while a writer writes, and a restore into a scratch mysqld verifies it; a flipped byte fails the verification, naming the object", () => {
+    const store = '/tmp/store';
+    const run = storeJobs(store, '/tmp/verify', '/tmp/termination-log.job', '');
     sql(primary, "CREATE TABLE t.w (id INT PRIMARY KEY, note VARCHAR(32)); INSERT INTO t.w VALUES (0, 'before')");
     const backup = run(
       '. /opt/recon8s/common.sh; ( for ((i = 1; i <= 400; i++)); do local_sql -e "INSERT INTO t.w VALUES ($i, \'during\')" || exit 1; done ) & writer=$!; sleep 0.3; bash /opt/recon8s/backup.sh; rc=$?; kill $writer 2>/dev/null; wait $writer; echo "rc=$rc"; cat /tmp/termination-log.job',
@@ -1097,16 +1106,13 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
 
   it("backs up physically (a clone by the job's own throwaway mysqld, spec.backup.method physical) while a writer writes, at the clone's GTID set, and a restore into a scratch mysqld verifies it; an archive holding a link, or another GTID set, fails the verification, naming the object", () => {
     const store = '/tmp/store-physical';
-    const env = [
-      'export PATH=/tmp/fakebin:$PATH CLUSTER_NAME=shop BACKUP_HOST=shop-primary BACKUP_RETAIN=3 BACKUP_METHOD=physical',
-      `STORE_BUCKET=${store} STORE_PREFIX=shop RCLONE_CONFIG_STORE_ACCESS_KEY_ID=k RCLONE_CONFIG_STORE_SECRET_ACCESS_KEY=s`,
-      'BACKUP_CLONE_SCRATCH=/tmp/clone-scratch VERIFY_SCRATCH=/tmp/verify-physical VERIFY_SCRATCH_BYTES=10000000000 TERMINATION_LOG=/tmp/termination-log.physical',
-    ].join(' ');
-    const run = (script: string) => primary.exec(['bash', '-c', `${env}; ${script}`]);
-    const setup = run(
-      `mkdir -p /tmp/fakebin /tmp/clone-scratch ${store} && printf '%s\\n' '#!/bin/bash' 'export RCLONE_CONFIG_STORE_TYPE=local' 'exec /usr/bin/rclone "$@"' >/tmp/fakebin/rclone && chmod +x /tmp/fakebin/rclone`,
+    const run = storeJobs(
+      store,
+      '/tmp/verify-physical',
+      '/tmp/termination-log.physical',
+      'BACKUP_METHOD=physical BACKUP_CLONE_SCRATCH=/tmp/clone-scratch',
     );
-    assert.ok(setup.ok, setup.stderr);
+    assert.ok(run('mkdir -p /tmp/clone-scratch').ok);
     sql(
       primary,
       "CREATE DATABASE IF NOT EXISTS t; CREATE TABLE t.p (id INT PRIMARY KEY, note VARCHAR(32)); INSERT INTO t.p VALUES (0, 'before')",
