@@ -123,10 +123,10 @@ restore_from_store() {
 # runs) and its start on DATADIR with the options given (temporary_start). The copy comes with the
 # source's mysql schema: the server starts without grant tables (no network either), so that root
 # over the socket is let in whatever password the source gave it, and root@localhost is given the empty
-# password of a fresh --initialize-insecure (what the rest of the bootstrap expects; the bootstrap then
-# sets this cluster's own passwords, on every account it manages). The source's replication settings
-# are reset. What fails is refused through on_untrusted (a restore: RestoreFailed; a verification: its
-# failure). The archive is hostile like every object of the store: only regular files and directories
+# password of a fresh --initialize-insecure (no password: what the rest of the bootstrap
+# expects; the bootstrap then sets this cluster's own passwords, on every account it manages). The
+# source's replication settings are reset. What fails is refused through on_untrusted (a restore:
+# RestoreFailed; a verification: its failure). The archive is hostile like every object of the store: only regular files and directories
 # may come out of it (GNU tar refuses names with "..", and writes no file through a link it made).
 restore_physical() {
   local name=$1 gtids=$2 datadir=$3 object=base/$1/datadir.tar.gz odd same
@@ -143,7 +143,7 @@ restore_physical() {
   same=$(temporary_value "SELECT GTID_SUBSET(@@GLOBAL.gtid_executed, '$gtids') AND GTID_SUBSET('$gtids', @@GLOBAL.gtid_executed)")
   [[ $same == 1 ]] ||
     "$on_untrusted" "backup $name ($(store_url "$object")) holds the GTID set $(shown "$(temporary_value "SELECT REPLACE(@@GLOBAL.gtid_executed, '\\n', '')")"), not the one its manifest records ('$gtids')"
-  temporary_sql -e "SET SESSION sql_log_bin = 0; FLUSH PRIVILEGES; ALTER USER 'root'@'localhost' IDENTIFIED BY ''; RESET REPLICA ALL;"
+  temporary_sql -e "SET SESSION sql_log_bin = 0; FLUSH PRIVILEGES; ALTER USER 'root'@'localhost' IDENTIFIED BY $(sql_quote ''); RESET REPLICA ALL;"
 }
 
 # gtid_event_position LOG GTID: where the transaction GTID starts in the binary log LOG (the "# at"
