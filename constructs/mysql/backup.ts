@@ -35,7 +35,7 @@ export function backupCronJob(
     { name: 'BACKUP_RETAIN', value: String(backup.retain) },
     { name: 'BACKUP_METHOD', value: backup.method },
   ]);
-  const pod = backup.method === 'physical' ? withCloneScratch(backup, base) : base;
+  const pod = backup.method === 'physical' ? withCloneScratch(ctx, backup, base) : base;
   return cronJob(scope, 'Backup', ctx, {
     name: ctx.names.backup,
     schedule: backup.schedule,
@@ -91,12 +91,14 @@ function withVerification(ctx: MySQLClusterContext, backup: ResolvedMySQLBackup,
  * of its own (spec.backup.scratchSize) before it streams the copy to the store: that server's memory
  * too, beside the client's.
  */
-function withCloneScratch(backup: ResolvedMySQLBackup, pod: k8s.PodSpec): k8s.PodSpec {
+function withCloneScratch(ctx: MySQLClusterContext, backup: ResolvedMySQLBackup, pod: k8s.PodSpec): k8s.PodSpec {
   return {
     ...pod,
     containers: pod.containers.map((c) => ({
       ...c,
       resources: PHYSICAL_BACKUP_RESOURCES,
+      // The clone account (BACKUP_ADMIN): the backup account's grants cannot clone.
+      env: [...(c.env ?? []), secretEnv(ctx, 'MYSQL_CLONE_PASSWORD', SECRET_KEYS.clonePassword)],
       volumeMounts: [...(c.volumeMounts ?? []), { name: 'backup-scratch', mountPath: PATHS.backupScratch }],
     })),
     volumes: [
@@ -210,7 +212,8 @@ function backupPodSpec(
         env: [
           { name: 'CLUSTER_NAME', value: ctx.names.cluster },
           ...env,
-          secretEnv(ctx, 'MYSQL_ROOT_PASSWORD', SECRET_KEYS.rootPassword),
+          // The backup account's password, and no other of the cluster's (root's least of all).
+          secretEnv(ctx, 'MYSQL_BACKUP_PASSWORD', SECRET_KEYS.backupPassword),
           ...(store ? storeEnv(store) : []),
         ],
         resources: BACKUP_RESOURCES,

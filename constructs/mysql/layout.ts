@@ -26,6 +26,10 @@ export const SECRET_KEYS = {
   rootPassword: 'root-password',
   replicationPassword: 'replication-password',
   adminPassword: 'admin-password',
+  /** The backup and binary-log jobs' account (BACKUP_USER): the only password those jobs get. */
+  backupPassword: 'backup-password',
+  /** The account a new or re-provisioned member clones the primary as (CLONE_USER). */
+  clonePassword: 'clone-password',
   /** The metrics sidecar's account (spec.monitoring); generated with the others, required only with monitoring on. */
   exporterPassword: 'exporter-password',
 } as const;
@@ -51,8 +55,34 @@ export const INITIAL_CREDENTIALS_REVISION = '0';
 /** On the credentials Secret: the accounts the last rotation switched ("root,replication,admin"). */
 export const ROTATED_ACCOUNTS_ANNOTATION = 'recon8s.dev/rotated-accounts';
 
-/** The account replicas (and clones) connect to the primary as. */
+/** The account replicas connect to the primary as. */
 export const REPLICATION_USER = 'replication';
+/**
+ * Its privileges: receiving the binary log (semi-synchronous acknowledgements and GTID auto-positioning
+ * need no more). Not BACKUP_ADMIN: that would let its password clone the whole data set (CLONE_USER does).
+ */
+export const REPLICATION_GRANTS = 'REPLICATION SLAVE';
+
+/**
+ * The account a new or re-provisioned member clones the primary as (CLONE INSTANCE FROM it: the donor's
+ * account needs BACKUP_ADMIN, and nothing else). TLS required: it carries the whole data set.
+ */
+export const CLONE_USER = 'recon8s-clone';
+export const CLONE_GRANTS = 'BACKUP_ADMIN';
+
+/**
+ * The account of the backup and binary-log jobs, over TLS only, with what a consistent dump and the
+ * binary-log archive need and nothing more, each checked on MySQL 9.7 (test/integration/mysql-real.test.ts):
+ * SELECT (the data, routines, the accounts' CREATE USER and grants, performance_schema), SHOW VIEW, TRIGGER
+ * (without it mysqldump leaves triggers out, silently) and EVENT (mysqldump --routines --events --triggers);
+ * RELOAD (FLUSH TABLES WITH READ LOCK of --single-transaction with a GTID point and of the checksums'
+ * snapshot, FLUSH BINARY LOGS of the archive, for which FLUSH_TABLES is not enough); PROCESS (mysqldump's
+ * tablespaces, INNODB_TRX); REPLICATION CLIENT (SHOW BINARY LOGS); REPLICATION SLAVE (SHOW BINLOG EVENTS,
+ * mysqlbinlog --read-from-remote-server). No write to any table, no account management, no BACKUP_ADMIN.
+ */
+export const BACKUP_USER = 'recon8s-backup';
+export const BACKUP_GRANTS =
+  'SELECT, SHOW VIEW, TRIGGER, EVENT, RELOAD, PROCESS, REPLICATION CLIENT, REPLICATION SLAVE';
 
 /**
  * The account the controller manages the members as (fencing, promotion, pointing replicas): only the

@@ -34,7 +34,7 @@ export const SCRIPT_SOURCES: Readonly<Record<ScriptName, string>> = {
 # - --single-transaction: one consistent InnoDB snapshot of all of them, without locking writers out.
 #   --routines --events --triggers: the schemas' code too. --hex-blob: binary columns survive any
 #   client character set.
-# - The application's accounts (everyone but root, the replication account, the controller's account, the
+# - The application's accounts (everyone but root, the replication, clone, backup and controller's accounts, the
 #   metrics sidecar's account and MySQL's own mysql.* accounts) follow as CREATE USER IF NOT EXISTS with their
 #   password hashes (hex), then their grants.
 #   Locked accounts first: roles are usually locked, and a user's DEFAULT ROLE must exist before it.
@@ -52,14 +52,18 @@ export const SCRIPT_SOURCES: Readonly<Record<ScriptName, string>> = {
 set -euo pipefail
 # shellcheck source=common.sh
 . "\${BASH_SOURCE[0]%/*}/common.sh"
-require_env CLUSTER_NAME BACKUP_HOST BACKUP_RETAIN MYSQL_ROOT_PASSWORD
+require_env CLUSTER_NAME BACKUP_HOST BACKUP_RETAIN MYSQL_BACKUP_PASSWORD
 [[ $BACKUP_RETAIN =~ ^[1-9][0-9]*$ ]] || die "BACKUP_RETAIN must be a positive integer, got '$BACKUP_RETAIN'"
 method=
 checked method backup-method "\${BACKUP_METHOD:-logical}" "BACKUP_METHOD (spec.backup.method)"
 # The accounts this job logs in as, in this one place: every query and the dump (backup_user), and the
-# clone of a physical backup (clone_user, which needs BACKUP_ADMIN on the member it clones).
-backup_user=root backup_password=$MYSQL_ROOT_PASSWORD
-clone_user=$backup_user clone_password=$backup_password
+# clone of a physical backup (clone_user, the clone account: BACKUP_ADMIN, which the backup account lacks).
+backup_user=$RECON8S_BACKUP_USER backup_password=$MYSQL_BACKUP_PASSWORD
+clone_user=$RECON8S_CLONE_USER clone_password=''
+if [[ $method == physical ]]; then
+  require_env MYSQL_CLONE_PASSWORD
+  clone_password=$MYSQL_CLONE_PASSWORD
+fi
 to_store=
 if [[ -n \${STORE_BUCKET:-} ]]; then
   # shellcheck source=store.sh
@@ -115,7 +119,7 @@ fi
 schemas=$(source_sql "$host" "SELECT schema_name FROM information_schema.schemata WHERE schema_name NOT IN ('mysql', 'sys', 'information_schema', 'performance_schema') ORDER BY schema_name")
 mapfile -t schemas <<<"$schemas"
 [[ -n \${schemas[0]:-} ]] || schemas=()
-accounts=$(source_sql "$host" "SELECT CONCAT(QUOTE(user), '@', QUOTE(host)) FROM mysql.user WHERE user NOT IN ('root', '$RECON8S_REPLICATION_USER', '$RECON8S_ADMIN_USER', '$RECON8S_EXPORTER_USER') AND user NOT LIKE 'mysql.%' ORDER BY account_locked = 'Y' DESC, user, host")
+accounts=$(source_sql "$host" "SELECT CONCAT(QUOTE(user), '@', QUOTE(host)) FROM mysql.user WHERE user NOT IN ('root', '$RECON8S_REPLICATION_USER', '$RECON8S_CLONE_USER', '$RECON8S_BACKUP_USER', '$RECON8S_ADMIN_USER', '$RECON8S_EXPORTER_USER') AND user NOT LIKE 'mysql.%' ORDER BY account_locked = 'Y' DESC, user, host")
 mapfile -t accounts <<<"$accounts"
 [[ -n \${accounts[0]:-} ]] || accounts=()
 
@@ -370,7 +374,7 @@ set -euo pipefail
 . "\${BASH_SOURCE[0]%/*}/common.sh"
 # shellcheck source=store.sh
 . "\${BASH_SOURCE[0]%/*}/store.sh"
-require_env CLUSTER_NAME PRIMARY_HOST MYSQL_ROOT_PASSWORD
+require_env CLUSTER_NAME PRIMARY_HOST MYSQL_BACKUP_PASSWORD
 
 scratch=\${BINLOG_SCRATCH:-$RECON8S_TMP}/binlog
 errors=\${BINLOG_SCRATCH:-$RECON8S_TMP}/binlog-errors.$$
@@ -388,7 +392,7 @@ trap finish EXIT
 
 host=$PRIMARY_HOST
 member_sql() { # SQL...: bare rows, values escaped (a newline is \\\\n)
-  mysql_client --defaults-extra-file=<(verified_cnf root "$MYSQL_ROOT_PASSWORD") --host="$host" --port="$RECON8S_MYSQL_PORT" \\
+  mysql_client --defaults-extra-file=<(verified_cnf "$RECON8S_BACKUP_USER" "$MYSQL_BACKUP_PASSWORD") --host="$host" --port="$RECON8S_MYSQL_PORT" \\
     --get-server-public-key --connect-timeout=10 --batch --skip-column-names -e "SET SESSION sql_mode = ''; $*"
 }
 # A GTID set expression's value, on one line.
@@ -441,7 +445,7 @@ done
 for entry in "\${todo[@]}"; do
   IFS='|' read -r file log_previous gtids <<<"$entry"
   name=$stamp-$uuid-$file
-  mysqlbinlog --defaults-extra-file=<(verified_cnf root "$MYSQL_ROOT_PASSWORD") --read-from-remote-server \\
+  mysqlbinlog --defaults-extra-file=<(verified_cnf "$RECON8S_BACKUP_USER" "$MYSQL_BACKUP_PASSWORD") --read-from-remote-server \\
     --host="$host" --port="$RECON8S_MYSQL_PORT" --get-server-public-key --raw --result-file="$scratch/" "$file"
   gzip -c -- "$scratch/$file" | store_rclone rcat "$(store_path "binlog/$name.gz")"
   rm -f -- "$scratch/$file"
@@ -527,7 +531,7 @@ set -euo pipefail
 . "\${BASH_SOURCE[0]%/*}/reprovision.sh"
 # shellcheck source=restore.sh
 . "\${BASH_SOURCE[0]%/*}/restore.sh"
-require_env PRIMARY_HOST MYSQL_ROOT_PASSWORD MYSQL_REPLICATION_PASSWORD MYSQL_ADMIN_PASSWORD
+require_env PRIMARY_HOST MYSQL_ROOT_PASSWORD MYSQL_REPLICATION_PASSWORD MYSQL_ADMIN_PASSWORD MYSQL_CLONE_PASSWORD MYSQL_BACKUP_PASSWORD
 
 volume=\${DATA_VOLUME:-$RECON8S_DATA_VOLUME} # overridden by unit tests only
 datadir=$volume/$RECON8S_DATA_DIR_NAME
@@ -614,10 +618,12 @@ initialize_primary() {
     log "warning: the time zone tables could not be loaded"
   fi
   if [[ -n \${RESTORE_BACKUP:-} ]]; then restore_from_store; fi
-  local root replication admin exporter
+  local root replication admin clone backup exporter
   root=$(sql_quote "$MYSQL_ROOT_PASSWORD")
   replication=$(sql_quote "$MYSQL_REPLICATION_PASSWORD")
   admin=$(sql_quote "$MYSQL_ADMIN_PASSWORD")
+  clone=$(sql_quote "$MYSQL_CLONE_PASSWORD")
+  backup=$(sql_quote "$MYSQL_BACKUP_PASSWORD")
   {
     printf "SET SESSION sql_mode = '';\\n"
     printf 'SET SESSION sql_log_bin = 0;\\n'
@@ -630,7 +636,15 @@ initialize_primary() {
     printf "GRANT PROXY ON ''@'' TO 'root'@'%%' WITH GRANT OPTION;\\n"
     printf "CREATE USER IF NOT EXISTS '%s'@'%%' IDENTIFIED BY %s;\\n" "$RECON8S_REPLICATION_USER" "$replication"
     printf "ALTER USER '%s'@'%%' IDENTIFIED BY %s;\\n" "$RECON8S_REPLICATION_USER" "$replication"
-    printf "GRANT REPLICATION SLAVE, REPLICATION CLIENT, BACKUP_ADMIN ON *.* TO '%s'@'%%';\\n" "$RECON8S_REPLICATION_USER"
+    printf "GRANT %s ON *.* TO '%s'@'%%';\\n" "$RECON8S_REPLICATION_GRANTS" "$RECON8S_REPLICATION_USER"
+    # Cloning (BACKUP_ADMIN on the donor) and the backup jobs have accounts of their own: neither the
+    # replication password nor root's is what a clone or a dump logs in with.
+    printf "CREATE USER IF NOT EXISTS '%s'@'%%' IDENTIFIED BY %s REQUIRE SSL;\\n" "$RECON8S_CLONE_USER" "$clone"
+    printf "ALTER USER '%s'@'%%' IDENTIFIED BY %s REQUIRE SSL;\\n" "$RECON8S_CLONE_USER" "$clone"
+    printf "GRANT %s ON *.* TO '%s'@'%%';\\n" "$RECON8S_CLONE_GRANTS" "$RECON8S_CLONE_USER"
+    printf "CREATE USER IF NOT EXISTS '%s'@'%%' IDENTIFIED BY %s REQUIRE SSL;\\n" "$RECON8S_BACKUP_USER" "$backup"
+    printf "ALTER USER '%s'@'%%' IDENTIFIED BY %s REQUIRE SSL;\\n" "$RECON8S_BACKUP_USER" "$backup"
+    printf "GRANT %s ON *.* TO '%s'@'%%';\\n" "$RECON8S_BACKUP_GRANTS" "$RECON8S_BACKUP_USER"
     printf "CREATE USER IF NOT EXISTS '%s'@'%%' IDENTIFIED BY %s REQUIRE SSL;\\n" "$RECON8S_ADMIN_USER" "$admin"
     printf "ALTER USER '%s'@'%%' IDENTIFIED BY %s REQUIRE SSL;\\n" "$RECON8S_ADMIN_USER" "$admin"
     printf "GRANT %s ON *.* TO '%s'@'%%';\\n" "$RECON8S_ADMIN_GRANTS" "$RECON8S_ADMIN_USER"
@@ -690,7 +704,7 @@ clone_primary() {
     if out=$({
       printf "SET SESSION sql_mode = '';\\n"
       printf "CLONE INSTANCE FROM '%s'@%s:%d IDENTIFIED BY %s DATA DIRECTORY = %s REQUIRE SSL;\\n" \\
-        "$RECON8S_REPLICATION_USER" "$donor" "$RECON8S_MYSQL_PORT" "$(sql_quote "$MYSQL_REPLICATION_PASSWORD")" "$(sql_quote "$stage")"
+        "$RECON8S_CLONE_USER" "$donor" "$RECON8S_MYSQL_PORT" "$(sql_quote "$MYSQL_CLONE_PASSWORD")" "$(sql_quote "$stage")"
     } | temporary_sql 2>&1); then
       break
     fi
@@ -1397,7 +1411,7 @@ restore_from_store() {
 # runs) and its start on DATADIR with the options given (temporary_start). The copy comes with the
 # source's mysql schema: the server starts without grant tables (no network either), so that root
 # over the socket is let in whatever password the source gave it, and root@localhost is given the empty
-# password of a fresh --initialize-insecure (no password: what the rest of the bootstrap
+# password of a fresh --initialize-insecure (what the rest of the bootstrap
 # expects; the bootstrap then sets this cluster's own passwords, on every account it manages). The
 # source's replication settings are reset. What fails is refused through on_untrusted (a restore:
 # RestoreFailed; a verification: its failure). The archive is hostile like every object of the store: only regular files and directories

@@ -58,11 +58,12 @@ export interface MySQLClusterSpec {
    */
   readonly resources?: ResourceRequirements;
   /**
-   * The Secret holding the passwords (keys root-password, replication-password and admin-password,
-   * the last for the account the controller manages the members as). When you create it, recon8s
-   * only reads it; when it is the default and missing, the controller creates it once with random
-   * passwords (and adds a missing admin-password to one it created before). Passwords never appear
-   * in the spec.
+   * The Secret holding the passwords (keys root-password, replication-password, admin-password for
+   * the account the controller manages the members as, clone-password for the account new members
+   * clone the primary as, and backup-password for the backup and binary-log jobs' account). When you
+   * create it, recon8s only reads it; when it is the default and missing, the controller creates it
+   * once with random passwords (and adds a key it lacks to one it created before). Passwords never
+   * appear in the spec.
    * @default - <name>-credentials
    */
   readonly credentialsSecretName?: string;
@@ -910,9 +911,9 @@ export interface MySQLClusterStatus {
    */
   readonly accounts?: readonly MySQLAccountStatus[];
   /**
-   * The rotation of the cluster's own accounts: root, replication and recon8s-admin (`recon8s
-   * rotate-credentials mysqlcluster`, the recon8s.dev/rotate-credentials annotation). Never holds a
-   * password.
+   * The rotation of the cluster's own accounts: root, replication, recon8s-admin, recon8s-clone and
+   * recon8s-backup (`recon8s rotate-credentials mysqlcluster`, the recon8s.dev/rotate-credentials
+   * annotation). Never holds a password.
    * @default - none
    */
   readonly credentialRotation?: MySQLCredentialRotationStatus;
@@ -1166,9 +1167,9 @@ export interface ResolvedMySQLAccountStatus {
 }
 
 /**
- * The rotation of the cluster's own accounts: root, replication and recon8s-admin (`recon8s
- * rotate-credentials mysqlcluster`, the recon8s.dev/rotate-credentials annotation). Never holds a
- * password.
+ * The rotation of the cluster's own accounts: root, replication, recon8s-admin, recon8s-clone and
+ * recon8s-backup (`recon8s rotate-credentials mysqlcluster`, the recon8s.dev/rotate-credentials
+ * annotation). Never holds a password.
  */
 export interface MySQLCredentialRotationStatus {
   /**
@@ -1180,7 +1181,7 @@ export interface MySQLCredentialRotationStatus {
    * The accounts it rotates.
    * @default - none
    */
-  readonly accounts?: ReadonlyArray<"root" | "replication" | "admin">;
+  readonly accounts?: ReadonlyArray<"root" | "replication" | "admin" | "clone" | "backup">;
   /**
    * The token of the last rotation completed (the old passwords refused).
    * @default - none
@@ -1203,7 +1204,7 @@ export interface MySQLCredentialRotationStatus {
 /** {@link MySQLCredentialRotationStatus} with every default applied. */
 export interface ResolvedMySQLCredentialRotationStatus {
   readonly requested?: string;
-  readonly accounts?: ReadonlyArray<"root" | "replication" | "admin">;
+  readonly accounts?: ReadonlyArray<"root" | "replication" | "admin" | "clone" | "backup">;
   readonly completed?: string;
   readonly phase?: string;
   readonly message?: string;

@@ -729,7 +729,7 @@ export const mysqlSpec = s.object({
     credentialsSecretName: s.optional(
       s.string({
         description:
-          'The Secret holding the passwords (keys root-password, replication-password and admin-password, the last for the account the controller manages the members as). When you create it, recon8s only reads it; when it is the default and missing, the controller creates it once with random passwords (and adds a missing admin-password to one it created before). Passwords never appear in the spec.',
+          "The Secret holding the passwords (keys root-password, replication-password, admin-password for the account the controller manages the members as, clone-password for the account new members clone the primary as, and backup-password for the backup and binary-log jobs' account). When you create it, recon8s only reads it; when it is the default and missing, the controller creates it once with random passwords (and adds a key it lacks to one it created before). Passwords never appear in the spec.",
         pattern: '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$',
         patternHint: 'a DNS subdomain name',
         maxLength: 253,
@@ -914,14 +914,17 @@ export const mysqlStatus = s.object({
       s.object({
         typeName: 'MySQLCredentialRotationStatus',
         description:
-          "The rotation of the cluster's own accounts: root, replication and recon8s-admin (`recon8s rotate-credentials mysqlcluster`, the recon8s.dev/rotate-credentials annotation). Never holds a password.",
+          "The rotation of the cluster's own accounts: root, replication, recon8s-admin, recon8s-clone and recon8s-backup (`recon8s rotate-credentials mysqlcluster`, the recon8s.dev/rotate-credentials annotation). Never holds a password.",
         properties: {
           requested: s.optional(s.string({ description: 'The token of the rotation asked for.' })),
           accounts: s.optional(
             s.array({
               description: 'The accounts it rotates.',
-              maxItems: 3,
-              items: s.string({ description: 'root, replication or admin.', enum: ['root', 'replication', 'admin'] }),
+              maxItems: 5,
+              items: s.string({
+                description: 'root, replication, admin, clone or backup.',
+                enum: ['root', 'replication', 'admin', 'clone', 'backup'],
+              }),
             }),
           ),
           completed: s.optional(

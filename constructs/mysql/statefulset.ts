@@ -184,6 +184,10 @@ function memberEnv(ctx: MySQLClusterContext): k8s.EnvVar[] {
     secretEnv(ctx, 'MYSQL_ROOT_PASSWORD', SECRET_KEYS.rootPassword),
     secretEnv(ctx, 'MYSQL_REPLICATION_PASSWORD', SECRET_KEYS.replicationPassword),
     secretEnv(ctx, 'MYSQL_ADMIN_PASSWORD', SECRET_KEYS.adminPassword),
+    // The clone account's (a member without data clones the primary as it), and the backup account's
+    // (created with the others by the first member of a new cluster).
+    secretEnv(ctx, 'MYSQL_CLONE_PASSWORD', SECRET_KEYS.clonePassword),
+    secretEnv(ctx, 'MYSQL_BACKUP_PASSWORD', SECRET_KEYS.backupPassword),
     // With monitoring: the bootstrap of a new cluster creates the metrics sidecar's account, and the
     // primary's agent makes sure it exists, e.g. when monitoring is turned on later.
     ...(ctx.spec.monitoring.enabled ? [secretEnv(ctx, 'MYSQL_EXPORTER_PASSWORD', SECRET_KEYS.exporterPassword)] : []),

@@ -16,6 +16,7 @@ import { createServer } from 'node:http';
 import type { RowDataPacket } from 'mysql2/promise';
 import {
   ADMIN_USER,
+  CLONE_USER,
   EXPORTER_USER,
   MEMBER_REPORTS,
   MYSQL_PORT,
@@ -157,7 +158,7 @@ export class Agent {
         sql,
         paths: dataPaths(config.dataVolume, config.dataDirName, config.podAnnotations),
         primaryHost: config.primaryHost,
-        replicationPassword,
+        clonePassword: (): string => this.credentials().clone,
         memberName: config.podName,
         askDonor: async () => {
           const row = await tcpQuery(
@@ -195,7 +196,7 @@ export class Agent {
     try {
       await this.sql.fencingSession((f) =>
         fence(f, {
-          spare: [ADMIN_USER, REPLICATION_USER],
+          spare: [ADMIN_USER, REPLICATION_USER, CLONE_USER],
           waitForCommitsSeconds: 0,
           ...(stillNeeded ? { stillNeeded } : {}),
         }),
@@ -237,6 +238,10 @@ export class Agent {
       try {
         const done = await ensureAccounts(this.sql, this.credentials(), this.loginWorks);
         if (done.updated.length > 0) this.log(`created or updated the accounts ${done.updated.join(', ')}`);
+        if (done.revoked)
+          this.log(
+            `revoked ${done.revoked.join(', ')} from the ${REPLICATION_USER} account: cloning has an account of its own (${CLONE_USER})`,
+          );
         for (const k of done.kept)
           this.log(
             `left account ${k.user} as it is: a rotation set it to the passwords of revision ${k.revision}, and this member reads revision ${k.reads} (the kubelet has not updated the mounted Secret yet): never an older password`,
@@ -338,7 +343,11 @@ export class Agent {
           // waiting for an acknowledgement (its replicas cut off) holds read-only up: one second, then the
           // slow path. mysqld stops next: the source side stays as it is unless commits are stranded.
           await this.sql.fencingSession((f) =>
-            fence(f, { spare: [ADMIN_USER, REPLICATION_USER], waitForCommitsSeconds: 1, leaveSourceSide: true }),
+            fence(f, {
+              spare: [ADMIN_USER, REPLICATION_USER, CLONE_USER],
+              waitForCommitsSeconds: 1,
+              leaveSourceSide: true,
+            }),
           );
           // Recorded at once, before any wait: a pod deleted with no grace period gives the hook 2 s
           // before SIGTERM, and a fencing done but not recorded would be judged unsafe at the next start.

@@ -13,6 +13,8 @@ export interface ClusterCredentials {
   readonly root: string;
   readonly replication: string;
   readonly admin: string;
+  readonly clone: string;
+  readonly backup: string;
   /** Only when asked for (spec.monitoring), and present. */
   readonly exporter?: string;
 }
@@ -46,6 +48,8 @@ export function readCredentials(dir: string, exporter = false): ClusterCredentia
     root: required(SECRET_KEYS.rootPassword),
     replication: required(SECRET_KEYS.replicationPassword),
     admin: required(SECRET_KEYS.adminPassword),
+    clone: required(SECRET_KEYS.clonePassword),
+    backup: required(SECRET_KEYS.backupPassword),
     ...(exporterPassword ? { exporter: exporterPassword } : {}),
   };
 }

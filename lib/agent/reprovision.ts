@@ -10,7 +10,7 @@
 // `discarded-<time>/` (the set and the binary logs holding it), and those logs are moved there from
 // the previous data directory before it is removed, bounded (discarded.ts): mysqlbinlog reads them.
 import { readFile, rename, rm, stat, writeFile, open } from 'node:fs/promises';
-import { MYSQL_PORT, REPLICATION_USER, REPROVISION_ANNOTATION } from '../../constructs/mysql-member.js';
+import { CLONE_USER, MYSQL_PORT, REPROVISION_ANNOTATION } from '../../constructs/mysql-member.js';
 import { GtidSet } from '../mysql/gtid-set.js';
 import { DISCARD_REQUEST_PREFIX, unsafeStopHolding } from '../mysql/rejoin.js';
 import { abandonDiscard, confirmDiscard, keepDiscardedBinlogs, recordDiscard } from './discarded.js';
@@ -146,7 +146,8 @@ export interface ReprovisionContext {
   readonly paths: DataPaths;
   readonly primaryHost: string;
   /** Read when it is used (the mounted Secret: a rotation changes it). */
-  readonly replicationPassword: () => string;
+  /** The clone account's (CLONE_USER), read when it is used (the mounted Secret: a rotation changes it). */
+  readonly clonePassword: () => string;
   readonly memberName: string;
   /** Asks the primary (as the replication account, its certificate verified) for read_only and gtid_executed. */
   readonly askDonor: () => Promise<DonorAnswer>;
@@ -245,7 +246,7 @@ export class Reprovisioner {
       await sql.exec('SET GLOBAL clone_valid_donor_list = ?', [`${primaryHost}:${MYSQL_PORT}`]);
       await sql.exec(
         `CLONE INSTANCE FROM ?@?:${MYSQL_PORT} IDENTIFIED BY ? DATA DIRECTORY = ? REQUIRE SSL`,
-        [REPLICATION_USER, primaryHost, this.c.replicationPassword(), paths.clone],
+        [CLONE_USER, primaryHost, this.c.clonePassword(), paths.clone],
         // A clone copies the whole data set: no statement deadline of the usual few seconds.
         24 * 3600_000,
       );

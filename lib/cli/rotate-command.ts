@@ -1,5 +1,5 @@
 // `recon8s rotate-credentials app|mysqlcluster NAME`: asks for a zero-downtime rotation of an App's
-// database password, or of a MySQLCluster's own accounts (root, replication, the controller's). The
+// database password, or of a MySQLCluster's own accounts (root, replication, the controller's, clone, backup). The
 // request is only recorded on the resource (an annotation holding a fresh token); the controller performs
 // it (lib/mysql/password-rotation.ts, lib/mysql/credential-rotation.ts), and --wait follows the phases the resource's
 // status reports until that token is completed. No password is ever read or printed here: the command
@@ -27,11 +27,12 @@ it; this records the request.
 app NAME: the App's database password (its spec.database binding). Its pods are restarted with the new
 password before the old one is discarded.
 
-mysqlcluster NAME: the cluster's own accounts: root, replication and admin (the controller's
-recon8s-admin); --account picks some of them (repeat it; default: all three). Replicas are re-pointed to
+mysqlcluster NAME: the cluster's own accounts: root, replication, admin (the controller's
+recon8s-admin), clone (recon8s-clone, which new members clone as) and backup (recon8s-backup, the backup
+and binary-log jobs'); --account picks some of them (repeat it; default: all). Replicas are re-pointed to
 the new replication password one at a time, with no restart; the old passwords are discarded once the
 controller, every member's agent (which reads the mounted Secret) and every replica use the new ones, no
-member is still bootstrapping and no backup job started with the old root password still runs. Only a
+member is still bootstrapping and no backup job started with the old backup password still runs. Only a
 Secret recon8s generated is rotated: one named in spec.credentialsSecretName is yours.
 
 --wait follows the phases until the old passwords are refused (--timeout: e.g. 90s, 10m; default 10m):

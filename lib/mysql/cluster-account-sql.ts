@@ -1,11 +1,16 @@
 // The SQL of a rotation of the cluster's own accounts (credential-rotation.ts decides): what the primary
-// holds of root, replication and recon8s-admin, what a replica's channel holds, and the statements.
+// holds of root, replication, recon8s-admin, recon8s-clone and recon8s-backup, what a replica's channel holds, and the statements.
 // Thin on purpose. As root, over TLS that verified the member (member-sql.ts openVerified): setting
 // another account's password and reading a replica's connection metadata take it. Passwords are values
 // (mysql2 quotes them), never in the SQL text; the server writes them to no log in clear (ALTER USER
 // and CHANGE REPLICATION SOURCE are rewritten there).
 import type { Connection, RowDataPacket } from 'mysql2/promise';
-import { MYSQL_ADMIN_USER, MYSQL_REPLICATION_USER } from '../../constructs/index.js';
+import {
+  MYSQL_ADMIN_USER,
+  MYSQL_BACKUP_USER,
+  MYSQL_CLONE_USER,
+  MYSQL_REPLICATION_USER,
+} from '../../constructs/index.js';
 import type { AccountAdminOptions } from './account-sql.js';
 import { closeSession, takesWrites } from './account-sql.js';
 import { QUERY_TIMEOUT_MS, openVerified } from './member-sql.js';
@@ -25,6 +30,8 @@ export const MYSQL_ACCOUNTS: Readonly<Record<ClusterAccount, readonly { user: st
   ],
   replication: [{ user: MYSQL_REPLICATION_USER, host: '%' }],
   admin: [{ user: MYSQL_ADMIN_USER, host: '%' }],
+  clone: [{ user: MYSQL_CLONE_USER, host: '%' }],
+  backup: [{ user: MYSQL_BACKUP_USER, host: '%' }],
 };
 
 /** What the primary has of one cluster account. */

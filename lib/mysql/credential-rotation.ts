@@ -1,15 +1,18 @@
-// Rotating a MySQLCluster's own accounts (root, replication, the controller's recon8s-admin) without
+// Rotating a MySQLCluster's own accounts (root, replication, the controller's recon8s-admin, the clone
+// and backup accounts) without
 // downtime, with MySQL's dual passwords: the next step, decided from what is observed now (never from
 // a remembered phase), so that a rotation interrupted anywhere (the controller restarted, a write
 // lost, a failover) resumes from what it finds. Pure: facts in, one step out. The model is an App's
 // rotation (password-rotation.ts); what differs is who uses the old password until when:
 //
 // - replication: every replica's channel (its SOURCE_PASSWORD, stored in the replica's connection
-//   metadata), the members' agents (their kept sessions to the peers, re-provisioning by clone), a member
-//   still bootstrapping (its init container clones with the password of its environment) and the
-//   controller (it writes the password into a channel it points);
-// - root: the agents (their sessions over the socket), the backup, binary-log and verification jobs
-//   (the password of their environment) and the controller (the Apps' accounts);
+//   metadata), the members' agents (their kept sessions to the peers), a member still bootstrapping (its
+//   init container waits for the primary with the password of its environment) and the controller (it
+//   writes the password into a channel it points);
+// - clone: the agents (re-provisioning by clone) and a member still bootstrapping (it clones with the
+//   password of its environment);
+// - backup: the backup and binary-log jobs (the password of their environment; the verification has none);
+// - root: the agents (their sessions over the socket) and the controller (the Apps' accounts);
 // - admin: the controller (every look at the members).
 // The agents read the passwords from the mounted credentials Secret, which the kubelet updates some time
 // after the Secret changed: each reports the revision it reads.
@@ -30,7 +33,7 @@
 import type { ThreadState } from './topology.js';
 import type { AccountHolds } from './password-rotation.js';
 
-export const CLUSTER_ACCOUNTS = ['root', 'replication', 'admin'] as const;
+export const CLUSTER_ACCOUNTS = ['root', 'replication', 'admin', 'clone', 'backup'] as const;
 export type ClusterAccount = (typeof CLUSTER_ACCOUNTS)[number];
 
 /** A rotation asked for: its token and the accounts it rotates. */
@@ -78,7 +81,7 @@ export interface ClusterRotationFacts {
   readonly agents: readonly { readonly member: string; readonly revision?: string }[];
   /** Member pods still bootstrapping (their init container has the replication password of its start). */
   readonly bootstrapping: readonly string[];
-  /** The cluster's job pods still running (backups, the binary-log archive, verification: root of their start). */
+  /** The cluster's job pods still running (backups, the binary-log archive: the backup account's password of their start). */
   readonly jobs: readonly string[];
   /** The controller reads the Secret as it is now, and no session it opened with an older one is still to log in. */
   readonly controllerRenewed: boolean;
@@ -188,6 +191,9 @@ export function decideClusterRotation(f: ClusterRotationFacts): ClusterRotationS
           `the agent of ${b.member} to read the switched Secret (${b.revision === undefined ? 'it does not answer' : `it reads revision ${b.revision}`})`,
       ),
     );
+  const bootstrapping = (account: ClusterAccount, what: string): void => {
+    waits.get(account)?.push(...f.bootstrapping.map((m) => `member ${m} to finish bootstrapping (${what})`));
+  };
   const replication = waits.get('replication');
   if (replication) {
     for (const c of f.channels) {
@@ -196,11 +202,10 @@ export function decideClusterRotation(f: ClusterRotationFacts): ClusterRotationS
       else if (c.password === 'current' && runs(c) && c.receiver !== 'ON')
         replication.push(`replica ${c.member}'s receiver to connect with the new password`);
     }
-    replication.push(
-      ...f.bootstrapping.map((m) => `member ${m} to finish bootstrapping (its clone uses the old password)`),
-    );
+    bootstrapping('replication', 'it waits for the primary with the old password');
   }
-  waits.get('root')?.push(...f.jobs.map((j) => `job pod ${j} to finish (it started with the old root password)`));
+  bootstrapping('clone', 'its clone uses the old password');
+  waits.get('backup')?.push(...f.jobs.map((j) => `job pod ${j} to finish (it started with the old backup password)`));
 
   const moved = accounts.filter((a) => (waits.get(a) ?? []).length === 0);
   const discard = moved.filter((a) => f.accounts[a].retains);
@@ -280,7 +285,7 @@ export function describeClusterRotationStep(step: ClusterRotationStep): string {
 
 /**
  * The annotation's value: "[<account>,...@]<token>" (as the switchover annotation names its pod). No
- * accounts: all three. Undefined for a value that names an account that is not one of them.
+ * accounts: all of them. Undefined for a value that names an account that is not one of them.
  */
 export function parseRotationRequest(value: string | undefined): ClusterRotationRequest | undefined {
   if (!value) return undefined;

@@ -20,7 +20,7 @@ import {
   killedOrGone,
   underFencingLock,
 } from './fencing.js';
-import { MYSQL_TLS_CA_PATH } from '../../constructs/index.js';
+import { MYSQL_CLONE_USER, MYSQL_TLS_CA_PATH } from '../../constructs/index.js';
 import type { MemberSql } from './topology.js';
 import { threadState } from './topology.js';
 
@@ -345,7 +345,9 @@ export class MemberSession {
    */
   async fence(o: { readonly cutOff?: boolean; readonly stopping?: boolean } = {}): Promise<void> {
     await fence(this.fencingSql(), {
-      spare: [this.credentials.adminUser, this.credentials.replicationUser],
+      // The clone account's sessions (a donor's copy, which writes nothing) are spared, as they were while
+      // cloning was the replication account's.
+      spare: [this.credentials.adminUser, this.credentials.replicationUser, MYSQL_CLONE_USER],
       // The member may still reach its replicas: commits in flight get their acknowledgement first.
       waitForCommitsSeconds: o.cutOff ? 0 : 5,
       ...(o.stopping ? { leaveSourceSide: true } : {}),

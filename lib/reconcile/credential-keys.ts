@@ -6,6 +6,8 @@ export const CREDENTIAL_KEYS = [
   MYSQL_SECRET_KEYS.rootPassword,
   MYSQL_SECRET_KEYS.replicationPassword,
   MYSQL_SECRET_KEYS.adminPassword,
+  MYSQL_SECRET_KEYS.clonePassword,
+  MYSQL_SECRET_KEYS.backupPassword,
 ] as const;
 
 /**

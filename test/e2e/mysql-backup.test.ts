@@ -258,6 +258,39 @@ describe('MySQLCluster backups to S3 and restores on a real node (MySQL 9.7, ver
     );
     const own = await sql(`${SOURCE}-1`, `SELECT GTID_SUBTRACT(@@GLOBAL.gtid_executed, '${primaryGtids}')`);
     assert.equal(own, '', `${SOURCE}-1 holds transactions the primary lacks`);
+    // The job's pod as the API server has it: the backup account's password and no other of the cluster's
+    // (never root's), in no container's environment nor as a volume.
+    const [pod] = (await core.listNamespacedPod({ namespace: ns, labelSelector: `job-name=${run.name}` })).items;
+    assert.ok(pod, `the pod of ${run.name}`);
+    const credentials = `${SOURCE}-credentials`;
+    const containers = [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])];
+    assert.deepEqual(
+      containers.flatMap((c) =>
+        (c.env ?? []).flatMap((e) =>
+          e.valueFrom?.secretKeyRef?.name === credentials ? [`${e.name}=${e.valueFrom.secretKeyRef.key}`] : [],
+        ),
+      ),
+      ['MYSQL_BACKUP_PASSWORD=backup-password'],
+    );
+    assert.ok(!containers.some((c) => (c.env ?? []).some((e) => e.name === 'MYSQL_ROOT_PASSWORD')));
+    assert.ok(!containers.some((c) => (c.envFrom ?? []).some((e) => e.secretRef?.name === credentials)));
+    assert.deepEqual(
+      (pod.spec?.volumes ?? []).filter((v) => v.secret?.secretName === credentials || v.projected !== undefined),
+      [],
+    );
+    // The dump logged in as the backup account, and replication cannot clone (BACKUP_ADMIN is the clone account's).
+    assert.equal(
+      await sql(`${SOURCE}-1`, "SELECT COUNT(*) FROM mysql.user WHERE user = 'recon8s-backup' AND ssl_type = 'ANY'"),
+      '1',
+    );
+    assert.equal(
+      await sql(`${SOURCE}-0`, "SHOW GRANTS FOR 'replication'@'%'"),
+      'GRANT REPLICATION SLAVE ON *.* TO `replication`@`%`',
+    );
+    assert.match(
+      await sql(`${SOURCE}-0`, "SHOW GRANTS FOR 'recon8s-clone'@'%'"),
+      /GRANT BACKUP_ADMIN ON \*\.\* TO `recon8s-clone`@`%`/,
+    );
   });
 
   it('verifies each backup by a restore into a scratch server (status.backup.lastVerified, an Event, metrics), and a corrupted object fails it, naming the object, until it is whole again', async () => {

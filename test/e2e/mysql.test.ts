@@ -416,6 +416,8 @@ describe('MySQLCluster on a real node (MySQL 9.7)', function () {
           'root-password': 'root-Pa55word',
           'replication-password': 'r'.repeat(33),
           'admin-password': 'admin-Pa55word',
+          'clone-password': 'clone-Pa55word',
+          'backup-password': 'backup-Pa55word',
         },
       },
     });

@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { BACKUP_GRANTS, BACKUP_USER } from '../../constructs/mysql-member.js';
 import { scriptFiles } from '../../constructs/mysql/scripts.js';
 import { mysqlRootfs } from '../images/index.js';
 import { S3_REGION, versitygwBinary } from '../s3/index.js';
@@ -43,8 +44,9 @@ as_mysql mysqld --no-defaults --datadir=/srv/mysql/data --socket=/tmp/mysqld.soc
   --ssl-key=/etc/mysql/tls/tls.key >"$dir/mysqld.log" 2>&1 &
 for ((i = 0; i < 120; i++)); do as_mysql mysqladmin --no-defaults --socket=/tmp/mysqld.sock -uroot ping >/dev/null 2>&1 && break; sleep 0.5; done
 sql() { as_mysql mysql --no-defaults --socket=/tmp/mysqld.sock -uroot --batch --skip-column-names -e "$1"; }
-pw=$(printf '%s' "$MYSQL_ROOT_PASSWORD" | sed "s/\\\\/\\\\\\\\/g; s/'/\\\\'/g")
-sql "CREATE USER 'root'@'127.0.0.1' IDENTIFIED BY '$pw'; GRANT ALL ON *.* TO 'root'@'127.0.0.1'; CREATE DATABASE t; CREATE TABLE t.r (id INT PRIMARY KEY)"
+pw=$(printf '%s' "$MYSQL_BACKUP_PASSWORD" | sed "s/\\\\/\\\\\\\\/g; s/'/\\\\'/g")
+# The job's account exactly as the cluster has it (the constructs' user and grants): no root over TCP at all.
+sql "CREATE USER '$BACKUP_USER'@'%' IDENTIFIED BY '$pw' REQUIRE SSL; GRANT $BACKUP_GRANTS ON *.* TO '$BACKUP_USER'@'%'; CREATE DATABASE t; CREATE TABLE t.r (id INT PRIMARY KEY)"
 store() { # rclone as the job has it, for what the test plays the backup job's part in
   chroot "$m" env -i PATH=/usr/bin:/bin RCLONE_CONFIG= RCLONE_CONFIG_S_TYPE=s3 RCLONE_CONFIG_S_PROVIDER=Other \
     RCLONE_CONFIG_S_ENDPOINT=http://127.0.0.1:9000 RCLONE_CONFIG_S_ACCESS_KEY_ID="$ROOT_ACCESS_KEY_ID" \
@@ -58,7 +60,7 @@ job() {
   echo "STEP $1"
   rm -f "$m/tmp/termination-log"
   chroot --userspec=999:999 "$m" env -i PATH=/usr/local/bin:/usr/bin:/bin CLUSTER_NAME=shop PRIMARY_HOST=shop-primary \
-    MYSQL_ROOT_PASSWORD="$MYSQL_ROOT_PASSWORD" STORE_BUCKET=backups STORE_PREFIX=shop \
+    MYSQL_BACKUP_PASSWORD="$MYSQL_BACKUP_PASSWORD" STORE_BUCKET=backups STORE_PREFIX=shop \
     RCLONE_CONFIG_STORE_ENDPOINT=http://127.0.0.1:9000 RCLONE_CONFIG_STORE_ACCESS_KEY_ID="$ROOT_ACCESS_KEY_ID" \
     RCLONE_CONFIG_STORE_SECRET_ACCESS_KEY="$ROOT_SECRET_ACCESS_KEY" RCLONE_CONFIG_STORE_REGION="$S3_REGION" \
     RCLONE_CONFIG_STORE_FORCE_PATH_STYLE=true TERMINATION_LOG=/tmp/termination-log \
@@ -143,7 +145,9 @@ describe('the binary-log archive job finds logs that expired unarchived (real My
         // Credentials in the environment only, never on a command line.
         env: {
           PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin',
-          MYSQL_ROOT_PASSWORD: PASSWORD,
+          MYSQL_BACKUP_PASSWORD: PASSWORD,
+          BACKUP_USER,
+          BACKUP_GRANTS,
           S3_REGION,
           ROOT_ACCESS_KEY_ID: `RECON8S${randomBytes(6).toString('hex').toUpperCase()}`,
           ROOT_SECRET_ACCESS_KEY: randomBytes(18).toString('base64url'),

@@ -472,6 +472,8 @@ describe('controller resilience (own control plane)', function () {
             'root-password': 'restored-root',
             'replication-password': 'restored-replication',
             'admin-password': 'restored-admin',
+            'clone-password': 'restored-clone',
+            'backup-password': 'restored-backup',
           },
         });
         await api.mergePatch(crPath('MySQLCluster', namespace, 'db'), {

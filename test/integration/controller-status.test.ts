@@ -96,16 +96,29 @@ describe('controller status that tells the truth (real API server)', function ()
       async () => {
         const degraded = condition(await getCr('mysqlclusters', 'nosecret'), 'Degraded');
         assert.deepEqual([degraded?.status, degraded?.reason], ['True', 'CredentialsMissing']);
-        assert.match(degraded?.message ?? '', /Secret nosecret-passwords has no admin-password key/);
+        assert.match(
+          degraded?.message ?? '',
+          /Secret nosecret-passwords has no admin-password or clone-password or backup-password key/,
+        );
       },
-      { description: 'CredentialsMissing naming the admin-password key' },
+      { description: 'CredentialsMissing naming the missing keys' },
     );
     await assert.rejects(apps.readNamespacedStatefulSet({ namespace: ns, name: 'nosecret' }), notFound);
     const incomplete = await core.readNamespacedSecret({ namespace: ns, name: 'nosecret-passwords' });
     assert.deepEqual(Object.keys(incomplete.data ?? {}).sort(), ['replication-password', 'root-password']);
 
     await core.patchNamespacedSecret(
-      { namespace: ns, name: 'nosecret-passwords', body: { stringData: { 'admin-password': 'battery-staple-horse' } } },
+      {
+        namespace: ns,
+        name: 'nosecret-passwords',
+        body: {
+          stringData: {
+            'admin-password': 'battery-staple-horse',
+            'clone-password': 'staple-horse-battery',
+            'backup-password': 'horse-battery-staple',
+          },
+        },
+      },
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
     );
     await patchSpec('mysqlclusters', 'nosecret', { mysqlConf: { max_connections: '200' } });
@@ -162,6 +175,8 @@ describe('controller status that tells the truth (real API server)', function ()
           'root-password': 'fine-root-password',
           'replication-password': tooLong,
           'admin-password': 'fine-admin-password',
+          'clone-password': 'fine-clone-password',
+          'backup-password': 'fine-backup-password',
         },
       },
     });

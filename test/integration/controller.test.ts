@@ -391,6 +391,8 @@ describe('controller (real API server)', function () {
             'root-password': 'correct-horse-battery',
             'replication-password': 'staple-staple-staple',
             'admin-password': 'battery-horse-correct',
+            'clone-password': 'horse-staple-battery',
+            'backup-password': 'staple-battery-horse',
           },
         },
       });
@@ -471,11 +473,13 @@ describe('controller (real API server)', function () {
       const passwords = Object.values(secret.data ?? {}).map((b64) => Buffer.from(b64, 'base64').toString('utf8'));
       assert.deepEqual(Object.keys(secret.data ?? {}).sort(), [
         'admin-password',
+        'backup-password',
+        'clone-password',
         'exporter-password',
         'replication-password',
         'root-password',
       ]);
-      assert.equal(passwords.length, 4);
+      assert.equal(passwords.length, 6);
       assert.ok(passwords.every((p) => p.length >= 24));
       await eventually(
         async () => {

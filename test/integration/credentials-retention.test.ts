@@ -70,6 +70,8 @@ describe('credentials follow the retention policy (real API server)', function (
     const original: V1Secret = await core.readNamespacedSecret({ namespace: ns, name: 'db-credentials' });
     assert.deepEqual(Object.keys(original.data ?? {}).sort(), [
       'admin-password',
+      'backup-password',
+      'clone-password',
       'exporter-password',
       'replication-password',
       'root-password',
@@ -153,6 +155,8 @@ describe('credentials follow the retention policy (real API server)', function (
         const secret = await core.readNamespacedSecret({ namespace: ns, name: 'old-credentials' });
         assert.deepEqual(Object.keys(secret.data ?? {}).sort(), [
           'admin-password',
+          'backup-password',
+          'clone-password',
           'exporter-password',
           'replication-password',
           'root-password',

@@ -175,6 +175,8 @@ describe('test images, built locally and cached by content', function () {
         'root-password': 'r00t-Pa$$ "quoted"',
         'replication-password': 'repl-secret',
         'admin-password': `adm'n "secret"`,
+        'clone-password': `cl0ne "secret"`,
+        'backup-password': `b4ckup "secret"`,
       };
       const volumes = new Map<string, string>();
       const hostsFile = join(work, 'hosts');

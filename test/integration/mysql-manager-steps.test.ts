@@ -56,6 +56,8 @@ const PASSWORDS = {
   'root-password': 'root-pw-3f9a1c',
   'replication-password': 'repl-pw-77d0e2',
   'admin-password': 'admin-pw-b41c08',
+  'clone-password': 'clone-pw-5e21d7',
+  'backup-password': 'backup-pw-c90a44',
 };
 
 /** One fake member's state, shared by every controller's sessions to it. */

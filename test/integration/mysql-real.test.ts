@@ -25,6 +25,8 @@ import { memberDnsNames } from '../../lib/mysql/certificates.js';
 import type { MySQLSandbox, SandboxMember } from './support/mysql-sandbox.js';
 import {
   ADMIN_PASSWORD,
+  BACKUP_PASSWORD,
+  CLONE_PASSWORD,
   REPLICATION_PASSWORD,
   ROOT_PASSWORD,
   SANDBOX_NAMES,
@@ -187,6 +189,71 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
     }
   });
 
+  /** The privileges SHOW GRANTS lists for `user`@'%' on *.* (USAGE, which is none, left out). */
+  const globalPrivileges = (m: SandboxMember, user: string): string[] =>
+    sql(m, `SHOW GRANTS FOR '${user}'@'%'`)
+      .split('\n')
+      .flatMap((line) => /^GRANT (.*) ON \*\.\* TO /.exec(line)?.[1]?.split(', ') ?? [])
+      .filter((p) => p !== 'USAGE')
+      .sort();
+  const OWN_PRIVILEGES: Readonly<Record<string, readonly string[]>> = {
+    replication: ['REPLICATION SLAVE'],
+    'recon8s-clone': ['BACKUP_ADMIN'],
+    'recon8s-backup': [
+      'EVENT',
+      'PROCESS',
+      'RELOAD',
+      'REPLICATION CLIENT',
+      'REPLICATION SLAVE',
+      'SELECT',
+      'SHOW VIEW',
+      'TRIGGER',
+    ],
+  };
+
+  it("gives the cluster's own accounts only their privileges (replication cannot clone; clone and backup accounts of their own, TLS required), and upgrades a cluster of an earlier version in place: the primary's agent creates them and revokes replication's BACKUP_ADMIN, replicated, without a restart of mysqld", async () => {
+    for (const m of members)
+      for (const [user, privileges] of Object.entries(OWN_PRIVILEGES))
+        assert.deepEqual(globalPrivileges(m, user), privileges, `${user} on member ${m.ordinal}`);
+    for (const user of ['recon8s-clone', 'recon8s-backup'])
+      assert.equal(sql(primary, `SELECT ssl_type FROM mysql.user WHERE user = '${user}'`), 'ANY', user);
+    // A cluster as an earlier version left it: replication could clone, and there were no clone or backup accounts.
+    sql(
+      primary,
+      "GRANT BACKUP_ADMIN, REPLICATION CLIENT ON *.* TO 'replication'@'%'; DROP USER 'recon8s-clone'@'%', 'recon8s-backup'@'%'",
+    );
+    await eventually(() => assert.deepEqual(globalPrivileges(members[2] as SandboxMember, 'replication').length, 3), {
+      timeoutMs: 30_000,
+      description: 'the earlier grants on the last replica',
+    });
+    const started = sql(
+      primary,
+      "SELECT VARIABLE_VALUE FROM performance_schema.global_status WHERE VARIABLE_NAME = 'Uptime'",
+    );
+    // The agent of this version starts (as after an upgrade of the operator's image): it looks at the accounts once.
+    assert.ok(primary.restartAgent() > 0);
+    await eventually(
+      () => {
+        for (const m of members)
+          for (const [user, privileges] of Object.entries(OWN_PRIVILEGES))
+            assert.deepEqual(globalPrivileges(m, user), privileges, `${user} on member ${m.ordinal}`);
+      },
+      { timeoutMs: 60_000, intervalMs: 500, description: 'the accounts of this version on every member' },
+    );
+    assert.match(primary.log('agent'), /revoked BACKUP_ADMIN, REPLICATION CLIENT from the replication account/);
+    assert.ok(
+      Number(
+        sql(primary, "SELECT VARIABLE_VALUE FROM performance_schema.global_status WHERE VARIABLE_NAME = 'Uptime'"),
+      ) >= Number(started),
+      'mysqld did not restart',
+    );
+    // Replication goes on as the account that now only receives the binary log.
+    sql(primary, 'INSERT INTO t.r VALUES (3)');
+    for (const m of members.slice(1)) await rows(m, '1,3');
+    sql(primary, 'DELETE FROM t.r WHERE id = 3');
+    for (const m of members.slice(1)) await rows(m, '1');
+  });
+
   /** Until one commit on `m` waits for a semi-synchronous acknowledgement. */
   const commitWaitingForAcknowledgement = (m: SandboxMember) =>
     eventually(
@@ -335,7 +402,13 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
           : a,
     );
     const password = 'exp0rter-pw';
-    const create = accountStatements({ replication: REPLICATION_PASSWORD, admin: ADMIN_PASSWORD, exporter: password })
+    const create = accountStatements({
+      replication: REPLICATION_PASSWORD,
+      admin: ADMIN_PASSWORD,
+      clone: CLONE_PASSWORD,
+      backup: BACKUP_PASSWORD,
+      exporter: password,
+    })
       .filter((st) => st.sql.includes('recon8s-exporter'))
       .map((st) => st.sql.replace('?', literal(st.values[0] ?? '')))
       .join('; ');
@@ -1035,7 +1108,7 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
     const run = storeJobs(store, '/tmp/verify', '/tmp/termination-log.job', '');
     sql(primary, "CREATE TABLE t.w (id INT PRIMARY KEY, note VARCHAR(32)); INSERT INTO t.w VALUES (0, 'before')");
     const backup = run(
-      '. /opt/recon8s/common.sh; ( for ((i = 1; i <= 400; i++)); do local_sql -e "INSERT INTO t.w VALUES ($i, \'during\')" || exit 1; done ) & writer=$!; sleep 0.3; bash /opt/recon8s/backup.sh; rc=$?; kill $writer 2>/dev/null; wait $writer; echo "rc=$rc"; cat /tmp/termination-log.job',
+      '. /opt/recon8s/common.sh; ( for ((i = 1; i <= 400; i++)); do local_sql -e "INSERT INTO t.w VALUES ($i, \'during\')" || exit 1; done ) & writer=$!; sleep 0.3; env -u MYSQL_ROOT_PASSWORD bash /opt/recon8s/backup.sh; rc=$?; kill $writer 2>/dev/null; wait $writer; echo "rc=$rc"; cat /tmp/termination-log.job',
     );
     assert.match(backup.stdout, /rc=0\nBackupCompleted: /, `${backup.stdout}${backup.stderr}`);
     const name = /"name":"(\d{8}T\d{6}Z)"/.exec(backup.stdout)?.[1] ?? '';

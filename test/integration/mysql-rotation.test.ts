@@ -193,11 +193,11 @@ describe('MySQLCluster accounts rotated on a real MySQL 9.7', function () {
     }
   });
 
-  it('rotates root and the controller’s admin account while the controller, a backup job and the agents keep logging in: no failed login, no failed probe, the old passwords refused after', async () => {
+  it('rotates root, the controller’s admin account and the backup account while the controller, a backup job and the agents keep logging in: no failed login, no failed probe, the old passwords refused after', async () => {
     const refusedBefore = refused();
     // After the replication rotation when the whole file runs (its token completed); alone (--grep), the first.
     const completed = primary.credentials()['credentials-revision'];
-    const out = rotate('T2', ['root', 'admin'], {
+    const out = rotate('T2', ['root', 'admin', 'backup'], {
       ...(completed ? { completed } : {}),
       // The job runs 4 s, and on until a pass has discarded the old passwords of admin (the client's Input.logins).
       logins: { intervalMs: 20, jobMs: 4000 },
@@ -209,13 +209,14 @@ describe('MySQLCluster accounts rotated on a real MySQL 9.7', function () {
     assert.equal(logins.job.failed, 0, JSON.stringify(logins));
     assert.equal(logins.probes.failed, 0, JSON.stringify(logins));
     assert.ok(logins.controller.admin.attempts > 20 && logins.job.attempts > 20, JSON.stringify(logins));
-    // The backup job held root's old password: root was discarded only after it ended, admin before.
+    // The backup job held the backup account's old password (and no root password): the backup account was
+    // discarded only after it ended, root and admin before.
     const discarded = out.messages.filter((m) => /has moved: discarding them/.test(m.message));
     assert.deepEqual(
       discarded.map((m) => m.message),
       [
-        'every user of the old passwords of admin has moved: discarding them (rotation T2)',
-        'every user of the old passwords of root has moved: discarding them (rotation T2)',
+        'every user of the old passwords of root, admin has moved: discarding them (rotation T2)',
+        'every user of the old passwords of backup has moved: discarding them (rotation T2)',
       ],
       JSON.stringify(out.messages),
     );
@@ -226,8 +227,8 @@ describe('MySQLCluster accounts rotated on a real MySQL 9.7', function () {
     for (const [where, outcome] of Object.entries(out.oldPasswords))
       assert.equal(outcome, 'ER_ACCESS_DENIED_ERROR', `the old password of ${where}`);
     for (const [where, outcome] of Object.entries(out.newPasswords)) assert.equal(outcome, 'ok', where);
-    // The only logins refused are the test's own checks of the old passwords (two accounts, three members).
-    assert.equal(refused() - refusedBefore, 2 * members.length);
+    // The only logins refused are the test's own checks of the old passwords (three accounts, three members).
+    assert.equal(refused() - refusedBefore, 3 * members.length);
     // A restarted agent logs in with the new root password: it reads the mounted Secret, not an environment of its start.
     for (const m of members) {
       assert.equal(m.restartAgent(), 1, `member ${m.ordinal}'s agent`);
@@ -237,6 +238,6 @@ describe('MySQLCluster accounts rotated on a real MySQL 9.7', function () {
       });
       await ready(m);
     }
-    assert.equal(refused() - refusedBefore, 2 * members.length);
+    assert.equal(refused() - refusedBefore, 3 * members.length);
   });
 });

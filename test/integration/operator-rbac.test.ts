@@ -357,6 +357,8 @@ describe('operator install and least-privilege RBAC (own control plane, OwnerRef
           .readNamespacedSecret({ namespace: GRANTED, name: 'db-credentials' });
         assert.deepEqual(Object.keys(secret.data ?? {}).sort(), [
           'admin-password',
+          'backup-password',
+          'clone-password',
           'exporter-password',
           'replication-password',
           'root-password',

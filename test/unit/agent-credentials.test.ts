@@ -34,14 +34,30 @@ describe('agent: the mounted credentials Secret', () => {
       'root-password': 'r0',
       'replication-password': 'p0',
       'admin-password': 'a0',
+      'clone-password': 'c0',
+      'backup-password': 'b0',
       'exporter-password': 'e0',
     };
     secretVolume(dir, first, 'v1');
-    assert.deepEqual(readCredentials(dir), { revision: '0', root: 'r0', replication: 'p0', admin: 'a0' });
+    assert.deepEqual(readCredentials(dir), {
+      revision: '0',
+      root: 'r0',
+      replication: 'p0',
+      admin: 'a0',
+      clone: 'c0',
+      backup: 'b0',
+    });
     assert.equal(readCredentials(dir, true).exporter, 'e0');
     // The kubelet swaps ..data to a new version: read whole, never half of each.
     secretVolume(dir, { ...first, 'root-password': 'r1', 'credentials-revision': 'T1' }, 'v2');
-    assert.deepEqual(readCredentials(dir), { revision: 'T1', root: 'r1', replication: 'p0', admin: 'a0' });
+    assert.deepEqual(readCredentials(dir), {
+      revision: 'T1',
+      root: 'r1',
+      replication: 'p0',
+      admin: 'a0',
+      clone: 'c0',
+      backup: 'b0',
+    });
   });
 
   it('says which key is missing, never a password', () => {

@@ -36,7 +36,7 @@ const PURGED = {
   message:
     "Got fatal error 1236 from source when reading data from binary log: 'Cannot replicate because the source purged required binary logs. Replicate the missing transactions from elsewhere, or provision a new replica from backup.'",
 };
-const REPLICATION_PASSWORD = `repl'"\\#;--`;
+const CLONE_PASSWORD = `cl0ne'"\\#;--`;
 /** The primary's server_uuid (the cluster's writes). */
 const P = '3e11fa47-71ca-11e1-9e33-c80aa9429562';
 /** This member's own: what it holds of it, the primary lacks. */
@@ -109,7 +109,7 @@ describe('agent: re-provisioning a replica by clone', () => {
       sql: sql(),
       paths: dataPaths(volume(), 'data', join(dir, 'annotations')),
       primaryHost: 'shop-primary',
-      replicationPassword: () => REPLICATION_PASSWORD,
+      clonePassword: () => CLONE_PASSWORD,
       memberName: 'shop-1',
       askDonor: () => (donor instanceof Error ? Promise.reject(donor) : Promise.resolve(donor)),
       report: (reason, message) => (reports.push(`${MEMBER_REPORTS[reason]}: ${message}`), Promise.resolve()),
@@ -149,13 +149,8 @@ describe('agent: re-provisioning a replica by clone', () => {
       ],
     );
     assert.deepEqual(statements[0]?.values, ['shop-primary:3306']);
-    // The password goes as a value, never in the statement's text.
-    assert.deepEqual(statements[1]?.values, [
-      'replication',
-      'shop-primary',
-      REPLICATION_PASSWORD,
-      volume('data.clone'),
-    ]);
+    // As the clone account (the replication account cannot clone), its password a value, never in the text.
+    assert.deepEqual(statements[1]?.values, ['recon8s-clone', 'shop-primary', CLONE_PASSWORD, volume('data.clone')]);
     assert.equal(reports.length, 1);
     assert.match(
       reports[0] ?? '',
@@ -173,7 +168,7 @@ describe('agent: re-provisioning a replica by clone', () => {
 
   it('reports a failed clone without the statement, and leaves the data as it was', async () => {
     member.receiverError = PURGED;
-    member.cloneError = `You have an error in your SQL syntax; check the manual near 'IDENTIFIED BY '${REPLICATION_PASSWORD}'' at line 1`;
+    member.cloneError = `You have an error in your SQL syntax; check the manual near 'IDENTIFIED BY '${CLONE_PASSWORD}'' at line 1`;
     assert.equal(await reprovisioner().look(), 'failed');
     assert.deepEqual(readdirSync(volume()), ['data']);
     assert.equal(reports.length, 1);
@@ -181,7 +176,7 @@ describe('agent: re-provisioning a replica by clone', () => {
       reports[0] ?? '',
       /^ReprovisionFailed: shop-1 could not be re-provisioned by clone from shop-primary: You have an error in your SQL syntax; check the manual; its data is unchanged/,
     );
-    for (const text of [...reports, ...logs]) assert.ok(!text.includes(REPLICATION_PASSWORD), text);
+    for (const text of [...reports, ...logs]) assert.ok(!text.includes(CLONE_PASSWORD), text);
   });
 
   const refusals: [string, () => void, RegExp][] = [

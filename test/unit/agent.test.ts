@@ -4,7 +4,12 @@ import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { Agent } from '../../lib/agent/agent.js';
 import { fromInsideThePod } from '../../lib/agent/http-api.js';
-import { ROTATED_REVISIONS_SQL, accountStatements, ensureAccounts } from '../../lib/agent/accounts.js';
+import {
+  FORMER_REPLICATION_GRANTS_SQL,
+  ROTATED_REVISIONS_SQL,
+  accountStatements,
+  ensureAccounts,
+} from '../../lib/agent/accounts.js';
 import type { ClusterCredentials } from '../../lib/agent/credential-files.js';
 import type { AgentConfig } from '../../lib/agent/config.js';
 import { agentConfig } from '../../lib/agent/config.js';
@@ -34,7 +39,11 @@ const SECRET: ClusterCredentials = {
   root: `r00t'"\\#$ x`,
   replication: `repl'"\\#;--`,
   admin: `4dmin'"\\#%s`,
+  clone: `cl0ne'"\\#%s`,
+  backup: `b4ckup'"\\#%s`,
 };
+
+const PASSWORDS = { replication: 'r', admin: 'a', clone: 'c', backup: 'b' };
 
 /** A member: writable or not, semi-sync on or not, answering or not; records every statement. */
 class FakeMember implements LocalSqlApi {
@@ -48,11 +57,15 @@ class FakeMember implements LocalSqlApi {
   readonly statements: string[] = [];
   /** What information_schema.USER_ATTRIBUTES says a rotation set (user, host, revision). */
   rotated: { user: string; host: string; revision: string }[] = [];
+  /** What the replication account holds beyond REPLICATION SLAVE (as a cluster of an earlier version has it). */
+  formerReplicationGrants: string[] = [];
   private down(): Promise<never> {
     return Promise.reject(Object.assign(new Error('connect ENOENT /var/run/mysqld/mysqld.sock'), { code: 'ENOENT' }));
   }
   rows(sql: string) {
     if (!this.answers) return this.down();
+    if (sql === FORMER_REPLICATION_GRANTS_SQL)
+      return Promise.resolve(this.formerReplicationGrants.map((privilege) => ({ privilege })) as never[]);
     return Promise.resolve((sql === ROTATED_REVISIONS_SQL ? this.rotated : []) as never[]);
   }
   exec(sql: string) {
@@ -216,12 +229,12 @@ describe('agent', () => {
   it('on the primary: checks the accounts once per mysqld start, writes nothing when they log in, and looks for a partition every second', async () => {
     const a = agent();
     assert.deepEqual(await a.step(), { delayMs: 1000 });
-    assert.deepEqual(logins, ['replication', 'recon8s-admin']);
+    assert.deepEqual(logins, ['recon8s-clone', 'recon8s-backup', 'replication', 'recon8s-admin']);
     await a.step();
-    assert.equal(logins.length, 2, 'not again for the same mysqld');
+    assert.equal(logins.length, 4, 'not again for the same mysqld');
     member.startedAtMs += 60_000; // restarted
     await a.step();
-    assert.equal(logins.length, 4);
+    assert.equal(logins.length, 8);
     assert.deepEqual(member.statements, []);
   });
 
@@ -230,25 +243,65 @@ describe('agent', () => {
     const a = agent();
     await a.step();
     assert.ok(member.statements.some((s) => s.startsWith("CREATE USER IF NOT EXISTS 'replication'@'%'")));
-    for (const s of member.statements) assert.ok(!s.includes(SECRET.replication) && !s.includes(SECRET.admin), s);
+    for (const s of member.statements)
+      for (const password of [SECRET.replication, SECRET.admin, SECRET.clone, SECRET.backup])
+        assert.ok(!s.includes(password), s);
     const writes: { sql: string; values?: unknown[] }[] = [];
     await ensureAccounts(
       {
         exec: (sql: string, values?: unknown[]) => (writes.push({ sql, values }), Promise.resolve()),
         rows: () => Promise.resolve([]),
       },
-      { replication: 'r', admin: 'a' },
+      PASSWORDS,
       () => Promise.resolve(false),
     );
-    assert.deepEqual(writes, accountStatements({ replication: 'r', admin: 'a' }));
-    assert.ok(writes.some((w) => w.sql.includes('REQUIRE SSL') && w.values?.[0] === 'a'));
+    assert.deepEqual(writes, accountStatements(PASSWORDS));
+    for (const p of ['a', 'c', 'b'])
+      assert.ok(writes.some((w) => w.sql.includes('REQUIRE SSL') && w.values?.[0] === p));
+  });
+
+  it('grants each cluster account only its own privileges: replication receives the binary log and cannot clone, cloning is a TLS account of its own, the backup account reads and cannot write', () => {
+    const grants = (user: string) =>
+      accountStatements(PASSWORDS)
+        .map((s) => s.sql)
+        .filter((sql) => sql.startsWith('GRANT ') && sql.endsWith(` TO '${user}'@'%'`));
+    assert.deepEqual(grants('replication'), ["GRANT REPLICATION SLAVE ON *.* TO 'replication'@'%'"]);
+    assert.deepEqual(grants('recon8s-clone'), ["GRANT BACKUP_ADMIN ON *.* TO 'recon8s-clone'@'%'"]);
+    assert.deepEqual(grants('recon8s-backup'), [
+      "GRANT SELECT, SHOW VIEW, TRIGGER, EVENT, RELOAD, PROCESS, REPLICATION CLIENT, REPLICATION SLAVE ON *.* TO 'recon8s-backup'@'%'",
+    ]);
+    const created = accountStatements(PASSWORDS).map((s) => s.sql);
+    for (const user of ['recon8s-clone', 'recon8s-backup'])
+      assert.ok(created.includes(`CREATE USER IF NOT EXISTS '${user}'@'%' IDENTIFIED BY ? REQUIRE SSL`), user);
+  });
+
+  it('upgrades a cluster of an earlier version in place on its primary: creates the clone and backup accounts, then revokes BACKUP_ADMIN and REPLICATION CLIENT from replication; silent once done', async () => {
+    member.formerReplicationGrants = ['BACKUP_ADMIN', 'REPLICATION CLIENT'];
+    // The accounts of before log in; the new ones do not exist yet.
+    const missing = new Set(['recon8s-clone', 'recon8s-backup']);
+    const done = await ensureAccounts(member, PASSWORDS, (user) => Promise.resolve(!missing.has(user)));
+    assert.deepEqual(done.updated, ['recon8s-clone', 'recon8s-backup']);
+    assert.deepEqual(done.revoked, ['BACKUP_ADMIN', 'REPLICATION CLIENT']);
+    const revoke = member.statements.indexOf("REVOKE BACKUP_ADMIN, REPLICATION CLIENT ON *.* FROM 'replication'@'%'");
+    const clone = member.statements.indexOf("GRANT BACKUP_ADMIN ON *.* TO 'recon8s-clone'@'%'");
+    assert.ok(clone >= 0 && revoke > clone, member.statements.join('\n'));
+    // Every account logs in, and replication holds only its own: nothing is written.
+    member.statements.length = 0;
+    member.formerReplicationGrants = [];
+    assert.deepEqual(await ensureAccounts(member, PASSWORDS, () => Promise.resolve(true)), { updated: [], kept: [] });
+    assert.deepEqual(member.statements, []);
+    // Accounts that all log in, and a replication account of before: only the revoke.
+    member.formerReplicationGrants = ['BACKUP_ADMIN'];
+    const later = await ensureAccounts(member, PASSWORDS, () => Promise.resolve(true));
+    assert.deepEqual(later.revoked, ['BACKUP_ADMIN']);
+    assert.deepEqual(member.statements, ["REVOKE BACKUP_ADMIN ON *.* FROM 'replication'@'%'"]);
   });
 
   it('re-keys only the account that cannot log in', async () => {
     const writes: string[] = [];
     const done = await ensureAccounts(
       { exec: (sql: string) => (writes.push(sql), Promise.resolve()), rows: () => Promise.resolve([]) },
-      { replication: 'r', admin: 'a' },
+      PASSWORDS,
       (user) => Promise.resolve(user !== 'recon8s-admin'),
     );
     assert.deepEqual(done, { updated: ['recon8s-admin'], kept: [] });
@@ -258,16 +311,19 @@ describe('agent', () => {
   it('never sets a password older than the Secret’s: an account a rotation set to another revision than the mounted Secret says is left as it is, and said so', async () => {
     loginOk = false;
     // A rotation set both accounts to the passwords of T2; the kubelet has not updated this member's files yet.
-    member.rotated = [
-      { user: 'replication', host: '%', revision: 'T2' },
-      { user: 'recon8s-admin', host: '%', revision: 'T2' },
-    ];
+    member.rotated = ['recon8s-clone', 'recon8s-backup', 'replication', 'recon8s-admin'].map((user) => ({
+      user,
+      host: '%',
+      revision: 'T2',
+    }));
     secret = { ...SECRET, revision: 'T1' };
     await agent().step();
     assert.equal(member.statements.length, 0, member.statements.join('\n'));
     assert.deepEqual(
       logged.map((l) => l.replace(/ \(.*/, '')),
       [
+        'left account recon8s-clone as it is: a rotation set it to the passwords of revision T2, and this member reads revision T1',
+        'left account recon8s-backup as it is: a rotation set it to the passwords of revision T2, and this member reads revision T1',
         'left account replication as it is: a rotation set it to the passwords of revision T2, and this member reads revision T1',
         'left account recon8s-admin as it is: a rotation set it to the passwords of revision T2, and this member reads revision T1',
       ],
@@ -291,12 +347,16 @@ describe('agent', () => {
       stops: new StopRecords(stopsFile(), member, () => undefined),
     });
     await a.step();
-    secret = { ...SECRET, revision: 'T1', replication: 'repl-T1', admin: 'admin-T1' };
+    secret = { ...SECRET, revision: 'T1', replication: 'repl-T1', admin: 'admin-T1', backup: 'backup-T1' };
     member.startedAtMs += 60_000;
     await a.step();
     assert.deepEqual(checked, [
+      `recon8s-clone:${SECRET.clone}`,
+      `recon8s-backup:${SECRET.backup}`,
       `replication:${SECRET.replication}`,
       `recon8s-admin:${SECRET.admin}`,
+      `recon8s-clone:${SECRET.clone}`,
+      'recon8s-backup:backup-T1',
       'replication:repl-T1',
       'recon8s-admin:admin-T1',
     ]);

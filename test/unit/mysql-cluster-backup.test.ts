@@ -95,6 +95,31 @@ describe('MySQLCluster backups to an object store, and restores', () => {
   const cronJob = (props: Parameters<typeof synthMySQL>[0], name: string) =>
     synthMySQL(props).objects.find((o) => o.kind === 'CronJob' && o.metadata?.name === name) as V1CronJob | undefined;
 
+  it("gives the backup and binary-log jobs the backup account's password and no other of the cluster's: never root's, in env or mounts", () => {
+    for (const name of ['shop-backup', 'shop-binlog']) {
+      const pod = cronJob({ backup: { schedule: '@daily', s3: S3 } }, name)?.spec?.jobTemplate.spec?.template.spec;
+      assert.ok(pod, name);
+      const containers = [...(pod.initContainers ?? []), ...pod.containers];
+      const credentialRefs = containers.flatMap((c) =>
+        (c.env ?? []).flatMap((e) =>
+          e.valueFrom?.secretKeyRef?.name === 'shop-credentials'
+            ? [`${c.name}:${e.name}=${e.valueFrom.secretKeyRef.key}`]
+            : [],
+        ),
+      );
+      const job = name === 'shop-backup' ? 'backup' : 'binlog';
+      assert.deepEqual(credentialRefs, [`${job}:MYSQL_BACKUP_PASSWORD=backup-password`], name);
+      // No volume of the credentials Secret either (only the CA of the TLS Secret, and the store's keys).
+      assert.deepEqual(
+        (pod.volumes ?? []).filter((v) => v.secret?.secretName === 'shop-credentials'),
+        [],
+        name,
+      );
+      for (const c of containers)
+        assert.ok(!(c.env ?? []).some((e) => e.name === 'MYSQL_ROOT_PASSWORD'), `${name}/${c.name}`);
+    }
+  });
+
   it('streams the backup to the bucket with rclone copied from its image, credentials only by Secret reference', () => {
     const pod = cronJob({ backup: { schedule: '@daily', s3: S3 } }, 'shop-backup')?.spec?.jobTemplate.spec?.template
       .spec;
@@ -188,6 +213,7 @@ describe('MySQLCluster backups to an object store, and restores', () => {
     assert.equal(env(dump, 'BACKUP_METHOD')?.value, 'logical');
     assert.equal(mountAt(dump, '/var/lib/recon8s-backup'), undefined, 'a dump streams: no scratch volume');
     assert.equal(String(dump.resources?.limits?.memory), '512Mi');
+    assert.equal(env(dump, 'MYSQL_CLONE_PASSWORD'), undefined, 'a dump cannot clone');
 
     for (const [scratchSize, limit] of [
       [undefined, '10Gi'],
@@ -202,8 +228,11 @@ describe('MySQLCluster backups to an object store, and restores', () => {
       assert.equal(String(physical?.volumes?.find((v) => v.name === scratch.name)?.emptyDir?.sizeLimit), limit);
       assert.equal(String(clone.resources?.limits?.memory), '1Gi');
       assert.equal(clone.securityContext?.readOnlyRootFilesystem, true);
-      // The same login, TLS material and verification as a dump.
-      assert.deepEqual(env(clone, 'MYSQL_ROOT_PASSWORD')?.valueFrom?.secretKeyRef?.key, 'root-password');
+      // The dump's login and TLS material, the clone account's password beside (BACKUP_ADMIN), and the
+      // same verification.
+      assert.equal(env(clone, 'MYSQL_BACKUP_PASSWORD')?.valueFrom?.secretKeyRef?.key, 'backup-password');
+      assert.equal(env(clone, 'MYSQL_CLONE_PASSWORD')?.valueFrom?.secretKeyRef?.key, 'clone-password');
+      assert.equal(env(clone, 'MYSQL_ROOT_PASSWORD'), undefined);
       assert.equal(mountAt(clone, '/etc/mysql/tls')?.readOnly, true);
       assert.deepEqual(
         physical?.containers.map((c) => c.name),

@@ -42,7 +42,13 @@ interface Account {
 class World {
   secret: V1Secret = {
     metadata: { name: 'shop-credentials', namespace: 'db', resourceVersion: '1', labels: {} },
-    data: { 'root-password': b64('root-0'), 'replication-password': b64('repl-0'), 'admin-password': b64('admin-0') },
+    data: {
+      'root-password': b64('root-0'),
+      'replication-password': b64('repl-0'),
+      'admin-password': b64('admin-0'),
+      'clone-password': b64('clone-0'),
+      'backup-password': b64('backup-0'),
+    },
   };
   /** What the controller's cache has. */
   cache: V1Secret = structuredClone(this.secret);
@@ -50,6 +56,8 @@ class World {
     root: { primary: 'root-0' },
     replication: { primary: 'repl-0' },
     admin: { primary: 'admin-0' },
+    clone: { primary: 'clone-0' },
+    backup: { primary: 'backup-0' },
   };
   channels = new Map<string, { password: string; receiver: ThreadState }>([
     ['shop-1', { password: 'repl-0', receiver: 'ON' }],
@@ -204,7 +212,7 @@ describe('MySQLCluster: a pass of the rotation of its own accounts', () => {
         .flatMap((o) => o.events.filter((e) => e.reason === 'ClusterAccountOldPasswordDiscarded'))
         .map((e) => e.message),
       [
-        'every user of the old passwords of root, admin has moved: discarding them (rotation T1)',
+        'every user of the old passwords of root, admin, clone, backup has moved: discarding them (rotation T1)',
         'every user of the old passwords of replication has moved: discarding them (rotation T1)',
       ],
     );
@@ -213,7 +221,7 @@ describe('MySQLCluster: a pass of the rotation of its own accounts', () => {
     assert.match(outcomes[0]?.status?.message ?? '', /the controller to read the switched Secret/);
     assert.deepEqual(outcomes.at(-1)?.status, {
       requested: 'T1',
-      accounts: ['root', 'replication', 'admin'],
+      accounts: [...CLUSTER_ACCOUNTS],
       completed: 'T1',
     });
     const state = secretState(w.secret);
@@ -241,7 +249,7 @@ describe('MySQLCluster: a pass of the rotation of its own accounts', () => {
     for (const p of passwords) assert.ok(!said.includes(p), `a password in what was said: ${said}`);
   });
 
-  it('waits for each user of the old passwords: an agent that reads the old Secret, a running job for root, the Apps’ pass for all', async () => {
+  it('waits for each user of the old passwords: an agent that reads the old Secret, a running job for the backup account, the Apps’ pass for all', async () => {
     const w = new World();
     w.jobs = ['shop-backup-1'];
     const env = w.env();
@@ -258,8 +266,8 @@ describe('MySQLCluster: a pass of the rotation of its own accounts', () => {
     assert.equal(o.step.kind, 'await');
     assert.match(o.status?.message ?? '', /the agent of shop-0 to read the switched Secret \(it reads revision 0\)/);
     for (const ip of w.agents.keys()) w.agents.set(ip, 'T1');
-    // The replicas re-pointed one by one, replication and admin discarded; root waits for the backup that
-    // started with the old password.
+    // The replicas re-pointed one by one, root, replication, admin and clone discarded; the backup account
+    // waits for the backup job that started with its old password.
     for (let i = 0; i < 5; i++) {
       o = await rotateClusterCredentials(inputs({ token: 'T1', accounts: CLUSTER_ACCOUNTS }), w.env());
       for (const c of w.channels.values()) c.receiver = 'ON';
@@ -268,11 +276,12 @@ describe('MySQLCluster: a pass of the rotation of its own accounts', () => {
     assert.match(o.status?.message ?? '', /^waiting for job pod shop-backup-1 to finish/);
     assert.equal(w.accounts.replication.secondary, undefined);
     assert.equal(w.accounts.admin.secondary, undefined);
-    assert.ok(w.accepted('root', 'root-0'), 'root still accepts the old password the backup holds');
+    assert.equal(w.accepted('root', 'root-0'), false, 'a backup job holds no root password: root does not wait for it');
+    assert.ok(w.accepted('backup', 'backup-0'), 'the backup account still accepts the old password the job holds');
     w.jobs.length = 0;
     o = await rotateClusterCredentials(inputs({ token: 'T1', accounts: CLUSTER_ACCOUNTS }), w.env());
     assert.equal(o.status?.completed, 'T1');
-    assert.equal(w.accepted('root', 'root-0'), false);
+    assert.equal(w.accepted('backup', 'backup-0'), false);
   });
 
   it('rotates only the accounts asked for', async () => {
@@ -348,7 +357,13 @@ describe('MySQLCluster: the credentials Secret during a rotation', () => {
   it('stages a new password per account as <key>-next with the token, and switches by copying it as stored', () => {
     const secret: V1Secret = {
       metadata: { resourceVersion: '1' },
-      data: { 'root-password': b64('r0'), 'replication-password': b64('p0'), 'admin-password': b64('a0') },
+      data: {
+        'root-password': b64('r0'),
+        'replication-password': b64('p0'),
+        'admin-password': b64('a0'),
+        'clone-password': b64('c0'),
+        'backup-password': b64('b0'),
+      },
     };
     const staged = mergeSecret(
       secret,
@@ -362,7 +377,7 @@ describe('MySQLCluster: the credentials Secret during a rotation', () => {
     const switched = mergeSecret(staged, patch);
     const state = secretState(switched);
     assert.deepEqual(state, {
-      current: { root: 'generated', replication: 'generated', admin: 'a0' },
+      current: { root: 'generated', replication: 'generated', admin: 'a0', clone: 'c0', backup: 'b0' },
       next: {},
       revision: 'T1',
       switched: ['root', 'replication'],

@@ -125,7 +125,9 @@ describe('MySQLCluster spec.monitoring', () => {
   });
 
   it('the primary creates the exporter account for the local socket only, with status and performance_schema reads only, and drops the former loopback one', () => {
-    const statements = accountStatements({ replication: 'r', admin: 'a', exporter: 'e' }).map((x) => x.sql);
+    const statements = accountStatements({ replication: 'r', admin: 'a', clone: 'c', backup: 'b', exporter: 'e' }).map(
+      (x) => x.sql,
+    );
     assert.ok(statements.includes("DROP USER IF EXISTS 'recon8s-exporter'@'127.0.0.1'"), statements.join('\n'));
     assert.ok(
       statements.includes(
@@ -136,7 +138,11 @@ describe('MySQLCluster spec.monitoring', () => {
     assert.ok(statements.includes("GRANT PROCESS, REPLICATION CLIENT ON *.* TO 'recon8s-exporter'@'localhost'"));
     assert.ok(statements.includes("GRANT SELECT ON performance_schema.* TO 'recon8s-exporter'@'localhost'"));
     assert.ok(!statements.some((x) => /GRANT [^;]*(ALL|SUPER|INSERT|UPDATE|DELETE)[^;]*recon8s-exporter/.test(x)));
-    assert.ok(!accountStatements({ replication: 'r', admin: 'a' }).some((x) => x.sql.includes('recon8s-exporter')));
+    assert.ok(
+      !accountStatements({ replication: 'r', admin: 'a', clone: 'c', backup: 'b' }).some((x) =>
+        x.sql.includes('recon8s-exporter'),
+      ),
+    );
     // A new cluster's bootstrap creates it unlogged, like the other accounts: a replicated CREATE USER
     // on the first primary would wait for an acknowledgement no replica can give while it clones.
     const box = scriptSandbox();
@@ -150,6 +156,8 @@ describe('MySQLCluster spec.monitoring', () => {
         MYSQL_ROOT_PASSWORD: 'r',
         MYSQL_REPLICATION_PASSWORD: 'r',
         MYSQL_ADMIN_PASSWORD: 'a',
+        MYSQL_CLONE_PASSWORD: 'clone-pw',
+        MYSQL_BACKUP_PASSWORD: 'backup-pw',
         MYSQL_EXPORTER_PASSWORD: 'e',
         FAKE_PRIMARY_STATUS: '1', // no primary answers: a new cluster
       });
@@ -186,7 +194,7 @@ describe('MySQLCluster spec.monitoring', () => {
         BACKUP_HOST: 'shop-replicas',
         BACKUP_RETAIN: '3',
         BACKUP_DIR: box.path('backup'),
-        MYSQL_ROOT_PASSWORD: 'r',
+        MYSQL_BACKUP_PASSWORD: 'b',
       });
       assert.equal(r.status, 0, r.stderr);
       // The recorded argv is shell-quoted (printf %q): unquoted here.
@@ -197,7 +205,7 @@ describe('MySQLCluster spec.monitoring', () => {
         .find((l) => l.includes('FROM mysql.user'));
       assert.match(
         query ?? '',
-        /user NOT IN \('root', 'replication', 'recon8s-admin', 'recon8s-exporter'\)/,
+        /user NOT IN \('root', 'replication', 'recon8s-clone', 'recon8s-backup', 'recon8s-admin', 'recon8s-exporter'\)/,
         box.calls(),
       );
     } finally {

@@ -13,6 +13,8 @@ const MEMBER = {
   MYSQL_ROOT_PASSWORD: `r00t'"\\#$ x`,
   MYSQL_REPLICATION_PASSWORD: REPLICATION_PASSWORD,
   MYSQL_ADMIN_PASSWORD: `4dmin'"\\#%s`,
+  MYSQL_CLONE_PASSWORD: 'clone-pw',
+  MYSQL_BACKUP_PASSWORD: 'backup-pw',
 };
 
 describe('MySQLCluster re-provisioning by clone', function () {

@@ -9,6 +9,7 @@ import { silentLogger } from '../../lib/observability/logger.js';
 import type { ClusterAccountActions, ObservedClusterAccount } from '../../lib/mysql/cluster-account-sql.js';
 import { clusterFingerprint } from '../../lib/mysql/cluster-account-sql.js';
 import type { ClusterAccount } from '../../lib/mysql/credential-rotation.js';
+import { CLUSTER_ACCOUNTS } from '../../lib/mysql/credential-rotation.js';
 import { createClusterRotation } from '../../lib/controller/mysql-cluster/credential-rotation-loop.js';
 import type { CustomResource, ManageContext } from '../../lib/controller/kind-controller.js';
 import type { MySQLClusterFacts } from '../../lib/controller/mysql-cluster/facts.js';
@@ -92,6 +93,8 @@ function fakeMembers() {
     root: { exists: true, retains: false },
     replication: { exists: true, retains: false },
     admin: { exists: true, retains: false },
+    clone: { exists: true, retains: false },
+    backup: { exists: true, retains: false },
   };
   const session = (host: string): ClusterAccountActions => ({
     takesWrites: () => Promise.resolve(host === '10.0.0.10'),
@@ -149,7 +152,7 @@ describe('MySQLCluster: the rotation of its own accounts, as the manager runs it
       'db-0',
       () => false,
     );
-    assert.deepEqual(r.status, { requested: 'T0', accounts: ['root', 'replication', 'admin'], completed: 'T0' });
+    assert.deepEqual(r.status, { requested: 'T0', accounts: [...CLUSTER_ACCOUNTS], completed: 'T0' });
     assert.equal(r.busy, false);
     assert.deepEqual(api.patches, []);
     assert.deepEqual(members.opened, []);

@@ -67,7 +67,8 @@ function* everySecretAndAccounts(): Generator<ClusterRotationFacts> {
                       ...(secretRevision ? { secretRevision } : {}),
                       ...(switched ? { switched } : {}),
                       ...(staged ? { staged } : {}),
-                      accounts: { root, replication, admin },
+                      // clone and backup vary with the others: every state of each is still met.
+                      accounts: { root, replication, admin, clone: admin, backup: root },
                       ...settled(secretRevision ?? '0'),
                     };
 }
@@ -124,6 +125,7 @@ const show = (f: ClusterRotationFacts) => JSON.stringify(f);
 /** Whether every user of `account`'s old password has moved, by the facts. */
 function moved(f: ClusterRotationFacts, account: ClusterAccount, token: string): boolean {
   if (!f.controllerRenewed || f.agents.some((a) => a.revision !== token)) return false;
+  if (account === 'clone' && f.bootstrapping.length > 0) return false;
   if (account === 'replication') {
     const runs = (c: ReplicaChannel) => c.applier === 'ON' || c.receiver !== 'OFF';
     if (f.bootstrapping.length > 0) return false;
@@ -132,7 +134,7 @@ function moved(f: ClusterRotationFacts, account: ClusterAccount, token: string):
     )
       return false;
   }
-  if (account === 'root' && f.jobs.length > 0) return false;
+  if (account === 'backup' && f.jobs.length > 0) return false;
   return true;
 }
 
@@ -301,7 +303,7 @@ describe('Cluster accounts rotation: the decision', () => {
       [
         'staged, one account retained',
         { ...base, staged: all('T1'), accounts: { ...held('current', false), root: { holds: 'next', retains: true } } },
-        { kind: 'retain', token: 'T1', accounts: ['replication', 'admin'] },
+        { kind: 'retain', token: 'T1', accounts: ['replication', 'admin', 'clone', 'backup'] },
       ],
       [
         'retained, Secret not switched',
@@ -336,7 +338,7 @@ describe('Cluster accounts rotation: the decision', () => {
         {
           kind: 'discard',
           token: 'T1',
-          accounts: ['root', 'admin'],
+          accounts: ['root', 'admin', 'clone', 'backup'],
         },
       ],
       [
@@ -349,21 +351,21 @@ describe('Cluster accounts rotation: the decision', () => {
         },
       ],
       [
-        'a backup started before the switch still runs: root waits, the others are discarded',
+        'a backup started before the switch still runs: the backup account waits, the others (root too) are discarded',
         { ...switched, jobs: ['shop-backup-1'] },
-        { kind: 'discard', token: 'T1', accounts: ['replication', 'admin'] },
+        { kind: 'discard', token: 'T1', accounts: ['root', 'replication', 'admin', 'clone'] },
       ],
       [
-        'only root left, its job still running',
+        'only the backup account left, its job still running',
         {
           ...switched,
           jobs: ['shop-backup-1'],
-          accounts: { ...held('current', false), root: { holds: 'current', retains: true } },
+          accounts: { ...held('current', false), backup: { holds: 'current', retains: true } },
         },
         {
           kind: 'await',
           token: 'T1',
-          awaiting: ['job pod shop-backup-1 to finish (it started with the old root password)'],
+          awaiting: ['job pod shop-backup-1 to finish (it started with the old backup password)'],
         },
       ],
       ['every user moved', switched, { kind: 'discard', token: 'T1', accounts: ALL }],
@@ -430,26 +432,32 @@ describe('Cluster accounts rotation: driving a model of the world', () => {
     channels: { member: string; password: string; receiver: ThreadState }[];
     /** Each member's agent: its mounted copy of the Secret. */
     agents: { member: string; files: Secret }[];
-    jobs: { name: string; root: string }[];
-    bootstrapping: { member: string; replication: string }[];
+    jobs: { name: string; backup: string }[];
+    bootstrapping: { member: string; replication: string; clone: string }[];
     generated: number;
   }
   const copy = (s: Secret): Secret => structuredClone(s);
   const fresh = (request: ClusterRotationRequest = all('T1')): World => {
     const secret: Secret = {
       version: 1,
-      current: { root: 'root-0', replication: 'repl-0', admin: 'admin-0' },
+      current: { root: 'root-0', replication: 'repl-0', admin: 'admin-0', clone: 'clone-0', backup: 'backup-0' },
       next: {},
     };
     return {
-      server: { root: { primary: 'root-0' }, replication: { primary: 'repl-0' }, admin: { primary: 'admin-0' } },
+      server: {
+        root: { primary: 'root-0' },
+        replication: { primary: 'repl-0' },
+        admin: { primary: 'admin-0' },
+        clone: { primary: 'clone-0' },
+        backup: { primary: 'backup-0' },
+      },
       secret,
       cache: copy(secret),
       requested: request,
       primary: 'shop-0',
       channels: ['shop-1', 'shop-2'].map((member) => ({ member, password: 'repl-0', receiver: 'ON' as ThreadState })),
       agents: ['shop-0', 'shop-1', 'shop-2'].map((member) => ({ member, files: copy(secret) })),
-      jobs: [{ name: 'shop-backup-1', root: 'root-0' }],
+      jobs: [{ name: 'shop-backup-1', backup: 'backup-0' }],
       bootstrapping: [],
       generated: 0,
     };
@@ -587,11 +595,10 @@ describe('Cluster accounts rotation: driving a model of the world', () => {
       ALL.map((a): [string, ClusterAccount, string] => [`the agent of ${g.member} (${a})`, a, g.files.current[a]]),
     ),
     ...w.channels.map((c): [string, ClusterAccount, string] => [`replica ${c.member}`, 'replication', c.password]),
-    ...w.jobs.map((j): [string, ClusterAccount, string] => [`job ${j.name}`, 'root', j.root]),
-    ...w.bootstrapping.map((b): [string, ClusterAccount, string] => [
-      `bootstrap of ${b.member}`,
-      'replication',
-      b.replication,
+    ...w.jobs.map((j): [string, ClusterAccount, string] => [`job ${j.name}`, 'backup', j.backup]),
+    ...w.bootstrapping.flatMap((b): [string, ClusterAccount, string][] => [
+      [`bootstrap of ${b.member}`, 'replication', b.replication],
+      [`clone of ${b.member}`, 'clone', b.clone],
     ]),
   ];
   const check = (w: World, after: string): void => {
@@ -672,7 +679,7 @@ describe('Cluster accounts rotation: driving a model of the world', () => {
         for (const a of ALL) assert.equal(w.server[a].secondary, undefined);
         const second = { ...w.secret.current };
         w.requested = only('T2', 'replication', 'admin');
-        w.jobs.push({ name: 'shop-backup-2', root: w.secret.current.root });
+        w.jobs.push({ name: 'shop-backup-2', backup: w.secret.current.backup });
         drive(w, samePass);
         assert.equal(w.completed, 'T2');
         oldRefused(w, second, ['replication', 'admin']);
@@ -685,7 +692,7 @@ describe('Cluster accounts rotation: driving a model of the world', () => {
     const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
     for (let run = 0; run < 300; run++) {
       const w = fresh(random() < 0.5 ? all('T1') : only('T1', 'replication'));
-      w.bootstrapping.push({ member: 'shop-3', replication: 'repl-0' });
+      w.bootstrapping.push({ member: 'shop-3', replication: 'repl-0', clone: 'clone-0' });
       const before = { ...w.secret.current };
       const steps: string[] = [];
       for (let i = 0; i < 400 && w.completed !== 'T1'; i++) {
@@ -734,7 +741,7 @@ describe('Cluster accounts rotation: driving a model of the world', () => {
       ],
       [
         'a backup starts with the password the kubelet gives it',
-        (w) => void w.jobs.push({ name: `shop-backup-${w.generated + 10}`, root: w.secret.current.root }),
+        (w) => void w.jobs.push({ name: `shop-backup-${w.generated + 10}`, backup: w.secret.current.backup }),
       ],
     ];
     for (let stop = 0; stop < 30; stop++)

@@ -13,10 +13,14 @@ import { allContainers, synthMySQL } from './support/mysql-synth.js';
 const ROOT_PASSWORD = `r00t'"\\#$ x`;
 const REPLICATION_PASSWORD = `repl'"\\#;--`;
 const ADMIN_PASSWORD = `4dmin'"\\#%s`;
+const CLONE_PASSWORD = `cl0ne'"\\#;--`;
+const BACKUP_PASSWORD = `b4ckup'"\\$x`;
 const PASSWORDS = {
   MYSQL_ROOT_PASSWORD: ROOT_PASSWORD,
   MYSQL_REPLICATION_PASSWORD: REPLICATION_PASSWORD,
   MYSQL_ADMIN_PASSWORD: ADMIN_PASSWORD,
+  MYSQL_CLONE_PASSWORD: CLONE_PASSWORD,
+  MYSQL_BACKUP_PASSWORD: BACKUP_PASSWORD,
 };
 const MEMBER = { HEADLESS_SERVICE: 'shop-headless', PRIMARY_HOST: 'shop-primary', ...PASSWORDS };
 
@@ -31,7 +35,18 @@ const argvLines = (calls: string) =>
  */
 function assertCommandLines(calls: string): void {
   for (const line of argvLines(calls)) {
-    for (const p of [ROOT_PASSWORD, REPLICATION_PASSWORD, ADMIN_PASSWORD, 'r00t', "repl'", '4dmin'])
+    for (const p of [
+      ROOT_PASSWORD,
+      REPLICATION_PASSWORD,
+      ADMIN_PASSWORD,
+      CLONE_PASSWORD,
+      BACKUP_PASSWORD,
+      'r00t',
+      "repl'",
+      '4dmin',
+      'cl0ne',
+      'b4ckup',
+    ])
       assert.equal(line.includes(p), false, `a password is on a command line: ${line}`);
     if (line.startsWith('mysql '))
       assert.match(line, /^mysql --(defaults-extra-file=\S+|no-defaults) --commands=OFF --local-infile=0 /, line);
@@ -259,6 +274,14 @@ describe('MySQLCluster scripts', () => {
           [
             "CREATE USER IF NOT EXISTS 'replication'@'%' IDENTIFIED BY 'repl\\'\"\\\\#;--';",
             "ALTER USER 'replication'@'%' IDENTIFIED BY 'repl\\'\"\\\\#;--';",
+            // Receiving the binary log only: cloning and the backup jobs have accounts of their own, over TLS.
+            "GRANT REPLICATION SLAVE ON *.* TO 'replication'@'%';",
+            "CREATE USER IF NOT EXISTS 'recon8s-clone'@'%' IDENTIFIED BY 'cl0ne\\'\"\\\\#;--' REQUIRE SSL;",
+            "ALTER USER 'recon8s-clone'@'%' IDENTIFIED BY 'cl0ne\\'\"\\\\#;--' REQUIRE SSL;",
+            "GRANT BACKUP_ADMIN ON *.* TO 'recon8s-clone'@'%';",
+            "CREATE USER IF NOT EXISTS 'recon8s-backup'@'%' IDENTIFIED BY 'b4ckup\\'\"\\\\$x' REQUIRE SSL;",
+            "ALTER USER 'recon8s-backup'@'%' IDENTIFIED BY 'b4ckup\\'\"\\\\$x' REQUIRE SSL;",
+            "GRANT SELECT, SHOW VIEW, TRIGGER, EVENT, RELOAD, PROCESS, REPLICATION CLIENT, REPLICATION SLAVE ON *.* TO 'recon8s-backup'@'%';",
           ].join('\n'),
         ),
         calls,
@@ -298,7 +321,7 @@ describe('MySQLCluster scripts', () => {
       assert.ok(calls.includes("SET GLOBAL clone_valid_donor_list = 'shop-primary:3306';"), calls);
       assert.ok(
         calls.includes(
-          `CLONE INSTANCE FROM 'replication'@'shop-primary':3306 IDENTIFIED BY 'repl\\'"\\\\#;--' DATA DIRECTORY = '${volume('data.bootstrap')}' REQUIRE SSL;`,
+          `CLONE INSTANCE FROM 'recon8s-clone'@'shop-primary':3306 IDENTIFIED BY 'cl0ne\\'"\\\\#;--' DATA DIRECTORY = '${volume('data.bootstrap')}' REQUIRE SSL;`,
         ),
         calls,
       );
@@ -314,7 +337,7 @@ describe('MySQLCluster scripts', () => {
       const calls = box.calls();
       assert.ok(
         calls.includes(
-          `CLONE INSTANCE FROM 'replication'@'shop-primary':3306 IDENTIFIED BY 'repl\\'"\\\\#;--' DATA DIRECTORY = '${volume('data.bootstrap')}' REQUIRE SSL;`,
+          `CLONE INSTANCE FROM 'recon8s-clone'@'shop-primary':3306 IDENTIFIED BY 'cl0ne\\'"\\\\#;--' DATA DIRECTORY = '${volume('data.bootstrap')}' REQUIRE SSL;`,
         ),
         calls,
       );
@@ -382,7 +405,8 @@ describe('MySQLCluster scripts', () => {
         BACKUP_HOST: 'shop-replicas',
         BACKUP_RETAIN: '3',
         BACKUP_DIR: dir(),
-        ...PASSWORDS,
+        // The job's only password: backup.sh must not need root's (the pod has none).
+        MYSQL_BACKUP_PASSWORD: PASSWORDS.MYSQL_BACKUP_PASSWORD,
         ...fake,
       });
     beforeEach(() => {

@@ -64,6 +64,8 @@ describe('MySQLCluster scripts verify members by name', () => {
       MYSQL_ROOT_PASSWORD: 'root-pw',
       MYSQL_REPLICATION_PASSWORD: 'repl-pw',
       MYSQL_ADMIN_PASSWORD: 'admin-pw',
+      MYSQL_CLONE_PASSWORD: 'clone-pw',
+      MYSQL_BACKUP_PASSWORD: 'backup-pw',
     });
     assert.equal(r.status, 0, r.stderr);
     assertVerifiedByName(box.calls(), 1);
@@ -76,7 +78,7 @@ describe('MySQLCluster scripts verify members by name', () => {
       BACKUP_HOST: 'shop-replicas',
       BACKUP_RETAIN: '3',
       BACKUP_DIR: box.path('backup'),
-      MYSQL_ROOT_PASSWORD: 'root-pw',
+      MYSQL_BACKUP_PASSWORD: 'backup-pw',
     });
     assert.equal(r.status, 0, r.stderr);
     const hosts = new Set(networkCalls(box.calls()).map((c) => c.host));
@@ -97,7 +99,7 @@ describe('MySQLCluster scripts verify members by name', () => {
       FAKE_REPORT_HOST: 'shop-0.shop-headless',
       BINLOG_SCRATCH: box.path('scratch'),
       TERMINATION_LOG: box.path('termination-log'),
-      MYSQL_ROOT_PASSWORD: 'root-pw',
+      MYSQL_BACKUP_PASSWORD: 'backup-pw',
     });
     assert.equal(r.status, 0, r.stderr);
     const hosts = new Set(networkCalls(box.calls()).map((c) => c.host));

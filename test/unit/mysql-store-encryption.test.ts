@@ -34,6 +34,7 @@ describe('MySQLCluster scripts with an encrypted object store (s3.encryption)', 
       FAKE_STORE: box.path('store'),
       TERMINATION_LOG: box.path('termination-log'),
       MYSQL_ROOT_PASSWORD: 'root-pw',
+      MYSQL_BACKUP_PASSWORD: 'backup-pw',
       ...env,
     });
   };

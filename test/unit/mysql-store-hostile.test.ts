@@ -38,6 +38,7 @@ describe('MySQLCluster scripts and a hostile object store', () => {
       FAKE_STORE: box.path('store'),
       TERMINATION_LOG: box.path('termination-log'),
       MYSQL_ROOT_PASSWORD: 'root-pw',
+      MYSQL_BACKUP_PASSWORD: 'backup-pw',
       ...env,
     });
   /** What the mysql clients were handed (argv, options and SQL): the store's payload must not be in it. */

@@ -15,7 +15,7 @@ describe('recon8s rotate-credentials', () => {
       [['rotate-credentials', 'secret', 'web'], /takes "app NAME" or "mysqlcluster NAME", got "secret"/],
       [
         ['rotate-credentials', 'mysqlcluster', 'db', '--account', 'exporter'],
-        /--account takes root, replication, admin; got "exporter"/,
+        /--account takes root, replication, admin, clone, backup; got "exporter"/,
       ],
       [['rotate-credentials', 'app', 'web', '--account', 'root'], /--account is for a MySQLCluster/],
       [['rotate-credentials', 'app', 'web', '--timeout', 'soon'], /timeout|duration/i],
@@ -80,8 +80,8 @@ describe('recon8s rotate-credentials', () => {
     assert.deepEqual(refused, { line: 'Refused: the Secret is yours', phase: 'Refused', done: false, refused: true });
   });
 
-  it('--account: all three accounts when none is named, in their order otherwise', () => {
-    assert.deepEqual(accountsOf(undefined), ['root', 'replication', 'admin']);
-    assert.deepEqual(accountsOf(['admin', 'root']), ['root', 'admin']);
+  it('--account: every account when none is named, in their order otherwise', () => {
+    assert.deepEqual(accountsOf(undefined), ['root', 'replication', 'admin', 'clone', 'backup']);
+    assert.deepEqual(accountsOf(['backup', 'admin', 'root']), ['root', 'admin', 'backup']);
   });
 });

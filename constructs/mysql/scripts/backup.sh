@@ -12,7 +12,7 @@
 # - --single-transaction: one consistent InnoDB snapshot of all of them, without locking writers out.
 #   --routines --events --triggers: the schemas' code too. --hex-blob: binary columns survive any
 #   client character set.
-# - The application's accounts (everyone but root, the replication account, the controller's account, the
+# - The application's accounts (everyone but root, the replication, clone, backup and controller's accounts, the
 #   metrics sidecar's account and MySQL's own mysql.* accounts) follow as CREATE USER IF NOT EXISTS with their
 #   password hashes (hex), then their grants.
 #   Locked accounts first: roles are usually locked, and a user's DEFAULT ROLE must exist before it.
@@ -30,14 +30,18 @@
 set -euo pipefail
 # shellcheck source=common.sh
 . "${BASH_SOURCE[0]%/*}/common.sh"
-require_env CLUSTER_NAME BACKUP_HOST BACKUP_RETAIN MYSQL_ROOT_PASSWORD
+require_env CLUSTER_NAME BACKUP_HOST BACKUP_RETAIN MYSQL_BACKUP_PASSWORD
 [[ $BACKUP_RETAIN =~ ^[1-9][0-9]*$ ]] || die "BACKUP_RETAIN must be a positive integer, got '$BACKUP_RETAIN'"
 method=
 checked method backup-method "${BACKUP_METHOD:-logical}" "BACKUP_METHOD (spec.backup.method)"
 # The accounts this job logs in as, in this one place: every query and the dump (backup_user), and the
-# clone of a physical backup (clone_user, which needs BACKUP_ADMIN on the member it clones).
-backup_user=root backup_password=$MYSQL_ROOT_PASSWORD
-clone_user=$backup_user clone_password=$backup_password
+# clone of a physical backup (clone_user, the clone account: BACKUP_ADMIN, which the backup account lacks).
+backup_user=$RECON8S_BACKUP_USER backup_password=$MYSQL_BACKUP_PASSWORD
+clone_user=$RECON8S_CLONE_USER clone_password=''
+if [[ $method == physical ]]; then
+  require_env MYSQL_CLONE_PASSWORD
+  clone_password=$MYSQL_CLONE_PASSWORD
+fi
 to_store=
 if [[ -n ${STORE_BUCKET:-} ]]; then
   # shellcheck source=store.sh
@@ -93,7 +97,7 @@ fi
 schemas=$(source_sql "$host" "SELECT schema_name FROM information_schema.schemata WHERE schema_name NOT IN ('mysql', 'sys', 'information_schema', 'performance_schema') ORDER BY schema_name")
 mapfile -t schemas <<<"$schemas"
 [[ -n ${schemas[0]:-} ]] || schemas=()
-accounts=$(source_sql "$host" "SELECT CONCAT(QUOTE(user), '@', QUOTE(host)) FROM mysql.user WHERE user NOT IN ('root', '$RECON8S_REPLICATION_USER', '$RECON8S_ADMIN_USER', '$RECON8S_EXPORTER_USER') AND user NOT LIKE 'mysql.%' ORDER BY account_locked = 'Y' DESC, user, host")
+accounts=$(source_sql "$host" "SELECT CONCAT(QUOTE(user), '@', QUOTE(host)) FROM mysql.user WHERE user NOT IN ('root', '$RECON8S_REPLICATION_USER', '$RECON8S_CLONE_USER', '$RECON8S_BACKUP_USER', '$RECON8S_ADMIN_USER', '$RECON8S_EXPORTER_USER') AND user NOT LIKE 'mysql.%' ORDER BY account_locked = 'Y' DESC, user, host")
 mapfile -t accounts <<<"$accounts"
 [[ -n ${accounts[0]:-} ]] || accounts=()
 

@@ -32,7 +32,7 @@ set -euo pipefail
 . "${BASH_SOURCE[0]%/*}/common.sh"
 # shellcheck source=store.sh
 . "${BASH_SOURCE[0]%/*}/store.sh"
-require_env CLUSTER_NAME PRIMARY_HOST MYSQL_ROOT_PASSWORD
+require_env CLUSTER_NAME PRIMARY_HOST MYSQL_BACKUP_PASSWORD
 
 scratch=${BINLOG_SCRATCH:-$RECON8S_TMP}/binlog
 errors=${BINLOG_SCRATCH:-$RECON8S_TMP}/binlog-errors.$$
@@ -50,7 +50,7 @@ trap finish EXIT
 
 host=$PRIMARY_HOST
 member_sql() { # SQL...: bare rows, values escaped (a newline is \\n)
-  mysql_client --defaults-extra-file=<(verified_cnf root "$MYSQL_ROOT_PASSWORD") --host="$host" --port="$RECON8S_MYSQL_PORT" \
+  mysql_client --defaults-extra-file=<(verified_cnf "$RECON8S_BACKUP_USER" "$MYSQL_BACKUP_PASSWORD") --host="$host" --port="$RECON8S_MYSQL_PORT" \
     --get-server-public-key --connect-timeout=10 --batch --skip-column-names -e "SET SESSION sql_mode = ''; $*"
 }
 # A GTID set expression's value, on one line.
@@ -103,7 +103,7 @@ done
 for entry in "${todo[@]}"; do
   IFS='|' read -r file log_previous gtids <<<"$entry"
   name=$stamp-$uuid-$file
-  mysqlbinlog --defaults-extra-file=<(verified_cnf root "$MYSQL_ROOT_PASSWORD") --read-from-remote-server \
+  mysqlbinlog --defaults-extra-file=<(verified_cnf "$RECON8S_BACKUP_USER" "$MYSQL_BACKUP_PASSWORD") --read-from-remote-server \
     --host="$host" --port="$RECON8S_MYSQL_PORT" --get-server-public-key --raw --result-file="$scratch/" "$file"
   gzip -c -- "$scratch/$file" | store_rclone rcat "$(store_path "binlog/$name.gz")"
   rm -f -- "$scratch/$file"

@@ -35,7 +35,7 @@ set -euo pipefail
 . "${BASH_SOURCE[0]%/*}/reprovision.sh"
 # shellcheck source=restore.sh
 . "${BASH_SOURCE[0]%/*}/restore.sh"
-require_env PRIMARY_HOST MYSQL_ROOT_PASSWORD MYSQL_REPLICATION_PASSWORD MYSQL_ADMIN_PASSWORD
+require_env PRIMARY_HOST MYSQL_ROOT_PASSWORD MYSQL_REPLICATION_PASSWORD MYSQL_ADMIN_PASSWORD MYSQL_CLONE_PASSWORD MYSQL_BACKUP_PASSWORD
 
 volume=${DATA_VOLUME:-$RECON8S_DATA_VOLUME} # overridden by unit tests only
 datadir=$volume/$RECON8S_DATA_DIR_NAME
@@ -122,10 +122,12 @@ initialize_primary() {
     log "warning: the time zone tables could not be loaded"
   fi
   if [[ -n ${RESTORE_BACKUP:-} ]]; then restore_from_store; fi
-  local root replication admin exporter
+  local root replication admin clone backup exporter
   root=$(sql_quote "$MYSQL_ROOT_PASSWORD")
   replication=$(sql_quote "$MYSQL_REPLICATION_PASSWORD")
   admin=$(sql_quote "$MYSQL_ADMIN_PASSWORD")
+  clone=$(sql_quote "$MYSQL_CLONE_PASSWORD")
+  backup=$(sql_quote "$MYSQL_BACKUP_PASSWORD")
   {
     printf "SET SESSION sql_mode = '';\n"
     printf 'SET SESSION sql_log_bin = 0;\n'
@@ -138,7 +140,15 @@ initialize_primary() {
     printf "GRANT PROXY ON ''@'' TO 'root'@'%%' WITH GRANT OPTION;\n"
     printf "CREATE USER IF NOT EXISTS '%s'@'%%' IDENTIFIED BY %s;\n" "$RECON8S_REPLICATION_USER" "$replication"
     printf "ALTER USER '%s'@'%%' IDENTIFIED BY %s;\n" "$RECON8S_REPLICATION_USER" "$replication"
-    printf "GRANT REPLICATION SLAVE, REPLICATION CLIENT, BACKUP_ADMIN ON *.* TO '%s'@'%%';\n" "$RECON8S_REPLICATION_USER"
+    printf "GRANT %s ON *.* TO '%s'@'%%';\n" "$RECON8S_REPLICATION_GRANTS" "$RECON8S_REPLICATION_USER"
+    # Cloning (BACKUP_ADMIN on the donor) and the backup jobs have accounts of their own: neither the
+    # replication password nor root's is what a clone or a dump logs in with.
+    printf "CREATE USER IF NOT EXISTS '%s'@'%%' IDENTIFIED BY %s REQUIRE SSL;\n" "$RECON8S_CLONE_USER" "$clone"
+    printf "ALTER USER '%s'@'%%' IDENTIFIED BY %s REQUIRE SSL;\n" "$RECON8S_CLONE_USER" "$clone"
+    printf "GRANT %s ON *.* TO '%s'@'%%';\n" "$RECON8S_CLONE_GRANTS" "$RECON8S_CLONE_USER"
+    printf "CREATE USER IF NOT EXISTS '%s'@'%%' IDENTIFIED BY %s REQUIRE SSL;\n" "$RECON8S_BACKUP_USER" "$backup"
+    printf "ALTER USER '%s'@'%%' IDENTIFIED BY %s REQUIRE SSL;\n" "$RECON8S_BACKUP_USER" "$backup"
+    printf "GRANT %s ON *.* TO '%s'@'%%';\n" "$RECON8S_BACKUP_GRANTS" "$RECON8S_BACKUP_USER"
     printf "CREATE USER IF NOT EXISTS '%s'@'%%' IDENTIFIED BY %s REQUIRE SSL;\n" "$RECON8S_ADMIN_USER" "$admin"
     printf "ALTER USER '%s'@'%%' IDENTIFIED BY %s REQUIRE SSL;\n" "$RECON8S_ADMIN_USER" "$admin"
     printf "GRANT %s ON *.* TO '%s'@'%%';\n" "$RECON8S_ADMIN_GRANTS" "$RECON8S_ADMIN_USER"
@@ -198,7 +208,7 @@ clone_primary() {
     if out=$({
       printf "SET SESSION sql_mode = '';\n"
       printf "CLONE INSTANCE FROM '%s'@%s:%d IDENTIFIED BY %s DATA DIRECTORY = %s REQUIRE SSL;\n" \
-        "$RECON8S_REPLICATION_USER" "$donor" "$RECON8S_MYSQL_PORT" "$(sql_quote "$MYSQL_REPLICATION_PASSWORD")" "$(sql_quote "$stage")"
+        "$RECON8S_CLONE_USER" "$donor" "$RECON8S_MYSQL_PORT" "$(sql_quote "$MYSQL_CLONE_PASSWORD")" "$(sql_quote "$stage")"
     } | temporary_sql 2>&1); then
       break
     fi

@@ -123,7 +123,7 @@ restore_from_store() {
 # runs) and its start on DATADIR with the options given (temporary_start). The copy comes with the
 # source's mysql schema: the server starts without grant tables (no network either), so that root
 # over the socket is let in whatever password the source gave it, and root@localhost is given the empty
-# password of a fresh --initialize-insecure (no password: what the rest of the bootstrap
+# password of a fresh --initialize-insecure (what the rest of the bootstrap
 # expects; the bootstrap then sets this cluster's own passwords, on every account it manages). The
 # source's replication settings are reset. What fails is refused through on_untrusted (a restore:
 # RestoreFailed; a verification: its failure). The archive is hostile like every object of the store: only regular files and directories

@@ -43,6 +43,8 @@ export const ACCOUNT_KEYS: Readonly<Record<ClusterAccount, string>> = {
   root: MYSQL_SECRET_KEYS.rootPassword,
   replication: MYSQL_SECRET_KEYS.replicationPassword,
   admin: MYSQL_SECRET_KEYS.adminPassword,
+  clone: MYSQL_SECRET_KEYS.clonePassword,
+  backup: MYSQL_SECRET_KEYS.backupPassword,
 };
 const nextKey = (a: ClusterAccount): string => `${ACCOUNT_KEYS[a]}${MYSQL_NEXT_PASSWORD_SUFFIX}`;
 

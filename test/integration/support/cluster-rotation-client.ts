@@ -41,7 +41,8 @@ interface Input {
   readonly writes?: { readonly intervalMs: number; readonly table: string };
   /**
    * Clients that log in afresh every `intervalMs`: the controller (as admin and root, with the Secret its
-   * cache has), and a job that took root's password when it started and logs in with it for `jobMs`, and
+   * cache has), and a backup job that took the backup account's password when it started and logs in
+   * as recon8s-backup with it for `jobMs`, and
    * on until a pass has discarded some account's old passwords (a minute more at most): so that a pass
    * sees the other users moved while the job still runs, however slow the machine makes the passes and
    * the kubelets' copies (a fixed end raced the last agent's read on a loaded machine).
@@ -166,25 +167,25 @@ async function main(input: Input): Promise<unknown> {
     }
   }
 
-  // The controller's logins (the Secret its cache has), a job's (root as it was when it started), the agents' probes.
+  // The controller's logins (the Secret its cache has), a job's (the backup account's password of its start), the agents' probes.
   const controller = { admin: tally(), root: tally() };
   const job = tally();
   const probes = tally();
   let turn = 0;
   /** A pass has discarded an account's old passwords: the job may end (see Input.logins). */
   let discarded = false;
-  /** When the job ended (performance.now()); until then it runs, with the root password of its start (the rotation sees its pod run). */
+  /** When the job ended (performance.now()); until then it runs, with the backup password of its start (the rotation sees its pod run). */
   let jobEnded: number | undefined;
   let jobRunning = () => false;
   /**
    * A login of the job is under way: its pod still runs (a job does not end in the middle of a login;
    * without this, a login begun just before the job "ended" reached mysqld after the rotation, seeing
-   * no job, discarded root's old password, and was refused).
+   * no job, discarded the backup account's old password, and was refused).
    */
   let jobLoggingIn = false;
   if (input.logins) {
     const l = input.logins;
-    const jobRoot = decoded(secret)['root-password'] ?? '';
+    const jobPassword = decoded(secret)['backup-password'] ?? '';
     const jobStarted = Date.now();
     jobRunning = () => {
       if (jobEnded !== undefined) return false;
@@ -215,7 +216,7 @@ async function main(input: Input): Promise<unknown> {
       if (!jobRunning()) return;
       jobLoggingIn = true;
       try {
-        await login(job, 'root', jobRoot, ipOf(input.primary));
+        await login(job, 'recon8s-backup', jobPassword, ipOf(input.primary));
       } finally {
         jobLoggingIn = false;
       }
@@ -319,6 +320,8 @@ async function main(input: Input): Promise<unknown> {
     root: ['root', 'root-password'],
     replication: ['replication', 'replication-password'],
     admin: ['recon8s-admin', 'admin-password'],
+    clone: ['recon8s-clone', 'clone-password'],
+    backup: ['recon8s-backup', 'backup-password'],
   };
   const oldPasswords: Record<string, string> = {};
   const newPasswords: Record<string, string> = {};

@@ -48,6 +48,8 @@ export const SANDBOX_NAMES = {
 export const ROOT_PASSWORD = `r00t'"\\#$ x`;
 export const REPLICATION_PASSWORD = `repl'"\\#;--`;
 export const ADMIN_PASSWORD = `adm'"\\n$(x)`;
+export const CLONE_PASSWORD = `cl0ne'"\\#$(x)`;
+export const BACKUP_PASSWORD = `b4ckup'"\\;--`;
 const PRIMARY_ADDRESS = '127.0.0.1';
 /** The primary Service's name, as in a cluster: a name the certificate carries (hosts() resolves it to member 0). */
 const PRIMARY_SERVICE = SANDBOX_NAMES.services[0];
@@ -211,6 +213,8 @@ export const INITIAL_CREDENTIALS: Readonly<Record<string, string>> = {
   'root-password': ROOT_PASSWORD,
   'replication-password': REPLICATION_PASSWORD,
   'admin-password': ADMIN_PASSWORD,
+  'clone-password': CLONE_PASSWORD,
+  'backup-password': BACKUP_PASSWORD,
 };
 
 /** A member's environment, as its pod template gives it (passwords from the Secret). */
@@ -223,6 +227,8 @@ const ENV = (ordinal: number, secret: Readonly<Record<string, string>>): Record<
   MYSQL_ROOT_PASSWORD: secret['root-password'] ?? '',
   MYSQL_REPLICATION_PASSWORD: secret['replication-password'] ?? '',
   MYSQL_ADMIN_PASSWORD: secret['admin-password'] ?? '',
+  MYSQL_CLONE_PASSWORD: secret['clone-password'] ?? '',
+  MYSQL_BACKUP_PASSWORD: secret['backup-password'] ?? '',
 });
 
 /**

@@ -181,6 +181,8 @@ export const RESTORE_MEMBER_ENV: Readonly<Record<string, string>> = {
   PRIMARY_HOST: 'shop-primary',
   MYSQL_REPLICATION_PASSWORD: 'repl-pw',
   MYSQL_ADMIN_PASSWORD: 'admin-pw',
+  MYSQL_CLONE_PASSWORD: 'clone-pw',
+  MYSQL_BACKUP_PASSWORD: 'backup-pw',
   // No member answers: this one is the first.
   FAKE_PRIMARY_STATUS: '1',
   RESTORE_BACKUP: 'latest',
