@@ -1,17 +1,21 @@
-// Backup and restore times for a database of a given size, on the real node (test/node) against the
-// test suite's S3 server (versitygw): `npm run bench:backup -- [--mib 256] [--members 2]`.
+// Backup and restore times, logical and physical, for a database of a given size on the real node
+// (test/node) against the test suite's S3 server (versitygw), beside the disk's own read and write rate
+// measured in the same run: `flock /tmp/recon8s-e2e.lock npm run bench:backup -- [--mib 1024] [--members 2]`.
 // A script, never run by `npm test`: progress on stderr, a table and one JSON line on stdout.
-import { BatchV1Api, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import { BatchV1Api, CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { spawnSync } from 'node:child_process';
+import { readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { freshRestrictedNamespace } from '../test/e2e/cluster.js';
 import { mustSql, mysqlClusterResource } from '../test/e2e/support/mysql-members.js';
 import { startTestController } from '../test/integration/support/controller.js';
-import { NODE_IP, startNodeCluster } from '../test/node/index.js';
+import { NODE_IP, NODE_RUN_DIR, startNodeCluster } from '../test/node/index.js';
 import { startS3Server } from '../test/s3/index.js';
 
 const { values } = parseArgs({
-  options: { mib: { type: 'string', default: '256' }, members: { type: 'string', default: '2' } },
+  options: { mib: { type: 'string', default: '1024' }, members: { type: 'string', default: '2' } },
 });
 const mib = Number(values.mib);
 const members = Number(values.members);
@@ -105,54 +109,112 @@ try {
     for (let i = 1; i < members; i++)
       for (; ; await sleep(1000)) if (Number(await sql(`db-${i}`, 'SELECT COUNT(*) FROM bench.t')) === rows) break;
 
-  // The Job: the backup (an init container), then its verification by a restore (spec.backup.verify).
-  figures.backupJobS = await runJob('db-backup', 'bench-backup');
-  const backup = (
-    (await custom.getNamespacedCustomObject({ ...GROUP, namespace: ns, name: 'db' })) as {
-      status?: { backup?: { sizeBytes?: number; name?: string; durationSeconds?: number } };
-    }
-  ).status?.backup;
-  figures.backupS = backup?.durationSeconds ?? -1;
-  figures.backupMiB = Number(((backup?.sizeBytes ?? 0) / 1048576).toFixed(1));
-  progress(`backup ${backup?.name ?? '?'}: ${figures.backupMiB} MiB in ${figures.backupS} s`);
-  // What the verification reported (its termination message): time, and its container's peak memory and CPU.
-  const [pod] = (await core.listNamespacedPod({ namespace: ns, labelSelector: 'job-name=bench-backup' })).items;
-  const message = pod?.status?.containerStatuses?.find((c) => c.name === 'verify')?.state?.terminated?.message ?? '';
-  const verified = /^BackupVerified: (.*)$/s.exec(message.trim());
-  if (!verified) throw new Error(`the verification did not pass: ${message}`);
-  const report = JSON.parse(verified[1] ?? '{}') as {
-    durationSeconds?: number;
-    peakMemoryBytes?: number;
-    cpuMilliseconds?: number;
-    tables?: number;
+  // The disk the volumes and emptyDirs live on (the node's run directory), in this same run: the limit
+  // both methods are held to. 1 GiB written with O_DIRECT and synced, then read back with O_DIRECT.
+  const probe = join(NODE_RUN_DIR, 'bench-disk-probe');
+  const dd = async (args: string[]): Promise<number> => {
+    const t0 = performance.now();
+    const r = spawnSync('dd', args, { encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`dd ${args.join(' ')}: ${r.stderr}`);
+    return 1024 / ((performance.now() - t0) / 1000);
   };
-  figures.verifyS = report.durationSeconds ?? -1;
-  figures.verifyPeakMiB = Math.round((report.peakMemoryBytes ?? 0) / 1048576);
-  figures.verifyCpuS = Number(((report.cpuMilliseconds ?? 0) / 1000).toFixed(1));
-  progress(`verified in ${figures.verifyS} s, peak ${figures.verifyPeakMiB} MiB, CPU ${figures.verifyCpuS} s`);
+  figures.diskWriteMiBs = Number(
+    (await dd(['if=/dev/zero', `of=${probe}`, 'bs=4M', 'count=256', 'oflag=direct', 'conv=fsync'])).toFixed(0),
+  );
+  figures.diskReadMiBs = Number((await dd([`if=${probe}`, 'of=/dev/null', 'bs=4M', 'iflag=direct'])).toFixed(0));
+  rmSync(probe, { force: true });
+  progress(`disk: write ${figures.diskWriteMiBs} MiB/s, read ${figures.diskReadMiBs} MiB/s (O_DIRECT, 1 GiB)`);
 
+  type Method = 'logical' | 'physical';
+  const clusterStatus = async (name: string) =>
+    (
+      (await custom.getNamespacedCustomObject({ ...GROUP, namespace: ns, name })) as {
+        status?: {
+          backup?: { sizeBytes?: number; name?: string; durationSeconds?: number; method?: string };
+          restore?: { replayedLogs?: number };
+        };
+      }
+    ).status;
+  const backups: Partial<Record<Method, { name: string; dataBytes: number }>> = {};
+  // Each method: the Job (the backup, an init container, then its verification by a restore).
+  for (const method of ['logical', 'physical'] as const) {
+    await custom.patchNamespacedCustomObject(
+      { ...GROUP, namespace: ns, name: 'db', body: { spec: { backup: { method } } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    for (; ; await sleep(500)) {
+      const pod = (await batch.readNamespacedCronJob({ namespace: ns, name: 'db-backup' })).spec?.jobTemplate.spec
+        ?.template.spec;
+      const c = [...(pod?.initContainers ?? []), ...(pod?.containers ?? [])].find((x) => x.name === 'backup');
+      if (c?.env?.find((e) => e.name === 'BACKUP_METHOD')?.value === method) break;
+    }
+    figures[`${method}BackupJobS`] = await runJob('db-backup', `bench-${method}`);
+    const backup = (await clusterStatus('db'))?.backup;
+    if (backup?.method !== method || !backup.name) throw new Error(`no ${method} backup: ${JSON.stringify(backup)}`);
+    const manifest = JSON.parse(
+      readFileSync(join(s3.dataDir, 'bench', 'db', 'base', backup.name, 'manifest.json'), 'utf8'),
+    ) as { dataBytes?: number };
+    backups[method] = { name: backup.name, dataBytes: manifest.dataBytes ?? 0 };
+    figures[`${method}BackupS`] = backup.durationSeconds ?? -1;
+    figures[`${method}StoredMiB`] = Number(((backup.sizeBytes ?? 0) / 1048576).toFixed(1));
+    progress(
+      `${method} backup ${backup.name}: ${figures[`${method}StoredMiB`]} MiB in ${figures[`${method}BackupS`]} s`,
+    );
+    // What the verification reported (its termination message): time, and its container's peak memory and CPU.
+    const [pod] = (await core.listNamespacedPod({ namespace: ns, labelSelector: `job-name=bench-${method}` })).items;
+    const message = pod?.status?.containerStatuses?.find((c) => c.name === 'verify')?.state?.terminated?.message ?? '';
+    const verified = /^BackupVerified: (.*)$/s.exec(message.trim());
+    if (!verified) throw new Error(`the ${method} verification did not pass: ${message}`);
+    const report = JSON.parse(verified[1] ?? '{}') as { durationSeconds?: number; peakMemoryBytes?: number };
+    figures[`${method}VerifyS`] = report.durationSeconds ?? -1;
+    figures[`${method}VerifyPeakMiB`] = Math.round((report.peakMemoryBytes ?? 0) / 1048576);
+    progress(`${method}: verified in ${figures[`${method}VerifyS`]} s`);
+  }
+  const dataDirMiB = (backups.physical?.dataBytes ?? 0) / 1048576;
+  figures.dataDirMiB = Number(dataDirMiB.toFixed(0));
+
+  // Writes after both backups, archived: a physical restore to a point after them replays them.
   await sql('db-0', "INSERT INTO bench.t (v) SELECT 'after the backup' FROM bench.t LIMIT 1000");
   await sleep(1500);
   const point = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
   await sleep(1500);
   figures.binlogS = await runJob('db-binlog', 'bench-binlog');
 
-  let t0 = performance.now();
-  await custom.createNamespacedCustomObject({
-    ...GROUP,
-    namespace: ns,
-    body: mysqlClusterResource(node.images.mysql, 'restored', 1, {
-      ...resources,
-      storage: { size: `${Math.max(2, Math.ceil((mib * 4) / 1024))}Gi` },
-      restore: { pointInTime: point, s3: store },
-    }),
-  });
-  await ready('restored', 1);
-  figures.restoreToReadyS = seconds(t0);
-  const restoredRows = Number(await sql('restored-0', 'SELECT COUNT(*) FROM bench.t'));
-  if (restoredRows !== rows + 1000) throw new Error(`restored ${restoredRows} rows, expected ${rows + 1000}`);
-  progress(`point-in-time restore Ready in ${figures.restoreToReadyS} s with ${restoredRows} rows`);
-  t0 = performance.now();
+  /** Seconds the first member spent in its bootstrap (the restore itself), by the kubelet's clock. */
+  const bootstrapSeconds = async (pod: string): Promise<number> => {
+    const done = (await core.readNamespacedPod({ namespace: ns, name: pod })).status?.initContainerStatuses?.find(
+      (c) => c.name === 'bootstrap',
+    )?.state?.terminated;
+    if (!done?.startedAt || !done.finishedAt) throw new Error(`${pod}: no finished bootstrap`);
+    return (new Date(done.finishedAt).getTime() - new Date(done.startedAt).getTime()) / 1000;
+  };
+  for (const [method, restore, expected] of [
+    ['logical', { backup: backups.logical?.name }, rows],
+    ['physical', { pointInTime: point }, rows + 1000],
+  ] as const) {
+    const name = `restored-${method}`;
+    const t0 = performance.now();
+    await custom.createNamespacedCustomObject({
+      ...GROUP,
+      namespace: ns,
+      body: mysqlClusterResource(node.images.mysql, name, 1, {
+        ...resources,
+        storage: { size: `${Math.max(2, Math.ceil((mib * 4) / 1024))}Gi` },
+        restore: { ...restore, s3: store },
+      }),
+    });
+    await ready(name, 1);
+    figures[`${method}RestoreToReadyS`] = seconds(t0);
+    figures[`${method}RestoreS`] = await bootstrapSeconds(`${name}-0`);
+    const restoredRows = Number(await sql(`${name}-0`, 'SELECT COUNT(*) FROM bench.t'));
+    if (restoredRows !== expected) throw new Error(`${name}: ${restoredRows} rows, expected ${expected}`);
+    figures[`${method}ReplayedLogs`] = (await clusterStatus(name))?.restore?.replayedLogs ?? 0;
+    progress(
+      `${method} restore: bootstrap ${figures[`${method}RestoreS`]} s, Ready in ${figures[`${method}RestoreToReadyS`]} s`,
+    );
+    await custom.deleteNamespacedCustomObject({ ...GROUP, namespace: ns, name });
+  }
+  const t0 = performance.now();
   await custom.createNamespacedCustomObject({
     ...GROUP,
     namespace: ns,
@@ -165,20 +227,31 @@ try {
   await s3.stop();
   await node.stop();
 }
+const rate = (key: string): string => {
+  const secs = Number(figures[key]);
+  return secs > 0 ? (Number(figures.dataDirMiB) / secs).toFixed(1) : '?';
+};
+const share = (key: string, disk: string): string => {
+  const secs = Number(figures[key]);
+  return secs > 0 ? ((Number(figures.dataDirMiB) / secs / Number(figures[disk])) * 100).toFixed(0) : '?';
+};
 process.stdout.write(
-  `MySQLCluster backup and point-in-time restore on the real node (2 cores, load ${loadavg()[0]?.toFixed(2)})\n`,
+  `MySQLCluster backup and restore, logical and physical, on the real node (2 cores, load ${loadavg()[0]?.toFixed(2)})\n`,
 );
 process.stdout.write(
   [
-    '| what | figure |',
-    '|---|---|',
-    `| table | ${figures.rows} rows of ~1 KiB, ${figures.tableMiB} MiB on disk |`,
-    `| backup (dump from a replica with per-table checksums, gzip, stream to S3) | ${figures.backupS} s, ${figures.backupMiB} MiB stored |`,
-    `| verification by a restore into a scratch mysqld (load, compare, replay, CHECK TABLE) | ${figures.verifyS} s, peak memory ${figures.verifyPeakMiB} MiB, CPU ${figures.verifyCpuS} s |`,
-    `| the backup Job: both, pod start to end | ${figures.backupJobS} s |`,
-    `| binary-log archive Job | ${figures.binlogS} s |`,
-    `| restore to a point in time: create → Ready (1 member) | ${figures.restoreToReadyS} s |`,
-    `| for comparison: an empty 1-member cluster, create → Ready | ${figures.emptyClusterReadyS} s |`,
+    '| what | logical | physical |',
+    '|---|---|---|',
+    `| data | ${figures.rows} rows of ~1 KiB, ${figures.tableMiB} MiB of table; ${figures.dataDirMiB} MiB of data directory | |`,
+    `| disk (same run, O_DIRECT) | write ${figures.diskWriteMiBs} MiB/s, read ${figures.diskReadMiBs} MiB/s | |`,
+    `| backup (status.backup.durationSeconds) | ${figures.logicalBackupS} s, ${rate('logicalBackupS')} MiB/s of data directory (${share('logicalBackupS', 'diskReadMiBs')} % of the disk's read) | ${figures.physicalBackupS} s, ${rate('physicalBackupS')} MiB/s (${share('physicalBackupS', 'diskReadMiBs')} %) |`,
+    `| stored | ${figures.logicalStoredMiB} MiB | ${figures.physicalStoredMiB} MiB |`,
+    `| verification by a restore | ${figures.logicalVerifyS} s, peak ${figures.logicalVerifyPeakMiB} MiB | ${figures.physicalVerifyS} s, peak ${figures.physicalVerifyPeakMiB} MiB |`,
+    `| the backup Job, both, pod start to end | ${figures.logicalBackupJobS} s | ${figures.physicalBackupJobS} s |`,
+    `| restore: the first member's bootstrap | ${figures.logicalRestoreS} s, ${rate('logicalRestoreS')} MiB/s (${share('logicalRestoreS', 'diskWriteMiBs')} % of the disk's write) | ${figures.physicalRestoreS} s, ${rate('physicalRestoreS')} MiB/s (${share('physicalRestoreS', 'diskWriteMiBs')} %), ${figures.physicalReplayedLogs} archived logs replayed to a point in time |`,
+    `| restore: create → Ready (1 member) | ${figures.logicalRestoreToReadyS} s | ${figures.physicalRestoreToReadyS} s |`,
+    `| binary-log archive Job | ${figures.binlogS} s | |`,
+    `| for comparison: an empty 1-member cluster, create → Ready | ${figures.emptyClusterReadyS} s | |`,
   ].join('\n') + '\n',
 );
 process.stdout.write(`${JSON.stringify({ mib, members, ...figures })}\n`);

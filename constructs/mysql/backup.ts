@@ -1,4 +1,4 @@
-// Scheduled logical backups into a volume the user owns or an object store, and the binary-log archive
+// Scheduled backups (logical or physical) into a volume the user owns or an object store, and the binary-log archive
 // beside them in the store (see scripts/backup.sh and scripts/binlog.sh for what they are).
 import { k8s } from 'cdk8s-plus-28';
 import type { Construct } from 'constructs';
@@ -10,6 +10,12 @@ import { BACKUP_COMPONENT, MYSQL_UID, PATHS, SECRET_KEYS } from './layout.js';
 import { rcloneInitContainer, storeEnv, storeMounts, storeVolumes } from './object-store.js';
 import { SCRIPT } from './scripts.js';
 import { quantity, quantityBytes, resourceRequirements } from '../common/resources.js';
+
+/** A physical backup's container: the client, a recipient mysqld (a 128 MiB buffer pool) and gzip. */
+const PHYSICAL_BACKUP_RESOURCES: k8s.ResourceRequirements = {
+  requests: { cpu: k8s.Quantity.fromString('250m'), memory: k8s.Quantity.fromString('512Mi') },
+  limits: { memory: k8s.Quantity.fromString('1Gi') },
+};
 
 /** How often the binary logs are archived when the spec does not say. */
 export const DEFAULT_BINLOG_INTERVAL_MINUTES = 5;
@@ -24,10 +30,12 @@ export function backupCronJob(
   ctx: MySQLClusterContext,
   backup: ResolvedMySQLBackup,
 ): k8s.KubeCronJob {
-  const pod = backupPodSpec(ctx, backup, SCRIPT.backup, [
+  const base = backupPodSpec(ctx, backup, SCRIPT.backup, [
     { name: 'BACKUP_HOST', value: backupHost(ctx) },
     { name: 'BACKUP_RETAIN', value: String(backup.retain) },
+    { name: 'BACKUP_METHOD', value: backup.method },
   ]);
+  const pod = backup.method === 'physical' ? withCloneScratch(ctx, backup, base) : base;
   return cronJob(scope, 'Backup', ctx, {
     name: ctx.names.backup,
     schedule: backup.schedule,
@@ -74,6 +82,28 @@ function withVerification(ctx: MySQLClusterContext, backup: ResolvedMySQLBackup,
     volumes: [
       ...(pod.volumes ?? []),
       { name: 'verify-scratch', emptyDir: { sizeLimit: quantity(verify.scratchSize) } },
+    ],
+  };
+}
+
+/**
+ * A physical backup (scripts/backup.sh) runs a throwaway mysqld that clones a member into a scratch volume
+ * of its own (spec.backup.scratchSize) before it streams the copy to the store: that server's memory
+ * too, beside the client's.
+ */
+function withCloneScratch(ctx: MySQLClusterContext, backup: ResolvedMySQLBackup, pod: k8s.PodSpec): k8s.PodSpec {
+  return {
+    ...pod,
+    containers: pod.containers.map((c) => ({
+      ...c,
+      resources: PHYSICAL_BACKUP_RESOURCES,
+      // The clone account (BACKUP_ADMIN): the backup account's grants cannot clone.
+      env: [...(c.env ?? []), secretEnv(ctx, 'MYSQL_CLONE_PASSWORD', SECRET_KEYS.clonePassword)],
+      volumeMounts: [...(c.volumeMounts ?? []), { name: 'backup-scratch', mountPath: PATHS.backupScratch }],
+    })),
+    volumes: [
+      ...(pod.volumes ?? []),
+      { name: 'backup-scratch', emptyDir: { sizeLimit: quantity(backup.scratchSize) } },
     ],
   };
 }

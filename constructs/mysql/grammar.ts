@@ -54,6 +54,8 @@ export const VALUE_GRAMMARS = {
     pattern: `^${BACKUP_NAME}-${UUID}-${BINLOG_FILE}[.]json$`,
     words: 'an archived binary log name (<UTC time>-<server UUID>-<file>.json)',
   },
+  /** How a backup was taken (a manifest's method; absent in a manifest before there were two: logical). */
+  'backup-method': { pattern: '^(logical|physical)$', words: 'a backup method (logical or physical)' },
   host: { pattern: '^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$', words: 'a host name' },
   /**
    * The object store's encryption passphrase (spec.backup.s3.encryption): one line of base64 or hex, long

@@ -176,6 +176,8 @@ export const PATHS = {
   storeKeyFile: '/etc/recon8s/store-key/key',
   /** Where the backup verification's scratch volume (an emptyDir with a size limit) is mounted. */
   verifyScratch: '/var/lib/recon8s-verify',
+  /** Where a physical backup's job makes its clone (an emptyDir with a size limit: spec.backup.scratchSize). */
+  backupScratch: '/var/lib/recon8s-backup',
 } as const;
 
 /** Termination-message reasons of the backup and binary-log jobs and of a restore; lib/controller reads them. */

@@ -46,6 +46,7 @@ export function scriptVariables(): Readonly<Record<string, string | number>> {
     RECON8S_BACKUP_DIR: PATHS.backup,
     RECON8S_TOOLS_DIR: PATHS.tools,
     RECON8S_VERIFY_SCRATCH: PATHS.verifyScratch,
+    RECON8S_BACKUP_SCRATCH: PATHS.backupScratch,
     RECON8S_MYSQL_PORT: MYSQL_PORT,
     RECON8S_AGENT_PORT: AGENT_PORT,
     RECON8S_AGENT_PRE_STOP_PATH: AGENT_HTTP_PATHS.preStop,

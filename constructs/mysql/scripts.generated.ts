@@ -10,6 +10,7 @@ export type ScriptName =
   | 'find-binlog.sh'
   | 'init-config.sh'
   | 'list-backups.sh'
+  | 'physical.sh'
   | 'pre-stop.sh'
   | 'reprovision.sh'
   | 'restore.sh'
@@ -53,12 +54,24 @@ set -euo pipefail
 . "\${BASH_SOURCE[0]%/*}/common.sh"
 require_env CLUSTER_NAME BACKUP_HOST BACKUP_RETAIN MYSQL_BACKUP_PASSWORD
 [[ $BACKUP_RETAIN =~ ^[1-9][0-9]*$ ]] || die "BACKUP_RETAIN must be a positive integer, got '$BACKUP_RETAIN'"
+method=
+checked method backup-method "\${BACKUP_METHOD:-logical}" "BACKUP_METHOD (spec.backup.method)"
+# The accounts this job logs in as, in this one place: every query and the dump (backup_user), and the
+# clone of a physical backup (clone_user, the clone account: BACKUP_ADMIN, which the backup account lacks).
+backup_user=$RECON8S_BACKUP_USER backup_password=$MYSQL_BACKUP_PASSWORD
+clone_user=$RECON8S_CLONE_USER clone_password=''
+if [[ $method == physical ]]; then
+  require_env MYSQL_CLONE_PASSWORD
+  clone_password=$MYSQL_CLONE_PASSWORD
+fi
 to_store=
 if [[ -n \${STORE_BUCKET:-} ]]; then
   # shellcheck source=store.sh
   . "\${BASH_SOURCE[0]%/*}/store.sh"
   to_store=1
 fi
+# shellcheck source=physical.sh
+. "\${BASH_SOURCE[0]%/*}/physical.sh"
 
 scratch=\${BACKUP_SCRATCH:-$RECON8S_TMP} # overridden by unit tests only
 dir=\${BACKUP_DIR:-$RECON8S_BACKUP_DIR}
@@ -67,9 +80,12 @@ printf -v stamp '%(%Y%m%dT%H%M%SZ)T' "$started"
 printf -v started_at '%(%Y-%m-%dT%H:%M:%SZ)T' "$started"
 gtid_header=$scratch/gtid-header.$$
 errors=$scratch/backup-errors.$$
+artifact=dump.sql.gz
+[[ $method == logical ]] || artifact=datadir.tar.gz
 if [[ -n $to_store ]]; then
   location=$(store_url "base/$stamp/")
 else
+  [[ $method == logical ]] || die "a physical backup needs an object store (spec.backup.s3)"
   final=$dir/$CLUSTER_NAME-$stamp.sql.gz
   partial=$final.partial
   location=$final
@@ -83,12 +99,13 @@ finish() {
     sleep 0.2 # the tee above may still be writing the last line
     report "$RECON8S_REPORT_BACKUP_FAILED" "backup $stamp into $location failed: $(last_line "$(cat -- "$errors" 2>/dev/null)")"
   fi
+  physical_cleanup
   rm -f -- "$gtid_header" "$errors"
 }
 trap finish EXIT
 
 source_sql() { # HOST SQL: one result per line, unescaped
-  mysql_client --defaults-extra-file=<(verified_cnf "$RECON8S_BACKUP_USER" "$MYSQL_BACKUP_PASSWORD") --host="$1" --port="$RECON8S_MYSQL_PORT" \\
+  mysql_client --defaults-extra-file=<(verified_cnf "$backup_user" "$backup_password") --host="$1" --port="$RECON8S_MYSQL_PORT" \\
     --get-server-public-key --connect-timeout=10 --batch --skip-column-names --raw -e "$2"
 }
 
@@ -124,7 +141,7 @@ dump_accounts() {
 dump() {
   {
     if ((\${#schemas[@]})); then
-      mysqldump --defaults-extra-file=<(verified_cnf "$RECON8S_BACKUP_USER" "$MYSQL_BACKUP_PASSWORD") --host="$host" --port="$RECON8S_MYSQL_PORT" \\
+      mysqldump --defaults-extra-file=<(verified_cnf "$backup_user" "$backup_password") --host="$host" --port="$RECON8S_MYSQL_PORT" \\
         --get-server-public-key --single-transaction --routines --events --triggers --hex-blob \\
         --set-gtid-purged=COMMENTED --databases "\${schemas[@]}" |
         sed -e '/^SET @@SESSION\\.SQL_LOG_BIN= 0;$/d' -e '/^\\(-- \\|\\/\\* \\)SET @@GLOBAL\\.GTID_PURGED=/{' -e ':more' \\
@@ -151,7 +168,7 @@ json_escape() {
 }
 snapshot_begin() {
   coproc SNAPSHOT {
-    mysql_client --defaults-extra-file=<(verified_cnf "$RECON8S_BACKUP_USER" "$MYSQL_BACKUP_PASSWORD") --host="$host" --port="$RECON8S_MYSQL_PORT" \\
+    mysql_client --defaults-extra-file=<(verified_cnf "$backup_user" "$backup_password") --host="$host" --port="$RECON8S_MYSQL_PORT" \\
       --get-server-public-key --connect-timeout=10 --batch --skip-column-names --raw --unbuffered 2>&1
   }
   if snapshot_sql "SET SESSION sql_mode = ''; SET SESSION lock_wait_timeout = 10; FLUSH TABLES WITH READ LOCK; SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ; START TRANSACTION WITH CONSISTENT SNAPSHOT; SELECT REPLACE(@@GLOBAL.gtid_executed, '\\n', '')"; then
@@ -208,9 +225,19 @@ snapshot_end() {
   [[ -z $checks_skipped ]] || { checks=; table_count=0; }
 }
 
-log "backing up $host:$RECON8S_MYSQL_PORT (\${#schemas[@]} schemas, \${#accounts[@]} accounts) into $location"
+log "backing up $host:$RECON8S_MYSQL_PORT ($method: \${#schemas[@]} schemas, \${#accounts[@]} accounts) into $location"
 : >"$gtid_header"
-if [[ -n $to_store ]]; then
+gtids=
+if [[ $method == physical ]]; then
+  physical_backup "$host" "base/$stamp/$artifact"
+  table_count=$(source_sql "$host" "SELECT COUNT(*) FROM information_schema.TABLES WHERE table_type = 'BASE TABLE' AND table_schema NOT IN ('mysql', 'sys', 'information_schema', 'performance_schema')")
+  checks_skipped="a physical copy: its verification checks the GTID set and every table of the data directory it restores (CHECK TABLE)"
+fi
+if [[ -n $to_store && $method == physical ]]; then
+  size=$(store_rclone size --json "$(store_path "base/$stamp/$artifact")")
+  stored_field size "$size" bytes count "the store's answer for the size of $(store_url "base/$stamp/$artifact")" ||
+    die "the store did not say the size of $(store_url "base/$stamp/$artifact")"
+elif [[ -n $to_store ]]; then
   snapshot_begin
   { dump | store_rclone rcat "$(store_path "base/$stamp/dump.sql.gz")"; } &
   dump_pid=$!
@@ -225,18 +252,21 @@ else
   sync -- "$partial"
   size=$(stat -c %s -- "$partial")
 fi
-gtids=$(dump_gtid_set "$gtid_header")
+[[ $method == physical ]] || gtids=$(dump_gtid_set "$gtid_header")
 printf -v ended_at '%(%Y-%m-%dT%H:%M:%SZ)T' -1
 manifest=$(printf '{"name":"%s","cluster":"%s","source":"%s","gtidSet":"%s","startTime":"%s","endTime":"%s","durationSeconds":%d,"sizeBytes":%d,"location":"%s"' \\
   "$stamp" "$CLUSTER_NAME" "$host" "$gtids" "$started_at" "$ended_at" "$((EPOCHSECONDS - started))" "$size" "$location")
 if [[ -n $to_store ]]; then
-  if [[ -z $checks_skipped && $snapshot_gtids != "$gtids" ]]; then
+  if [[ $method == logical && -z $checks_skipped && $snapshot_gtids != "$gtids" ]]; then
     checks_skipped="the dump's snapshot (GTID set '$gtids') is not the checksums' ('$snapshot_gtids')"
   fi
   [[ -z $checks_skipped ]] || log "no table checksums recorded: $checks_skipped"
   # The report (a termination message, at most 4 KiB) counts the tables; the manifest lists them.
-  data_bytes=$(source_sql "$host" "SELECT COALESCE(SUM(data_length + index_length), 0) FROM information_schema.TABLES WHERE table_schema NOT IN ('mysql', 'sys', 'information_schema', 'performance_schema')")
-  extra=$(printf ',"dataBytes":%d,"tableCount":%d' "$data_bytes" "$table_count")
+  # dataBytes: a dump's tables (data and indexes); a physical copy's whole data directory.
+  [[ $method == physical ]] ||
+    data_bytes=$(source_sql "$host" "SELECT COALESCE(SUM(data_length + index_length), 0) FROM information_schema.TABLES WHERE table_schema NOT IN ('mysql', 'sys', 'information_schema', 'performance_schema')")
+  extra=$(printf ',"method":"%s","dataBytes":%d,"tableCount":%d' "$method" "$data_bytes" "$table_count")
+  [[ $method == logical ]] || extra+=$(printf ',"cloneSeconds":%d,"streamSeconds":%d' "$clone_seconds" "$stream_seconds")
   [[ -z $checks_skipped ]] || extra+=$(printf ',"checksumsSkipped":"%s"' "$(json_escape "$checks_skipped")")
   store_rclone rcat "$(store_path "base/$stamp/manifest.json")" <<<"$manifest$extra,\\"tables\\":[$checks]}"
   manifest+="$extra}"
@@ -530,7 +560,8 @@ initialize() {
   mysqld_with --initialize-insecure --datadir="$1"
 }
 
-# Starts a temporary mysqld on the data directory $1 and waits until it answers on its socket.
+# Starts a temporary mysqld on the data directory $1 (with the further options given) and waits until it
+# answers on its socket.
 start_server() {
   # The largest packets MySQL allows: a restore replays row events of whole transactions (a bulk
   # INSERT ... SELECT is one event of its every row), which the defaults (64 MiB) refuse.
@@ -540,7 +571,7 @@ start_server() {
   rm -f -- "$sock" "$sock.lock" "$pidfile"
   # exec: $server_pid is mysqld itself, which cleanup's TERM then reaches (not a subshell around it).
   (exec mysqld --defaults-file="$RECON8S_MY_CNF" --read-only=OFF --super-read-only=OFF \\
-    --datadir="$1" --socket="$sock" --pid-file="$pidfile" --max-allowed-packet=1G --skip-networking --mysqlx=OFF) &
+    --datadir="$1" --socket="$sock" --pid-file="$pidfile" --max-allowed-packet=1G --skip-networking --mysqlx=OFF "\${@:2}") &
   server_pid=$!
   local i
   for ((i = 0; i < 600; i++)); do
@@ -561,6 +592,16 @@ temporary_sql() {
 await_shutdown() {
   wait "$server_pid" || die "the temporary mysqld failed to shut down cleanly"
   server_pid=
+}
+
+# What a physical restore replaces the staged data directory with (restore.sh: restore_physical).
+temporary_datadir=$stage
+temporary_stop() {
+  printf 'SHUTDOWN;\\n' | temporary_sql
+  await_shutdown
+}
+temporary_start() {
+  start_server "$stage" "$@"
 }
 
 initialize_primary() {
@@ -1048,6 +1089,124 @@ else
   done
 fi
 `,
+  'physical.sh': `# recon8s physical backups: functions backup.sh runs with BACKUP_METHOD=physical (spec.backup.method).
+# shellcheck shell=bash
+#
+# The design:
+# - The copy is MySQL's own: CLONE INSTANCE FROM the member backup.sh chose (a replica when there is one,
+#   so the primary's writers share nothing with it but the network), made by a throwaway mysqld of this
+#   job (initialized on the scratch volume, no networking, no binary log, the donor's plugins loaded, as
+#   clone requires) into a directory of its own (DATA DIRECTORY = ...). Clone copies every InnoDB table
+#   with the redo written meanwhile and stops at one consistent point; the throwaway server is then
+#   started once on the copy itself (recovery to that point), and the GTID set the copy holds, read
+#   back from it, is the manifest's gtidSet. Writers are never blocked (DDL waits for the clone's end
+#   on the donor).
+# - The donor is reached by the name its certificate carries (its report_host), over TLS: the clone
+#   checks the donor's certificate against the cluster's CA (clone_ssl_ca) before it sends the password
+#   (REQUIRE SSL). The password reaches the recipient as SQL on stdin, never a command line.
+# - The clone's server identity (auto.cnf) and persisted settings (mysqld-auto.cnf) are left out: a
+#   restored server needs its own server_uuid, and the donor's SET PERSIST values are not the new
+#   cluster's. Nothing else is changed: the directory is a data directory as the donor would have after
+#   a crash at that point (the restore's first start applies its redo).
+# - It streams as one tar through gzip -1 (fast: on a few cores the compressor, not the disk, bounds the
+#   rate) to base/<name>/datadir.tar.gz; the manifest follows last, as for a dump, so a failed run
+#   leaves nothing that looks like a backup. The scratch volume must hold the whole data directory
+#   (spec.backup.scratchSize); everything on it is removed when the job ends, however it ends.
+
+physical_dir=\${BACKUP_CLONE_SCRATCH:-$RECON8S_BACKUP_SCRATCH} # overridden by unit tests only
+physical_sock=$physical_dir/recipient.sock
+physical_pid=
+
+# The throwaway server's options, on the data directory named. The plugins the members load (my.cnf),
+# since clone refuses a recipient that lacks a plugin its donor has active. No keys or certificates of
+# its own are generated into the data directory (they would end up in the copy). A copy of a replica
+# holds its replication settings: --skip-replica-start, or it would go on replicating past its point.
+physical_server_options() {
+  printf '%s\\n' --no-defaults --datadir="$1" --tmpdir="$physical_dir" --secure-file-priv="$physical_dir/files" \\
+    --log-error="$physical_dir/recipient.err" --innodb-buffer-pool-size=128M --auto-generate-certs=OFF \\
+    --caching-sha2-password-auto-generate-rsa-keys=OFF
+}
+
+physical_cleanup() {
+  if [[ -n $physical_pid ]] && kill -0 "$physical_pid" 2>/dev/null; then
+    kill -TERM "$physical_pid" 2>/dev/null || true
+    wait "$physical_pid" 2>/dev/null || true
+  fi
+  [[ ! -d $physical_dir ]] || rm -rf -- "\${physical_dir:?}"/*
+}
+
+recipient_sql() {
+  mysql_client --no-defaults --socket="$physical_sock" --user=root --batch --skip-column-names --raw "$@"
+}
+
+# physical_start DATADIR [OPTION...]: the throwaway server on DATADIR, until it answers on its socket.
+physical_start() {
+  local options
+  mapfile -t options < <(physical_server_options "$1")
+  mysqld "\${options[@]}" --socket="$physical_sock" --pid-file="$physical_dir/recipient.pid" \\
+    --skip-networking --mysqlx=OFF --skip-log-bin --skip-replica-start --gtid-mode=ON --enforce-gtid-consistency=ON --max-allowed-packet=1G \\
+    --plugin-load-add=mysql_clone.so --plugin-load-add=semisync_source.so --plugin-load-add=semisync_replica.so \\
+    --clone-ssl-ca="$RECON8S_TLS_CA" "\${@:2}" &
+  physical_pid=$!
+  local i
+  for ((i = 0; i < 300; i++)); do
+    mysqladmin --no-defaults --socket="$physical_sock" --user=root ping >/dev/null 2>&1 && return 0
+    kill -0 "$physical_pid" 2>/dev/null ||
+      die "the backup's throwaway mysqld exited: $(last_line "$(cat -- "$physical_dir/recipient.err" 2>/dev/null)")"
+    sleep 1
+  done
+  die "the backup's throwaway mysqld did not answer within 5 minutes"
+}
+
+physical_stop() {
+  recipient_sql -e 'SHUTDOWN' >/dev/null
+  wait "$physical_pid" || die "the backup's throwaway mysqld failed to shut down cleanly"
+  physical_pid=
+}
+
+# physical_backup HOST OBJECT: clones HOST into the scratch volume and streams the copy to OBJECT (a store
+# path). Sets gtids (the copy's GTID set), data_bytes (the data directory's size), clone_seconds and
+# stream_seconds.
+physical_backup() {
+  local host=$1 object=$2 copy=$physical_dir/copy at out
+  physical_cleanup
+  mkdir -p -- "$physical_dir/files"
+  local options
+  mapfile -t options < <(physical_server_options "$physical_dir/recipient")
+  mysqld "\${options[@]}" --initialize-insecure ||
+    die "the clone's recipient mysqld could not initialize: $(last_line "$(cat -- "$physical_dir/recipient.err" 2>/dev/null)")"
+  physical_start "$physical_dir/recipient"
+  at=$EPOCHSECONDS
+  log "cloning $host:$RECON8S_MYSQL_PORT into $copy"
+  # shellcheck disable=SC2154 # clone_user and clone_password are backup.sh's (its one place for logins)
+  out=$({
+    printf "SET SESSION sql_mode = '';\\n"
+    printf 'SET GLOBAL clone_valid_donor_list = %s;\\n' "$(sql_quote "$host:$RECON8S_MYSQL_PORT")"
+    printf "CLONE INSTANCE FROM %s@%s:%d IDENTIFIED BY %s DATA DIRECTORY = %s REQUIRE SSL;\\n" \\
+      "$(sql_quote "$clone_user")" "$(sql_quote "$host")" "$RECON8S_MYSQL_PORT" "$(sql_quote "$clone_password")" "$(sql_quote "$copy")"
+  } | recipient_sql 2>&1) || die "the clone of $host:$RECON8S_MYSQL_PORT failed: $(last_line "$out")"
+  physical_stop
+  # The copy's first start: InnoDB recovers it to the clone's consistent point (the redo copied with it),
+  # and its GTID set, persisted by the clone in mysql.gtid_executed, is read back from it. The copy then
+  # starts as a clean data directory wherever it is restored.
+  physical_start "$copy" --skip-grant-tables
+  out=$(recipient_sql -e "SELECT REPLACE(@@GLOBAL.gtid_executed, '\\n', '')") ||
+    die "the copy's GTID set cannot be read: $(last_line "$out")"
+  gtids=
+  checked gtids gtid-set "$out" "the copy's GTID set (@@GLOBAL.gtid_executed of the cloned data directory)"
+  [[ -n $gtids ]] || die "the copy of $host holds no GTID set: it is not a member's data"
+  physical_stop
+  clone_seconds=$((EPOCHSECONDS - at))
+  rm -f -- "$copy/auto.cnf" "$copy/mysqld-auto.cnf"
+  data_bytes=$(du -sb -- "$copy" | cut -f1)
+  log "cloned $data_bytes bytes of data directory in $clone_seconds s (GTID set '$gtids'); streaming it to $(store_url "$object")"
+  at=$EPOCHSECONDS
+  tar -C "$copy" -cf - . | gzip -1 -c | store_rclone rcat "$(store_path "$object")"
+  # shellcheck disable=SC2034 # backup.sh's manifest says it
+  stream_seconds=$((EPOCHSECONDS - at))
+  physical_cleanup
+}
+`,
   'pre-stop.sh': `#!/bin/bash
 # recon8s pre-stop, the mysql container's preStop hook: asks the agent beside mysqld to fence this member
 # (read-only, its clients' sessions ended, the source side off) and waits for its answer, before the
@@ -1138,7 +1297,8 @@ adopt_clone() {
 `,
   'restore.sh': `# recon8s restore: functions bootstrap.sh runs on its temporary server when RESTORE_BACKUP is set (a new
 # cluster's first member, created from a backup in an object store: spec.restore), and verify-backup.sh
-# on its scratch server. Both set \`volume\` (where the replayed logs are staged) and temporary_sql.
+# on its scratch server. Both set \`volume\` (where the replayed logs are staged), temporary_sql, and for a
+# physical backup temporary_datadir, temporary_stop and temporary_start (see restore_physical).
 # shellcheck shell=bash
 #
 # The design (the store's layout is in store.sh):
@@ -1148,8 +1308,9 @@ adopt_clone() {
 #   container says why in its termination message, which the controller reports as Degraded
 #   (RestoreFailed) and an Event. The kubelet retries it with its back-off.
 # - The backup: the one named, or the latest (with a point in time, the latest that ended before it).
-#   Its dump is streamed from the store into the temporary server; then the server's GTID history is
-#   the backup's (RESET BINARY LOGS AND GTIDS, SET GLOBAL gtid_purged).
+#   Its dump is streamed from the store into the temporary server, or its physical copy (a manifest's
+#   method) is unpacked as the temporary server's data directory (restore_physical); then the server's
+#   GTID history is the backup's (RESET BINARY LOGS AND GTIDS, SET GLOBAL gtid_purged).
 # - The binary logs archived after it are replayed in the order they were archived, each through
 #   mysqlbinlog (--stop-datetime for a point in time, --include-gtids for a GTID set) into the
 #   temporary server with their own GTIDs, leaving out (--exclude-gtids) every transaction already
@@ -1232,9 +1393,16 @@ restore_from_store() {
   [[ -z $before || $(temporary_value "SELECT GTID_SUBSET('$before', '$gtids')") != 1 ]] ||
     restore_fail "backup $name holds transaction $before already: name an earlier backup, or leave backup as latest"
 
-  log "restoring backup $name from $(store_url "base/$name/") (GTID set '$gtids')"
-  store_cat "base/$name/dump.sql.gz" | gunzip -c | temporary_sql --binary-mode ||
-    restore_fail "loading backup $name from $(store_url "base/$name/") failed: $(store_failure || echo "see the bootstrap container's log")"
+  local method
+  stored_field method "$manifest" method backup-method "$(store_url "base/$name/manifest.json")" || method=logical
+  log "restoring backup $name ($method) from $(store_url "base/$name/") (GTID set '$gtids')"
+  if [[ $method == physical ]]; then
+    # shellcheck disable=SC2154 # the sourcing script's (see the top)
+    restore_physical "$name" "$gtids" "$temporary_datadir"
+  else
+    store_cat "base/$name/dump.sql.gz" | gunzip -c | temporary_sql --binary-mode ||
+      restore_fail "loading backup $name from $(store_url "base/$name/") failed: $(store_failure || echo "see the bootstrap container's log")"
+  fi
   temporary_sql -e "RESET BINARY LOGS AND GTIDS; SET GLOBAL gtid_purged = '$gtids';"
 
   local replayed=0
@@ -1244,6 +1412,35 @@ restore_from_store() {
   restored=$(printf '{"backup":"%s","location":"%s","pointInTime":"%s","beforeGtid":"%s","gtidSet":"%s","replayedLogs":%d}' \\
     "$name" "$(store_url "base/$name/")" "$point" "$before" "$executed" "$replayed")
   log "restored: $restored"
+}
+
+# restore_physical NAME GTIDS DATADIR: the temporary server's data directory DATADIR becomes backup NAME's
+# physical copy (base/NAME/datadir.tar.gz), which must hold exactly the GTID set GTIDS its manifest
+# records. The sourcing script names its temporary server's stop (temporary_stop, nothing when none
+# runs) and its start on DATADIR with the options given (temporary_start). The copy comes with the
+# source's mysql schema: the server starts without grant tables (no network either), so that root
+# over the socket is let in whatever password the source gave it, and root@localhost is given the empty
+# password of a fresh --initialize-insecure (what the rest of the bootstrap
+# expects; the bootstrap then sets this cluster's own passwords, on every account it manages). The
+# source's replication settings are reset. What fails is refused through on_untrusted (a restore:
+# RestoreFailed; a verification: its failure). The archive is hostile like every object of the store: only regular files and directories
+# may come out of it (GNU tar refuses names with "..", and writes no file through a link it made).
+restore_physical() {
+  local name=$1 gtids=$2 datadir=$3 object=base/$1/datadir.tar.gz odd same
+  temporary_stop
+  rm -rf -- "$datadir"
+  mkdir -p -- "$datadir"
+  store_cat "$object" | gunzip -c | tar -C "$datadir" --no-same-owner --no-same-permissions -xf - ||
+    "$on_untrusted" "unpacking backup $name from $(store_url "$object") failed: $(store_failure || echo "the object is not a whole gzipped tar (see the log)")"
+  odd=$(find "$datadir" ! -type f ! -type d -print -quit)
+  [[ -z $odd ]] || "$on_untrusted" "backup $name ($(store_url "$object")) holds something that is neither a file nor a directory: $(shown "\${odd#"$datadir"/}")"
+  [[ -e $datadir/mysql.ibd ]] || "$on_untrusted" "backup $name ($(store_url "$object")) holds no MySQL data dictionary (mysql.ibd)"
+  rm -f -- "$datadir/auto.cnf" "$datadir/mysqld-auto.cnf"
+  temporary_start --skip-grant-tables
+  same=$(temporary_value "SELECT GTID_SUBSET(@@GLOBAL.gtid_executed, '$gtids') AND GTID_SUBSET('$gtids', @@GLOBAL.gtid_executed)")
+  [[ $same == 1 ]] ||
+    "$on_untrusted" "backup $name ($(store_url "$object")) holds the GTID set $(shown "$(temporary_value "SELECT REPLACE(@@GLOBAL.gtid_executed, '\\\\n', '')")"), not the one its manifest records ('$gtids')"
+  temporary_sql -e "SET SESSION sql_log_bin = 0; FLUSH PRIVILEGES; ALTER USER 'root'@'localhost' IDENTIFIED BY $(sql_quote ''); RESET REPLICA ALL;"
 }
 
 # gtid_event_position LOG GTID: where the transaction GTID starts in the binary log LOG (the "# at"
@@ -1583,35 +1780,50 @@ if ((data_bytes * 2 > VERIFY_SCRATCH_BYTES)); then
   exit 0
 fi
 
-log "verifying backup $name ($(store_url "base/$name/")) in a scratch mysqld"
+stored_field method "$manifest" method backup-method "$manifest_url" || method=logical
+log "verifying backup $name ($method, $(store_url "base/$name/")) in a scratch mysqld"
 mkdir -p -- "$scratch/files"
 # mysqld itself, not a function: server_pid must be the server's (to stop it, and to read its usage).
 server_options=(--no-defaults --datadir="$scratch/data" --tmpdir="$scratch" --secure-file-priv="$scratch/files" --log-error="$scratch/mysqld.err")
-mysqld "\${server_options[@]}" --initialize-insecure || fail "the scratch mysqld could not initialize: $(last_line "$(cat -- "$scratch/mysqld.err" 2>/dev/null)")"
-# Small and quiet: no binary log (the restore's GTIDs are kept in mysql.gtid_executed), no network.
-mysqld "\${server_options[@]}" --socket="$sock" --pid-file="$scratch/mysqld.pid" --skip-networking --mysqlx=OFF --skip-log-bin \\
-  --gtid-mode=ON --enforce-gtid-consistency=ON --performance-schema=OFF --innodb-buffer-pool-size=128M \\
-  --max-allowed-packet=1G &
-server_pid=$!
-for ((i = 0; i < 300; i++)); do
-  mysqladmin --no-defaults --socket="$sock" --user=root ping >/dev/null 2>&1 && break
-  kill -0 "$server_pid" 2>/dev/null || fail "the scratch mysqld exited: $(last_line "$(cat -- "$scratch/mysqld.err" 2>/dev/null)")"
-  sleep 1
-done
+# Small and quiet: no binary log (the restore's GTIDs are kept in mysql.gtid_executed), no network, no
+# replication (a physical copy of a replica holds the replica's settings).
+temporary_start() {
+  mysqld "\${server_options[@]}" --socket="$sock" --pid-file="$scratch/mysqld.pid" --skip-networking --mysqlx=OFF --skip-log-bin --skip-replica-start \\
+    --gtid-mode=ON --enforce-gtid-consistency=ON --performance-schema=OFF --innodb-buffer-pool-size=128M \\
+    --max-allowed-packet=1G "$@" &
+  server_pid=$!
+  for ((i = 0; i < 300; i++)); do
+    mysqladmin --no-defaults --socket="$sock" --user=root ping >/dev/null 2>&1 && return 0
+    kill -0 "$server_pid" 2>/dev/null || fail "the scratch mysqld exited: $(last_line "$(cat -- "$scratch/mysqld.err" 2>/dev/null)")"
+    sleep 1
+  done
+  fail "the scratch mysqld did not answer within 5 minutes"
+}
+# Nothing runs before a physical copy is unpacked (restore_physical).
+temporary_stop() { :; }
+temporary_datadir=$scratch/data
 temporary_sql() {
   mysql_client --no-defaults --socket="$sock" --user=root --batch --max-allowed-packet=1G "$@"
 }
 
-# 1. The dump, as a restore loads it. gunzip says when the object is not what was written.
-dump_url=$(store_url "base/$name/dump.sql.gz")
-if ! store_cat "base/$name/dump.sql.gz" | gunzip -c 2>"$scratch/gunzip.err" | temporary_sql --binary-mode 2>"$scratch/load.err"; then
-  if why=$(store_failure); then fail "backup $name cannot be restored: $why"; fi
-  # A corrupt object often fails in mysql first (garbage SQL), before gunzip reaches its checksum.
-  if why=$(store_cat "base/$name/dump.sql.gz" | gzip -t 2>&1); then
-    why=$(grep -m1 '^ERROR' "$scratch/load.err" || last_line "$(cat -- "$scratch/load.err" 2>/dev/null)")
-    fail "backup $name cannot be restored: the object $dump_url does not load (\${why%%; check the manual*})"
+if [[ $method == physical ]]; then
+  # 1. The physical copy, as a restore unpacks it: gunzip and tar say when the object is not what was
+  # written, and the server started on it must hold the GTID set the manifest records.
+  restore_physical "$name" "$gtids" "$temporary_datadir"
+else
+  mysqld "\${server_options[@]}" --initialize-insecure || fail "the scratch mysqld could not initialize: $(last_line "$(cat -- "$scratch/mysqld.err" 2>/dev/null)")"
+  temporary_start
+  # 1. The dump, as a restore loads it. gunzip says when the object is not what was written.
+  dump_url=$(store_url "base/$name/dump.sql.gz")
+  if ! store_cat "base/$name/dump.sql.gz" | gunzip -c 2>"$scratch/gunzip.err" | temporary_sql --binary-mode 2>"$scratch/load.err"; then
+    if why=$(store_failure); then fail "backup $name cannot be restored: $why"; fi
+    # A corrupt object often fails in mysql first (garbage SQL), before gunzip reaches its checksum.
+    if why=$(store_cat "base/$name/dump.sql.gz" | gzip -t 2>&1); then
+      why=$(grep -m1 '^ERROR' "$scratch/load.err" || last_line "$(cat -- "$scratch/load.err" 2>/dev/null)")
+      fail "backup $name cannot be restored: the object $dump_url does not load (\${why%%; check the manual*})"
+    fi
+    fail "backup $name cannot be restored: the object $dump_url is corrupt ($(last_line "$why"))"
   fi
-  fail "backup $name cannot be restored: the object $dump_url is corrupt ($(last_line "$why"))"
 fi
 temporary_sql -e "RESET BINARY LOGS AND GTIDS; SET GLOBAL gtid_purged = '$gtids';"
 
@@ -1620,7 +1832,9 @@ tables=0
 differences=()
 bt='\`'
 entry_re='^\\["(([^"\\\\]|\\\\.)*)",([0-9]+),([0-9]+)\\]$'
-if [[ $manifest == *'"tables":['* ]]; then
+if [[ $method == physical ]]; then
+  checked="the physical copy holds the GTID set its manifest records"
+elif [[ $manifest == *'"tables":['* ]]; then
   while IFS= read -r entry; do
     [[ $entry =~ $entry_re ]] || continue
     table=\${BASH_REMATCH[1]} rows=\${BASH_REMATCH[3]} sum=\${BASH_REMATCH[4]}

@@ -90,10 +90,11 @@ export interface MySQLClusterSpec {
    */
   readonly mysqlConf?: Readonly<Record<string, string>>;
   /**
-   * Scheduled logical backups: the application's schemas (one consistent snapshot at a recorded GTID
-   * set) and accounts, never the mysql schema; taken from a replica when there is one. Into a
-   * PersistentVolumeClaim, or into an object store together with the binary logs, from which
-   * `restore` creates a new cluster at any point in time.
+   * Scheduled backups, taken from a replica when there is one: logical (the application's schemas,
+   * one consistent snapshot at a recorded GTID set, and accounts, never the mysql schema) or
+   * physical (a consistent copy of the data directory at a recorded GTID set; see method). Into a
+   * PersistentVolumeClaim (logical only), or into an object store together with the binary logs,
+   * from which `restore` creates a new cluster at any point in time.
    * @default - none
    */
   readonly backup?: MySQLBackup;
@@ -349,10 +350,11 @@ export interface ResolvedMySQLCertificateIssuerRef {
 }
 
 /**
- * Scheduled logical backups: the application's schemas (one consistent snapshot at a recorded GTID
- * set) and accounts, never the mysql schema; taken from a replica when there is one. Into a
- * PersistentVolumeClaim, or into an object store together with the binary logs, from which
- * `restore` creates a new cluster at any point in time.
+ * Scheduled backups, taken from a replica when there is one: logical (the application's schemas,
+ * one consistent snapshot at a recorded GTID set, and accounts, never the mysql schema) or
+ * physical (a consistent copy of the data directory at a recorded GTID set; see method). Into a
+ * PersistentVolumeClaim (logical only), or into an object store together with the binary logs,
+ * from which `restore` creates a new cluster at any point in time.
  */
 export interface MySQLBackup {
   /**
@@ -371,6 +373,26 @@ export interface MySQLBackup {
    * @default - none
    */
   readonly s3?: MySQLObjectStore;
+  /**
+   * How each backup is taken. "logical": a mysqldump of the application's schemas and accounts
+   * (portable to another MySQL version or settings, and the smallest object for small databases;
+   * restored statement by statement). "physical": a consistent copy of the whole data directory,
+   * made with MySQL's clone plugin by a throwaway mysqld in the backup job from a replica (the
+   * primary when there is none), streamed gzipped to the object store (base/<backup>/datadir.tar.gz)
+   * with the GTID set it holds; restored by unpacking it, at the disk's speed rather than one
+   * statement at a time. Needs s3; a restore or verification needs the same MySQL version.
+   * Binary-log archiving, point-in-time restores and verification work on top of either
+   * (docs/mysql-backup.md).
+   * @default "logical"
+   */
+  readonly method?: "logical" | "physical";
+  /**
+   * With method physical: the size limit of the backup job's scratch volume (emptyDir sizeLimit) the
+   * clone is made in before it is streamed to the store. It must hold the whole data directory (its
+   * tables, indexes, undo and redo logs).
+   * @default "10Gi"
+   */
+  readonly scratchSize?: string | number;
   /**
    * With s3: how often the binary logs are archived (the primary switches to a new log, and the
    * closed ones are copied). A point-in-time restore reaches at most the last archived log. 0
@@ -406,6 +428,8 @@ export interface ResolvedMySQLBackup {
   readonly schedule: string;
   readonly persistentVolumeClaimName?: string;
   readonly s3?: ResolvedMySQLObjectStore;
+  readonly method: "logical" | "physical";
+  readonly scratchSize: string | number;
   readonly binlogIntervalMinutes?: number;
   readonly retain: number;
   readonly suspend: boolean;
@@ -1201,6 +1225,11 @@ export interface MySQLBackupStatus {
    */
   readonly name?: string;
   /**
+   * How that backup was taken: logical or physical.
+   * @default - none
+   */
+  readonly method?: string;
+  /**
    * Where it is (s3://bucket/prefix/base/<name>/, or a file).
    * @default - none
    */
@@ -1241,6 +1270,7 @@ export interface MySQLBackupStatus {
 export interface ResolvedMySQLBackupStatus {
   readonly lastSuccessfulTime?: string;
   readonly name?: string;
+  readonly method?: string;
   readonly location?: string;
   readonly sizeBytes?: number;
   readonly gtidSet?: string;

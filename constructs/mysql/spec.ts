@@ -291,12 +291,18 @@ const verify = s.object({
 const backup = s.object({
   typeName: 'MySQLBackup',
   description:
-    "Scheduled logical backups: the application's schemas (one consistent snapshot at a recorded GTID set) and accounts, never the mysql schema; taken from a replica when there is one. Into a PersistentVolumeClaim, or into an object store together with the binary logs, from which `restore` creates a new cluster at any point in time.",
+    "Scheduled backups, taken from a replica when there is one: logical (the application's schemas, one consistent snapshot at a recorded GTID set, and accounts, never the mysql schema) or physical (a consistent copy of the data directory at a recorded GTID set; see method). Into a PersistentVolumeClaim (logical only), or into an object store together with the binary logs, from which `restore` creates a new cluster at any point in time.",
   rules: [
     s.rule<{ persistentVolumeClaimName?: string; s3?: unknown }>(
       'has(self.persistentVolumeClaimName) != has(self.s3)',
       'exactly one destination: persistentVolumeClaimName or s3',
       (v) => (v.persistentVolumeClaimName === undefined) !== (v.s3 === undefined),
+    ),
+    s.rule<{ s3?: unknown; method?: string }>(
+      "!has(self.method) || self.method != 'physical' || has(self.s3)",
+      'method physical needs s3 (a physical backup is restored and verified from an object store only)',
+      (v) => v.method !== 'physical' || v.s3 !== undefined,
+      { fieldPath: '.method' },
     ),
     s.rule<{ s3?: unknown; binlogIntervalMinutes?: number }>(
       '!has(self.binlogIntervalMinutes) || has(self.s3)',
@@ -324,6 +330,23 @@ const backup = s.object({
       }),
     ),
     s3: s.optional(objectStore),
+    method: s.optional(
+      s.string({
+        description:
+          'How each backup is taken. "logical": a mysqldump of the application\'s schemas and accounts (portable to another MySQL version or settings, and the smallest object for small databases; restored statement by statement). "physical": a consistent copy of the whole data directory, made with MySQL\'s clone plugin by a throwaway mysqld in the backup job from a replica (the primary when there is none), streamed gzipped to the object store (base/<backup>/datadir.tar.gz) with the GTID set it holds; restored by unpacking it, at the disk\'s speed rather than one statement at a time. Needs s3; a restore or verification needs the same MySQL version. Binary-log archiving, point-in-time restores and verification work on top of either (docs/mysql-backup.md).',
+        enum: ['logical', 'physical'],
+        default: 'logical',
+      }),
+    ),
+    scratchSize: s.optional(
+      s.quantity({
+        description:
+          "With method physical: the size limit of the backup job's scratch volume (emptyDir sizeLimit) the clone is made in before it is streamed to the store. It must hold the whole data directory (its tables, indexes, undo and redo logs).",
+        default: '10Gi',
+        positive: true,
+        bytes: true,
+      }),
+    ),
     binlogIntervalMinutes: s.optional(
       s.integer({
         description:
@@ -924,6 +947,7 @@ export const mysqlStatus = s.object({
         properties: {
           lastSuccessfulTime: s.optional(s.string({ description: 'When the last backup that completed ended.' })),
           name: s.optional(s.string({ description: 'That backup (its name is the UTC time it started).' })),
+          method: s.optional(s.string({ description: 'How that backup was taken: logical or physical.' })),
           location: s.optional(s.string({ description: 'Where it is (s3://bucket/prefix/base/<name>/, or a file).' })),
           sizeBytes: s.optional(s.integer({ description: 'Its size, compressed.', minimum: 0 })),
           gtidSet: s.optional(s.string({ description: 'The transactions it holds (its consistent point).' })),

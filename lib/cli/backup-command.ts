@@ -299,12 +299,12 @@ export async function backupsCommand(
 
 /**
  * list-backups.sh's lines as a table, then how far a point-in-time restore reaches. The manifests and
- * state.json are the bucket's: a manifest whose name, end time, size or GTID set is not of its grammar
+ * state.json are the bucket's: a manifest whose name, end time, method, size or GTID set is not of its grammar
  * is listed as not one recon8s wrote (and not as a backup to restore), and nothing of one reaches the
  * terminal but printable text.
  */
 export function formatBackups(listing: string): string {
-  const rows = [['BACKUP', 'ENDED', 'SIZE', 'GTID SET']];
+  const rows = [['BACKUP', 'ENDED', 'METHOD', 'SIZE', 'GTID SET']];
   let covered: string | undefined;
   let oldestEnd: string | undefined;
   const refused: string[] = [];
@@ -325,19 +325,21 @@ export function formatBackups(listing: string): string {
       const ended = valueOf('time', o.endTime);
       const gtids = valueOf('gtid-set', o.gtidSet);
       const bytes = typeof o.sizeBytes === 'number' ? String(o.sizeBytes) : o.sizeBytes;
-      if (!name || !ended || gtids === undefined || !isOf('count', bytes)) {
+      // A manifest written before there were two methods says none: a dump.
+      const method = o.method === undefined ? 'logical' : valueOf('backup-method', o.method);
+      if (!name || !ended || gtids === undefined || !method || !isOf('count', bytes)) {
         refused.push(printable(JSON.stringify(o.name ?? null), 80));
         continue;
       }
       oldestEnd ??= ended;
-      rows.push([name, ended, size(Number(bytes)), gtids]);
+      rows.push([name, ended, method, size(Number(bytes)), gtids]);
     } else if (kind === 'file') {
       if (!isOf('count', second)) continue;
-      rows.push([printable(first, 200), '', size(Number(second)), '']);
+      rows.push([printable(first, 200), '', 'logical', size(Number(second)), '']);
     }
   }
   const warning = refused.length
-    ? `warning: ${refused.length} manifest${refused.length === 1 ? '' : 's'} in the store ${refused.length === 1 ? 'is' : 'are'} not as recon8s writes them (a name, end time, size or GTID set that is not one), left out; a restore refuses ${refused.length === 1 ? 'it' : 'them'} too: ${refused.join(', ')}\n`
+    ? `warning: ${refused.length} manifest${refused.length === 1 ? '' : 's'} in the store ${refused.length === 1 ? 'is' : 'are'} not as recon8s writes them (a name, end time, method, size or GTID set that is not one), left out; a restore refuses ${refused.length === 1 ? 'it' : 'them'} too: ${refused.join(', ')}\n`
     : '';
   if (rows.length === 1) return `${warning}no backups yet\n`;
   const table = formatTable(rows);

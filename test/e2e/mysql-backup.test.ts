@@ -632,6 +632,159 @@ describe('MySQLCluster backups to S3 and restores on a real node (MySQL 9.7, ver
     );
   });
 
+  it('backs up physically (a clone of the replica, spec.backup.method physical), verifies it by a restore, lists it, and restores it into a new cluster with the binary logs archived after it on top; both methods measured on the same data', async () => {
+    // Data enough to measure by: 64 MiB of rows (hex digests, which gzip halves) in one table.
+    await sql(
+      `${SOURCE}-0`,
+      [
+        'SET SESSION cte_max_recursion_depth = 100000',
+        'CREATE TABLE e2e.bulk (id INT PRIMARY KEY, v TEXT)',
+        'INSERT INTO e2e.bulk WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 65536) SELECT i, CONCAT(SHA2(i, 512), SHA2(-i, 512), SHA2(i + 0.5, 512), SHA2(i - 0.5, 512), SHA2(i * 3, 512), SHA2(i * 5, 512), SHA2(i * 7, 512), SHA2(i * 11, 512)) FROM n',
+      ].join('; '),
+    );
+    const setMethod = async (method: 'logical' | 'physical') => {
+      await custom.patchNamespacedCustomObject(
+        { ...GROUP, namespace: ns, name: SOURCE, body: { spec: { backup: { method } } } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
+      await eventually(
+        async () => {
+          const cj = await batch.readNamespacedCronJob({ namespace: ns, name: `${SOURCE}-backup` });
+          const pod = cj.spec?.jobTemplate.spec?.template.spec;
+          const backup = [...(pod?.initContainers ?? []), ...(pod?.containers ?? [])].find((c) => c.name === 'backup');
+          assert.equal(backup?.env?.find((e) => e.name === 'BACKUP_METHOD')?.value, method);
+        },
+        { timeoutMs: 30_000, intervalMs: 500, description: `the CronJob takes ${method} backups` },
+      );
+    };
+    interface Manifest {
+      name: string;
+      method?: string;
+      gtidSet: string;
+      durationSeconds: number;
+      sizeBytes: number;
+      dataBytes: number;
+    }
+    /** A backup job of this method, then its manifest and the verification that followed it. */
+    const backUp = async (method: 'logical' | 'physical', writing: boolean): Promise<Manifest> => {
+      await setMethod(method);
+      const before = (await cluster(SOURCE)).status?.backup?.name;
+      const writer = writing ? startWriter(8000) : undefined;
+      const run = await runJob(`${SOURCE}-backup`);
+      const written = (await writer?.stop()) ?? [];
+      assert.ok(run.succeeded, `the ${method} backup job failed: ${JSON.stringify((await cluster(SOURCE)).status)}`);
+      let name = '';
+      await eventually(
+        async () => {
+          const b = (await cluster(SOURCE)).status?.backup as (BackupStatus & { method?: string }) | undefined;
+          assert.notEqual(b?.name, before);
+          assert.equal(b?.method, method);
+          name = b?.name ?? '';
+          const verified = (b as { lastVerified?: { backup?: string; result?: string; message?: string } })
+            .lastVerified;
+          assert.equal(verified?.backup, name);
+          assert.equal(verified.result, 'Passed', JSON.stringify(verified));
+        },
+        { timeoutMs: 60_000, intervalMs: 1000, description: `the ${method} backup in status, verified` },
+      );
+      const dir = join(s3?.dataDir ?? '', BUCKET, PREFIX, 'base', name);
+      const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as Manifest;
+      assert.equal(manifest.method, method);
+      assert.ok(existsSync(join(dir, method === 'physical' ? 'datadir.tar.gz' : 'dump.sql.gz')));
+      console.log(
+        `      ${method} backup ${name}: ${manifest.sizeBytes} bytes in the store after ${manifest.durationSeconds} s (job ${run.seconds.toFixed(0)} s with its verification)${writing ? `, ${written.length} rows written meanwhile` : ''}`,
+      );
+      return manifest;
+    };
+    /** Seconds the restored cluster's first member spent in its bootstrap (the restore), by the kubelet's clock. */
+    const bootstrapSeconds = async (pod: string): Promise<number> => {
+      const status = (await core.readNamespacedPod({ namespace: ns, name: pod })).status?.initContainerStatuses;
+      const done = status?.find((c) => c.name === 'bootstrap')?.state?.terminated;
+      assert.ok(done?.startedAt && done.finishedAt, `${pod}: bootstrap ended`);
+      return (new Date(done.finishedAt).getTime() - new Date(done.startedAt).getTime()) / 1000;
+    };
+
+    const logical = await backUp('logical', false);
+    const physical = await backUp('physical', true);
+    assert.match(physical.gtidSet, /^[0-9a-f-]{36}:1-\d+$/);
+    // The copy is the replica's, consistent at its GTID set, taken while the writer wrote.
+    assert.ok(physical.dataBytes > 64 * 2 ** 20, `${physical.dataBytes} bytes of data directory`);
+
+    const listed = await cli(['backups', SOURCE]);
+    assert.equal(listed.code, 0, listed.err);
+    assert.match(listed.out, new RegExp(`^${physical.name} +\\S+ +physical +`, 'm'));
+    assert.match(listed.out, new RegExp(`^${logical.name} +\\S+ +logical +`, 'm'));
+
+    // Writes after the backup, archived: the restore replays them on top of the copy.
+    await sql(`${SOURCE}-0`, "INSERT INTO e2e.t VALUES (9000, 'after the physical backup')");
+    await sql(`${SOURCE}-0`, "UPDATE e2e.bulk SET v = 'changed after the physical backup' WHERE id <= 10");
+    const expected = {
+      t: await rowsAndSum(`${SOURCE}-0`),
+      bulk: await sql(`${SOURCE}-0`, 'CHECKSUM TABLE e2e.bulk'),
+      b: await sql(`${SOURCE}-0`, 'CHECKSUM TABLE e2e.b'),
+    };
+    await new Promise((r) => setTimeout(r, 1100));
+    const point = utcNow();
+    await new Promise((r) => setTimeout(r, 1100));
+    const archived = await cli(['binlog', 'archive', SOURCE]);
+    assert.equal(archived.code, 0, archived.err);
+
+    await custom.createNamespacedCustomObject({
+      ...GROUP,
+      namespace: ns,
+      body: mysqlClusterResource(node().images.mysql, 'physical', 2, {
+        restore: { backup: 'latest', pointInTime: point, s3: { ...store(), prefix: PREFIX } },
+      }),
+    });
+    await allReady('physical', 2);
+    const restore = (await cluster('physical')).status?.restore;
+    assert.equal(restore?.backup, physical.name, JSON.stringify(restore));
+    assert.ok((restore?.replayedLogs ?? 0) >= 1, JSON.stringify(restore));
+    for (const m of ['physical-0', 'physical-1'])
+      await eventually(
+        async () =>
+          assert.deepEqual(
+            {
+              t: await rowsAndSum(m),
+              bulk: await sql(m, 'CHECKSUM TABLE e2e.bulk'),
+              b: await sql(m, 'CHECKSUM TABLE e2e.b'),
+            },
+            expected,
+          ),
+        { timeoutMs: 60_000, intervalMs: 1000, description: `${m} holds the source's data at the point` },
+      );
+    // Its own server identity and its own credentials: the source's root password logs in nowhere.
+    assert.notEqual(await sql('physical-0', 'SELECT @@server_uuid'), await sql(`${SOURCE}-1`, 'SELECT @@server_uuid'));
+    await sql('physical-0', "INSERT INTO e2e.t VALUES (100001, 'after the physical restore')");
+    await eventually(
+      async () => assert.equal(await sql('physical-1', 'SELECT COUNT(*) FROM e2e.t WHERE id = 100001'), '1'),
+      { timeoutMs: 60_000, intervalMs: 500, description: 'physical-1 replicates' },
+    );
+    const physicalRestore = await bootstrapSeconds('physical-0');
+    await custom.deleteNamespacedCustomObject({ ...GROUP, namespace: ns, name: 'physical' });
+
+    // The dump of the same data, restored the same way, for the figures beside.
+    await custom.createNamespacedCustomObject({
+      ...GROUP,
+      namespace: ns,
+      body: mysqlClusterResource(node().images.mysql, 'logical', 1, {
+        restore: { backup: logical.name, s3: { ...store(), prefix: PREFIX } },
+      }),
+    });
+    await allReady('logical', 1);
+    assert.equal(await sql('logical-0', 'SELECT COUNT(*) FROM e2e.bulk'), '65536');
+    const logicalRestore = await bootstrapSeconds('logical-0');
+    await custom.deleteNamespacedCustomObject({ ...GROUP, namespace: ns, name: 'logical' });
+    // The source as the test after this one expects it: dumps.
+    await setMethod('logical');
+
+    const mb = physical.dataBytes / 1e6;
+    const rate = (seconds: number) => `${(mb / Math.max(seconds, 1)).toFixed(1)} MB/s`;
+    console.log(
+      `      ${mb.toFixed(0)} MB of data directory: backup physical ${physical.durationSeconds} s (${rate(physical.durationSeconds)}), logical ${logical.durationSeconds} s (${rate(logical.durationSeconds)}); restore (the first member's bootstrap) physical ${physicalRestore.toFixed(0)} s (${rate(physicalRestore)}, with ${restore?.replayedLogs ?? 0} archived logs replayed), logical ${logicalRestore.toFixed(0)} s (${rate(logicalRestore)})`,
+    );
+  });
+
   // Last: the gap stands (Degraded, the metric, the alert) until a newer backup holds the lost
   // transactions and the archive runs again, so it would fail the recovery the test above ends with.
   it('reports binary logs that expired before the archive copied them: Degraded and an Event BinlogArchiveGap naming the lost transactions, and Recon8sMySQLBinlogArchiveGap firing in a real Prometheus with the shipped rules, where every series of backup and archive runs has data', async function () {

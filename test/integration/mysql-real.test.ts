@@ -1082,19 +1082,28 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
     );
   });
 
-  it("backs up with each table's row count and checksum taken in the dump's own snapshot while a writer writes, and a restore into a scratch mysqld verifies it; a flipped byte fails the verification, naming the object", () => {
-    // The store: rclone's local backend in place of S3 (the same rclone, the same commands).
-    const store = '/tmp/store';
-    const env = [
-      'export PATH=/tmp/fakebin:$PATH CLUSTER_NAME=shop BACKUP_HOST=shop-primary BACKUP_RETAIN=3',
+  /**
+   * Runs the backup jobs' scripts on the primary with a store of rclone's local backend in place of S3
+   * (the same rclone, the same commands), at STORE, as a backup CronJob's pod would (BACKUP_HOST the
+   * primary Service), with the environment given beside.
+   */
+  function storeJobs(store: string, verifyScratch: string, terminationLog: string, env: string) {
+    const exports = [
+      `export PATH=/tmp/fakebin:$PATH CLUSTER_NAME=shop BACKUP_HOST=shop-primary BACKUP_RETAIN=3 ${env}`,
       `STORE_BUCKET=${store} STORE_PREFIX=shop RCLONE_CONFIG_STORE_ACCESS_KEY_ID=k RCLONE_CONFIG_STORE_SECRET_ACCESS_KEY=s`,
-      'VERIFY_SCRATCH=/tmp/verify VERIFY_SCRATCH_BYTES=10000000000 TERMINATION_LOG=/tmp/termination-log.job',
+      `VERIFY_SCRATCH=${verifyScratch} VERIFY_SCRATCH_BYTES=10000000000 TERMINATION_LOG=${terminationLog}`,
     ].join(' ');
-    const run = (script: string) => primary.exec(['bash', '-c', `${env}; ${script}`]);
+    const run = (script: string) => primary.exec(['bash', '-c', `${exports}; ${script}`]);
     const setup = run(
       `mkdir -p /tmp/fakebin ${store} && printf '%s\\n' '#!/bin/bash' 'export RCLONE_CONFIG_STORE_TYPE=local' 'exec /usr/bin/rclone "$@"' >/tmp/fakebin/rclone && chmod +x /tmp/fakebin/rclone`,
     );
     assert.ok(setup.ok, setup.stderr);
+    return run;
+  }
+
+  it("backs up with each table's row count and checksum taken in the dump's own snapshot while a writer writes, and a restore into a scratch mysqld verifies it; a flipped byte fails the verification, naming the object", () => {
+    const store = '/tmp/store';
+    const run = storeJobs(store, '/tmp/verify', '/tmp/termination-log.job', '');
     sql(primary, "CREATE TABLE t.w (id INT PRIMARY KEY, note VARCHAR(32)); INSERT INTO t.w VALUES (0, 'before')");
     const backup = run(
       '. /opt/recon8s/common.sh; ( for ((i = 1; i <= 400; i++)); do local_sql -e "INSERT INTO t.w VALUES ($i, \'during\')" || exit 1; done ) & writer=$!; sleep 0.3; env -u MYSQL_ROOT_PASSWORD bash /opt/recon8s/backup.sh; rc=$?; kill $writer 2>/dev/null; wait $writer; echo "rc=$rc"; cat /tmp/termination-log.job',
@@ -1221,6 +1230,68 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
     } finally {
       sql(primary, 'DROP TABLE t.secret');
     }
+  });
+
+  it("backs up physically (a clone by the job's own throwaway mysqld, spec.backup.method physical) while a writer writes, at the clone's GTID set, and a restore into a scratch mysqld verifies it; an archive holding a link, or another GTID set, fails the verification, naming the object", () => {
+    const store = '/tmp/store-physical';
+    const run = storeJobs(
+      store,
+      '/tmp/verify-physical',
+      '/tmp/termination-log.physical',
+      'BACKUP_METHOD=physical BACKUP_CLONE_SCRATCH=/tmp/clone-scratch',
+    );
+    assert.ok(run('mkdir -p /tmp/clone-scratch').ok);
+    sql(
+      primary,
+      "CREATE DATABASE IF NOT EXISTS t; CREATE TABLE t.p (id INT PRIMARY KEY, note VARCHAR(32)); INSERT INTO t.p VALUES (0, 'before')",
+    );
+    const backup = run(
+      '. /opt/recon8s/common.sh; ( for ((i = 1; i <= 2000; i++)); do local_sql -e "INSERT INTO t.p VALUES ($i, \'during\')" || exit 1; done ) & writer=$!; sleep 0.3; bash /opt/recon8s/backup.sh; rc=$?; kill $writer 2>/dev/null; wait $writer; echo "rc=$rc"; cat /tmp/termination-log.physical',
+    );
+    assert.match(backup.stdout, /rc=0\nBackupCompleted: /, `${backup.stdout}${backup.stderr}`);
+    const name = /"name":"(\d{8}T\d{6}Z)"/.exec(backup.stdout)?.[1] ?? '';
+    const dir = `${store}/shop/base/${name}`;
+    const manifest = JSON.parse(run(`cat ${dir}/manifest.json`).stdout) as {
+      method: string;
+      gtidSet: string;
+      dataBytes: number;
+      cloneSeconds: number;
+    };
+    assert.equal(manifest.method, 'physical');
+    assert.match(manifest.gtidSet, /^[0-9a-f-]{36}:1-\d+$/);
+    assert.ok(manifest.dataBytes > 10 * 1024 * 1024, JSON.stringify(manifest));
+    const listing = run(`tar -tzf ${dir}/datadir.tar.gz`).stdout.split('\n');
+    assert.ok(listing.includes('./mysql.ibd'), 'a data directory');
+    assert.ok(!listing.includes('./auto.cnf'), "without the donor's server identity");
+    assert.equal(run('ls -A /tmp/clone-scratch').stdout, '', 'the scratch volume is emptied');
+
+    const verify = () => run('bash /opt/recon8s/verify-backup.sh; echo "rc=$?"; cat /tmp/termination-log.physical');
+    const passed = verify();
+    assert.match(passed.stdout, /rc=0\nBackupVerified: \{"backup":"\d{8}T\d{6}Z"/, `${passed.stdout}${passed.stderr}`);
+    // The copy's rows are those of its GTID set: the writer's rows up to some point, then none.
+    assert.match(passed.stderr, /the physical copy holds the GTID set its manifest records/, passed.stderr);
+
+    // A copy with a link in it (which a later file could be written through): refused, naming the object.
+    const linked = run(
+      `cp ${dir}/datadir.tar.gz /tmp/whole-physical.tgz && rm -rf /tmp/evil && mkdir /tmp/evil && tar -C /tmp/evil -xzf ${dir}/datadir.tar.gz && ln -s /etc /tmp/evil/escape && tar -C /tmp/evil -czf ${dir}/datadir.tar.gz . && rm -rf /tmp/evil`,
+    );
+    assert.ok(linked.ok, linked.stderr);
+    const refused = verify();
+    assert.match(
+      refused.stdout,
+      /rc=1\nBackupVerificationFailed: .*holds something that is neither a file nor a directory: 'escape'/,
+      refused.stdout,
+    );
+    // A manifest naming another GTID set than the copy holds: refused.
+    assert.ok(run(`cp /tmp/whole-physical.tgz ${dir}/datadir.tar.gz`).ok);
+    const other = run(
+      `sed -i 's/"gtidSet":"\\([0-9a-f-]*\\):1-[0-9]*"/"gtidSet":"\\1:1-3"/' ${dir}/manifest.json && bash /opt/recon8s/verify-backup.sh; echo "rc=$?"; cat /tmp/termination-log.physical`,
+    );
+    assert.match(
+      other.stdout,
+      /rc=1\nBackupVerificationFailed: .*holds the GTID set '[^']+', not the one its manifest records/,
+      other.stdout,
+    );
   });
 
   it('listens on 3306 only: no X Protocol', () => {

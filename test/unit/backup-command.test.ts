@@ -11,16 +11,16 @@ describe('recon8s backups', () => {
   it('lists the backups oldest first, and the span a point-in-time restore can reach', () => {
     const listing = [
       `backup\t{"name":"20261123T030000Z","endTime":"2026-11-23T03:00:40Z","sizeBytes":1048576,"gtidSet":"${U}:1-10"}`,
-      `backup\t{"name":"20261124T030000Z","endTime":"2026-11-24T03:00:42Z","sizeBytes":2048,"gtidSet":"${U}:1-77"}`,
+      `backup\t{"name":"20261124T030000Z","endTime":"2026-11-24T03:00:42Z","method":"physical","sizeBytes":2048,"gtidSet":"${U}:1-77"}`,
       `binlog\t{"archivedGtids":"${U}:1-90","coveredUntil":"2026-11-24T10:05:00Z"}`,
       '',
     ].join('\n');
     assert.equal(
       formatBackups(listing),
       [
-        'BACKUP            ENDED                 SIZE     GTID SET',
-        `20261123T030000Z  2026-11-23T03:00:40Z  1.0 MiB  ${U}:1-10`,
-        `20261124T030000Z  2026-11-24T03:00:42Z  2.0 KiB  ${U}:1-77`,
+        'BACKUP            ENDED                 METHOD    SIZE     GTID SET',
+        `20261123T030000Z  2026-11-23T03:00:40Z  logical   1.0 MiB  ${U}:1-10`,
+        `20261124T030000Z  2026-11-24T03:00:42Z  physical  2.0 KiB  ${U}:1-77`,
         '',
         'binary logs archived until 2026-11-24T10:05:00Z: spec.restore.pointInTime may be any time from 2026-11-23T03:00:40Z to 2026-11-24T10:05:00Z (whole seconds, UTC)',
         '',
@@ -49,13 +49,15 @@ describe('recon8s backups', () => {
       `backup\t{"name":"../20261125T030000Z","endTime":"2026-11-25T03:00:42Z","sizeBytes":2,"gtidSet":""}`,
       `backup\t{"name":"20261126T030000Z","endTime":"2026-11-26T03:00:42Z","sizeBytes":"a[$(id)]","gtidSet":""}`,
       `backup\t{"name":"\\u001b]0;owned\\u0007","endTime":"2026-11-27T03:00:42Z","sizeBytes":2,"gtidSet":""}`,
+      // A method that is neither: not listed as a backup (a restore would not know how to load it).
+      `backup\t{"name":"20261128T030000Z","endTime":"2026-11-28T03:00:42Z","method":"$(id)","sizeBytes":2,"gtidSet":""}`,
       `binlog\t{"archivedGtids":"${U}:1-90","coveredUntil":"2026-11-24T10:05:00Z\\u001b[2J"}`,
     ].join('\n');
     const text = formatBackups(listing);
-    assert.match(text, new RegExp(`^20261123T030000Z  2026-11-23T03:00:40Z  1.0 MiB  ${U}:1-10$`, 'm'));
+    assert.match(text, new RegExp(`^20261123T030000Z  2026-11-23T03:00:40Z  logical  1.0 MiB  ${U}:1-10$`, 'm'));
     assert.match(
       text,
-      /^warning: 4 manifests in the store are not as recon8s writes them .* left out; a restore refuses them too: "20261124T030000Z", "\.\.\/20261125T030000Z", "20261126T030000Z", "\\u001b\]0;owned\\u0007"$/m,
+      /^warning: 5 manifests in the store are not as recon8s writes them .* left out; a restore refuses them too: "20261124T030000Z", "\.\.\/20261125T030000Z", "20261126T030000Z", "\\u001b\]0;owned\\u0007", "20261128T030000Z"$/m,
     );
     assert.doesNotMatch(text, /DROP|binary logs archived until/);
     // eslint-disable-next-line no-control-regex -- what must not reach a terminal
@@ -65,7 +67,7 @@ describe('recon8s backups', () => {
   it('lists dumps on a volume by file, and says when there is nothing', () => {
     assert.match(
       formatBackups('file\tshop-20261124T030000Z.sql.gz\t512\n'),
-      /^shop-20261124T030000Z\.sql\.gz\s+512 B$/m,
+      /^shop-20261124T030000Z\.sql\.gz\s+logical\s+512 B$/m,
     );
     assert.equal(formatBackups(''), 'no backups yet\n');
     assert.equal(formatBackups('backup\tnot json\n'), 'no backups yet\n');

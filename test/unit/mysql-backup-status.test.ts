@@ -75,6 +75,8 @@ describe('MySQLCluster backup status', () => {
     assert.deepEqual(found.backup, {
       lastSuccessfulTime: '2026-11-24T03:00:42Z',
       name: '20261124T030000Z',
+      // A manifest that names no method is a dump's (written before there were two).
+      method: 'logical',
       location: 's3://b/prod/shop/base/20261124T030000Z/',
       sizeBytes: 1234,
       gtidSet: '3e11fa47-71ca-11e1-9e33-c80aa9429562:1-77',
@@ -169,6 +171,14 @@ describe('MySQLCluster backup status', () => {
     assert.equal(found.backup?.gtidSet, '');
     assert.equal(found.backup?.source, undefined);
     assert.equal(found.backup?.location, 's3://b/p/?[2J');
+    const method = (m: unknown) =>
+      backupFindings(
+        'shop',
+        [jobPod('backup', `BackupCompleted: ${JSON.stringify({ ...MANIFEST, method: m })}`, '2026-11-24T03:00:43Z')],
+        {},
+      ).backup?.method;
+    assert.equal(method('physical'), 'physical');
+    assert.equal(method('physical\u001b[2J'), undefined);
     const words = describeStoreReport('BackupCompleted', JSON.stringify(poisoned));
     assert.doesNotMatch(words, /DROP/);
     assert.equal(words.includes('\u001b'), false);

@@ -202,6 +202,50 @@ describe('MySQLCluster backups to an object store, and restores', () => {
     );
   });
 
+  it('takes logical backups by default; a physical one clones into a bounded scratch volume of its own, with the memory of its recipient mysqld, and is still verified after it', () => {
+    const pod = (backup: Record<string, unknown>) =>
+      cronJob({ backup: { schedule: '@daily', s3: S3, ...backup } }, 'shop-backup')?.spec?.jobTemplate.spec?.template
+        .spec;
+    const backupOf = (p: ReturnType<typeof pod>) => p?.initContainers?.find((c) => c.name === 'backup');
+    const logical = pod({});
+    const dump = backupOf(logical);
+    assert.ok(dump);
+    assert.equal(env(dump, 'BACKUP_METHOD')?.value, 'logical');
+    assert.equal(mountAt(dump, '/var/lib/recon8s-backup'), undefined, 'a dump streams: no scratch volume');
+    assert.equal(String(dump.resources?.limits?.memory), '512Mi');
+    assert.equal(env(dump, 'MYSQL_CLONE_PASSWORD'), undefined, 'a dump cannot clone');
+
+    for (const [scratchSize, limit] of [
+      [undefined, '10Gi'],
+      ['200Gi', '200Gi'],
+    ] as const) {
+      const physical = pod({ method: 'physical', ...(scratchSize ? { scratchSize } : {}) });
+      const clone = backupOf(physical);
+      assert.ok(clone);
+      assert.equal(env(clone, 'BACKUP_METHOD')?.value, 'physical');
+      const scratch = mountAt(clone, '/var/lib/recon8s-backup');
+      assert.ok(scratch, 'the clone has a scratch volume');
+      assert.equal(String(physical?.volumes?.find((v) => v.name === scratch.name)?.emptyDir?.sizeLimit), limit);
+      assert.equal(String(clone.resources?.limits?.memory), '1Gi');
+      assert.equal(clone.securityContext?.readOnlyRootFilesystem, true);
+      // The dump's login and TLS material, the clone account's password beside (BACKUP_ADMIN), and the
+      // same verification.
+      assert.equal(env(clone, 'MYSQL_BACKUP_PASSWORD')?.valueFrom?.secretKeyRef?.key, 'backup-password');
+      assert.equal(env(clone, 'MYSQL_CLONE_PASSWORD')?.valueFrom?.secretKeyRef?.key, 'clone-password');
+      assert.equal(env(clone, 'MYSQL_ROOT_PASSWORD'), undefined);
+      assert.equal(mountAt(clone, '/etc/mysql/tls')?.readOnly, true);
+      assert.deepEqual(
+        physical?.containers.map((c) => c.name),
+        ['verify'],
+      );
+      assert.equal(
+        physical?.containers[0]?.volumeMounts?.some((m) => m.mountPath === '/var/lib/recon8s-backup'),
+        false,
+        'the verification has its own scratch volume',
+      );
+    }
+  });
+
   it('reads a quantity as bytes', () => {
     for (const [q, bytes] of [
       ['10Gi', 10 * 1024 ** 3],

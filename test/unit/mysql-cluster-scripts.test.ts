@@ -72,6 +72,7 @@ describe('MySQLCluster scripts', () => {
       'init-config.sh',
       'layout.sh',
       'list-backups.sh',
+      'physical.sh',
       'pre-stop.sh',
       'reprovision.sh',
       'restore.sh',

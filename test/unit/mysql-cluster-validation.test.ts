@@ -469,6 +469,8 @@ const cases: FailCase[] = [
     value: {
       ...BACKUP,
       s3: RESOLVED_STORE,
+      method: 'logical',
+      scratchSize: '10Gi',
       retain: 7,
       suspend: false,
       verify: VERIFY_DEFAULTS,
@@ -481,6 +483,20 @@ const cases: FailCase[] = [
     field: 'spec.backup.binlogIntervalMinutes',
     value: 5,
     expected: /binlogIntervalMinutes needs s3/,
+  },
+  {
+    name: 'fails on a physical backup to a volume',
+    props: { backup: { ...BACKUP, method: 'physical' } },
+    field: 'spec.backup.method',
+    value: 'physical',
+    expected: /method physical needs s3/,
+  },
+  {
+    name: 'fails on a backup method that is neither logical nor physical',
+    props: { backup: { schedule: '@daily', s3: STORE, method: 'snapshot' } },
+    field: 'spec.backup.method',
+    value: 'snapshot',
+    expected: /one of "logical", "physical"/,
   },
   {
     name: 'fails on a bucket name S3 refuses',
@@ -560,7 +576,14 @@ const cases: FailCase[] = [
     name: 'fails on a backup without a destination',
     props: { backup: { schedule: '@daily' } },
     field: 'spec.backup',
-    value: { schedule: '@daily', retain: 7, suspend: false, verify: VERIFY_DEFAULTS },
+    value: {
+      schedule: '@daily',
+      method: 'logical',
+      scratchSize: '10Gi',
+      retain: 7,
+      suspend: false,
+      verify: VERIFY_DEFAULTS,
+    },
     expected: /exactly one destination: persistentVolumeClaimName or s3/,
   },
   {

@@ -101,6 +101,7 @@ describe('MySQLCluster store scripts', () => {
         valid: [`20261124T030000Z-${uuid}-binlog.000002.json`],
         invalid: [`20261124T030000Z-${uuid}-../../x.json`, `20261124T030000Z-${uuid}-a/b.json`, `x-${uuid}-b.json`],
       },
+      'backup-method': { valid: ['logical', 'physical'], invalid: ['Physical', 'physical; x', 'snapshot', ''] },
       host: { valid: ['shop-1.shop-headless'], invalid: ['evil; rm -rf /', 'Shop', '-x'] },
       'encryption-key': {
         // openssl rand -base64 48, and -hex 32.

@@ -32,12 +32,24 @@ set -euo pipefail
 . "${BASH_SOURCE[0]%/*}/common.sh"
 require_env CLUSTER_NAME BACKUP_HOST BACKUP_RETAIN MYSQL_BACKUP_PASSWORD
 [[ $BACKUP_RETAIN =~ ^[1-9][0-9]*$ ]] || die "BACKUP_RETAIN must be a positive integer, got '$BACKUP_RETAIN'"
+method=
+checked method backup-method "${BACKUP_METHOD:-logical}" "BACKUP_METHOD (spec.backup.method)"
+# The accounts this job logs in as, in this one place: every query and the dump (backup_user), and the
+# clone of a physical backup (clone_user, the clone account: BACKUP_ADMIN, which the backup account lacks).
+backup_user=$RECON8S_BACKUP_USER backup_password=$MYSQL_BACKUP_PASSWORD
+clone_user=$RECON8S_CLONE_USER clone_password=''
+if [[ $method == physical ]]; then
+  require_env MYSQL_CLONE_PASSWORD
+  clone_password=$MYSQL_CLONE_PASSWORD
+fi
 to_store=
 if [[ -n ${STORE_BUCKET:-} ]]; then
   # shellcheck source=store.sh
   . "${BASH_SOURCE[0]%/*}/store.sh"
   to_store=1
 fi
+# shellcheck source=physical.sh
+. "${BASH_SOURCE[0]%/*}/physical.sh"
 
 scratch=${BACKUP_SCRATCH:-$RECON8S_TMP} # overridden by unit tests only
 dir=${BACKUP_DIR:-$RECON8S_BACKUP_DIR}
@@ -46,9 +58,12 @@ printf -v stamp '%(%Y%m%dT%H%M%SZ)T' "$started"
 printf -v started_at '%(%Y-%m-%dT%H:%M:%SZ)T' "$started"
 gtid_header=$scratch/gtid-header.$$
 errors=$scratch/backup-errors.$$
+artifact=dump.sql.gz
+[[ $method == logical ]] || artifact=datadir.tar.gz
 if [[ -n $to_store ]]; then
   location=$(store_url "base/$stamp/")
 else
+  [[ $method == logical ]] || die "a physical backup needs an object store (spec.backup.s3)"
   final=$dir/$CLUSTER_NAME-$stamp.sql.gz
   partial=$final.partial
   location=$final
@@ -62,12 +77,13 @@ finish() {
     sleep 0.2 # the tee above may still be writing the last line
     report "$RECON8S_REPORT_BACKUP_FAILED" "backup $stamp into $location failed: $(last_line "$(cat -- "$errors" 2>/dev/null)")"
   fi
+  physical_cleanup
   rm -f -- "$gtid_header" "$errors"
 }
 trap finish EXIT
 
 source_sql() { # HOST SQL: one result per line, unescaped
-  mysql_client --defaults-extra-file=<(verified_cnf "$RECON8S_BACKUP_USER" "$MYSQL_BACKUP_PASSWORD") --host="$1" --port="$RECON8S_MYSQL_PORT" \
+  mysql_client --defaults-extra-file=<(verified_cnf "$backup_user" "$backup_password") --host="$1" --port="$RECON8S_MYSQL_PORT" \
     --get-server-public-key --connect-timeout=10 --batch --skip-column-names --raw -e "$2"
 }
 
@@ -103,7 +119,7 @@ dump_accounts() {
 dump() {
   {
     if ((${#schemas[@]})); then
-      mysqldump --defaults-extra-file=<(verified_cnf "$RECON8S_BACKUP_USER" "$MYSQL_BACKUP_PASSWORD") --host="$host" --port="$RECON8S_MYSQL_PORT" \
+      mysqldump --defaults-extra-file=<(verified_cnf "$backup_user" "$backup_password") --host="$host" --port="$RECON8S_MYSQL_PORT" \
         --get-server-public-key --single-transaction --routines --events --triggers --hex-blob \
         --set-gtid-purged=COMMENTED --databases "${schemas[@]}" |
         sed -e '/^SET @@SESSION\.SQL_LOG_BIN= 0;$/d' -e '/^\(-- \|\/\* \)SET @@GLOBAL\.GTID_PURGED=/{' -e ':more' \
@@ -130,7 +146,7 @@ json_escape() {
 }
 snapshot_begin() {
   coproc SNAPSHOT {
-    mysql_client --defaults-extra-file=<(verified_cnf "$RECON8S_BACKUP_USER" "$MYSQL_BACKUP_PASSWORD") --host="$host" --port="$RECON8S_MYSQL_PORT" \
+    mysql_client --defaults-extra-file=<(verified_cnf "$backup_user" "$backup_password") --host="$host" --port="$RECON8S_MYSQL_PORT" \
       --get-server-public-key --connect-timeout=10 --batch --skip-column-names --raw --unbuffered 2>&1
   }
   if snapshot_sql "SET SESSION sql_mode = ''; SET SESSION lock_wait_timeout = 10; FLUSH TABLES WITH READ LOCK; SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ; START TRANSACTION WITH CONSISTENT SNAPSHOT; SELECT REPLACE(@@GLOBAL.gtid_executed, '\n', '')"; then
@@ -187,9 +203,19 @@ snapshot_end() {
   [[ -z $checks_skipped ]] || { checks=; table_count=0; }
 }
 
-log "backing up $host:$RECON8S_MYSQL_PORT (${#schemas[@]} schemas, ${#accounts[@]} accounts) into $location"
+log "backing up $host:$RECON8S_MYSQL_PORT ($method: ${#schemas[@]} schemas, ${#accounts[@]} accounts) into $location"
 : >"$gtid_header"
-if [[ -n $to_store ]]; then
+gtids=
+if [[ $method == physical ]]; then
+  physical_backup "$host" "base/$stamp/$artifact"
+  table_count=$(source_sql "$host" "SELECT COUNT(*) FROM information_schema.TABLES WHERE table_type = 'BASE TABLE' AND table_schema NOT IN ('mysql', 'sys', 'information_schema', 'performance_schema')")
+  checks_skipped="a physical copy: its verification checks the GTID set and every table of the data directory it restores (CHECK TABLE)"
+fi
+if [[ -n $to_store && $method == physical ]]; then
+  size=$(store_rclone size --json "$(store_path "base/$stamp/$artifact")")
+  stored_field size "$size" bytes count "the store's answer for the size of $(store_url "base/$stamp/$artifact")" ||
+    die "the store did not say the size of $(store_url "base/$stamp/$artifact")"
+elif [[ -n $to_store ]]; then
   snapshot_begin
   { dump | store_rclone rcat "$(store_path "base/$stamp/dump.sql.gz")"; } &
   dump_pid=$!
@@ -204,18 +230,21 @@ else
   sync -- "$partial"
   size=$(stat -c %s -- "$partial")
 fi
-gtids=$(dump_gtid_set "$gtid_header")
+[[ $method == physical ]] || gtids=$(dump_gtid_set "$gtid_header")
 printf -v ended_at '%(%Y-%m-%dT%H:%M:%SZ)T' -1
 manifest=$(printf '{"name":"%s","cluster":"%s","source":"%s","gtidSet":"%s","startTime":"%s","endTime":"%s","durationSeconds":%d,"sizeBytes":%d,"location":"%s"' \
   "$stamp" "$CLUSTER_NAME" "$host" "$gtids" "$started_at" "$ended_at" "$((EPOCHSECONDS - started))" "$size" "$location")
 if [[ -n $to_store ]]; then
-  if [[ -z $checks_skipped && $snapshot_gtids != "$gtids" ]]; then
+  if [[ $method == logical && -z $checks_skipped && $snapshot_gtids != "$gtids" ]]; then
     checks_skipped="the dump's snapshot (GTID set '$gtids') is not the checksums' ('$snapshot_gtids')"
   fi
   [[ -z $checks_skipped ]] || log "no table checksums recorded: $checks_skipped"
   # The report (a termination message, at most 4 KiB) counts the tables; the manifest lists them.
-  data_bytes=$(source_sql "$host" "SELECT COALESCE(SUM(data_length + index_length), 0) FROM information_schema.TABLES WHERE table_schema NOT IN ('mysql', 'sys', 'information_schema', 'performance_schema')")
-  extra=$(printf ',"dataBytes":%d,"tableCount":%d' "$data_bytes" "$table_count")
+  # dataBytes: a dump's tables (data and indexes); a physical copy's whole data directory.
+  [[ $method == physical ]] ||
+    data_bytes=$(source_sql "$host" "SELECT COALESCE(SUM(data_length + index_length), 0) FROM information_schema.TABLES WHERE table_schema NOT IN ('mysql', 'sys', 'information_schema', 'performance_schema')")
+  extra=$(printf ',"method":"%s","dataBytes":%d,"tableCount":%d' "$method" "$data_bytes" "$table_count")
+  [[ $method == logical ]] || extra+=$(printf ',"cloneSeconds":%d,"streamSeconds":%d' "$clone_seconds" "$stream_seconds")
   [[ -z $checks_skipped ]] || extra+=$(printf ',"checksumsSkipped":"%s"' "$(json_escape "$checks_skipped")")
   store_rclone rcat "$(store_path "base/$stamp/manifest.json")" <<<"$manifest$extra,\"tables\":[$checks]}"
   manifest+="$extra}"

@@ -64,7 +64,8 @@ initialize() {
   mysqld_with --initialize-insecure --datadir="$1"
 }
 
-# Starts a temporary mysqld on the data directory $1 and waits until it answers on its socket.
+# Starts a temporary mysqld on the data directory $1 (with the further options given) and waits until it
+# answers on its socket.
 start_server() {
   # The largest packets MySQL allows: a restore replays row events of whole transactions (a bulk
   # INSERT ... SELECT is one event of its every row), which the defaults (64 MiB) refuse.
@@ -74,7 +75,7 @@ start_server() {
   rm -f -- "$sock" "$sock.lock" "$pidfile"
   # exec: $server_pid is mysqld itself, which cleanup's TERM then reaches (not a subshell around it).
   (exec mysqld --defaults-file="$RECON8S_MY_CNF" --read-only=OFF --super-read-only=OFF \
-    --datadir="$1" --socket="$sock" --pid-file="$pidfile" --max-allowed-packet=1G --skip-networking --mysqlx=OFF) &
+    --datadir="$1" --socket="$sock" --pid-file="$pidfile" --max-allowed-packet=1G --skip-networking --mysqlx=OFF "${@:2}") &
   server_pid=$!
   local i
   for ((i = 0; i < 600; i++)); do
@@ -95,6 +96,16 @@ temporary_sql() {
 await_shutdown() {
   wait "$server_pid" || die "the temporary mysqld failed to shut down cleanly"
   server_pid=
+}
+
+# What a physical restore replaces the staged data directory with (restore.sh: restore_physical).
+temporary_datadir=$stage
+temporary_stop() {
+  printf 'SHUTDOWN;\n' | temporary_sql
+  await_shutdown
+}
+temporary_start() {
+  start_server "$stage" "$@"
 }
 
 initialize_primary() {

@@ -1,6 +1,7 @@
 # recon8s restore: functions bootstrap.sh runs on its temporary server when RESTORE_BACKUP is set (a new
 # cluster's first member, created from a backup in an object store: spec.restore), and verify-backup.sh
-# on its scratch server. Both set `volume` (where the replayed logs are staged) and temporary_sql.
+# on its scratch server. Both set `volume` (where the replayed logs are staged), temporary_sql, and for a
+# physical backup temporary_datadir, temporary_stop and temporary_start (see restore_physical).
 # shellcheck shell=bash
 #
 # The design (the store's layout is in store.sh):
@@ -10,8 +11,9 @@
 #   container says why in its termination message, which the controller reports as Degraded
 #   (RestoreFailed) and an Event. The kubelet retries it with its back-off.
 # - The backup: the one named, or the latest (with a point in time, the latest that ended before it).
-#   Its dump is streamed from the store into the temporary server; then the server's GTID history is
-#   the backup's (RESET BINARY LOGS AND GTIDS, SET GLOBAL gtid_purged).
+#   Its dump is streamed from the store into the temporary server, or its physical copy (a manifest's
+#   method) is unpacked as the temporary server's data directory (restore_physical); then the server's
+#   GTID history is the backup's (RESET BINARY LOGS AND GTIDS, SET GLOBAL gtid_purged).
 # - The binary logs archived after it are replayed in the order they were archived, each through
 #   mysqlbinlog (--stop-datetime for a point in time, --include-gtids for a GTID set) into the
 #   temporary server with their own GTIDs, leaving out (--exclude-gtids) every transaction already
@@ -94,9 +96,16 @@ restore_from_store() {
   [[ -z $before || $(temporary_value "SELECT GTID_SUBSET('$before', '$gtids')") != 1 ]] ||
     restore_fail "backup $name holds transaction $before already: name an earlier backup, or leave backup as latest"
 
-  log "restoring backup $name from $(store_url "base/$name/") (GTID set '$gtids')"
-  store_cat "base/$name/dump.sql.gz" | gunzip -c | temporary_sql --binary-mode ||
-    restore_fail "loading backup $name from $(store_url "base/$name/") failed: $(store_failure || echo "see the bootstrap container's log")"
+  local method
+  stored_field method "$manifest" method backup-method "$(store_url "base/$name/manifest.json")" || method=logical
+  log "restoring backup $name ($method) from $(store_url "base/$name/") (GTID set '$gtids')"
+  if [[ $method == physical ]]; then
+    # shellcheck disable=SC2154 # the sourcing script's (see the top)
+    restore_physical "$name" "$gtids" "$temporary_datadir"
+  else
+    store_cat "base/$name/dump.sql.gz" | gunzip -c | temporary_sql --binary-mode ||
+      restore_fail "loading backup $name from $(store_url "base/$name/") failed: $(store_failure || echo "see the bootstrap container's log")"
+  fi
   temporary_sql -e "RESET BINARY LOGS AND GTIDS; SET GLOBAL gtid_purged = '$gtids';"
 
   local replayed=0
@@ -106,6 +115,35 @@ restore_from_store() {
   restored=$(printf '{"backup":"%s","location":"%s","pointInTime":"%s","beforeGtid":"%s","gtidSet":"%s","replayedLogs":%d}' \
     "$name" "$(store_url "base/$name/")" "$point" "$before" "$executed" "$replayed")
   log "restored: $restored"
+}
+
+# restore_physical NAME GTIDS DATADIR: the temporary server's data directory DATADIR becomes backup NAME's
+# physical copy (base/NAME/datadir.tar.gz), which must hold exactly the GTID set GTIDS its manifest
+# records. The sourcing script names its temporary server's stop (temporary_stop, nothing when none
+# runs) and its start on DATADIR with the options given (temporary_start). The copy comes with the
+# source's mysql schema: the server starts without grant tables (no network either), so that root
+# over the socket is let in whatever password the source gave it, and root@localhost is given the empty
+# password of a fresh --initialize-insecure (what the rest of the bootstrap
+# expects; the bootstrap then sets this cluster's own passwords, on every account it manages). The
+# source's replication settings are reset. What fails is refused through on_untrusted (a restore:
+# RestoreFailed; a verification: its failure). The archive is hostile like every object of the store: only regular files and directories
+# may come out of it (GNU tar refuses names with "..", and writes no file through a link it made).
+restore_physical() {
+  local name=$1 gtids=$2 datadir=$3 object=base/$1/datadir.tar.gz odd same
+  temporary_stop
+  rm -rf -- "$datadir"
+  mkdir -p -- "$datadir"
+  store_cat "$object" | gunzip -c | tar -C "$datadir" --no-same-owner --no-same-permissions -xf - ||
+    "$on_untrusted" "unpacking backup $name from $(store_url "$object") failed: $(store_failure || echo "the object is not a whole gzipped tar (see the log)")"
+  odd=$(find "$datadir" ! -type f ! -type d -print -quit)
+  [[ -z $odd ]] || "$on_untrusted" "backup $name ($(store_url "$object")) holds something that is neither a file nor a directory: $(shown "${odd#"$datadir"/}")"
+  [[ -e $datadir/mysql.ibd ]] || "$on_untrusted" "backup $name ($(store_url "$object")) holds no MySQL data dictionary (mysql.ibd)"
+  rm -f -- "$datadir/auto.cnf" "$datadir/mysqld-auto.cnf"
+  temporary_start --skip-grant-tables
+  same=$(temporary_value "SELECT GTID_SUBSET(@@GLOBAL.gtid_executed, '$gtids') AND GTID_SUBSET('$gtids', @@GLOBAL.gtid_executed)")
+  [[ $same == 1 ]] ||
+    "$on_untrusted" "backup $name ($(store_url "$object")) holds the GTID set $(shown "$(temporary_value "SELECT REPLACE(@@GLOBAL.gtid_executed, '\\n', '')")"), not the one its manifest records ('$gtids')"
+  temporary_sql -e "SET SESSION sql_log_bin = 0; FLUSH PRIVILEGES; ALTER USER 'root'@'localhost' IDENTIFIED BY $(sql_quote ''); RESET REPLICA ALL;"
 }
 
 # gtid_event_position LOG GTID: where the transaction GTID starts in the binary log LOG (the "# at"

@@ -110,35 +110,50 @@ if ((data_bytes * 2 > VERIFY_SCRATCH_BYTES)); then
   exit 0
 fi
 
-log "verifying backup $name ($(store_url "base/$name/")) in a scratch mysqld"
+stored_field method "$manifest" method backup-method "$manifest_url" || method=logical
+log "verifying backup $name ($method, $(store_url "base/$name/")) in a scratch mysqld"
 mkdir -p -- "$scratch/files"
 # mysqld itself, not a function: server_pid must be the server's (to stop it, and to read its usage).
 server_options=(--no-defaults --datadir="$scratch/data" --tmpdir="$scratch" --secure-file-priv="$scratch/files" --log-error="$scratch/mysqld.err")
-mysqld "${server_options[@]}" --initialize-insecure || fail "the scratch mysqld could not initialize: $(last_line "$(cat -- "$scratch/mysqld.err" 2>/dev/null)")"
-# Small and quiet: no binary log (the restore's GTIDs are kept in mysql.gtid_executed), no network.
-mysqld "${server_options[@]}" --socket="$sock" --pid-file="$scratch/mysqld.pid" --skip-networking --mysqlx=OFF --skip-log-bin \
-  --gtid-mode=ON --enforce-gtid-consistency=ON --performance-schema=OFF --innodb-buffer-pool-size=128M \
-  --max-allowed-packet=1G &
-server_pid=$!
-for ((i = 0; i < 300; i++)); do
-  mysqladmin --no-defaults --socket="$sock" --user=root ping >/dev/null 2>&1 && break
-  kill -0 "$server_pid" 2>/dev/null || fail "the scratch mysqld exited: $(last_line "$(cat -- "$scratch/mysqld.err" 2>/dev/null)")"
-  sleep 1
-done
+# Small and quiet: no binary log (the restore's GTIDs are kept in mysql.gtid_executed), no network, no
+# replication (a physical copy of a replica holds the replica's settings).
+temporary_start() {
+  mysqld "${server_options[@]}" --socket="$sock" --pid-file="$scratch/mysqld.pid" --skip-networking --mysqlx=OFF --skip-log-bin --skip-replica-start \
+    --gtid-mode=ON --enforce-gtid-consistency=ON --performance-schema=OFF --innodb-buffer-pool-size=128M \
+    --max-allowed-packet=1G "$@" &
+  server_pid=$!
+  for ((i = 0; i < 300; i++)); do
+    mysqladmin --no-defaults --socket="$sock" --user=root ping >/dev/null 2>&1 && return 0
+    kill -0 "$server_pid" 2>/dev/null || fail "the scratch mysqld exited: $(last_line "$(cat -- "$scratch/mysqld.err" 2>/dev/null)")"
+    sleep 1
+  done
+  fail "the scratch mysqld did not answer within 5 minutes"
+}
+# Nothing runs before a physical copy is unpacked (restore_physical).
+temporary_stop() { :; }
+temporary_datadir=$scratch/data
 temporary_sql() {
   mysql_client --no-defaults --socket="$sock" --user=root --batch --max-allowed-packet=1G "$@"
 }
 
-# 1. The dump, as a restore loads it. gunzip says when the object is not what was written.
-dump_url=$(store_url "base/$name/dump.sql.gz")
-if ! store_cat "base/$name/dump.sql.gz" | gunzip -c 2>"$scratch/gunzip.err" | temporary_sql --binary-mode 2>"$scratch/load.err"; then
-  if why=$(store_failure); then fail "backup $name cannot be restored: $why"; fi
-  # A corrupt object often fails in mysql first (garbage SQL), before gunzip reaches its checksum.
-  if why=$(store_cat "base/$name/dump.sql.gz" | gzip -t 2>&1); then
-    why=$(grep -m1 '^ERROR' "$scratch/load.err" || last_line "$(cat -- "$scratch/load.err" 2>/dev/null)")
-    fail "backup $name cannot be restored: the object $dump_url does not load (${why%%; check the manual*})"
+if [[ $method == physical ]]; then
+  # 1. The physical copy, as a restore unpacks it: gunzip and tar say when the object is not what was
+  # written, and the server started on it must hold the GTID set the manifest records.
+  restore_physical "$name" "$gtids" "$temporary_datadir"
+else
+  mysqld "${server_options[@]}" --initialize-insecure || fail "the scratch mysqld could not initialize: $(last_line "$(cat -- "$scratch/mysqld.err" 2>/dev/null)")"
+  temporary_start
+  # 1. The dump, as a restore loads it. gunzip says when the object is not what was written.
+  dump_url=$(store_url "base/$name/dump.sql.gz")
+  if ! store_cat "base/$name/dump.sql.gz" | gunzip -c 2>"$scratch/gunzip.err" | temporary_sql --binary-mode 2>"$scratch/load.err"; then
+    if why=$(store_failure); then fail "backup $name cannot be restored: $why"; fi
+    # A corrupt object often fails in mysql first (garbage SQL), before gunzip reaches its checksum.
+    if why=$(store_cat "base/$name/dump.sql.gz" | gzip -t 2>&1); then
+      why=$(grep -m1 '^ERROR' "$scratch/load.err" || last_line "$(cat -- "$scratch/load.err" 2>/dev/null)")
+      fail "backup $name cannot be restored: the object $dump_url does not load (${why%%; check the manual*})"
+    fi
+    fail "backup $name cannot be restored: the object $dump_url is corrupt ($(last_line "$why"))"
   fi
-  fail "backup $name cannot be restored: the object $dump_url is corrupt ($(last_line "$why"))"
 fi
 temporary_sql -e "RESET BINARY LOGS AND GTIDS; SET GLOBAL gtid_purged = '$gtids';"
 
@@ -147,7 +162,9 @@ tables=0
 differences=()
 bt='`'
 entry_re='^\["(([^"\\]|\\.)*)",([0-9]+),([0-9]+)\]$'
-if [[ $manifest == *'"tables":['* ]]; then
+if [[ $method == physical ]]; then
+  checked="the physical copy holds the GTID set its manifest records"
+elif [[ $manifest == *'"tables":['* ]]; then
   while IFS= read -r entry; do
     [[ $entry =~ $entry_re ]] || continue
     table=${BASH_REMATCH[1]} rows=${BASH_REMATCH[3]} sum=${BASH_REMATCH[4]}

@@ -129,6 +129,7 @@ export function backupFindings(
       ...backup,
       lastSuccessfulTime: ended,
       name,
+      method: manifest.method === undefined ? 'logical' : valueOf('backup-method', manifest.method),
       location: str(manifest.location),
       sizeBytes: int(manifest.sizeBytes),
       gtidSet: valueOf('gtid-set', manifest.gtidSet) ?? '',
