@@ -1178,17 +1178,16 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
   it("encrypts what a backup writes with the key from the Secret (real rclone's crypt): the store holds no readable row, a verification with the key restores it, and another key is refused, naming the object", () => {
     // The store: rclone's local backend in place of S3, through the crypt remote store.sh configures.
     const store = '/tmp/store-encrypted';
-    const env = [
-      'export PATH=/tmp/fakebin:$PATH CLUSTER_NAME=shop BACKUP_HOST=shop-primary BACKUP_RETAIN=3',
-      `STORE_BUCKET=${store} STORE_PREFIX=shop RCLONE_CONFIG_STORE_ACCESS_KEY_ID=k RCLONE_CONFIG_STORE_SECRET_ACCESS_KEY=s`,
+    const run = storeJobs(
+      store,
+      '/tmp/verify-encrypted',
+      '/tmp/termination-log.job',
       'STORE_ENCRYPTION_KEY_FILE=/tmp/store.key',
-      'VERIFY_SCRATCH=/tmp/verify-encrypted VERIFY_SCRATCH_BYTES=10000000000 TERMINATION_LOG=/tmp/termination-log.job',
-    ].join(' ');
-    const run = (script: string) => primary.exec(['bash', '-c', `${env}; ${script}`]);
-    const setup = run(
-      `mkdir -p /tmp/fakebin ${store} && printf '%s\\n' '#!/bin/bash' 'export RCLONE_CONFIG_STORE_TYPE=local' 'exec /usr/bin/rclone "$@"' >/tmp/fakebin/rclone && chmod +x /tmp/fakebin/rclone && head -c 36 /dev/urandom | base64 -w0 >/tmp/store.key && head -c 36 /dev/urandom | base64 -w0 >/tmp/other.key`,
     );
-    assert.ok(setup.ok, setup.stderr);
+    const keys = run(
+      'head -c 36 /dev/urandom | base64 -w0 >/tmp/store.key && head -c 36 /dev/urandom | base64 -w0 >/tmp/other.key',
+    );
+    assert.ok(keys.ok, keys.stderr);
     const marker = 'a-row-nobody-may-read-7f3a';
     sql(
       primary,
