@@ -14,7 +14,6 @@ import { writeFile } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { RowDataPacket } from 'mysql2/promise';
 import {
   ADMIN_USER,
   CLONE_USER,
@@ -24,7 +23,6 @@ import {
   REPLICATION_USER,
 } from '../../constructs/mysql-member.js';
 import { fence } from '../mysql/fencing.js';
-import { dropSession } from '../mysql/session-end.js';
 import type { LoginCheck } from './accounts.js';
 import { ensureAccounts } from './accounts.js';
 import type { AgentConfig } from './config.js';
@@ -38,7 +36,7 @@ import { AgentTlsServer } from './tls-server.js';
 import type { IsolationState } from './isolation.js';
 import { NOT_ISOLATED, fenced, isolationApplies, judgeIsolation } from './isolation.js';
 import type { LocalSqlApi } from './local-sql.js';
-import { connectVerified } from './local-sql.js';
+import { socketLoginWorks, tcpQuery } from './logins.js';
 import { Peers, isServerError, mysqlPeerProbe, resolveWithSystem } from './peers.js';
 import { POD_STOPPING_WAIT_MS, PRE_STOP_FENCING_MS, PRE_STOP_WAIT_MS, sleep, waitForSwitchover } from './pre-stop.js';
 import { Reprovisioner, dataPaths } from './reprovision.js';
@@ -46,45 +44,6 @@ import { STOPS_FILE, StopRecords, sameRun } from './stops.js';
 
 export function log(message: string): void {
   process.stderr.write(`${new Date().toISOString()} recon8s agent: ${message}\n`);
-}
-
-/** One query over a verified session (connectVerified), closed after. */
-async function tcpQuery(
-  config: AgentConfig,
-  host: string,
-  user: string,
-  password: string,
-  sql: string,
-): Promise<Record<string, unknown> | undefined> {
-  const ca = readFileSync(config.caFile, 'utf8');
-  const c = await connectVerified({
-    host,
-    servername: config.memberTlsName,
-    port: MYSQL_PORT,
-    user,
-    password,
-    ca,
-    timeoutMs: 5000,
-  });
-  try {
-    const [rows] = await c.query<RowDataPacket[]>({ sql, timeout: 5000 });
-    return rows[0];
-  } finally {
-    // A peer that fell silent mid-query (its node gone) does not keep the socket open.
-    dropSession(c);
-  }
-}
-
-/** Whether `user` logs in with `password` over mysqld's local socket (no TLS: nothing leaves the pod). */
-async function socketLoginWorks(socketPath: string, user: string, password: string): Promise<boolean> {
-  const { createConnection } = await import('mysql2/promise');
-  try {
-    const c = await createConnection({ socketPath, user, password, connectTimeout: 5000 });
-    c.destroy();
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** What a test replaces: the clock, the peers, the login check, re-provisioning, the mounted Secret. */

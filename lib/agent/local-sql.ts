@@ -16,6 +16,7 @@ import {
   killedOrGone,
 } from '../mysql/fencing.js';
 import { asCertificateError, byName } from '../mysql/member-sql.js';
+import type { VerifiedLogin } from '../mysql/member-sql.js';
 import type { ThreadState } from '../mysql/topology.js';
 import { threadState } from '../mysql/topology.js';
 
@@ -323,18 +324,11 @@ export type LocalSqlApi = Omit<LocalSql, 'close'>;
  * the controller's byName): the chain alone would admit any certificate of a shared issuer. A refused
  * certificate is a MemberCertificateError naming the name it lacked.
  */
-export async function connectVerified(o: {
-  /** Where the member answers: an address or a name. */
-  readonly host: string;
-  /** A name its certificate must carry (the agent's members are verified by the primary Service's: AgentConfig.clusterName). */
-  readonly servername: string;
-  readonly port: number;
-  readonly user: string;
-  readonly password: string;
-  /** The cluster's CA (PEM). */
-  readonly ca: string;
-  readonly timeoutMs: number;
-}): Promise<Connection> {
+export async function connectVerified(
+  // The name its certificate must carry: the agent verifies its members by the primary Service's
+  // (AgentConfig.memberTlsName), which the one certificate of all members carries.
+  o: Omit<VerifiedLogin, 'connectTimeoutMs'> & { readonly timeoutMs: number },
+): Promise<Connection> {
   const { createConnection } = await import('mysql2/promise');
   try {
     return await createConnection({
