@@ -81,7 +81,7 @@ describe('recon8s switchover, status, backup, backups and rotate-credentials (re
     const token = /\((\S+)\)\n$/.exec(all.out)?.[1] ?? '';
     assert.match(
       all.out,
-      /^requested a rotation of the accounts of MySQLCluster .*\/rotating \(root, replication, admin\)/,
+      /^requested a rotation of the accounts of MySQLCluster .*\/rotating \(root, replication, admin, clone, backup\)/,
     );
     assert.equal((await annotations('rotating'))['recon8s.dev/rotate-credentials'], token);
     const some = await run([

@@ -122,7 +122,12 @@ describe('controller resilience (own control plane)', function () {
 
       await api.createCr('App', namespace, 'one', APP_SPEC);
       await eventually(
-        async () => assert.deepEqual(await api.children(namespace, 'one'), ['Deployment/one', 'Service/one']),
+        async () =>
+          assert.deepEqual(await api.children(namespace, 'one'), [
+            'Deployment/one',
+            'NetworkPolicy/one',
+            'Service/one',
+          ]),
         { description: 'the leader to reconcile App one' },
       );
       assert.equal(await metric(b, 'controller_runtime_reconcile_total'), 0, 'the follower reconciled nothing');
@@ -136,7 +141,12 @@ describe('controller resilience (own control plane)', function () {
         description: 'replica-b to take over after the Lease expired',
       });
       await eventually(
-        async () => assert.deepEqual(await api.children(namespace, 'two'), ['Deployment/two', 'Service/two']),
+        async () =>
+          assert.deepEqual(await api.children(namespace, 'two'), [
+            'Deployment/two',
+            'NetworkPolicy/two',
+            'Service/two',
+          ]),
         { description: 'the new leader to reconcile App two' },
       );
       const l = await lease(namespace, 'recon8s-failover');
@@ -191,7 +201,12 @@ describe('controller resilience (own control plane)', function () {
 
       await api.createCr('App', namespace, 'three', APP_SPEC);
       await eventually(
-        async () => assert.deepEqual(await api.children(namespace, 'three'), ['Deployment/three', 'Service/three']),
+        async () =>
+          assert.deepEqual(await api.children(namespace, 'three'), [
+            'Deployment/three',
+            'NetworkPolicy/three',
+            'Service/three',
+          ]),
         { description: 'replica-d to reconcile App three' },
       );
       assert.ok(d.isActive());
@@ -291,7 +306,14 @@ describe('controller resilience (own control plane)', function () {
       assert.equal(after.metadata.resourceVersion, before.metadata.resourceVersion, 'the Secret was not written again');
       const keys = Object.keys(before.data ?? {}).sort();
       assert.deepEqual(Object.keys(after.data ?? {}).sort(), keys);
-      assert.deepEqual(keys, ['admin-password', 'exporter-password', 'replication-password', 'root-password']);
+      assert.deepEqual(keys, [
+        'admin-password',
+        'backup-password',
+        'clone-password',
+        'exporter-password',
+        'replication-password',
+        'root-password',
+      ]);
       // Compared as bytes; never printed.
       for (const key of keys)
         assert.ok(
@@ -508,7 +530,11 @@ describe('controller resilience (own control plane)', function () {
         await eventually(
           async () => {
             for (const name of ['changed', 'deleted'])
-              assert.deepEqual(await api.children(namespace, name), [`Deployment/${name}`, `Service/${name}`]);
+              assert.deepEqual(await api.children(namespace, name), [
+                `Deployment/${name}`,
+                `NetworkPolicy/${name}`,
+                `Service/${name}`,
+              ]);
           },
           { description: 'both Apps to be reconciled' },
         );
@@ -533,7 +559,11 @@ describe('controller resilience (own control plane)', function () {
 
         await eventually(
           async () => {
-            assert.deepEqual(await api.children(namespace, 'created'), ['Deployment/created', 'Service/created']);
+            assert.deepEqual(await api.children(namespace, 'created'), [
+              'Deployment/created',
+              'NetworkPolicy/created',
+              'Service/created',
+            ]);
             assert.equal(await deploymentImage(namespace, 'changed'), 'nginx:1.28');
             assert.ok(
               (await metric(c, 'recon8s_watch_relists_total', { reason: 'expired' })) > relists,
@@ -550,7 +580,11 @@ describe('controller resilience (own control plane)', function () {
         assert.deepEqual(creations.broken, [], 'the watches saw everything since the reconnection');
         // Only the new App's children were created: nothing of the deleted App came back (the relist of its
         // children's informers may come before its own, and must not bring them back against the garbage collector).
-        assert.deepEqual([...creations.added].sort(), ['Deployment/created', 'Service/created']);
+        assert.deepEqual([...creations.added].sort(), [
+          'Deployment/created',
+          'NetworkPolicy/created',
+          'Service/created',
+        ]);
         assert.deepEqual(await api.children(namespace, 'deleted'), []);
       });
     });
@@ -572,7 +606,11 @@ describe('controller resilience (own control plane)', function () {
 
       await eventually(
         async () => {
-          assert.deepEqual(await api.children(namespace, 'after'), ['Deployment/after', 'Service/after']);
+          assert.deepEqual(await api.children(namespace, 'after'), [
+            'Deployment/after',
+            'NetworkPolicy/after',
+            'Service/after',
+          ]);
           assert.equal(await deploymentImage(namespace, 'before'), 'nginx:1.28');
         },
         { timeoutMs: 30_000, description: 'the controller to catch up after the restart' },

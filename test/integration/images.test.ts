@@ -330,9 +330,9 @@ describe('test images, built locally and cached by content', function () {
             '-c',
             [
               '. /opt/recon8s/common.sh && local_sql -e "CREATE DATABASE shopdb; CREATE TABLE shopdb.orders (id INT PRIMARY KEY); INSERT INTO shopdb.orders VALUES (1)"',
-              // The job has root's password in its environment (the mysql container has none: local_sql
-              // above read it from the mounted Secret).
-              'root_password pw && MYSQL_ROOT_PASSWORD=$pw CLUSTER_NAME=shop BACKUP_HOST=shop-primary BACKUP_RETAIN=1 BACKUP_DIR=/tmp bash /opt/recon8s/backup.sh',
+              // The job has the backup account's password in its environment, and no other (the mysql
+              // container has none: local_sql above read root's from the mounted Secret).
+              'pw=$(cat "$RECON8S_CREDENTIALS_DIR/backup-password") && MYSQL_BACKUP_PASSWORD=$pw CLUSTER_NAME=shop BACKUP_HOST=shop-primary BACKUP_RETAIN=1 BACKUP_DIR=/tmp bash /opt/recon8s/backup.sh',
               'gzip -dc /tmp/shop-*.sql.gz | grep -E "^(CREATE TABLE|CREATE DATABASE|INSERT INTO)" >/tmp/dumped',
             ].join(' && '),
           ],

@@ -162,6 +162,7 @@ describe('the constructs package in a `cdk8s init typescript-app` project (Commo
       'ConfigMap/settings',
       'Deployment/web',
       'MySQLCluster/db',
+      'NetworkPolicy/web',
       'PodDisruptionBudget/web',
     ]);
     assert.deepEqual(

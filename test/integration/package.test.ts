@@ -299,7 +299,7 @@ describe('the constructs package `recon8s` (npm run pack:constructs), as a cdk8s
     const objects = parseYaml(r.stdout);
     const names = kindNames(objects);
     // The database is the resource the controller reconciles; the App its own objects.
-    assert.deepEqual(names, ['Deployment/web', 'MySQLCluster/db', 'PodDisruptionBudget/web']);
+    assert.deepEqual(names, ['Deployment/web', 'MySQLCluster/db', 'NetworkPolicy/web', 'PodDisruptionBudget/web']);
     assert.deepEqual(
       names.filter((n) => n.startsWith('Secret/')),
       [],
