@@ -498,27 +498,31 @@ describe('MySQLCluster on four worker nodes, one member per node (MySQL 9.7): no
     const promotedAt = performance.now();
     const promoted = await primary();
     await Promise.all([w.writer.more(20, RECOVERY_MS, 'through the new primary'), w.registers.more(20, RECOVERY_MS)]);
+    // The old primary's agent says when it made it read-only. Read from the node's disk while it is still
+    // cut off: once it heals, a member holding transactions the new primary never received is
+    // re-provisioned, and the pod's logs go with it.
+    const agentLog = the().containerLog(node, ns, old, 'agent');
+    const fenced = agentLog.find((l) => /reached no other member/.test(l.text) && l.at.getTime() >= cutWall);
     await the().heal(node);
     const healedAt = performance.now();
     await healthy(RECOVERY_MS);
     const backAt = performance.now();
-    // The old primary's agent says when it made it read-only (its container log, read now that the node answers again).
-    const logs = await kubectl('logs', '-n', ns, old, '-c', 'agent', '--timestamps', '--since=15m').catch(async () =>
-      kubectl('logs', '-n', ns, old, '-c', 'agent', '--timestamps', '--previous'),
-    );
-    const fencedLine = logs
-      .split('\n')
-      .find((l) => /reached no other member/.test(l) && Date.parse(l.split(' ')[0] ?? '') >= cutWall);
-    const fencedWall = Date.parse(fencedLine?.split(' ')[0] ?? '');
+    const fencedWall = fenced?.at.getTime();
     const writableWall = w.watch.firstWritable.get(promoted);
     console.log(
-      `      ${node} (under ${old}) cut off: ${old} read-only by its agent after ${Number.isNaN(fencedWall) ? '(not in its log)' : `${((fencedWall - cutWall) / 1000).toFixed(1)} s`}, ${promoted} primary after ${secondsSince(cutAt, promotedAt)} (writable seen after ${writableWall === undefined ? '?' : `${((writableWall - cutWall) / 1000).toFixed(1)} s`}); ${writesFailed(w.writer, cutAt)}; healed, ${old} back after ${secondsSince(healedAt, backAt)}`,
+      `      ${node} (under ${old}) cut off: ${old} read-only by its agent after ${fencedWall === undefined ? '(not in its log)' : `${((fencedWall - cutWall) / 1000).toFixed(1)} s`}, ${promoted} primary after ${secondsSince(cutAt, promotedAt)} (writable seen after ${writableWall === undefined ? '?' : `${((writableWall - cutWall) / 1000).toFixed(1)} s`}); ${writesFailed(w.writer, cutAt)}; healed, ${old} back after ${secondsSince(healedAt, backAt)}`,
     );
     await safely(w, 'the network cut', { 'the cut': cutAt, 'a new primary': promotedAt, 'the heal': healedAt });
-    assert.ok(fencedLine, `${old}'s agent never said it fenced itself:\n${logs.split('\n').slice(-20).join('\n')}`);
+    assert.ok(
+      fencedWall !== undefined,
+      `${old}'s agent never said it fenced itself:\n${agentLog
+        .slice(-20)
+        .map((l) => `${l.at.toISOString()} ${l.text}`)
+        .join('\n')}`,
+    );
     assert.ok(
       writableWall !== undefined && fencedWall < writableWall,
-      `${old} fenced at ${fencedLine}, ${promoted} writable at ${writableWall}`,
+      `${old} fenced at ${fenced?.at.toISOString()} (${fenced?.text}), ${promoted} writable at ${writableWall}`,
     );
     await sameRows();
   });

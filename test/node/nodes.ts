@@ -58,6 +58,18 @@ export interface NodesCluster extends NodeCluster {
    * that pod, for images with no client in them); resolves with its stdout, rejects when it fails.
    */
   inPodNetwork(node: string, podIp: string, command: readonly string[], timeoutMs?: number): Promise<string>;
+  /**
+   * What a container of a pod on `node` wrote, every instance of it (restarts, and the pod's earlier
+   * incarnations of that name while the kubelet keeps their logs), read from the node's disk rather than
+   * through its kubelet: so while the node is cut off too. Oldest first.
+   */
+  containerLog(node: string, namespace: string, pod: string, container: string): readonly LoggedLine[];
+}
+
+/** One line a container wrote, with the time its runtime took it. */
+export interface LoggedLine {
+  readonly at: Date;
+  readonly text: string;
 }
 
 export interface StartNodesOptions {
@@ -209,8 +221,37 @@ function nodesCluster(parts: Parts): NodesCluster {
         env: parts.env,
         timeoutMs,
       }),
+    containerLog: (node, namespace, pod, container) => readContainerLog(indexOf(node), namespace, pod, container),
     stop: parts.stop,
   };
+}
+
+/**
+ * The kubelet keeps each container instance's log at <podLogsDir>/<namespace>_<pod>_<uid>/<container>/<restart>.log,
+ * one line per write in the CRI format: `<RFC 3339 time> <stream> <P|F> <text>` (P: a partial line, the rest follows).
+ */
+function readContainerLog(index: string, namespace: string, pod: string, container: string): readonly LoggedLine[] {
+  const dir = join(NODES_RUN_DIR, `w${index}`, 'pod-logs');
+  if (!existsSync(dir)) return [];
+  const lines: LoggedLine[] = [];
+  for (const podDir of readdirSync(dir).filter((d) => d.startsWith(`${namespace}_${pod}_`))) {
+    const containerDir = join(dir, podDir, container);
+    if (!existsSync(containerDir)) continue;
+    for (const file of readdirSync(containerDir).filter((f) => /^\d+\.log$/.test(f))) {
+      let partial = '';
+      for (const raw of readFileSync(join(containerDir, file), 'utf8').split('\n')) {
+        const m = /^(\S+) (?:stdout|stderr) ([PF]) (.*)$/.exec(raw);
+        if (!m) continue;
+        if (m[2] === 'P') {
+          partial += m[3];
+          continue;
+        }
+        lines.push({ at: new Date(m[1] ?? ''), text: partial + (m[3] ?? '') });
+        partial = '';
+      }
+    }
+  }
+  return lines.sort((a, b) => a.at.getTime() - b.at.getTime());
 }
 
 /** Stops a rig without a handle on it (`npm run cluster -- down --nodes`, or a stale run). */
