@@ -3,6 +3,7 @@ import { eventually } from '../integration/eventually.js';
 import { readFileSync } from 'node:fs';
 import type { NodeCluster, NodeHandle } from '../node/index.js';
 import { attachNodeCluster, startNodeCluster } from '../node/index.js';
+import { startNodesCluster } from '../node/nodes.js';
 
 /** Bound on the hook that gets the node: a first run builds kubelet, CoreDNS and the images (minutes, once per machine). */
 export const NODE_HOOK_TIMEOUT_MS = 60 * 60_000;
@@ -20,6 +21,22 @@ export const E2E_OPT_OUT = process.env.RECON8S_E2E === 'skip';
  */
 export const NODE_HANDLE_ENV = 'RECON8S_NODE_HANDLE';
 
+/**
+ * Set to a number of worker nodes (1 to 9) to run an end-to-end file by hand on the multi-node rig
+ * (test/node/nodes.ts) instead of the single node: `RECON8S_E2E_NODES=3 npx mocha test/e2e/mysql-ha.test.ts`.
+ * The runner's lanes never set it (each lane says which it needs).
+ */
+export const E2E_NODES_ENV = 'RECON8S_E2E_NODES';
+
+/** The worker count RECON8S_E2E_NODES asks for, undefined when unset; anything but 1 to 9 is refused. */
+function rigNodes(): number | undefined {
+  const raw = process.env[E2E_NODES_ENV];
+  if (raw === undefined || raw === '') return undefined;
+  if (!/^[1-9]$/.test(raw))
+    throw new Error(`${E2E_NODES_ENV}=${JSON.stringify(raw)}: expected a number of worker nodes from 1 to 9`);
+  return Number(raw);
+}
+
 let shared: Promise<NodeCluster> | undefined;
 /** Whether this process started the shared node (and so stops it after its last test). */
 let owned = false;
@@ -34,7 +51,8 @@ export function sharedNode(): Promise<NodeCluster> {
     );
   } else {
     owned = true;
-    shared = startNodeCluster();
+    const nodes = rigNodes();
+    shared = nodes === undefined ? startNodeCluster() : startNodesCluster({ nodes });
   }
   return shared;
 }
