@@ -266,14 +266,14 @@ describe('MySQLCluster restarted whole on a real node (MySQL 9.7): every pod del
   }
 
   /**
-   * Deletes every member's pod at once (`lose`: FIRST's volume too, and the controller stopped meanwhile
-   * when asked), under the writer and the sampler, and waits for the cluster to be Ready again by itself;
+   * Deletes every member's pod at once (with no grace period when `force`: every mysqld killed mid-write;
+   * `loseFirstVolume`: FIRST's volume too; `controllerDown`: the controller stopped meanwhile), under the writer and the sampler, and waits for the cluster to be Ready again by itself;
    * then every acknowledged row must be on the primary and every member. Prints the time from the
    * deletion to the first acknowledged write and to Ready.
    */
   async function restartWhole(
     what: string,
-    options: { loseFirstVolume?: boolean; controllerDown?: boolean },
+    options: { force?: boolean; loseFirstVolume?: boolean; controllerDown?: boolean },
   ): Promise<{ pods: Map<string, string>; uuids: Map<string, string>; claims: Map<string, string> }> {
     await healthy(RESTART_MS, 'before the restart');
     const uuids = new Map<string, string>();
@@ -297,7 +297,11 @@ describe('MySQLCluster restarted whole on a real node (MySQL 9.7): every pod del
       await core.deleteNamespacedPersistentVolumeClaim({ namespace: ns, name: `data-${FIRST}` });
     }
     const deletedAt = performance.now();
-    await core.deleteCollectionNamespacedPod({ namespace: ns, labelSelector: MEMBER_SELECTOR });
+    await core.deleteCollectionNamespacedPod({
+      namespace: ns,
+      labelSelector: MEMBER_SELECTOR,
+      ...(options.force ? { gracePeriodSeconds: 0 } : {}),
+    });
     if (options.controllerDown) {
       await sleep(CONTROLLER_DOWN_MS); // the fault: the controller misses the restart's first 20 s
       await startController();
@@ -364,6 +368,11 @@ describe('MySQLCluster restarted whole on a real node (MySQL 9.7): every pod del
       assert.equal(await serverUuid(m), before.uuids.get(m), `${m} kept its data directory`);
       assert.equal(await claimUid(m), before.claims.get(m), `${m} kept its volume`);
     }
+  });
+
+  it('recovers by itself when every pod is force-deleted at once (no grace period: every mysqld killed mid-write), every volume intact: no acknowledged row lost, never a writable member without them', async () => {
+    const before = await restartWhole('the force deletion of every pod', { force: true });
+    for (const m of MEMBERS) assert.equal(await serverUuid(m), before.uuids.get(m), `${m} kept its data directory`);
   });
 
   /** FIRST lost its volume: a new claim, a new data directory, filled by clone (never initialized empty). */
