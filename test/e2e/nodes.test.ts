@@ -158,6 +158,14 @@ describe('three worker nodes on one machine (kubelet + containerd in namespaces 
     }
   });
 
+  it('lets the host, a client outside the cluster, reach every Service by its cluster IP, wherever its pod runs', async () => {
+    for (const i of [1, 2, 3]) {
+      const service = await core.readNamespacedService({ namespace: ns, name: `web-${i}` });
+      const r = await fetch(`http://${service.spec?.clusterIP ?? ''}/`, { signal: AbortSignal.timeout(5000) });
+      assert.match(await r.text(), new RegExp(`host=web-${i}\\b`), `the host → Service web-${i}`);
+    }
+  });
+
   it('cuts a node off the network: its pod is unreachable from the others until the cut heals', async () => {
     const [n1, , n3] = the().nodes as [string, string, string];
     const client = pods.get(n1) ?? '';

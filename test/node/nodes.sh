@@ -119,6 +119,10 @@ up() {
       ip -n "recon8s-w$i" route add "10.245.$j.0/24" via "10.251.0.$((10 + j))" dev eth0
     done
   done
+  # The host (the tests, an in-process controller: a client outside the cluster) reaches Services through
+  # worker 1's kube-proxy, as an outside client would through one node; kube-proxy masquerades what does
+  # not come from a pod (clusterCIDR), so replies return the same way. Pod addresses are routed directly.
+  ip route add "$SVC_CIDR" via 10.251.0.11 dev "$BRIDGE" || die "could not route $SVC_CIDR to worker 1"
   cgroup_parents $(for i in $(seq "$n"); do echo "recon8s-w$i"; done)
   pki "${nodes[@]}"
 
