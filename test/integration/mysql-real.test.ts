@@ -1594,6 +1594,12 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
       await alive(former);
     };
     const unsafeStops = (): UnsafeStop[] => {
+      // Over TLS, as the controller asks; the plain HTTP port refuses it.
+      const plain = former.agentGet('/unsafe-stops', 'http');
+      assert.ok(
+        !plain.ok && /served on the TLS port \(9443\) only/.test(plain.stdout),
+        `${plain.stdout}${plain.stderr}`,
+      );
       const r = former.agentGet('/unsafe-stops');
       assert.ok(r.ok, r.stderr);
       return JSON.parse(r.stdout) as UnsafeStop[];
