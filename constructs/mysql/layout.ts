@@ -174,6 +174,9 @@ export const PATHS = {
   /** The object store's encryption key (s3.encryption.secretRef), one file of the Secret's, read-only. */
   storeKey: '/etc/recon8s/store-key',
   storeKeyFile: '/etc/recon8s/store-key/key',
+  /** A backup volume's encryption key (backup.encryption.secretRef), one file of the Secret's, read-only. */
+  backupKey: '/etc/recon8s/backup-key',
+  backupKeyFile: '/etc/recon8s/backup-key/key',
   /** Where the backup verification's scratch volume (an emptyDir with a size limit) is mounted. */
   verifyScratch: '/var/lib/recon8s-verify',
   /** Where a physical backup's job makes its clone (an emptyDir with a size limit: spec.backup.scratchSize). */
