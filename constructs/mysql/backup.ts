@@ -7,7 +7,15 @@ import type { MySQLClusterContext } from './context.js';
 import { clusterLabels, objectMeta, secretEnv } from './context.js';
 import type { ResolvedMySQLBackup } from './spec.generated.js';
 import { BACKUP_COMPONENT, MYSQL_UID, PATHS, SECRET_KEYS } from './layout.js';
-import { rcloneInitContainer, storeEnv, storeMounts, storeVolumes } from './object-store.js';
+import {
+  encryptionKeyVolume,
+  rcloneInitContainer,
+  storeEnv,
+  storeMounts,
+  storeVolumes,
+  toolsMount,
+  toolsVolume,
+} from './object-store.js';
 import { SCRIPT } from './scripts.js';
 import { quantity, quantityBytes, resourceRequirements } from '../common/resources.js';
 
@@ -185,12 +193,14 @@ function backupPodSpec(
   env: readonly k8s.EnvVar[],
 ): k8s.PodSpec {
   const store = backup.s3;
-  const destination: { mounts: k8s.VolumeMount[]; volumes: k8s.Volume[] } = store
-    ? { mounts: storeMounts(store), volumes: storeVolumes(store) }
-    : {
-        mounts: [{ name: 'backup', mountPath: PATHS.backup }],
-        volumes: [{ name: 'backup', persistentVolumeClaim: { claimName: backup.persistentVolumeClaimName ?? '' } }],
-      };
+  const destination = store
+    ? {
+        mounts: storeMounts(store),
+        volumes: storeVolumes(store),
+        env: storeEnv(store),
+        rcloneImage: store.rcloneImage,
+      }
+    : volumeDestination(backup);
   return {
     // The same identity as the database, so the files on the backup volume belong to the mysql user.
     securityContext: {
@@ -202,7 +212,9 @@ function backupPodSpec(
     enableServiceLinks: false,
     nodeSelector: ctx.spec.nodeSelector ? { ...ctx.spec.nodeSelector } : undefined,
     tolerations: ctx.spec.tolerations ? [...ctx.spec.tolerations] : undefined,
-    initContainers: store ? [rcloneInitContainer(store, ctx.spec.imagePullPolicy)] : undefined,
+    initContainers: destination.rcloneImage
+      ? [rcloneInitContainer(destination.rcloneImage, ctx.spec.imagePullPolicy)]
+      : undefined,
     containers: [
       {
         name: script === SCRIPT.binlog ? 'binlog' : 'backup',
@@ -214,7 +226,7 @@ function backupPodSpec(
           ...env,
           // The backup account's password, and no other of the cluster's (root's least of all).
           secretEnv(ctx, 'MYSQL_BACKUP_PASSWORD', SECRET_KEYS.backupPassword),
-          ...(store ? storeEnv(store) : []),
+          ...destination.env,
         ],
         resources: BACKUP_RESOURCES,
         securityContext: containerSecurityContext({ runAsNonRoot: true, readOnlyRootFilesystem: true }),
@@ -233,5 +245,38 @@ function backupPodSpec(
       // Only the CA certificate, to verify the member it dumps from: a job is a client, it needs no key.
       { name: 'tls', secret: { secretName: ctx.names.tlsSecret, items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
     ],
+  };
+}
+
+const BACKUP_KEY_VOLUME = 'backup-key';
+
+/**
+ * A backup volume as the backup job writes to it (scripts/backup.sh): the claim, and with
+ * backup.encryption rclone (copied in from its image) and the key's file, whose path alone is in the
+ * environment (the key never is).
+ */
+function volumeDestination(backup: ResolvedMySQLBackup): {
+  mounts: k8s.VolumeMount[];
+  volumes: k8s.Volume[];
+  env: k8s.EnvVar[];
+  rcloneImage: string | undefined;
+} {
+  const claim: k8s.Volume = {
+    name: 'backup',
+    persistentVolumeClaim: { claimName: backup.persistentVolumeClaimName ?? '' },
+  };
+  const encryption = backup.encryption;
+  if (!encryption) {
+    return { mounts: [{ name: 'backup', mountPath: PATHS.backup }], volumes: [claim], env: [], rcloneImage: undefined };
+  }
+  return {
+    mounts: [
+      { name: 'backup', mountPath: PATHS.backup },
+      toolsMount,
+      { name: BACKUP_KEY_VOLUME, mountPath: PATHS.backupKey, readOnly: true },
+    ],
+    volumes: [claim, toolsVolume, encryptionKeyVolume(BACKUP_KEY_VOLUME, encryption.secretRef)],
+    env: [{ name: 'BACKUP_ENCRYPTION_KEY_FILE', value: PATHS.backupKeyFile }],
+    rcloneImage: encryption.rcloneImage,
   };
 }

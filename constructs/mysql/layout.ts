@@ -174,6 +174,9 @@ export const PATHS = {
   /** The object store's encryption key (s3.encryption.secretRef), one file of the Secret's, read-only. */
   storeKey: '/etc/recon8s/store-key',
   storeKeyFile: '/etc/recon8s/store-key/key',
+  /** A backup volume's encryption key (backup.encryption.secretRef), one file of the Secret's, read-only. */
+  backupKey: '/etc/recon8s/backup-key',
+  backupKeyFile: '/etc/recon8s/backup-key/key',
   /** Where the backup verification's scratch volume (an emptyDir with a size limit) is mounted. */
   verifyScratch: '/var/lib/recon8s-verify',
   /** Where a physical backup's job makes its clone (an emptyDir with a size limit: spec.backup.scratchSize). */
@@ -288,21 +291,28 @@ export function backupSelector(cluster: string): Record<string, string> {
 
 export { BOUND_CLUSTER_LABEL } from '../common/metadata.js';
 
-/** The port of the agent beside each member (`recon8s agent`): the kubelet's probes, as HTTP. */
+/**
+ * The port of the agent beside each member (`recon8s agent`), plain HTTP: the kubelet's probes (from the
+ * node) and the mysql container's preStop hook (from the pod's loopback), nothing else.
+ */
 export const AGENT_PORT = 9080;
 export const AGENT_PORT_NAME = 'agent';
 /**
  * The agent's TLS port: what the controller asks of the member (its mysqld's stops, the credentials
  * revision it reads), served with the member's own certificate, so that the controller verifies the
  * answer comes from that member (by the CA and the member's name), as it verifies its SQL sessions.
+ * Only here: the HTTP port refuses these paths.
  */
 export const AGENT_TLS_PORT = 9443;
 export const AGENT_TLS_PORT_NAME = 'agent-tls';
-/** What the agent serves: liveness (mysqld answers) and readiness (the member does its job). */
+/**
+ * What the agent serves: on AGENT_PORT liveness (mysqld answers), readiness (the member does its job) and
+ * the preStop hook; on AGENT_TLS_PORT the credentials revision and the unsafe stops.
+ */
 export const AGENT_HTTP_PATHS = {
   live: '/livez',
   ready: '/readyz',
-  /** The credentials revision the agent reads in the mounted Secret now (a token, never a password). */
+  /** The credentials revision the agent reads in the mounted Secret now (a token, never a password); TLS port only. */
   credentials: '/credentials-revision',
   /**
    * The mysql container's preStop hook: the agent fences its member before the kubelet sends mysqld
@@ -310,6 +320,6 @@ export const AGENT_HTTP_PATHS = {
    * succeeded: lib/agent/stops.ts).
    */
   preStop: '/pre-stop',
-  /** The stops of this member's mysqld that could have acknowledged a commit no replica had (JSON). */
+  /** The stops of this member's mysqld that could have acknowledged a commit no replica had (JSON); TLS port only. */
   stops: '/unsafe-stops',
 } as const;

@@ -7,7 +7,6 @@ import type { OperatorPods } from '../common/operator-install.js';
 import type { MySQLClusterContext } from './context.js';
 import { objectMeta } from './context.js';
 import {
-  AGENT_PORT,
   AGENT_TLS_PORT,
   BOUND_CLUSTER_LABEL,
   DATABASE_COMPONENT,
@@ -20,11 +19,13 @@ import {
 export const NAMESPACE_NAME_LABEL = 'kubernetes.io/metadata.name';
 
 /**
- * Admits to the members: each other (replication and clones on 3306; the agents ask their peers on the
- * agent's port), the operator's controller (SQL on 3306, the agent's port), the cluster's own backup,
- * binary-log and verification jobs (3306), the pods of Apps bound to the cluster (3306) and, with
- * monitoring, scrapers of the metrics port from `networkPolicy.metricsNamespaces` (any namespace when
- * none is named). The kubelet's probes come from the node, which NetworkPolicies always admit.
+ * Admits to the members: each other (replication, clones and the agents' looks at their peers, all SQL
+ * on 3306), the operator's controller (SQL on 3306, its questions
+ * to the agents on their TLS port), the cluster's own backup, binary-log and verification jobs (3306),
+ * the pods of Apps bound to the cluster (3306) and, with monitoring, scrapers of the metrics port from
+ * `networkPolicy.metricsNamespaces` (any namespace when none is named). The agent's plain HTTP port is
+ * admitted from no pod: it serves the kubelet's probes, which come from the node (which NetworkPolicies
+ * always admit), and the preStop hook, from the pod's own loopback.
  * Undefined when `networkPolicy.enabled` is false.
  */
 export function networkPolicy(
@@ -41,7 +42,7 @@ export function networkPolicy(
   });
   const namespace = (name: string): k8s.LabelSelector => ({ matchLabels: { [NAMESPACE_NAME_LABEL]: name } });
   const ingress: k8s.NetworkPolicyIngressRule[] = [
-    { from: [pods(databaseSelector(names.cluster))], ports: tcp(MYSQL_PORT, AGENT_PORT, AGENT_TLS_PORT) },
+    { from: [pods(databaseSelector(names.cluster))], ports: tcp(MYSQL_PORT) },
     {
       from: [
         {
@@ -50,7 +51,7 @@ export function networkPolicy(
           podSelector: operator.podLabels ? { matchLabels: { ...operator.podLabels } } : undefined,
         },
       ],
-      ports: tcp(MYSQL_PORT, AGENT_PORT, AGENT_TLS_PORT),
+      ports: tcp(MYSQL_PORT, AGENT_TLS_PORT),
     },
     {
       from: [pods(backupSelector(names.cluster)), pods({ [BOUND_CLUSTER_LABEL]: names.cluster })],

@@ -1,9 +1,10 @@
 // What a pod needs to use an object store: the rclone client, and its configuration from the spec and
-// the credentials Secret (see scripts/store.sh for the store's layout).
+// the credentials Secret (see scripts/store.sh for the store's layout); and what a pod needs to encrypt
+// with rclone's crypt (scripts/encryption.sh), in a store or on a backup volume: rclone and the key.
 import { k8s } from 'cdk8s-plus-28';
 import { containerSecurityContext } from '../common/security.js';
 import { PATHS } from './layout.js';
-import type { ResolvedMySQLObjectStore } from './spec.generated.js';
+import type { ResolvedMySQLObjectStore, ResolvedMySQLObjectStoreEncryptionKeyRef } from './spec.generated.js';
 import { OBJECT_STORE_SECRET_KEYS } from './spec.js';
 
 export const TOOLS_VOLUME = 'tools';
@@ -33,11 +34,11 @@ export function storeEnv(store: ResolvedMySQLObjectStore): k8s.EnvVar[] {
   ];
 }
 
-/** Copies rclone from its image into the tools volume, for the containers that use the store. */
-export function rcloneInitContainer(store: ResolvedMySQLObjectStore, imagePullPolicy: string): k8s.Container {
+/** Copies rclone from `image` into the tools volume, for the containers that use the store or encrypt. */
+export function rcloneInitContainer(image: string, imagePullPolicy: string): k8s.Container {
   return {
     name: 'rclone',
-    image: store.rcloneImage,
+    image,
     imagePullPolicy,
     command: ['sh', '-c', `cp "$(command -v rclone)" ${PATHS.tools}/rclone`],
     resources: TOOLS_RESOURCES,
@@ -46,27 +47,22 @@ export function rcloneInitContainer(store: ResolvedMySQLObjectStore, imagePullPo
   };
 }
 
-const toolsVolume: k8s.Volume = { name: TOOLS_VOLUME, emptyDir: {} };
-const toolsMount: k8s.VolumeMount = { name: TOOLS_VOLUME, mountPath: PATHS.tools, readOnly: true };
+export const toolsVolume: k8s.Volume = { name: TOOLS_VOLUME, emptyDir: {} };
+export const toolsMount: k8s.VolumeMount = { name: TOOLS_VOLUME, mountPath: PATHS.tools, readOnly: true };
 
 /**
- * The volumes of a pod that uses the store: the tools (rclone), and with encryption the one key of the
- * Secret, readable by the mysql group alone (fsGroup). A missing Secret or key keeps the pod from
- * starting, which the Job's events say: no job runs without its key.
+ * The volume `name` of an encryption key: the one key of the Secret `ref` names, as the file `key`,
+ * readable by the mysql group alone (fsGroup). A missing Secret or key keeps the pod from starting,
+ * which the Job's events say: no job runs without its key.
  */
+export function encryptionKeyVolume(name: string, ref: ResolvedMySQLObjectStoreEncryptionKeyRef): k8s.Volume {
+  return { name, secret: { secretName: ref.name, items: [{ key: ref.key, path: 'key' }], defaultMode: 0o440 } };
+}
+
+/** The volumes of a pod that uses the store: the tools (rclone), and with encryption its key. */
 export function storeVolumes(store: ResolvedMySQLObjectStore): k8s.Volume[] {
   const key = store.encryption?.secretRef;
-  return [
-    toolsVolume,
-    ...(key
-      ? [
-          {
-            name: STORE_KEY_VOLUME,
-            secret: { secretName: key.name, items: [{ key: key.key, path: 'key' }], defaultMode: 0o440 },
-          },
-        ]
-      : []),
-  ];
+  return [toolsVolume, ...(key ? [encryptionKeyVolume(STORE_KEY_VOLUME, key)] : [])];
 }
 
 /** The mounts of {@link storeVolumes} in a container that uses the store. */

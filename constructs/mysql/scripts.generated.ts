@@ -7,6 +7,7 @@ export type ScriptName =
   | 'binlog.sh'
   | 'bootstrap.sh'
   | 'common.sh'
+  | 'encryption.sh'
   | 'find-binlog.sh'
   | 'init-config.sh'
   | 'list-backups.sh'
@@ -42,7 +43,10 @@ export const SCRIPT_SOURCES: Readonly<Record<ScriptName, string>> = {
 #   SET @@SESSION.SQL_LOG_BIN= 0 before the data, which would keep the restored rows on the new primary
 #   alone (seen on MySQL 9.7: its replica then stops on the first later write); that one line is
 #   dropped, so a restore runs as new transactions of the new cluster and reaches its replicas.
-# On a volume the file is written as <name>-<UTC time>.sql.gz.partial and renamed only once complete;
+# On a volume the file is written as <name>-<UTC time>.sql.gz.partial and renamed only once complete
+# (with BACKUP_ENCRYPTION_KEY_FILE, spec.backup.encryption: <name>-<UTC time>.sql.gz.crypt, written
+# through rclone's crypt remote over the volume's directory, encryption.sh, so that nothing readable
+# without the key ever reaches the volume);
 # in an object store (STORE_BUCKET set, see store.sh) it streams to base/<UTC time>/dump.sql.gz
 # and manifest.json follows last. Either way a failed or interrupted run never leaves something that
 # looks like a backup, and retention (run only after a success) never counts one. Only what is named
@@ -87,6 +91,15 @@ if [[ -n $to_store ]]; then
 else
   [[ $method == logical ]] || die "a physical backup needs an object store (spec.backup.s3)"
   final=$dir/$CLUSTER_NAME-$stamp.sql.gz
+  if [[ -n \${BACKUP_ENCRYPTION_KEY_FILE:-} ]]; then
+    PATH=$RECON8S_TOOLS_DIR:$PATH
+    # shellcheck source=encryption.sh
+    . "\${BASH_SOURCE[0]%/*}/encryption.sh"
+    crypt_remote "$dir" "$BACKUP_ENCRYPTION_KEY_FILE" \\
+      "the backup volume's encryption key ($BACKUP_ENCRYPTION_KEY_FILE, from the Secret that backup.encryption.secretRef names)" \\
+      backup.encryption.rcloneImage
+    final+=.crypt
+  fi
   partial=$final.partial
   location=$final
 fi
@@ -247,6 +260,11 @@ elif [[ -n $to_store ]]; then
   size=$(store_rclone size --json "$(store_path "base/$stamp/dump.sql.gz")")
   stored_field size "$size" bytes count "the store's answer for the size of $(store_url "base/$stamp/dump.sql.gz")" ||
     die "the store did not say the size of $(store_url "base/$stamp/dump.sql.gz")"
+elif [[ -n \${crypt_secret:-} ]]; then
+  # The crypt remote is the volume's directory, and names are kept: secure:<file> is $dir/<file>.
+  dump | crypt_rclone --stats 0 --log-level ERROR rcat "secure:\${partial##*/}"
+  sync -- "$partial"
+  size=$(stat -c %s -- "$partial")
 else
   dump >"$partial"
   sync -- "$partial"
@@ -294,8 +312,10 @@ if [[ -n $to_store ]]; then
     log "removed the incomplete backup $(store_url "base/$name/")"
   done < <(store_list base --dirs-only)
 else
+  # Encrypted (.sql.gz.crypt) or not (written before backup.encryption was set): one sequence by time.
   shopt -s nullglob
-  backups=("$dir/$CLUSTER_NAME"-[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]T[0-9][0-9][0-9][0-9][0-9][0-9]Z.sql.gz)
+  backups=("$dir/$CLUSTER_NAME"-[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]T[0-9][0-9][0-9][0-9][0-9][0-9]Z.sql.gz{,.crypt})
+  ((\${#backups[@]} == 0)) || mapfile -t backups < <(printf '%s\\n' "\${backups[@]}" | sort)
   for ((i = 0; i < \${#backups[@]} - BACKUP_RETAIN; i++)); do
     rm -f -- "\${backups[i]}"
     log "removed the old backup \${backups[i]}"
@@ -990,6 +1010,49 @@ local_sql() {
     3<<<"$(client_cnf root "$password")"
 }
 `,
+  'encryption.sh': `# recon8s: client-side encryption of what the jobs write, with rclone's crypt remote "secure" (NaCl
+# secretbox, XSalsa20-Poly1305, each 64 KiB block authenticated; names as they are): over the object
+# store's prefix (store.sh, s3.encryption) or over a backup volume's directory (backup.sh,
+# backup.encryption). Nothing written through it is readable without the key, and what was not written
+# with it (changed, swapped, written without encryption or with another key) fails to read, naming the
+# file, before any of it is used. Never enable xtrace.
+# shellcheck shell=bash
+
+# crypt_remote REMOTE KEY_FILE WORDS IMAGE_FIELD: configures the crypt remote "secure" over REMOTE (an
+# rclone remote path, or a local directory) with the passphrase in KEY_FILE, which WORDS name in a
+# message; IMAGE_FIELD is the spec field whose image copies rclone into the pod. The key reaches rclone
+# (obscured, as its configuration takes it) in rclone's own environment only (crypt_rclone): never a
+# command line, this script's environment, a file or a message.
+crypt_secret=
+crypt_remote() {
+  local remote=$1 key_file=$2 words=$3 image_field=$4 key
+  [[ -r $key_file ]] || die "cannot read $words"
+  key=$(<"$key_file")
+  # shellcheck disable=SC2154 # layout.sh's, through common.sh
+  valid encryption-key "$key" ||
+    die "$words is not $RECON8S_GRAMMAR_WORDS_encryption_key: it has \${#key} characters"
+  command -v rclone >/dev/null || die "rclone is not on PATH ($image_field copies it into the pod)"
+  crypt_secret=$(printf '%s' "$key" | rclone obscure -) || crypt_secret=
+  [[ -n $crypt_secret ]] || die "rclone cannot take $words"
+  export RCLONE_CONFIG_SECURE_TYPE=crypt RCLONE_CONFIG_SECURE_REMOTE=$remote \\
+    RCLONE_CONFIG_SECURE_FILENAME_ENCRYPTION=off RCLONE_CONFIG_SECURE_DIRECTORY_NAME_ENCRYPTION=false \\
+    RCLONE_CONFIG_SECURE_SUFFIX=none
+}
+
+# crypt_rclone ARGS...: rclone with the crypt remote's key in its environment alone.
+crypt_rclone() {
+  RCLONE_CONFIG_SECURE_PASSWORD=$crypt_secret rclone "$@"
+}
+
+# crypt_failure WHY: WHY, with what it means when rclone's crypt could not open a file.
+crypt_failure() {
+  local why=$1
+  if [[ $why =~ bad\\ password|not\\ an\\ encrypted\\ file|too\\ short\\ to\\ be\\ encrypted ]]; then
+    why+=": it was not written with this encryption key (another key, no encryption, or changed since)"
+  fi
+  printf '%s' "$why"
+}
+`,
   'find-binlog.sh': `#!/bin/bash
 # recon8s find-binlog: searches the archived binary logs in the object store, for recon8s binlog find
 # (a Job from the backup CronJob's template, so that it reaches the store exactly as the backups do).
@@ -1587,27 +1650,15 @@ export RCLONE_CONFIG='' RCLONE_CACHE_DIR=$RECON8S_TMP/rclone XDG_CACHE_HOME=$REC
 
 # Client-side encryption (s3.encryption): STORE_ENCRYPTION_KEY_FILE is the key, a file of the Secret's
 # volume. Every object is then written and read through rclone's crypt remote "secure" over the prefix
-# (NaCl secretbox, XSalsa20-Poly1305, each 64 KiB block authenticated; names as they are, so the layout
-# above and every listing stay the same): nothing in the store is readable without the key, and what
-# was not written with it (changed, swapped, written without encryption or with another key) fails to
-# read, naming the object, before any of it is used. The key reaches rclone (obscured, as its
-# configuration takes it) in rclone's own environment only: never a command line, this script's
-# environment, a file or a message.
+# (encryption.sh; names as they are, so the layout above and every listing stay the same).
+# shellcheck source=encryption.sh
+. "\${BASH_SOURCE[0]%/*}/encryption.sh"
 store_secret=
 if [[ -n \${STORE_ENCRYPTION_KEY_FILE:-} ]]; then
-  store_key_words="the object store's encryption key ($STORE_ENCRYPTION_KEY_FILE, from the Secret that s3.encryption.secretRef names)"
-  [[ -r $STORE_ENCRYPTION_KEY_FILE ]] || die "cannot read $store_key_words"
-  store_key=$(<"$STORE_ENCRYPTION_KEY_FILE")
-  # shellcheck disable=SC2154 # layout.sh's, through common.sh
-  valid encryption-key "$store_key" ||
-    die "$store_key_words is not $RECON8S_GRAMMAR_WORDS_encryption_key: it has \${#store_key} characters"
-  command -v rclone >/dev/null || die "rclone is not on PATH (s3.rcloneImage copies it into the pod)"
-  store_secret=$(printf '%s' "$store_key" | rclone obscure -) || store_secret=
-  [[ -n $store_secret ]] || die "rclone cannot take $store_key_words"
-  unset store_key store_key_words
-  export RCLONE_CONFIG_SECURE_TYPE=crypt RCLONE_CONFIG_SECURE_REMOTE="store:$STORE_BUCKET/$STORE_PREFIX" \\
-    RCLONE_CONFIG_SECURE_FILENAME_ENCRYPTION=off RCLONE_CONFIG_SECURE_DIRECTORY_NAME_ENCRYPTION=false \\
-    RCLONE_CONFIG_SECURE_SUFFIX=none
+  crypt_remote "store:$STORE_BUCKET/$STORE_PREFIX" "$STORE_ENCRYPTION_KEY_FILE" \\
+    "the object store's encryption key ($STORE_ENCRYPTION_KEY_FILE, from the Secret that s3.encryption.secretRef names)" \\
+    s3.rcloneImage
+  store_secret=$crypt_secret
 fi
 
 # store_url [PATH]: what a user would call the location (no credentials in it).
@@ -1643,9 +1694,7 @@ store_cat() {
   # rclone's "<time> ERROR : <name>: Failed to open: <reason>": the reason.
   [[ ! $why =~ Failed\\ to\\ [a-z\\ ]+:\\ (.*)$ ]] || why=\${BASH_REMATCH[1]}
   rm -f -- "$store_failure_file.err"
-  if [[ -n $store_secret && $why =~ bad\\ password|not\\ an\\ encrypted\\ file|too\\ short\\ to\\ be\\ encrypted ]]; then
-    why+=": it was not written with this encryption key (another key, no encryption, or changed since)"
-  fi
+  [[ -z $store_secret ]] || why=$(crypt_failure "$why")
   printf 'cannot read %s: %s' "$(store_url "$1")" "\${why:-rclone failed ($rc)}" >"$store_failure_file"
   log "$(<"$store_failure_file")"
   return 1

@@ -374,6 +374,17 @@ export interface MySQLBackup {
    */
   readonly s3?: MySQLObjectStore;
   /**
+   * With persistentVolumeClaimName: client-side encryption of each backup the job writes to the
+   * volume, as s3.encryption does in a store: rclone's crypt (NaCl secretbox, XSalsa20-Poly1305,
+   * authenticated per 64 KiB block), in the job, before anything reaches the volume. Each backup is
+   * then <name>-<UTC time>.sql.gz.crypt (crypt's format, the gzipped dump inside), readable only
+   * with the key: a restore decrypts it with any rclone (docs/backup-restore.md#from-a-volume), and
+   * a file changed, swapped or read with another key is refused. Backups written before it stay as
+   * they were (.sql.gz), and retention counts both. For an object store, set s3.encryption instead.
+   * @default - none
+   */
+  readonly encryption?: MySQLBackupVolumeEncryption;
+  /**
    * How each backup is taken. "logical": a mysqldump of the application's schemas and accounts
    * (portable to another MySQL version or settings, and the smallest object for small databases;
    * restored statement by statement). "physical": a consistent copy of the whole data directory,
@@ -428,6 +439,7 @@ export interface ResolvedMySQLBackup {
   readonly schedule: string;
   readonly persistentVolumeClaimName?: string;
   readonly s3?: ResolvedMySQLObjectStore;
+  readonly encryption?: ResolvedMySQLBackupVolumeEncryption;
   readonly method: "logical" | "physical";
   readonly scratchSize: string | number;
   readonly binlogIntervalMinutes?: number;
@@ -491,8 +503,8 @@ export interface MySQLObjectStore {
   readonly encryption?: MySQLObjectStoreEncryption;
   /**
    * An image with the rclone client on its PATH and a POSIX shell: rclone is copied from it into the
-   * pods that talk to the store (the official MySQL images have none; the mysql image of the project
-   * test node has it, so there rcloneImage may name that image).
+   * pods that talk to the store or encrypt (the official MySQL images have none; the mysql image of
+   * the project test node has it, so there rcloneImage may name that image).
    * @default "docker.io/rclone/rclone:1.75.2"
    */
   readonly rcloneImage?: string;
@@ -556,6 +568,38 @@ export interface MySQLObjectStoreEncryptionKeyRef {
 export interface ResolvedMySQLObjectStoreEncryptionKeyRef {
   readonly name: string;
   readonly key: string;
+}
+
+/**
+ * With persistentVolumeClaimName: client-side encryption of each backup the job writes to the
+ * volume, as s3.encryption does in a store: rclone's crypt (NaCl secretbox, XSalsa20-Poly1305,
+ * authenticated per 64 KiB block), in the job, before anything reaches the volume. Each backup is
+ * then <name>-<UTC time>.sql.gz.crypt (crypt's format, the gzipped dump inside), readable only
+ * with the key: a restore decrypts it with any rclone (docs/backup-restore.md#from-a-volume), and
+ * a file changed, swapped or read with another key is refused. Backups written before it stay as
+ * they were (.sql.gz), and retention counts both. For an object store, set s3.encryption instead.
+ */
+export interface MySQLBackupVolumeEncryption {
+  /**
+   * The Secret key holding the encryption passphrase: one line of at least 32 printable characters
+   * without spaces, e.g. from `openssl rand -base64 48`. It reaches the jobs as a file, never an
+   * environment variable or a command line; recon8s only reads it. Keep a copy outside the cluster:
+   * without it no backup can be restored.
+   */
+  readonly secretRef: MySQLObjectStoreEncryptionKeyRef;
+  /**
+   * An image with the rclone client on its PATH and a POSIX shell: rclone is copied from it into the
+   * pods that talk to the store or encrypt (the official MySQL images have none; the mysql image of
+   * the project test node has it, so there rcloneImage may name that image).
+   * @default "docker.io/rclone/rclone:1.75.2"
+   */
+  readonly rcloneImage?: string;
+}
+
+/** {@link MySQLBackupVolumeEncryption} with every default applied. */
+export interface ResolvedMySQLBackupVolumeEncryption {
+  readonly secretRef: ResolvedMySQLObjectStoreEncryptionKeyRef;
+  readonly rcloneImage: string;
 }
 
 /**

@@ -133,6 +133,42 @@ const storage = s.object({
 export const OBJECT_STORE_SECRET_KEYS = { accessKeyId: 'access-key-id', secretAccessKey: 'secret-access-key' } as const;
 /** Where the rclone client is copied from when the MySQL image has none (the official images have none). */
 export const DEFAULT_RCLONE_IMAGE = 'docker.io/rclone/rclone:1.75.2';
+/** The Secret key an encryption of backups is keyed with (s3.encryption, backup.encryption). */
+const encryptionKeyRef = s.object({
+  typeName: 'MySQLObjectStoreEncryptionKeyRef',
+  description:
+    'The Secret key holding the encryption passphrase: one line of at least 32 printable characters without spaces, e.g. from `openssl rand -base64 48`. It reaches the jobs as a file, never an environment variable or a command line; recon8s only reads it. Keep a copy outside the cluster: without it no backup can be restored.',
+  properties: {
+    name: s.required(
+      s.string({
+        description: "The Secret, in the cluster's namespace.",
+        pattern: '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$',
+        patternHint: 'a DNS subdomain name',
+        maxLength: 253,
+      }),
+    ),
+    key: s.optional(
+      s.string({
+        description: 'The key within the Secret.',
+        pattern: '^[-._a-zA-Z0-9]+$',
+        patternHint: 'a Secret key (letters, digits, "-", "_" and ".")',
+        maxLength: 253,
+        default: 'encryption-key',
+      }),
+    ),
+  },
+});
+
+const rcloneImage = s.string({
+  description:
+    'An image with the rclone client on its PATH and a POSIX shell: rclone is copied from it into the pods that talk to the store or encrypt (the official MySQL images have none; the mysql image of the project test node has it, so there rcloneImage may name that image).',
+  minLength: 1,
+  maxLength: 512,
+  pattern: IMAGE_REFERENCE_PATTERN,
+  patternHint: IMAGE_REFERENCE_HINT,
+  default: DEFAULT_RCLONE_IMAGE,
+});
+
 const objectStore = s.object({
   typeName: 'MySQLObjectStore',
   description:
@@ -216,46 +252,11 @@ const objectStore = s.object({
         description:
           "Client-side encryption of everything the jobs write to the store (dumps, manifests, binary logs, their JSON and state.json): rclone's crypt (NaCl secretbox, XSalsa20-Poly1305, authenticated per 64 KiB block), names left readable. The store then holds nothing readable without the key, and an object changed, swapped for one written without the key, or read with another key is refused by name before any of it is used. A restore or verification of these backups names the same key. Set it on a new prefix: objects written before it (or without it) are not readable with it.",
         properties: {
-          secretRef: s.required(
-            s.object({
-              typeName: 'MySQLObjectStoreEncryptionKeyRef',
-              description:
-                'The Secret key holding the encryption passphrase: one line of at least 32 printable characters without spaces, e.g. from `openssl rand -base64 48`. It reaches the jobs as a file, never an environment variable or a command line; recon8s only reads it. Keep a copy outside the cluster: without it no backup can be restored.',
-              properties: {
-                name: s.required(
-                  s.string({
-                    description: "The Secret, in the cluster's namespace.",
-                    pattern: '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$',
-                    patternHint: 'a DNS subdomain name',
-                    maxLength: 253,
-                  }),
-                ),
-                key: s.optional(
-                  s.string({
-                    description: 'The key within the Secret.',
-                    pattern: '^[-._a-zA-Z0-9]+$',
-                    patternHint: 'a Secret key (letters, digits, "-", "_" and ".")',
-                    maxLength: 253,
-                    default: 'encryption-key',
-                  }),
-                ),
-              },
-            }),
-          ),
+          secretRef: s.required(encryptionKeyRef),
         },
       }),
     ),
-    rcloneImage: s.optional(
-      s.string({
-        description:
-          'An image with the rclone client on its PATH and a POSIX shell: rclone is copied from it into the pods that talk to the store (the official MySQL images have none; the mysql image of the project test node has it, so there rcloneImage may name that image).',
-        minLength: 1,
-        maxLength: 512,
-        pattern: IMAGE_REFERENCE_PATTERN,
-        patternHint: IMAGE_REFERENCE_HINT,
-        default: DEFAULT_RCLONE_IMAGE,
-      }),
-    ),
+    rcloneImage: s.optional(rcloneImage),
   },
 });
 
@@ -298,6 +299,12 @@ const backup = s.object({
       'exactly one destination: persistentVolumeClaimName or s3',
       (v) => (v.persistentVolumeClaimName === undefined) !== (v.s3 === undefined),
     ),
+    s.rule<{ s3?: unknown; encryption?: unknown }>(
+      '!has(self.encryption) || !has(self.s3)',
+      'encryption is for persistentVolumeClaimName: an object store is encrypted by s3.encryption',
+      (v) => v.encryption === undefined || v.s3 === undefined,
+      { fieldPath: '.encryption' },
+    ),
     s.rule<{ s3?: unknown; method?: string }>(
       "!has(self.method) || self.method != 'physical' || has(self.s3)",
       'method physical needs s3 (a physical backup is restored and verified from an object store only)',
@@ -330,6 +337,17 @@ const backup = s.object({
       }),
     ),
     s3: s.optional(objectStore),
+    encryption: s.optional(
+      s.object({
+        typeName: 'MySQLBackupVolumeEncryption',
+        description:
+          "With persistentVolumeClaimName: client-side encryption of each backup the job writes to the volume, as s3.encryption does in a store: rclone's crypt (NaCl secretbox, XSalsa20-Poly1305, authenticated per 64 KiB block), in the job, before anything reaches the volume. Each backup is then <name>-<UTC time>.sql.gz.crypt (crypt's format, the gzipped dump inside), readable only with the key: a restore decrypts it with any rclone (docs/backup-restore.md#from-a-volume), and a file changed, swapped or read with another key is refused. Backups written before it stay as they were (.sql.gz), and retention counts both. For an object store, set s3.encryption instead.",
+        properties: {
+          secretRef: s.required(encryptionKeyRef),
+          rcloneImage: s.optional(rcloneImage),
+        },
+      }),
+    ),
     method: s.optional(
       s.string({
         description:

@@ -122,7 +122,7 @@ function podSpec(ctx: MySQLClusterContext, selector: Record<string, string>): k8
     nodeSelector: spec.nodeSelector ? { ...spec.nodeSelector } : undefined,
     tolerations: spec.tolerations ? [...spec.tolerations] : undefined,
     initContainers: [
-      ...(spec.restore ? [rcloneInitContainer(spec.restore.s3, spec.imagePullPolicy)] : []),
+      ...(spec.restore ? [rcloneInitContainer(spec.restore.s3.rcloneImage, spec.imagePullPolicy)] : []),
       bootstrapContainer(ctx),
     ],
     containers: [

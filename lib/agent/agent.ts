@@ -1,7 +1,8 @@
 // `recon8s agent`: the long-running part of every MySQL pod, beside mysqld for the pod's life. The
 // controller decides the topology over SQL; the agent does what needs the member's own socket, file
 // system or a moment the controller cannot see:
-// - it answers the kubelet's liveness and readiness probes over HTTP (health.ts), from a pooled session;
+// - it answers the kubelet's liveness and readiness probes over HTTP (health.ts), from a pooled session,
+//   and the controller's questions (its mysqld's stops, the credentials revision) over TLS only (http-api.ts);
 // - on the writable member, whenever mysqld (re)started, it makes sure of the cluster's accounts
 //   (accounts.ts), and it makes the member read-only when it is cut off from every other member
 //   (self-fencing: isolation.ts decides, lib/mysql/fencing.ts does it, the same fencing the controller uses);
@@ -30,7 +31,7 @@ import type { ClusterCredentials } from './credential-files.js';
 import { readCredentials } from './credential-files.js';
 import type { Health } from './health.js';
 import { liveness, messageOf, readiness } from './health.js';
-import type { AgentEndpoints } from './http-api.js';
+import type { AgentEndpoints, AgentPortKind } from './http-api.js';
 import { serveAgentRequest } from './http-api.js';
 import { AgentTlsServer } from './tls-server.js';
 import type { IsolationState } from './isolation.js';
@@ -372,7 +373,7 @@ export class Agent {
     );
   }
 
-  /** What the HTTP port answers with (http-api.ts). */
+  /** What the agent's ports answer with (http-api.ts). */
   private endpoints(): AgentEndpoints {
     return {
       preStopHook: () => {
@@ -391,10 +392,14 @@ export class Agent {
   }
 
   async listen(): Promise<number> {
-    const handle = (req: IncomingMessage, res: ServerResponse): void => {
-      serveAgentRequest(this.endpoints(), req, res).catch((e: unknown) => res.writeHead(500).end(`${messageOf(e)}\n`));
-    };
-    const server = createServer(handle);
+    const handle =
+      (port: AgentPortKind) =>
+      (req: IncomingMessage, res: ServerResponse): void => {
+        serveAgentRequest(this.endpoints(), port, req, res).catch((e: unknown) =>
+          res.writeHead(500).end(`${messageOf(e)}\n`),
+        );
+      };
+    const server = createServer(handle('http'));
     this.server = server;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -404,7 +409,7 @@ export class Agent {
     if (tls) {
       this.tlsServer = new AgentTlsServer(
         { ...tls, ...(this.config.listen.host ? { host: this.config.listen.host } : {}) },
-        handle,
+        handle('tls'),
         (m) => this.log(m),
       );
       await this.tlsServer.start();

@@ -11,8 +11,9 @@ Runs beside mysqld in every MySQLCluster pod (the StatefulSet starts it; it is n
 hand): serves the kubelet's probes on :9080 (/livez, /readyz), makes sure of the cluster's accounts on
 the primary, makes a primary cut off from every other member read-only, and re-provisions a replica by
 clone when it can never catch up. Its settings come from the pod's environment, the passwords from the
-credentials Secret mounted at /etc/recon8s/credentials (read each time one is used); GET
-/credentials-revision says which rotation's passwords it reads.
+credentials Secret mounted at /etc/recon8s/credentials (read each time one is used). What the
+controller asks (GET /credentials-revision: which rotation's passwords it reads; GET /unsafe-stops) is
+served on the TLS port (AGENT_TLS_PORT, 9443) only, with the member's certificate.
 `;
 
 export async function agentCommand(args: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {

@@ -1,5 +1,5 @@
-// The agent's TLS port: the same answers as its HTTP port (http-api.ts), served with the member's own
-// certificate, for the controller, which verifies by the cluster's CA and the member's name that the
+// The agent's TLS port: what the controller asks of the member (http-api.ts's PATHS_BY_PORT.tls, which
+// its HTTP port refuses), served with the member's own certificate, for the controller, which verifies by the cluster's CA and the member's name that the
 // answer comes from that member (agent-http.ts) — an answer it acts on (a discard of transactions, the
 // end of a rotation) must not come from whoever sits on the pod network. The files are the TLS Secret
 // as the kubelet mounts it: read again when they change (a renewal), and waited for when absent.

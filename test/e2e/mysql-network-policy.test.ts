@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { CoreV1Api, CustomObjectsApi, NetworkingV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { MYSQL_AGENT_PORT } from '../../constructs/index.js';
+import { MYSQL_AGENT_PORT, MYSQL_AGENT_TLS_PORT } from '../../constructs/index.js';
 import { WEB_PORT } from '../images/web.js';
 import type { Controller } from '../../lib/controller/controller.js';
 import { eventually } from '../integration/eventually.js';
@@ -214,10 +214,10 @@ describe('a MySQLCluster NetworkPolicy enforced on the real node (kube-router)',
     assert.match(r.out, /@%$/);
   });
 
-  it('refuses a pod that is not bound, on 3306 and the agent\u2019s port of every member', async () => {
+  it('refuses a pod that is not bound, on 3306 and both of the agent\u2019s ports of every member', async () => {
     for (const member of [`${NAME}-0`, `${NAME}-1`]) {
       const ip = await podIp(member);
-      for (const port of [3306, MYSQL_AGENT_PORT])
+      for (const port of [3306, MYSQL_AGENT_PORT, MYSQL_AGENT_TLS_PORT])
         await eventually(
           async () => assert.equal(await portOpen(kc, ns, 'stranger', ip, port), false, `${member}:${port} open`),
           {

@@ -353,6 +353,21 @@ describe('CRDs and manifests on a real API server', function () {
       assert.notEqual(off.status, 0, 'encryption turned off over the same prefix');
     });
 
+    it('takes backup.encryption for a backup volume, and refuses it beside s3 (whose encryption is s3.encryption), naming the field', () => {
+      const encryption = { secretRef: { name: 'backup-key' } };
+      const volume = create(
+        mysql('volume-encrypted', { backup: { schedule: '@daily', persistentVolumeClaimName: 'dumps', encryption } }),
+      );
+      assert.equal(volume.status, 0, volume.stderr);
+      const s3 = { bucket: 'backups', prefix: 'shop', endpoint: 'https://minio:9000', credentialsSecretName: 'keys' };
+      const both = create(mysql('store-and-volume-key', { backup: { schedule: '@daily', s3, encryption } }));
+      assert.notEqual(both.status, 0);
+      assert.match(
+        both.stderr,
+        /spec\.backup\.encryption: Invalid value: .*encryption is for persistentVolumeClaimName: an object store is encrypted by s3\.encryption/,
+      );
+    });
+
     it('fails on a storage size of zero, in any spelling', () => {
       for (const size of ['0', '0Gi', 0]) {
         const r = create(mysql('zero', { storage: { size } }));

@@ -1231,6 +1231,65 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
     }
   });
 
+  it("encrypts a backup to a volume with the key from the Secret (spec.backup.encryption, real rclone's crypt over the volume's directory): the file holds no readable row, the restore by hand that docs/backup-restore.md gives loads it with the key, and another key is refused", () => {
+    const volume = '/tmp/volume-backups';
+    const exports = `export CLUSTER_NAME=shop BACKUP_HOST=shop-primary BACKUP_RETAIN=3 BACKUP_DIR=${volume} BACKUP_ENCRYPTION_KEY_FILE=/tmp/volume.key TERMINATION_LOG=/tmp/termination-log.volume`;
+    const run = (script: string) => primary.exec(['bash', '-c', `${exports}; ${script}`]);
+    const keys = run(
+      `mkdir -p ${volume} && head -c 36 /dev/urandom | base64 -w0 >/tmp/volume.key && head -c 36 /dev/urandom | base64 -w0 >/tmp/volume-other.key`,
+    );
+    assert.ok(keys.ok, keys.stderr);
+    const marker = 'a-volume-row-nobody-may-read-5c1e';
+    sql(
+      primary,
+      `CREATE TABLE t.vault (id INT PRIMARY KEY, note VARCHAR(64)); INSERT INTO t.vault VALUES (1, '${marker}')`,
+    );
+    try {
+      const backup = run(
+        'env -u MYSQL_ROOT_PASSWORD bash /opt/recon8s/backup.sh; echo "rc=$?"; cat /tmp/termination-log.volume',
+      );
+      assert.match(backup.stdout, /rc=0\nBackupCompleted: /, `${backup.stdout}${backup.stderr}`);
+      const files = run(`ls -A ${volume}`).stdout.trim().split('\n');
+      assert.equal(files.length, 1, files.join(' '));
+      const file = files[0] ?? '';
+      assert.match(file, /^shop-\d{8}T\d{6}Z\.sql\.gz\.crypt$/);
+      assert.ok(backup.stdout.includes(`"location":"${volume}/${file}"`), backup.stdout);
+      // rclone crypt's file (its magic first), the row nowhere on the volume, and no gzip stream.
+      assert.equal(run(`head -c 8 '${volume}/${file}'`).stdout, 'RCLONE\0\0');
+      assert.equal(run(`grep -rl '${marker}' ${volume}`).stdout, '');
+      assert.equal(run(`gzip -t '${volume}/${file}'`).ok, false);
+
+      // The restore by hand (docs/backup-restore.md, "From a volume"), here into the same primary with
+      // the table gone: any rclone, a crypt remote over the volume's directory, the passphrase obscured
+      // into rclone's environment only.
+      sql(primary, 'DROP TABLE t.vault');
+      const restore = (key: string) =>
+        run(
+          [
+            'set -o pipefail',
+            `export RCLONE_CONFIG_VAULT_TYPE=crypt RCLONE_CONFIG_VAULT_REMOTE=${volume} RCLONE_CONFIG_VAULT_FILENAME_ENCRYPTION=off RCLONE_CONFIG_VAULT_DIRECTORY_NAME_ENCRYPTION=false RCLONE_CONFIG_VAULT_SUFFIX=none`,
+            `RCLONE_CONFIG_VAULT_PASSWORD=$(printf '%s' "$(cat ${key})" | rclone obscure -) rclone cat 'vault:${file}' | gunzip -c | { . /opt/recon8s/common.sh && local_sql; }`,
+          ].join('\n'),
+        );
+      const refused = restore('/tmp/volume-other.key');
+      assert.equal(refused.ok, false);
+      assert.match(refused.stderr, /bad password/, refused.stderr);
+      assert.equal(
+        sql(
+          primary,
+          "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = 't' AND TABLE_NAME = 'vault'",
+        ),
+        '0',
+      );
+      const restored = restore('/tmp/volume.key');
+      assert.ok(restored.ok, restored.stderr);
+      assert.equal(sql(primary, 'SELECT note FROM t.vault WHERE id = 1'), marker);
+    } finally {
+      sql(primary, 'DROP TABLE IF EXISTS t.vault');
+      run(`rm -rf ${volume} /tmp/volume.key /tmp/volume-other.key`);
+    }
+  });
+
   it("backs up physically (a clone by the job's own throwaway mysqld, spec.backup.method physical) while a writer writes, at the clone's GTID set, and a restore into a scratch mysqld verifies it; an archive holding a link, or another GTID set, fails the verification, naming the object", () => {
     const store = '/tmp/store-physical';
     const run = storeJobs(
@@ -1594,6 +1653,12 @@ describe('MySQLCluster members on a real MySQL 9.7', function () {
       await alive(former);
     };
     const unsafeStops = (): UnsafeStop[] => {
+      // Over TLS, as the controller asks; the plain HTTP port refuses it.
+      const plain = former.agentGet('/unsafe-stops', 'http');
+      assert.ok(
+        !plain.ok && /served on the TLS port \(9443\) only/.test(plain.stdout),
+        `${plain.stdout}${plain.stderr}`,
+      );
       const r = former.agentGet('/unsafe-stops');
       assert.ok(r.ok, r.stderr);
       return JSON.parse(r.stdout) as UnsafeStop[];

@@ -2,8 +2,11 @@
 // the test moves: what it does on a primary, on one cut off, on a replica, and what the kubelet is told.
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { checkServerIdentity } from 'node:tls';
 import { Agent } from '../../lib/agent/agent.js';
 import { fetchAgentRevision, fetchAgentUnsafeStops } from '../../lib/controller/mysql-cluster/agent-http.js';
+import type { AgentTarget } from '../../lib/controller/mysql-cluster/agent-http.js';
 import { issueCa, issueServerCertificate } from '../../lib/mysql/certificate-issuer.js';
 import { fromInsideThePod } from '../../lib/agent/http-api.js';
 import {
@@ -209,6 +212,29 @@ describe('agent', () => {
     stopsDir = mkdtempSync(join(tmpdir(), 'recon8s-agent-stops-'));
   });
   afterEach(() => rmSync(stopsDir, { recursive: true, force: true }));
+
+  /** GET `path` of the agent's TLS port `to`, verified as the controller verifies it. */
+  const tlsGet = (to: AgentTarget, path: string) =>
+    new Promise<{ status: number; body: string }>((resolve, reject) => {
+      httpsRequest(
+        {
+          host: to.ip,
+          port: to.port,
+          path,
+          ca: to.ca,
+          servername: to.servername,
+          checkServerIdentity: (_host, cert) => checkServerIdentity(to.servername, cert),
+          agent: false,
+        },
+        (res) => {
+          let body = '';
+          res.on('data', (c: Buffer) => (body += c.toString()));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        },
+      )
+        .on('error', reject)
+        .end();
+    });
 
   /** GET `path` of the agent listening on `port`. */
   const httpGet = (port: number, path: string, host = '127.0.0.1') =>
@@ -450,36 +476,80 @@ describe('agent', () => {
     assert.equal(reprovisionLooks, 1);
   });
 
-  it("answers the controller over TLS with the member's certificate: verified by the cluster's CA and the member's name, refused for another name or another CA", async () => {
-    const now = new Date();
-    const ca = issueCa('shop CA', now);
-    const member0 = 'shop-0.shop-headless.sandbox.svc';
-    const cert = issueServerCertificate(ca, 'shop.sandbox', [member0], now);
+  /** The member's certificate files (shop-0's, signed by the cluster's CA), as the kubelet mounts them. */
+  const MEMBER0 = 'shop-0.shop-headless.sandbox.svc';
+  let tls: { dir: string; ca: string; otherCa: string };
+  before(() => {
+    const issued = new Date();
+    const ca = issueCa('shop CA', issued);
+    const cert = issueServerCertificate(ca, 'shop.sandbox', [MEMBER0], issued);
     const dir = mkdtempSync(join(tmpdir(), 'agent-tls-'));
     writeFileSync(join(dir, 'tls.crt'), cert.certPem);
     writeFileSync(join(dir, 'tls.key'), cert.keyPem);
-    const a = agent(
-      agentConfig({
-        ...ENV,
-        AGENT_TLS_PORT: '0',
-        TLS_CERT_FILE: join(dir, 'tls.crt'),
-        TLS_KEY_FILE: join(dir, 'tls.key'),
-      }),
-    );
-    await a.listen();
+    tls = { dir, ca: ca.certPem, otherCa: issueCa('another CA', issued).certPem };
+  });
+  after(() => rmSync(tls.dir, { recursive: true, force: true }));
+  /** The agent's configuration with its TLS port (any free one) and the member's certificate. */
+  const tlsConfig = (env: Record<string, string> = {}): AgentConfig =>
+    agentConfig({
+      ...ENV,
+      ...env,
+      AGENT_TLS_PORT: '0',
+      TLS_CERT_FILE: join(tls.dir, 'tls.crt'),
+      TLS_KEY_FILE: join(tls.dir, 'tls.key'),
+    });
+
+  /**
+   * An agent serving both its ports while `fn` runs, stopped after: `port` is the HTTP one, `to` the
+   * TLS one as the controller reaches it (agent-http.ts: the cluster's CA, the member's name).
+   */
+  const serving = async (
+    fn: (a: Agent, port: number, to: AgentTarget) => Promise<void>,
+    c = tlsConfig(),
+  ): Promise<void> => {
+    const a = agent(c);
+    const port = await a.listen();
     try {
-      const port = a.tlsPort();
-      assert.ok(port, 'the TLS port listens');
-      const to = { ip: '127.0.0.1', servername: member0, ca: ca.certPem, port };
+      const tlsPort = a.tlsPort();
+      assert.ok(tlsPort, 'the TLS port listens');
+      await fn(a, port, { ip: '127.0.0.1', servername: MEMBER0, ca: tls.ca, port: tlsPort });
+    } finally {
+      await a.stop();
+    }
+  };
+
+  it("answers the controller over TLS with the member's certificate: verified by the cluster's CA and the member's name, refused for another name or another CA", async () => {
+    await serving(async (_a, _port, to) => {
       assert.equal(await fetchAgentRevision(to), '0');
+      secret = { ...SECRET, revision: 'T1' };
+      assert.equal(await fetchAgentRevision(to), 'T1');
       assert.deepEqual(await fetchAgentUnsafeStops(to), []);
       // A certificate of the same CA for another member, or a CA the cluster does not have: no answer.
       assert.equal(await fetchAgentRevision({ ...to, servername: 'shop-1.shop-headless.sandbox.svc' }), undefined);
-      assert.equal(await fetchAgentRevision({ ...to, ca: issueCa('another CA', now).certPem }), undefined);
-    } finally {
-      await a.stop();
-      rmSync(dir, { recursive: true, force: true });
-    }
+      assert.equal(await fetchAgentRevision({ ...to, ca: tls.otherCa }), undefined);
+    });
+  });
+
+  it('answers the controller\u2019s questions over TLS only: the HTTP port refuses them (404, naming the TLS port), and the TLS port refuses the probes and the preStop hook', async () => {
+    await serving(async (_a, port, to) => {
+      for (const path of ['/credentials-revision', '/unsafe-stops']) {
+        const plain = await httpGet(port, path);
+        assert.equal(plain.status, 404, `${path} over plain HTTP: ${plain.body}`);
+        assert.match(plain.body, new RegExp(`${path} is served on the TLS port \\(9443\\) only`));
+        assert.doesNotMatch(plain.body, /^0$|\[\]/m, 'nothing of the answer');
+      }
+      // The TLS port answers what the controller asks, and nothing else.
+      assert.equal((await tlsGet(to, '/credentials-revision')).status, 200);
+      assert.deepEqual(await tlsGet(to, '/unsafe-stops'), { status: 200, body: '[]\n' });
+      for (const path of ['/livez', '/readyz', '/pre-stop']) {
+        const other = await tlsGet(to, path);
+        assert.equal(other.status, 404, `${path} over TLS: ${other.body}`);
+        assert.match(other.body, new RegExp(`${path} is served on the HTTP port \\(9080\\) only`));
+      }
+      assert.equal((await tlsGet(to, '/nothing')).status, 404);
+      // Nothing was fenced by the refused /pre-stop.
+      assert.ok(!member.superReadOnly);
+    });
   });
 
   it('answers the kubelet over HTTP: /livez while mysqld answers, /readyz as the member does its job', async () => {
@@ -494,10 +564,6 @@ describe('agent', () => {
         status: 503,
         body: 'read-only and not replicating (waiting for the controller)\n',
       });
-      // The revision of the passwords it reads now, for the rotation: a token, never a password.
-      assert.deepEqual(await get('/credentials-revision'), { status: 200, body: '0\n' });
-      secret = { ...SECRET, revision: 'T1' };
-      assert.deepEqual(await get('/credentials-revision'), { status: 200, body: 'T1\n' });
       member.answers = false;
       assert.equal((await get('/livez')).status, 503);
       assert.equal((await get('/nothing')).status, 404);
@@ -506,20 +572,9 @@ describe('agent', () => {
     }
   });
 
-  /** An agent serving HTTP while `fn` runs, stopped after. */
-  const serving = async (fn: (a: Agent, port: number) => Promise<void>, c = config()): Promise<void> => {
-    const a = agent(c);
-    const port = await a.listen();
-    try {
-      await fn(a, port);
-    } finally {
-      await a.stop();
-    }
-  };
-
   describe("stopping (the preStop hook of mysqld's container)", () => {
     it('fences its member before the kubelet stops mysqld: read-only, every client session ended, the source side left on (no commit waited for an acknowledgement; turning it off holds the member up for a second); the next start finds that stop safe', async () => {
-      await serving(async (a, port) => {
+      await serving(async (a, port, to) => {
         await a.step();
         assert.deepEqual(await httpGet(port, '/pre-stop'), { status: 200, body: 'fenced\n' });
         assert.ok(member.superReadOnly);
@@ -542,7 +597,7 @@ describe('agent', () => {
         // mysqld shut down and started again, holding what it held.
         member.startedAtMs += 60_000;
         await a.step();
-        assert.deepEqual(await httpGet(port, '/unsafe-stops'), { status: 200, body: '[]\n' });
+        assert.deepEqual(await fetchAgentUnsafeStops(to), []);
         assert.ok(!logged.some((l) => l.includes('could have acknowledged')), logged.join('\n'));
         assert.ok(
           logged.includes(
@@ -599,7 +654,7 @@ describe('agent', () => {
           assert.equal((await httpGet(port, '/pre-stop')).status, 200);
           assert.ok(member.superReadOnly);
         },
-        agentConfig({ ...ENV, AGENT_ADDRESS: '' }),
+        tlsConfig({ AGENT_ADDRESS: '' }),
       ); // every address, as in a pod
     });
 
@@ -671,14 +726,14 @@ describe('agent', () => {
     });
 
     it('records as unsafe, with what mysqld held at the next start, a clean shutdown it did not fence and a commit after its fencing; never a crash', async () => {
-      await serving(async (a, port) => {
+      await serving(async (a, port, to) => {
         await a.step();
         // A person's SHUTDOWN (or a hook that did not reach the agent): a clean stop, not fenced.
         member.startedAtMs += 60_000;
         member.executed = 'aaaaaaaa-0000-0000-0000-000000000001:1-11';
         await a.step();
         await a.step();
-        const first = JSON.parse((await httpGet(port, '/unsafe-stops')).body) as { why: string; executed: string }[];
+        const first = (await fetchAgentUnsafeStops(to)) ?? [];
         assert.equal(first.length, 1, 'once per stop, however many looks');
         assert.match(first[0]?.why ?? '', /shut down cleanly without its agent fencing it first/);
         assert.equal(first[0]?.executed, 'aaaaaaaa-0000-0000-0000-000000000001:1-11');
@@ -687,7 +742,7 @@ describe('agent', () => {
         member.startedAtMs += 60_000;
         member.crashed = true;
         await a.step();
-        assert.equal((JSON.parse((await httpGet(port, '/unsafe-stops')).body) as unknown[]).length, 1);
+        assert.equal((await fetchAgentUnsafeStops(to))?.length, 1);
         assert.ok(
           logged.includes("mysqld's last run crashed (this start recovered from it): it acknowledged nothing alone"),
         );
@@ -697,16 +752,16 @@ describe('agent', () => {
         member.executed = 'aaaaaaaa-0000-0000-0000-000000000001:1-12';
         member.startedAtMs += 60_000;
         await a.step();
-        const last = JSON.parse((await httpGet(port, '/unsafe-stops')).body) as { why: string }[];
+        const last = (await fetchAgentUnsafeStops(to)) ?? [];
         assert.equal(last.length, 2);
         assert.match(last[1]?.why ?? '', /committed after its agent fenced it for the stop/);
       });
     });
 
     it('judges nothing at the first start it knows of (new data, or a clone), and answers the hook at once when mysqld is not running', async () => {
-      await serving(async (a, port) => {
+      await serving(async (a, port, to) => {
         await a.step();
-        assert.deepEqual(await httpGet(port, '/unsafe-stops'), { status: 200, body: '[]\n' });
+        assert.deepEqual(await fetchAgentUnsafeStops(to), []);
         member.answers = false;
         assert.deepEqual(await httpGet(port, '/pre-stop'), {
           status: 200,

@@ -68,6 +68,7 @@ describe('MySQLCluster scripts', () => {
       'binlog.sh',
       'bootstrap.sh',
       'common.sh',
+      'encryption.sh',
       'find-binlog.sh',
       'init-config.sh',
       'layout.sh',

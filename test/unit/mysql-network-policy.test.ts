@@ -84,9 +84,9 @@ describe('MySQLCluster NetworkPolicy', () => {
     assert.ok(!matches(policy.spec?.podSelector, backupJob(mysql({ backup: BACKUP })).labels), 'never the backup jobs');
   });
 
-  it('admits the members to each other on 3306 and the agent\u2019s port (replication, clone, peers)', () => {
+  it('admits the members to each other on 3306 only (replication, clone, the agents\u2019 looks at their peers: all SQL)', () => {
     const objects = mysql();
-    assert.deepEqual(openPorts(objects, member(objects)), ['mysql', 'agent', 'agentTls']);
+    assert.deepEqual(openPorts(objects, member(objects)), ['mysql']);
   });
 
   it('admits the pods of an App bound to the cluster on 3306 only, and refuses an App that is not bound', () => {
@@ -135,16 +135,16 @@ describe('MySQLCluster NetworkPolicy', () => {
     );
   });
 
-  it('admits the operator from the install\u2019s namespace (any pod of recon8s-system by default) on 3306 and the agent\u2019s port', () => {
+  it('admits the operator from the install\u2019s namespace (any pod of recon8s-system by default) on 3306 and the agent\u2019s TLS port, never its plain HTTP port', () => {
     const objects = mysql();
-    assert.deepEqual(openPorts(objects, OPERATOR), ['mysql', 'agent', 'agentTls']);
-    assert.deepEqual(openPorts(objects, { namespace: 'recon8s-system', labels: {} }), ['mysql', 'agent', 'agentTls']);
+    assert.deepEqual(openPorts(objects, OPERATOR), ['mysql', 'agentTls']);
+    assert.deepEqual(openPorts(objects, { namespace: 'recon8s-system', labels: {} }), ['mysql', 'agentTls']);
     assert.deepEqual(openPorts(objects, { namespace: 'kube-system', labels: OPERATOR.labels }), []);
   });
 
   it('admits the operator the controller names (its namespace and pod labels) and no other pod of that namespace', () => {
     const objects = mysql({}, { operator: { namespace: 'ops', podLabels: OPERATOR.labels } });
-    assert.deepEqual(openPorts(objects, { namespace: 'ops', labels: OPERATOR.labels }), ['mysql', 'agent', 'agentTls']);
+    assert.deepEqual(openPorts(objects, { namespace: 'ops', labels: OPERATOR.labels }), ['mysql', 'agentTls']);
     assert.deepEqual(openPorts(objects, { namespace: 'ops', labels: { app: 'other' } }), []);
     assert.deepEqual(openPorts(objects, OPERATOR), [], 'not recon8s-system any more');
   });

@@ -20,7 +20,10 @@
 #   SET @@SESSION.SQL_LOG_BIN= 0 before the data, which would keep the restored rows on the new primary
 #   alone (seen on MySQL 9.7: its replica then stops on the first later write); that one line is
 #   dropped, so a restore runs as new transactions of the new cluster and reaches its replicas.
-# On a volume the file is written as <name>-<UTC time>.sql.gz.partial and renamed only once complete;
+# On a volume the file is written as <name>-<UTC time>.sql.gz.partial and renamed only once complete
+# (with BACKUP_ENCRYPTION_KEY_FILE, spec.backup.encryption: <name>-<UTC time>.sql.gz.crypt, written
+# through rclone's crypt remote over the volume's directory, encryption.sh, so that nothing readable
+# without the key ever reaches the volume);
 # in an object store (STORE_BUCKET set, see store.sh) it streams to base/<UTC time>/dump.sql.gz
 # and manifest.json follows last. Either way a failed or interrupted run never leaves something that
 # looks like a backup, and retention (run only after a success) never counts one. Only what is named
@@ -65,6 +68,15 @@ if [[ -n $to_store ]]; then
 else
   [[ $method == logical ]] || die "a physical backup needs an object store (spec.backup.s3)"
   final=$dir/$CLUSTER_NAME-$stamp.sql.gz
+  if [[ -n ${BACKUP_ENCRYPTION_KEY_FILE:-} ]]; then
+    PATH=$RECON8S_TOOLS_DIR:$PATH
+    # shellcheck source=encryption.sh
+    . "${BASH_SOURCE[0]%/*}/encryption.sh"
+    crypt_remote "$dir" "$BACKUP_ENCRYPTION_KEY_FILE" \
+      "the backup volume's encryption key ($BACKUP_ENCRYPTION_KEY_FILE, from the Secret that backup.encryption.secretRef names)" \
+      backup.encryption.rcloneImage
+    final+=.crypt
+  fi
   partial=$final.partial
   location=$final
 fi
@@ -225,6 +237,11 @@ elif [[ -n $to_store ]]; then
   size=$(store_rclone size --json "$(store_path "base/$stamp/dump.sql.gz")")
   stored_field size "$size" bytes count "the store's answer for the size of $(store_url "base/$stamp/dump.sql.gz")" ||
     die "the store did not say the size of $(store_url "base/$stamp/dump.sql.gz")"
+elif [[ -n ${crypt_secret:-} ]]; then
+  # The crypt remote is the volume's directory, and names are kept: secure:<file> is $dir/<file>.
+  dump | crypt_rclone --stats 0 --log-level ERROR rcat "secure:${partial##*/}"
+  sync -- "$partial"
+  size=$(stat -c %s -- "$partial")
 else
   dump >"$partial"
   sync -- "$partial"
@@ -272,8 +289,10 @@ if [[ -n $to_store ]]; then
     log "removed the incomplete backup $(store_url "base/$name/")"
   done < <(store_list base --dirs-only)
 else
+  # Encrypted (.sql.gz.crypt) or not (written before backup.encryption was set): one sequence by time.
   shopt -s nullglob
-  backups=("$dir/$CLUSTER_NAME"-[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]T[0-9][0-9][0-9][0-9][0-9][0-9]Z.sql.gz)
+  backups=("$dir/$CLUSTER_NAME"-[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]T[0-9][0-9][0-9][0-9][0-9][0-9]Z.sql.gz{,.crypt})
+  ((${#backups[@]} == 0)) || mapfile -t backups < <(printf '%s\n' "${backups[@]}" | sort)
   for ((i = 0; i < ${#backups[@]} - BACKUP_RETAIN; i++)); do
     rm -f -- "${backups[i]}"
     log "removed the old backup ${backups[i]}"

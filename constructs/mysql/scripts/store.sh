@@ -28,27 +28,15 @@ export RCLONE_CONFIG='' RCLONE_CACHE_DIR=$RECON8S_TMP/rclone XDG_CACHE_HOME=$REC
 
 # Client-side encryption (s3.encryption): STORE_ENCRYPTION_KEY_FILE is the key, a file of the Secret's
 # volume. Every object is then written and read through rclone's crypt remote "secure" over the prefix
-# (NaCl secretbox, XSalsa20-Poly1305, each 64 KiB block authenticated; names as they are, so the layout
-# above and every listing stay the same): nothing in the store is readable without the key, and what
-# was not written with it (changed, swapped, written without encryption or with another key) fails to
-# read, naming the object, before any of it is used. The key reaches rclone (obscured, as its
-# configuration takes it) in rclone's own environment only: never a command line, this script's
-# environment, a file or a message.
+# (encryption.sh; names as they are, so the layout above and every listing stay the same).
+# shellcheck source=encryption.sh
+. "${BASH_SOURCE[0]%/*}/encryption.sh"
 store_secret=
 if [[ -n ${STORE_ENCRYPTION_KEY_FILE:-} ]]; then
-  store_key_words="the object store's encryption key ($STORE_ENCRYPTION_KEY_FILE, from the Secret that s3.encryption.secretRef names)"
-  [[ -r $STORE_ENCRYPTION_KEY_FILE ]] || die "cannot read $store_key_words"
-  store_key=$(<"$STORE_ENCRYPTION_KEY_FILE")
-  # shellcheck disable=SC2154 # layout.sh's, through common.sh
-  valid encryption-key "$store_key" ||
-    die "$store_key_words is not $RECON8S_GRAMMAR_WORDS_encryption_key: it has ${#store_key} characters"
-  command -v rclone >/dev/null || die "rclone is not on PATH (s3.rcloneImage copies it into the pod)"
-  store_secret=$(printf '%s' "$store_key" | rclone obscure -) || store_secret=
-  [[ -n $store_secret ]] || die "rclone cannot take $store_key_words"
-  unset store_key store_key_words
-  export RCLONE_CONFIG_SECURE_TYPE=crypt RCLONE_CONFIG_SECURE_REMOTE="store:$STORE_BUCKET/$STORE_PREFIX" \
-    RCLONE_CONFIG_SECURE_FILENAME_ENCRYPTION=off RCLONE_CONFIG_SECURE_DIRECTORY_NAME_ENCRYPTION=false \
-    RCLONE_CONFIG_SECURE_SUFFIX=none
+  crypt_remote "store:$STORE_BUCKET/$STORE_PREFIX" "$STORE_ENCRYPTION_KEY_FILE" \
+    "the object store's encryption key ($STORE_ENCRYPTION_KEY_FILE, from the Secret that s3.encryption.secretRef names)" \
+    s3.rcloneImage
+  store_secret=$crypt_secret
 fi
 
 # store_url [PATH]: what a user would call the location (no credentials in it).
@@ -84,9 +72,7 @@ store_cat() {
   # rclone's "<time> ERROR : <name>: Failed to open: <reason>": the reason.
   [[ ! $why =~ Failed\ to\ [a-z\ ]+:\ (.*)$ ]] || why=${BASH_REMATCH[1]}
   rm -f -- "$store_failure_file.err"
-  if [[ -n $store_secret && $why =~ bad\ password|not\ an\ encrypted\ file|too\ short\ to\ be\ encrypted ]]; then
-    why+=": it was not written with this encryption key (another key, no encryption, or changed since)"
-  fi
+  [[ -z $store_secret ]] || why=$(crypt_failure "$why")
   printf 'cannot read %s: %s' "$(store_url "$1")" "${why:-rclone failed ($rc)}" >"$store_failure_file"
   log "$(<"$store_failure_file")"
   return 1

@@ -29,7 +29,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { renderMyCnf } from '../../../constructs/mysql/my-cnf.js';
 import { scriptFiles } from '../../../constructs/mysql/scripts.js';
-import { AGENT_HTTP_PATHS, AGENT_PORT } from '../../../constructs/mysql/layout.js';
+import { AGENT_HTTP_PATHS, AGENT_PORT, AGENT_TLS_PORT } from '../../../constructs/mysql/layout.js';
+import type { AgentPortKind } from '../../../lib/agent/http-api.js';
+import { PATHS_BY_PORT } from '../../../lib/agent/http-api.js';
 import { httpGetInNetns } from '../../support/http-in-netns.js';
 import { REPO_ROOT } from '../../support/run.js';
 import { mysqlRootfs } from '../../images/index.js';
@@ -37,6 +39,9 @@ import { issueCa, issueServerCertificate } from '../../../lib/mysql/certificate-
 import type { CertificateAndKey } from '../../../lib/mysql/certificates.js';
 import { memberDnsNames } from '../../../lib/mysql/certificates.js';
 import { sandboxMemberName } from './sandbox-member-name.js';
+
+/** The agent's port that serves `path` (http-api.ts): the controller's paths over TLS only, the rest plain. */
+const portServing = (path: string): AgentPortKind => (PATHS_BY_PORT.tls.includes(path) ? 'tls' : 'http');
 
 /** What the sandbox's members are called (a cluster "shop" in namespace "sandbox"). */
 export const SANDBOX_NAMES = {
@@ -158,8 +163,12 @@ export interface SandboxMember {
   stop(): Promise<void>;
   /** Asks the member's agent as the kubelet's probe would: ok on HTTP 200, the body as stdout. */
   probe(kind: 'live' | 'ready'): SqlResult;
-  /** GETs `path` of the member's agent, as the kubelet's preStop hook or the controller does: ok on HTTP 2xx. */
-  agentGet(path: string): SqlResult;
+  /**
+   * GETs `path` of the member's agent, as the kubelet's preStop hook (plain HTTP) or the controller (TLS,
+   * the CA and the member's name verified) does: on the port that serves it unless `over` says which; ok
+   * on HTTP 2xx, the body as stdout.
+   */
+  agentGet(path: string, over?: AgentPortKind): SqlResult;
   /** Runs a command in the member, as uid 999. */
   exec(argv: readonly string[], stdin?: string): SqlResult;
   /** SQL as root over the member's socket, rows tab-separated. */
@@ -405,9 +414,41 @@ export async function startMySQLSandbox(): Promise<MySQLSandbox> {
       return { ok: r.status === 0, stdout: r.stdout, stderr: r.stderr };
     };
     const sql = (text: string): SqlResult => exec(['bash', '-c', '. /opt/recon8s/common.sh && local_sql'], text);
-    const agentGet = (path: string): SqlResult => {
-      const r = httpGetInNetns(`/proc/${netPid}/ns/net`, `http://${address(ordinal)}:${AGENT_PORT}${path}`, 90);
-      return { ok: r.status === 0, stdout: r.stdout, stderr: r.stderr };
+    const agentGet = (path: string, over: AgentPortKind = portServing(path)): SqlResult => {
+      if (over === 'http') {
+        const r = httpGetInNetns(`/proc/${netPid}/ns/net`, `http://${address(ordinal)}:${AGENT_PORT}${path}`, 90);
+        return { ok: r.status === 0, stdout: r.stdout, stderr: r.stderr };
+      }
+      // As the controller asks (agent-http.ts): over TLS, the certificate verified by the cluster's CA
+      // and the member's name (curl checks the name it dials, which --resolve points at the address).
+      const name = sandboxMemberName(address(ordinal));
+      const r = spawnSync(
+        'nsenter',
+        [
+          `--net=/proc/${netPid}/ns/net`,
+          '--',
+          'curl',
+          '--silent',
+          '--show-error',
+          '--max-time',
+          '90',
+          '--cacert',
+          join(home, 'tls', 'ca.crt'),
+          '--resolve',
+          `${name}:${AGENT_TLS_PORT}:${address(ordinal)}`,
+          '--write-out',
+          '\n%{http_code}',
+          `https://${name}:${AGENT_TLS_PORT}${path}`,
+        ],
+        { encoding: 'utf8', timeout: 120_000 },
+      );
+      const status = /\n(\d{3})$/.exec(r.stdout)?.[1] ?? '000';
+      const body = r.stdout.replace(/\n\d{3}$/, '');
+      return {
+        ok: r.status === 0 && status.startsWith('2'),
+        stdout: body,
+        stderr: `${r.stderr}${status === '000' ? '' : ` (HTTP ${status})`}`,
+      };
     };
     const adminSql = (text: string): SqlResult =>
       exec(
@@ -480,7 +521,7 @@ export async function startMySQLSandbox(): Promise<MySQLSandbox> {
         pods.delete(ordinal);
       },
       probe: (kind) => agentGet(kind === 'live' ? AGENT_HTTP_PATHS.live : AGENT_HTTP_PATHS.ready),
-      agentGet: (path) => agentGet(path),
+      agentGet: (path, over) => agentGet(path, over),
       exec,
       sql,
       adminSql,

@@ -104,7 +104,8 @@ echo "INSERT INTO time_zone_name VALUES ('Local time zone must be set--see zic m
   // An object store: store:BUCKET/PREFIX/... is $FAKE_STORE/BUCKET/PREFIX/... (what the scripts ask of
   // rclone: lsf with --files-only, --dirs-only, -R and one --include, cat, rcat, size --json, deletefile,
   // purge, obscure -). Nothing is recorded but the command: the store's contents are the test's.
-  // The crypt remote "secure" (scripts/store.sh's encryption) is the objects under its remote, written as
+  // The crypt remote "secure" (scripts/encryption.sh) is the objects under its remote (a store's path, or a
+  // local directory: a backup volume's), written as
   // rclone's crypt writes them in kind: its magic, then what only the same password opens (openssl here,
   // keyed with the obscured password rclone is handed in its environment), with crypt's words for what
   // does not open. (rclone's own crypt: checked by hand against the mysql image's rclone 1.75, not yet in a test.)
@@ -122,7 +123,8 @@ while (($#)); do
   esac
 done
 at() {
-  if [[ $1 == secure:* ]]; then printf '%s/%s/%s' "$FAKE_STORE" "\${RCLONE_CONFIG_SECURE_REMOTE#*:}" "\${1#secure:}"
+  if [[ $1 == secure:* && $RCLONE_CONFIG_SECURE_REMOTE != *:* ]]; then printf '%s/%s' "$RCLONE_CONFIG_SECURE_REMOTE" "\${1#secure:}"
+  elif [[ $1 == secure:* ]]; then printf '%s/%s/%s' "$FAKE_STORE" "\${RCLONE_CONFIG_SECURE_REMOTE#*:}" "\${1#secure:}"
   else printf '%s/%s' "$FAKE_STORE" "\${1#*:}"; fi
 }
 decrypt() {
