@@ -32,6 +32,13 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const node = await startNodeCluster({ onOutput: () => undefined });
 const s3 = await startS3Server({ host: NODE_IP });
 const figures: Record<string, number | string> = {};
+// A run stopped from outside (SIGINT, SIGTERM: a deadline) keeps what it measured and leaves no node running.
+for (const signal of ['SIGINT', 'SIGTERM'] as const)
+  process.once(signal, () => {
+    progress(`${signal}: stopping the node`);
+    process.stdout.write(`${JSON.stringify({ mib, members, stopped: signal, ...figures })}\n`);
+    void Promise.allSettled([s3.stop(), node.stop()]).then(() => process.exit(130));
+  });
 try {
   await s3.createBucket('bench');
   const ns = await freshRestrictedNamespace(node, 'bench-backup');
@@ -88,13 +95,16 @@ try {
   await ready('db', members);
   progress(`db: ${members} members Ready; loading ~${mib} MiB`);
   const load = performance.now();
-  // Rows of 1 KiB (hex of random digests, SHA2: MySQL 9.7 has no MD5; about half of it compresses away).
+  // Rows of 1 KiB: 16 hex digests of 16 random numbers (SHA2: MySQL 9.7 has no MD5). Hex carries 4 bits a
+  // byte, so gzip takes about half away, as from much real data; one digest repeated would compress ~20×
+  // and time gzip on data no user has.
+  const row = `CONCAT(${Array.from({ length: 16 }, () => 'SHA2(RAND(), 256)').join(', ')})`;
   await sql(
     'db-0',
-    'CREATE DATABASE bench; USE bench; CREATE TABLE bench.t (id BIGINT AUTO_INCREMENT PRIMARY KEY, v VARCHAR(1024)); INSERT INTO bench.t (v) SELECT REPEAT(SHA2(RAND(), 256), 16) FROM (SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4) a, (SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4) b',
+    `CREATE DATABASE bench; USE bench; CREATE TABLE bench.t (id BIGINT AUTO_INCREMENT PRIMARY KEY, v VARCHAR(1024)); INSERT INTO bench.t (v) SELECT ${row} FROM (SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4) a, (SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4) b`,
   );
   for (let rows = 16; rows < mib * 1024; rows *= 2)
-    await sql('db-0', 'INSERT INTO bench.t (v) SELECT REPEAT(SHA2(RAND(), 256), 16) FROM bench.t');
+    await sql('db-0', `INSERT INTO bench.t (v) SELECT ${row} FROM bench.t`);
   const dataMiB = Number(
     await sql(
       'db-0',
@@ -153,8 +163,11 @@ try {
     if (backup?.method !== method || !backup.name) throw new Error(`no ${method} backup: ${JSON.stringify(backup)}`);
     const manifest = JSON.parse(
       readFileSync(join(s3.dataDir, 'bench', 'db', 'base', backup.name, 'manifest.json'), 'utf8'),
-    ) as { dataBytes?: number };
+    ) as { dataBytes?: number; cloneSeconds?: number; streamSeconds?: number };
     backups[method] = { name: backup.name, dataBytes: manifest.dataBytes ?? 0 };
+    // The physical backup's two parts (its manifest): the clone into the scratch volume, then tar | gzip -1 to the store.
+    if (manifest.cloneSeconds !== undefined) figures[`${method}CloneS`] = manifest.cloneSeconds;
+    if (manifest.streamSeconds !== undefined) figures[`${method}StreamS`] = manifest.streamSeconds;
     figures[`${method}BackupS`] = backup.durationSeconds ?? -1;
     figures[`${method}StoredMiB`] = Number(((backup.sizeBytes ?? 0) / 1048576).toFixed(1));
     progress(
@@ -214,6 +227,23 @@ try {
     );
     await custom.deleteNamespacedCustomObject({ ...GROUP, namespace: ns, name });
   }
+  // A replacement member: one more member of db, which starts empty and clones a member (the donor
+  // copies the whole data directory over the network) before it replicates; Ready once it has caught up.
+  const added = `db-${members}`;
+  const grown = performance.now();
+  await custom.patchNamespacedCustomObject(
+    { ...GROUP, namespace: ns, name: 'db', body: { spec: { replicas: members + 1 } } },
+    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+  );
+  await ready('db', members + 1);
+  figures.cloneMemberToReadyS = seconds(grown);
+  figures.cloneMemberBootstrapS = await bootstrapSeconds(added);
+  const clonedRows = Number(await sql(added, 'SELECT COUNT(*) FROM bench.t'));
+  if (clonedRows !== rows + 1000) throw new Error(`${added}: ${clonedRows} rows, expected ${rows + 1000}`);
+  progress(
+    `replacement member ${added}: bootstrap (the clone) ${figures.cloneMemberBootstrapS} s, Ready in ${figures.cloneMemberToReadyS} s`,
+  );
+
   const t0 = performance.now();
   await custom.createNamespacedCustomObject({
     ...GROUP,
@@ -223,6 +253,10 @@ try {
   await ready('fresh', 1);
   figures.emptyClusterReadyS = seconds(t0);
   await controller.stop();
+} catch (err) {
+  // A failure late in a long run keeps what was measured before it.
+  process.stdout.write(`${JSON.stringify({ mib, members, failed: String(err), ...figures })}\n`);
+  throw err;
 } finally {
   await s3.stop();
   await node.stop();
@@ -230,6 +264,12 @@ try {
 const rate = (key: string): string => {
   const secs = Number(figures[key]);
   return secs > 0 ? (Number(figures.dataDirMiB) / secs).toFixed(1) : '?';
+};
+/** How many times faster the physical method was than the logical one at the same step. */
+const faster = (logical: string, physical: string): string => {
+  const l = Number(figures[logical]);
+  const p = Number(figures[physical]);
+  return l > 0 && p > 0 ? (l / p).toFixed(2) : '?';
 };
 const share = (key: string, disk: string): string => {
   const secs = Number(figures[key]);
@@ -245,13 +285,22 @@ process.stdout.write(
     `| data | ${figures.rows} rows of ~1 KiB, ${figures.tableMiB} MiB of table; ${figures.dataDirMiB} MiB of data directory | |`,
     `| disk (same run, O_DIRECT) | write ${figures.diskWriteMiBs} MiB/s, read ${figures.diskReadMiBs} MiB/s | |`,
     `| backup (status.backup.durationSeconds) | ${figures.logicalBackupS} s, ${rate('logicalBackupS')} MiB/s of data directory (${share('logicalBackupS', 'diskReadMiBs')} % of the disk's read) | ${figures.physicalBackupS} s, ${rate('physicalBackupS')} MiB/s (${share('physicalBackupS', 'diskReadMiBs')} %) |`,
+    `| the physical backup's parts (manifest) | | clone to scratch ${figures.physicalCloneS} s, ${rate('physicalCloneS')} MiB/s; tar \\| gzip -1 to the store ${figures.physicalStreamS} s, ${rate('physicalStreamS')} MiB/s |`,
+    `| physical ÷ logical speed (logical s ÷ physical s) | | backup ${faster('logicalBackupS', 'physicalBackupS')}×, restore ${faster('logicalRestoreS', 'physicalRestoreS')}× |`,
     `| stored | ${figures.logicalStoredMiB} MiB | ${figures.physicalStoredMiB} MiB |`,
     `| verification by a restore | ${figures.logicalVerifyS} s, peak ${figures.logicalVerifyPeakMiB} MiB | ${figures.physicalVerifyS} s, peak ${figures.physicalVerifyPeakMiB} MiB |`,
     `| the backup Job, both, pod start to end | ${figures.logicalBackupJobS} s | ${figures.physicalBackupJobS} s |`,
     `| restore: the first member's bootstrap | ${figures.logicalRestoreS} s, ${rate('logicalRestoreS')} MiB/s (${share('logicalRestoreS', 'diskWriteMiBs')} % of the disk's write) | ${figures.physicalRestoreS} s, ${rate('physicalRestoreS')} MiB/s (${share('physicalRestoreS', 'diskWriteMiBs')} %), ${figures.physicalReplayedLogs} archived logs replayed to a point in time |`,
     `| restore: create → Ready (1 member) | ${figures.logicalRestoreToReadyS} s | ${figures.physicalRestoreToReadyS} s |`,
+    `| replacement member by clone (db scaled to ${members + 1}): its bootstrap; create → Ready | | ${figures.cloneMemberBootstrapS} s, ${rate('cloneMemberBootstrapS')} MiB/s (${share('cloneMemberBootstrapS', 'diskWriteMiBs')} % of the disk's write); ${figures.cloneMemberToReadyS} s |`,
     `| binary-log archive Job | ${figures.binlogS} s | |`,
     `| for comparison: an empty 1-member cluster, create → Ready | ${figures.emptyClusterReadyS} s | |`,
   ].join('\n') + '\n',
 );
-process.stdout.write(`${JSON.stringify({ mib, members, ...figures })}\n`);
+const ratios = {
+  physicalBackupSpeedup: faster('logicalBackupS', 'physicalBackupS'),
+  physicalRestoreSpeedup: faster('logicalRestoreS', 'physicalRestoreS'),
+  physicalBackupPctOfDiskRead: share('physicalBackupS', 'diskReadMiBs'),
+  physicalRestorePctOfDiskWrite: share('physicalRestoreS', 'diskWriteMiBs'),
+};
+process.stdout.write(`${JSON.stringify({ mib, members, ...figures, ...ratios })}\n`);
