@@ -10,7 +10,8 @@
 // (sync_binlog=0, innodb_flush_log_at_trx_commit=2), no semi-synchronous wait (the replicas still
 // replicate), the replicas stopped. Every run also records the CPU per transaction of each mysqld
 // (their processes' /proc times) and of sysbench, the host's busy share, and the primary's average
-// wait for an acknowledgement. The controller is stopped while semi-sync is off (it would turn it on).
+// wait for an acknowledgement. The controller is stopped while semi-sync is off (it would turn it on)
+// and while the replicas' appliers are restarted with one worker (a candidate product setting).
 //
 // TLS: sysbench 1.0.20 has only `--mysql-ssl=on`, which reads client-key.pem, client-cert.pem and
 // cacert.pem from its working directory (the "client files" it failed to find when run by hand). The
@@ -221,7 +222,25 @@ try {
     };
   };
 
-  /** One run: its throughput and latency, and the CPU each part used per transaction. */
+  /**
+   * Until every replica has applied what the primary has (seconds it took): a run's replicas finish
+   * its transactions before their CPU is read, and the next run starts with nothing left to apply.
+   */
+  const caughtUp = async (c: Prepared): Promise<number> => {
+    const t0 = performance.now();
+    const executed = await sql(c.primary, "SELECT REPLACE(@@GLOBAL.gtid_executed, '\\n', '')");
+    if (!/^[0-9a-f:,-]*$/i.test(executed)) throw new Error(`${c.primary}: gtid_executed is ${executed}`);
+    for (const pod of c.replicas) {
+      const timedOut = await sql(pod, `SELECT WAIT_FOR_EXECUTED_GTID_SET('${executed}', 600)`);
+      if (timedOut !== '0') throw new Error(`${pod} did not apply ${executed} within 600 s`);
+    }
+    return (performance.now() - t0) / 1000;
+  };
+
+  /**
+   * One run: its throughput and latency, and the CPU each part used per transaction (the replicas'
+   * until they applied the run's last transaction).
+   */
   const measure = async (c: Prepared, test: Row['test'], variant: Variant): Promise<Row> => {
     const mysqlds = () => new Map([...c.uids].map(([pod, uid]) => [pod, mysqldCpu(uid)]));
     const ackBefore = c.members > 1 ? await ackCounters(c) : undefined;
@@ -229,6 +248,7 @@ try {
     const hostBefore = cpuTicks();
     const exit = await sysbench(c.dir, [test, `--time=${runSeconds}`, '--report-interval=1', 'run']);
     const hostAfter = cpuTicks();
+    const lag = c.members > 1 && variant !== 'replicas stopped' ? await caughtUp(c) : 0;
     const cpuAfter = mysqlds();
     const ackAfter = c.members > 1 ? await ackCounters(c) : undefined;
     const r = parseSysbench(exit.out);
@@ -251,7 +271,8 @@ try {
     progress(
       `${c.name} ${variant} ${test}: ${r.tps.toFixed(1)} TPS, p95 ${r.p95Ms} ms, ${r.errors} errors, host CPU ${row.hostBusyPercent} % busy, ` +
         `CPU ms/tx primary ${row.primaryCpuMsPerTx} replicas ${row.replicasCpuMsPerTx} sysbench ${row.sysbenchCpuMsPerTx} host ${row.hostCpuMsPerTx}` +
-        (row.ackWaitUs === undefined ? '' : `, ack wait ${row.ackWaitUs.toFixed(0)} µs`),
+        (row.ackWaitUs === undefined ? '' : `, ack wait ${row.ackWaitUs.toFixed(0)} µs`) +
+        (lag > 0 ? `, replicas applied the rest ${lag.toFixed(1)} s after` : ''),
     );
     table.push(row);
     return row;
@@ -308,6 +329,21 @@ try {
   await withGlobals([three.primary, ...three.replicas], NO_FSYNC, () => measureBoth(three, 'no fsync'));
   // The controller makes the primary's semi-synchronous source side what the spec says: not now.
   await stopController();
+  // A candidate product setting: one applier thread per replica rather than MySQL's 4 workers and their
+  // coordinator (replica_parallel_workers is read when the applier starts).
+  const appliers = async (verb: 'START' | 'STOP') => {
+    for (const pod of three.replicas) await sql(pod, `${verb} REPLICA SQL_THREAD`);
+  };
+  await appliers('STOP');
+  await withGlobals(three.replicas, { replica_parallel_workers: '1' }, async () => {
+    await appliers('START');
+    try {
+      await measureBoth(three, 'one applier');
+    } finally {
+      await appliers('STOP');
+    }
+  });
+  await appliers('START');
   await withGlobals([three.primary], { rpl_semi_sync_source_enabled: 'OFF' }, async () => {
     await measureBoth(three, 'semi-sync off');
     try {
@@ -325,6 +361,7 @@ try {
     );
     if (Number(clients) !== 2) throw new Error(`Rpl_semi_sync_source_clients is ${clients}`);
   });
+  await caughtUp(three);
   await startController();
 
   // The failover under load: the primary's mysqld killed a third of the way in (this machine is the node).
