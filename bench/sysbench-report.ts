@@ -39,13 +39,21 @@ export function oursMsPerTx(r: Row): number {
   return r.primaryCpuMsPerTx + r.replicasCpuMsPerTx + r.sysbenchCpuMsPerTx;
 }
 
+/**
+ * Cores the rest of the machine kept busy meanwhile (other people's work, the node's own): the host's
+ * busy time beyond the cluster's and sysbench's. What it takes is not there for the cluster.
+ */
+export function othersCores(r: Row): number {
+  return Math.max(0, ((r.hostCpuMsPerTx - oursMsPerTx(r)) * r.tps) / 1000);
+}
+
 const fixed = (n: number | undefined, digits: number): string => (n === undefined ? '–' : n.toFixed(digits));
 
 export function rowsTable(rows: readonly Row[]): string {
   const base = (test: Row['test']) => rows.find((r) => r.members === 1 && r.variant === 'product' && r.test === test);
   return [
-    '| members | setting | test | TPS | p95 | ÷ 1 member | host CPU busy | CPU ms/tx: primary + replicas + sysbench (host) | ack wait |',
-    '|---|---|---|---|---|---|---|---|---|',
+    '| members | setting | test | TPS | p95 | ÷ 1 member | host CPU busy | cores others used | CPU ms/tx: primary + replicas + sysbench (host) | ack wait |',
+    '|---|---|---|---|---|---|---|---|---|---|',
     ...rows.map((r) => {
       const one = base(r.test);
       return [
@@ -57,6 +65,7 @@ export function rowsTable(rows: readonly Row[]): string {
         `${r.p95Ms} ms`,
         one ? (r.tps / one.tps).toFixed(2) : '–',
         `${r.hostBusyPercent} %`,
+        othersCores(r).toFixed(2),
         `${fixed(r.primaryCpuMsPerTx, 2)} + ${fixed(r.replicasCpuMsPerTx, 2)} + ${fixed(r.sysbenchCpuMsPerTx, 2)} (${fixed(r.hostCpuMsPerTx, 2)})`,
         r.ackWaitUs === undefined ? '–' : `${r.ackWaitUs.toFixed(0)} µs`,
         '',
