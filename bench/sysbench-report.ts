@@ -44,7 +44,7 @@ export function oursMsPerTx(r: Row): number {
  * busy time beyond the cluster's and sysbench's. What it takes is not there for the cluster.
  */
 export function othersCores(r: Row): number {
-  return Math.max(0, ((r.hostCpuMsPerTx - oursMsPerTx(r)) * r.tps) / 1000);
+  return round2(Math.max(0, ((r.hostCpuMsPerTx - oursMsPerTx(r)) * r.tps) / 1000));
 }
 
 const fixed = (n: number | undefined, digits: number): string => (n === undefined ? '–' : n.toFixed(digits));
