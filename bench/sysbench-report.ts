@@ -1,10 +1,10 @@
 // What bench/sysbench.ts prints: one row per run, and what each factor of the 3-member ÷ 1-member
 // ratio costs, computed from rows of the same run. Pure: the bench measures, this divides.
 
-/** How the cluster was set for a run. Everything but `product` is a bench-only knob, restored after. */
+/** How the cluster was set for a run. Everything but `as shipped` is a bench-only knob, restored after. */
 export type Variant =
   /** As recon8s configures it: semi-synchronous AFTER_SYNC, sync_binlog=1, innodb_flush_log_at_trx_commit=1. */
-  | 'product'
+  | 'as shipped'
   /** sync_binlog=0 and innodb_flush_log_at_trx_commit=2 on every member: no fsync per commit group. */
   | 'no fsync'
   /** rpl_semi_sync_source_enabled=OFF on the primary; the replicas still receive and apply everything. */
@@ -50,7 +50,7 @@ export function othersCores(r: Row): number {
 const fixed = (n: number | undefined, digits: number): string => (n === undefined ? '–' : n.toFixed(digits));
 
 export function rowsTable(rows: readonly Row[]): string {
-  const base = (test: Row['test']) => rows.find((r) => r.members === 1 && r.variant === 'product' && r.test === test);
+  const base = (test: Row['test']) => rows.find((r) => r.members === 1 && r.variant === 'as shipped' && r.test === test);
   return [
     '| members | setting | test | TPS | p95 | ÷ 1 member | host CPU busy | cores others used | CPU ms/tx: primary + replicas + sysbench (host) | ack wait |',
     '|---|---|---|---|---|---|---|---|---|---|',
@@ -105,8 +105,8 @@ export function decompose(rows: readonly Row[]): Decomposition[] {
   for (const test of tests) {
     const at = (members: 1 | 3, variant: Variant) =>
       rows.find((r) => r.test === test && r.members === members && r.variant === variant);
-    const three = at(3, 'product');
-    const one = at(1, 'product');
+    const three = at(3, 'as shipped');
+    const one = at(1, 'as shipped');
     if (!three || !one) continue;
     const gain = (a?: Row, b?: Row) => (a && b ? round2(a.tps / b.tps) : undefined);
     out.push({

@@ -325,7 +325,7 @@ try {
     return NaN;
   });
   progress(`TCP connect round trip host → ${three.replicas[0]}: ${rtt.toFixed(3)} ms (median of 21)`);
-  await measureBoth(three, 'product');
+  await measureBoth(three, 'as shipped');
   await withGlobals([three.primary, ...three.replicas], NO_FSYNC, () => measureBoth(three, 'no fsync'));
   // The controller makes the primary's semi-synchronous source side what the spec says: not now.
   await stopController();
@@ -411,7 +411,7 @@ try {
 
   await custom.deleteNamespacedCustomObject({ ...GROUP, namespace: ns, name: three.name });
   const one = await prepare(1);
-  await measureBoth(one, 'product');
+  await measureBoth(one, 'as shipped');
   await withGlobals([one.primary], NO_FSYNC, () => measureBoth(one, 'no fsync'));
   await stopController();
 

@@ -42,10 +42,10 @@ describe('sysbench bench report', () => {
 
   it('divides each variant by its baseline of the same test, and leaves out what was not run', () => {
     const [d] = decompose([
-      row(3, 'product', 600),
+      row(3, 'as shipped', 600),
       row(3, 'semi-sync off', 660),
       row(3, 'replicas stopped', 1320),
-      row(1, 'product', 1200),
+      row(1, 'as shipped', 1200),
       row(1, 'no fsync', 2400),
     ]);
     assert.deepEqual(d, {
@@ -60,13 +60,13 @@ describe('sysbench bench report', () => {
       // 1 member: 0.8 + 0.2 ms a transaction; 3 members: 0.8 + 1.4 + 0.2.
       cpuBoundRatio: 0.42,
     });
-    assert.deepEqual(decompose([row(3, 'product', 600)]), [], 'no ratio without the 1-member run');
+    assert.deepEqual(decompose([row(3, 'as shipped', 600)]), [], 'no ratio without the 1-member run');
   });
 
   it("counts the machine's busy time beyond the cluster's and sysbench's as others' cores", () => {
-    const r = row(1, 'product', 1000, { hostCpuMsPerTx: 1.9 });
+    const r = row(1, 'as shipped', 1000, { hostCpuMsPerTx: 1.9 });
     assert.equal(oursMsPerTx(r), 1);
     assert.equal(othersCores(r), 0.9);
-    assert.equal(othersCores(row(1, 'product', 1000, { hostCpuMsPerTx: 0.5 })), 0, 'never below 0');
+    assert.equal(othersCores(row(1, 'as shipped', 1000, { hostCpuMsPerTx: 0.5 })), 0, 'never below 0');
   });
 });
