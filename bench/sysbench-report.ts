@@ -50,7 +50,8 @@ export function othersCores(r: Row): number {
 const fixed = (n: number | undefined, digits: number): string => (n === undefined ? '–' : n.toFixed(digits));
 
 export function rowsTable(rows: readonly Row[]): string {
-  const base = (test: Row['test']) => rows.find((r) => r.members === 1 && r.variant === 'as shipped' && r.test === test);
+  const base = (test: Row['test']) =>
+    rows.find((r) => r.members === 1 && r.variant === 'as shipped' && r.test === test);
   return [
     '| members | setting | test | TPS | p95 | ÷ 1 member | host CPU busy | cores others used | CPU ms/tx: primary + replicas + sysbench (host) | ack wait |',
     '|---|---|---|---|---|---|---|---|---|---|',
