@@ -8,11 +8,16 @@
 //   the node carries node.kubernetes.io/out-of-service it removes the member's pod and node-bound claim
 //   and the member comes back by clone on the free node, with no person involved;
 // - the primary's kubelet stopped while mysqld serves: no failover;
+// - the primary's kubelet stopped, then its node cut off the network (the replicas no longer hear it): one
+//   failover, the old primary read-only by its agent before the new one is writable; it rejoins after the
+//   heal and the kubelet's start;
 // - `kubectl drain` of the primary's node: a switchover before the eviction, the drain completes;
 // - the primary's node cut off the network: its agent makes it read-only before another is writable,
 //   and it rejoins after the cut heals;
-// - the primary's node powered off: a replica promoted within failoverAfterSeconds + 5 s; when the node
-//   boots again the old primary comes back on it (its volume is node-local) with the new primary's rows.
+// - the primary's node powered off: a replica promoted within failoverAfterSeconds + 5 s; while it is off,
+//   a drain of another member's node is held by the PodDisruptionBudget (no eviction, writes go on); when
+//   the node boots again the old primary comes back on it (its volume is node-local) with the new
+//   primary's rows, and then that drain goes through.
 //
 // This process is on the host, which routes every node's pod range but runs no kube-proxy (each node
 // runs its own), so it reaches no cluster IP: the clients connect, at each connection, to the address
@@ -21,14 +26,14 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import type { CoreV1Event, KubeConfig, V1Pod } from '@kubernetes/client-node';
-import { CoreV1Api, CustomObjectsApi, DiscoveryV1Api } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, DiscoveryV1Api, PolicyV1Api } from '@kubernetes/client-node';
 import type { Connection, RowDataPacket } from 'mysql2/promise';
 import { createConnection } from 'mysql2/promise';
 import type { Controller } from '../../lib/controller/controller.js';
 import { OUT_OF_SERVICE_TAINT } from '../../lib/mysql/node-loss.js';
 import { eventually } from '../integration/eventually.js';
 import { startTestController } from '../integration/support/controller.js';
-import type { NodesCluster } from '../node/nodes.js';
+import type { LoggedLine, NodesCluster } from '../node/nodes.js';
 import { startNodesCluster } from '../node/nodes.js';
 import { E2E_OPT_OUT, NODE_HOOK_TIMEOUT_MS, freshRestrictedNamespace } from './cluster.js';
 import type { ClusterObject } from './support/mysql-members.js';
@@ -49,6 +54,10 @@ const RECOVERY_MS = 3 * 60_000;
 const CLONE_MS = 6 * 60_000;
 /** How long the kubelet stays stopped: past NotReady (16 s), short of the unreachable taint's eviction (30 s after). */
 const KUBELET_STOPPED_MS = 35_000;
+/** How long a drain the PodDisruptionBudget holds is left retrying (kubectl retries an eviction every 5 s). */
+const HELD_DRAIN_SECONDS = 15;
+/** The PodDisruptionBudget the constructs give the members (constructs/mysql/disruption-budget.ts): maxUnavailable 1. */
+const BUDGET = `${NAME}-mysql`;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -57,6 +66,20 @@ interface Sampler {
   stop: () => Promise<string[]>;
   /** The first wall-clock time (ms) each member was seen writable. */
   readonly firstWritable: Map<string, number>;
+}
+
+/** The primary's node cut off the network: what the figures and the fencing check need. */
+interface CutOff {
+  readonly old: string;
+  readonly node: string;
+  readonly promoted: string;
+  readonly cutWall: number;
+  readonly cutAt: number;
+  readonly promotedAt: number;
+  /** The old primary's agent's log, read from its node's disk while the cut lasts. */
+  readonly agentLog: readonly LoggedLine[];
+  /** The line where it made the old primary read-only. */
+  readonly fenced: LoggedLine | undefined;
 }
 
 /** What runs through a fault: the writer, the registers, the sampler. */
@@ -74,6 +97,7 @@ describe('MySQLCluster on four worker nodes, one member per node (MySQL 9.7): no
   let core: CoreV1Api;
   let custom: CustomObjectsApi;
   let discovery: DiscoveryV1Api;
+  let policy: PolicyV1Api;
   let controller: Controller | undefined;
   let rootPassword = '';
   let registerTable: RegisterTable | undefined;
@@ -85,8 +109,15 @@ describe('MySQLCluster on four worker nodes, one member per node (MySQL 9.7): no
   const running: RowWriter[] = [];
   const samplers: Sampler[] = [];
   const registerRuns: RegisterRun[] = [];
-  /** Nodes a test left tainted or powered off, to be put back if it failed midway. */
-  const toRestore: { node: string; powerOn?: true; untaint?: true; uncordon?: true }[] = [];
+  /** Nodes a test left tainted, cordoned, powered off, cut off or without a kubelet, to be put back if it failed midway. */
+  const toRestore: {
+    node: string;
+    powerOn?: true;
+    untaint?: true;
+    uncordon?: true;
+    heal?: true;
+    startKubelet?: true;
+  }[] = [];
 
   const the = (): NodesCluster => {
     assert.ok(rig, 'the rig is not up');
@@ -117,6 +148,9 @@ describe('MySQLCluster on four worker nodes, one member per node (MySQL 9.7): no
     ).items;
   const ready = (p: V1Pod): boolean =>
     (p.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+  /** How many failovers the controller has made (its FailedOver Events, counted). */
+  const failovers = async () =>
+    (await clusterEvents()).filter((e) => e.reason === 'FailedOver').reduce((n, e) => n + (e.count ?? 1), 0);
 
   /** Every member answers and serves: the primary writable, the others replicating from it. */
   async function healthy(timeoutMs: number): Promise<void> {
@@ -261,6 +295,54 @@ describe('MySQLCluster on four worker nodes, one member per node (MySQL 9.7): no
     );
   }
 
+  /**
+   * Cuts the primary's node off the network, waits for a new primary, 20 more rows and register
+   * operations through it, and reads the old primary's agent's log from its node's disk while the cut
+   * lasts: once it heals, a member holding transactions the new primary never received is
+   * re-provisioned, and the pod's logs go with it. The caller heals.
+   */
+  async function cutOffPrimary(w: Workload, old: string, node: string): Promise<CutOff> {
+    const cutWall = Date.now();
+    const cutAt = performance.now();
+    await the().cutNetwork(node);
+    toRestore.push({ node, heal: true });
+    await eventually(async () => assert.notEqual(await primary(), old), {
+      timeoutMs: RECOVERY_MS,
+      intervalMs: 200,
+      description: `a new primary after ${node} (under ${old}) was cut off`,
+    });
+    const promotedAt = performance.now();
+    const promoted = await primary();
+    await Promise.all([w.writer.more(20, RECOVERY_MS, 'through the new primary'), w.registers.more(20, RECOVERY_MS)]);
+    const agentLog = the().containerLog(node, ns, old, 'agent');
+    const fenced = agentLog.find((l) => /reached no other member/.test(l.text) && l.at.getTime() >= cutWall);
+    return { old, node, promoted, cutWall, cutAt, promotedAt, agentLog, fenced };
+  }
+
+  /** When the old primary was made read-only and the new one seen writable, measured from the cut. */
+  function cutFigures(cut: CutOff, w: Workload): string {
+    const fencedWall = cut.fenced?.at.getTime();
+    const writableWall = w.watch.firstWritable.get(cut.promoted);
+    return `${cut.old} read-only by its agent after ${fencedWall === undefined ? '(not in its log)' : `${((fencedWall - cut.cutWall) / 1000).toFixed(1)} s`}, ${cut.promoted} primary after ${secondsSince(cut.cutAt, cut.promotedAt)} (writable seen after ${writableWall === undefined ? '?' : `${((writableWall - cut.cutWall) / 1000).toFixed(1)} s`}); ${writesFailed(w.writer, cut.cutAt)}`;
+  }
+
+  /** The old primary's agent made it read-only before the sampler first saw the new primary writable. */
+  function assertFencedFirst(cut: CutOff, w: Workload): void {
+    const fencedWall = cut.fenced?.at.getTime();
+    const writableWall = w.watch.firstWritable.get(cut.promoted);
+    assert.ok(
+      fencedWall !== undefined,
+      `${cut.old}'s agent never said it fenced itself:\n${cut.agentLog
+        .slice(-20)
+        .map((l) => `${l.at.toISOString()} ${l.text}`)
+        .join('\n')}`,
+    );
+    assert.ok(
+      writableWall !== undefined && fencedWall < writableWall,
+      `${cut.old} fenced at ${cut.fenced?.at.toISOString()} (${cut.fenced?.text}), ${cut.promoted} writable at ${writableWall}`,
+    );
+  }
+
   before(async function () {
     if (E2E_OPT_OUT) {
       // As every end-to-end file: only by the developer's explicit choice, never in CI.
@@ -274,6 +356,7 @@ describe('MySQLCluster on four worker nodes, one member per node (MySQL 9.7): no
     core = kc.makeApiClient(CoreV1Api);
     custom = kc.makeApiClient(CustomObjectsApi);
     discovery = kc.makeApiClient(DiscoveryV1Api);
+    policy = kc.makeApiClient(PolicyV1Api);
     ns = await freshRestrictedNamespace(rig, 'mysql-nodes');
     controller = await startTestController(rig, { namespaces: [ns], resyncPeriodMs: 30_000 });
     await custom.createNamespacedCustomObject({
@@ -313,6 +396,14 @@ describe('MySQLCluster on four worker nodes, one member per node (MySQL 9.7): no
     for (const r of toRestore.splice(0)) {
       if (r.untaint) await kubectl('taint', 'nodes', r.node, `${OUT_OF_SERVICE_TAINT}-`).catch(() => undefined);
       if (r.uncordon) await kubectl('uncordon', r.node).catch(() => undefined);
+      if (r.heal)
+        await the()
+          .heal(r.node)
+          .catch(() => undefined);
+      if (r.startKubelet)
+        await the()
+          .startKubelet(r.node)
+          .catch(() => undefined);
       if (r.powerOn)
         await the()
           .powerOn(r.node)
@@ -444,12 +535,47 @@ describe('MySQLCluster on four worker nodes, one member per node (MySQL 9.7): no
     assert.equal((await cluster()).status?.lastFailover?.time, failoverBefore, 'a failover was recorded');
   });
 
+  it("fails over once when the primary's kubelet is dead and its node is then cut off: the old primary read-only before the new one is writable, back after the heal and the kubelet's start", async function () {
+    this.timeout(4 * RECOVERY_MS);
+    const old = await primary();
+    const node = await nodeOf(old);
+    const failoversBefore = await failovers();
+    const w = await workload();
+    const stoppedAt = performance.now();
+    await the().stopKubelet(node);
+    toRestore.push({ node, startKubelet: true });
+    // Its mysqld serves on without the kubelet, and the replicas hear it (the test above shows that no
+    // failover follows); now they stop hearing it too.
+    await w.writer.more(5, 30_000, 'with the kubelet stopped');
+    const cut = await cutOffPrimary(w, old, node);
+    await the().heal(node);
+    const healedAt = performance.now();
+    await the().startKubelet(node);
+    toRestore.splice(0);
+    await healthy(RECOVERY_MS);
+    const backAt = performance.now();
+    const failed = (await failovers()) - failoversBefore;
+    const record = (await cluster()).status?.lastFailover;
+    console.log(
+      `      ${node}'s kubelet (under ${old}) stopped, then ${node} cut off ${secondsSince(stoppedAt, cut.cutAt)} later: ${cutFigures(cut, w)}; healed and the kubelet started, ${old} back after ${secondsSince(healedAt, backAt)}; ${failed} failover(s), ${record?.from} to ${record?.to}`,
+    );
+    await safely(w, 'the stopped kubelet and the cut', {
+      'the kubelet stop': stoppedAt,
+      'the cut': cut.cutAt,
+      'a new primary': cut.promotedAt,
+      'the heal': healedAt,
+    });
+    assertFencedFirst(cut, w);
+    assert.equal(failed, 1, 'one failover');
+    assert.deepEqual([record?.from, record?.to], [old, cut.promoted], 'the failover recorded');
+    assert.equal(await primary(), cut.promoted, `${cut.promoted} still primary once ${old} is back`);
+    await sameRows();
+  });
+
   it('switches over before `kubectl drain` evicts the primary, and the drain completes', async function () {
     this.timeout(3 * RECOVERY_MS);
     const old = await primary();
     const node = await nodeOf(old);
-    const failovers = async () =>
-      (await clusterEvents()).filter((e) => e.reason === 'FailedOver').reduce((n, e) => n + (e.count ?? 1), 0);
     const failoversBefore = await failovers();
     const w = await workload();
     const drainAt = performance.now();
@@ -487,48 +613,24 @@ describe('MySQLCluster on four worker nodes, one member per node (MySQL 9.7): no
     const old = await primary();
     const node = await nodeOf(old);
     const w = await workload();
-    const cutWall = Date.now();
-    const cutAt = performance.now();
-    await the().cutNetwork(node);
-    await eventually(async () => assert.notEqual(await primary(), old), {
-      timeoutMs: RECOVERY_MS,
-      intervalMs: 200,
-      description: `a new primary after ${node} (under ${old}) was cut off`,
-    });
-    const promotedAt = performance.now();
-    const promoted = await primary();
-    await Promise.all([w.writer.more(20, RECOVERY_MS, 'through the new primary'), w.registers.more(20, RECOVERY_MS)]);
-    // The old primary's agent says when it made it read-only. Read from the node's disk while it is still
-    // cut off: once it heals, a member holding transactions the new primary never received is
-    // re-provisioned, and the pod's logs go with it.
-    const agentLog = the().containerLog(node, ns, old, 'agent');
-    const fenced = agentLog.find((l) => /reached no other member/.test(l.text) && l.at.getTime() >= cutWall);
+    const cut = await cutOffPrimary(w, old, node);
     await the().heal(node);
+    toRestore.splice(0);
     const healedAt = performance.now();
     await healthy(RECOVERY_MS);
     const backAt = performance.now();
-    const fencedWall = fenced?.at.getTime();
-    const writableWall = w.watch.firstWritable.get(promoted);
     console.log(
-      `      ${node} (under ${old}) cut off: ${old} read-only by its agent after ${fencedWall === undefined ? '(not in its log)' : `${((fencedWall - cutWall) / 1000).toFixed(1)} s`}, ${promoted} primary after ${secondsSince(cutAt, promotedAt)} (writable seen after ${writableWall === undefined ? '?' : `${((writableWall - cutWall) / 1000).toFixed(1)} s`}); ${writesFailed(w.writer, cutAt)}; healed, ${old} back after ${secondsSince(healedAt, backAt)}`,
+      `      ${node} (under ${old}) cut off: ${cutFigures(cut, w)}; healed, ${old} back after ${secondsSince(healedAt, backAt)}`,
     );
-    await safely(w, 'the network cut', { 'the cut': cutAt, 'a new primary': promotedAt, 'the heal': healedAt });
-    assert.ok(
-      fencedWall !== undefined,
-      `${old}'s agent never said it fenced itself:\n${agentLog
-        .slice(-20)
-        .map((l) => `${l.at.toISOString()} ${l.text}`)
-        .join('\n')}`,
-    );
-    assert.ok(
-      writableWall !== undefined && fencedWall < writableWall,
-      `${old} fenced at ${fenced?.at.toISOString()} (${fenced?.text}), ${promoted} writable at ${writableWall}`,
-    );
+    await safely(w, 'the network cut', { 'the cut': cut.cutAt, 'a new primary': cut.promotedAt, 'the heal': healedAt });
+    assertFencedFirst(cut, w);
     await sameRows();
   });
 
-  /** What the power-off test leaves for the next: the node powered off and the member that was primary on it. */
-  let poweredOff: { node: string; member: string } | undefined;
+  /** What the power-off test leaves for the next: the node powered off, when, and the member that was primary on it. */
+  let poweredOff: { node: string; member: string; at: number } | undefined;
+  /** The node whose drain the PodDisruptionBudget held, and its member. */
+  let held: { node: string; member: string } | undefined;
 
   it(`promotes a replica (printing how soon) when the primary's node powers off, losing no acknowledged row and never two writable`, async () => {
     const old = await primary();
@@ -536,7 +638,7 @@ describe('MySQLCluster on four worker nodes, one member per node (MySQL 9.7): no
     const w = await workload();
     const poweredOffAt = performance.now();
     await the().powerOff(node);
-    poweredOff = { node, member: old };
+    poweredOff = { node, member: old, at: poweredOffAt };
     await eventually(async () => assert.notEqual(await primary(), old), {
       timeoutMs: RECOVERY_MS,
       intervalMs: 200,
@@ -556,6 +658,67 @@ describe('MySQLCluster on four worker nodes, one member per node (MySQL 9.7): no
     // notice): docs/mysql-ha.md's node-fault table has the figures against failoverAfterSeconds + 5 s.
   });
 
+  it('holds `kubectl drain` of a second member’s node on the PodDisruptionBudget while the powered-off member is down: nothing evicted, writes go on', async function () {
+    this.timeout(2 * RECOVERY_MS);
+    assert.ok(poweredOff, 'the power-off test did not power a node off');
+    const down = poweredOff;
+    const current = await primary();
+    const member = MEMBERS.find((m) => m !== current && m !== down.member) ?? '';
+    const node = await nodeOf(member);
+    const live = [current, member];
+    const uids = await Promise.all(live.map(async (m) => (await pod(m)).metadata?.uid));
+    // The budget counts the member down once its pod is not Ready, which the node's NotReady makes it
+    // (16 s after the power off on the rig; 40 s by default): before that, Kubernetes allows an eviction.
+    const budget = await eventually(
+      async () => {
+        const b = await policy.readNamespacedPodDisruptionBudget({ namespace: ns, name: BUDGET });
+        assert.equal(b.status?.disruptionsAllowed, 0, JSON.stringify(b.status));
+        return b;
+      },
+      { timeoutMs: RECOVERY_MS, intervalMs: 500, description: `${BUDGET} allowing no disruption` },
+    );
+    const heldAt = performance.now();
+    const w = await workload();
+    const acknowledgedBefore = w.writer.acknowledged.length;
+    const drainAt = performance.now();
+    toRestore.push({ node, uncordon: true });
+    const drain = await run(
+      the().binaries.kubectl,
+      [
+        `--kubeconfig=${the().kubeconfigPath}`,
+        'drain',
+        node,
+        '--ignore-daemonsets',
+        '--delete-emptydir-data',
+        `--timeout=${HELD_DRAIN_SECONDS}s`,
+      ],
+      { timeout: 5 * 60_000 },
+    ).then(
+      () => undefined,
+      (e: unknown) => e as { code?: number; stderr?: string },
+    );
+    const drainEndedAt = performance.now();
+    const acknowledgedDuring = w.writer.acknowledged.length - acknowledgedBefore;
+    const failedDuring = w.writer.failures.filter((t) => t >= drainAt && t <= drainEndedAt).length;
+    const refusals = (drain?.stderr ?? '').split('\n').filter((l) => /disruption budget/.test(l));
+    console.log(
+      `      ${down.node} (under ${down.member}) off: ${BUDGET} allowed no disruption ${secondsSince(down.at, heldAt)} after the power off (${budget.status?.currentHealthy} healthy, ${budget.status?.desiredHealthy} needed); \`kubectl drain ${node}\` (under ${member}) ${drain === undefined ? 'completed' : `exited ${drain.code} after ${secondsSince(drainAt, drainEndedAt)}, ${refusals.length} evictions refused: ${refusals.at(-1)?.trim()}`}; ${acknowledgedDuring} writes acknowledged meanwhile, ${failedDuring} failed`,
+    );
+    assert.ok(drain, `the drain of ${node} completed while ${down.member} was down`);
+    assert.ok(refusals.length > 0, `the drain did not report the disruption budget:\n${drain.stderr}`);
+    for (const [i, m] of live.entries()) {
+      const p = await pod(m);
+      assert.equal(p.metadata?.uid, uids[i], `${m}'s pod was replaced`);
+      assert.equal(p.metadata?.deletionTimestamp, undefined, `${m}'s pod is being deleted`);
+    }
+    assert.ok(acknowledgedDuring > 0, 'no write was acknowledged during the drain');
+    assert.equal(failedDuring, 0, `writes failed during the drain: ${w.writer.errors.slice(-3).join(' | ')}`);
+    await kubectl('uncordon', node);
+    toRestore.splice(0);
+    await safely(w, 'the held drain', { 'the drain': drainAt, 'its end': drainEndedAt });
+    held = { node, member };
+  });
+
   it('brings the old primary back as a replica on its own node, with the new primary’s rows, when that node boots again', async () => {
     assert.ok(poweredOff, 'the power-off test did not power a node off');
     const { node, member } = poweredOff;
@@ -566,6 +729,30 @@ describe('MySQLCluster on four worker nodes, one member per node (MySQL 9.7): no
     // Its volume is node-local: the member can only have come back on the node it was on.
     assert.equal(await nodeOf(member), node);
     assert.notEqual(await primary(), member);
+    await sameRows();
+  });
+
+  it('lets that drain through once every member is back (the budget allows one), and the member rejoins when its node is uncordoned', async function () {
+    this.timeout(3 * RECOVERY_MS);
+    assert.ok(held, 'the held-drain test did not drain a node');
+    const { node, member } = held;
+    const oldUid = (await pod(member)).metadata?.uid;
+    const w = await workload();
+    const drainAt = performance.now();
+    toRestore.push({ node, uncordon: true });
+    await kubectl('drain', node, '--ignore-daemonsets', '--delete-emptydir-data', '--timeout=300s');
+    const drainedAt = performance.now();
+    const evicted = (await pod(member).catch(() => undefined))?.metadata?.uid !== oldUid;
+    await kubectl('uncordon', node);
+    toRestore.splice(0);
+    await healthy(RECOVERY_MS);
+    const backAt = performance.now();
+    console.log(
+      `      \`kubectl drain ${node}\` (under ${member}) with every member back: done after ${secondsSince(drainAt, drainedAt)}${evicted ? '' : ' (nothing evicted)'}; uncordoned, ${member} back after ${secondsSince(drainedAt, backAt)}; ${writesFailed(w.writer, drainAt)}`,
+    );
+    await safely(w, 'the drain let through', { 'the drain': drainAt, drained: drainedAt, back: backAt });
+    assert.ok(evicted, `the drain of ${node} completed without evicting ${member}`);
+    assert.equal(await nodeOf(member), node, `${member} back on its own node (its volume is there)`);
     await sameRows();
   });
 });
