@@ -29,13 +29,30 @@
 // A member whose certificate the controller refused counts as one that does not answer, in all of them.
 import { cutOffStep, failoverStep, notAnswering, primaryCutOffMs, seconds, unreachable } from './failover.js';
 import { leavingStep, membersKept } from './scale-down.js';
-import type { ClusterView, Decision, MemberStatus, MemberView, Step } from './topology.js';
+import type { ClusterView, Decision, MemberStatus, MemberView, ReplicationChannel, Step } from './topology.js';
 import { history, isLeaving } from './topology.js';
 
 /** How long a switchover request waits for its candidate to be a healthy replica before it is refused. */
 export const SWITCHOVER_PATIENCE_MS = 60_000;
 
 /** Replicating from `host`: the channel points there, its applier runs and its receiver has not given up. */
+/**
+ * MySQL's client errors for a source that could not be reached: 2002 and 2003 (cannot connect), 2005
+ * (unknown host: a pod not yet in DNS), 2013 (lost the connection). Not 2026 or the refusals of
+ * failover.ts's REFUSED_BY_SOURCE, which a restart would only repeat.
+ */
+const SOURCE_UNREACHABLE = new Set([2002, 2003, 2005, 2013]);
+
+/** A receiver that stopped because it reached no source, its applier not stopped on an error of its own. */
+function stoppedUnreachable(c: ReplicationChannel): boolean {
+  return (
+    c.receiver === 'OFF' &&
+    c.errorOf === 'receiver' &&
+    c.receiverErrno !== undefined &&
+    SOURCE_UNREACHABLE.has(c.receiverErrno)
+  );
+}
+
 function replicatesFrom(m: MemberView, host: string): boolean {
   const c = m.sql?.channel;
   return c !== undefined && c.sourceHost === host && c.applier === 'ON' && c.receiver !== 'OFF';
@@ -242,8 +259,10 @@ function decideFrom(view: ClusterView, primaryLost: boolean): Decision {
     }
     const c = m.sql?.channel;
     // A channel to the primary that stopped on an error is not restarted in a loop: it is reported
-    // (the agent re-provisions a replica whose primary purged the logs it needs).
-    if (c && c.sourceHost === primary.host && c.error) {
+    // (the agent re-provisions a replica whose primary purged the logs it needs). Except a receiver
+    // stopped on reaching no source (it was down, as in a restart of every member): restarted, it
+    // retries by itself, so this cannot loop.
+    if (c && c.sourceHost === primary.host && c.error && !stoppedUnreachable(c)) {
       broken.push({ reason: 'ReplicationFailed', message: `member ${m.name} stopped replicating: ${c.error}` });
       if (m.role === 'replica') return result({ type: 'label', member: m.name, role: 'none' }, broken);
       continue;

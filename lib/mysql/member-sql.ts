@@ -305,8 +305,9 @@ export class MemberSession {
     const receiver = threadState(channel?.receiver);
     const applier = threadState(channel?.applier);
     // An error only counts while the thread it belongs to is stopped: a receiver that reconnected keeps its last error.
+    const applierError = applier === 'OFF' ? String(channel?.applierError ?? channel?.coordinatorError ?? '') : '';
     const error =
-      (applier === 'OFF' ? String(channel?.applierError ?? channel?.coordinatorError ?? '') : '') ||
+      applierError ||
       (receiver === 'OFF' && Number(channel?.receiverErrno ?? 0) !== 0 ? String(channel?.receiverError ?? '') : '');
     // Both times are the member's (no clock skew with the controller); a zero timestamp (never heard
     // since mysqld started) is 0 here, which says nothing about the source.
@@ -327,7 +328,13 @@ export class MemberSession {
       received: channel ? GtidSet.parse(String(channel.received ?? '')) : GtidSet.EMPTY,
       ...(channel?.host
         ? {
-            channel: { sourceHost: String(channel.host), receiver, applier, ...(error ? { error } : {}), ...timing },
+            channel: {
+              sourceHost: String(channel.host),
+              receiver,
+              applier,
+              ...(error ? { error, errorOf: applierError ? 'applier' : 'receiver' } : {}),
+              ...timing,
+            },
           }
         : {}),
       offline: Number(vars.offline) === 1,

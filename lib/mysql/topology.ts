@@ -19,6 +19,8 @@ export interface ReplicationChannel {
   readonly applier: ThreadState;
   /** The last receiver or applier error, when one of them stopped on it. */
   readonly error?: string;
+  /** Which thread `error` stopped (the applier's is reported first); undefined: not known. */
+  readonly errorOf?: 'receiver' | 'applier';
   /**
    * How long ago, by the member's own clock, its receiver last heard from the source (an event or a
    * heartbeat), whatever the receiver's state; undefined when it has not heard from it since mysqld

@@ -427,6 +427,41 @@ describe('decide (MySQL cluster manager)', () => {
         ['ReplicationFailed'],
       );
     });
+
+    it('restarts a receiver that stopped on reaching no source (a restart of every member), and no other stopped receiver', () => {
+      const unreachable = (receiverErrno: number, errorOf: 'receiver' | 'applier' = 'receiver'): MemberView[] => [
+        primary(0, `${A}:1-10`),
+        replica(1, `${A}:1-10`),
+        replica(2, `${A}:1-9`, {
+          role: 'none',
+          channel: {
+            receiver: 'OFF',
+            errorOf,
+            receiverErrno,
+            error: `Error connecting to source 'replication@db-0': Can't connect to MySQL server (111)`,
+          },
+        }),
+      ];
+      for (const errno of [2002, 2003, 2005, 2013])
+        assert.deepEqual(
+          step(view(unreachable(errno))),
+          { type: 'replicate', member: 'db-2', source: 'db-0', sourceHost: host(0) },
+          `errno ${errno}`,
+        );
+      // Refused by the source (access denied, TLS), or the applier stopped on its own error: reported, not restarted.
+      for (const [errno, errorOf] of [
+        [1045, 'receiver'],
+        [2026, 'receiver'],
+        [2003, 'applier'],
+      ] as const) {
+        const d = decide(view(unreachable(errno, errorOf)));
+        assert.deepEqual(d.step, { type: 'steady' }, `errno ${errno} of the ${errorOf}`);
+        assert.deepEqual(
+          d.problems.map((p) => p.reason),
+          ['ReplicationFailed'],
+        );
+      }
+    });
   });
 
   describe('errant transactions', () => {
