@@ -153,8 +153,14 @@ describe('three worker nodes on one machine (kubelet + containerd in namespaces 
       const answer = await the().inPodNetwork(client, from(client), resolve(name));
       const service = await core.readNamespacedService({ namespace: ns, name: `web-${i}` });
       assert.equal(answer.trim(), service.spec?.clusterIP, `${name} from ${client}`);
-      const viaService = await the().inPodNetwork(client, from(client), httpGet(`http://${answer.trim()}/`));
-      assert.match(viaService, new RegExp(`host=web-${i}\\b`), `${client} → Service web-${i}`);
+      // The client's kube-proxy programs the Service a moment after its endpoints exist.
+      await eventually(
+        async () => {
+          const viaService = await the().inPodNetwork(client, from(client), httpGet(`http://${answer.trim()}/`));
+          assert.match(viaService, new RegExp(`host=web-${i}\\b`), `${client} → Service web-${i}`);
+        },
+        { timeoutMs: 30_000, description: `${client} → Service web-${i}` },
+      );
     }
   });
 
